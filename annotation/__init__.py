@@ -1,0 +1,2 @@
+"""Verification queue: items to verify, leases, judgments, aggregation, quality control,
+annotator pages."""

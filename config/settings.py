@@ -1,0 +1,200 @@
+"""Django settings for the on-demand evaluation leaderboard.
+
+Everything that differs between a laptop demo and a production deployment comes from environment
+variables:
+
+``DJANGO_SECRET_KEY``
+    Secret key. Defaults to ``INSECURE_DEV_SECRET_KEY``, which is public: set a real one for any
+    deployment.
+``DJANGO_DEBUG``
+    ``1``/``true``/``yes``/``on`` turns debug mode on. Default: off.
+``DJANGO_ALLOWED_HOSTS``
+    Comma-separated host names. Default: ``localhost,127.0.0.1,[::1]``.
+``DATABASE_URL``
+    Any URL understood by dj-database-url, e.g. ``postgres://user:pass@host:5432/name``.
+    Default: the SQLite file ``var/db.sqlite3`` under the project directory.
+``REDIS_URL``
+    Optional, e.g. ``redis://localhost:6379/0``. When set, it is the Celery broker and the Django
+    cache. When unset, Celery uses kombu's ``filesystem://`` transport (message files under
+    ``var/celery/``; no server needed, web and worker must share the directory) and the cache is
+    per-process memory.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import dj_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = BASE_DIR / "var"
+
+# Public on purpose: only for development and tests. Django's `check --deploy` flags the prefix.
+INSECURE_DEV_SECRET_KEY = "django-insecure-dev-only-do-not-use-in-production"
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"", "0", "false", "no", "off"}
+
+
+def env_bool(value: str | None, default: bool = False) -> bool:
+    """Parse a boolean environment value; unknown spellings are an error, not silently false."""
+    if value is None:
+        return default
+    normalized = value.strip().lower()
+    if normalized in _TRUE:
+        return True
+    if normalized in _FALSE:
+        return False
+    raise ValueError(f"not a boolean: {value!r} (use one of {sorted(_TRUE | _FALSE)})")
+
+
+def env_list(value: str | None, default: list[str]) -> list[str]:
+    """Parse a comma-separated environment value, dropping blanks."""
+    if value is None:
+        return list(default)
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def default_database_url(base_dir: Path = BASE_DIR) -> str:
+    return f"sqlite:///{base_dir / 'var' / 'db.sqlite3'}"
+
+
+def database_config_from_env(env: Mapping[str, str], base_dir: Path = BASE_DIR) -> dict[str, Any]:
+    """The ``DATABASES['default']`` entry for ``env`` (``DATABASE_URL`` or the SQLite default)."""
+    url = env.get("DATABASE_URL") or default_database_url(base_dir)
+    config = dj_database_url.parse(url)
+    if config["ENGINE"] == "django.db.backends.sqlite3":
+        # Web and worker processes share the file: wait for locks instead of failing at once, and
+        # take the write lock when a transaction starts so read-then-write cannot deadlock.
+        config.setdefault("OPTIONS", {}).update({"timeout": 20, "transaction_mode": "IMMEDIATE"})
+    else:
+        config["CONN_MAX_AGE"] = 60
+        config["CONN_HEALTH_CHECKS"] = True
+    return config
+
+
+def celery_broker_from_env(env: Mapping[str, str], base_dir: Path = BASE_DIR) -> dict[str, Any]:
+    """Celery broker settings: Redis if ``REDIS_URL`` is set, else the filesystem transport.
+
+    Returns ``{"url": ..., "transport_options": ...}``.
+    """
+    redis_url = env.get("REDIS_URL")
+    if redis_url:
+        return {"url": redis_url, "transport_options": {}}
+    root = base_dir / "var" / "celery"
+    return {
+        "url": "filesystem://",
+        "transport_options": {
+            # Producers write to data_folder_out, consumers read data_folder_in: one shared folder.
+            "data_folder_in": str(root / "queue"),
+            "data_folder_out": str(root / "queue"),
+            "control_folder": str(root / "control"),
+            "store_processed": False,
+        },
+    }
+
+
+def filesystem_broker_dirs(transport_options: Mapping[str, Any]) -> list[Path]:
+    keys = ("data_folder_in", "data_folder_out", "control_folder")
+    return sorted({Path(transport_options[k]) for k in keys if k in transport_options})
+
+
+def cache_config_from_env(env: Mapping[str, str]) -> dict[str, Any]:
+    """The ``CACHES['default']`` entry: Redis if ``REDIS_URL`` is set, else per-process memory.
+
+    Nothing may rely on the cache for correctness (the database is the source of truth).
+    """
+    redis_url = env.get("REDIS_URL")
+    if redis_url:
+        return {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": redis_url}
+    return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+
+
+# --- Core ---------------------------------------------------------------------------------------
+
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or INSECURE_DEV_SECRET_KEY
+DEBUG = env_bool(os.environ.get("DJANGO_DEBUG"), default=False)
+ALLOWED_HOSTS = env_list(
+    os.environ.get("DJANGO_ALLOWED_HOSTS"), default=["localhost", "127.0.0.1", "[::1]"]
+)
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "evaluation.apps.EvaluationConfig",
+    "annotation.apps.AnnotationConfig",
+    "leaderboard.apps.LeaderboardConfig",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+ASGI_APPLICATION = "config.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database and cache -------------------------------------------------------------------------
+
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+DATABASES = {"default": database_config_from_env(os.environ)}
+CACHES = {"default": cache_config_from_env(os.environ)}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Celery (read by config/celery.py with namespace "CELERY") ---------------------------------
+
+_broker = celery_broker_from_env(os.environ)
+CELERY_BROKER_URL = _broker["url"]
+CELERY_BROKER_TRANSPORT_OPTIONS = _broker["transport_options"]
+for _dir in filesystem_broker_dirs(CELERY_BROKER_TRANSPORT_OPTIONS):
+    _dir.mkdir(parents=True, exist_ok=True)
+# A task is acknowledged only after it finishes, and a worker reserves one task at a time, so a
+# crashed worker's task is redelivered and long tasks do not starve behind each other.
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+
+# --- Auth, i18n, static files -------------------------------------------------------------------
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"

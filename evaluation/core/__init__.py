@@ -1,0 +1,1 @@
+"""Core numerical and data-handling code for on-demand evaluation (no Django)."""

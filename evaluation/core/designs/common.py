@@ -1,0 +1,133 @@
+"""Pieces shared by the designs: option checks, recall from its parts, F1 from P and R."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..intervals import INTERVAL_METHODS, proportion_interval, smoothed_rate
+from ..reference import ReferenceRatio
+from ..results import Estimate
+
+__all__ = ["RecallParts", "f1_estimate", "recall_from_parts", "validate_common_options"]
+
+
+def validate_common_options(target_half_width, confidence, interval, budget) -> None:
+    """Raise :class:`ValueError` for options no design accepts."""
+    if not 0.0 < target_half_width < 0.5:
+        raise ValueError(f"target half-width must lie in (0, 0.5), got {target_half_width!r}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
+    if interval not in (*INTERVAL_METHODS, "wald"):
+        raise ValueError(f"unknown interval method {interval!r}; choose one of {INTERVAL_METHODS}")
+    if budget is not None and budget < 0:
+        raise ValueError("budget must be >= 0")
+
+
+@dataclass(frozen=True)
+class RecallParts:
+    """A recall estimate with the variance used to combine it into F1."""
+
+    estimate: Estimate
+    variance: float
+
+
+def _floored(value: float, variance: float, trials: float) -> float:
+    """Variance floored at the Jeffreys-smoothed binomial value for ``trials`` trials."""
+    if not math.isfinite(trials) or trials <= 0:
+        return variance
+    s = float(smoothed_rate(value, trials))
+    return max(variance, s * (1.0 - s) / trials)
+
+
+def recall_from_parts(theta: ReferenceRatio | None, nu_verified,
+                      nu_reference: ReferenceRatio | None, simple: ReferenceRatio | None, *,
+                      level: float, method: str, labels: int) -> RecallParts:
+    """Recall ``theta * nu`` with ``nu`` combined from verified items and reference items.
+
+    Parameters
+    ----------
+    theta : ReferenceRatio or None
+        Share of the reference sample inside the (reached) pool; ``None`` without a reference
+        sample.
+    nu_verified : tuple (value, variance, trials) or None
+        ``nu`` from the verified items (Horvitz-Thompson ratio); ``None`` when unavailable (no
+        correct verified item, or the run is not fully reached by the sample yet).
+    nu_reference : ReferenceRatio or None
+        ``nu`` from the reference items inside the pool.
+    simple : ReferenceRatio or None
+        Share of the reference sample inside the run: the fallback when ``nu`` is unavailable.
+
+    Notes
+    -----
+    The two ``nu`` estimates are independent given the pool (one rests on verification draws,
+    the other on the reference sample). They are averaged with weights proportional to their
+    effective trials, which do not depend on the estimated values, so the weighting adds no bias.
+    ``Var(theta nu) = theta^2 Var nu + nu^2 Var theta + Var theta Var nu`` (STATISTICS.md §3.4).
+    Without a reference sample recall is not identifiable: the value is ``nan`` and the interval
+    ``[0, upper bound of nu]`` (recall never exceeds ``nu``).
+    """
+    parts = []
+    if nu_verified is not None:
+        v, var, trials = nu_verified
+        parts.append((v, _floored(v, var, trials), trials))
+    if nu_reference is not None and nu_reference.trials > 0:
+        v = nu_reference.value
+        parts.append((v, _floored(v, nu_reference.variance, nu_reference.trials),
+                      float(nu_reference.trials)))
+    if theta is None or theta.trials == 0:
+        if parts:
+            v, var, _ = parts[0]
+            _, high = proportion_interval(v, var, level=level, method=method)
+        else:
+            high = 1.0
+        est = Estimate(math.nan, 0.0, high, level, "not-identifiable(no reference sample)", labels)
+        return RecallParts(est, math.inf)
+    if not parts:
+        v = simple.value
+        var = _floored(v, simple.variance, simple.trials)
+        low, high = proportion_interval(v, var, level=level, method=method)
+        return RecallParts(Estimate(v, low, high, level, f"reference-sample/{method}", labels), var)
+    if len(parts) == 1:
+        nu, var_nu, _ = parts[0]
+    else:
+        (a, va, na), (b, vb, nb) = parts
+        wa = na / (na + nb) if math.isfinite(na) else 1.0
+        nu = wa * a + (1.0 - wa) * b
+        var_nu = wa * wa * va + (1.0 - wa) ** 2 * vb
+    th = theta.value
+    var_th = _floored(th, theta.variance, theta.trials)
+    value = th * nu
+    var = th * th * var_nu + nu * nu * var_th + var_th * var_nu
+    low, high = proportion_interval(value, var, level=level, method=method)
+    return RecallParts(Estimate(value, low, high, level, f"theta-nu/{method}", labels), var)
+
+
+def f1_estimate(precision: Estimate, precision_variance: float, recall: RecallParts, *,
+                level: float, method: str, covariance: str = "bound") -> Estimate:
+    """F1 from precision and recall, with a delta-method interval.
+
+    ``covariance="bound"`` bounds ``Cov(P, R)`` by ``sd_P sd_R`` (Cauchy-Schwarz): precision
+    and recall share draws, the bound can only widen the interval. ``covariance="zero"`` assumes
+    independence (what the published design implies).
+    """
+    p, r = precision.value, recall.estimate.value
+    labels = max(precision.labels_used, recall.estimate.labels_used)
+    if not (math.isfinite(p) and math.isfinite(r)):
+        hp, hr = precision.high, recall.estimate.high
+        high = 2 * hp * hr / (hp + hr) if hp + hr > 0 else 0.0
+        lp, lr = precision.low, recall.estimate.low
+        low = 2 * lp * lr / (lp + lr) if lp + lr > 0 else 0.0
+        return Estimate(math.nan, low, high, level, "bounds-only", labels)
+    if p + r == 0:
+        value, dp, dr = 0.0, 0.0, 0.0
+    else:
+        value = 2 * p * r / (p + r)
+        dp = 2 * r * r / (p + r) ** 2
+        dr = 2 * p * p / (p + r) ** 2
+    sp = math.sqrt(max(precision_variance, 0.0)) if math.isfinite(precision_variance) else 1.0
+    sr = math.sqrt(max(recall.variance, 0.0)) if math.isfinite(recall.variance) else 1.0
+    cross = 2 * dp * sp * dr * sr if covariance == "bound" else 0.0
+    var = (dp * sp) ** 2 + (dr * sr) ** 2 + cross
+    low, high = proportion_interval(value, var, level=level, method=method)
+    return Estimate(value, low, high, level, f"delta-{covariance}/{method}", labels)

@@ -1,0 +1,254 @@
+"""The ``published`` design: a faithful reproduction of Chaganty et al. (EMNLP 2017), paper 003.
+
+It is the baseline the product is measured against, flaws included (STATISTICS.md §2-3):
+
+* each run ``j`` gets ``n_j`` i.i.d. draws (with replacement) from ``p_j``, uniform on ``X_j``;
+* precision of target ``i`` is the multiple-importance estimator
+  ``P_i = sum_j (w_ij / n_j) sum_{x drawn for j} p_i(x) f(x) / q_i(x)`` with per-target mixture
+  weights ``w_ij ∝ n_j <p_i, p_j>`` and ``q_i = sum_j w_ij p_j``;
+  its variance is ``sum_j (w_ij^2 / n_j) Var_{x~p_j}[p_i f / q_i]`` (empirical), and the
+  interval is Wald's;
+* recall is ``theta * nu`` with ``theta`` the share of the reference sample inside the pool and
+  ``nu`` the self-normalised importance-weighted share of the verified-correct draws inside
+  ``X_i``, with the same per-target proposal ``q_i`` (biased upward when ``i`` has disjoint
+  neighbours: §3.2); the variance uses the corrected product formula of §3.4;
+* the planner, once per run, picks by bisection the smallest ``n_m >= 1`` whose conservative
+  variance (empirical for earlier draws, the all-correct bound
+  ``(w_mm^2 / n) sum_{x in X_m} p_m(x) (p_m(x) / q_m(x))^2`` for the new draws) meets the target.
+  It never re-plans: there are no rounds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import sparse
+
+from ..intervals import normal_quantile, wald_interval
+from ..reference import reference_ratio
+from ..results import Estimate, Plan, RunEstimate
+from ..state import TaskState
+from .common import RecallParts, f1_estimate, validate_common_options
+
+__all__ = ["PublishedDesign"]
+
+
+@dataclass
+class _DrawRecord:
+    """I.i.d. draws per run, in order, and which items were sent for verification."""
+
+    draws: list = field(default_factory=list)
+    seeds: list = field(default_factory=list)
+    requested: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+
+    def grow(self, n_items: int) -> None:
+        extra = n_items - self.requested.size
+        if extra > 0:
+            self.requested = np.concatenate([self.requested, np.zeros(extra, bool)])
+
+
+def _membership(state: TaskState, n_runs: int) -> sparse.csc_matrix:
+    """Item x run incidence matrix of the first ``n_runs`` runs."""
+    rows = np.concatenate([state.runs[j].items for j in range(n_runs)])
+    cols = np.concatenate([np.full(state.runs[j].size, j) for j in range(n_runs)])
+    data = np.ones(rows.size, dtype=np.float64)
+    return sparse.csc_matrix((data, (rows, cols)), shape=(state.n_items, n_runs))
+
+
+class PublishedDesign:
+    """Paper 003's design (see the module docstring). ``interval`` is always Wald."""
+
+    name = "published"
+
+    def __init__(self, *, target_half_width: float = 0.05, confidence: float = 0.95,
+                 budget: int | None = None, max_draws: int = 1_000_000):
+        validate_common_options(target_half_width, confidence, "wald", budget)
+        self.target_half_width = float(target_half_width)
+        self.confidence = float(confidence)
+        self.budget = budget
+        self.max_draws = int(max_draws)
+
+    def record(self, state: TaskState) -> _DrawRecord:
+        rec = state.design_state.get(self.name)
+        if rec is None:
+            rec = _DrawRecord()
+            state.design_state[self.name] = rec
+        if not isinstance(rec, _DrawRecord):
+            raise ValueError("this task state was sampled by another design")
+        rec.grow(state.n_items)
+        return rec
+
+    # -- planning ---------------------------------------------------------------------------
+    def required_draws(self, state: TaskState, run: int) -> int:
+        """Smallest ``n >= 1`` whose conservative variance meets the target (bisection)."""
+        rec = self.record(state)
+        earlier = [j for j in range(len(rec.draws)) if j != run and rec.draws[j] is not None
+                   and rec.draws[j].size]
+        x_m = state.runs[run].items
+        size_m = x_m.size
+        sizes = np.array([state.runs[j].size for j in earlier], dtype=float)
+        n_j = np.array([rec.draws[j].size for j in earlier], dtype=float)
+        if earlier:
+            member = _membership(state, state.n_runs)
+            overlap = np.asarray(member[x_m][:, earlier].sum(axis=0)).ravel()
+            inner = overlap / (size_m * sizes)  # <p_m, p_j>
+            base = n_j * inner  # unnormalised w_mj for j < m
+            # A(x) = sum_j base_j 1[x in X_j] / |X_j| at X_m's items and at earlier draws.
+            scale = base / sizes
+            a_own = member[x_m][:, earlier] @ scale
+            draw_items = np.concatenate([rec.draws[j] for j in earlier])
+            owner = np.concatenate([np.full(rec.draws[j].size, k) for k, j in enumerate(earlier)])
+            a_draw = member[draw_items][:, earlier] @ scale
+            in_m = np.isin(draw_items, x_m)
+            f_draw = (state.labels[draw_items] == 1).astype(float)
+        else:
+            base = np.zeros(0)
+            a_own = np.zeros(size_m)
+        inner_mm = 1.0 / size_m
+        z = normal_quantile(self.confidence)
+        target_var = (self.target_half_width / z) ** 2
+
+        def variance(n: int) -> float:
+            norm = base.sum() + n * inner_mm
+            w_mm = n * inner_mm / norm
+            q_own = (a_own + n * inner_mm / size_m) / norm
+            own = (w_mm**2 / n) * float(np.sum((1.0 / size_m) * (1.0 / size_m / q_own) ** 2))
+            if not earlier:
+                return own
+            q_draw = (a_draw + in_m * n * inner_mm / size_m) / norm
+            y = np.where(in_m, f_draw / size_m / q_draw, 0.0)
+            w = base / norm
+            total = own
+            counts = np.bincount(owner, minlength=len(earlier))
+            sums = np.bincount(owner, weights=y, minlength=len(earlier))
+            sq = np.bincount(owner, weights=y * y, minlength=len(earlier))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                var_j = np.where(counts > 1, (sq - sums**2 / counts) / (counts - 1), 0.0)
+            total += float(np.sum(w**2 * np.maximum(var_j, 0.0) / n_j))
+            return total
+
+        if variance(1) <= target_var:
+            return 1
+        lo, hi = 1, 2
+        while variance(hi) > target_var and hi < self.max_draws:
+            lo, hi = hi, min(hi * 2, self.max_draws)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if variance(mid) <= target_var:
+                hi = mid
+            else:
+                lo = mid
+        return hi
+
+    def plan(self, state: TaskState, run: int, *, rng: np.random.Generator) -> Plan:
+        """Draw the run's ``n_m`` i.i.d. items once; later calls ask for nothing more."""
+        rec = self.record(state)
+        while len(rec.draws) <= run:
+            rec.draws.append(None)
+            rec.seeds.append(None)
+        if rec.draws[run] is not None:
+            return Plan(run, 2, np.empty(0, np.int64), "gave_up")
+        n = self.required_draws(state, run)
+        seed = int(rng.integers(2**63 - 1))
+        items = state.runs[run].items
+        drawn = items[np.random.default_rng(seed).integers(0, items.size, size=n)]
+        new = np.unique(drawn[~rec.requested[drawn] & (state.labels[drawn] < 0)])
+        status = "sample"
+        if self.budget is not None:
+            remaining = self.budget - int(np.count_nonzero(rec.requested))
+            if new.size > remaining:
+                status = "budget_exhausted"
+                keep = np.isin(drawn, new[: max(remaining, 0)]) | rec.requested[drawn] | (
+                    state.labels[drawn] >= 0)
+                drawn = drawn[keep]
+                new = new[: max(remaining, 0)]
+        rec.draws[run] = drawn
+        rec.seeds[run] = seed
+        rec.requested[new] = True
+        return Plan(run, 1, new, status, expected_labels=float(new.size), seed=seed,
+                    details={"draws": int(drawn.size)})
+
+    # -- estimation -------------------------------------------------------------------------
+    def estimate(self, state: TaskState, runs=None) -> list[RunEstimate]:
+        rec = self.record(state)
+        runs = list(range(state.n_runs) if runs is None else runs)
+        drawn_runs = [j for j in range(len(rec.draws)) if rec.draws[j] is not None
+                      and rec.draws[j].size]
+        ref = state.reference
+        theta = reference_ratio(ref, state.in_pool[ref.items]) if ref.size else None
+        out = []
+        if not drawn_runs:
+            for i in runs:
+                nan = Estimate(math.nan, 0.0, 1.0, self.confidence, "no-draws", 0)
+                out.append(RunEstimate(i, nan, nan, nan))
+            return out
+        member = _membership(state, state.n_runs)
+        sizes = np.array([r.size for r in state.runs], dtype=float)
+        draw_items = np.concatenate([rec.draws[j] for j in drawn_runs])
+        owner = np.concatenate([np.full(rec.draws[j].size, k) for k, j in enumerate(drawn_runs)])
+        labelled = state.labels[draw_items] >= 0
+        draw_items, owner = draw_items[labelled], owner[labelled]
+        n_j = np.bincount(owner, minlength=len(drawn_runs)).astype(float)
+        f = (state.labels[draw_items] == 1).astype(float)
+        b = member[draw_items].toarray()  # draws x runs, 1 if the draw lies in X_r
+        overlap = (member.T @ member[:, drawn_runs]).toarray()  # runs x drawn runs
+        inner = overlap / (sizes[:, None] * sizes[drawn_runs][None, :])
+        z = normal_quantile(self.confidence)
+        for i in runs:
+            base = np.where(n_j > 0, n_j * inner[i], 0.0)
+            if base.sum() <= 0:
+                nan = Estimate(math.nan, 0.0, 1.0, self.confidence, "no-draws", 0)
+                out.append(RunEstimate(i, nan, nan, nan))
+                continue
+            w = base / base.sum()
+            q = b[:, drawn_runs] @ (w / sizes[drawn_runs])
+            p_i = b[:, i] / sizes[i]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                y = np.where(q > 0, p_i * f / np.where(q > 0, q, 1.0), 0.0)
+                inv_q = np.where(q > 0, 1.0 / np.where(q > 0, q, 1.0), 0.0)
+            means, var_j = _group_moments(y, owner, len(drawn_runs))
+            value = float(np.sum(w * means))
+            var = float(np.sum(np.where(n_j > 0, w**2 * var_j / np.maximum(n_j, 1), 0.0)))
+            low, high = wald_interval(value, var, level=self.confidence)
+            used = int(np.unique(draw_items[(b[:, i] > 0) & (w[owner] > 0)]).size)
+            precision = Estimate(value, low, high, self.confidence, "mixture-is/wald", used)
+            recall = self._recall(i, b, f, inv_q, w, owner, n_j, theta, z, used + ref.size)
+            f1 = f1_estimate(precision, var, recall, level=self.confidence, method="wald",
+                             covariance="zero")
+            out.append(RunEstimate(i, precision, recall.estimate, f1))
+        return out
+
+    def _recall(self, i, b, f, inv_q, w, owner, n_j, theta, z, labels) -> RecallParts:
+        g = b[:, i]
+        num_terms = f * g * inv_q
+        den_terms = f * inv_q
+        scale = np.where(n_j > 0, w / np.maximum(n_j, 1), 0.0)
+        numer = float(np.sum(scale[owner] * num_terms))
+        denom = float(np.sum(scale[owner] * den_terms))
+        if denom <= 0 or theta is None or theta.trials == 0:
+            est = Estimate(math.nan, 0.0, 1.0, self.confidence, "theta-nu/wald", labels)
+            return RecallParts(est, math.inf)
+        nu = numer / denom
+        lin = (num_terms - nu * den_terms) / denom
+        _, var_j = _group_moments(lin, owner, n_j.size)
+        var_nu = float(np.sum(np.where(n_j > 0, w**2 * var_j / np.maximum(n_j, 1), 0.0)))
+        th = theta.value
+        var_th = th * (1 - th) / theta.trials
+        value = th * nu
+        var = th * th * var_nu + nu * nu * var_th + var_th * var_nu
+        low, high = wald_interval(value, var, level=self.confidence)
+        return RecallParts(Estimate(value, low, high, self.confidence, "theta-nu/wald", labels),
+                           var)
+
+
+def _group_moments(values: np.ndarray, owner: np.ndarray, groups: int):
+    """Per-group mean and sample variance (``ddof=1``; 0 for groups with fewer than 2 values)."""
+    counts = np.bincount(owner, minlength=groups).astype(float)
+    sums = np.bincount(owner, weights=values, minlength=groups)
+    sq = np.bincount(owner, weights=values * values, minlength=groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(counts > 0, sums / np.maximum(counts, 1), 0.0)
+        var = np.where(counts > 1, (sq - counts * means**2) / np.maximum(counts - 1, 1), 0.0)
+    return means, np.maximum(var, 0.0)

@@ -1,0 +1,114 @@
+"""Small frozen result objects returned by the engine, in the style of ``scipy.stats`` results."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["Estimate", "Plan", "RunEstimate"]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One metric of one run: a point estimate with an interval.
+
+    Attributes
+    ----------
+    value : float
+        Point estimate; ``nan`` when the metric is not identifiable from the data
+        (for example recall without a reference sample). The interval is still honest then.
+    low, high : float
+        Interval bounds at confidence ``level``; may be asymmetric around ``value``.
+    level : float
+        Nominal coverage of ``[low, high]``, e.g. 0.95.
+    method : str
+        How the value and the interval were obtained, e.g.
+        ``"poststratified-hajek/clopper-pearson"``.
+    labels_used : int
+        Verified items the estimate rests on (items of the run with a known label that enter
+        the estimator; for recall also the reference items).
+    """
+
+    value: float
+    low: float
+    high: float
+    level: float
+    method: str
+    labels_used: int
+
+    @property
+    def half_width(self) -> float:
+        """Half the interval's length, ``(high - low) / 2``: the quantity the planner targets."""
+        return (self.high - self.low) / 2.0
+
+    @property
+    def exact(self) -> bool:
+        """True when the interval has collapsed to the value (every item of the run verified)."""
+        return self.high - self.low == 0.0
+
+    def covers(self, truth: float) -> bool:
+        """Whether ``truth`` lies in the closed interval (with a tolerance for rounding)."""
+        eps = 1e-12
+        return self.low - eps <= truth <= self.high + eps
+
+
+@dataclass(frozen=True)
+class RunEstimate:
+    """Precision, recall and F1 of one run, estimated jointly."""
+
+    run: int
+    precision: Estimate
+    recall: Estimate
+    f1: Estimate
+
+    def metric(self, name: str) -> Estimate:
+        """The estimate named ``"precision"``, ``"recall"`` or ``"f1"``."""
+        if name not in ("precision", "recall", "f1"):
+            raise KeyError(name)
+        return getattr(self, name)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the planner asks for one run in one round.
+
+    Attributes
+    ----------
+    run : int
+        Index of the run the plan serves.
+    round : int
+        1 for the first planning round of the run, then 2, 3, ...
+    items : numpy.ndarray
+        Item ids to verify now (never an item already verified or already requested).
+    status : str
+        ``"sample"`` (verify ``items``), ``"met"`` (the run's precision interval already
+        meets the target: nothing to verify), ``"budget_exhausted"`` (the target needs labels the
+        budget does not allow), ``"exhausted"`` (every item of the run is verified).
+    predicted_half_width : float
+        Precision half-width the planner expects once ``items`` are answered.
+    current_half_width : float
+        Precision half-width before this round.
+    expected_labels : float
+        Expected number of new labels the round asks for (the realised count is ``len(items)``).
+    seed : int | None
+        Seed of the random draw of this round, recorded so the draw can be replayed.
+    details : dict
+        Design-specific record of the round (levels, inclusion probabilities, bisection bounds).
+    """
+
+    run: int
+    round: int
+    items: np.ndarray
+    status: str
+    predicted_half_width: float = math.nan
+    current_half_width: float = math.nan
+    expected_labels: float = 0.0
+    seed: int | None = None
+    details: dict = field(default_factory=dict)
+
+    @property
+    def done(self) -> bool:
+        """True when the planner asks for nothing more for this run (met, exhausted, no budget)."""
+        return self.status != "sample"

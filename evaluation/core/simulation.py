@@ -1,0 +1,207 @@
+"""Simulated evaluation campaigns on a labelled data set: budget planning and the benchmark.
+
+Each repeat picks systems at random, lets them arrive in random order, draws a reference sample
+of true items, runs a design with a simulated annotator that answers from the gold set (each
+arriving run planned in rounds until the design stops), then scores the final estimates of every
+run against the truth (STATISTICS.md §5).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .datasets import Dataset
+from .designs import make_design
+from .state import TaskState
+
+__all__ = ["METRICS", "RepeatOutcome", "SimulationSummary", "run_repeat", "simulate",
+           "true_scores"]
+
+METRICS = ("precision", "recall", "f1")
+
+
+@dataclass(frozen=True)
+class RepeatOutcome:
+    """One simulated campaign.
+
+    ``estimates`` has shape ``(runs, 3 metrics, 3)`` holding value, low, high; ``truth`` has shape
+    ``(runs, 3)``; ``systems`` are the indices into ``Dataset.systems`` in arrival order.
+    """
+
+    labels: int
+    rounds: int
+    systems: np.ndarray
+    truth: np.ndarray
+    estimates: np.ndarray
+    gave_up: int
+
+
+@dataclass(frozen=True)
+class SimulationSummary:
+    """Aggregates over repeats; :meth:`as_dict` gives the ``--json`` object."""
+
+    design: str
+    dataset: str
+    systems: int
+    repeats: int
+    seed: int
+    target_half_width: float
+    confidence: float
+    reference_size: int
+    labels_mean: float
+    labels_sd: float
+    target_met: float
+    coverage: dict
+    half_width_median: dict
+    bias: dict
+    seconds: float
+    rounds_mean: float = math.nan
+    bias_se: dict = field(default_factory=dict)
+    per_system: list = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {
+            "design": self.design, "dataset": self.dataset, "systems": self.systems,
+            "repeats": self.repeats, "seed": self.seed,
+            "target_half_width": self.target_half_width, "confidence": self.confidence,
+            "reference_size": self.reference_size, "labels_mean": self.labels_mean,
+            "labels_sd": self.labels_sd, "target_met": self.target_met,
+            "coverage": self.coverage, "half_width_median": self.half_width_median,
+            "bias": self.bias, "bias_se": self.bias_se, "rounds_mean": self.rounds_mean,
+            "seconds": self.seconds, "per_system": self.per_system,
+        }
+
+
+def true_scores(dataset: Dataset) -> np.ndarray:
+    """``(systems, 3)`` array of true precision, recall and F1 against the whole gold set."""
+    out = np.zeros((len(dataset.systems), 3))
+    for k, system in enumerate(dataset.systems):
+        tp = float(np.count_nonzero(dataset.truth[system.items]))
+        p = tp / system.items.size
+        r = tp / dataset.n_truth if dataset.n_truth else math.nan
+        out[k] = p, r, (2 * p * r / (p + r) if p + r > 0 else 0.0)
+    return out
+
+
+def run_repeat(dataset: Dataset, design, *, n_systems: int | None, reference_size: int,
+               rng: np.random.Generator, campaign_rng: np.random.Generator | None = None,
+               truth_scores: np.ndarray | None = None) -> RepeatOutcome:
+    """One campaign with ``design`` (a design object) on a fresh task state.
+
+    ``campaign_rng`` picks the systems, their order and the reference sample (``rng`` when
+    omitted); ``rng`` drives the design's draws.
+    """
+    truth_scores = true_scores(dataset) if truth_scores is None else truth_scores
+    campaign_rng = rng if campaign_rng is None else campaign_rng
+    total = len(dataset.systems)
+    k = total if n_systems is None else min(n_systems, total)
+    order = campaign_rng.permutation(total)[:k]
+    truth_ids = np.flatnonzero(dataset.truth)
+    ref = campaign_rng.choice(truth_ids, size=min(reference_size, truth_ids.size), replace=False)
+    return _campaign(dataset, design, order, np.sort(ref), rng, truth_scores)
+
+
+def simulate(dataset: Dataset, *, design: str, systems: int | None = None, repeats: int = 1,
+             seed: int = 0, target_half_width: float = 0.05, confidence: float = 0.95,
+             reference_size: int = 300, design_options: dict | None = None,
+             progress: Callable[[int, int], None] | None = None) -> SimulationSummary:
+    """Run ``repeats`` campaigns and summarise labels, target attainment, coverage and bias.
+
+    Repeat ``r`` uses the generator ``default_rng([seed, r])``: results are reproducible and
+    repeats of the two designs see the same systems, orders and reference samples.
+    """
+    if repeats < 1:
+        raise ValueError("repeats must be >= 1")
+    if reference_size < 0:
+        raise ValueError("reference size must be >= 0")
+    options = dict(design_options or {})
+    truth_scores = true_scores(dataset)
+    started = time.perf_counter()
+    outcomes = []
+    for r in range(repeats):
+        d = make_design(design, target_half_width=target_half_width, confidence=confidence,
+                        **options)
+        rng = np.random.default_rng([seed, r])
+        # The campaign's choices (systems, order, reference) come first from their own stream,
+        # so that both designs face the same campaigns.
+        campaign_rng = np.random.default_rng([seed, r, 1])
+        outcomes.append(run_repeat(dataset, d, n_systems=systems, reference_size=reference_size,
+                                   rng=rng, campaign_rng=campaign_rng, truth_scores=truth_scores))
+        if progress is not None:
+            progress(r + 1, repeats)
+    seconds = time.perf_counter() - started
+    return _summarise(dataset, design, systems, repeats, seed, target_half_width, confidence,
+                      reference_size, outcomes, seconds)
+
+
+def _campaign(dataset, design, order, reference, rng, truth_scores, max_rounds: int = 200):
+    state = TaskState(len(dataset.keys))
+    state.set_reference(reference)
+    rounds = gave_up = 0
+    for idx in order:
+        system = dataset.systems[idx]
+        run = state.add_run(system.items, system.scores, name=system.name)
+        for _ in range(max_rounds):
+            plan = design.plan(state, run, rng=rng)
+            rounds += 1
+            if plan.items.size:
+                state.set_labels(plan.items, dataset.truth[plan.items])
+            if plan.done:
+                gave_up += plan.status not in ("met", "exhausted")
+                break
+        else:
+            gave_up += 1
+    estimates = design.estimate(state)
+    est = np.array([[[getattr(e, m).value, getattr(e, m).low, getattr(e, m).high]
+                     for m in METRICS] for e in estimates])
+    return RepeatOutcome(state.n_labelled, rounds, order, truth_scores[order], est, gave_up)
+
+
+def _summarise(dataset, design, systems, repeats, seed, target, confidence, reference_size,
+               outcomes, seconds) -> SimulationSummary:
+    labels = np.array([o.labels for o in outcomes], dtype=float)
+    est = np.concatenate([o.estimates for o in outcomes])  # (cells, metric, 3)
+    truth = np.concatenate([o.truth for o in outcomes])  # (cells, metric)
+    value, low, high = est[..., 0], est[..., 1], est[..., 2]
+    covered = (low - 1e-12 <= truth) & (truth <= high + 1e-12)
+    half = (high - low) / 2
+    err = value - truth
+    coverage, median, bias, bias_se = {}, {}, {}, {}
+    for m, name in enumerate(METRICS):
+        coverage[name] = float(covered[:, m].mean())
+        median[name] = float(np.median(half[:, m]))
+        finite = np.isfinite(err[:, m])
+        e = err[finite, m]
+        bias[name] = float(e.mean()) if e.size else math.nan
+        bias_se[name] = float(e.std(ddof=1) / math.sqrt(e.size)) if e.size > 1 else math.nan
+    met = float(np.mean(half[:, 0] <= target + 1e-12))
+    per_system = _per_system(dataset, outcomes, covered, half, err)
+    k = len(outcomes[0].systems)
+    return SimulationSummary(
+        design=design, dataset=dataset.name, systems=k, repeats=repeats, seed=seed,
+        target_half_width=target, confidence=confidence, reference_size=reference_size,
+        labels_mean=float(labels.mean()), labels_sd=float(labels.std(ddof=1)) if repeats > 1
+        else 0.0, target_met=met, coverage=coverage, half_width_median=median, bias=bias,
+        seconds=round(seconds, 3), rounds_mean=float(np.mean([o.rounds for o in outcomes])),
+        bias_se=bias_se, per_system=per_system)
+
+
+def _per_system(dataset, outcomes, covered, half, err) -> list:
+    names = np.concatenate([[dataset.systems[i].name for i in o.systems] for o in outcomes])
+    rows = []
+    for name in sorted(set(names)):
+        sel = names == name
+        rows.append({
+            "system": str(name), "cells": int(sel.sum()),
+            "coverage": {m: float(covered[sel, k].mean()) for k, m in enumerate(METRICS)},
+            "half_width_median": {m: float(np.median(half[sel, k]))
+                                  for k, m in enumerate(METRICS)},
+            "bias": {m: float(np.nanmean(err[sel, k])) if np.isfinite(err[sel, k]).any()
+                     else math.nan for k, m in enumerate(METRICS)},
+        })
+    return rows

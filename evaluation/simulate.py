@@ -1,0 +1,166 @@
+"""``python -m evaluation.simulate``: budget planning and the label-efficiency benchmark.
+
+Runs simulated evaluation campaigns on a labelled data set (``truth.tsv``, ``systems/*.tsv``,
+``items.jsonl``) and reports labels spent, target attainment, coverage, interval widths and bias.
+Exit codes: 0 success, 2 bad arguments or a malformed data set (the message names file and line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+from evaluation.core.datasets import DatasetError, load_dataset
+from evaluation.core.designs import DESIGNS
+from evaluation.core.intervals import INTERVAL_METHODS
+from evaluation.core.simulation import METRICS, SimulationSummary, simulate
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m evaluation.simulate",
+        description="Simulate on-demand evaluation on a labelled data set: how many labels a "
+                    "design needs and whether its intervals cover the true scores.")
+    p.add_argument("dataset", metavar="DATASET_DIR", help="directory with truth.tsv and systems/")
+    p.add_argument("--design", choices=sorted(DESIGNS), default="default",
+                   help="sampling design (default: %(default)s)")
+    p.add_argument("--systems", type=int, default=None, metavar="K",
+                   help="systems per repeat, chosen at random (default: all)")
+    p.add_argument("--repeats", type=int, default=20, metavar="R", help="default: %(default)s")
+    p.add_argument("--seed", type=int, default=0, metavar="S", help="default: %(default)s")
+    p.add_argument("--target-half-width", type=float, default=0.05, metavar="H",
+                   help="precision half-width each run should reach (default: %(default)s)")
+    p.add_argument("--confidence", type=float, default=0.95, metavar="C",
+                   help="confidence level of every interval (default: %(default)s)")
+    p.add_argument("--reference-size", type=int, default=300, metavar="N",
+                   help="true items in the reference sample (default: %(default)s)")
+    p.add_argument("--interval", choices=INTERVAL_METHODS, default=None,
+                   help="interval family of the default design (default: clopper-pearson)")
+    p.add_argument("--budget", type=int, default=None, metavar="LABELS",
+                   help="label budget per repeat (default: unlimited)")
+    p.add_argument("--per-system", action="store_true", help="also print a row per system")
+    p.add_argument("--json", action="store_true", help="print one line of JSON")
+    return p
+
+
+def _check(args) -> str | None:
+    if args.systems is not None and args.systems < 1:
+        return "--systems must be at least 1"
+    if args.repeats < 1:
+        return "--repeats must be at least 1"
+    if not 0 < args.target_half_width < 0.5:
+        return "--target-half-width must lie strictly between 0 and 0.5"
+    if not 0 < args.confidence < 1:
+        return "--confidence must lie strictly between 0 and 1"
+    if args.reference_size < 0:
+        return "--reference-size must be at least 0"
+    if args.budget is not None and args.budget < 0:
+        return "--budget must be at least 0"
+    if args.interval is not None and args.design != "default":
+        return "--interval applies to the default design only (published uses Wald intervals)"
+    return None
+
+
+class _ProgressBar:
+    def __init__(self, stream):
+        self.stream = stream
+
+    def __call__(self, done: int, total: int) -> None:
+        width = 30
+        filled = int(width * done / total)
+        bar = "#" * filled + "-" * (width - filled)
+        self.stream.write(f"\r[{bar}] {done}/{total} repeats")
+        if done == total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def _fmt(x: float, digits: int = 4) -> str:
+    return "nan" if not math.isfinite(x) else f"{x:.{digits}f}"
+
+
+def format_table(summary: SimulationSummary, *, per_system: bool = False) -> str:
+    """The readable report printed without ``--json``."""
+    s = summary
+    lines = [
+        f"design {s.design} on {s.dataset}: {s.systems} systems x {s.repeats} repeats "
+        f"(seed {s.seed}), target half-width {s.target_half_width} at {s.confidence:.0%}, "
+        f"reference sample {s.reference_size}",
+        f"labels per repeat: {s.labels_mean:.1f} (sd {s.labels_sd:.1f})    "
+        f"target met: {s.target_met:.3f}    rounds per repeat: {s.rounds_mean:.1f}    "
+        f"{s.seconds:.1f} s",
+        "",
+        f"{'metric':<10} {'coverage':>9} {'median half-width':>18} {'bias':>9} {'(se)':>8}",
+    ]
+    for m in METRICS:
+        lines.append(f"{m:<10} {_fmt(s.coverage[m], 3):>9} {_fmt(s.half_width_median[m]):>18} "
+                     f"{_fmt(s.bias[m]):>9} {_fmt(s.bias_se.get(m, math.nan)):>8}")
+    if per_system:
+        lines += ["", f"{'system':<32} {'cells':>5} {'cov P':>6} {'cov R':>6} {'cov F1':>6} "
+                      f"{'hw P':>7} {'bias P':>8} {'bias R':>8}"]
+        for row in s.per_system:
+            c, h, b = row["coverage"], row["half_width_median"], row["bias"]
+            lines.append(f"{row['system'][:32]:<32} {row['cells']:>5} {c['precision']:>6.2f} "
+                         f"{c['recall']:>6.2f} {c['f1']:>6.2f} {h['precision']:>7.4f} "
+                         f"{_fmt(b['precision']):>8} {_fmt(b['recall']):>8}")
+    return "\n".join(lines)
+
+
+def _finite(value):
+    """JSON has no NaN: non-finite numbers become ``null``."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+def main(argv=None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    problem = _check(args)
+    if problem:
+        parser.print_usage(sys.stderr)
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    try:
+        dataset = load_dataset(args.dataset)
+    except DatasetError as exc:
+        print(f"error: malformed data set: {exc}", file=sys.stderr)
+        return 2
+    if not dataset.truth.any():
+        print(f"error: {args.dataset}: truth.tsv lists no correct item", file=sys.stderr)
+        return 2
+    options = {}
+    if args.interval is not None:
+        options["interval"] = args.interval
+    if args.budget is not None:
+        options["budget"] = args.budget
+    progress = None if args.json or not sys.stderr.isatty() else _ProgressBar(sys.stderr)
+    try:
+        summary = simulate(dataset, design=args.design, systems=args.systems,
+                           repeats=args.repeats, seed=args.seed,
+                           target_half_width=args.target_half_width,
+                           confidence=args.confidence, reference_size=args.reference_size,
+                           design_options=options, progress=progress)
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+    if args.json:
+        out = summary.as_dict()
+        if not args.per_system:
+            out.pop("per_system")
+        print(json.dumps(_finite(out), allow_nan=False))
+    else:
+        print(format_table(summary, per_system=args.per_system))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Tasks, runs, ingestion, the public board, participant and organizer pages, REST API."""

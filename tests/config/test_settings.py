@@ -1,0 +1,215 @@
+"""Settings come from the environment: SQLite + filesystem broker by default, else URLs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from kombu import Connection
+
+from config import celery_app
+from config.settings import (
+    INSECURE_DEV_SECRET_KEY,
+    cache_config_from_env,
+    celery_broker_from_env,
+    database_config_from_env,
+    env_bool,
+    env_list,
+)
+
+# Environment variables that settings read; stripped so each subprocess sees only what a test sets.
+SETTINGS_ENV = (
+    "DJANGO_SECRET_KEY",
+    "DJANGO_DEBUG",
+    "DJANGO_ALLOWED_HOSTS",
+    "DATABASE_URL",
+    "REDIS_URL",
+    "DJANGO_SETTINGS_MODULE",
+)
+
+PROBE = """
+import json
+from django.conf import settings
+import django
+django.setup()
+from config import celery_app
+print(json.dumps({
+    "secret_key": settings.SECRET_KEY,
+    "debug": settings.DEBUG,
+    "allowed_hosts": settings.ALLOWED_HOSTS,
+    "database": {k: str(v) for k, v in settings.DATABASES["default"].items()
+                 if k in ("ENGINE", "NAME", "HOST", "PORT", "USER")},
+    "cache_backend": settings.CACHES["default"]["BACKEND"],
+    "celery_broker_url": celery_app.conf.broker_url,
+    "celery_transport_options": celery_app.conf.broker_transport_options,
+    "celery_main": celery_app.main,
+}))
+"""
+
+
+def load_settings(repo_root: Path, **env: str) -> dict:
+    """Load the real settings in a fresh interpreter with only ``env`` (plus the basics) set."""
+    clean = {k: v for k, v in os.environ.items() if k not in SETTINGS_ENV}
+    clean.update(env, DJANGO_SETTINGS_MODULE="config.settings")
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        cwd=repo_root,
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+# --- the settings as actually loaded --------------------------------------------------------------
+
+
+def test_defaults_are_sqlite_and_filesystem_broker(repo_root: Path) -> None:
+    loaded = load_settings(repo_root)
+    assert loaded["database"]["ENGINE"] == "django.db.backends.sqlite3"
+    assert loaded["database"]["NAME"] == str(repo_root / "var" / "db.sqlite3")
+    assert loaded["celery_broker_url"] == "filesystem://"
+    queue_dir = Path(loaded["celery_transport_options"]["data_folder_in"])
+    assert queue_dir == repo_root / "var" / "celery" / "queue"
+    assert queue_dir.is_dir(), "settings must create the broker folders"
+    assert loaded["cache_backend"] == "django.core.cache.backends.locmem.LocMemCache"
+    assert loaded["secret_key"] == INSECURE_DEV_SECRET_KEY
+    assert loaded["debug"] is False
+    assert loaded["allowed_hosts"] == ["localhost", "127.0.0.1", "[::1]"]
+    assert loaded["celery_main"] == "leaderboard"
+
+
+def test_environment_overrides_reach_django_and_celery(repo_root: Path) -> None:
+    loaded = load_settings(
+        repo_root,
+        DJANGO_SECRET_KEY="s3cret",
+        DJANGO_DEBUG="true",
+        DJANGO_ALLOWED_HOSTS="board.example.org, .example.net",
+        DATABASE_URL="postgres://lb:pw@db.example.org:5433/leaderboard",
+        REDIS_URL="redis://cache.example.org:6379/2",
+    )
+    assert loaded["secret_key"] == "s3cret"
+    assert loaded["debug"] is True
+    assert loaded["allowed_hosts"] == ["board.example.org", ".example.net"]
+    assert loaded["database"] == {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": "leaderboard",
+        "HOST": "db.example.org",
+        "PORT": "5433",
+        "USER": "lb",
+    }
+    assert loaded["celery_broker_url"] == "redis://cache.example.org:6379/2"
+    assert loaded["cache_backend"] == "django.core.cache.backends.redis.RedisCache"
+
+
+def test_manage_py_check_passes_with_defaults(repo_root: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in SETTINGS_ENV}
+    proc = subprocess.run(
+        [sys.executable, "manage.py", "check", "--fail-level", "WARNING"],
+        cwd=repo_root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_apps_and_celery_policy_in_test_settings() -> None:
+    for app in ("rest_framework", "evaluation", "annotation", "leaderboard"):
+        assert any(entry == app or entry.startswith(f"{app}.") for entry in settings.INSTALLED_APPS)
+    assert celery_app.main == "leaderboard"
+    assert celery_app.conf.task_acks_late is True
+    assert celery_app.conf.worker_prefetch_multiplier == 1
+
+
+# --- the helpers ----------------------------------------------------------------------------------
+
+
+def test_database_default_is_sqlite_file_under_var(tmp_path: Path) -> None:
+    config = database_config_from_env({}, base_dir=tmp_path)
+    assert config["ENGINE"] == "django.db.backends.sqlite3"
+    assert config["NAME"] == str(tmp_path / "var" / "db.sqlite3")
+    assert config["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
+
+
+def test_database_url_parses_postgres(tmp_path: Path) -> None:
+    config = database_config_from_env(
+        {"DATABASE_URL": "postgresql://user:p%40ss@localhost:5432/board"}, base_dir=tmp_path
+    )
+    assert config["ENGINE"] == "django.db.backends.postgresql"
+    assert (config["NAME"], config["USER"], config["PASSWORD"]) == ("board", "user", "p@ss")
+    assert (config["HOST"], config["PORT"]) == ("localhost", 5432)
+    assert config["CONN_MAX_AGE"] == 60
+    assert "transaction_mode" not in config.get("OPTIONS", {})
+
+
+def test_empty_database_url_means_default(tmp_path: Path) -> None:
+    config = database_config_from_env({"DATABASE_URL": ""}, base_dir=tmp_path)
+    assert config["ENGINE"] == "django.db.backends.sqlite3"
+
+
+def test_redis_url_switches_broker_and_cache(tmp_path: Path) -> None:
+    env = {"REDIS_URL": "redis://localhost:6379/0"}
+    assert celery_broker_from_env(env, base_dir=tmp_path) == {
+        "url": "redis://localhost:6379/0",
+        "transport_options": {},
+    }
+    assert cache_config_from_env(env) == {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": "redis://localhost:6379/0",
+    }
+
+
+def test_filesystem_broker_round_trips_a_message(tmp_path: Path) -> None:
+    broker = celery_broker_from_env({}, base_dir=tmp_path)
+    assert broker["url"] == "filesystem://"
+    options = broker["transport_options"]
+    for key in ("data_folder_in", "data_folder_out", "control_folder"):
+        assert Path(options[key]).is_relative_to(tmp_path / "var" / "celery")
+        Path(options[key]).mkdir(parents=True, exist_ok=True)
+    with Connection(broker["url"], transport_options=options) as conn:
+        queue = conn.SimpleQueue("probe")
+        queue.put({"run": 7})
+        message = queue.get(timeout=5)
+        assert message.payload == {"run": 7}
+        message.ack()
+        queue.close()
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("1", True),
+        ("TRUE", True),
+        (" yes ", True),
+        ("on", True),
+        ("0", False),
+        ("false", False),
+        ("", False),
+        ("off", False),
+        (None, False),
+    ],
+)
+def test_env_bool(raw: str | None, expected: bool) -> None:
+    assert env_bool(raw) is expected
+
+
+def test_env_bool_rejects_typos() -> None:
+    with pytest.raises(ValueError, match="not a boolean"):
+        env_bool("ture")
+
+
+def test_env_list() -> None:
+    assert env_list(None, ["a"]) == ["a"]
+    assert env_list("a, b,,c ", []) == ["a", "b", "c"]
+    assert env_list("", ["a"]) == []
