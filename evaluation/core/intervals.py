@@ -102,8 +102,8 @@ def binomial_interval(successes, trials, *, level: float = 0.95, method: str = "
             centre = (p + z * z / (2.0 * np.where(ok, n, 1.0))) / denom
             half = z * np.sqrt(p * (1 - p) / np.where(ok, n, 1.0)
                                + z * z / (4.0 * np.where(ok, n, 1.0) ** 2)) / denom
-        low = np.where(ok, np.clip(centre - half, 0.0, 1.0), 0.0)
-        high = np.where(ok, np.clip(centre + half, 0.0, 1.0), 1.0)
+        low = np.where(ok & (x > 0), np.clip(centre - half, 0.0, 1.0), 0.0)
+        high = np.where(ok & (x < n), np.clip(centre + half, 0.0, 1.0), 1.0)
     else:
         raise ValueError(f"unknown interval method {method!r}; choose one of {INTERVAL_METHODS}")
     if low.ndim == 0:

@@ -105,7 +105,7 @@ class _SamplingRecord:
         self.strata.append(strata)
         self.rounds.append(0)
         new = self.cell[items] < 0
-        self.cell[items[new]] = self.n_cells + strata[new]
+        self.cell[items[new]] = self.n_cells + strata[new].astype(np.int64)
         self.n_cells += int(strata.max()) + 1
 
     @property
@@ -141,6 +141,11 @@ class CoordinatedPoissonDesign:
         Smallest expected batch of a round (unless the target needs fewer).
     growth : float
         A round at most multiplies the run's labelled sample by this factor.
+    take_all : float
+        A planned level above this becomes 1: those items are verified outright ("take-all").
+        Costs at most ``1 / take_all`` times their labels and removes their variance; without it
+        a small stratum at level 0.99 with one item left unsampled would get a near-zero-width
+        interval that can exclude the truth.
     budget : int or None
         Total labels the task may request (``None``: unlimited).
     """
@@ -150,10 +155,13 @@ class CoordinatedPoissonDesign:
     def __init__(self, *, target_half_width: float = 0.05, confidence: float = 0.95,
                  interval: str = "clopper-pearson", max_strata: int = 4,
                  min_stratum_size: int = 50, min_batch: int = 16, growth: float = 2.0,
-                 budget: int | None = None):
+                 take_all: float = 0.5, budget: int | None = None):
         validate_common_options(target_half_width, confidence, interval, budget)
         if max_strata < 1 or min_stratum_size < 1 or min_batch < 1 or growth <= 1.0:
             raise ValueError("max_strata, min_stratum_size, min_batch must be >= 1; growth > 1")
+        if not 0.0 < take_all <= 1.0:
+            raise ValueError("take_all must lie in (0, 1]")
+        self.take_all = float(take_all)
         self.target_half_width = float(target_half_width)
         self.confidence = float(confidence)
         self.interval = interval
@@ -194,8 +202,9 @@ class CoordinatedPoissonDesign:
         n_strata = int(strata.max()) + 1 if n else 1
         used = int(np.count_nonzero(known))
         covered = bool((pi > 0).all())
-        if n_unc == 0:
-            value = correct_certain / n
+        if n_unc == 0 or known.all():
+            # Every item is known: the precision is exact whatever the inclusion probabilities.
+            value = float(np.count_nonzero(labels == 1)) / n
             est = Estimate(value, value, value, self.confidence, "exact", used)
             return _PrecisionParts(est, 0.0, covered, np.full(n_strata, value), np.zeros(n_strata))
 
@@ -314,7 +323,8 @@ class CoordinatedPoissonDesign:
         t_max = 1.0 / shape.min()
 
         def levels(t: float) -> np.ndarray:
-            return np.maximum(pi, np.minimum(1.0, t * shape))
+            level = t * shape
+            return np.maximum(pi, np.where(level > self.take_all, 1.0, level))
 
         def half_width(t: float) -> float:
             return self._predicted_half_width(levels(t), strata, rates, None)
@@ -342,6 +352,9 @@ class CoordinatedPoissonDesign:
             t = _bisect_largest(lambda s: expected_new(s) <= cap, 0.0, t_need)
             # A round must move: the first positive level reaches every unreached item.
             t = max(t, t_need * 1e-6)
+            if expected_new(t) < floor:
+                # The cap fell just below a take-all jump: take the jump rather than stall.
+                t = t_need
         new_pi = levels(t)
         seed = int(rng.integers(2**63 - 1))
         draw_rng = np.random.default_rng(seed)

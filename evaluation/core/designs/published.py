@@ -118,7 +118,8 @@ class PublishedDesign:
             if not earlier:
                 return own
             q_draw = (a_draw + in_m * n * inner_mm / size_m) / norm
-            y = np.where(in_m, f_draw / size_m / q_draw, 0.0)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                y = np.where(in_m, f_draw / size_m / q_draw, 0.0)
             w = base / norm
             total = own
             counts = np.bincount(owner, minlength=len(earlier))
