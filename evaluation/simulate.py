@@ -163,4 +163,8 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # e.g. piped into `head`: not an error of ours
+        sys.stderr.close()
+        sys.exit(0)

@@ -172,13 +172,19 @@ def _summarise(dataset, design, systems, repeats, seed, target, confidence, refe
     half = (high - low) / 2
     err = value - truth
     coverage, median, bias, bias_se = {}, {}, {}, {}
+    # Runs of one repeat share the reference sample and the draws, so the standard error of the
+    # bias comes from the spread of per-repeat mean errors (repeats are independent).
+    repeat_of_cell = np.concatenate([np.full(len(o.systems), r) for r, o in enumerate(outcomes)])
     for m, name in enumerate(METRICS):
         coverage[name] = float(covered[:, m].mean())
         median[name] = float(np.median(half[:, m]))
         finite = np.isfinite(err[:, m])
         e = err[finite, m]
         bias[name] = float(e.mean()) if e.size else math.nan
-        bias_se[name] = float(e.std(ddof=1) / math.sqrt(e.size)) if e.size > 1 else math.nan
+        per_repeat = np.array([e_r.mean() for r in range(len(outcomes))
+                               if (e_r := err[(repeat_of_cell == r) & finite, m]).size])
+        bias_se[name] = (float(per_repeat.std(ddof=1) / math.sqrt(per_repeat.size))
+                         if per_repeat.size > 1 else math.nan)
     met = float(np.mean(half[:, 0] <= target + 1e-12))
     per_system = _per_system(dataset, outcomes, covered, half, err)
     k = len(outcomes[0].systems)

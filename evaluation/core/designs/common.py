@@ -108,16 +108,16 @@ def f1_estimate(precision: Estimate, precision_variance: float, recall: RecallPa
     """F1 from precision and recall, with a delta-method interval.
 
     ``covariance="bound"`` bounds ``Cov(P, R)`` by ``sd_P sd_R`` (Cauchy-Schwarz): precision
-    and recall share draws, the bound can only widen the interval. ``covariance="zero"`` assumes
-    independence (what the published design implies).
+    and recall share draws, the bound can only widen the interval; the interval is then widened
+    to include ``[F1(P_low, R_low), F1(P_high, R_high)]``, which F1's monotonicity in P and R
+    implies. ``covariance="zero"`` assumes independence and reports the plain delta-method Wald
+    interval (what the published design implies).
     """
     p, r = precision.value, recall.estimate.value
     labels = max(precision.labels_used, recall.estimate.labels_used)
     if not (math.isfinite(p) and math.isfinite(r)):
-        hp, hr = precision.high, recall.estimate.high
-        high = 2 * hp * hr / (hp + hr) if hp + hr > 0 else 0.0
-        lp, lr = precision.low, recall.estimate.low
-        low = 2 * lp * lr / (lp + lr) if lp + lr > 0 else 0.0
+        high = _f1(precision.high, recall.estimate.high)
+        low = _f1(precision.low, recall.estimate.low)
         return Estimate(math.nan, low, high, level, "bounds-only", labels)
     if p + r == 0:
         value, dp, dr = 0.0, 0.0, 0.0
@@ -130,4 +130,14 @@ def f1_estimate(precision: Estimate, precision_variance: float, recall: RecallPa
     cross = 2 * dp * sp * dr * sr if covariance == "bound" else 0.0
     var = (dp * sp) ** 2 + (dr * sr) ** 2 + cross
     low, high = proportion_interval(value, var, level=level, method=method)
+    if covariance == "bound":
+        # F1 increases in P and R, so the P and R bounds imply an F1 interval too. Near 0 the
+        # delta method is poor (measured: 0.887 coverage for a run with F1 = 0.008); the union
+        # covers whenever either interval does.
+        low = min(low, _f1(precision.low, recall.estimate.low))
+        high = max(high, _f1(precision.high, recall.estimate.high))
     return Estimate(value, low, high, level, f"delta-{covariance}/{method}", labels)
+
+
+def _f1(p: float, r: float) -> float:
+    return 2 * p * r / (p + r) if p + r > 0 else 0.0
