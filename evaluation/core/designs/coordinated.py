@@ -518,29 +518,24 @@ def _borrow_stratum_rates(state: TaskState, rec: _SamplingRecord, rate: np.ndarr
     return np.where(np.isnan(rate), overall, rate)
 
 
-def _bisect_smallest(ok, lo: float, hi: float, iterations: int = 60) -> float:
-    """Smallest ``t`` in ``(lo, hi]`` with ``ok(t)`` for a monotone predicate (``hi`` if none)."""
-    if ok(lo):
-        return lo
+def _bisect(flips, lo: float, hi: float, iterations: int = 60) -> tuple[float, float]:
+    """Narrow ``[lo, hi]`` around where a monotone predicate turns true (false at ``lo``)."""
     for _ in range(iterations):
         mid = 0.5 * (lo + hi)
-        if ok(mid):
+        if flips(mid):
             hi = mid
         else:
             lo = mid
         if hi - lo <= 1e-9 * max(hi, 1e-12):
             break
-    return hi
+    return lo, hi
 
 
-def _bisect_largest(ok, lo: float, hi: float, iterations: int = 60) -> float:
-    """Largest ``t`` in ``[lo, hi)`` with ``ok(t)`` for a monotone predicate."""
-    for _ in range(iterations):
-        mid = 0.5 * (lo + hi)
-        if ok(mid):
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-9 * max(hi, 1e-12):
-            break
-    return lo
+def _bisect_smallest(ok, lo: float, hi: float) -> float:
+    """Smallest ``t`` in ``[lo, hi]`` with ``ok(t)`` for a predicate true from some point on."""
+    return lo if ok(lo) else _bisect(ok, lo, hi)[1]
+
+
+def _bisect_largest(ok, lo: float, hi: float) -> float:
+    """Largest ``t`` in ``[lo, hi]`` with ``ok(t)`` for a predicate true up to some point."""
+    return _bisect(lambda t: not ok(t), lo, hi)[0]
