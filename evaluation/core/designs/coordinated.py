@@ -91,6 +91,9 @@ class _SamplingRecord:
     # Pool cell of each item: (first run that predicted it, its stratum there), -1 outside the pool.
     cell: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     n_cells: int = 0
+    stratum_sizes: list = field(default_factory=list)
+    covered: list = field(default_factory=list)
+    run_cells: list = field(default_factory=list)
 
     def grow(self, n_items: int) -> None:
         extra = n_items - self.inclusion.size
@@ -103,10 +106,25 @@ class _SamplingRecord:
 
     def add_run(self, items: np.ndarray, strata: np.ndarray) -> None:
         self.strata.append(strata)
+        self.stratum_sizes.append(np.bincount(strata).astype(float))
         self.rounds.append(0)
+        self.covered.append(False)
         new = self.cell[items] < 0
         self.cell[items[new]] = self.n_cells + strata[new].astype(np.int64)
         self.n_cells += int(strata.max()) + 1
+        # An item's cell is fixed when it first arrives, so a run's cell histogram never changes.
+        cells, counts = np.unique(self.cell[items], return_counts=True)
+        self.run_cells.append((cells, counts.astype(float)))
+
+    def known_items(self, state: TaskState) -> np.ndarray:
+        """Sorted ids of sampled items whose label is known."""
+        return np.flatnonzero(self.requested & (state.labels >= 0))
+
+    def is_covered(self, run: int, items: np.ndarray) -> bool:
+        """Whether every item of ``run`` has ``pi > 0`` (cached: levels only ever rise)."""
+        if not self.covered[run]:
+            self.covered[run] = bool((self.inclusion[items] > 0).all())
+        return self.covered[run]
 
     @property
     def n_requested(self) -> int:
@@ -188,30 +206,37 @@ class CoordinatedPoissonDesign:
 
     # -- precision --------------------------------------------------------------------------
     def _precision(self, state: TaskState, rec: _SamplingRecord, run: int,
-                   inclusion: np.ndarray | None = None) -> _PrecisionParts:
+                   known_items: np.ndarray | None = None) -> _PrecisionParts:
+        """Post-stratified Hajek precision of ``run``; ``known_items``: every labelled sampled item.
+
+        Only the run's verified items are touched (found by binary search), so the cost grows with
+        the labels, not with the run's size.
+        """
+        if known_items is None:
+            known_items = rec.known_items(state)
         items = state.runs[run].items
         n = items.size
-        pi = rec.inclusion[items] if inclusion is None else inclusion
-        labels = state.labels[items]
-        known = rec.requested[items] & (labels >= 0)
-        certain = known & (pi >= 1.0)
-        correct_certain = int(np.count_nonzero(labels[certain] == 1))
-        uncertain = ~certain
-        n_unc = int(np.count_nonzero(uncertain))
         strata = rec.strata[run]
-        n_strata = int(strata.max()) + 1 if n else 1
-        used = int(np.count_nonzero(known))
-        covered = bool((pi > 0).all())
-        if n_unc == 0 or known.all():
+        n_strata = rec.stratum_sizes[run].size
+        pos = _positions(items, known_items)
+        k_items = items[pos]
+        pi = rec.inclusion[k_items]
+        labels = state.labels[k_items]
+        k_strata = strata[pos]
+        certain = pi >= 1.0
+        correct_certain = int(np.count_nonzero(labels[certain] == 1))
+        n_unc = n - int(np.count_nonzero(certain))
+        used = int(pos.size)
+        covered = rec.is_covered(run, items)
+        if n_unc == 0 or used == n:
             # Every item is known: the precision is exact whatever the inclusion probabilities.
             value = float(np.count_nonzero(labels == 1)) / n
             est = Estimate(value, value, value, self.confidence, "exact", used)
             return _PrecisionParts(est, 0.0, covered, np.full(n_strata, value), np.zeros(n_strata))
 
-        sample = uncertain & known
-        h_all = strata[uncertain]
-        size_h = np.bincount(h_all, minlength=n_strata).astype(float)
-        h = strata[sample]
+        sample = ~certain
+        size_h = rec.stratum_sizes[run] - np.bincount(k_strata[certain], minlength=n_strata)
+        h = k_strata[sample]
         w = 1.0 / pi[sample]
         f = (labels[sample] == 1).astype(float)
         fpc = 1.0 - pi[sample]
@@ -261,21 +286,25 @@ class CoordinatedPoissonDesign:
         return _PrecisionParts(est, share * share * var_u, covered, smooth, trials)
 
     # -- planning ---------------------------------------------------------------------------
-    def _predicted_half_width(self, pi_new: np.ndarray, strata: np.ndarray, rates: np.ndarray,
-                              known_correct_certain: np.ndarray) -> float:
-        """Precision half-width expected once every item drawn under ``pi_new`` is answered."""
-        n = pi_new.size
+    def _predicted_half_width(self, pi_new: np.ndarray, strata: np.ndarray, count: np.ndarray,
+                              rates: np.ndarray) -> float:
+        """Precision half-width expected once every item drawn under ``pi_new`` is answered.
+
+        Items come in groups: ``count[g]`` items of stratum ``strata[g]`` at level ``pi_new[g]``.
+        """
+        n = float(count.sum())
         certain = pi_new >= 1.0
-        n_unc = n - int(np.count_nonzero(certain))
+        n_unc = n - float(count[certain].sum())
         if n_unc == 0:
             return 0.0
         unc = ~certain
         h = strata[unc]
         p = pi_new[unc]
+        c = count[unc]
         n_strata = rates.size
-        size_h = np.bincount(h, minlength=n_strata).astype(float)
+        size_h = np.bincount(h, weights=c, minlength=n_strata)
         with np.errstate(divide="ignore"):
-            inv = np.bincount(h, weights=(1.0 - p) / p, minlength=n_strata)
+            inv = np.bincount(h, weights=c * (1.0 - p) / p, minlength=n_strata)
         if not np.isfinite(inv).all():
             return math.inf
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -288,7 +317,6 @@ class CoordinatedPoissonDesign:
         var_u = float(weight**2 @ var_h)
         lo, hi, _ = effective_binomial_interval(rate_u, var_u, smoothed=float(weight @ smooth),
                                                 level=self.confidence, method=self.interval)
-        del known_correct_certain
         return (n_unc / n) * (hi - lo) / 2.0
 
     def plan(self, state: TaskState, run: int, *, rng: np.random.Generator) -> Plan:
@@ -319,20 +347,26 @@ class CoordinatedPoissonDesign:
             return Plan(run, rnd, np.empty(0, np.int64), "budget_exhausted", current, current)
 
         rates = np.clip(parts.stratum_rates, 1e-3, 1 - 1e-3)
-        shape = np.sqrt(rates * (1 - rates))[strata]
-        t_max = 1.0 / shape.min()
+        shape_h = np.sqrt(rates * (1 - rates))
+        t_max = 1.0 / shape_h.min()
+        # The bisections only need, per (level, stratum, requested) group, how many items it
+        # holds: a run's million items take a few hundred such values.
+        g_pi, g_stratum, g_unreq, g_count = _groups(pi, strata, unrequested, rates.size)
+        g_shape = shape_h[g_stratum]
+        g_gain_count = np.where(g_unreq, g_count, 0.0)
+        g_headroom = np.where(g_pi < 1.0, 1.0 - g_pi, 1.0)
 
-        def levels(t: float) -> np.ndarray:
+        def level_of(t: float, base: np.ndarray, shape: np.ndarray) -> np.ndarray:
             level = t * shape
-            return np.maximum(pi, np.where(level > self.take_all, 1.0, level))
+            return np.maximum(base, np.where(level > self.take_all, 1.0, level))
 
         def half_width(t: float) -> float:
-            return self._predicted_half_width(levels(t), strata, rates, None)
+            return self._predicted_half_width(level_of(t, g_pi, g_shape), g_stratum, g_count,
+                                              rates)
 
         def expected_new(t: float) -> float:
-            new = levels(t)
-            gain = (new - pi)[unrequested] / (1.0 - pi[unrequested])
-            return float(gain.sum())
+            gain = (level_of(t, g_pi, g_shape) - g_pi) / g_headroom
+            return float(gain @ g_gain_count)
 
         # The prediction uses expected sample sums; the realised sample can be less favourable.
         # Aim lower by the ratio of realised to predicted half-width at the current levels.
@@ -341,7 +375,7 @@ class CoordinatedPoissonDesign:
         if math.isfinite(current) and math.isfinite(predicted_now) and current > predicted_now:
             goal *= predicted_now / current
         t_need = _bisect_smallest(lambda t: half_width(t) <= goal, 0.0, t_max)
-        labelled = int(np.count_nonzero(rec.requested[items] & (state.labels[items] >= 0)))
+        labelled = parts.estimate.labels_used
         cap = min(max(self.min_batch, (self.growth - 1.0) * labelled), remaining)
         # Never a round that cannot move: ask for at least a small batch while unmet.
         floor = min(self.min_batch / 4.0, cap, float(np.count_nonzero(unrequested)))
@@ -355,7 +389,7 @@ class CoordinatedPoissonDesign:
             if expected_new(t) < floor:
                 # The cap fell just below a take-all jump: take the jump rather than stall.
                 t = t_need
-        new_pi = levels(t)
+        new_pi = level_of(t, pi, shape_h[strata])
         seed = int(rng.integers(2**63 - 1))
         draw_rng = np.random.default_rng(seed)
         u = draw_rng.random(items.size)
@@ -387,18 +421,18 @@ class CoordinatedPoissonDesign:
         runs = range(state.n_runs) if runs is None else runs
         reached = rec.inclusion > 0
         pool = state.in_pool & reached
-        cells = _PoolCells.build(state, rec, pool)
+        known_items = rec.known_items(state)
+        cells = _PoolCells.build(state, rec, pool, known_items)
         ref = state.reference
         ref_in_pool = pool[ref.items] if ref.size else np.zeros(0, bool)
         theta = reference_ratio(ref, ref_in_pool) if ref.size else None
         out = []
         for i in runs:
-            parts = self._precision(state, rec, i)
+            parts = self._precision(state, rec, i, known_items)
             run_items = state.runs[i].items
-            joint = bool(reached[run_items].all())
-            nu_ver = cells.nu(run_items) if joint else None
+            nu_ver = cells.nu(run_items, rec.run_cells[i]) if parts.covered else None
             if ref.size:
-                in_x = np.isin(ref.items, run_items)
+                in_x = _contains(run_items, ref.items)
                 nu_ref = reference_ratio(ref, in_x & ref_in_pool, ref_in_pool)
                 simple = reference_ratio(ref, in_x)
             else:
@@ -439,11 +473,12 @@ class _PoolCells:
         return int(self.t_items.size)
 
     @classmethod
-    def build(cls, state: TaskState, rec: _SamplingRecord, pool: np.ndarray) -> _PoolCells:
+    def build(cls, state: TaskState, rec: _SamplingRecord, pool: np.ndarray,
+              known_items: np.ndarray) -> _PoolCells:
         n_cells = max(rec.n_cells, 1)
         cell = np.where(pool, rec.cell, -1)
         size = np.bincount(cell[pool], minlength=n_cells).astype(float)
-        idx = np.flatnonzero(pool & rec.requested & (state.labels >= 0))
+        idx = known_items[pool[known_items]]
         pi = rec.inclusion[idx]
         w = 1.0 / pi
         f = state.labels[idx] == 1
@@ -454,24 +489,26 @@ class _PoolCells:
         sampled = weight > 0
         rate = np.where(sampled, correct / np.where(sampled, weight, 1.0), np.nan)
         if not sampled.all():
-            rate = _borrow_stratum_rates(state, rec, rate, sampled, correct, weight)
+            rate = _borrow_stratum_rates(state, rec, rate, sampled, correct, weight, known_items)
         total = float(size @ rate)
         return cls(size, weight, rate, w2_incorrect, cell, idx[f], c[f], w[f], 1.0 - pi[f], total)
 
-    def nu(self, run_items: np.ndarray):
-        """``(value, variance, effective trials)`` of ``nu`` for a run, or ``None``."""
+    def nu(self, run_items: np.ndarray, run_cells: tuple):
+        """``(value, variance, effective trials)`` of ``nu`` for a run, or ``None``.
+
+        ``run_cells`` is the run's cell histogram ``(cells, counts)``.
+        """
         if self.total <= 0 or self.t_items.size == 0:
             return None
-        pos = np.searchsorted(run_items, self.t_items)
-        pos[pos >= run_items.size] = 0
-        g = (run_items[pos] == self.t_items).astype(float)
+        g = _contains(run_items, self.t_items).astype(float)
         n_cells = self.size.size
         sampled = self.weight > 0
         safe_weight = np.where(sampled, self.weight, 1.0)
         share = np.bincount(self.t_cell, weights=self.t_w * g, minlength=n_cells) / safe_weight
         if not sampled.all():
-            run_cells = self.cell[run_items]
-            inside = np.bincount(run_cells[run_cells >= 0], minlength=n_cells)
+            cells, counts = run_cells
+            keep = cells >= 0
+            inside = np.bincount(cells[keep], weights=counts[keep], minlength=n_cells)
             share = np.where(sampled, share, self.rate * inside / np.maximum(self.size, 1))
         value = min(max(float(self.size @ share) / self.total, 0.0), 1.0)
         # Linearisation: a sampled item x of cell c has influence N_c / (W_c T) (e(x) - e_c)
@@ -489,7 +526,8 @@ class _PoolCells:
 
 
 def _borrow_stratum_rates(state: TaskState, rec: _SamplingRecord, rate: np.ndarray,
-                          sampled: np.ndarray, correct: np.ndarray, weight: np.ndarray):
+                          sampled: np.ndarray, correct: np.ndarray, weight: np.ndarray,
+                          known_items: np.ndarray):
     """Rates for cells without a sampled item: the Hajek rate of the same run's whole stratum.
 
     A cell holds the items a run brought to the pool first in one stratum; a late run's cell can
@@ -505,10 +543,10 @@ def _borrow_stratum_rates(state: TaskState, rec: _SamplingRecord, rate: np.ndarr
         if sampled[cells].all():
             continue
         items = state.runs[j].items
-        pick = rec.requested[items] & (state.labels[items] >= 0) & (rec.inclusion[items] > 0)
-        w = 1.0 / rec.inclusion[items[pick]]
-        h = strata[pick]
-        f = state.labels[items[pick]] == 1
+        pos = _positions(items, known_items)
+        w = 1.0 / rec.inclusion[items[pos]]
+        h = strata[pos]
+        f = state.labels[items[pos]] == 1
         sw = np.bincount(h, weights=w, minlength=n_strata)
         sf = np.bincount(h, weights=w * f, minlength=n_strata)
         fallback = sf.sum() / sw.sum() if sw.sum() > 0 else 0.5
@@ -516,6 +554,34 @@ def _borrow_stratum_rates(state: TaskState, rec: _SamplingRecord, rate: np.ndarr
         rate[cells] = np.where(sampled[cells], rate[cells], donor)
     overall = float(correct.sum() / weight.sum()) if weight.sum() > 0 else 0.5
     return np.where(np.isnan(rate), overall, rate)
+
+
+def _contains(sorted_items: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Whether each of ``values`` is in the sorted array ``sorted_items`` (binary search)."""
+    if sorted_items.size == 0 or values.size == 0:
+        return np.zeros(values.size, bool)
+    pos = np.searchsorted(sorted_items, values)
+    pos[pos >= sorted_items.size] = 0
+    return sorted_items[pos] == values
+
+
+def _positions(sorted_items: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Positions in ``sorted_items`` of those ``values`` it contains."""
+    if sorted_items.size == 0 or values.size == 0:
+        return np.zeros(0, np.int64)
+    pos = np.searchsorted(sorted_items, values)
+    pos[pos >= sorted_items.size] = 0
+    return pos[sorted_items[pos] == values]
+
+
+def _groups(pi: np.ndarray, strata: np.ndarray, unrequested: np.ndarray, n_strata: int):
+    """Compress items to groups of equal (level, stratum, requested): values and counts."""
+    levels, level_index = np.unique(pi, return_inverse=True)
+    key = (level_index * n_strata + strata) * 2 + unrequested
+    counts = np.bincount(key)
+    present = np.flatnonzero(counts)
+    return (levels[present // 2 // n_strata], (present // 2) % n_strata, present % 2 == 1,
+            counts[present].astype(float))
 
 
 def _bisect(flips, lo: float, hi: float, iterations: int = 60) -> tuple[float, float]:
