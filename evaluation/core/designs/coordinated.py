@@ -405,8 +405,8 @@ class CoordinatedPoissonDesign:
             status = "sample"
         rec.inclusion[items] = new_pi
         rec.requested[chosen] = True
-        level_by_stratum = [float(np.max(np.minimum(1.0, t * np.sqrt(r * (1 - r)))))
-                            for r in rates]
+        # The level each stratum asked for this round, take-all rule included (for replay).
+        level_by_stratum = level_of(t, np.zeros_like(shape_h), shape_h).tolist()
         details = {"levels": level_by_stratum, "predicted_rates": rates.tolist(),
                    "t": t, "t_needed": t_need, "cap": cap}
         rec.log.append({"run": run, "round": rnd, "seed": seed, "n": int(chosen.size), **details})

@@ -256,3 +256,15 @@ def test_published_first_run_needs_about_the_paper_bound():
     run = state.add_run(np.arange(1000))
     n = PublishedDesign().required_draws(state, run)
     assert n == math.ceil((normal_quantile(0.95) / 0.05) ** 2)
+
+
+def test_round_log_records_the_levels_actually_applied():
+    state = TaskState(5)
+    run = state.add_run(np.arange(5))
+    design = CoordinatedPoissonDesign()
+    plan = design.plan(state, run, rng=np.random.default_rng(0))
+    rec = design.record(state)
+    # A five-item run needs take-all: the logged level is the applied one, 1.
+    assert plan.details["levels"] == [1.0]
+    assert rec.log[-1]["levels"] == [1.0]
+    assert (rec.inclusion[:5] == 1.0).all()
