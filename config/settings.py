@@ -129,6 +129,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    "rest_framework.authtoken",
     "evaluation.apps.EvaluationConfig",
     "annotation.apps.AnnotationConfig",
     "leaderboard.apps.LeaderboardConfig",
@@ -180,7 +181,64 @@ for _dir in filesystem_broker_dirs(CELERY_BROKER_TRANSPORT_OPTIONS):
 # A task is acknowledged only after it finishes, and a worker reserves one task at a time, so a
 # crashed worker's task is redelivered and long tasks do not starve behind each other.
 CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_BEAT_SCHEDULE = {
+    "pipeline-watchdog": {
+        "task": "evaluation.watchdog",
+        "schedule": float(os.environ.get("PIPELINE_WATCHDOG_INTERVAL", "60")),
+    },
+}
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+
+# --- Pipeline ------------------------------------------------------------------------------------
+
+# Answers arriving within this many seconds are folded into one re-estimation of the task.
+ESTIMATE_DEBOUNCE_SECONDS = float(os.environ.get("ESTIMATE_DEBOUNCE_SECONDS", "2"))
+# A run (or a task's pending estimation) untouched for longer than this in a working state is
+# re-queued by the watchdog; after PIPELINE_MAX_ATTEMPTS it fails with a reason (quota refunded).
+PIPELINE_STUCK_SECONDS = float(os.environ.get("PIPELINE_STUCK_SECONDS", "600"))
+PIPELINE_MAX_ATTEMPTS = int(os.environ.get("PIPELINE_MAX_ATTEMPTS", "3"))
+# How long one worker may hold a task's engine lock (plan and estimate run one at a time per task).
+ENGINE_LOCK_SECONDS = float(os.environ.get("ENGINE_LOCK_SECONDS", "900"))
+# A run that needs more planning rounds than this ends `partial`.
+PIPELINE_MAX_ROUNDS = int(os.environ.get("PIPELINE_MAX_ROUNDS", "60"))
+
+# --- Uploads -------------------------------------------------------------------------------------
+
+# Uploads larger than this spill from memory to a temporary file (runs are streamed, not slurped).
+FILE_UPLOAD_MAX_MEMORY_SIZE = 4 * 1024 * 1024
+FILE_UPLOAD_TEMP_DIR = None
+# Hard ceiling for any request body; each task has its own, usually lower, limit.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 4 * 1024 * 1024
+UPLOAD_MAX_BYTES = int(os.environ.get("UPLOAD_MAX_BYTES", str(1024 * 1024 * 1024)))
+
+# --- REST API ------------------------------------------------------------------------------------
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "rest_framework.throttling.UserRateThrottle",
+        "rest_framework.throttling.ScopedRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": os.environ.get("API_THROTTLE_ANON", "120/minute"),
+        "user": os.environ.get("API_THROTTLE_USER", "1200/minute"),
+        "uploads": os.environ.get("API_THROTTLE_UPLOADS", "30/hour"),
+    },
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 50,
+}
+
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "home"
 
 # --- Auth, i18n, static files -------------------------------------------------------------------
 

@@ -1,1 +1,54 @@
-"""Models of the evaluation app (none yet)."""
+"""The sampling record of a task, persisted: every planning round and every item it drew.
+
+Together with the runs' predictions and the verified labels, these rows are everything the engine
+needs to rebuild its state exactly (:func:`evaluation.engine_state.load_task_state`): the inclusion
+probability of every item is the replay of the rounds' per-stratum levels, and the drawn items are
+the sample. Rows are append-only.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+
+class PlanRound(models.Model):
+    """One call of the engine's planner for one run (``round`` 1, 2, ...), in task-wide order."""
+
+    task = models.ForeignKey("leaderboard.Task", on_delete=models.CASCADE,
+                             related_name="plan_rounds")
+    run = models.ForeignKey("leaderboard.Run", on_delete=models.CASCADE, related_name="plan_rounds")
+    round = models.PositiveIntegerField()
+    status = models.CharField(max_length=20)
+    seed = models.BigIntegerField(null=True)
+    # Level asked of each score stratum of the run, and the share of it applied (1 unless the
+    # draw was cut to the remaining budget): what replaying the round needs.
+    levels = models.JSONField(null=True)
+    fraction = models.FloatField(default=1.0)
+    n_items = models.PositiveIntegerField(default=0)
+    predicted_half_width = models.FloatField(null=True)
+    current_half_width = models.FloatField(null=True)
+    expected_labels = models.FloatField(default=0.0)
+    details = models.JSONField(default=dict)
+    engine_version = models.CharField(max_length=40)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "round"], name="plan_round_unique"),
+        ]
+
+
+class Draw(models.Model):
+    """An item drawn for verification in a round, with its inclusion probability after the round."""
+
+    plan_round = models.ForeignKey(PlanRound, on_delete=models.CASCADE, related_name="draws")
+    item = models.ForeignKey("leaderboard.Item", on_delete=models.CASCADE, related_name="draws")
+    inclusion = models.FloatField()
+
+    class Meta:
+        constraints = [
+            # The engine never draws an item twice in a task.
+            models.UniqueConstraint(fields=["item"], name="draw_unique_item"),
+        ]

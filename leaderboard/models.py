@@ -1,1 +1,273 @@
-"""Models of the leaderboard app (none yet)."""
+"""Tasks, teams, items, runs and their predictions, the reference sample, estimates and snapshots.
+
+A task's items get dense indices ``0 .. n_items - 1`` in arrival order: the engine
+(:mod:`evaluation.core`) works on those integers. A run's predictions are stored as two packed
+arrays (item indices, scores), so a million-line run is one row of ~16 MB that loads into the engine
+with two ``numpy.frombuffer`` calls.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+import numpy as np
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.utils import timezone
+
+
+def _new_seed() -> int:
+    return secrets.randbits(62)
+
+
+class Team(models.Model):
+    """A group of participants; runs belong to teams, quotas count per team."""
+
+    name = models.CharField(max_length=120, unique=True)
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="teams", blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Task(models.Model):
+    """A shared task: what annotators are asked, the precision target, budget and limits."""
+
+    class State(models.TextChoices):
+        DRAFT = "draft", "draft"
+        OPEN = "open", "open"
+        CLOSED = "closed", "closed"
+
+    slug = models.SlugField(max_length=80, unique=True)
+    title = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    question = models.TextField(
+        default="Is this prediction correct?",
+        help_text="Shown to annotators above every item.",
+    )
+    display_template = models.TextField(
+        blank=True, help_text="How an item's payload is shown to annotators (empty: as a table)."
+    )
+    state = models.CharField(max_length=10, choices=State.choices, default=State.OPEN)
+    organizers = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, related_name="organized_tasks", blank=True
+    )
+    annotators = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, related_name="annotated_tasks", blank=True
+    )
+
+    # What every run's estimates must reach.
+    target_half_width = models.FloatField(
+        default=0.05, validators=[MinValueValidator(0.001), MaxValueValidator(0.5)]
+    )
+    confidence = models.FloatField(
+        default=0.95, validators=[MinValueValidator(0.5), MaxValueValidator(0.999)]
+    )
+    label_budget = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Most items the task may send to annotators (empty: none)."
+    )
+    judgments_per_item = models.PositiveSmallIntegerField(
+        default=1, validators=[MinValueValidator(1), MaxValueValidator(9)]
+    )
+    design = models.CharField(max_length=40, default="default")
+    design_options = models.JSONField(default=dict, blank=True)
+
+    # Submission limits, per team.
+    max_runs_per_team = models.PositiveIntegerField(default=20)
+    max_runs_per_team_per_day = models.PositiveIntegerField(default=5)
+    max_upload_bytes = models.PositiveBigIntegerField(default=512 * 1024 * 1024)
+    max_predictions_per_run = models.PositiveIntegerField(default=5_000_000)
+
+    # Engine bookkeeping.
+    seed = models.BigIntegerField(default=_new_seed, editable=False)
+    n_items = models.PositiveBigIntegerField(default=0, editable=False)
+    labels_version = models.PositiveBigIntegerField(default=0, editable=False)
+    reference_version = models.PositiveIntegerField(default=0, editable=False)
+    estimate_pending = models.BooleanField(default=False, editable=False)
+    estimate_requested_at = models.DateTimeField(null=True, blank=True, editable=False)
+    engine_lock_token = models.CharField(max_length=64, blank=True, editable=False)
+    engine_lock_until = models.DateTimeField(null=True, blank=True, editable=False)
+
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Item(models.Model):
+    """Something a run can predict; verified by annotators when the planner draws it."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="items")
+    key = models.CharField(max_length=512)
+    index = models.PositiveBigIntegerField()
+    payload = models.JSONField(null=True, blank=True)
+    # None until verified; then True (correct) or False (incorrect).
+    label = models.BooleanField(null=True, blank=True)
+    verified_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["task", "key"], name="item_unique_key"),
+            models.UniqueConstraint(fields=["task", "index"], name="item_unique_index"),
+        ]
+        indexes = [models.Index(fields=["task", "label"], name="item_task_label")]
+
+    def __str__(self) -> str:
+        return f"{self.task_id}:{self.key}"
+
+
+class Run(models.Model):
+    """One submission of a team to a task, and where it is in its lifecycle."""
+
+    class State(models.TextChoices):
+        RECEIVED = "received", "received"
+        VALIDATING = "validating", "validating"
+        REJECTED = "rejected", "rejected"
+        QUEUED = "queued", "queued"
+        PLANNING = "planning", "planning"
+        AWAITING_LABELS = "awaiting_labels", "awaiting labels"
+        ESTIMATING = "estimating", "estimating"
+        SCORED = "scored", "scored"
+        PARTIAL = "partial", "partial"
+        FAILED = "failed", "failed"
+
+    TERMINAL = (State.REJECTED, State.SCORED, State.PARTIAL, State.FAILED)
+    # States in which the pipeline still owes the run work (the watchdog watches these).
+    ACTIVE = (State.QUEUED, State.PLANNING, State.AWAITING_LABELS, State.ESTIMATING)
+
+    task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="runs")
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="runs")
+    submitted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="runs"
+    )
+    name = models.CharField(max_length=120)
+    description = models.TextField(blank=True)
+    state = models.CharField(max_length=20, choices=State.choices, default=State.RECEIVED)
+    reason = models.TextField(blank=True, help_text="Why the run is in its state (terminal ones).")
+    errors = models.JSONField(default=list, blank=True, help_text="Rejection problems by line.")
+    error_count = models.PositiveIntegerField(default=0)
+    # The planner's last verdict: "", "sample", "met", "exhausted", "budget_exhausted", "gave_up".
+    outcome = models.CharField(max_length=20, blank=True)
+
+    file_name = models.CharField(max_length=255, blank=True)
+    file_format = models.CharField(max_length=10, blank=True)
+    file_bytes = models.PositiveBigIntegerField(default=0)
+    sha256 = models.CharField(max_length=64, blank=True)
+    n_predictions = models.PositiveIntegerField(default=0)
+    n_new_items = models.PositiveIntegerField(default=0)
+    n_requested = models.PositiveIntegerField(default=0)
+    n_verified = models.PositiveIntegerField(default=0)
+    rounds = models.PositiveIntegerField(default=0)
+    attempts = models.PositiveIntegerField(default=0)
+    quota_refunded = models.BooleanField(default=False)
+
+    created_at = models.DateTimeField(default=timezone.now)
+    state_changed_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [
+            models.Index(fields=["task", "state"], name="run_task_state"),
+            models.Index(fields=["team", "task", "created_at"], name="run_team_quota"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.task_id}/{self.name}"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.state in self.TERMINAL
+
+
+class RunEvent(models.Model):
+    """Every state change of a run, timestamped, with its reason."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="events")
+    state = models.CharField(max_length=20, choices=Run.State.choices)
+    reason = models.TextField(blank=True)
+    at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["id"]
+
+
+class RunPredictions(models.Model):
+    """A run's predictions as packed arrays: sorted ``int64`` item indices, ``float64`` scores."""
+
+    run = models.OneToOneField(Run, on_delete=models.CASCADE, primary_key=True,
+                               related_name="predictions")
+    items = models.BinaryField()
+    scores = models.BinaryField()
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        return (np.frombuffer(bytes(self.items), dtype=np.int64),
+                np.frombuffer(bytes(self.scores), dtype=np.float64))
+
+
+class ReferenceItem(models.Model):
+    """One item of the task's reference sample of true items (for recall), with its group."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="reference_items")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    group = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["task", "item"], name="reference_unique_item"),
+        ]
+
+
+class LeaderboardSnapshot(models.Model):
+    """An immutable, versioned result of estimating every run of a task at once."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="snapshots")
+    version = models.PositiveIntegerField()
+    created_at = models.DateTimeField(default=timezone.now)
+    engine_version = models.CharField(max_length=40)
+    design = models.CharField(max_length=40)
+    labels_version = models.PositiveBigIntegerField()
+    reference_version = models.PositiveIntegerField()
+    n_labels = models.PositiveIntegerField()
+    n_reference = models.PositiveIntegerField()
+    confidence = models.FloatField()
+    published = models.BooleanField(default=True)
+    rows = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["task", "version"], name="snapshot_unique_version"),
+        ]
+
+
+class Estimate(models.Model):
+    """One metric of one run in one snapshot, with its interval."""
+
+    class Metric(models.TextChoices):
+        PRECISION = "precision", "precision"
+        RECALL = "recall", "recall"
+        F1 = "f1", "F1"
+
+    snapshot = models.ForeignKey(LeaderboardSnapshot, on_delete=models.CASCADE,
+                                 related_name="estimates")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="estimates")
+    metric = models.CharField(max_length=10, choices=Metric.choices)
+    value = models.FloatField(null=True)
+    low = models.FloatField()
+    high = models.FloatField()
+    level = models.FloatField()
+    labels_used = models.PositiveIntegerField()
+    method = models.CharField(max_length=80)
+    computed_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["snapshot", "run", "metric"],
+                                    name="estimate_unique_metric"),
+        ]

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Estimate", "Plan", "RunEstimate"]
+__all__ = ["Estimate", "Plan", "RoundRecord", "RunEstimate"]
 
 
 @dataclass(frozen=True)
@@ -112,3 +112,31 @@ class Plan:
     def done(self) -> bool:
         """True when the planner asks for nothing more for this run (met, exhausted, no budget)."""
         return self.status != "sample"
+
+
+@dataclass(frozen=True)
+class RoundRecord:
+    """A planning round as a service stores it, enough to replay it (see ``design.replay``).
+
+    Attributes
+    ----------
+    run, round : int
+        The run's index in the task state and the round number (1, 2, ...).
+    items : numpy.ndarray
+        Item ids the round drew (empty for rounds that drew nothing).
+    levels : list of float or None
+        Level per score stratum of the run (``Plan.details["levels"]``); ``None`` when the round
+        drew nothing (target met, exhausted, no budget left).
+    fraction : float
+        Share of the levels applied (``Plan.details["fraction"]``; below 1 only when a draw
+        was cut to the remaining budget).
+    seed : int or None
+        Seed of the round's draw, for the audit trail.
+    """
+
+    run: int
+    round: int
+    items: np.ndarray
+    levels: list | None = None
+    fraction: float = 1.0
+    seed: int | None = None

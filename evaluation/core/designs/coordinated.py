@@ -116,6 +116,12 @@ class _SamplingRecord:
         cells, counts = np.unique(self.cell[items], return_counts=True)
         self.run_cells.append((cells, counts.astype(float)))
 
+    def apply_levels(self, items: np.ndarray, levels: np.ndarray, fraction: float) -> None:
+        """Raise the inclusion probability of ``items`` to ``levels`` (by ``fraction`` of the way)."""
+        pi = self.inclusion[items]
+        target = np.maximum(pi, levels)
+        self.inclusion[items] = target if fraction == 1.0 else pi + (target - pi) * fraction
+
     def known_items(self, state: TaskState) -> np.ndarray:
         """Sorted ids of sampled items whose label is known."""
         return np.flatnonzero(self.requested & (state.labels >= 0))
@@ -397,22 +403,74 @@ class CoordinatedPoissonDesign:
             top_up = np.where(pi < 1.0, (new_pi - pi) / (1.0 - pi), 0.0)
         take = unrequested & (u < top_up)
         chosen = items[take]
+        fraction = 1.0
+        status = "sample"
         if chosen.size > remaining:
-            chosen = chosen[: int(remaining)]
-            new_pi = pi  # a truncated draw is not the planned design: keep the old levels
+            # The draw overshot the budget: keep a uniform subset of it, and raise the levels by
+            # the same share (each drawn item stays with probability ``remaining / drawn``).
+            fraction = float(remaining) / chosen.size
+            keep = draw_rng.choice(chosen.size, size=int(remaining), replace=False)
+            chosen = np.sort(chosen[keep])
             status = "budget_exhausted"
-        else:
-            status = "sample"
-        rec.inclusion[items] = new_pi
-        rec.requested[chosen] = True
         # The level each stratum asked for this round, take-all rule included (for replay).
-        level_by_stratum = level_of(t, np.zeros_like(shape_h), shape_h).tolist()
-        details = {"levels": level_by_stratum, "predicted_rates": rates.tolist(),
-                   "t": t, "t_needed": t_need, "cap": cap}
+        level_by_stratum = level_of(t, np.zeros_like(shape_h), shape_h)
+        rec.apply_levels(items, level_by_stratum[strata], fraction)
+        rec.requested[chosen] = True
+        details = {"levels": level_by_stratum.tolist(), "fraction": fraction,
+                   "predicted_rates": rates.tolist(), "t": t, "t_needed": t_need, "cap": cap}
         rec.log.append({"run": run, "round": rnd, "seed": seed, "n": int(chosen.size), **details})
         predicted = half_width(t)
         return Plan(run, rnd, chosen, status, predicted, current, expected_new(t) if t else 0.0,
                     seed, details)
+
+    # -- persistence ------------------------------------------------------------------------
+    def replay(self, state: TaskState, rounds) -> None:
+        """Rebuild this design's sampling record in ``state`` from its rounds, in planning order.
+
+        Parameters
+        ----------
+        state : TaskState
+            A state with every run and label, but no sampling record of this design yet.
+        rounds : iterable of RoundRecord
+            Every round :meth:`plan` returned for the task, in the order they were planned:
+            the run, the round number, the per-stratum ``levels`` and ``fraction`` (from
+            ``Plan.details``; ``None`` for rounds that drew nothing) and the drawn items.
+
+        Notes
+        -----
+        Inclusion probabilities are recomputed with the same floating-point operations as
+        :meth:`plan`, so a replayed state estimates and plans bit-for-bit like the original: a
+        service can keep only these rounds (not the per-item probabilities) and re-create the
+        engine state in any process.
+        """
+        if self.name in state.design_state:
+            raise ValueError("replay needs a state with no sampling record of this design yet")
+        rec = self.record(state)
+        for r in rounds:
+            if not 0 <= r.run < state.n_runs:
+                raise ValueError(f"round for unknown run {r.run}")
+            items = state.runs[r.run].items
+            if r.levels is not None:
+                levels = np.asarray(r.levels, dtype=float)
+                strata = rec.strata[r.run]
+                if levels.size != rec.stratum_sizes[r.run].size:
+                    raise ValueError(f"run {r.run} round {r.round}: {levels.size} levels for "
+                                     f"{rec.stratum_sizes[r.run].size} strata")
+                rec.apply_levels(items, levels[strata], float(r.fraction))
+            drawn = np.asarray(r.items, dtype=np.int64)
+            if drawn.size:
+                if rec.requested[drawn].any():
+                    raise ValueError(f"run {r.run} round {r.round} draws an item twice")
+                rec.requested[drawn] = True
+            rec.rounds[r.run] = max(rec.rounds[r.run], int(r.round))
+            rec.log.append({"run": r.run, "round": int(r.round), "seed": r.seed,
+                            "n": int(drawn.size), "levels": r.levels, "fraction": r.fraction})
+
+    def inclusion(self, state: TaskState) -> np.ndarray:
+        """Current inclusion probability of every item (read-only view)."""
+        view = self.record(state).inclusion.view()
+        view.setflags(write=False)
+        return view
 
     # -- estimation -------------------------------------------------------------------------
     def estimate(self, state: TaskState, runs=None) -> list[RunEstimate]:

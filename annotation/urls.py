@@ -1,0 +1,3 @@
+"""URL routes (filled in by the web layer)."""
+
+urlpatterns: list = []

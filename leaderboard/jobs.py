@@ -1,0 +1,49 @@
+"""Enqueue pipeline work by task name, on transaction commit.
+
+The pipeline's Celery tasks live in ``evaluation.tasks``, a higher layer: lower layers signal it by
+name (``send_task``) and never import it. Every message is sent only once the transaction that made
+the work necessary has committed, so a worker never looks for a row that does not exist yet, and a
+rolled-back upload enqueues nothing.
+"""
+
+from __future__ import annotations
+
+from celery import current_app
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+PLAN_RUN = "evaluation.plan_run"
+ESTIMATE_TASK = "evaluation.estimate_task"
+
+
+def _send(name: str, args: list, countdown: float | None = None) -> None:
+    current_app.send_task(name, args=args, countdown=countdown)
+
+
+def enqueue_plan(run_id: int) -> None:
+    """Ask a worker to plan the next round of ``run_id`` once the current transaction commits."""
+    transaction.on_commit(lambda: _send(PLAN_RUN, [run_id]))
+
+
+def enqueue_estimate(task_id: int, *, force: bool = False) -> bool:
+    """Ask for one re-estimation of ``task_id``, debounced; returns whether a message was sent.
+
+    A flag on the task (set by compare-and-set) means one is already pending: answers arriving
+    in a burst cause one estimation, not one each. The worker clears the flag when it starts, so
+    answers that arrive during an estimation schedule exactly one more. ``force`` sends a
+    message even if one is pending (the watchdog's recovery path).
+    """
+    from .models import Task
+
+    now = timezone.now()
+    updated = Task.objects.filter(pk=task_id, estimate_pending=False).update(
+        estimate_pending=True, estimate_requested_at=now
+    )
+    if not updated and not force:
+        return False
+    if force:
+        Task.objects.filter(pk=task_id).update(estimate_pending=True, estimate_requested_at=now)
+    delay = settings.ESTIMATE_DEBOUNCE_SECONDS
+    transaction.on_commit(lambda: _send(ESTIMATE_TASK, [task_id], countdown=delay or None))
+    return True

@@ -1,0 +1,1 @@
+"""Writes of the leaderboard app (HackSoft style): tasks, runs, ingestion, run lifecycle."""

@@ -1,0 +1,54 @@
+"""Run state changes: every one timestamped and logged with its reason; quota refunds."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from ..models import Run, RunEvent
+
+# Which states may follow which (anything may fail; the watchdog may re-queue active runs).
+_ALLOWED = {
+    Run.State.RECEIVED: {Run.State.VALIDATING, Run.State.REJECTED},
+    Run.State.VALIDATING: {Run.State.QUEUED, Run.State.REJECTED},
+    Run.State.QUEUED: {Run.State.PLANNING},
+    Run.State.PLANNING: {Run.State.AWAITING_LABELS, Run.State.ESTIMATING, Run.State.PLANNING,
+                         Run.State.QUEUED},
+    Run.State.AWAITING_LABELS: {Run.State.PLANNING, Run.State.ESTIMATING, Run.State.QUEUED},
+    Run.State.ESTIMATING: {Run.State.SCORED, Run.State.PARTIAL, Run.State.PLANNING,
+                           Run.State.QUEUED},
+}
+
+
+class IllegalTransition(RuntimeError):
+    """A state change the lifecycle does not allow (a bug, or a stale message)."""
+
+
+def transition_run(run: Run, state: str, reason: str = "", **fields) -> Run:
+    """Move ``run`` to ``state`` (saving ``fields`` too) and log the change.
+
+    Failing is allowed from any non-terminal state; a terminal run never changes again.
+    """
+    if run.state != state:
+        allowed = _ALLOWED.get(run.state, set())
+        if state != Run.State.FAILED and state not in allowed:
+            raise IllegalTransition(f"run {run.pk}: {run.state} -> {state}")
+        if run.is_terminal:
+            raise IllegalTransition(f"run {run.pk} is {run.state}; it cannot become {state}")
+    now = timezone.now()
+    run.state = state
+    run.state_changed_at = now
+    run.reason = reason
+    for name, value in fields.items():
+        setattr(run, name, value)
+    if state in Run.TERMINAL and run.finished_at is None:
+        run.finished_at = now
+    with transaction.atomic():
+        run.save()
+        RunEvent.objects.create(run=run, state=state, reason=reason, at=now)
+    return run
+
+
+def fail_run(run: Run, reason: str) -> Run:
+    """Fail a run for a platform reason; its submission no longer counts against the quota."""
+    return transition_run(run, Run.State.FAILED, reason, quota_refunded=True)
