@@ -117,7 +117,7 @@ class _SamplingRecord:
         self.run_cells.append((cells, counts.astype(float)))
 
     def apply_levels(self, items: np.ndarray, levels: np.ndarray, fraction: float) -> None:
-        """Raise the inclusion probability of ``items`` to ``levels`` (by ``fraction`` of the way)."""
+        """Raise the inclusion of ``items`` to ``levels`` (``fraction`` of the way there)."""
         pi = self.inclusion[items]
         target = np.maximum(pi, levels)
         self.inclusion[items] = target if fraction == 1.0 else pi + (target - pi) * fraction

@@ -14,7 +14,7 @@ def _campaign(design, n_items=4000, n_runs=4, seed=3):
     state = TaskState(n_items)
     state.set_reference(np.flatnonzero(truth)[:200])
     rounds = []
-    for r in range(n_runs):
+    for _ in range(n_runs):
         items = np.sort(rng.choice(n_items, size=1500, replace=False))
         run = state.add_run(items, rng.random(items.size))
         for _ in range(50):
