@@ -1,0 +1,119 @@
+"""``estimate_task``: estimate every run of a task at once, store a snapshot, move runs on."""
+
+from __future__ import annotations
+
+import math
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from evaluation.core import ENGINE_VERSION
+from leaderboard.jobs import enqueue_plan
+from leaderboard.models import Estimate, LeaderboardSnapshot, Run, Task
+from leaderboard.services.lifecycle import transition_run
+
+from ..engine_state import LoadedTask, load_task_state
+from ..locks import assert_lock_held, engine_lock
+
+METRICS = ("precision", "recall", "f1")
+
+
+def estimate_task(task_id: int) -> LeaderboardSnapshot | None:
+    """Re-estimate ``task_id`` and publish a snapshot; idempotent.
+
+    One job per task at a time (the engine lock). The task's ``estimate_pending`` flag is cleared
+    first, so answers that arrive while this runs schedule one more estimation. A snapshot is
+    written only when something it rests on changed (labels, reference sample, runs or their
+    states); either way, runs whose answers are all in move on: those short of the target are
+    planned again, those in final estimation end ``scored`` or ``partial`` with the reason.
+    Returns the snapshot written, or ``None``.
+    """
+    if not Task.objects.filter(pk=task_id).exists():
+        return None
+    with engine_lock(task_id) as token:
+        Task.objects.filter(pk=task_id).update(estimate_pending=False)
+        task = Task.objects.get(pk=task_id)
+        loaded = load_task_state(task)
+        results = loaded.design.estimate(loaded.state) if loaded.runs else []
+        with transaction.atomic():
+            task = assert_lock_held(task_id, token)
+            _move_runs_on(loaded, results)
+            return _store_snapshot(task, loaded, results)
+
+
+def _move_runs_on(loaded: LoadedTask, results) -> None:
+    target = loaded.task.target_half_width
+    for index, run in enumerate(loaded.runs):
+        run.refresh_from_db()
+        drawn, verified = loaded.drawn_for_run(run.pk)
+        counts = {"n_requested": drawn, "n_verified": verified}
+        if run.state == Run.State.AWAITING_LABELS and loaded.pending_in_run(index) == 0:
+            transition_run(run, Run.State.PLANNING, "answers are in: planning the next round",
+                           **counts)
+            enqueue_plan(run.pk)
+        elif run.state == Run.State.ESTIMATING:
+            precision = results[index].precision
+            state, reason = _final_state(run.outcome, precision.half_width, target,
+                                         loaded.task.label_budget, run.rounds)
+            transition_run(run, state, reason, **counts)
+        elif (run.n_requested, run.n_verified) != (drawn, verified):
+            Run.objects.filter(pk=run.pk).update(**counts)
+            run.n_requested, run.n_verified = drawn, verified
+
+
+def _final_state(outcome: str, half_width: float, target: float, budget, rounds: int):
+    if outcome in ("met", "exhausted") or half_width <= target:
+        return Run.State.SCORED, f"precision ±{half_width:.3f} meets the target ±{target:g}"
+    if outcome == "budget_exhausted":
+        return Run.State.PARTIAL, (
+            f"the task's label budget ({budget} items) is spent; precision ±{half_width:.3f} "
+            f"is wider than the target ±{target:g}")
+    return Run.State.PARTIAL, (
+        f"stopped after {rounds} planning rounds; precision ±{half_width:.3f} is wider than "
+        f"the target ±{target:g}")
+
+
+def _store_snapshot(task: Task, loaded: LoadedTask, results) -> LeaderboardSnapshot | None:
+    listed = [(i, run) for i, run in enumerate(loaded.runs) if run.state != Run.State.FAILED]
+    rows = [_row(run, results[i]) for i, run in listed]
+    latest = task.snapshots.order_by("-version").first()
+    if latest is not None and _same(latest, task, rows):
+        return None
+    version = (task.snapshots.aggregate(v=Max("version"))["v"] or 0) + 1
+    now = timezone.now()
+    snapshot = LeaderboardSnapshot.objects.create(
+        task=task, version=version, created_at=now, engine_version=ENGINE_VERSION,
+        design=loaded.design.name, labels_version=task.labels_version,
+        reference_version=task.reference_version, n_labels=loaded.state.n_labelled,
+        n_reference=loaded.state.reference.size, confidence=task.confidence, rows=rows)
+    Estimate.objects.bulk_create([
+        Estimate(snapshot=snapshot, run=run, metric=m, value=_value(getattr(results[i], m).value),
+                 low=getattr(results[i], m).low, high=getattr(results[i], m).high,
+                 level=getattr(results[i], m).level,
+                 labels_used=getattr(results[i], m).labels_used,
+                 method=getattr(results[i], m).method, computed_at=now)
+        for i, run in listed for m in METRICS], batch_size=2000)
+    return snapshot
+
+
+def _same(latest: LeaderboardSnapshot, task: Task, rows: list) -> bool:
+    return (latest.labels_version == task.labels_version
+            and latest.reference_version == task.reference_version
+            and latest.rows == rows)
+
+
+def _row(run: Run, result) -> dict:
+    row = {"run": run.pk, "name": run.name, "team": run.team.name, "state": run.state,
+           "provisional": run.state not in (Run.State.SCORED, Run.State.PARTIAL),
+           "n_predictions": run.n_predictions, "n_requested": run.n_requested,
+           "n_verified": run.n_verified}
+    for m in METRICS:
+        est = getattr(result, m)
+        row[m] = {"value": _value(est.value), "low": est.low, "high": est.high,
+                  "labels_used": est.labels_used, "method": est.method}
+    return row
+
+
+def _value(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None

@@ -1,0 +1,146 @@
+"""``plan_run``: ask the engine for a run's next round and queue exactly those items."""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from annotation.services import request_verification
+from evaluation.core import ENGINE_VERSION
+from leaderboard.jobs import enqueue_estimate, enqueue_plan
+from leaderboard.models import Item, Run
+from leaderboard.services.lifecycle import fail_run, transition_run
+
+from ..engine_state import load_task_state
+from ..locks import assert_lock_held, engine_lock
+from ..models import Draw, PlanRound
+
+log = logging.getLogger(__name__)
+
+PLANNABLE = (Run.State.QUEUED, Run.State.PLANNING, Run.State.AWAITING_LABELS)
+
+
+def plan_run(run_id: int) -> str:
+    """Plan the next round of ``run_id``; idempotent, safe to call twice or after a crash.
+
+    Returns what happened (for logs and tests): ``"missing"``, ``"skipped"`` (the run is in no
+    state to plan), ``"waiting"`` (answers of its last round are still out), ``"sample"``,
+    ``"estimating"`` (no more labels needed or possible: the run goes to final estimation) or
+    ``"failed"``. Raises :class:`~evaluation.locks.EngineBusy` when another job holds the task.
+    """
+    run = Run.objects.filter(pk=run_id).select_related("task").first()
+    if run is None:
+        return "missing"
+    if run.state not in PLANNABLE:
+        return "skipped"
+    with engine_lock(run.task_id) as token:
+        run.refresh_from_db()
+        if run.state not in PLANNABLE:
+            return "skipped"
+        try:
+            return _plan_locked(run, token)
+        except (ValueError, FloatingPointError) as exc:
+            # The engine refused the state: a platform problem, not the participant's.
+            log.exception("planning run %s failed", run.pk)
+            fail_run(run, f"platform error while planning: {exc}. Your quota was refunded.")
+            return "failed"
+
+
+def _plan_locked(run: Run, token: str) -> str:
+    task = run.task
+    loaded = load_task_state(task)
+    index = loaded.run_index[run.pk]
+    if run.state == Run.State.AWAITING_LABELS and loaded.pending_in_run(index) > 0:
+        return "waiting"
+    if run.state == Run.State.QUEUED:
+        transition_run(run, Run.State.PLANNING, "planning the first round")
+    rec = loaded.record()
+    round_no = rec.rounds[index] + 1
+    if round_no > settings.PIPELINE_MAX_ROUNDS:
+        with transaction.atomic():
+            assert_lock_held(task.pk, token)
+            transition_run(run, Run.State.ESTIMATING, "final estimation", outcome="gave_up")
+            enqueue_estimate(task.pk)
+        return "estimating"
+    rng = np.random.default_rng([task.seed, run.pk, round_no])
+    plan = loaded.design.plan(loaded.state, index, rng=rng)
+    inclusion = rec.inclusion[plan.items]
+    try:
+        with transaction.atomic():
+            assert_lock_held(task.pk, token)
+            _store_round(run, plan, inclusion)
+            return _advance(run, plan, loaded, index)
+    except IntegrityError:
+        # Another worker stored this round first (a redelivered message): nothing to do.
+        log.info("round %s of run %s already stored", round_no, run.pk)
+        return "skipped"
+
+
+def _store_round(run: Run, plan, inclusion: np.ndarray) -> PlanRound:
+    details = {k: v for k, v in plan.details.items() if k not in ("levels", "fraction")}
+    plan_round = PlanRound.objects.create(
+        task_id=run.task_id, run=run, round=plan.round, status=plan.status, seed=plan.seed,
+        levels=plan.details.get("levels"), fraction=plan.details.get("fraction", 1.0),
+        n_items=int(plan.items.size),
+        predicted_half_width=_finite(plan.predicted_half_width),
+        current_half_width=_finite(plan.current_half_width),
+        expected_labels=float(plan.expected_labels), details=_jsonable(details),
+        engine_version=ENGINE_VERSION)
+    if plan.items.size:
+        pks = dict(Item.objects.filter(task_id=run.task_id, index__in=plan.items.tolist())
+                   .values_list("index", "pk"))
+        Draw.objects.bulk_create(
+            [Draw(plan_round=plan_round, item_id=pks[int(i)], inclusion=float(p))
+             for i, p in zip(plan.items, inclusion, strict=True)], batch_size=2000)
+        request_verification(task=run.task, item_ids=[pks[int(i)] for i in plan.items],
+                             priority=plan_round.pk)
+    return plan_round
+
+
+def _advance(run: Run, plan, loaded, index: int) -> str:
+    """Move the run on after its round is stored (inside the round's transaction)."""
+    fields = {"rounds": plan.round, "outcome": plan.status,
+              "n_requested": run.n_requested + int(plan.items.size)}
+    target = loaded.task.target_half_width
+    if plan.items.size:
+        reason = (f"round {plan.round}: {plan.items.size} items sent for verification "
+                  f"(precision ±{_fmt(plan.current_half_width)} now, target ±{target:g})")
+        transition_run(run, Run.State.AWAITING_LABELS, reason, **fields)
+        return "sample"
+    if plan.status == "sample":
+        # The random draw came up empty: plan again at once (a new seed, the same levels).
+        transition_run(run, Run.State.PLANNING, f"round {plan.round} drew no item", **fields)
+        enqueue_plan(run.pk)
+        return "sample"
+    waiting = loaded.pending_in_run(index)
+    if waiting:
+        reason = f"waiting for {waiting} answers on items other runs also predicted"
+        transition_run(run, Run.State.AWAITING_LABELS, reason, **fields)
+        return "waiting"
+    transition_run(run, Run.State.ESTIMATING, "final estimation", **fields)
+    enqueue_estimate(run.task_id)
+    return "estimating"
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if x is not None and math.isfinite(x) else None
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.3f}" if x is not None and math.isfinite(x) else "∞"
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, np.integer):
+        return int(value)
+    return value

@@ -1,0 +1,67 @@
+"""``watchdog``: recover or fail pipeline work stuck past its deadline."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import F
+from django.utils import timezone
+
+from annotation.models import VerificationRequest
+from leaderboard.jobs import enqueue_estimate, enqueue_plan
+from leaderboard.models import Run, Task
+from leaderboard.services.lifecycle import fail_run
+
+log = logging.getLogger(__name__)
+
+
+def watchdog(*, now=None) -> dict:
+    """Re-queue work untouched for ``PIPELINE_STUCK_SECONDS``; fail it after too many attempts.
+
+    A run in ``queued``, ``planning`` or ``estimating`` that has not moved is re-sent to a worker
+    (its message may have been lost with a broker, or its worker killed); after
+    ``PIPELINE_MAX_ATTEMPTS`` it fails with the reason and its quota is refunded. A run awaiting
+    labels is waiting for people, not for the platform, unless none of its items is still
+    pending: then it is planned again. A task whose requested estimation never ran gets one.
+    Returns counts of what it did.
+    """
+    now = now or timezone.now()
+    deadline = now - timedelta(seconds=settings.PIPELINE_STUCK_SECONDS)
+    done = {"requeued": 0, "failed": 0, "replanned": 0, "estimates": 0}
+    stuck = Run.objects.filter(
+        state__in=(Run.State.QUEUED, Run.State.PLANNING, Run.State.ESTIMATING),
+        state_changed_at__lt=deadline)
+    for run in stuck:
+        if run.attempts >= settings.PIPELINE_MAX_ATTEMPTS:
+            fail_run(run, f"the pipeline did not finish {run.state} after {run.attempts + 1} "
+                          "attempts; your quota was refunded")
+            done["failed"] += 1
+            continue
+        moved = Run.objects.filter(pk=run.pk, state=run.state,
+                                   state_changed_at=run.state_changed_at).update(
+            attempts=F("attempts") + 1, state_changed_at=now)
+        if not moved:
+            continue
+        if run.state == Run.State.ESTIMATING:
+            enqueue_estimate(run.task_id, force=True)
+        else:
+            enqueue_plan(run.pk)
+        done["requeued"] += 1
+    idle = Run.objects.filter(state=Run.State.AWAITING_LABELS, state_changed_at__lt=deadline)
+    for run in idle:
+        pending = VerificationRequest.objects.filter(
+            item__draws__plan_round__run=run, state=VerificationRequest.State.PENDING)
+        if not pending.exists():
+            Run.objects.filter(pk=run.pk).update(state_changed_at=now)
+            enqueue_plan(run.pk)
+            done["replanned"] += 1
+    for task_id in Task.objects.filter(estimate_pending=True,
+                                       estimate_requested_at__lt=deadline).values_list(
+            "pk", flat=True):
+        enqueue_estimate(task_id, force=True)
+        done["estimates"] += 1
+    if any(done.values()):
+        log.warning("watchdog: %s", done)
+    return done

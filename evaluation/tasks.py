@@ -1,0 +1,34 @@
+"""Celery tasks of the pipeline: each takes ids, re-fetches, and calls one idempotent service.
+
+Acknowledged late (settings), so a killed worker's message is redelivered; transient database and
+lock contention errors are retried with backoff. Lower layers enqueue these by name
+(``leaderboard.jobs``).
+"""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.db import InterfaceError, OperationalError
+
+from . import services
+from .locks import EngineBusy
+
+TRANSIENT = (EngineBusy, OperationalError, InterfaceError)
+RETRY = {"autoretry_for": TRANSIENT, "retry_backoff": 1, "retry_backoff_max": 30,
+         "retry_jitter": True, "max_retries": 50}
+
+
+@shared_task(name="evaluation.plan_run", **RETRY)
+def plan_run(run_id: int) -> str:
+    return services.plan_run(run_id)
+
+
+@shared_task(name="evaluation.estimate_task", **RETRY)
+def estimate_task(task_id: int) -> int | None:
+    snapshot = services.estimate_task(task_id)
+    return snapshot.version if snapshot else None
+
+
+@shared_task(name="evaluation.watchdog", **RETRY)
+def watchdog() -> dict:
+    return services.watchdog()

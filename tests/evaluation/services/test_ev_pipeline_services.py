@@ -1,0 +1,208 @@
+"""The pipeline services (plan, estimate, watchdog) driven in-process, message by message."""
+
+from datetime import timedelta
+
+import numpy as np
+import pytest
+from django.utils import timezone
+from pipeline_support import (
+    PipelineDriver,
+    add_items,
+    add_run,
+    annotator,
+    answer_all,
+    make_task,
+    make_team,
+)
+
+from annotation.models import VerificationRequest
+from evaluation.core.designs import CoordinatedPoissonDesign
+from evaluation.core.results import RoundRecord
+from evaluation.core.state import TaskState
+from evaluation.locks import EngineBusy, engine_lock
+from evaluation.models import Draw, PlanRound
+from evaluation.services import estimate_task, plan_run, watchdog
+from leaderboard.models import Estimate, LeaderboardSnapshot, ReferenceItem, Run
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+N = 1500
+
+
+@pytest.fixture
+def world(monkeypatch):
+    rng = np.random.default_rng(7)
+    task = make_task(target_half_width=0.06)
+    items = add_items(task, N)
+    truth = {i: bool(t) for i, t in enumerate(rng.random(N) < 0.75)}
+    true_items = [i for i, t in truth.items() if t]
+    for i in rng.choice(true_items, 150, replace=False):
+        ReferenceItem.objects.create(task=task, item=items[int(i)], group=f"g{int(i) % 40}")
+    team = make_team("A")
+    runs = [add_run(task, team, rng.choice(N, 700, replace=False), rng.random(700), f"r{k}")
+            for k in range(3)]
+    return {"task": task, "truth": truth, "runs": runs, "team": team, "rng": rng,
+            "driver": PipelineDriver(monkeypatch), "user": annotator(task)}
+
+
+def settle(world, max_cycles=40):
+    driver, task = world["driver"], world["task"]
+    for _ in range(max_cycles):
+        driver.drain()
+        if not answer_all(task, world["truth"], world["user"]):
+            driver.drain()
+            if not VerificationRequest.objects.filter(task=task, state="pending").exists():
+                return
+    raise AssertionError("pipeline did not finish")
+
+
+def enqueue_all(world):
+    for run in world["runs"]:
+        world["driver"].sent.append(("evaluation.plan_run", [run.pk]))
+
+
+def direct_estimates(task):
+    """An independent rebuild of the engine state from the rows, estimated by the core."""
+    runs = list(Run.objects.filter(task=task).order_by("id"))
+    state = TaskState(task.n_items)
+    for run in runs:
+        state.add_run(np.frombuffer(bytes(run.predictions.items), np.int64),
+                      np.frombuffer(bytes(run.predictions.scores), np.float64))
+    labelled = [(it.index, it.label) for it in task.items.exclude(label=None)]
+    state.set_labels([i for i, _ in labelled], [v for _, v in labelled])
+    ref = list(ReferenceItem.objects.filter(task=task).order_by("id"))
+    groups = {g: k for k, g in enumerate(sorted({r.group for r in ref}))}
+    state.set_reference([r.item.index for r in ref], [groups[r.group] for r in ref])
+    position = {run.pk: i for i, run in enumerate(runs)}
+    rounds = [RoundRecord(position[pr.run_id], pr.round,
+                          np.sort([d.item.index for d in pr.draws.all()]).astype(np.int64),
+                          pr.levels, pr.fraction, pr.seed)
+              for pr in PlanRound.objects.filter(task=task).order_by("id")]
+    design = CoordinatedPoissonDesign(target_half_width=task.target_half_width,
+                                      confidence=task.confidence, budget=task.label_budget)
+    design.replay(state, rounds)
+    return runs, design.estimate(state)
+
+
+def test_runs_reach_scored_and_stored_estimates_equal_the_core(world):
+    task = world["task"]
+    enqueue_all(world)
+    settle(world)
+    runs = list(Run.objects.filter(task=task).order_by("id"))
+    assert [r.state for r in runs] == ["scored"] * 3, [(r.state, r.reason) for r in runs]
+    snapshot = LeaderboardSnapshot.objects.filter(task=task).order_by("-version").first()
+    rows, results = direct_estimates(task)
+    for run, result in zip(rows, results, strict=True):
+        for metric in ("precision", "recall", "f1"):
+            stored = Estimate.objects.get(snapshot=snapshot, run=run, metric=metric)
+            est = getattr(result, metric)
+            assert (stored.value, stored.low, stored.high, stored.labels_used) == (
+                est.value, est.low, est.high, est.labels_used)
+        assert run.reason.startswith("precision ±")
+        assert result.precision.half_width <= task.target_half_width
+        assert run.n_verified == run.n_requested > 0
+    # Every draw was queued exactly once and answered.
+    assert Draw.objects.count() == VerificationRequest.objects.filter(state="resolved").count()
+    states = [e.state for e in runs[0].events.all()]
+    assert states[0] == "planning" and states[-1] == "scored" and "awaiting_labels" in states
+
+
+def test_identical_run_needs_no_new_labels(world):
+    task = world["task"]
+    enqueue_all(world)
+    settle(world)
+    before = Draw.objects.count()
+    first = Run.objects.filter(task=task).order_by("id").first()
+    items, scores = first.predictions.arrays()
+    twin = add_run(task, world["team"], items, scores, "twin")
+    world["driver"].sent.append(("evaluation.plan_run", [twin.pk]))
+    settle(world)
+    twin.refresh_from_db()
+    assert twin.state == "scored" and Draw.objects.count() == before
+
+
+def test_plan_is_idempotent(world):
+    run = world["runs"][0]
+    assert plan_run(run.pk) == "sample"
+    requests = VerificationRequest.objects.count()
+    assert plan_run(run.pk) == "waiting"
+    assert VerificationRequest.objects.count() == requests
+    assert PlanRound.objects.filter(run=run).count() == 1
+
+
+def test_budget_exhausted_ends_partial_with_reason(world):
+    task = world["task"]
+    task.label_budget = 40
+    task.save()
+    enqueue_all(world)
+    settle(world)
+    runs = list(Run.objects.filter(task=task))
+    assert Draw.objects.count() <= 40
+    assert any(r.state == "partial" for r in runs)
+    partial = next(r for r in runs if r.state == "partial")
+    assert "label budget (40 items) is spent" in partial.reason
+
+
+def test_estimate_writes_no_new_snapshot_when_nothing_changed(world):
+    enqueue_all(world)
+    settle(world)
+    task = world["task"]
+    count = LeaderboardSnapshot.objects.filter(task=task).count()
+    assert estimate_task(task.pk) is None
+    assert LeaderboardSnapshot.objects.filter(task=task).count() == count
+
+
+def test_engine_lock_is_exclusive(world):
+    task = world["task"]
+    with engine_lock(task.pk):
+        with pytest.raises(EngineBusy):
+            plan_run(world["runs"][0].pk)
+        with pytest.raises(EngineBusy), engine_lock(task.pk):
+            pass
+    assert plan_run(world["runs"][0].pk) == "sample"
+
+
+def test_expired_lock_is_taken_over(world):
+    task = world["task"]
+    with engine_lock(task.pk, seconds=-1):
+        assert plan_run(world["runs"][0].pk) == "sample"
+
+
+def test_engine_error_fails_the_run_and_refunds_quota(world, monkeypatch):
+    def broken(*args, **kwargs):
+        raise ValueError("state is inconsistent")
+
+    monkeypatch.setattr(CoordinatedPoissonDesign, "plan", broken)
+    run = world["runs"][0]
+    assert plan_run(run.pk) == "failed"
+    run.refresh_from_db()
+    assert run.state == "failed" and run.quota_refunded
+    assert "platform error while planning: state is inconsistent" in run.reason
+
+
+def test_watchdog_requeues_then_fails_stuck_runs(world, settings):
+    settings.PIPELINE_MAX_ATTEMPTS = 1
+    run = world["runs"][0]
+    old = timezone.now() - timedelta(seconds=settings.PIPELINE_STUCK_SECONDS + 5)
+    Run.objects.filter(pk=run.pk).update(state_changed_at=old)
+    assert watchdog()["requeued"] == 1
+    assert world["driver"].sent[-1] == ("evaluation.plan_run", [run.pk])
+    Run.objects.filter(pk=run.pk).update(state_changed_at=old)
+    assert watchdog()["failed"] == 1
+    run.refresh_from_db()
+    assert run.state == "failed" and run.quota_refunded and "attempts" in run.reason
+
+
+def test_watchdog_resends_a_lost_estimation(world, settings):
+    task = world["task"]
+    old = timezone.now() - timedelta(seconds=settings.PIPELINE_STUCK_SECONDS + 5)
+    type(task).objects.filter(pk=task.pk).update(estimate_pending=True, estimate_requested_at=old)
+    assert watchdog()["estimates"] == 1
+    assert world["driver"].sent[-1] == ("evaluation.estimate_task", [task.pk])
+
+
+def test_plan_skips_terminal_and_missing_runs(world):
+    run = world["runs"][0]
+    Run.objects.filter(pk=run.pk).update(state="scored")
+    assert plan_run(run.pk) == "skipped"
+    assert plan_run(10**9) == "missing"

@@ -1,0 +1,86 @@
+"""Test support: build tasks and runs directly in the database, and drive the pipeline in-process.
+
+`PipelineDriver` records the messages the services enqueue (``leaderboard.jobs._send``) and runs
+them one by one in this process, so service tests are deterministic and need no broker; the
+integration suite runs the same services in a real worker over Redis.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from django.contrib.auth import get_user_model
+
+from annotation.models import VerificationRequest
+from annotation.services import submit_judgment
+from evaluation import services
+from leaderboard.models import Item, Run, RunPredictions, Task, Team
+
+
+def make_task(**fields) -> Task:
+    fields.setdefault("slug", "t")
+    fields.setdefault("title", "T")
+    return Task.objects.create(**fields)
+
+
+def add_items(task: Task, n: int) -> list[Item]:
+    start = task.n_items
+    items = Item.objects.bulk_create(
+        [Item(task=task, key=f"k{start + i}", index=start + i) for i in range(n)])
+    Task.objects.filter(pk=task.pk).update(n_items=start + n)
+    task.refresh_from_db()
+    return items
+
+
+def make_team(name="A", *members) -> Team:
+    team = Team.objects.create(name=name)
+    team.members.add(*members)
+    return team
+
+
+def add_run(task: Task, team: Team, indices, scores=None, name="run") -> Run:
+    indices = np.asarray(indices, dtype=np.int64)
+    order = np.argsort(indices)
+    indices = indices[order]
+    scores = np.ones(indices.size) if scores is None else np.asarray(scores, float)[order]
+    run = Run.objects.create(task=task, team=team, name=name, state=Run.State.QUEUED,
+                             n_predictions=indices.size)
+    RunPredictions.objects.create(run=run, items=indices.tobytes(), scores=scores.tobytes())
+    return run
+
+
+def annotator(task: Task, name="ann"):
+    user, _ = get_user_model().objects.get_or_create(username=name)
+    task.annotators.add(user)
+    return user
+
+
+class PipelineDriver:
+    """Collects enqueued pipeline messages and runs them in this process, in order."""
+
+    def __init__(self, monkeypatch):
+        self.sent: list[tuple[str, list]] = []
+        monkeypatch.setattr("leaderboard.jobs._send",
+                            lambda name, args, countdown=None: self.sent.append((name, args)))
+
+    def drain(self, limit: int = 1000) -> list[tuple[str, list, object]]:
+        """Run queued messages until none is left; returns (name, args, result) of each."""
+        done = []
+        for _ in range(limit):
+            if not self.sent:
+                return done
+            name, args = self.sent.pop(0)
+            fn = {"evaluation.plan_run": services.plan_run,
+                  "evaluation.estimate_task": services.estimate_task}[name]
+            done.append((name, args, fn(*args)))
+        raise AssertionError("pipeline did not settle")
+
+
+def answer_all(task: Task, truth: dict[int, bool], user) -> int:
+    """Answer every pending request of ``task`` from ``truth`` (item index -> correct)."""
+    n = 0
+    pending = VerificationRequest.objects.filter(task=task, state="pending").select_related("item")
+    for req in pending:
+        answer = "correct" if truth[req.item.index] else "incorrect"
+        submit_judgment(request_id=req.pk, annotator=user, answer=answer)
+        n += 1
+    return n
