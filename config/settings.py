@@ -137,6 +137,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -256,3 +257,6 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+# Static files are served by the app itself (WhiteNoise), straight from the apps' static folders
+# unless `collectstatic` has been run: the embedded default needs no web server in front.
+WHITENOISE_USE_FINDERS = True
