@@ -122,7 +122,10 @@ def _resolve_if_decided(request: VerificationRequest) -> bool:
     ).update(state=VerificationRequest.State.RESOLVED, resolved_at=now)
     if not updated:
         return False
-    Item.objects.filter(pk=request.item_id).update(label=label, verified_at=now)
+    # Bumping the version locks the task row until commit, so label sequence numbers are
+    # handed out in commit order: a reader that sees version v sees every label up to v.
     Task.objects.filter(pk=request.task_id).update(labels_version=F("labels_version") + 1)
+    seq = Task.objects.filter(pk=request.task_id).values_list("labels_version", flat=True)[0]
+    Item.objects.filter(pk=request.item_id).update(label=label, verified_at=now, label_seq=seq)
     enqueue_estimate(request.task_id)
     return True

@@ -44,6 +44,8 @@ class LoadedTask:
     run_index: dict  # Run.pk -> engine run index
     rounds: list  # RoundRecord, in planning order
     round_runs: list  # Run.pk of each entry of ``rounds``
+    labels_version: int  # the state holds exactly the labels with ``label_seq <= labels_version``
+    reference_version: int  # the reference sample's version when loading began
 
     def record(self):
         return self.design.record(self.state)
@@ -67,18 +69,25 @@ class LoadedTask:
 
 def load_task_state(task: Task) -> LoadedTask:
     """Load ``task``'s runs, labels, reference sample and replayed sampling record."""
-    state = TaskState(int(task.n_items))
+    # Read the label version first: labels up to it are committed, later ones are left out, so
+    # the state rests on exactly the label set ``labels_version`` names, however busy the queue.
+    # The item count is read after the runs and the reference sample, so it covers every item
+    # they name even if an upload commits meanwhile.
+    labels_version, reference_version = (Task.objects.filter(pk=task.pk)
+                                         .values_list("labels_version", "reference_version").get())
     runs = list(Run.objects.filter(task=task, state__in=ENGINE_STATES)
                 .select_related("predictions", "team").order_by("id"))
+    reference = list(ReferenceItem.objects.filter(task=task).order_by("id")
+                     .values_list("item__index", "group"))
+    n_items = Task.objects.filter(pk=task.pk).values_list("n_items", flat=True).get()
+    state = TaskState(int(n_items))
     for run in runs:
         items, scores = run.predictions.arrays()
         state.add_run(items, scores, name=run.name)
-    labelled = np.array(Item.objects.filter(task=task, label__isnull=False)
+    labelled = np.array(Item.objects.filter(task=task, label_seq__lte=labels_version)
                         .values_list("index", "label"), dtype=np.int64).reshape(-1, 2)
     if labelled.size:
         state.set_labels(labelled[:, 0], labelled[:, 1])
-    reference = list(ReferenceItem.objects.filter(task=task).order_by("id")
-                     .values_list("item__index", "group"))
     if reference:
         items = np.array([r[0] for r in reference], dtype=np.int64)
         _, groups = np.unique(np.array([r[1] or f"#{i}" for i, r in enumerate(reference)],
@@ -88,7 +97,8 @@ def load_task_state(task: Task) -> LoadedTask:
     rounds, round_runs = _rounds(task, run_index)
     design = design_for(task)
     design.replay(state, rounds)
-    return LoadedTask(task, state, design, runs, run_index, rounds, round_runs)
+    return LoadedTask(task, state, design, runs, run_index, rounds, round_runs, labels_version,
+                      reference_version)
 
 
 def _rounds(task: Task, run_index: dict) -> tuple[list, list]:

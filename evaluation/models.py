@@ -30,6 +30,8 @@ class PlanRound(models.Model):
     current_half_width = models.FloatField(null=True)
     expected_labels = models.FloatField(default=0.0)
     details = models.JSONField(default=dict)
+    # The label set the planner saw: items with ``label_seq <= labels_version``.
+    labels_version = models.PositiveBigIntegerField(default=0)
     engine_version = models.CharField(max_length=40)
     created_at = models.DateTimeField(default=timezone.now)
 

@@ -109,6 +109,9 @@ class Item(models.Model):
     # None until verified; then True (correct) or False (incorrect).
     label = models.BooleanField(null=True, blank=True)
     verified_at = models.DateTimeField(null=True, blank=True)
+    # The task's ``labels_version`` this label created: a reader that saw version ``v`` knows
+    # exactly which labels it rests on (those with ``label_seq <= v``).
+    label_seq = models.PositiveBigIntegerField(null=True, blank=True)
 
     class Meta:
         constraints = [

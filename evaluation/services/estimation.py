@@ -78,14 +78,14 @@ def _store_snapshot(task: Task, loaded: LoadedTask, results) -> LeaderboardSnaps
     listed = [(i, run) for i, run in enumerate(loaded.runs) if run.state != Run.State.FAILED]
     rows = [_row(run, results[i]) for i, run in listed]
     latest = task.snapshots.order_by("-version").first()
-    if latest is not None and _same(latest, task, rows):
+    if latest is not None and _same(latest, loaded, rows):
         return None
     version = (task.snapshots.aggregate(v=Max("version"))["v"] or 0) + 1
     now = timezone.now()
     snapshot = LeaderboardSnapshot.objects.create(
         task=task, version=version, created_at=now, engine_version=ENGINE_VERSION,
-        design=loaded.design.name, labels_version=task.labels_version,
-        reference_version=task.reference_version, n_labels=loaded.state.n_labelled,
+        design=loaded.design.name, labels_version=loaded.labels_version,
+        reference_version=loaded.reference_version, n_labels=loaded.state.n_labelled,
         n_reference=loaded.state.reference.size, confidence=task.confidence, rows=rows)
     Estimate.objects.bulk_create([
         Estimate(snapshot=snapshot, run=run, metric=m, value=_value(getattr(results[i], m).value),
@@ -97,9 +97,9 @@ def _store_snapshot(task: Task, loaded: LoadedTask, results) -> LeaderboardSnaps
     return snapshot
 
 
-def _same(latest: LeaderboardSnapshot, task: Task, rows: list) -> bool:
-    return (latest.labels_version == task.labels_version
-            and latest.reference_version == task.reference_version
+def _same(latest: LeaderboardSnapshot, loaded: LoadedTask, rows: list) -> bool:
+    return (latest.labels_version == loaded.labels_version
+            and latest.reference_version == loaded.reference_version
             and latest.rows == rows)
 
 

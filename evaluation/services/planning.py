@@ -72,7 +72,7 @@ def _plan_locked(run: Run, token: str) -> str:
     try:
         with transaction.atomic():
             assert_lock_held(task.pk, token)
-            _store_round(run, plan, inclusion)
+            _store_round(run, plan, inclusion, loaded.labels_version)
             return _advance(run, plan, loaded, index)
     except IntegrityError:
         # Another worker stored this round first (a redelivered message): nothing to do.
@@ -80,7 +80,7 @@ def _plan_locked(run: Run, token: str) -> str:
         return "skipped"
 
 
-def _store_round(run: Run, plan, inclusion: np.ndarray) -> PlanRound:
+def _store_round(run: Run, plan, inclusion: np.ndarray, labels_version: int) -> PlanRound:
     details = {k: v for k, v in plan.details.items() if k not in ("levels", "fraction")}
     plan_round = PlanRound.objects.create(
         task_id=run.task_id, run=run, round=plan.round, status=plan.status, seed=plan.seed,
@@ -89,7 +89,7 @@ def _store_round(run: Run, plan, inclusion: np.ndarray) -> PlanRound:
         predicted_half_width=_finite(plan.predicted_half_width),
         current_half_width=_finite(plan.current_half_width),
         expected_labels=float(plan.expected_labels), details=_jsonable(details),
-        engine_version=ENGINE_VERSION)
+        labels_version=labels_version, engine_version=ENGINE_VERSION)
     if plan.items.size:
         pks = dict(Item.objects.filter(task_id=run.task_id, index__in=plan.items.tolist())
                    .values_list("index", "pk"))

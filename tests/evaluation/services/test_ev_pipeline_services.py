@@ -68,7 +68,7 @@ def direct_estimates(task):
     for run in runs:
         state.add_run(np.frombuffer(bytes(run.predictions.items), np.int64),
                       np.frombuffer(bytes(run.predictions.scores), np.float64))
-    labelled = [(it.index, it.label) for it in task.items.exclude(label=None)]
+    labelled = [(it.index, it.label) for it in task.items.exclude(label_seq=None)]
     state.set_labels([i for i, _ in labelled], [v for _, v in labelled])
     ref = list(ReferenceItem.objects.filter(task=task).order_by("id"))
     groups = {g: k for k, g in enumerate(sorted({r.group for r in ref}))}
