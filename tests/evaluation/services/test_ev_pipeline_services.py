@@ -206,3 +206,12 @@ def test_plan_skips_terminal_and_missing_runs(world):
     Run.objects.filter(pk=run.pk).update(state="scored")
     assert plan_run(run.pk) == "skipped"
     assert plan_run(10**9) == "missing"
+
+
+def test_independent_replay_of_plans_and_estimates_matches(world):
+    from engine_audit import audit_task
+
+    enqueue_all(world)
+    settle(world)
+    audit = audit_task(world["task"])
+    assert audit["rounds"] >= 3 and audit["estimates"] == 9
