@@ -1,3 +1,12 @@
-"""URL routes (filled in by the web layer)."""
+"""The annotator pages (mounted at ``annotate/``)."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from . import views
+
+app_name = "annotation"
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("<slug:slug>/", views.annotate, name="task"),
+]

@@ -4,10 +4,11 @@ import uuid
 
 import pytest
 from django.contrib.auth import get_user_model
-from pipeline_support import PipelineDriver, add_items, annotator, make_task
 
 from annotation.models import Judgment, VerificationRequest
 from annotation.services import JudgmentError, request_verification, submit_judgment
+
+from pipeline_support import PipelineDriver, add_items, annotator, make_task
 
 pytestmark = pytest.mark.django_db
 

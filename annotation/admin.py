@@ -1,0 +1,69 @@
+"""Admin for the verification queue: requests with their judgments, and judgments alone.
+
+Everything is read-only: answers enter through the annotator pages (or the API), where they are
+made idempotent and aggregated; an edit here would not update the item's label.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from .models import Judgment, VerificationRequest
+
+
+class OrganizerScopedAdmin(admin.ModelAdmin):
+    """Lists only rows of tasks the (non-superuser) staff user organizes."""
+
+    task_path = "task"
+
+    def get_queryset(self, request):
+        qs = super().get_queryset(request)
+        if request.user.is_superuser:
+            return qs
+        return qs.filter(**{f"{self.task_path}__organizers": request.user})
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+class JudgmentInline(admin.TabularInline):
+    model = Judgment
+    extra = 0
+    can_delete = False
+    fields = ("annotator", "answer", "counted", "seconds_spent", "justification", "created_at",
+              "client_id")
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(VerificationRequest)
+class VerificationRequestAdmin(OrganizerScopedAdmin):
+    list_display = ("id", "item", "task", "state", "judgments_counted", "judgments_required",
+                    "priority", "created_at", "resolved_at")
+    list_filter = ("state", "task")
+    search_fields = ("item__key",)
+    list_select_related = ("item", "task")
+    readonly_fields = ("task", "item", "state", "judgments_required", "judgments_counted",
+                       "priority", "created_at", "resolved_at")
+    inlines = (JudgmentInline,)
+    show_full_result_count = False
+
+
+@admin.register(Judgment)
+class JudgmentAdmin(OrganizerScopedAdmin):
+    task_path = "request__task"
+    list_display = ("id", "item_key", "annotator", "answer", "counted", "seconds_spent",
+                    "created_at")
+    list_filter = ("answer", "counted", "request__task")
+    search_fields = ("annotator__username", "request__item__key", "client_id")
+    list_select_related = ("annotator", "request__item")
+    readonly_fields = ("request", "annotator", "client_id", "answer", "justification",
+                       "seconds_spent", "counted", "created_at")
+    date_hierarchy = "created_at"
+    show_full_result_count = False
+
+    @admin.display(description="item", ordering="request__item__key")
+    def item_key(self, obj):
+        return obj.request.item.key

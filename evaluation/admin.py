@@ -1,0 +1,55 @@
+"""Admin for the sampling record: planning rounds and the items they drew (append-only)."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.db.models import Count
+
+from .models import Draw, PlanRound
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """The sampling record is what estimates are recomputed from: never edited by hand."""
+
+    task_path = "plan_round__task"
+
+    def get_queryset(self, request):
+        qs = super().get_queryset(request)
+        if request.user.is_superuser:
+            return qs
+        return qs.filter(**{f"{self.task_path}__organizers": request.user})
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(PlanRound)
+class PlanRoundAdmin(ReadOnlyAdmin):
+    task_path = "task"
+    list_display = ("id", "task", "run", "round", "status", "n_items", "draw_count",
+                    "predicted_half_width", "current_half_width", "expected_labels",
+                    "engine_version", "created_at")
+    list_filter = ("status", "task")
+    search_fields = ("run__name",)
+    list_select_related = ("task", "run")
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_draws=Count("draws"))
+
+    @admin.display(description="draws", ordering="_draws")
+    def draw_count(self, obj):
+        return obj._draws
+
+
+@admin.register(Draw)
+class DrawAdmin(ReadOnlyAdmin):
+    list_display = ("id", "item", "plan_round", "inclusion")
+    search_fields = ("item__key",)
+    list_select_related = ("item", "plan_round")
+    show_full_result_count = False

@@ -1,0 +1,169 @@
+"""The processes `manage.py demo` runs: a Celery worker with beat, the web server and, optionally,
+simulated annotators; started in their own sessions and stopped together on Ctrl-C / SIGTERM."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class Child:
+    name: str
+    argv: list[str]
+    log: Path
+    # An essential child that exits ends the demo; the others may finish on their own.
+    essential: bool = True
+    proc: subprocess.Popen | None = field(default=None, repr=False)
+
+    def tail(self, lines: int = 15) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except FileNotFoundError:
+            return "(no log)"
+
+
+class Supervisor:
+    """Starts children (each in a new session, output to its log) and stops them all."""
+
+    def __init__(self, *, cwd: Path, write, env: dict | None = None):
+        self.cwd = cwd
+        self.write = write
+        self.env = env if env is not None else dict(os.environ)
+        self.children: list[Child] = []
+        self.stop_requested = False
+
+    def start(self, child: Child) -> Child:
+        child.log.parent.mkdir(parents=True, exist_ok=True)
+        with child.log.open("ab") as log:
+            log.write(f"\n===== {' '.join(child.argv)}\n".encode())
+            log.flush()
+            # A session of its own: a Ctrl-C in the terminal reaches only the demo, which then
+            # stops each child's whole process group (gunicorn workers, celery beat) in order.
+            child.proc = subprocess.Popen(child.argv, cwd=self.cwd, env=self.env,
+                                          stdin=subprocess.DEVNULL, stdout=log,
+                                          stderr=subprocess.STDOUT, start_new_session=True)
+        self.children.append(child)
+        return child
+
+    def request_stop(self, *_signal_args) -> None:
+        self.stop_requested = True
+
+    def dead_essential(self) -> Child | None:
+        for child in self.children:
+            if child.essential and child.proc.poll() is not None:
+                return child
+        return None
+
+    def watch(self, poll: float = 0.5) -> int:
+        """Wait until a stop is requested (0) or an essential child exits (1)."""
+        reported = set()
+        while not self.stop_requested:
+            dead = self.dead_essential()
+            if dead is not None:
+                self.write(f"{dead.name} exited with code {dead.proc.returncode}; last lines of "
+                           f"{dead.log}:\n{dead.tail()}")
+                return 1
+            for child in self.children:
+                if not child.essential and child.name not in reported \
+                        and child.proc.poll() is not None:
+                    reported.add(child.name)
+                    self.write(f"{child.name} finished: {child.tail(1)}")
+            time.sleep(poll)
+        return 0
+
+    def stop_all(self, timeout: float = 20.0) -> None:
+        """SIGTERM every child's process group (newest first), SIGKILL what outlives ``timeout``."""
+        for child in reversed(self.children):
+            if child.proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(child.proc.pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        for child in reversed(self.children):
+            try:
+                child.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(child.proc.pid, signal.SIGKILL)
+                child.proc.wait(timeout=10)
+
+
+def port_open(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex((host, port)) == 0
+
+
+def web_command(host: str, port: int) -> list[str]:
+    """gunicorn when installed (static files come from WhiteNoise), else Django's runserver."""
+    if importlib.util.find_spec("gunicorn") is not None:
+        return [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--bind",
+                f"{host}:{port}", "--workers", "2", "--access-logfile", "-"]
+    return [sys.executable, "manage.py", "runserver", f"{host}:{port}", "--noreload",
+            "--insecure"]
+
+
+class DemoProcesses:
+    def __init__(self, *, base_dir: Path, host: str, port: int, stdout, stderr):
+        self.base_dir = base_dir
+        self.host, self.port = host, port
+        self.stdout, self.stderr = stdout, stderr
+        self.log_dir = base_dir / "var" / "demo"
+
+    def run(self, *, simulate_args: list[str] | None, banner: str,
+            ready_timeout: float = 60.0) -> int:
+        """Run the worker and the web server until Ctrl-C / SIGTERM; returns an exit code."""
+        if port_open(self.host, self.port):
+            self.stderr.write(f"{self.host}:{self.port} is already in use; choose another --port")
+            return 2
+        supervisor = Supervisor(cwd=self.base_dir, write=self.stderr.write)
+        previous = {sig: signal.signal(sig, supervisor.request_stop)
+                    for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            supervisor.start(Child("worker", [
+                sys.executable, "-m", "celery", "-A", "config", "worker", "-B", "--pool=solo",
+                "--loglevel=info"], self.log_dir / "worker.log"))
+            supervisor.start(Child("web server", web_command(self.host, self.port),
+                                   self.log_dir / "web.log"))
+            code = self._wait_until_ready(supervisor, ready_timeout)
+            if code is not None:
+                return code
+            if simulate_args:
+                supervisor.start(Child("simulated annotators",
+                                       [sys.executable, "manage.py", *simulate_args],
+                                       self.log_dir / "annotators.log", essential=False))
+            self.stdout.write(banner)
+            self.stdout.write(f"Logs: {self.log_dir}/ (worker.log, web.log"
+                              f"{', annotators.log' if simulate_args else ''})")
+            return supervisor.watch()
+        finally:
+            self.stdout.write("Stopping the demo processes ...")
+            supervisor.stop_all()
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            self.stdout.write("Stopped.")
+
+    def _wait_until_ready(self, supervisor: Supervisor, timeout: float) -> int | None:
+        deadline = time.monotonic() + timeout
+        while not port_open(self.host, self.port):
+            if supervisor.stop_requested:
+                return 0
+            dead = supervisor.dead_essential()
+            if dead is not None:
+                self.stderr.write(f"{dead.name} exited with code {dead.proc.returncode} while "
+                                  f"starting; last lines of {dead.log}:\n{dead.tail()}")
+                return 1
+            if time.monotonic() > deadline:
+                self.stderr.write(f"the web server did not listen on {self.host}:{self.port} "
+                                  f"within {timeout:g}s; see {self.log_dir / 'web.log'}")
+                return 1
+            time.sleep(0.2)
+        return None

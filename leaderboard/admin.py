@@ -1,0 +1,275 @@
+"""Admin for tasks, teams, items, runs and results.
+
+Organizers (staff users without superuser rights) see and edit only the tasks they organize;
+a task created in the admin gets its creator as an organizer. Engine bookkeeping, verified
+labels, predictions and snapshots are read-only here: they are written by the pipeline, and an
+edit in the admin would bypass the label and reference versions the estimator relies on.
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin
+from django.db.models import Count
+from django.db.models.functions import Length
+
+from evaluation.core.designs import make_design
+
+from .models import (
+    Estimate,
+    Item,
+    LeaderboardSnapshot,
+    ReferenceItem,
+    Run,
+    RunEvent,
+    RunPredictions,
+    Task,
+    Team,
+)
+
+
+class OrganizerScopedAdmin(admin.ModelAdmin):
+    """Lists only rows of tasks the (non-superuser) staff user organizes."""
+
+    task_path = "task"
+
+    def get_queryset(self, request):
+        qs = super().get_queryset(request)
+        if request.user.is_superuser:
+            return qs
+        # (task, organizer) pairs are unique, so this join adds no duplicate rows.
+        return qs.filter(**{f"{self.task_path}__organizers": request.user})
+
+
+@admin.register(Team)
+class TeamAdmin(admin.ModelAdmin):
+    list_display = ("name", "member_count", "run_count", "created_at")
+    search_fields = ("name", "members__username")
+    filter_horizontal = ("members",)
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(
+            _members=Count("members", distinct=True), _runs=Count("runs", distinct=True))
+
+    @admin.display(description="members", ordering="_members")
+    def member_count(self, obj):
+        return obj._members
+
+    @admin.display(description="runs", ordering="_runs")
+    def run_count(self, obj):
+        return obj._runs
+
+
+class TaskAdminForm(forms.ModelForm):
+    class Meta:
+        model = Task
+        fields = "__all__"
+
+    def clean(self):
+        data = super().clean()
+        design = data.get("design", getattr(self.instance, "design", None))
+        options = data.get("design_options", getattr(self.instance, "design_options", None))
+        if self.errors or design is None:
+            return data
+        if not isinstance(options, dict):
+            self.add_error("design_options", "must be a JSON object")
+            return data
+        try:
+            make_design(design, target_half_width=data.get("target_half_width"),
+                        confidence=data.get("confidence"), budget=data.get("label_budget"),
+                        **options)
+        except (TypeError, ValueError) as exc:
+            self.add_error("design_options" if options else "design", str(exc))
+        return data
+
+
+@admin.register(Task)
+class TaskAdmin(admin.ModelAdmin):
+    form = TaskAdminForm
+    list_display = ("slug", "title", "state", "n_items", "run_count", "target_half_width",
+                    "confidence", "label_budget", "created_at")
+    list_filter = ("state", "design")
+    search_fields = ("slug", "title")
+    prepopulated_fields = {"slug": ("title",)}
+    filter_horizontal = ("organizers", "annotators")
+    readonly_fields = ("seed", "n_items", "labels_version", "reference_version",
+                       "estimate_pending", "estimate_requested_at", "engine_lock_until")
+    fieldsets = (
+        (None, {"fields": ("slug", "title", "description", "state")}),
+        ("Annotation", {"fields": ("question", "display_template", "judgments_per_item",
+                                   "label_budget", "annotators")}),
+        ("Targets", {"fields": ("target_half_width", "confidence", "design", "design_options")}),
+        ("Submission limits", {"fields": ("max_runs_per_team", "max_runs_per_team_per_day",
+                                          "max_upload_bytes", "max_predictions_per_run")}),
+        ("People", {"fields": ("organizers",)}),
+        ("Engine (read-only)", {"classes": ("collapse",), "fields": readonly_fields}),
+    )
+
+    def get_queryset(self, request):
+        qs = super().get_queryset(request)
+        if not request.user.is_superuser:
+            qs = qs.filter(organizers=request.user)
+        return qs.annotate(_runs=Count("runs", distinct=True))
+
+    @admin.display(description="runs", ordering="_runs")
+    def run_count(self, obj):
+        return obj._runs
+
+    def get_readonly_fields(self, request, obj=None):
+        # Once runs exist, a new design would change what earlier estimates meant.
+        if obj is not None and obj.runs.exists():
+            return (*self.readonly_fields, "design", "design_options")
+        return self.readonly_fields
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        if not change and not request.user.is_superuser:
+            form.instance.organizers.add(request.user)
+
+
+@admin.register(Item)
+class ItemAdmin(OrganizerScopedAdmin):
+    list_display = ("key", "task", "index", "label", "verified_at")
+    list_filter = ("label", "task")
+    search_fields = ("key",)
+    list_select_related = ("task",)
+    readonly_fields = ("task", "key", "index", "label", "verified_at")
+    # Tasks may have millions of items: skip the unfiltered COUNT(*).
+    show_full_result_count = False
+
+
+class RunEventInline(admin.TabularInline):
+    model = RunEvent
+    extra = 0
+    can_delete = False
+    fields = ("at", "state", "reason")
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Run)
+class RunAdmin(OrganizerScopedAdmin):
+    list_display = ("id", "name", "task", "team", "state", "outcome", "n_predictions",
+                    "n_verified", "n_requested", "created_at")
+    list_filter = ("state", "outcome", "task")
+    search_fields = ("name", "team__name", "file_name", "sha256")
+    list_select_related = ("task", "team")
+    date_hierarchy = "created_at"
+    inlines = (RunEventInline,)
+    readonly_fields = (
+        "task", "team", "submitted_by", "state", "reason", "errors", "error_count", "outcome",
+        "file_name", "file_format", "file_bytes", "sha256", "n_predictions", "n_new_items",
+        "n_requested", "n_verified", "rounds", "attempts", "quota_refunded", "created_at",
+        "state_changed_at", "finished_at",
+    )
+    fields = ("name", "description", *readonly_fields)
+
+    def has_add_permission(self, request):
+        # Runs enter through validation (upload page, API or `manage.py submit_run`).
+        return False
+
+
+@admin.register(RunEvent)
+class RunEventAdmin(OrganizerScopedAdmin):
+    task_path = "run__task"
+    list_display = ("run", "state", "reason", "at")
+    list_filter = ("state",)
+    search_fields = ("run__name", "reason")
+    list_select_related = ("run",)
+    readonly_fields = ("run", "state", "reason", "at")
+
+    def has_add_permission(self, request):
+        return False
+
+
+@admin.register(RunPredictions)
+class RunPredictionsAdmin(OrganizerScopedAdmin):
+    """Shows the sizes of the packed arrays, never their bytes."""
+
+    task_path = "run__task"
+    list_display = ("run", "prediction_count", "items_size", "scores_size")
+    search_fields = ("run__name",)
+    list_select_related = ("run",)
+    exclude = ("items", "scores")
+    readonly_fields = ("run", "prediction_count", "items_size", "scores_size")
+
+    def get_queryset(self, request):
+        return (super().get_queryset(request).defer("items", "scores")
+                .annotate(_items_bytes=Length("items"), _scores_bytes=Length("scores")))
+
+    def has_add_permission(self, request):
+        return False
+
+    @admin.display(description="predictions")
+    def prediction_count(self, obj):
+        return obj.run.n_predictions
+
+    @admin.display(description="items (bytes)", ordering="_items_bytes")
+    def items_size(self, obj):
+        return obj._items_bytes
+
+    @admin.display(description="scores (bytes)", ordering="_scores_bytes")
+    def scores_size(self, obj):
+        return obj._scores_bytes
+
+
+@admin.register(ReferenceItem)
+class ReferenceItemAdmin(OrganizerScopedAdmin):
+    list_display = ("item", "task", "group")
+    list_filter = ("task",)
+    search_fields = ("item__key", "group")
+    list_select_related = ("item", "task")
+    readonly_fields = ("task", "item", "group")
+    show_full_result_count = False
+
+    def has_add_permission(self, request):
+        # The reference sample is uploaded as a whole (`manage.py load_reference`).
+        return False
+
+
+class EstimateInline(admin.TabularInline):
+    model = Estimate
+    extra = 0
+    can_delete = False
+    fields = ("run", "metric", "value", "low", "high", "level", "labels_used", "method")
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(LeaderboardSnapshot)
+class LeaderboardSnapshotAdmin(OrganizerScopedAdmin):
+    """Snapshots are immutable except for whether they are published."""
+
+    list_display = ("task", "version", "published", "created_at", "n_labels", "n_reference",
+                    "confidence", "design", "engine_version")
+    list_filter = ("published", "task", "design")
+    list_editable = ("published",)
+    list_select_related = ("task",)
+    inlines = (EstimateInline,)
+    readonly_fields = ("task", "version", "created_at", "engine_version", "design",
+                       "labels_version", "reference_version", "n_labels", "n_reference",
+                       "confidence", "rows")
+    fields = ("published", *readonly_fields)
+
+    def has_add_permission(self, request):
+        return False
+
+
+@admin.register(Estimate)
+class EstimateAdmin(OrganizerScopedAdmin):
+    task_path = "run__task"
+    list_display = ("run", "metric", "value", "low", "high", "level", "labels_used", "method",
+                    "snapshot", "computed_at")
+    list_filter = ("metric", "method")
+    search_fields = ("run__name",)
+    list_select_related = ("run", "snapshot")
+    readonly_fields = ("snapshot", "run", "metric", "value", "low", "high", "level",
+                       "labels_used", "method", "computed_at")
+    show_full_result_count = False
+
+    def has_add_permission(self, request):
+        return False

@@ -1,0 +1,39 @@
+"""`manage.py load_reference SLUG FILE`: replace a task's reference sample of true items."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.files import File
+from django.core.management.base import BaseCommand, CommandError
+
+from leaderboard.models import Task
+from leaderboard.services.reference import upload_reference
+from leaderboard.services.runs import SubmissionError
+
+from ._errors import report_problems
+
+
+class Command(BaseCommand):
+    help = ("Replace the reference sample of task SLUG with FILE: one true item per line, "
+            "`key<TAB>group` (TSV) or {\"key\", \"group\", \"payload\"} (JSONL); gzip is fine.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug")
+        parser.add_argument("file", type=Path)
+
+    def handle(self, *args, slug, file, **options):
+        task = Task.objects.filter(slug=slug).first()
+        if task is None:
+            raise CommandError(f"no task with slug {slug!r}")
+        if not file.is_file():
+            raise CommandError(f"file not found: {file}")
+        try:
+            with file.open("rb") as f:
+                n = upload_reference(task=task, user="manage.py", upload=File(f, name=file.name),
+                                     file_name=file.name)
+        except SubmissionError as exc:
+            report_problems(self.stderr, exc)
+            raise CommandError(f"{file}: {exc.message}") from None
+        self.stdout.write(self.style.SUCCESS(
+            f"reference sample of {task.slug!r}: {n} items (version {task.reference_version})"))

@@ -1,0 +1,53 @@
+"""`manage.py submit_run SLUG FILE --team NAME --user USERNAME`: submit a run for a team."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.files import File
+from django.core.management.base import BaseCommand, CommandError
+
+from leaderboard.models import Task, Team
+from leaderboard.services.runs import SubmissionError, submit_run
+
+from ._errors import report_problems
+
+
+class Command(BaseCommand):
+    help = ("Submit FILE as a run of team NAME to task SLUG, as USERNAME (a member of the "
+            "team): validated like a web upload, then queued for planning.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug")
+        parser.add_argument("file", type=Path)
+        parser.add_argument("--team", required=True, help="the team's name")
+        parser.add_argument("--user", required=True, help="a member of the team")
+        parser.add_argument("--name", default="", help="run name (default: run-N)")
+        parser.add_argument("--description", default="")
+
+    def handle(self, *args, slug, file, team, user, name, description, **options):
+        task = Task.objects.filter(slug=slug).first()
+        if task is None:
+            raise CommandError(f"no task with slug {slug!r}")
+        team_obj = Team.objects.filter(name=team).first()
+        if team_obj is None:
+            raise CommandError(f"no team named {team!r}")
+        User = get_user_model()
+        user_obj = User.objects.filter(**{User.USERNAME_FIELD: user}).first()
+        if user_obj is None:
+            raise CommandError(f"no user named {user!r}")
+        if not file.is_file():
+            raise CommandError(f"file not found: {file}")
+        try:
+            with file.open("rb") as f:
+                run = submit_run(task=task, team=team_obj, user=user_obj,
+                                 upload=File(f, name=file.name), file_name=file.name,
+                                 name=name, description=description)
+        except SubmissionError as exc:
+            report_problems(self.stderr, exc)
+            where = f" (run {exc.run.pk} recorded as rejected)" if exc.run is not None else ""
+            raise CommandError(f"{file}: {exc.message}{where}") from None
+        self.stdout.write(self.style.SUCCESS(
+            f"run {run.pk} {run.name!r} of team {team_obj.name!r}: {run.state}, "
+            f"{run.n_predictions} predictions ({run.n_new_items} new items)"))

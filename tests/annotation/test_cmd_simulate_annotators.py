@@ -1,0 +1,83 @@
+"""`manage.py simulate_annotators`: answers pending requests from a truth file."""
+
+from io import StringIO
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+
+from annotation.models import Judgment, VerificationRequest
+from annotation.services import request_verification
+from leaderboard.models import Item
+
+from pipeline_support import add_items, make_task
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def no_broker(monkeypatch):
+    monkeypatch.setattr("leaderboard.jobs._send", lambda name, args, countdown=None: None)
+
+
+@pytest.fixture
+def task(tmp_path):
+    task = make_task(slug="sim", judgments_per_item=1)
+    items = add_items(task, 10)  # keys k0 .. k9
+    request_verification(task=task, item_ids=[it.pk for it in items])
+    (tmp_path / "truth.tsv").write_text("k0\nk1\tdoc-1\nk2\n\n")
+    return task
+
+
+def run(*args) -> str:
+    out = StringIO()
+    call_command("simulate_annotators", *args, stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+def test_perfect_annotator_labels_every_item_from_the_truth(task, tmp_path):
+    out = run("sim", "--truth", str(tmp_path / "truth.tsv"), "--seed", "1")
+    assert "answered 10 item(s)" in out and "3 correct, 7 incorrect" in out
+    labels = dict(Item.objects.filter(task=task).values_list("key", "label"))
+    assert labels == {f"k{i}": i < 3 for i in range(10)}
+    user = get_user_model().objects.get(username="sim-annotator-1")
+    assert task.annotators.filter(pk=user.pk).exists() and not user.has_usable_password()
+
+
+def test_limit_and_several_annotators(task, tmp_path):
+    task.judgments_per_item = 2
+    task.save()
+    VerificationRequest.objects.update(judgments_required=2)
+    out = run("sim", "--truth", str(tmp_path / "truth.tsv"), "--annotators", "2",
+              "--limit", "6", "--seed", "3")
+    assert "answered 6 item(s)" in out and "2 simulated annotator(s)" in out
+    assert Judgment.objects.count() == 6
+    assert VerificationRequest.objects.filter(state="resolved").count() == 3
+    # Run again: the same users continue where they stopped.
+    run("sim", "--truth", str(tmp_path / "truth.tsv"), "--annotators", "2")
+    assert VerificationRequest.objects.filter(state="pending").count() == 0
+
+
+def test_accuracy_zero_gives_every_answer_wrong(task, tmp_path):
+    run("sim", "--truth", str(tmp_path / "truth.tsv"), "--accuracy", "0")
+    labels = dict(Item.objects.filter(task=task).values_list("key", "label"))
+    assert labels == {f"k{i}": i >= 3 for i in range(10)}
+
+
+def test_until_idle_stops_after_the_idle_time(task, tmp_path):
+    out = run("sim", "--truth", str(tmp_path / "truth.tsv"), "--until-idle", "0.2",
+              "--poll", "0.05")
+    assert "answered 10" in out
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["nope", "--truth", "{truth}"], "no task with slug 'nope'"),
+    (["sim", "--truth", "{missing}"], "truth file not found"),
+    (["sim", "--truth", "{truth}", "--accuracy", "1.5"], "--accuracy"),
+    (["sim", "--truth", "{truth}", "--annotators", "0"], "--annotators"),
+])
+def test_errors(task, tmp_path, args, message):
+    args = [a.format(truth=tmp_path / "truth.tsv", missing=tmp_path / "missing.tsv")
+            for a in args]
+    with pytest.raises(CommandError, match=message):
+        run(*args)

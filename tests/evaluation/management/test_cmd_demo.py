@@ -1,0 +1,107 @@
+"""`manage.py demo --no-serve` sets up the demo task from the febrl4 slice, idempotently; the
+process supervisor behind `manage.py demo` stops its children."""
+
+import sys
+from io import StringIO
+
+import pytest
+from django.contrib.auth import authenticate, get_user_model
+from django.core.management import CommandError, call_command
+
+from evaluation.management.commands._demo_processes import Child, Supervisor
+from evaluation.management.commands.demo import REFERENCE_SIZE, RUNS, TASK_SLUG, blind_payload
+from leaderboard.models import Item, ReferenceItem, Run, Task
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def sent(monkeypatch, settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    messages = []
+    monkeypatch.setattr("leaderboard.jobs._send",
+                        lambda name, args, countdown=None: messages.append((name, args)))
+    return messages
+
+
+def demo() -> str:
+    out = StringIO()
+    call_command("demo", "--no-serve", stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+def test_demo_sets_up_task_items_reference_and_runs(django_capture_on_commit_callbacks, sent):
+    with django_capture_on_commit_callbacks(execute=True):
+        out = demo()
+    task = Task.objects.get(slug=TASK_SLUG)
+    assert task.state == "open" and task.n_items == 2872
+    assert Item.objects.filter(task=task, payload__isnull=True).count() == 0
+    payload = Item.objects.get(task=task, key="rec-0-org|rec-0-dup-0").payload
+    assert payload["left"]["surname"] == "dent" and "id" not in payload["left"]
+    refs = ReferenceItem.objects.filter(task=task)
+    assert refs.count() == REFERENCE_SIZE
+    assert all(r.group == r.item.key for r in refs.select_related("item"))
+    runs = Run.objects.filter(task=task)
+    assert sorted(runs.values_list("name", flat=True)) == sorted(r[3] for r in RUNS)
+    assert set(runs.values_list("state", flat=True)) == {"queued"}
+    assert {r.team.name for r in runs} == {"Team Alice", "Team Bob"}
+    assert sorted(sent) == sorted(("evaluation.plan_run", [r.pk]) for r in runs)
+    assert set(task.annotators.values_list("username", flat=True)) == {"annotator"}
+    assert set(task.organizers.values_list("username", flat=True)) == {"organizer"}
+    assert authenticate(username="alice", password="alice-demo") is not None
+    assert get_user_model().objects.get(username="admin").is_superuser
+    assert "alice-demo" in out and "Not serving" in out
+
+
+def test_demo_is_idempotent():
+    demo()
+    task = Task.objects.get(slug=TASK_SLUG)
+    before = (task.n_items, task.reference_version, Run.objects.count(),
+              ReferenceItem.objects.count(), get_user_model().objects.count())
+    demo()
+    task.refresh_from_db()
+    assert (task.n_items, task.reference_version, Run.objects.count(),
+            ReferenceItem.objects.count(), get_user_model().objects.count()) == before
+
+
+def test_demo_keeps_existing_passwords():
+    user = get_user_model().objects.create_user("alice", password="own-secret")
+    demo()
+    user.refresh_from_db()
+    assert user.check_password("own-secret")
+
+
+def test_demo_missing_data_is_a_clear_error(tmp_path):
+    with pytest.raises(CommandError, match="demo data missing"):
+        call_command("demo", "--no-serve", "--data", str(tmp_path), stdout=StringIO())
+
+
+def test_blind_payload_drops_record_ids_only():
+    pair = {"left": {"id": "rec-1-org", "a": 1}, "right": {"id": "rec-1-dup-0", "a": 2}}
+    assert blind_payload(pair) == {"left": {"a": 1}, "right": {"a": 2}}
+    assert blind_payload({"text": "x"}) == {"text": "x"}
+
+
+def test_supervisor_reports_a_dead_essential_child_and_stops_the_others(tmp_path):
+    lines = []
+    supervisor = Supervisor(cwd=tmp_path, write=lines.append)
+    sleeper = supervisor.start(Child("sleeper", [sys.executable, "-c",
+                                                 "import time; time.sleep(60)"],
+                                     tmp_path / "sleeper.log"))
+    supervisor.start(Child("crasher", [sys.executable, "-c", "print('boom'); raise SystemExit(3)"],
+                           tmp_path / "crasher.log"))
+    assert supervisor.watch(poll=0.05) == 1
+    assert "crasher exited with code 3" in lines[0] and "boom" in lines[0]
+    supervisor.stop_all(timeout=10)
+    assert sleeper.proc.poll() is not None
+
+
+def test_supervisor_stops_on_request(tmp_path):
+    supervisor = Supervisor(cwd=tmp_path, write=lambda _: None)
+    child = supervisor.start(Child("sleeper", [sys.executable, "-c",
+                                               "import time; time.sleep(60)"],
+                                   tmp_path / "s.log"))
+    supervisor.request_stop()
+    assert supervisor.watch(poll=0.05) == 0
+    supervisor.stop_all(timeout=10)
+    assert child.proc.returncode is not None

@@ -1,0 +1,148 @@
+"""`create_task`, `load_reference` and `submit_run` management commands, incl. their errors."""
+
+from io import StringIO
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+
+from leaderboard.models import ReferenceItem, Run, Task
+
+from pipeline_support import make_task, make_team
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def sent(monkeypatch):
+    messages = []
+    monkeypatch.setattr("leaderboard.jobs._send",
+                        lambda name, args, countdown=None: messages.append((name, args)))
+    return messages
+
+
+def call(name, *args):
+    out, err = StringIO(), StringIO()
+    call_command(name, *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def users():
+    User = get_user_model()
+    return {n: User.objects.create_user(n) for n in ("org", "ann", "alice")}
+
+
+# --- create_task --------------------------------------------------------------------------------
+
+def test_create_task_with_all_settings(users):
+    out, _ = call("create_task", "febrl", "--title", "Febrl pairs", "--question", "Same?",
+                  "--target-half-width", "0.04", "--confidence", "0.9", "--budget", "500",
+                  "--judgments-per-item", "3", "--organizer", "org", "--annotator", "ann",
+                  "--state", "draft")
+    task = Task.objects.get(slug="febrl")
+    assert (task.title, task.question, task.target_half_width, task.confidence,
+            task.label_budget, task.judgments_per_item, task.state) == (
+        "Febrl pairs", "Same?", 0.04, 0.9, 500, 3, "draft")
+    assert list(task.organizers.all()) == [users["org"]]
+    assert list(task.annotators.all()) == [users["ann"]]
+    assert "created task 'febrl'" in out
+
+
+def test_create_task_defaults():
+    call("create_task", "plain", "--title", "Plain")
+    task = Task.objects.get(slug="plain")
+    assert task.state == "open" and task.target_half_width == 0.05 and task.label_budget is None
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--organizer", "nobody"], "no user named 'nobody'"),
+    (["--annotator", "ghost", "--annotator", "ann"], "no user named 'ghost'"),
+    (["--confidence", "1.5"], "confidence"),
+    (["--target-half-width", "0"], "target_half_width"),
+])
+def test_create_task_errors_create_nothing(users, args, message):
+    with pytest.raises(CommandError, match=message):
+        call("create_task", "bad", "--title", "Bad", *args)
+    assert not Task.objects.filter(slug="bad").exists()
+
+
+def test_create_task_twice_is_a_clear_error(users):
+    call("create_task", "dup", "--title", "One")
+    with pytest.raises(CommandError, match="already exists"):
+        call("create_task", "dup", "--title", "Two")
+
+
+# --- load_reference -----------------------------------------------------------------------------
+
+def test_load_reference(tmp_path):
+    task = make_task(slug="ref")
+    path = tmp_path / "ref.tsv"
+    path.write_text("k1\tdoc-1\nk2\tdoc-1\nk3\tdoc-2\n")
+    out, _ = call("load_reference", "ref", str(path))
+    assert "3 items" in out
+    assert ReferenceItem.objects.filter(task=task).count() == 3
+    assert set(ReferenceItem.objects.values_list("group", flat=True)) == {"doc-1", "doc-2"}
+
+
+def test_load_reference_rejected_prints_problems_by_line(tmp_path):
+    make_task(slug="ref")
+    path = tmp_path / "ref.tsv"
+    path.write_text("k1\tdoc\nk1\tdoc\n\n")
+    err = StringIO()
+    with pytest.raises(CommandError) as caught:
+        call_command("load_reference", "ref", str(path), stdout=StringIO(), stderr=err)
+    assert caught.value.returncode != 0
+    assert "line 2" in err.getvalue()
+    assert not ReferenceItem.objects.exists()
+
+
+def test_load_reference_unknown_task_or_file(tmp_path):
+    with pytest.raises(CommandError, match="no task with slug 'nope'"):
+        call("load_reference", "nope", str(tmp_path / "x.tsv"))
+    make_task(slug="ref")
+    with pytest.raises(CommandError, match="file not found"):
+        call("load_reference", "ref", str(tmp_path / "x.tsv"))
+
+
+# --- submit_run ---------------------------------------------------------------------------------
+
+def test_submit_run(users, tmp_path, sent, django_capture_on_commit_callbacks):
+    task = make_task(slug="t")
+    make_team("Team Alice", users["alice"])
+    path = tmp_path / "run.tsv"
+    path.write_text("k1\t0.9\nk2\t0.3\n")
+    with django_capture_on_commit_callbacks(execute=True):
+        out, _ = call("submit_run", "t", str(path), "--team", "Team Alice", "--user", "alice",
+                      "--name", "first")
+    run = Run.objects.get(task=task, name="first")
+    assert run.state == "queued" and run.n_predictions == 2 and run.file_name == "run.tsv"
+    assert "queued" in out and sent == [("evaluation.plan_run", [run.pk])]
+
+
+def test_submit_run_rejected_prints_problems(users, tmp_path):
+    make_task(slug="t")
+    make_team("Team Alice", users["alice"])
+    path = tmp_path / "run.tsv"
+    path.write_text("k1\t0.9\nk2\tabc\n")
+    err = StringIO()
+    with pytest.raises(CommandError, match="rejected"):
+        call_command("submit_run", "t", str(path), "--team", "Team Alice", "--user", "alice",
+                     stdout=StringIO(), stderr=err)
+    assert "line 2" in err.getvalue()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["nope", "{file}", "--team", "Team Alice", "--user", "alice"], "no task"),
+    (["t", "{file}", "--team", "Nobody", "--user", "alice"], "no team named 'Nobody'"),
+    (["t", "{file}", "--team", "Team Alice", "--user", "ghost"], "no user named 'ghost'"),
+    (["t", "{file}", "--team", "Team Alice", "--user", "org"], "not a member"),
+    (["t", "{missing}", "--team", "Team Alice", "--user", "alice"], "file not found"),
+])
+def test_submit_run_errors(users, tmp_path, args, message):
+    make_task(slug="t")
+    make_team("Team Alice", users["alice"])
+    (tmp_path / "run.tsv").write_text("k1\t0.9\n")
+    args = [a.format(file=tmp_path / "run.tsv", missing=tmp_path / "none.tsv") for a in args]
+    with pytest.raises(CommandError, match=message):
+        call("submit_run", *args)

@@ -1,0 +1,107 @@
+"""Every model's admin list and change page renders; organizers see only their tasks; the packed
+predictions are shown as sizes, never as bytes."""
+
+import numpy as np
+import pytest
+from django.apps import apps
+from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
+from django.urls import reverse
+
+from annotation.models import Judgment, VerificationRequest
+from annotation.services import request_verification, submit_judgment
+from evaluation.models import Draw, PlanRound
+from leaderboard.models import Estimate, LeaderboardSnapshot, ReferenceItem, RunEvent, Task
+
+from pipeline_support import add_items, add_run, annotator, make_task, make_team
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def no_broker(monkeypatch):
+    monkeypatch.setattr("leaderboard.jobs._send", lambda name, args, countdown=None: None)
+
+
+@pytest.fixture
+def data():
+    task = make_task(slug="adm", title="Admin task")
+    items = add_items(task, 4)
+    team = make_team("Team X")
+    run = add_run(task, team, [0, 1, 2], scores=[0.9, 0.5, 0.1], name="run-x")
+    RunEvent.objects.create(run=run, state="queued", reason="ok")
+    ReferenceItem.objects.create(task=task, item=items[0], group="g")
+    plan = PlanRound.objects.create(task=task, run=run, round=1, status="sample",
+                                    engine_version="t")
+    Draw.objects.create(plan_round=plan, item=items[1], inclusion=0.5)
+    request_verification(task=task, item_ids=[items[1].pk])
+    submit_judgment(request_id=VerificationRequest.objects.get().pk,
+                    annotator=annotator(task), answer="correct")
+    snap = LeaderboardSnapshot.objects.create(
+        task=task, version=1, engine_version="t", design="default", labels_version=1,
+        reference_version=1, n_labels=1, n_reference=1, confidence=0.95, rows=[])
+    Estimate.objects.create(snapshot=snap, run=run, metric="f1", value=0.5, low=0.4, high=0.6,
+                            level=0.95, labels_used=1, method="m")
+    return task
+
+
+def test_every_registered_model_has_working_list_and_change_pages(client, data):
+    client.force_login(get_user_model().objects.create_superuser("root", password="x"))
+    ours = [m for app in ("leaderboard", "annotation", "evaluation")
+            for m in apps.get_app_config(app).get_models()]
+    assert not [m for m in ours if m not in admin.site._registry], "models without an admin"
+    for model in ours:
+        prefix = f"admin:{model._meta.app_label}_{model._meta.model_name}"
+        response = client.get(reverse(f"{prefix}_changelist"))
+        assert response.status_code == 200, model
+        obj = model.objects.first()
+        assert obj is not None, model
+        response = client.get(reverse(f"{prefix}_change", args=[obj.pk]))
+        assert response.status_code == 200, model
+
+
+def test_predictions_admin_shows_sizes_not_bytes(client, data):
+    client.force_login(get_user_model().objects.create_superuser("root", password="x"))
+    html = client.get(reverse("admin:leaderboard_runpredictions_changelist")).content.decode()
+    assert ">24<" in html  # 3 int64 indices, 3 float64 scores
+    raw = np.array([0.9], dtype=np.float64).tobytes()
+    assert repr(raw) not in html
+
+
+def test_organizer_sees_only_their_tasks(client, data):
+    other = make_task(slug="other", title="Other task")
+    assert other.pk
+    org = get_user_model().objects.create_user("org", is_staff=True)
+    org.user_permissions.add(*Permission.objects.filter(codename__in=[
+        "view_task", "change_task", "add_task", "view_run", "view_judgment"]))
+    data.organizers.add(org)
+    client.force_login(org)
+    html = client.get(reverse("admin:leaderboard_task_changelist")).content.decode()
+    assert "Admin task" in html and "Other task" not in html
+    assert client.get(reverse("admin:leaderboard_task_change", args=[other.pk])).status_code \
+        in (302, 404)
+    assert client.get(reverse("admin:annotation_judgment_changelist")).status_code == 200
+    response = client.post(reverse("admin:leaderboard_task_add"), {
+        "slug": "mine", "title": "Mine", "description": "", "state": "open",
+        "question": "Q?", "display_template": "", "judgments_per_item": 1, "label_budget": "",
+        "target_half_width": 0.05, "confidence": 0.95, "design": "default",
+        "design_options": "{}", "max_runs_per_team": 20, "max_runs_per_team_per_day": 5,
+        "max_upload_bytes": 1000, "max_predictions_per_run": 1000})
+    assert response.status_code == 302, response.content.decode()[:3000]
+    assert Task.objects.get(slug="mine").organizers.filter(pk=org.pk).exists()
+    assert Judgment.objects.count() == 1
+
+
+def test_task_admin_validates_the_design_and_freezes_it_once_runs_exist(client, data):
+    client.force_login(get_user_model().objects.create_superuser("root", password="x"))
+    form = {"slug": "d", "title": "D", "description": "", "state": "open", "question": "Q?",
+            "display_template": "", "judgments_per_item": 1, "label_budget": "",
+            "target_half_width": 0.05, "confidence": 0.95, "design": "nonsense",
+            "design_options": "{}", "max_runs_per_team": 20, "max_runs_per_team_per_day": 5,
+            "max_upload_bytes": 1000, "max_predictions_per_run": 1000}
+    response = client.post(reverse("admin:leaderboard_task_add"), form)
+    assert response.status_code == 200 and "unknown design" in response.content.decode()
+    assert not Task.objects.filter(slug="d").exists()
+    html = client.get(reverse("admin:leaderboard_task_change", args=[data.pk])).content.decode()
+    assert 'name="design"' not in html  # read-only: the task has runs
