@@ -5,15 +5,6 @@ from datetime import timedelta
 import numpy as np
 import pytest
 from django.utils import timezone
-from pipeline_support import (
-    PipelineDriver,
-    add_items,
-    add_run,
-    annotator,
-    answer_all,
-    make_task,
-    make_team,
-)
 
 from annotation.models import VerificationRequest
 from evaluation.core.designs import CoordinatedPoissonDesign
@@ -23,6 +14,16 @@ from evaluation.locks import EngineBusy, engine_lock
 from evaluation.models import Draw, PlanRound
 from evaluation.services import estimate_task, plan_run, watchdog
 from leaderboard.models import Estimate, LeaderboardSnapshot, ReferenceItem, Run
+
+from pipeline_support import (
+    PipelineDriver,
+    add_items,
+    add_run,
+    annotator,
+    answer_all,
+    make_task,
+    make_team,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
