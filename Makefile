@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.requirements.stamp
 
-.PHONY: venv lint test test-fast clean
+.PHONY: venv lint test test-fast check-test-env services clean
 
 venv: $(STAMP)
 
@@ -19,12 +19,37 @@ lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 
-# All tests, slow ones included (no marker filter).
-test: venv lint
+# All tests, slow ones included (no marker filter), on SQLite; then, when TEST_POSTGRES_URL is set,
+# the integration and postgres tests again on PostgreSQL (pytest-django creates test_<name>).
+# REQUIRE_POSTGRES=1 (set by .ci/run) makes a missing TEST_POSTGRES_URL an error, before any test.
+test: check-test-env venv lint
 	$(BIN)/pytest
+	@if [ -n "$$TEST_POSTGRES_URL" ]; then \
+		echo "make test: integration and postgres tests on PostgreSQL (TEST_POSTGRES_URL)"; \
+		echo 'DATABASE_URL=$$TEST_POSTGRES_URL $(BIN)/pytest -m "integration or postgres"'; \
+		DATABASE_URL="$$TEST_POSTGRES_URL" $(BIN)/pytest -m "integration or postgres"; \
+	else \
+		echo "make test: TEST_POSTGRES_URL is not set: PostgreSQL pass skipped"; \
+	fi
 
 test-fast: venv lint
 	$(BIN)/pytest -m "not slow"
 
+check-test-env:
+	@case "$$REQUIRE_POSTGRES" in 1|true|yes|on) \
+		if [ -z "$$TEST_POSTGRES_URL" ]; then \
+			echo "make test: REQUIRE_POSTGRES=$$REQUIRE_POSTGRES but TEST_POSTGRES_URL is not set" \
+			     "(postgres://USER:PASS@HOST:PORT/DB of a role that may create databases;" \
+			     ".ci/run starts one)" >&2; \
+			exit 1; \
+		fi;; \
+	esac
+
+# Installs the Debian packages the tests need and starts PostgreSQL (as root), then prints the
+# environment for `make test`:  eval "$(make -s services)"
+services:
+	@.ci/run --services
+
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -f var/test-db-*.sqlite3*

@@ -169,6 +169,14 @@ TEMPLATES = [
 
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 DATABASES = {"default": database_config_from_env(os.environ)}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # The SQLite test database is a file, not in-memory, so that Celery worker processes started
+    # by the integration tests can open it. One file per test process (concurrent runs and xdist
+    # do not clobber each other); PostgreSQL gets Django's `test_<name>` database instead.
+    DATABASES["default"]["TEST"] = {
+        "NAME": os.environ.get("TEST_SQLITE_NAME")
+        or str(VAR_DIR / f"test-db-{os.getpid()}.sqlite3")
+    }
 CACHES = {"default": cache_config_from_env(os.environ)}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
