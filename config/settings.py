@@ -83,7 +83,10 @@ def celery_broker_from_env(env: Mapping[str, str], base_dir: Path = BASE_DIR) ->
     """
     redis_url = env.get("REDIS_URL")
     if redis_url:
-        return {"url": redis_url, "transport_options": {}}
+        # An unacknowledged message (its worker died) is redelivered after this many seconds; it
+        # must exceed the longest task, or a slow task runs twice (harmless: tasks are idempotent).
+        timeout = float(env.get("CELERY_VISIBILITY_TIMEOUT", "1800"))
+        return {"url": redis_url, "transport_options": {"visibility_timeout": timeout}}
     root = base_dir / "var" / "celery"
     return {
         "url": "filesystem://",
@@ -265,6 +268,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 # Static files are served by the app itself (WhiteNoise), straight from the apps' static folders
 # unless `collectstatic` has been run: the embedded default needs no web server in front.
 WHITENOISE_USE_FINDERS = True

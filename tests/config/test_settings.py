@@ -162,8 +162,10 @@ def test_redis_url_switches_broker_and_cache(tmp_path: Path) -> None:
     env = {"REDIS_URL": "redis://localhost:6379/0"}
     assert celery_broker_from_env(env, base_dir=tmp_path) == {
         "url": "redis://localhost:6379/0",
-        "transport_options": {},
+        "transport_options": {"visibility_timeout": 1800.0},
     }
+    env["CELERY_VISIBILITY_TIMEOUT"] = "30"
+    assert celery_broker_from_env(env)["transport_options"] == {"visibility_timeout": 30.0}
     assert cache_config_from_env(env) == {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": "redis://localhost:6379/0",
