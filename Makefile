@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.requirements.stamp
 
-.PHONY: venv lint test test-fast check-test-env services clean
+.PHONY: venv run lint test test-fast check-test-env services clean
 
 venv: $(STAMP)
 
@@ -14,6 +14,12 @@ $(STAMP): requirements.txt
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	touch $(STAMP)
+
+# The embedded service: migrate, load the demo task (real Febrl data), submit runs, then serve
+# the web app and a worker (SQLite + filesystem broker: no server to install). PORT=8000.
+PORT ?= 8000
+run: venv
+	$(BIN)/python manage.py demo --port $(PORT) --answer 150
 
 lint: venv
 	$(BIN)/ruff check .

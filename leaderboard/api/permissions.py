@@ -1,0 +1,38 @@
+"""Who may do what through the API (object permissions take a :class:`~leaderboard.models.Task`)."""
+
+from __future__ import annotations
+
+from rest_framework.permissions import SAFE_METHODS, BasePermission
+
+from ..selectors import is_organizer
+
+
+def can_create_tasks(user) -> bool:
+    return bool(user and user.is_authenticated
+                and (user.is_staff or user.has_perm("leaderboard.add_task")))
+
+
+class CanCreateTasksOrReadOnly(BasePermission):
+    """Anyone may list tasks; staff and holders of ``leaderboard.add_task`` may create one."""
+
+    message = "creating tasks needs staff status or the permission leaderboard.add_task"
+
+    def has_permission(self, request, view) -> bool:
+        return request.method in SAFE_METHODS or can_create_tasks(request.user)
+
+
+class IsTaskOrganizer(BasePermission):
+    """The organizers of the task (and staff)."""
+
+    message = "only the organizers of this task may do this"
+
+    def has_object_permission(self, request, view, obj) -> bool:
+        if not is_organizer(task=obj, user=request.user):
+            self.message = f"only the organizers of task {obj.slug!r} may do this"
+            return False
+        return True
+
+
+class IsTaskOrganizerOrReadOnly(IsTaskOrganizer):
+    def has_object_permission(self, request, view, obj) -> bool:
+        return request.method in SAFE_METHODS or super().has_object_permission(request, view, obj)

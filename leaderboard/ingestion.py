@@ -1,0 +1,658 @@
+"""Streaming parsers for uploaded runs and reference samples (pure Python + numpy, no database).
+
+A run file has one prediction per line, as TSV (``key`` or ``key<TAB>score``) or JSON Lines
+(``{"key": ..., "score"?: ..., "payload"?: ...}``); a reference file has one true item per line
+(``key[<TAB>group]`` or ``{"key": ..., "group"?: ..., "payload"?: ...}``). Either may be gzipped
+(detected by its magic bytes, whatever the name) and is read in blocks of whole lines: the file is
+never held in memory as one string, and the *decompressed* size is counted against the limit, so
+a zip bomb stops after ``max_bytes``.
+
+Every problem is reported with its 1-based line number (up to ``max_problems`` of them; all are
+counted) and the whole upload is refused with :class:`UploadRejected` if there is any.
+
+Speed: TSV blocks take a fast path (whole-block decoding, numpy scans of the bytes for control
+characters and the tab/newline layout, C-level splitting and float conversion) that accepts a block
+only when every line in it is valid; any doubt sends the block through the careful per-line path,
+which is the one that words the problems. Both accept exactly the same lines. Duplicate keys are
+found at the end with one dictionary pass.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import math
+import re
+import zlib
+from dataclasses import dataclass
+from itertools import chain
+from typing import IO, Any
+
+import numpy as np
+
+MAX_KEY_LENGTH = 512
+MAX_GROUP_LENGTH = 200  # ReferenceItem.group
+MAX_LINE_BYTES = 4 * 1024 * 1024  # a longer line (a JSON payload gone wrong) is skipped, reported
+MAX_PROBLEMS = 50
+READ_SIZE = 1024 * 1024
+
+_BOM = b"\xef\xbb\xbf"
+_GZIP_MAGIC = b"\x1f\x8b"
+_ARCHIVES = {
+    b"PK\x03\x04": "a zip archive",
+    b"BZh": "bzip2 data",  # with a block header after the level digit (see _archive)
+    b"\xfd7zXZ\x00": "xz data",
+    b"7z\xbc\xaf\x27\x1c": "a 7z archive",
+    b"\x28\xb5\x2f\xfd": "zstd data",
+}
+_BZIP2_RE = re.compile(rb"BZh[1-9]1AY&SY")
+# Never allowed in a key or a group: C0/C1 controls, DEL, byte order marks, line separators.
+_FORBIDDEN_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\ufeff\u2028\u2029]")
+# The same minus tab and newline: one search tells whether a decoded TSV block needs a closer look.
+_SUSPECT_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ufeff\u2028\u2029]")
+_EXTENSIONS = {".tsv": "tsv", ".txt": "tsv", ".jsonl": "jsonl", ".json": "jsonl",
+               ".ndjson": "jsonl"}
+_MISSING = object()  # a line without a score / group
+_FAST_PATH = True  # tests switch it off to check that both paths agree
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A problem of an upload: at a line (1-based) or, with ``line=None``, of the whole file."""
+
+    line: int | None
+    message: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"line": self.line, "message": self.message}
+
+    def __str__(self) -> str:
+        return self.message if self.line is None else f"line {self.line}: {self.message}"
+
+
+class UploadRejected(ValueError):
+    """The upload has problems; ``problems`` holds the first ones, ``total`` counts them all.
+
+    ``code`` is ``"too_large"`` when the file (decompressed) is over the size limit, else
+    ``"rejected"``.
+    """
+
+    def __init__(self, problems: list[Problem], total: int, *, code: str = "rejected",
+                 n_bytes: int = 0):
+        self.problems = list(problems)
+        self.total = max(total, len(self.problems))
+        self.code = code
+        self.n_bytes = n_bytes
+        super().__init__(self.summary)
+
+    @property
+    def summary(self) -> str:
+        noun = "problem" if self.total == 1 else "problems"
+        first = f" (first: {self.problems[0]})" if self.problems else ""
+        return f"rejected: {self.total:,} {noun}{first}"
+
+
+@dataclass(frozen=True, eq=False)
+class ParsedRun:
+    keys: list[str]
+    scores: np.ndarray  # float64, one per key; 1.0 everywhere when the file has no scores
+    payloads: dict[str, object]  # only the keys that had one
+    format: str  # "tsv" or "jsonl"
+    compressed: bool
+    n_bytes: int  # raw bytes read (compressed size for gzip)
+    sha256: str  # of the raw bytes
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+
+@dataclass(frozen=True, eq=False)
+class ParsedReference:
+    keys: list[str]
+    groups: list[str]  # "" where the line has none
+    payloads: dict[str, object]
+    format: str
+    compressed: bool
+    n_bytes: int
+    sha256: str
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+
+def human_bytes(n: float) -> str:
+    """``1536`` -> ``"1.5 KiB"``; ``512 * 2**20`` -> ``"512 MiB"``."""
+    if n < 1024:
+        return f"{int(n):,} bytes"
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        n /= 1024
+        if n < 1024 or unit == "TiB":
+            text = f"{n:,.1f}"
+            return f"{text.removesuffix('.0')} {unit}"
+    raise AssertionError("unreachable")
+
+
+def parse_run_file(stream: IO[bytes], *, file_name: str = "", max_bytes: int,
+                   max_predictions: int, max_problems: int = MAX_PROBLEMS) -> ParsedRun:
+    """Parse and validate a run file; raise :class:`UploadRejected` listing its problems."""
+    p = _Parser(stream, _RUN, file_name=file_name, max_bytes=max_bytes,
+                max_records=max_predictions, max_problems=max_problems)
+    p.parse()
+    scores = (np.concatenate([np.asarray(c, dtype=np.float64) for c in p.value_chunks])
+              if p.keys else np.zeros(0, dtype=np.float64))
+    return ParsedRun(keys=p.keys, scores=scores, payloads=p.payloads, format=p.format or "tsv",
+                     compressed=p.compressed, n_bytes=p.raw.n_bytes, sha256=p.raw.hexdigest())
+
+
+def parse_reference_file(stream: IO[bytes], *, file_name: str = "", max_bytes: int,
+                         max_items: int, max_problems: int = MAX_PROBLEMS) -> ParsedReference:
+    """Parse and validate a reference sample file; raise :class:`UploadRejected` on problems."""
+    p = _Parser(stream, _REFERENCE, file_name=file_name, max_bytes=max_bytes,
+                max_records=max_items, max_problems=max_problems)
+    p.parse()
+    return ParsedReference(keys=p.keys, groups=list(chain.from_iterable(p.value_chunks)),
+                           payloads=p.payloads, format=p.format or "tsv",
+                           compressed=p.compressed, n_bytes=p.raw.n_bytes,
+                           sha256=p.raw.hexdigest())
+
+
+# -- what a line carries besides its key ----------------------------------------------------------
+class _Bad(Exception):
+    """A line's problem (the parser adds the line number)."""
+
+
+def _shown(text: str, limit: int = 40) -> str:
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return f"the string {_shown(value)}"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+def _forbidden_problem(what: str, text: str) -> str | None:
+    match = _FORBIDDEN_RE.search(text)
+    if match is None:
+        return None
+    char = match.group()
+    if char == "\ufeff":
+        return (f"{what} contains a byte order mark (U+FEFF), allowed only at the very start of "
+                "the file")
+    return (f"{what} contains the control character U+{ord(char):04X} at position "
+            f"{match.start() + 1}")
+
+
+class _Scores:
+    """Runs: an optional score in [0, 1]; all lines have one or none do (then every score is 1)."""
+
+    field = "score"
+    noun = "prediction"
+    all_or_none = True
+    missing = 1.0
+
+    def from_text(self, text: str) -> float:
+        if not text.strip():
+            raise _Bad("empty score")
+        if not text.isascii() or "_" in text:  # float() would take "1_0" and non-ASCII digits
+            raise _Bad(f"score {_shown(text)} is not a number")
+        try:
+            value = float(text)
+        except ValueError:
+            raise _Bad(f"score {_shown(text)} is not a number") from None
+        return self._in_range(value, _shown(text))
+
+    def from_json(self, value: object) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise _Bad(f'"score" must be a number, not {_json_type(value)}')
+        return self._in_range(value, str(value))
+
+    @staticmethod
+    def _in_range(value: float, shown: str) -> float:
+        if isinstance(value, float) and math.isnan(value):
+            raise _Bad(f"score {shown} is not a number (NaN)")
+        if isinstance(value, float) and math.isinf(value):
+            raise _Bad(f"score {shown} is infinite")
+        if not 0 <= value <= 1:
+            raise _Bad(f"score {shown} is outside [0, 1]")
+        return float(value)
+
+    def fast(self, texts: tuple[str, ...]) -> np.ndarray | None:
+        """The scores of a block if every one is valid, else ``None``."""
+        joined = "".join(texts)
+        if "_" in joined or not joined.isascii():
+            return None
+        try:
+            values = np.fromiter(map(float, texts), dtype=np.float64, count=len(texts))
+        except ValueError:
+            return None
+        return values if ((values >= 0.0) & (values <= 1.0)).all() else None
+
+
+class _Groups:
+    """Reference samples: an optional group (source document), at most 200 characters."""
+
+    field = "group"
+    noun = "item"
+    all_or_none = False
+    missing = ""
+
+    def from_text(self, text: str) -> str:
+        if len(text) > MAX_GROUP_LENGTH:
+            raise _Bad(f"group is longer than {MAX_GROUP_LENGTH} characters ({len(text):,})")
+        problem = _forbidden_problem("group", text)
+        if problem:
+            raise _Bad(problem)
+        return text
+
+    def from_json(self, value: object) -> str:
+        if not isinstance(value, str):
+            raise _Bad(f'"group" must be a string, not {_json_type(value)}')
+        return self.from_text(value)
+
+    def fast(self, texts: tuple[str, ...]) -> list[str] | None:
+        # Control characters were excluded by the block search; tabs cannot occur.
+        return list(texts) if max(map(len, texts)) <= MAX_GROUP_LENGTH else None
+
+
+_RUN = _Scores()
+_REFERENCE = _Groups()
+
+
+# -- reading ---------------------------------------------------------------------------------------
+class _RawReader:
+    """The upload as received: counts and hashes every byte read (``n_bytes``, ``sha256``)."""
+
+    def __init__(self, stream: IO[bytes]):
+        self._stream = stream
+        self._sha = hashlib.sha256()
+        self._pending = b""
+        self.n_bytes = 0
+
+    def _read_raw(self, size: int) -> bytes:
+        data = self._stream.read(size)
+        if isinstance(data, str):
+            raise TypeError("uploads must be read as bytes (open the file in binary mode)")
+        if data:
+            self._sha.update(data)
+            self.n_bytes += len(data)
+        return data or b""
+
+    def head(self, size: int = 10) -> bytes:
+        """The first ``size`` bytes (or fewer at EOF), kept for the next ``read``."""
+        while len(self._pending) < size:
+            data = self._read_raw(READ_SIZE)
+            if not data:
+                break
+            self._pending += data
+        return self._pending[:size]
+
+    def read(self, size: int = -1) -> bytes:
+        if self._pending:
+            data = self._pending
+            if 0 <= size < len(data):
+                data, self._pending = data[:size], data[size:]
+            else:
+                self._pending = b""
+            return data
+        return self._read_raw(size if size >= 0 else READ_SIZE)
+
+    def drain(self) -> None:
+        """Read what is left (so ``sha256`` covers the whole upload)."""
+        self._pending = b""
+        while self._read_raw(READ_SIZE):
+            pass
+
+    def hexdigest(self) -> str:
+        return self._sha.hexdigest()
+
+
+def _archive(head: bytes) -> str | None:
+    for magic, what in _ARCHIVES.items():
+        if head.startswith(magic) and (magic != b"BZh" or _BZIP2_RE.match(head)):
+            return what
+    return None
+
+
+def _looks_like_json(text: bytes) -> bool:
+    """Whether the first line of ``text`` looks like a JSON object with a key."""
+    first = text.split(b"\n", 1)[0].rstrip()
+    return first.startswith(b"{") and first.endswith(b"}") and b'"key"' in first
+
+
+def _format_from_name(file_name: str) -> str | None:
+    name = file_name.lower().strip()
+    name = name.removesuffix(".gz").removesuffix(".gzip")
+    dot = name.rfind(".")
+    return _EXTENSIONS.get(name[dot:]) if dot >= 0 else None
+
+
+class _Parser:
+    """One upload: reads blocks of whole lines, validates them, collects records and problems."""
+
+    def __init__(self, stream: IO[bytes], kind: _Scores | _Groups, *, file_name: str,
+                 max_bytes: int, max_records: int, max_problems: int):
+        self.raw = _RawReader(stream)
+        self.kind = kind
+        self.max_bytes = max_bytes
+        self.max_records = max_records
+        self.max_problems = max_problems
+        self.format = _format_from_name(file_name)
+        self._named_tsv = self.format == "tsv"
+        self.compressed = False
+        self.problems: list[Problem] = []
+        self.total = 0
+        self.code = "rejected"
+        self.stopped = False
+        self.keys: list[str] = []
+        self.value_chunks: list = []  # per block, aligned with keys
+        self.payloads: dict[str, object] = {}
+        self._line_chunks: list = []  # line numbers of the keys (ranges and lists)
+        self._has_value: bool | None = None  # whether lines carry the value (all-or-none)
+        self._mode_line = 0
+        self._n_lines = 0  # non-blank lines seen
+        self._blank: list[int] = []  # blank lines that are interior unless the file ends
+        self._at_start = True
+
+    # -- problems
+    def problem(self, line: int | None, message: str) -> None:
+        self.total += 1
+        if len(self.problems) < self.max_problems:
+            self.problems.append(Problem(line, message))
+
+    def stop(self, message: str, code: str = "rejected") -> None:
+        """A problem of the whole file (listed first, whatever the cap); stop reading."""
+        self.total += 1
+        self.problems.insert(0, Problem(None, message))
+        self.stopped = True
+        if code != "rejected":
+            self.code = code
+
+    def _flush_blanks(self) -> None:
+        for line in self._blank:
+            self.problem(line, "blank line (only the end of the file may have blank lines)")
+        self._blank.clear()
+
+    # -- the stream
+    def parse(self) -> None:
+        n = 0
+        head = self.raw.head()
+        self.compressed = head.startswith(_GZIP_MAGIC)
+        archive = _archive(head)
+        if archive:
+            self.stop(f"the file is {archive}; upload plain text (.tsv or .jsonl), optionally "
+                      "gzipped (.gz)")
+        if not self.stopped and self.compressed:
+            try:
+                with gzip.GzipFile(fileobj=self.raw, mode="rb") as source:
+                    n = self._read(source)
+            except EOFError:
+                self.stop("the gzip data is truncated (the file ends before the end of the "
+                          "compressed stream)")
+            except (OSError, zlib.error) as exc:
+                self.stop(f"the gzip data is corrupt ({exc})")
+        elif not self.stopped:
+            n = self._read(self.raw)
+        self._find_duplicates()
+        if not self.stopped:
+            self.raw.drain()
+            if n == 0:
+                self.stop("the file is empty")
+            elif not self.keys and not self.total:
+                self.stop(f"the file has no {self.kind.noun}s (only blank lines)")
+        if self.total:
+            raise UploadRejected(self.problems[: self.max_problems], self.total, code=self.code,
+                                 n_bytes=self.raw.n_bytes)
+
+    def _read(self, source) -> int:
+        """Feed ``source`` to :meth:`_block` in blocks of whole lines; return the bytes read."""
+        total = 0
+        tail = b""
+        line, offset = 1, 0  # where ``tail`` (the next block) starts
+        skipping = False  # inside a line longer than MAX_LINE_BYTES
+        while not self.stopped:
+            chunk = source.read(READ_SIZE)
+            if not chunk:
+                break
+            total += len(chunk)
+            if total > self.max_bytes:
+                where = " once decompressed" if self.compressed else ""
+                self.stop(f"the file is larger than the limit of {human_bytes(self.max_bytes)}"
+                          f"{where}; reading stopped", code="too_large")
+                break
+            if skipping:
+                newline = chunk.find(b"\n")
+                if newline < 0:
+                    offset += len(chunk)
+                    continue
+                skipping = False
+                offset += newline + 1
+                line += 1
+                chunk = chunk[newline + 1:]
+            data = tail + chunk if tail else chunk
+            cut = data.rfind(b"\n") + 1
+            if cut:
+                self._block(data[:cut], line, offset)
+                line += data.count(b"\n", 0, cut)
+                offset += cut
+                tail = data[cut:]
+            else:
+                tail = data
+            if len(tail) > MAX_LINE_BYTES:
+                self._flush_blanks()
+                self.problem(line, f"the line is longer than {human_bytes(MAX_LINE_BYTES)}")
+                self._n_lines += 1
+                offset += len(tail)
+                tail, skipping = b"", True
+        if tail and not self.stopped and not skipping:
+            self._block(tail + b"\n", line, offset)
+        return total
+
+    # -- blocks of whole lines
+    def _block(self, block: bytes, line: int, offset: int) -> None:
+        if self._at_start:
+            self._at_start = False
+            if block.startswith(_BOM):
+                block, offset = block[len(_BOM):], offset + len(_BOM)
+        if self._named_tsv or self.format is None:
+            stripped = block.lstrip()
+            if stripped:
+                if self.format is None:
+                    self.format = "jsonl" if stripped.startswith(b"{") else "tsv"
+                elif _looks_like_json(stripped):
+                    at = line + block.count(b"\n", 0, len(block) - len(stripped))
+                    self.problem(at, "this looks like JSON, but the file name says TSV: name "
+                                     "a JSON Lines file .jsonl")
+                self._named_tsv = False
+        if not (_FAST_PATH and self.format == "tsv" and self._fast_tsv(block, line)):
+            self._slow(block, line, offset)
+
+    def _fast_tsv(self, block: bytes, line: int) -> bool:
+        """Take a TSV block at once if every line is valid (else the slow path words why)."""
+        if b"\r" in block:
+            block = block.replace(b"\r\n", b"\n")
+        try:
+            text = block.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        raw = np.frombuffer(block, dtype=np.uint8)
+        newlines = np.flatnonzero(raw == 10)
+        tabs = np.flatnonzero(raw == 9)
+        n = newlines.size
+        if block.isascii():  # no C1 controls nor U+FEFF: count the C0 ones and DEL
+            controls = np.count_nonzero(raw < 32) + np.count_nonzero(raw == 127)
+            if controls != n + tabs.size:
+                return False
+        elif _SUSPECT_RE.search(text):
+            return False
+        if self._n_lines + n > self.max_records:
+            return False
+        starts = np.concatenate(([0], newlines[:-1] + 1))
+        if tabs.size == 0:  # key only
+            has_value = False
+            keys = text.split("\n")
+            keys.pop()
+            key_bytes = newlines - starts
+        elif tabs.size == n and (tabs < newlines).all() and (tabs[1:] > newlines[:-1]).all():
+            has_value = True  # exactly one tab on every line
+            parts = text.replace("\t", "\n").split("\n")
+            keys, texts = parts[0:-1:2], parts[1::2]
+            key_bytes = tabs - starts
+        else:
+            return False
+        if self.kind.all_or_none and self._has_value not in (None, has_value):
+            return False
+        # A key has at most as many characters as bytes: count characters only if needed.
+        if key_bytes.min() == 0 or any(map(str.isspace, keys)):
+            return False
+        if key_bytes.max() > MAX_KEY_LENGTH and max(map(len, keys)) > MAX_KEY_LENGTH:
+            return False
+        values = self.kind.fast(texts) if has_value else [self.kind.missing] * n
+        if values is None:
+            return False
+        # Every line is valid: take them (duplicate keys are looked for at the end).
+        self._flush_blanks()
+        if self._has_value is None:
+            self._has_value, self._mode_line = has_value, line
+        self.keys.extend(keys)
+        self.value_chunks.append(values)
+        self._line_chunks.append(range(line, line + n))
+        self._n_lines += n
+        return True
+
+    def _slow(self, block: bytes, line: int, offset: int) -> None:
+        values: list = []
+        lines: list[int] = []
+        for raw in block.split(b"\n")[:-1]:
+            if self._line(raw, line, offset, values):
+                lines.append(line)
+            if self.stopped:
+                break
+            line += 1
+            offset += len(raw) + 1
+        self.value_chunks.append(values)
+        self._line_chunks.append(lines)
+
+    def _find_duplicates(self) -> None:
+        """Report every repeated key (at the end: one dictionary pass when there are none)."""
+        n = len(self.keys)
+        first = dict(zip(reversed(self.keys), range(n - 1, -1, -1), strict=True))
+        if len(first) == n:
+            return
+        lines = np.fromiter(chain.from_iterable(self._line_chunks), dtype=np.int64, count=n)
+        found = [Problem(int(lines[pos]), f"duplicate key {_shown(key, 60)} (first on line "
+                                          f"{lines[first[key]]})")
+                 for pos, key in enumerate(self.keys) if first[key] != pos]
+        # Both lists are in line order (file problems first), and the kept problems are the
+        # first ones of theirs.
+        self.total += len(found)
+        merged = sorted(self.problems + found, key=lambda p: (p.line is not None, p.line or 0))
+        self.problems = merged[: self.max_problems]
+
+    # -- one line
+    def _line(self, raw: bytes, line: int, offset: int, values: list) -> bool:
+        """Validate one line; return whether it was taken."""
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self._flush_blanks()
+            self._n_lines += 1
+            self.problem(line, f"not valid UTF-8: byte 0x{raw[exc.start]:02X} at byte "
+                               f"{exc.start + 1} of the line (offset {offset + exc.start:,} "
+                               "of the file)")
+            return False
+        if text.endswith("\r"):
+            text = text[:-1]
+        if not text or text.isspace():
+            self._blank.append(line)
+            return False
+        self._flush_blanks()
+        self._n_lines += 1
+        if self._n_lines > self.max_records:
+            self.stop(f"the file has more than {self.max_records:,} {self.kind.noun}s (the "
+                      f"limit); reading stopped at line {line:,}")
+            return False
+        try:
+            key, value, payload = (self._tsv(text) if self.format == "tsv"
+                                   else self._jsonl(text))
+            value = self._check(key, value, line)
+        except _Bad as exc:
+            self.problem(line, str(exc))
+            return False
+        self.keys.append(key)
+        values.append(value)
+        if payload is not None:
+            self.payloads.setdefault(key, payload)
+        return True
+
+    def _tsv(self, text: str) -> tuple[str, object, None]:
+        parts = text.split("\t")
+        if len(parts) > 2:
+            raise _Bad(f"{len(parts)} tab-separated columns; expected key or "
+                       f"key<TAB>{self.kind.field}")
+        return parts[0], (parts[1] if len(parts) == 2 else _MISSING), None
+
+    def _jsonl(self, text: str) -> tuple[str, object, object]:
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            hint = (" (give one JSON object per line, not an array)"
+                    if text.lstrip().startswith("[") else "")
+            raise _Bad(f"invalid JSON: {exc.msg} at column {exc.colno}{hint}") from None
+        except (ValueError, RecursionError) as exc:  # huge integers, deep nesting
+            raise _Bad(f"invalid JSON: {exc}") from None
+        if not isinstance(obj, dict):
+            raise _Bad(f"expected a JSON object {{...}}, got {_json_type(obj)}")
+        allowed = ("key", self.kind.field, "payload")
+        unknown = sorted(set(obj) - set(allowed))
+        if unknown:
+            fields = ", ".join(f'"{name}"' for name in unknown)
+            noun = "field" if len(unknown) == 1 else "fields"
+            raise _Bad(f"unknown {noun} {fields} (allowed: {', '.join(allowed)})")
+        if "key" not in obj:
+            raise _Bad('missing "key"')
+        key = obj["key"]
+        if not isinstance(key, str):
+            raise _Bad(f'"key" must be a string, not {_json_type(key)}')
+        value = obj.get(self.kind.field, _MISSING)
+        return key, (value if value is _MISSING else _Json(value)), obj.get("payload")
+
+    def _check(self, key: str, value: object, line: int) -> object:
+        """Validate a record's key and value; return the value (converted)."""
+        if not key or key.isspace():
+            raise _Bad("empty key")
+        if len(key) > MAX_KEY_LENGTH:
+            raise _Bad(f"key is longer than {MAX_KEY_LENGTH} characters ({len(key):,})")
+        problem = _forbidden_problem("key", key)
+        if problem:
+            raise _Bad(problem)
+        has_value = value is not _MISSING
+        if self.kind.all_or_none:
+            if self._has_value is None:
+                self._has_value, self._mode_line = has_value, line
+            elif has_value != self._has_value:
+                field, first = self.kind.field, self._mode_line
+                if has_value:
+                    raise _Bad(f"unexpected {field}: line {first} has none, so no line may have "
+                               f"one ({field}s are all-or-none)")
+                raise _Bad(f"{field} missing: line {first} has one, so every line needs one "
+                           f"({field}s are all-or-none)")
+        if not has_value:
+            return self.kind.missing
+        if isinstance(value, _Json):
+            return self.kind.from_json(value.value)
+        return self.kind.from_text(value)
+
+
+@dataclass(frozen=True)
+class _Json:
+    """A value that came from JSON (typed), as opposed to TSV text."""
+
+    value: object

@@ -1,0 +1,123 @@
+"""Reads of the leaderboard app: tasks a user may see, teams, runs, submission quotas."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from .models import Run, RunEvent, Task, Team
+
+QUOTA_WINDOW = timedelta(hours=24)
+# Runs that do not count against a quota: refused at upload, or failed by the platform (refunded).
+NOT_COUNTED = (Run.State.REJECTED, Run.State.FAILED)
+
+
+@dataclass(frozen=True)
+class Quota:
+    """A team's submissions on a task: used and allowed, in total and in the last 24 hours."""
+
+    used_total: int
+    limit_total: int
+    used_today: int
+    limit_today: int
+    next_slot_at: datetime | None  # when a daily slot frees up (None: one is free, or never)
+
+    @property
+    def total_exhausted(self) -> bool:
+        return self.used_total >= self.limit_total
+
+    @property
+    def daily_exhausted(self) -> bool:
+        return self.used_today >= self.limit_today
+
+    @property
+    def exhausted(self) -> bool:
+        return self.total_exhausted or self.daily_exhausted
+
+    @property
+    def remaining(self) -> int:
+        return max(0, min(self.limit_total - self.used_total,
+                          self.limit_today - self.used_today))
+
+
+def counted_runs(*, task: Task, team: Team) -> QuerySet[Run]:
+    """The team's runs on the task that count against its quota."""
+    return (Run.objects.filter(task=task, team=team)
+            .exclude(state__in=NOT_COUNTED).exclude(quota_refunded=True))
+
+
+def quota_for(*, task: Task, team: Team, now: datetime | None = None) -> Quota:
+    now = now or timezone.now()
+    counted = counted_runs(task=task, team=team)
+    used_total = counted.count()
+    recent = list(counted.filter(created_at__gt=now - QUOTA_WINDOW)
+                  .order_by("created_at").values_list("created_at", flat=True))
+    limit_today = task.max_runs_per_team_per_day
+    next_slot_at = None
+    if recent and len(recent) >= limit_today and used_total < task.max_runs_per_team:
+        # The daily window slides: the slot of the run that leaves it first frees up first.
+        next_slot_at = recent[len(recent) - limit_today] + QUOTA_WINDOW if limit_today else None
+    return Quota(used_total=used_total, limit_total=task.max_runs_per_team,
+                 used_today=len(recent), limit_today=limit_today, next_slot_at=next_slot_at)
+
+
+def task_by_slug(slug: str) -> Task:
+    """The task called ``slug``; raises ``Task.DoesNotExist``."""
+    return Task.objects.get(slug=slug)
+
+
+def visible_task(*, slug: str, user) -> Task | None:
+    """The task called ``slug`` if ``user`` may see it (see :func:`visible_tasks`)."""
+    return visible_tasks(user).filter(slug=slug).first()
+
+
+def is_organizer(*, task: Task, user) -> bool:
+    if not getattr(user, "is_authenticated", False):
+        return False
+    return user.is_staff or task.organizers.filter(pk=user.pk).exists()
+
+
+def visible_tasks(user) -> QuerySet[Task]:
+    """Open and closed tasks for everyone; drafts only for their organizers and staff."""
+    tasks = Task.objects.all()
+    if getattr(user, "is_staff", False):
+        return tasks
+    public = Q(state__in=[Task.State.OPEN, Task.State.CLOSED])
+    if getattr(user, "is_authenticated", False):
+        return tasks.filter(public | Q(organizers=user)).distinct()
+    return tasks.filter(public)
+
+
+def teams_of(user) -> QuerySet[Team]:
+    if not getattr(user, "is_authenticated", False):
+        return Team.objects.none()
+    return Team.objects.filter(members=user).order_by("name")
+
+
+def runs_of_team(*, task: Task, team: Team) -> QuerySet[Run]:
+    return Run.objects.filter(task=task, team=team).select_related("team").order_by("-id")
+
+
+def runs_visible_to(*, task: Task, user) -> QuerySet[Run]:
+    """All runs of the task for its organizers and staff; otherwise the runs of the user's teams."""
+    runs = Run.objects.filter(task=task).select_related("team").order_by("-id")
+    if is_organizer(task=task, user=user):
+        return runs
+    return runs.filter(team__in=teams_of(user))
+
+
+def run_for(*, run_id: int, user) -> Run | None:
+    """The run if ``user`` may see it (a member of its team, an organizer of its task, staff)."""
+    run = Run.objects.select_related("task", "team").filter(pk=run_id).first()
+    if run is None or not getattr(user, "is_authenticated", False):
+        return None
+    if user.is_staff or run.team.members.filter(pk=user.pk).exists():
+        return run
+    return run if is_organizer(task=run.task, user=user) else None
+
+
+def run_events(*, run: Run) -> QuerySet[RunEvent]:
+    return RunEvent.objects.filter(run=run).order_by("id")

@@ -1,0 +1,208 @@
+"""Submitting runs: who may submit what, parsing the upload, storing it, queueing the planner.
+
+Parsing (seconds for a large file) happens before any transaction, so it never holds the task
+row's lock; then one transaction locks the task row, re-checks its state and the team's quota,
+allocates items, stores the predictions and queues the run. A refused file leaves one ``rejected``
+run (its problems by line) and nothing else: no items, no predictions.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+from typing import IO
+
+import numpy as np
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from .. import jobs
+from ..ingestion import Problem, UploadRejected, human_bytes, parse_run_file
+from ..models import Run, RunPredictions, Task, Team
+from ..selectors import Quota, quota_for, teams_of
+from .items import ensure_items
+from .lifecycle import transition_run
+
+MAX_NAME_LENGTH = Run._meta.get_field("name").max_length
+MAX_FILE_NAME_LENGTH = Run._meta.get_field("file_name").max_length
+
+
+class SubmissionError(Exception):
+    """An upload that was refused; ``code`` says why, ``message`` says it to a person.
+
+    Codes: ``task_closed``, ``not_team_member``, ``over_quota``, ``rejected`` (problems in the
+    file, by line), ``too_large``, ``invalid`` (a bad request field), ``missing_file``. ``run`` is
+    the ``rejected`` run recorded for a refused file, if any.
+    """
+
+    def __init__(self, code: str, message: str, *, problems: list[Problem] | None = None,
+                 total: int = 0, run: Run | None = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.problems = list(problems or [])
+        self.total = total or len(self.problems)
+        self.run = run
+
+    def as_dict(self) -> dict:
+        return {"code": self.code, "message": self.message,
+                "problems": [p.as_dict() for p in self.problems], "total": self.total,
+                "run": self.run.pk if self.run is not None else None}
+
+
+def upload_limit(task: Task) -> int:
+    """The most bytes (decompressed) an upload to ``task`` may have."""
+    return min(task.max_upload_bytes, settings.UPLOAD_MAX_BYTES)
+
+
+def check_size(*, task: Task, size: int | None) -> None:
+    """Refuse an upload whose size (as received) is already over the task's limit."""
+    limit = upload_limit(task)
+    if size is not None and size > limit:
+        raise SubmissionError("too_large", f"the file is {human_bytes(size)}, over the limit "
+                                           f"of {human_bytes(limit)} for task {task.slug!r}")
+
+
+def check_open(task: Task) -> None:
+    if task.state != Task.State.OPEN:
+        state = "still a draft" if task.state == Task.State.DRAFT else task.state
+        raise SubmissionError("task_closed", f"task {task.slug!r} is {state}: it accepts runs "
+                                             "only while it is open")
+
+
+def check_member(*, team: Team, user) -> None:
+    if not team.members.filter(pk=user.pk).exists():
+        raise SubmissionError("not_team_member", f"you are not a member of team {team.name!r}")
+
+
+def _in(moment: datetime, now: datetime) -> str:
+    minutes = max(1, round((moment - now).total_seconds() / 60))
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min"
+
+
+def check_quota(*, task: Task, team: Team, now: datetime | None = None) -> Quota:
+    now = now or timezone.now()
+    quota = quota_for(task=task, team=team, now=now)
+    if quota.total_exhausted:
+        raise SubmissionError(
+            "over_quota",
+            f"team {team.name!r} has used all {quota.limit_total} runs allowed per team on task "
+            f"{task.slug!r} (rejected and failed runs do not count)")
+    if quota.daily_exhausted:
+        when = ""
+        if quota.next_slot_at is not None:
+            when = (f"; the next slot frees up at {quota.next_slot_at:%Y-%m-%d %H:%M} UTC (in "
+                    f"{_in(quota.next_slot_at, now)})")
+        raise SubmissionError(
+            "over_quota",
+            f"team {team.name!r} has submitted {quota.used_today} runs to task {task.slug!r} in "
+            f"the last 24 hours, the limit is {quota.limit_today} per day{when}")
+    return quota
+
+
+def resolve_team(*, user, team: str | int | None = None) -> Team:
+    """The team ``user`` submits for: ``team`` (an id or a name), or their only team."""
+    teams = list(teams_of(user))
+    if team not in (None, ""):
+        ref = str(team).strip()
+        for candidate in teams:
+            if candidate.name == ref or (ref.isdigit() and candidate.pk == int(ref)):
+                return candidate
+        known = Team.objects.filter(name=ref).exists() or (
+            ref.isdigit() and Team.objects.filter(pk=int(ref)).exists())
+        if known:
+            raise SubmissionError("not_team_member", f"you are not a member of team {ref!r}")
+        raise SubmissionError("invalid", f"there is no team {ref!r}")
+    if not teams:
+        raise SubmissionError("not_team_member", "you are not a member of any team: ask an "
+                                                 "organizer to add you to one")
+    if len(teams) > 1:
+        names = ", ".join(repr(t.name) for t in teams)
+        raise SubmissionError("invalid", f"you are in several teams ({names}): say which one "
+                                         "the run is for with the `team` field")
+    return teams[0]
+
+
+def _default_name(task: Task, team: Team) -> str:
+    names = set(Run.objects.filter(task=task, team=team).values_list("name", flat=True))
+    n = len(names) + 1
+    while f"run-{n}" in names:
+        n += 1
+    return f"run-{n}"
+
+
+def _clean_name(name: str) -> str:
+    name = (name or "").strip()
+    if len(name) > MAX_NAME_LENGTH:
+        raise SubmissionError("invalid", f"the run name is longer than {MAX_NAME_LENGTH} "
+                                         "characters")
+    return name
+
+
+def _rewind(upload) -> None:
+    seekable = getattr(upload, "seekable", None)
+    if callable(seekable) and seekable():
+        upload.seek(0)
+
+
+def submit_run(*, task: Task, team: Team, user, upload: IO[bytes], file_name: str = "",
+               name: str = "", description: str = "") -> Run:
+    """Validate and store a run; raise :class:`SubmissionError` if it is refused."""
+    name = _clean_name(name)
+    file_name = os.path.basename(file_name or getattr(upload, "name", "") or "")
+    file_name = file_name[-MAX_FILE_NAME_LENGTH:]
+    check_open(task)
+    check_member(team=team, user=user)
+    check_quota(task=task, team=team)  # again below, with the task locked
+    check_size(task=task, size=getattr(upload, "size", None))
+    _rewind(upload)
+    fields = {"task": task, "team": team, "submitted_by": user, "description": description or "",
+              "file_name": file_name}
+    try:
+        parsed = parse_run_file(upload, file_name=file_name, max_bytes=upload_limit(task),
+                                max_predictions=task.max_predictions_per_run)
+    except UploadRejected as exc:
+        with transaction.atomic():
+            run = Run(name=name or _default_name(task, team), file_bytes=exc.n_bytes, **fields)
+            _received(run)
+            transition_run(run, Run.State.REJECTED, exc.summary,
+                           errors=[p.as_dict() for p in exc.problems], error_count=exc.total)
+        raise SubmissionError(exc.code, exc.summary, problems=exc.problems, total=exc.total,
+                              run=run) from None
+
+    with transaction.atomic():
+        locked = Task.objects.select_for_update().get(pk=task.pk)
+        check_open(locked)
+        check_quota(task=locked, team=team)
+        n_before = locked.n_items
+        indices = ensure_items(task=locked, keys=parsed.keys, payloads=parsed.payloads)
+        n_new = locked.n_items - n_before
+        run = Run(name=name or _default_name(task, team), file_format=parsed.format,
+                  file_bytes=parsed.n_bytes, sha256=parsed.sha256, **fields)
+        _received(run)
+        order = np.argsort(indices, kind="stable")
+        RunPredictions.objects.create(run=run, items=indices[order].tobytes(),
+                                      scores=parsed.scores[order].tobytes())
+        transition_run(run, Run.State.QUEUED,
+                       f"{len(parsed):,} predictions ({n_new:,} new items)",
+                       n_predictions=len(parsed), n_new_items=n_new)
+        jobs.enqueue_plan(run.pk)
+    task.n_items = locked.n_items
+    return run
+
+
+def submit_upload(*, task: Task, user, upload: IO[bytes], team: str | int | None = None,
+                  file_name: str = "", name: str = "", description: str = "") -> Run:
+    """:func:`submit_run` for a team given by id or name (or the user's only team)."""
+    check_open(task)
+    return submit_run(task=task, team=resolve_team(user=user, team=team), user=user,
+                      upload=upload, file_name=file_name, name=name, description=description)
+
+
+def _received(run: Run) -> None:
+    """Save a new run and log it as received, then as validating."""
+    what = run.file_name or "an upload"
+    transition_run(run, Run.State.RECEIVED, f"received {what}")
+    transition_run(run, Run.State.VALIDATING, "validating the file")

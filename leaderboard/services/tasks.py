@@ -1,0 +1,153 @@
+"""Writes of tasks and teams: create and configure tasks, open and close them, manage teams."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+
+from evaluation.core.designs import DESIGNS, make_design
+
+from ..models import Task, Team
+
+# Settings an organizer may set; the engine's bookkeeping fields are not editable.
+TASK_FIELDS = frozenset(
+    field.name for field in Task._meta.concrete_fields
+    if field.editable and not field.primary_key and field.name not in ("state", "created_at")
+) | {"state"}
+# Changing these once runs exist would change what earlier estimates meant.
+FROZEN_ONCE_RUNS = frozenset({"design", "design_options"})
+
+
+class TaskSettingsError(ValueError):
+    """Task settings that cannot be accepted; ``field_errors`` maps a field to its messages."""
+
+    def __init__(self, message: str, field_errors: dict[str, list[str]] | None = None):
+        super().__init__(message)
+        self.message = message
+        self.field_errors = dict(field_errors or {})
+
+
+class TeamError(ValueError):
+    """A team that cannot be created or changed (the message says why)."""
+
+
+def _check_names(fields: dict) -> None:
+    unknown = sorted(set(fields) - TASK_FIELDS)
+    if unknown:
+        raise TaskSettingsError(
+            f"unknown or read-only task setting{'s' if len(unknown) > 1 else ''}: "
+            f"{', '.join(unknown)}",
+            {name: ["not a task setting that can be set"] for name in unknown})
+
+
+def _validate(task: Task, *, exclude_unique: bool = False) -> None:
+    errors: dict[str, list[str]] = {}
+    try:
+        task.full_clean(validate_unique=not exclude_unique)
+    except ValidationError as exc:
+        errors.update(exc.message_dict)
+    if task.design not in DESIGNS:
+        errors.setdefault("design", []).append(
+            f"unknown design {task.design!r}; choose one of {', '.join(sorted(DESIGNS))}")
+    elif "design_options" not in errors and not errors:
+        try:
+            make_design(task.design, target_half_width=task.target_half_width,
+                        confidence=task.confidence, budget=task.label_budget,
+                        **(task.design_options or {}))
+        except (TypeError, ValueError) as exc:
+            where = "design_options" if task.design_options else "design"
+            errors.setdefault(where, []).append(str(exc))
+    if errors:
+        summary = "; ".join(f"{name}: {' '.join(messages)}" for name, messages in errors.items())
+        raise TaskSettingsError(f"invalid task settings ({summary})", errors)
+
+
+def create_task(*, slug: str, title: str, organizers: Iterable = (), **fields) -> Task:
+    """Create a task (validated like a form); ``organizers`` (users) may manage it."""
+    _check_names(fields)
+    if not isinstance(fields.get("design_options", {}), dict):
+        raise TaskSettingsError("design_options must be an object",
+                                {"design_options": ["must be a JSON object"]})
+    task = Task(slug=slug, title=title, **fields)
+    _validate(task)
+    try:
+        with transaction.atomic():
+            task.save()
+            task.organizers.set(list(organizers))
+    except IntegrityError:
+        raise TaskSettingsError(f"a task called {slug!r} already exists",
+                                {"slug": ["a task with this slug already exists"]}) from None
+    return task
+
+
+def update_task(*, task: Task, **fields) -> Task:
+    """Change some settings of ``task`` (validated as a whole before anything is saved)."""
+    _check_names(fields)
+    if "state" in fields:
+        state = fields.pop("state")
+        set_task_state(task=task, state=state, _fields=fields)
+        return task
+    return _save(task, fields)
+
+
+def _save(task: Task, fields: dict) -> Task:
+    if not fields:
+        return task
+    frozen = sorted(name for name in FROZEN_ONCE_RUNS & set(fields)
+                    if getattr(task, name) != fields[name])
+    if frozen and task.runs.exists():
+        raise TaskSettingsError(
+            f"{', '.join(frozen)} cannot change once runs have been submitted",
+            {name: ["cannot change once runs have been submitted"] for name in frozen})
+    original = {name: getattr(task, name) for name in fields}
+    for name, value in fields.items():
+        setattr(task, name, value)
+    try:
+        _validate(task)
+    except TaskSettingsError:
+        for name, value in original.items():
+            setattr(task, name, value)
+        raise
+    task.save(update_fields=list(fields))
+    return task
+
+
+def set_task_state(*, task: Task, state: str, _fields: dict | None = None) -> Task:
+    """Open, close or re-open a task; back to draft only while it has no runs."""
+    if state not in Task.State.values:
+        raise TaskSettingsError(
+            f"unknown state {state!r}; choose one of {', '.join(Task.State.values)}",
+            {"state": [f"not one of {', '.join(Task.State.values)}"]})
+    if state == Task.State.DRAFT and task.state != Task.State.DRAFT and task.runs.exists():
+        raise TaskSettingsError("a task with runs cannot go back to draft",
+                                {"state": ["the task has runs; close it instead"]})
+    return _save(task, {**(_fields or {}), "state": state})
+
+
+def add_organizer(*, task: Task, user) -> None:
+    task.organizers.add(user)
+
+
+def create_team(*, name: str, members: Iterable = ()) -> Team:
+    name = (name or "").strip()
+    if not name:
+        raise TeamError("a team needs a name")
+    if len(name) > Team._meta.get_field("name").max_length:
+        raise TeamError("the team name is too long")
+    try:
+        with transaction.atomic():
+            team = Team.objects.create(name=name)
+            team.members.set(list(members))
+    except IntegrityError:
+        raise TeamError(f"a team called {name!r} already exists") from None
+    return team
+
+
+def add_team_member(*, team: Team, user) -> None:
+    team.members.add(user)
+
+
+def remove_team_member(*, team: Team, user) -> None:
+    team.members.remove(user)

@@ -1,0 +1,59 @@
+"""Fixtures for the upload tests (services and API): people, a team, an open task, sent jobs."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from leaderboard.services.tasks import create_task, create_team
+
+
+class SentJobs(list):
+    """Pipeline messages recorded instead of sent: ``(name, args)`` tuples."""
+
+    def names(self) -> list[str]:
+        return [name for name, _args in self]
+
+
+@pytest.fixture
+def sent_jobs(monkeypatch) -> SentJobs:
+    """Record what ``leaderboard.jobs`` would send to Celery (nothing reaches a broker)."""
+    sent = SentJobs()
+    monkeypatch.setattr("leaderboard.jobs._send",
+                        lambda name, args, countdown=None: sent.append((name, args)))
+    return sent
+
+
+@pytest.fixture
+def participant(db):
+    return get_user_model().objects.create_user("pat")
+
+
+@pytest.fixture
+def organizer(db):
+    return get_user_model().objects.create_user("org")
+
+
+@pytest.fixture
+def team(participant):
+    return create_team(name="Alpha", members=[participant])
+
+
+@pytest.fixture
+def task(organizer):
+    return create_task(slug="linkage", title="Record linkage", organizers=[organizer],
+                       max_runs_per_team=5, max_runs_per_team_per_day=3)
+
+
+def upload_file(text: str | bytes, name: str = "run.tsv") -> io.BytesIO:
+    """A named in-memory upload (what Django's upload handlers hand over)."""
+    stream = io.BytesIO(text.encode() if isinstance(text, str) else text)
+    stream.name = name
+    return stream
+
+
+@pytest.fixture
+def make_upload():
+    return upload_file

@@ -1,0 +1,75 @@
+"""Item indices: dense, allocated once per key, payloads filled in, both lookup strategies."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.db import close_old_connections, connection
+
+from leaderboard.models import Item, Task
+from leaderboard.services import items as item_services
+from leaderboard.services.items import ensure_items, item_ids
+
+
+@pytest.mark.django_db
+def test_new_keys_get_consecutive_indices_in_order_of_first_appearance(task):
+    assert ensure_items(task=task, keys=["c", "a", "c", "b"]).tolist() == [0, 1, 0, 2]
+    assert task.n_items == 3 and Task.objects.get(pk=task.pk).n_items == 3
+    assert ensure_items(task=task, keys=["b", "d"]).tolist() == [2, 3]
+    assert ensure_items(task=task, keys=[]).tolist() == []
+    assert sorted(Item.objects.values_list("index", flat=True)) == [0, 1, 2, 3]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("ratio", [8, 10**9])  # whole-task map / chunked key lookups
+def test_known_keys_and_payloads_either_lookup(task, monkeypatch, ratio):
+    monkeypatch.setattr(item_services, "LOOKUP_RATIO", ratio)
+    monkeypatch.setattr(item_services, "LOOKUP_CHUNK", 2)
+    ensure_items(task=task, keys=[f"k{i}" for i in range(10)], payloads={"k1": {"p": 1}})
+    indices = ensure_items(task=task, keys=["k9", "new", "k1", "k2"],
+                           payloads={"k1": {"p": "other"}, "k2": ["x"], "new": "n"})
+    assert indices.tolist() == [9, 10, 1, 2]
+    payloads = dict(Item.objects.values_list("key", "payload"))
+    assert payloads["k1"] == {"p": 1}  # never overwritten
+    assert payloads["k2"] == ["x"] and payloads["new"] == "n" and payloads["k3"] is None
+    ids = item_ids(task=task, indices=[10, 0])
+    assert ids == [Item.objects.get(key="new").pk, Item.objects.get(key="k0").pk]
+
+
+@pytest.mark.django_db
+def test_tasks_have_separate_indices(task):
+    other = Task.objects.create(slug="other", title="Other")
+    ensure_items(task=task, keys=["a", "b"])
+    assert ensure_items(task=other, keys=["b", "z"]).tolist() == [0, 1]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_uploads_never_share_an_index():
+    if connection.vendor != "postgresql":
+        pytest.skip("needs row locks (PostgreSQL)")
+    task = Task.objects.create(slug="race", title="Race")
+    barrier = threading.Barrier(4)
+    errors = []
+
+    def upload(worker: int) -> None:
+        try:
+            barrier.wait()
+            ensure_items(task=Task.objects.get(pk=task.pk),
+                         keys=[f"w{worker}-{i}" for i in range(500)] + ["shared"])
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+        finally:
+            close_old_connections()
+            connection.close()
+
+    threads = [threading.Thread(target=upload, args=(w,)) for w in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    indices = sorted(Item.objects.filter(task=task).values_list("index", flat=True))
+    assert indices == list(range(4 * 500 + 1))
+    assert Task.objects.get(pk=task.pk).n_items == 2001
