@@ -13,13 +13,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from leaderboard import ingestion
 from leaderboard.ingestion import (
     Problem,
     UploadRejected,
     human_bytes,
     parse_reference_file,
     parse_run_file,
+    parser,
+    reading,
 )
 
 LIMITS = {"max_bytes": 10 * 1024 * 1024, "max_predictions": 1000}
@@ -119,7 +120,7 @@ def test_gzipped_jsonl_by_name():
 
 
 def test_a_file_bigger_than_the_read_size_is_read_in_blocks(monkeypatch):
-    monkeypatch.setattr(ingestion, "READ_SIZE", 7)
+    monkeypatch.setattr(reading, "READ_SIZE", 7)
     text = "".join(f"key-{i}\t0.{i % 10}\n" for i in range(50))
     run = parse(text)
     assert run.keys == [f"key-{i}" for i in range(50)]
@@ -174,7 +175,7 @@ def test_interior_blank_lines_are_refused():
 
 
 def test_blank_lines_between_blocks(monkeypatch):
-    monkeypatch.setattr(ingestion, "READ_SIZE", 6)  # blocks: "a\t0.5\n", "\n", "b\t0.5\n"
+    monkeypatch.setattr(reading, "READ_SIZE", 6)  # blocks: "a\t0.5\n", "\n", "b\t0.5\n"
     assert problems("a\t0.5\n\nb\t0.5\n") == [
         (2, "blank line (only the end of the file may have blank lines)")]
     assert parse("a\t0.5\nb\t0.5\n\n\n").keys == ["a", "b"]
@@ -254,7 +255,7 @@ def test_over_the_size_limit():
 
 
 def test_a_zip_bomb_stops_once_the_decompressed_limit_is_passed(monkeypatch):
-    monkeypatch.setattr(ingestion, "READ_SIZE", 64 * 1024)
+    monkeypatch.setattr(reading, "READ_SIZE", 64 * 1024)
     member = gzip.compress(b"k\t0.5\n" * 5_000_000, compresslevel=9)  # 30 MB -> ~45 KB
     bomb = member * 10  # 300 MB in ten gzip members
     exc = rejected(bomb, max_bytes=1024 * 1024, max_predictions=10**8)
@@ -302,8 +303,8 @@ def test_a_key_that_starts_like_bzip2_is_just_a_key():
 
 
 def test_an_overlong_line_is_skipped_and_reported(monkeypatch):
-    monkeypatch.setattr(ingestion, "MAX_LINE_BYTES", 100)
-    monkeypatch.setattr(ingestion, "READ_SIZE", 16)
+    monkeypatch.setattr(parser, "MAX_LINE_BYTES", 100)
+    monkeypatch.setattr(reading, "READ_SIZE", 16)
     found = problems("a\t0.5\n" + "x" * 500 + "\t0.5\nb\tbad\n")
     assert found == [(2, "the line is longer than 100 bytes"), (3, "score 'bad' is not a number")]
 
@@ -384,7 +385,7 @@ def _both_ways(data: bytes, kind: str, monkeypatch):
     """Parse with the fast path on and off; return comparable outcomes."""
     outcomes = []
     for fast in (True, False):
-        monkeypatch.setattr(ingestion, "_FAST_PATH", fast)
+        monkeypatch.setattr(parser, "_FAST_PATH", fast)
         try:
             if kind == "run":
                 run = parse(data, "run.tsv")
@@ -402,7 +403,7 @@ def _both_ways(data: bytes, kind: str, monkeypatch):
 @given(st.lists(_PIECES, max_size=60), st.sampled_from(["run", "reference"]),
        st.integers(4, 64))
 def test_fast_and_careful_paths_agree(monkeypatch, pieces, kind, read_size):
-    monkeypatch.setattr(ingestion, "READ_SIZE", read_size)
+    monkeypatch.setattr(reading, "READ_SIZE", read_size)
     fast, careful = _both_ways("".join(pieces).encode(), kind, monkeypatch)
     assert fast == careful
 
@@ -412,7 +413,7 @@ def test_fast_and_careful_paths_agree(monkeypatch, pieces, kind, read_size):
 @given(st.binary(max_size=400), st.sampled_from(["run.tsv", "run.jsonl", "", "x.gz"]),
        st.booleans())
 def test_arbitrary_bytes_only_ever_raise_upload_rejected(monkeypatch, data, name, packed):
-    monkeypatch.setattr(ingestion, "READ_SIZE", 32)  # many blocks, lines across reads
+    monkeypatch.setattr(reading, "READ_SIZE", 32)  # many blocks, lines across reads
     if packed:
         data = gzip.compress(data)[: max(2, len(data))]
     try:
@@ -435,7 +436,7 @@ _KEYS = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp"),
 @given(st.dictionaries(_KEYS, st.floats(0, 1), min_size=1, max_size=40),
        st.sampled_from(["tsv", "jsonl"]), st.booleans(), st.integers(3, 200))
 def test_valid_files_round_trip(monkeypatch, records, fmt, packed, read_size):
-    monkeypatch.setattr(ingestion, "READ_SIZE", read_size)
+    monkeypatch.setattr(reading, "READ_SIZE", read_size)
     if fmt == "tsv":
         text = "".join(f"{k}\t{v!r}\n" for k, v in records.items())
     else:

@@ -1,14 +1,4 @@
-"""Streaming parsers for uploaded runs and reference samples (pure Python + numpy, no database).
-
-A run file has one prediction per line, as TSV (``key`` or ``key<TAB>score``) or JSON Lines
-(``{"key": ..., "score"?: ..., "payload"?: ...}``); a reference file has one true item per line
-(``key[<TAB>group]`` or ``{"key": ..., "group"?: ..., "payload"?: ...}``). Either may be gzipped
-(detected by its magic bytes, whatever the name) and is read in blocks of whole lines: the file is
-never held in memory as one string, and the *decompressed* size is counted against the limit, so
-a zip bomb stops after ``max_bytes``.
-
-Every problem is reported with its 1-based line number (up to ``max_problems`` of them; all are
-counted) and the whole upload is refused with :class:`UploadRejected` if there is any.
+"""The line parser: reads an upload in blocks of whole lines, validates them, collects problems.
 
 Speed: TSV blocks take a fast path (whole-block decoding, numpy scans of the bytes for control
 characters and the tab/newline layout, C-level splitting and float conversion) that accepts a block
@@ -20,318 +10,31 @@ found at the end with one dictionary pass.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
-import math
-import re
 import zlib
-from dataclasses import dataclass
 from itertools import chain
-from typing import IO, Any
+from typing import IO
 
 import numpy as np
 
-MAX_KEY_LENGTH = 512
-MAX_GROUP_LENGTH = 200  # ReferenceItem.group
+from . import reading
+from .fields import (
+    _MISSING,
+    _SUSPECT_RE,
+    MAX_KEY_LENGTH,
+    _Bad,
+    _check_key,
+    _Groups,
+    _Json,
+    _json_type,
+    _Scores,
+    _shown,
+)
+from .reading import _BOM, _GZIP_MAGIC, _archive, _format_from_name, _looks_like_json, _RawReader
+from .results import Problem, UploadRejected, human_bytes
+
 MAX_LINE_BYTES = 4 * 1024 * 1024  # a longer line (a JSON payload gone wrong) is skipped, reported
-MAX_PROBLEMS = 50
-READ_SIZE = 1024 * 1024
-
-_BOM = b"\xef\xbb\xbf"
-_GZIP_MAGIC = b"\x1f\x8b"
-_ARCHIVES = {
-    b"PK\x03\x04": "a zip archive",
-    b"BZh": "bzip2 data",  # with a block header after the level digit (see _archive)
-    b"\xfd7zXZ\x00": "xz data",
-    b"7z\xbc\xaf\x27\x1c": "a 7z archive",
-    b"\x28\xb5\x2f\xfd": "zstd data",
-}
-_BZIP2_RE = re.compile(rb"BZh[1-9]1AY&SY")
-# Never allowed in a key or a group: C0/C1 controls, DEL, byte order marks, line separators.
-_FORBIDDEN_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\ufeff\u2028\u2029]")
-# The same minus tab and newline: one search tells whether a decoded TSV block needs a closer look.
-_SUSPECT_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ufeff\u2028\u2029]")
-_EXTENSIONS = {".tsv": "tsv", ".txt": "tsv", ".jsonl": "jsonl", ".json": "jsonl",
-               ".ndjson": "jsonl"}
-_MISSING = object()  # a line without a score / group
 _FAST_PATH = True  # tests switch it off to check that both paths agree
-
-
-@dataclass(frozen=True)
-class Problem:
-    """A problem of an upload: at a line (1-based) or, with ``line=None``, of the whole file."""
-
-    line: int | None
-    message: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"line": self.line, "message": self.message}
-
-    def __str__(self) -> str:
-        return self.message if self.line is None else f"line {self.line}: {self.message}"
-
-
-class UploadRejected(ValueError):
-    """The upload has problems; ``problems`` holds the first ones, ``total`` counts them all.
-
-    ``code`` is ``"too_large"`` when the file (decompressed) is over the size limit, else
-    ``"rejected"``.
-    """
-
-    def __init__(self, problems: list[Problem], total: int, *, code: str = "rejected",
-                 n_bytes: int = 0):
-        self.problems = list(problems)
-        self.total = max(total, len(self.problems))
-        self.code = code
-        self.n_bytes = n_bytes
-        super().__init__(self.summary)
-
-    @property
-    def summary(self) -> str:
-        noun = "problem" if self.total == 1 else "problems"
-        first = f" (first: {self.problems[0]})" if self.problems else ""
-        return f"rejected: {self.total:,} {noun}{first}"
-
-
-@dataclass(frozen=True, eq=False)
-class ParsedRun:
-    keys: list[str]
-    scores: np.ndarray  # float64, one per key; 1.0 everywhere when the file has no scores
-    payloads: dict[str, object]  # only the keys that had one
-    format: str  # "tsv" or "jsonl"
-    compressed: bool
-    n_bytes: int  # raw bytes read (compressed size for gzip)
-    sha256: str  # of the raw bytes
-
-    def __len__(self) -> int:
-        return len(self.keys)
-
-
-@dataclass(frozen=True, eq=False)
-class ParsedReference:
-    keys: list[str]
-    groups: list[str]  # "" where the line has none
-    payloads: dict[str, object]
-    format: str
-    compressed: bool
-    n_bytes: int
-    sha256: str
-
-    def __len__(self) -> int:
-        return len(self.keys)
-
-
-def human_bytes(n: float) -> str:
-    """``1536`` -> ``"1.5 KiB"``; ``512 * 2**20`` -> ``"512 MiB"``."""
-    if n < 1024:
-        return f"{int(n):,} bytes"
-    for unit in ("KiB", "MiB", "GiB", "TiB"):
-        n /= 1024
-        if n < 1024 or unit == "TiB":
-            text = f"{n:,.1f}"
-            return f"{text.removesuffix('.0')} {unit}"
-    raise AssertionError("unreachable")
-
-
-def parse_run_file(stream: IO[bytes], *, file_name: str = "", max_bytes: int,
-                   max_predictions: int, max_problems: int = MAX_PROBLEMS) -> ParsedRun:
-    """Parse and validate a run file; raise :class:`UploadRejected` listing its problems."""
-    p = _Parser(stream, _RUN, file_name=file_name, max_bytes=max_bytes,
-                max_records=max_predictions, max_problems=max_problems)
-    p.parse()
-    scores = (np.concatenate([np.asarray(c, dtype=np.float64) for c in p.value_chunks])
-              if p.keys else np.zeros(0, dtype=np.float64))
-    return ParsedRun(keys=p.keys, scores=scores, payloads=p.payloads, format=p.format or "tsv",
-                     compressed=p.compressed, n_bytes=p.raw.n_bytes, sha256=p.raw.hexdigest())
-
-
-def parse_reference_file(stream: IO[bytes], *, file_name: str = "", max_bytes: int,
-                         max_items: int, max_problems: int = MAX_PROBLEMS) -> ParsedReference:
-    """Parse and validate a reference sample file; raise :class:`UploadRejected` on problems."""
-    p = _Parser(stream, _REFERENCE, file_name=file_name, max_bytes=max_bytes,
-                max_records=max_items, max_problems=max_problems)
-    p.parse()
-    return ParsedReference(keys=p.keys, groups=list(chain.from_iterable(p.value_chunks)),
-                           payloads=p.payloads, format=p.format or "tsv",
-                           compressed=p.compressed, n_bytes=p.raw.n_bytes,
-                           sha256=p.raw.hexdigest())
-
-
-# -- what a line carries besides its key ----------------------------------------------------------
-class _Bad(Exception):
-    """A line's problem (the parser adds the line number)."""
-
-
-def _shown(text: str, limit: int = 40) -> str:
-    return repr(text if len(text) <= limit else text[:limit] + "...")
-
-
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return f"the string {_shown(value)}"
-    return "an array" if isinstance(value, list) else "an object"
-
-
-def _forbidden_problem(what: str, text: str) -> str | None:
-    match = _FORBIDDEN_RE.search(text)
-    if match is None:
-        return None
-    char = match.group()
-    if char == "\ufeff":
-        return (f"{what} contains a byte order mark (U+FEFF), allowed only at the very start of "
-                "the file")
-    return (f"{what} contains the control character U+{ord(char):04X} at position "
-            f"{match.start() + 1}")
-
-
-class _Scores:
-    """Runs: an optional score in [0, 1]; all lines have one or none do (then every score is 1)."""
-
-    field = "score"
-    noun = "prediction"
-    all_or_none = True
-    missing = 1.0
-
-    def from_text(self, text: str) -> float:
-        if not text.strip():
-            raise _Bad("empty score")
-        if not text.isascii() or "_" in text:  # float() would take "1_0" and non-ASCII digits
-            raise _Bad(f"score {_shown(text)} is not a number")
-        try:
-            value = float(text)
-        except ValueError:
-            raise _Bad(f"score {_shown(text)} is not a number") from None
-        return self._in_range(value, _shown(text))
-
-    def from_json(self, value: object) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise _Bad(f'"score" must be a number, not {_json_type(value)}')
-        return self._in_range(value, str(value))
-
-    @staticmethod
-    def _in_range(value: float, shown: str) -> float:
-        if isinstance(value, float) and math.isnan(value):
-            raise _Bad(f"score {shown} is not a number (NaN)")
-        if isinstance(value, float) and math.isinf(value):
-            raise _Bad(f"score {shown} is infinite")
-        if not 0 <= value <= 1:
-            raise _Bad(f"score {shown} is outside [0, 1]")
-        return float(value)
-
-    def fast(self, texts: tuple[str, ...]) -> np.ndarray | None:
-        """The scores of a block if every one is valid, else ``None``."""
-        joined = "".join(texts)
-        if "_" in joined or not joined.isascii():
-            return None
-        try:
-            values = np.fromiter(map(float, texts), dtype=np.float64, count=len(texts))
-        except ValueError:
-            return None
-        return values if ((values >= 0.0) & (values <= 1.0)).all() else None
-
-
-class _Groups:
-    """Reference samples: an optional group (source document), at most 200 characters."""
-
-    field = "group"
-    noun = "item"
-    all_or_none = False
-    missing = ""
-
-    def from_text(self, text: str) -> str:
-        if len(text) > MAX_GROUP_LENGTH:
-            raise _Bad(f"group is longer than {MAX_GROUP_LENGTH} characters ({len(text):,})")
-        problem = _forbidden_problem("group", text)
-        if problem:
-            raise _Bad(problem)
-        return text
-
-    def from_json(self, value: object) -> str:
-        if not isinstance(value, str):
-            raise _Bad(f'"group" must be a string, not {_json_type(value)}')
-        return self.from_text(value)
-
-    def fast(self, texts: tuple[str, ...]) -> list[str] | None:
-        # Control characters were excluded by the block search; tabs cannot occur.
-        return list(texts) if max(map(len, texts)) <= MAX_GROUP_LENGTH else None
-
-
-_RUN = _Scores()
-_REFERENCE = _Groups()
-
-
-# -- reading ---------------------------------------------------------------------------------------
-class _RawReader:
-    """The upload as received: counts and hashes every byte read (``n_bytes``, ``sha256``)."""
-
-    def __init__(self, stream: IO[bytes]):
-        self._stream = stream
-        self._sha = hashlib.sha256()
-        self._pending = b""
-        self.n_bytes = 0
-
-    def _read_raw(self, size: int) -> bytes:
-        data = self._stream.read(size)
-        if isinstance(data, str):
-            raise TypeError("uploads must be read as bytes (open the file in binary mode)")
-        if data:
-            self._sha.update(data)
-            self.n_bytes += len(data)
-        return data or b""
-
-    def head(self, size: int = 10) -> bytes:
-        """The first ``size`` bytes (or fewer at EOF), kept for the next ``read``."""
-        while len(self._pending) < size:
-            data = self._read_raw(READ_SIZE)
-            if not data:
-                break
-            self._pending += data
-        return self._pending[:size]
-
-    def read(self, size: int = -1) -> bytes:
-        if self._pending:
-            data = self._pending
-            if 0 <= size < len(data):
-                data, self._pending = data[:size], data[size:]
-            else:
-                self._pending = b""
-            return data
-        return self._read_raw(size if size >= 0 else READ_SIZE)
-
-    def drain(self) -> None:
-        """Read what is left (so ``sha256`` covers the whole upload)."""
-        self._pending = b""
-        while self._read_raw(READ_SIZE):
-            pass
-
-    def hexdigest(self) -> str:
-        return self._sha.hexdigest()
-
-
-def _archive(head: bytes) -> str | None:
-    for magic, what in _ARCHIVES.items():
-        if head.startswith(magic) and (magic != b"BZh" or _BZIP2_RE.match(head)):
-            return what
-    return None
-
-
-def _looks_like_json(text: bytes) -> bool:
-    """Whether the first line of ``text`` looks like a JSON object with a key."""
-    first = text.split(b"\n", 1)[0].rstrip()
-    return first.startswith(b"{") and first.endswith(b"}") and b'"key"' in first
-
-
-def _format_from_name(file_name: str) -> str | None:
-    name = file_name.lower().strip()
-    name = name.removesuffix(".gz").removesuffix(".gzip")
-    dot = name.rfind(".")
-    return _EXTENSIONS.get(name[dot:]) if dot >= 0 else None
 
 
 class _Parser:
@@ -418,7 +121,7 @@ class _Parser:
         line, offset = 1, 0  # where ``tail`` (the next block) starts
         skipping = False  # inside a line longer than MAX_LINE_BYTES
         while not self.stopped:
-            chunk = source.read(READ_SIZE)
+            chunk = source.read(reading.READ_SIZE)
             if not chunk:
                 break
             total += len(chunk)
@@ -626,13 +329,7 @@ class _Parser:
 
     def _check(self, key: str, value: object, line: int) -> object:
         """Validate a record's key and value; return the value (converted)."""
-        if not key or key.isspace():
-            raise _Bad("empty key")
-        if len(key) > MAX_KEY_LENGTH:
-            raise _Bad(f"key is longer than {MAX_KEY_LENGTH} characters ({len(key):,})")
-        problem = _forbidden_problem("key", key)
-        if problem:
-            raise _Bad(problem)
+        _check_key(key)
         has_value = value is not _MISSING
         if self.kind.all_or_none:
             if self._has_value is None:
@@ -649,10 +346,3 @@ class _Parser:
         if isinstance(value, _Json):
             return self.kind.from_json(value.value)
         return self.kind.from_text(value)
-
-
-@dataclass(frozen=True)
-class _Json:
-    """A value that came from JSON (typed), as opposed to TSV text."""
-
-    value: object

@@ -1,0 +1,71 @@
+"""Streaming parsers for uploaded runs and reference samples (pure Python + numpy, no database).
+
+A run file has one prediction per line, as TSV (``key`` or ``key<TAB>score``) or JSON Lines
+(``{"key": ..., "score"?: ..., "payload"?: ...}``); a reference file has one true item per line
+(``key[<TAB>group]`` or ``{"key": ..., "group"?: ..., "payload"?: ...}``). Either may be gzipped
+(detected by its magic bytes, whatever the name) and is read in blocks of whole lines: the file is
+never held in memory as one string, and the *decompressed* size is counted against the limit, so
+a zip bomb stops after ``max_bytes``.
+
+Every problem is reported with its 1-based line number (up to ``max_problems`` of them; all are
+counted) and the whole upload is refused with :class:`UploadRejected` if there is any.
+
+Modules: ``results`` (what a parse returns or raises), ``reading`` (the raw bytes: counting,
+hashing, gzip, archives, format detection), ``fields`` (the key rules and the score / group field
+rules) and ``parser`` (the line parser, whose docstring tells how TSV blocks are made fast). The
+constants are re-exported here to be read; tests change them where they are read:
+``reading.READ_SIZE``, ``parser.MAX_LINE_BYTES``, ``parser._FAST_PATH``.
+"""
+
+from __future__ import annotations
+
+from itertools import chain
+from typing import IO
+
+import numpy as np
+
+from .fields import _REFERENCE, _RUN, MAX_GROUP_LENGTH, MAX_KEY_LENGTH
+from .parser import MAX_LINE_BYTES, _Parser
+from .reading import READ_SIZE
+from .results import ParsedReference, ParsedRun, Problem, UploadRejected, human_bytes
+
+__all__ = [
+    "MAX_GROUP_LENGTH",
+    "MAX_KEY_LENGTH",
+    "MAX_LINE_BYTES",
+    "MAX_PROBLEMS",
+    "READ_SIZE",
+    "ParsedReference",
+    "ParsedRun",
+    "Problem",
+    "UploadRejected",
+    "human_bytes",
+    "parse_reference_file",
+    "parse_run_file",
+]
+
+MAX_PROBLEMS = 50
+
+
+def parse_run_file(stream: IO[bytes], *, file_name: str = "", max_bytes: int,
+                   max_predictions: int, max_problems: int = MAX_PROBLEMS) -> ParsedRun:
+    """Parse and validate a run file; raise :class:`UploadRejected` listing its problems."""
+    p = _Parser(stream, _RUN, file_name=file_name, max_bytes=max_bytes,
+                max_records=max_predictions, max_problems=max_problems)
+    p.parse()
+    scores = (np.concatenate([np.asarray(c, dtype=np.float64) for c in p.value_chunks])
+              if p.keys else np.zeros(0, dtype=np.float64))
+    return ParsedRun(keys=p.keys, scores=scores, payloads=p.payloads, format=p.format or "tsv",
+                     compressed=p.compressed, n_bytes=p.raw.n_bytes, sha256=p.raw.hexdigest())
+
+
+def parse_reference_file(stream: IO[bytes], *, file_name: str = "", max_bytes: int,
+                         max_items: int, max_problems: int = MAX_PROBLEMS) -> ParsedReference:
+    """Parse and validate a reference sample file; raise :class:`UploadRejected` on problems."""
+    p = _Parser(stream, _REFERENCE, file_name=file_name, max_bytes=max_bytes,
+                max_records=max_items, max_problems=max_problems)
+    p.parse()
+    return ParsedReference(keys=p.keys, groups=list(chain.from_iterable(p.value_chunks)),
+                           payloads=p.payloads, format=p.format or "tsv",
+                           compressed=p.compressed, n_bytes=p.raw.n_bytes,
+                           sha256=p.raw.hexdigest())
