@@ -8,19 +8,13 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from leaderboard.admin import OrganizerScopedAdmin
+
 from .models import Judgment, VerificationRequest
 
 
-class OrganizerScopedAdmin(admin.ModelAdmin):
-    """Lists only rows of tasks the (non-superuser) staff user organizes."""
-
-    task_path = "task"
-
-    def get_queryset(self, request):
-        qs = super().get_queryset(request)
-        if request.user.is_superuser:
-            return qs
-        return qs.filter(**{f"{self.task_path}__organizers": request.user})
+class QueueAdmin(OrganizerScopedAdmin):
+    """Queue rows are written by the annotator pages only."""
 
     def has_add_permission(self, request, obj=None):
         return False
@@ -39,7 +33,7 @@ class JudgmentInline(admin.TabularInline):
 
 
 @admin.register(VerificationRequest)
-class VerificationRequestAdmin(OrganizerScopedAdmin):
+class VerificationRequestAdmin(QueueAdmin):
     list_display = ("id", "item", "task", "state", "judgments_counted", "judgments_required",
                     "priority", "created_at", "resolved_at")
     list_filter = ("state", "task")
@@ -52,7 +46,7 @@ class VerificationRequestAdmin(OrganizerScopedAdmin):
 
 
 @admin.register(Judgment)
-class JudgmentAdmin(OrganizerScopedAdmin):
+class JudgmentAdmin(QueueAdmin):
     task_path = "request__task"
     list_display = ("id", "item_key", "annotator", "answer", "counted", "seconds_spent",
                     "created_at")

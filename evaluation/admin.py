@@ -5,19 +5,15 @@ from __future__ import annotations
 from django.contrib import admin
 from django.db.models import Count
 
+from leaderboard.admin import OrganizerScopedAdmin
+
 from .models import Draw, PlanRound
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(OrganizerScopedAdmin):
     """The sampling record is what estimates are recomputed from: never edited by hand."""
 
     task_path = "plan_round__task"
-
-    def get_queryset(self, request):
-        qs = super().get_queryset(request)
-        if request.user.is_superuser:
-            return qs
-        return qs.filter(**{f"{self.task_path}__organizers": request.user})
 
     def has_add_permission(self, request, obj=None):
         return False
