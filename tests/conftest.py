@@ -66,6 +66,14 @@ def repo_root() -> Path:
     return REPO_ROOT
 
 
+@pytest.fixture
+def sent_messages(monkeypatch) -> list:
+    """Record the pipeline messages ``leaderboard.jobs`` would send; nothing reaches a broker."""
+    from pipeline_support import PipelineDriver
+
+    return PipelineDriver(monkeypatch).sent
+
+
 def _sqlite_without_fsync(sender: Any, connection: Any, **kwargs: Any) -> None:
     # The SQLite test database is a file (so that workers can open it): skip fsync, as an
     # in-memory database would. Only durability across an OS crash is lost, not consistency.

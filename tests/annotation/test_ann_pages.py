@@ -21,11 +21,8 @@ PAIR = {"left": {"given_name": "rachael", "surname": "dent", "postcode": "4129"}
 
 
 @pytest.fixture(autouse=True)
-def no_broker(monkeypatch):
-    sent = []
-    monkeypatch.setattr("leaderboard.jobs._send",
-                        lambda name, args, countdown=None: sent.append((name, args)))
-    return sent
+def no_broker(sent_messages):
+    return sent_messages
 
 
 @pytest.fixture

@@ -9,6 +9,8 @@ from django.contrib.auth import get_user_model
 
 from leaderboard.services.tasks import create_task, create_team
 
+from pipeline_support import PipelineDriver
+
 
 class SentJobs(list):
     """Pipeline messages recorded instead of sent: ``(name, args)`` tuples."""
@@ -20,10 +22,9 @@ class SentJobs(list):
 @pytest.fixture
 def sent_jobs(monkeypatch) -> SentJobs:
     """Record what ``leaderboard.jobs`` would send to Celery (nothing reaches a broker)."""
-    sent = SentJobs()
-    monkeypatch.setattr("leaderboard.jobs._send",
-                        lambda name, args, countdown=None: sent.append((name, args)))
-    return sent
+    driver = PipelineDriver(monkeypatch)
+    driver.sent = SentJobs()
+    return driver.sent
 
 
 @pytest.fixture

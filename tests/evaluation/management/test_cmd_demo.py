@@ -16,12 +16,9 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def sent(monkeypatch, settings):
+def sent(sent_messages, settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    messages = []
-    monkeypatch.setattr("leaderboard.jobs._send",
-                        lambda name, args, countdown=None: messages.append((name, args)))
-    return messages
+    return sent_messages
 
 
 def demo() -> str:

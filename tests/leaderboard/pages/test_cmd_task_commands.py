@@ -14,11 +14,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def sent(monkeypatch):
-    messages = []
-    monkeypatch.setattr("leaderboard.jobs._send",
-                        lambda name, args, countdown=None: messages.append((name, args)))
-    return messages
+def sent(sent_messages):
+    return sent_messages
 
 
 def call(name, *args):

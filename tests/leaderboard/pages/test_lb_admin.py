@@ -20,8 +20,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def no_broker(monkeypatch):
-    monkeypatch.setattr("leaderboard.jobs._send", lambda name, args, countdown=None: None)
+def no_broker(sent_messages):
+    return sent_messages
 
 
 @pytest.fixture

@@ -20,11 +20,8 @@ def fast_passwords(settings):
 
 
 @pytest.fixture(autouse=True)
-def sent(monkeypatch):
-    messages = []
-    monkeypatch.setattr("leaderboard.jobs._send",
-                        lambda name, args, countdown=None: messages.append((name, args)))
-    return messages
+def sent(sent_messages):
+    return sent_messages
 
 
 @pytest.fixture
