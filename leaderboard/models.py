@@ -80,6 +80,11 @@ class Task(models.Model):
     max_upload_bytes = models.PositiveBigIntegerField(default=512 * 1024 * 1024)
     max_predictions_per_run = models.PositiveIntegerField(default=5_000_000)
 
+    # While held, new snapshots are stored unpublished: the public board keeps showing the last
+    # published one until an organizer publishes (e.g. after a deadline).
+    board_held = models.BooleanField(
+        default=False, help_text="Hold the public leaderboard: new snapshots wait for publishing.")
+
     # Engine bookkeeping.
     seed = models.BigIntegerField(default=_new_seed, editable=False)
     n_items = models.PositiveBigIntegerField(default=0, editable=False)
@@ -150,6 +155,8 @@ class Run(models.Model):
     )
     name = models.CharField(max_length=120)
     description = models.TextField(blank=True)
+    link = models.URLField(max_length=500, blank=True,
+                           help_text="Paper, code or system description (http or https).")
     state = models.CharField(max_length=20, choices=State.choices, default=State.RECEIVED)
     reason = models.TextField(blank=True, help_text="Why the run is in its state (terminal ones).")
     errors = models.JSONField(default=list, blank=True, help_text="Rejection problems by line.")
@@ -240,6 +247,7 @@ class LeaderboardSnapshot(models.Model):
     n_reference = models.PositiveIntegerField()
     confidence = models.FloatField()
     published = models.BooleanField(default=True)
+    published_at = models.DateTimeField(null=True, blank=True)
     rows = models.JSONField(default=list)
 
     class Meta:

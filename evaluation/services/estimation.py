@@ -11,6 +11,7 @@ from django.utils import timezone
 from evaluation.core import ENGINE_VERSION
 from leaderboard.jobs import enqueue_plan
 from leaderboard.models import Estimate, LeaderboardSnapshot, Run, Task
+from leaderboard.services.board import snapshot_publication
 from leaderboard.services.lifecycle import transition_run
 
 from ..engine_state import LoadedTask, load_task_state
@@ -86,7 +87,8 @@ def _store_snapshot(task: Task, loaded: LoadedTask, results) -> LeaderboardSnaps
         task=task, version=version, created_at=now, engine_version=ENGINE_VERSION,
         design=loaded.design.name, labels_version=loaded.labels_version,
         reference_version=loaded.reference_version, n_labels=loaded.state.n_labelled,
-        n_reference=loaded.state.reference.size, confidence=task.confidence, rows=rows)
+        n_reference=loaded.state.reference.size, confidence=task.confidence, rows=rows,
+        **snapshot_publication(task))
     Estimate.objects.bulk_create([
         Estimate(snapshot=snapshot, run=run, metric=m, value=_value(getattr(results[i], m).value),
                  low=getattr(results[i], m).low, high=getattr(results[i], m).high,
