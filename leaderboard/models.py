@@ -249,6 +249,8 @@ class LeaderboardSnapshot(models.Model):
     published = models.BooleanField(default=True)
     published_at = models.DateTimeField(null=True, blank=True)
     rows = models.JSONField(default=list)
+    # Snapshot-wide statistics beside the rows, e.g. {"ranking": {"method": ..., "level": ...}}.
+    details = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-version"]

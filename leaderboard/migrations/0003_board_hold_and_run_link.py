@@ -31,5 +31,10 @@ class Migration(migrations.Migration):
             name='board_held',
             field=models.BooleanField(default=False, help_text='Hold the public leaderboard: new snapshots wait for publishing.'),
         ),
+        migrations.AddField(
+            model_name='leaderboardsnapshot',
+            name='details',
+            field=models.JSONField(blank=True, default=dict),
+        ),
         migrations.RunPython(published_at_is_created_at, migrations.RunPython.noop),
     ]
