@@ -217,6 +217,15 @@ ENGINE_LOCK_SECONDS = float(os.environ.get("ENGINE_LOCK_SECONDS", "900"))
 # A run that needs more planning rounds than this ends `partial`.
 PIPELINE_MAX_ROUNDS = int(os.environ.get("PIPELINE_MAX_ROUNDS", "60"))
 
+# --- Annotation queue ----------------------------------------------------------------------------
+
+# A claimed item is reserved for its annotator this long; the open page renews it (heartbeat).
+ANNOTATION_LEASE_SECONDS = float(os.environ.get("ANNOTATION_LEASE_SECONDS", "90"))
+# An annotator may take back their last answer within this many seconds.
+ANNOTATION_UNDO_SECONDS = float(os.environ.get("ANNOTATION_UNDO_SECONDS", "60"))
+# Most items one page may hold at once (the current one plus those prefetched).
+ANNOTATION_MAX_CLAIM = int(os.environ.get("ANNOTATION_MAX_CLAIM", "5"))
+
 # --- Uploads -------------------------------------------------------------------------------------
 
 # Uploads larger than this spill from memory to a temporary file (runs are streamed, not slurped).

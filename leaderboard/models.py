@@ -74,6 +74,19 @@ class Task(models.Model):
     design = models.CharField(max_length=40, default="default")
     design_options = models.JSONField(default=dict, blank=True)
 
+    # Annotator quality control (enforced by the annotation queue).
+    annotator_daily_cap = models.PositiveIntegerField(
+        null=True, blank=True,
+        help_text="Most answers one annotator may give per day (empty: none).")
+    gold_rate = models.FloatField(
+        default=0.05, validators=[MinValueValidator(0.0), MaxValueValidator(0.5)],
+        help_text="Share of served items that are gold items with known answers.")
+    gold_min_accuracy = models.FloatField(
+        default=0.7, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="Annotators whose gold accuracy falls below this are paused for review.")
+    gold_min_answers = models.PositiveIntegerField(
+        default=10, help_text="Gold answers needed before an annotator's accuracy is judged.")
+
     # Submission limits, per team.
     max_runs_per_team = models.PositiveIntegerField(default=20)
     max_runs_per_team_per_day = models.PositiveIntegerField(default=5)
