@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
 from evaluation.core import ENGINE_VERSION
+from evaluation.core.ranking import RankIntervals, bonferroni_level, rank_estimates
 from leaderboard.jobs import enqueue_plan
 from leaderboard.models import Estimate, LeaderboardSnapshot, Run, Task
 from leaderboard.services.board import snapshot_publication
@@ -37,10 +39,50 @@ def estimate_task(task_id: int) -> LeaderboardSnapshot | None:
         task = Task.objects.get(pk=task_id)
         loaded = load_task_state(task)
         results = loaded.design.estimate(loaded.state) if loaded.runs else []
+        ranking = _rank_runs(loaded, results, _listed_indices(loaded))
         with transaction.atomic():
             task = assert_lock_held(task_id, token)
             _move_runs_on(loaded, results)
-            return _store_snapshot(task, loaded, results)
+            return _store_snapshot(task, loaded, results, ranking)
+
+
+@dataclass(frozen=True)
+class _Ranking:
+    """Rank intervals of the listed runs per metric, and the adjusted estimates behind them."""
+
+    indices: tuple            # positions in ``loaded.runs`` of the ranked (listed) runs
+    family_level: float
+    interval_level: float
+    ranks: dict               # metric -> RankIntervals over ``indices``
+    adjusted: dict            # position -> RunEstimate at ``interval_level``
+
+
+def _listed_indices(loaded: LoadedTask) -> tuple:
+    return tuple(i for i, run in enumerate(loaded.runs) if run.state != Run.State.FAILED)
+
+
+def _rank_runs(loaded: LoadedTask, results, indices: tuple) -> _Ranking:
+    """Rank intervals of the runs at ``indices`` on every metric (docs/STATISTICS.md, ranks).
+
+    Every run is re-estimated at the Bonferroni level for the largest number ``K`` of runs with a
+    finite value on any metric, in one engine call; a metric with fewer ranked runs is then ranked
+    conservatively (its intervals are at a higher level than it needs).
+    """
+    family = float(loaded.design.confidence)
+    k = max((sum(math.isfinite(getattr(results[i], m).value) for i in indices)
+             for m in METRICS), default=0)
+    level = bonferroni_level(family, k)
+    if not indices:
+        adjusted = {}
+    elif level == family:
+        adjusted = {i: results[i] for i in indices}
+    else:
+        adjusted = dict(zip(indices, loaded.design.estimate(loaded.state, runs=indices,
+                                                             level=level), strict=True))
+    estimates = [adjusted[i] for i in indices]
+    ranks = {m: rank_estimates(estimates, m, family_level=family, runs=indices) if indices
+             else RankIntervals((), (), (), 0, level, family) for m in METRICS}
+    return _Ranking(indices, family, level, ranks, adjusted)
 
 
 def _move_runs_on(loaded: LoadedTask, results) -> None:
@@ -75,9 +117,13 @@ def _final_state(outcome: str, half_width: float, target: float, budget, rounds:
         f"the target ±{target:g}")
 
 
-def _store_snapshot(task: Task, loaded: LoadedTask, results) -> LeaderboardSnapshot | None:
+def _store_snapshot(task: Task, loaded: LoadedTask, results,
+                    ranking: _Ranking) -> LeaderboardSnapshot | None:
     listed = [(i, run) for i, run in enumerate(loaded.runs) if run.state != Run.State.FAILED]
-    rows = [_row(run, results[i]) for i, run in listed]
+    if tuple(i for i, _ in listed) != ranking.indices:
+        # A run failed while the engine ran: rank the runs the snapshot lists.
+        ranking = _rank_runs(loaded, results, tuple(i for i, _ in listed))
+    rows = [_row(run, results[i], _rank_entry(ranking, i)) for i, run in listed]
     latest = task.snapshots.order_by("-version").first()
     if latest is not None and _same(latest, loaded, rows):
         return None
@@ -88,7 +134,7 @@ def _store_snapshot(task: Task, loaded: LoadedTask, results) -> LeaderboardSnaps
         design=loaded.design.name, labels_version=loaded.labels_version,
         reference_version=loaded.reference_version, n_labels=loaded.state.n_labelled,
         n_reference=loaded.state.reference.size, confidence=task.confidence, rows=rows,
-        **snapshot_publication(task))
+        details={"ranking": _ranking_details(ranking, loaded)}, **snapshot_publication(task))
     Estimate.objects.bulk_create([
         Estimate(snapshot=snapshot, run=run, metric=m, value=_value(getattr(results[i], m).value),
                  low=getattr(results[i], m).low, high=getattr(results[i], m).high,
@@ -105,7 +151,31 @@ def _same(latest: LeaderboardSnapshot, loaded: LoadedTask, rows: list) -> bool:
             and latest.rows == rows)
 
 
-def _row(run: Run, result) -> dict:
+def _rank_entry(ranking: _Ranking, index: int) -> dict:
+    entry = {}
+    for m in METRICS:
+        best, worst = ranking.ranks[m].of(index)
+        entry[m] = None if best is None else {"best": best, "worst": worst}
+    return entry
+
+
+def _ranking_details(ranking: _Ranking, loaded: LoadedTask) -> dict:
+    """How the ranks were obtained, and the adjusted intervals they rest on (per run pk)."""
+    intervals = {}
+    for i in ranking.indices:
+        result = ranking.adjusted[i]
+        intervals[str(loaded.runs[i].pk)] = {
+            m: [getattr(result, m).low, getattr(result, m).high] for m in METRICS}
+    return {
+        "method": ranking.ranks["precision"].method,
+        "family_level": ranking.family_level,
+        "interval_level": ranking.interval_level,
+        "runs_ranked": {m: ranking.ranks[m].ranked for m in METRICS},
+        "intervals": intervals,
+    }
+
+
+def _row(run: Run, result, rank: dict) -> dict:
     row = {"run": run.pk, "name": run.name, "team": run.team.name, "state": run.state,
            "provisional": run.state not in (Run.State.SCORED, Run.State.PARTIAL),
            "n_predictions": run.n_predictions, "n_requested": run.n_requested,
@@ -114,6 +184,7 @@ def _row(run: Run, result) -> dict:
         est = getattr(result, m)
         row[m] = {"value": _value(est.value), "low": est.low, "high": est.high,
                   "labels_used": est.labels_used, "method": est.method}
+    row["rank"] = rank
     return row
 
 

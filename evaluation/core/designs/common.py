@@ -9,7 +9,8 @@ from ..intervals import INTERVAL_METHODS, proportion_interval, smoothed_rate
 from ..reference import ReferenceRatio
 from ..results import Estimate
 
-__all__ = ["RecallParts", "f1_estimate", "recall_from_parts", "validate_common_options"]
+__all__ = ["RecallParts", "checked_level", "f1_estimate", "recall_from_parts",
+           "validate_common_options"]
 
 
 def validate_common_options(target_half_width, confidence, interval, budget) -> None:
@@ -22,6 +23,14 @@ def validate_common_options(target_half_width, confidence, interval, budget) -> 
         raise ValueError(f"unknown interval method {interval!r}; choose one of {INTERVAL_METHODS}")
     if budget is not None and budget < 0:
         raise ValueError("budget must be >= 0")
+
+
+def checked_level(level) -> float:
+    """``level`` as a float in ``(0, 1)``, or :class:`ValueError` (for ``estimate(level=...)``)."""
+    value = float(level)
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"level must lie in (0, 1), got {level!r}")
+    return value
 
 
 @dataclass(frozen=True)

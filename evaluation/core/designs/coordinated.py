@@ -55,6 +55,7 @@ from ..intervals import effective_binomial_interval, smoothed_rate
 from ..reference import reference_ratio
 from ..results import Estimate, Plan, RunEstimate
 from ..state import TaskState
+from .common import checked_level as _checked_level
 from .common import f1_estimate, recall_from_parts, validate_common_options
 
 __all__ = ["CoordinatedPoissonDesign", "score_strata"]
@@ -146,6 +147,10 @@ class _PrecisionParts:
     covered: bool
     stratum_rates: np.ndarray
     stratum_trials: np.ndarray
+    # Some score stratum of the run has unverified items but no sampled one: its rate is
+    # borrowed from a neighbour, so the interval does not reflect it and the target cannot be
+    # declared met yet.
+    unsampled: bool = False
 
 
 class CoordinatedPoissonDesign:
@@ -212,12 +217,15 @@ class CoordinatedPoissonDesign:
 
     # -- precision --------------------------------------------------------------------------
     def _precision(self, state: TaskState, rec: _SamplingRecord, run: int,
-                   known_items: np.ndarray | None = None) -> _PrecisionParts:
+                   known_items: np.ndarray | None = None, *,
+                   level: float | None = None) -> _PrecisionParts:
         """Post-stratified Hajek precision of ``run``; ``known_items``: every labelled sampled item.
 
         Only the run's verified items are touched (found by binary search), so the cost grows with
-        the labels, not with the run's size.
+        the labels, not with the run's size. ``level``: the interval's confidence (default: the
+        design's ``confidence``; planning always uses the default).
         """
+        level = self.confidence if level is None else level
         if known_items is None:
             known_items = rec.known_items(state)
         items = state.runs[run].items
@@ -237,7 +245,7 @@ class CoordinatedPoissonDesign:
         if n_unc == 0 or used == n:
             # Every item is known: the precision is exact whatever the inclusion probabilities.
             value = float(np.count_nonzero(labels == 1)) / n
-            est = Estimate(value, value, value, self.confidence, "exact", used)
+            est = Estimate(value, value, value, level, "exact", used)
             return _PrecisionParts(est, 0.0, covered, np.full(n_strata, value), np.zeros(n_strata))
 
         sample = ~certain
@@ -255,11 +263,12 @@ class CoordinatedPoissonDesign:
         if not has_sample.any():
             low = correct_certain / n
             high = (correct_certain + n_unc) / n
-            est = Estimate(math.nan, low, high, self.confidence, "bounds-only", used)
+            est = Estimate(math.nan, low, high, level, "bounds-only", used)
             return _PrecisionParts(est, math.inf, covered, np.full(n_strata, 0.5),
-                                   np.zeros(n_strata))
+                                   np.zeros(n_strata), unsampled=True)
         donor = np.arange(n_strata)
-        if (has_items & ~has_sample).any():
+        unsampled = has_items & ~has_sample
+        if unsampled.any():
             sampled = np.flatnonzero(has_sample)
             for g in np.flatnonzero(~has_sample):
                 donor[g] = sampled[np.argmin(np.abs(sampled - g))]
@@ -282,14 +291,18 @@ class CoordinatedPoissonDesign:
         var_u = float(weight**2 @ var_h)
         smooth_u = float(weight @ smooth)
         lo_u, hi_u, _ = effective_binomial_interval(rate_u, var_u, smoothed=smooth_u,
-                                                    level=self.confidence, method=self.interval)
+                                                    level=level, method=self.interval)
         share = n_unc / n
         value = correct_certain / n + share * rate_u
         low = correct_certain / n + share * lo_u
         high = correct_certain / n + share * hi_u
-        est = Estimate(value, low, high, self.confidence,
+        est = Estimate(value, low, high, level,
                        f"poststratified-hajek/{self.interval}", used)
-        return _PrecisionParts(est, share * share * var_u, covered, smooth, trials)
+        # The planner sees an unsampled stratum's rate as unknown (0.5: the most variable), so it
+        # gets a real level next round instead of the near-zero one a borrowed rate of 0 gives.
+        planning_rates = np.where(unsampled, 0.5, smooth)
+        return _PrecisionParts(est, share * share * var_u, covered, planning_rates, trials,
+                               unsampled=bool(unsampled.any()))
 
     # -- planning ---------------------------------------------------------------------------
     def _predicted_half_width(self, pi_new: np.ndarray, strata: np.ndarray, count: np.ndarray,
@@ -342,7 +355,7 @@ class CoordinatedPoissonDesign:
         rnd = rec.rounds[run]
         parts = self._precision(state, rec, run)
         current = parts.estimate.half_width
-        if parts.covered and current <= self.target_half_width:
+        if parts.covered and not parts.unsampled and current <= self.target_half_width:
             return Plan(run, rnd, np.empty(0, np.int64), "met", current, current)
         pi = rec.inclusion[items]
         unrequested = ~rec.requested[items]
@@ -473,8 +486,14 @@ class CoordinatedPoissonDesign:
         return view
 
     # -- estimation -------------------------------------------------------------------------
-    def estimate(self, state: TaskState, runs=None) -> list[RunEstimate]:
-        """Precision, recall and F1 with intervals for ``runs`` (default: every run)."""
+    def estimate(self, state: TaskState, runs=None, *,
+                 level: float | None = None) -> list[RunEstimate]:
+        """Precision, recall and F1 with intervals for ``runs`` (default: every run).
+
+        ``level`` overrides the confidence of every interval (default: the design's
+        ``confidence``), e.g. the Bonferroni-adjusted level of :mod:`..ranking`.
+        """
+        level = self.confidence if level is None else _checked_level(level)
         rec = self.record(state)
         runs = range(state.n_runs) if runs is None else runs
         reached = rec.inclusion > 0
@@ -486,7 +505,7 @@ class CoordinatedPoissonDesign:
         theta = reference_ratio(ref, ref_in_pool) if ref.size else None
         out = []
         for i in runs:
-            parts = self._precision(state, rec, i, known_items)
+            parts = self._precision(state, rec, i, known_items, level=level)
             run_items = state.runs[i].items
             nu_ver = cells.nu(run_items, rec.run_cells[i]) if parts.covered else None
             if ref.size:
@@ -496,9 +515,9 @@ class CoordinatedPoissonDesign:
             else:
                 nu_ref = simple = None
             recall = recall_from_parts(theta, nu_ver, nu_ref, simple,
-                                       level=self.confidence, method=self.interval,
+                                       level=level, method=self.interval,
                                        labels=cells.n_true + ref.size)
-            f1 = f1_estimate(parts.estimate, parts.variance, recall, level=self.confidence,
+            f1 = f1_estimate(parts.estimate, parts.variance, recall, level=level,
                              method=self.interval)
             out.append(RunEstimate(i, parts.estimate, recall.estimate, f1))
         return out

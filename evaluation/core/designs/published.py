@@ -30,7 +30,7 @@ from ..intervals import normal_quantile, wald_interval
 from ..reference import reference_ratio
 from ..results import Estimate, Plan, RunEstimate
 from ..state import TaskState
-from .common import RecallParts, f1_estimate, validate_common_options
+from .common import RecallParts, checked_level, f1_estimate, validate_common_options
 
 __all__ = ["PublishedDesign"]
 
@@ -172,7 +172,14 @@ class PublishedDesign:
                     details={"draws": int(drawn.size)})
 
     # -- estimation -------------------------------------------------------------------------
-    def estimate(self, state: TaskState, runs=None) -> list[RunEstimate]:
+    def estimate(self, state: TaskState, runs=None, *,
+                 level: float | None = None) -> list[RunEstimate]:
+        """Precision, recall and F1 with Wald intervals for ``runs`` (default: every run).
+
+        ``level`` overrides the confidence of every interval (default: the design's
+        ``confidence``); planning always uses the design's ``confidence``.
+        """
+        level = self.confidence if level is None else checked_level(level)
         rec = self.record(state)
         runs = list(range(state.n_runs) if runs is None else runs)
         drawn_runs = [j for j in range(len(rec.draws)) if rec.draws[j] is not None
@@ -182,7 +189,7 @@ class PublishedDesign:
         out = []
         if not drawn_runs:
             for i in runs:
-                nan = Estimate(math.nan, 0.0, 1.0, self.confidence, "no-draws", 0)
+                nan = Estimate(math.nan, 0.0, 1.0, level, "no-draws", 0)
                 out.append(RunEstimate(i, nan, nan, nan))
             return out
         member = _membership(state, state.n_runs)
@@ -196,11 +203,11 @@ class PublishedDesign:
         b = member[draw_items].toarray()  # draws x runs, 1 if the draw lies in X_r
         overlap = (member.T @ member[:, drawn_runs]).toarray()  # runs x drawn runs
         inner = overlap / (sizes[:, None] * sizes[drawn_runs][None, :])
-        z = normal_quantile(self.confidence)
+        z = normal_quantile(level)
         for i in runs:
             base = np.where(n_j > 0, n_j * inner[i], 0.0)
             if base.sum() <= 0:
-                nan = Estimate(math.nan, 0.0, 1.0, self.confidence, "no-draws", 0)
+                nan = Estimate(math.nan, 0.0, 1.0, level, "no-draws", 0)
                 out.append(RunEstimate(i, nan, nan, nan))
                 continue
             w = base / base.sum()
@@ -212,16 +219,18 @@ class PublishedDesign:
             means, var_j = _group_moments(y, owner, len(drawn_runs))
             value = float(np.sum(w * means))
             var = float(np.sum(np.where(n_j > 0, w**2 * var_j / np.maximum(n_j, 1), 0.0)))
-            low, high = wald_interval(value, var, level=self.confidence)
+            low, high = wald_interval(value, var, level=level)
             used = int(np.unique(draw_items[(b[:, i] > 0) & (w[owner] > 0)]).size)
-            precision = Estimate(value, low, high, self.confidence, "mixture-is/wald", used)
-            recall = self._recall(i, b, f, inv_q, w, owner, n_j, theta, z, used + ref.size)
-            f1 = f1_estimate(precision, var, recall, level=self.confidence, method="wald",
+            precision = Estimate(value, low, high, level, "mixture-is/wald", used)
+            recall = self._recall(i, b, f, inv_q, w, owner, n_j, theta, z, used + ref.size,
+                                  level)
+            f1 = f1_estimate(precision, var, recall, level=level, method="wald",
                              covariance="zero")
             out.append(RunEstimate(i, precision, recall.estimate, f1))
         return out
 
-    def _recall(self, i, b, f, inv_q, w, owner, n_j, theta, z, labels) -> RecallParts:
+    def _recall(self, i, b, f, inv_q, w, owner, n_j, theta, z, labels,
+                level: float) -> RecallParts:
         g = b[:, i]
         num_terms = f * g * inv_q
         den_terms = f * inv_q
@@ -229,7 +238,7 @@ class PublishedDesign:
         numer = float(np.sum(scale[owner] * num_terms))
         denom = float(np.sum(scale[owner] * den_terms))
         if denom <= 0 or theta is None or theta.trials == 0:
-            est = Estimate(math.nan, 0.0, 1.0, self.confidence, "theta-nu/wald", labels)
+            est = Estimate(math.nan, 0.0, 1.0, level, "theta-nu/wald", labels)
             return RecallParts(est, math.inf)
         nu = numer / denom
         lin = (num_terms - nu * den_terms) / denom
@@ -239,8 +248,8 @@ class PublishedDesign:
         var_th = th * (1 - th) / theta.trials
         value = th * nu
         var = th * th * var_nu + nu * nu * var_th + var_th * var_nu
-        low, high = wald_interval(value, var, level=self.confidence)
-        return RecallParts(Estimate(value, low, high, self.confidence, "theta-nu/wald", labels),
+        low, high = wald_interval(value, var, level=level)
+        return RecallParts(Estimate(value, low, high, level, "theta-nu/wald", labels),
                            var)
 
 
