@@ -1,7 +1,8 @@
 """Admin for the verification queue: requests with their judgments, and judgments alone.
 
 Everything is read-only: answers enter through the annotator pages (or the API), where they are
-made idempotent and aggregated; an edit here would not update the item's label.
+made idempotent and aggregated; an edit here would not update the item's label. Gold items are
+loaded with ``manage.py load_gold``; pauses are lifted from the organizer's queue page.
 """
 
 from __future__ import annotations
@@ -10,7 +11,15 @@ from django.contrib import admin
 
 from leaderboard.admin import OrganizerScopedAdmin
 
-from .models import Judgment, VerificationRequest
+from .models import (
+    AnnotatorPause,
+    Assignment,
+    GoldAnswer,
+    GoldItem,
+    Judgment,
+    RequestConflict,
+    VerificationRequest,
+)
 
 
 class QueueAdmin(OrganizerScopedAdmin):
@@ -25,7 +34,7 @@ class JudgmentInline(admin.TabularInline):
     extra = 0
     can_delete = False
     fields = ("annotator", "answer", "counted", "seconds_spent", "justification", "created_at",
-              "client_id")
+              "withdrawn_at", "client_id")
     readonly_fields = fields
 
     def has_add_permission(self, request, obj=None):
@@ -49,15 +58,63 @@ class VerificationRequestAdmin(QueueAdmin):
 class JudgmentAdmin(QueueAdmin):
     task_path = "request__task"
     list_display = ("id", "item_key", "annotator", "answer", "counted", "seconds_spent",
-                    "created_at")
+                    "created_at", "withdrawn_at")
     list_filter = ("answer", "counted", "request__task")
     search_fields = ("annotator__username", "request__item__key", "client_id")
     list_select_related = ("annotator", "request__item")
-    readonly_fields = ("request", "annotator", "client_id", "answer", "justification",
-                       "seconds_spent", "counted", "created_at")
+    readonly_fields = ("request", "annotator", "assignment", "client_id", "answer",
+                       "justification", "seconds_spent", "counted", "created_at", "withdrawn_at")
     date_hierarchy = "created_at"
     show_full_result_count = False
 
     @admin.display(description="item", ordering="request__item__key")
     def item_key(self, obj):
         return obj.request.item.key
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(QueueAdmin):
+    list_display = ("id", "task", "annotator", "request", "gold", "state", "expires_at",
+                    "created_at")
+    list_filter = ("state", "task")
+    search_fields = ("annotator__username", "token")
+    list_select_related = ("task", "annotator")
+    readonly_fields = ("task", "annotator", "request", "gold", "token", "state", "expires_at",
+                       "created_at")
+    show_full_result_count = False
+
+
+@admin.register(GoldItem)
+class GoldItemAdmin(QueueAdmin):
+    list_display = ("id", "task", "item", "answer", "source", "created_at")
+    list_filter = ("task", "answer", "source")
+    search_fields = ("item__key",)
+    list_select_related = ("task", "item")
+    readonly_fields = ("task", "item", "answer", "source", "created_at")
+
+
+@admin.register(GoldAnswer)
+class GoldAnswerAdmin(QueueAdmin):
+    task_path = "gold__task"
+    list_display = ("id", "gold", "annotator", "answer", "correct", "created_at", "withdrawn_at")
+    list_filter = ("correct", "gold__task")
+    search_fields = ("annotator__username", "gold__item__key")
+    list_select_related = ("gold", "annotator")
+    readonly_fields = ("gold", "annotator", "assignment", "client_id", "answer", "correct",
+                       "justification", "seconds_spent", "created_at", "withdrawn_at")
+
+
+@admin.register(AnnotatorPause)
+class AnnotatorPauseAdmin(QueueAdmin):
+    list_display = ("id", "task", "annotator", "reason", "created_at", "lifted_at", "lifted_by")
+    list_filter = ("task",)
+    search_fields = ("annotator__username",)
+    readonly_fields = ("task", "annotator", "reason", "created_at", "lifted_at", "lifted_by")
+
+
+@admin.register(RequestConflict)
+class RequestConflictAdmin(QueueAdmin):
+    task_path = "request__task"
+    list_display = ("id", "request", "team")
+    list_select_related = ("request", "team")
+    readonly_fields = ("request", "team")

@@ -1,4 +1,14 @@
-"""What annotators verify: one request per drawn item, and the judgments it collects."""
+"""What annotators verify: requests for drawn items, leases on them, judgments, gold items.
+
+A :class:`VerificationRequest` is one item the planner needs verified. Annotators are handed
+requests through :class:`Assignment` rows (leases: short-lived, renewed by the page's heartbeat)
+and answer them as :class:`Judgment` rows. :class:`GoldItem` rows are items with a known answer,
+mixed into the queue to estimate each annotator's accuracy; their answers are
+:class:`GoldAnswer` rows and never touch an item's label. :class:`AnnotatorPause` keeps annotators
+whose gold accuracy fell too low away from the queue until an organizer lifts the pause.
+:class:`RequestConflict` names the teams whose runs predicted a request's item: their members never
+get it. The rules are described in ``docs/ANNOTATION.md``.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +16,14 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
+
+
+class Answer(models.TextChoices):
+    CORRECT = "correct", "correct"
+    INCORRECT = "incorrect", "incorrect"
+    CANNOT_TELL = "cannot_tell", "can't tell"
 
 
 class VerificationRequest(models.Model):
@@ -21,10 +38,13 @@ class VerificationRequest(models.Model):
     item = models.OneToOneField("leaderboard.Item", on_delete=models.CASCADE,
                                 related_name="verification_request")
     state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
+    # Grows by one for an adaptive extra judgment (a "can't tell" or a tie), up to a cap.
     judgments_required = models.PositiveSmallIntegerField(default=1)
     judgments_counted = models.PositiveSmallIntegerField(default=0)
-    # Lower first: the order in which the pipeline wants items answered.
+    # Lower first: the order in which the pipeline wants items answered (the PlanRound pk).
     priority = models.BigIntegerField(default=0)
+    # Bumped by every lease handed out: the compare-and-set token of claims on SQLite.
+    lease_seq = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)
     resolved_at = models.DateTimeField(null=True, blank=True)
 
@@ -33,27 +53,156 @@ class VerificationRequest(models.Model):
         indexes = [models.Index(fields=["task", "state", "priority"], name="request_queue")]
 
 
+class GoldItem(models.Model):
+    """An item of the task whose answer is known, served to annotators to measure accuracy."""
+
+    class Source(models.TextChoices):
+        ORGANIZER = "organizer", "loaded by an organizer"
+
+    task = models.ForeignKey("leaderboard.Task", on_delete=models.CASCADE,
+                             related_name="gold_items")
+    item = models.ForeignKey("leaderboard.Item", on_delete=models.CASCADE, related_name="+")
+    answer = models.BooleanField(help_text="True: the prediction is correct.")
+    source = models.CharField(max_length=20, choices=Source.choices, default=Source.ORGANIZER)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["task", "item"], name="gold_unique_item")]
+
+
+class Assignment(models.Model):
+    """A lease: one annotator may answer one request (or gold item) until ``expires_at``.
+
+    ``token`` is the only id the annotator's page sees. A lease in state ``active`` whose
+    ``expires_at`` has passed is expired: its slot is free at once, no sweeper needed.
+    """
+
+    class State(models.TextChoices):
+        ACTIVE = "active", "active"
+        ANSWERED = "answered", "answered"
+        RELEASED = "released", "released"
+        EXPIRED = "expired", "expired"
+
+    task = models.ForeignKey("leaderboard.Task", on_delete=models.CASCADE,
+                             related_name="assignments")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                  related_name="assignments")
+    request = models.ForeignKey(VerificationRequest, null=True, blank=True,
+                                on_delete=models.CASCADE, related_name="assignments")
+    gold = models.ForeignKey(GoldItem, null=True, blank=True, on_delete=models.CASCADE,
+                             related_name="assignments")
+    token = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.ACTIVE)
+    expires_at = models.DateTimeField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(request__isnull=False, gold__isnull=True)
+                           | Q(request__isnull=True, gold__isnull=False)),
+                name="assignment_request_xor_gold"),
+            # One live lease per (request, annotator): two tabs never hold the same item.
+            models.UniqueConstraint(fields=["request", "annotator"],
+                                    condition=Q(state="active", request__isnull=False),
+                                    name="assignment_one_active_request"),
+            models.UniqueConstraint(fields=["gold", "annotator"],
+                                    condition=Q(state="active", gold__isnull=False),
+                                    name="assignment_one_active_gold"),
+        ]
+        indexes = [
+            models.Index(fields=["request", "state", "expires_at"], name="assignment_slots"),
+            models.Index(fields=["annotator", "task", "state"], name="assignment_of_annotator"),
+        ]
+
+
 class Judgment(models.Model):
     """One annotator's answer about one item; ``client_id`` makes retries idempotent."""
 
-    class Answer(models.TextChoices):
-        CORRECT = "correct", "correct"
-        INCORRECT = "incorrect", "incorrect"
-        CANNOT_TELL = "cannot_tell", "can't tell"
+    Answer = Answer
 
     request = models.ForeignKey(VerificationRequest, on_delete=models.CASCADE,
                                 related_name="judgments")
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
                                   related_name="judgments")
+    assignment = models.ForeignKey(Assignment, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="judgments")
     client_id = models.UUIDField(default=uuid.uuid4, unique=True)
     answer = models.CharField(max_length=12, choices=Answer.choices)
     justification = models.CharField(max_length=500, blank=True)
     seconds_spent = models.FloatField(null=True, blank=True)
-    # False for answers that arrive after the request resolved (kept, never counted twice).
+    # False for skips and for answers the request no longer needed (kept, never counted twice).
     counted = models.BooleanField(default=True)
     created_at = models.DateTimeField(default=timezone.now)
+    # Set when the annotator took the answer back (undo); the row stays as the audit trail.
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["request", "annotator"], name="judgment_unique_pair"),
+            models.UniqueConstraint(fields=["request", "annotator"],
+                                    condition=Q(withdrawn_at__isnull=True),
+                                    name="judgment_unique_pair"),
         ]
+        indexes = [models.Index(fields=["annotator", "created_at"], name="judgment_by_annotator")]
+
+
+class GoldAnswer(models.Model):
+    """An annotator's answer on a gold item; ``correct`` is None for "can't tell"."""
+
+    Answer = Answer
+
+    gold = models.ForeignKey(GoldItem, on_delete=models.CASCADE, related_name="answers")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                                  related_name="gold_answers")
+    assignment = models.ForeignKey(Assignment, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="gold_answers")
+    client_id = models.UUIDField(unique=True)
+    answer = models.CharField(max_length=12, choices=Answer.choices)
+    correct = models.BooleanField(null=True, blank=True)
+    justification = models.CharField(max_length=500, blank=True)
+    seconds_spent = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["gold", "annotator"],
+                                    condition=Q(withdrawn_at__isnull=True),
+                                    name="gold_answer_unique_pair"),
+        ]
+        indexes = [models.Index(fields=["annotator", "created_at"],
+                                name="gold_answer_by_annotator")]
+
+
+class AnnotatorPause(models.Model):
+    """An annotator kept away from a task's queue until an organizer lifts the pause."""
+
+    task = models.ForeignKey("leaderboard.Task", on_delete=models.CASCADE, related_name="+")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                  related_name="annotation_pauses")
+    reason = models.CharField(max_length=300)
+    created_at = models.DateTimeField(default=timezone.now)
+    lifted_at = models.DateTimeField(null=True, blank=True)
+    lifted_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                  on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["task", "annotator"],
+                                    condition=Q(lifted_at__isnull=True),
+                                    name="pause_one_open"),
+        ]
+
+
+class RequestConflict(models.Model):
+    """A team one of whose runs predicted the request's item: its members never get it."""
+
+    request = models.ForeignKey(VerificationRequest, on_delete=models.CASCADE,
+                                related_name="conflicts")
+    team = models.ForeignKey("leaderboard.Team", on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["request", "team"], name="conflict_unique_pair"),
+        ]
+        indexes = [models.Index(fields=["team", "request"], name="conflict_by_team")]

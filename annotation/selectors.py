@@ -1,20 +1,94 @@
-"""Reads of the verification queue."""
+"""Reads of the verification queue: an annotator's progress, a task's queue health."""
 
 from __future__ import annotations
 
-from leaderboard.models import Task
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
-from .models import VerificationRequest
+from django.contrib.auth import get_user_model
+from django.db.models import Count, Exists, OuterRef, Q
+from django.utils import timezone
+
+from leaderboard.models import Task, Team
+
+from .agreement import task_agreement
+from .models import (
+    AnnotatorPause,
+    Assignment,
+    GoldAnswer,
+    Judgment,
+    RequestConflict,
+    VerificationRequest,
+)
+
+
+def is_annotator(*, task: Task, user) -> bool:
+    return bool(user and user.is_authenticated
+                and task.annotators.filter(pk=user.pk).exists())
+
+
+def start_of_day(now: datetime) -> datetime:
+    """Midnight UTC of ``now``'s day: daily caps count answers per UTC day."""
+    day = now.astimezone(UTC).date()
+    return datetime(day.year, day.month, day.day, tzinfo=UTC)
+
+
+def _answers(task: Task, annotator=None):
+    judgments = Judgment.objects.filter(request__task=task, withdrawn_at=None)
+    gold = GoldAnswer.objects.filter(gold__task=task, withdrawn_at=None)
+    if annotator is not None:
+        judgments, gold = judgments.filter(annotator=annotator), gold.filter(annotator=annotator)
+    return judgments, gold
+
+
+def answers_today(*, task: Task, annotator, now: datetime | None = None) -> int:
+    """Answers (skips and gold answers included, undone ones not) since midnight UTC."""
+    since = start_of_day(now or timezone.now())
+    judgments, gold = _answers(task, annotator)
+    return (judgments.filter(created_at__gte=since).count()
+            + gold.filter(created_at__gte=since).count())
+
+
+def open_requests_for(*, task: Task, annotator):
+    """Pending requests ``annotator`` has not answered and may see (conflicts excluded)."""
+    return (VerificationRequest.objects
+            .filter(task=task, state=VerificationRequest.State.PENDING)
+            .filter(~Exists(Judgment.objects.filter(request=OuterRef("pk"), annotator=annotator,
+                                                    withdrawn_at=None)))
+            .filter(~Exists(RequestConflict.objects.filter(request=OuterRef("pk"),
+                                                           team__members=annotator))))
+
+
+def annotator_progress(*, task: Task, annotator) -> dict:
+    """What the annotator page shows: answers today and in all, the cap, what is left, pause.
+
+    ``remaining`` is the exact number of pending items this annotator could still be given
+    (not answered or skipped by them, no conflict of interest); items whose slots others hold
+    right now are included, since their leases may expire.
+    """
+    since = start_of_day(timezone.now())
+    total = today = 0
+    for qs in _answers(task, annotator):
+        counts = qs.aggregate(total=Count("pk"), today=Count("pk", filter=Q(created_at__gte=since)))
+        total, today = total + counts["total"], today + counts["today"]
+    pause = AnnotatorPause.objects.filter(task=task, annotator=annotator, lifted_at=None).first()
+    return {
+        "answered_today": today,
+        "answered_total": total,
+        "daily_cap": task.annotator_daily_cap,
+        "remaining": open_requests_for(task=task, annotator=annotator).count(),
+        "paused": pause is not None,
+        "paused_reason": pause.reason if pause is not None else "",
+    }
 
 
 def next_request_for(*, task: Task, annotator) -> VerificationRequest | None:
-    """The next pending request this annotator has not answered, in the pipeline's order."""
-    return (VerificationRequest.objects
-            .filter(task=task, state=VerificationRequest.State.PENDING)
-            .exclude(judgments__annotator=annotator)
-            .select_related("item")
-            .order_by("priority", "id")
-            .first())
+    """The next pending request this annotator may answer, in the pipeline's order (no lease:
+    for scripts such as ``simulate_annotators``; people get leases through the API)."""
+    return (open_requests_for(task=task, annotator=annotator).select_related("item")
+            .order_by("priority", "id").first())
 
 
 def queue_counts(*, task: Task) -> dict:
@@ -22,3 +96,120 @@ def queue_counts(*, task: Task) -> dict:
     qs = VerificationRequest.objects.filter(task=task)
     pending = qs.filter(state=VerificationRequest.State.PENDING).count()
     return {"pending": pending, "resolved": qs.count() - pending}
+
+
+@dataclass(frozen=True)
+class AnnotatorRow:
+    username: str
+    answers_total: int
+    answers_today: int
+    gold_answers: int
+    gold_accuracy: float | None
+    median_seconds: float | None
+    paused: bool
+    paused_reason: str
+
+
+@dataclass(frozen=True)
+class QueueHealth:
+    pending_requests: int
+    judgments_outstanding: int  # counted judgments still needed by pending requests
+    leased_now: int  # live leases (requests and gold items)
+    stuck: int  # pending requests no active annotator can answer any more
+    resolved: int
+    answers_last_hour: int
+    answers_last_day: int
+    agreement: dict = field(default_factory=dict)
+    annotators: list = field(default_factory=list)  # AnnotatorRow, by username
+
+
+def queue_health(*, task: Task) -> QueueHealth:
+    """The organizer's view of the queue: depth, leases, stuck items, throughput, agreement,
+    and one row per annotator (answers, gold accuracy, median time, pause)."""
+    now = timezone.now()
+    requests = VerificationRequest.objects.filter(task=task)
+    pending = requests.filter(state=VerificationRequest.State.PENDING)
+    outstanding = sum(max(0, r - c) for r, c in pending.values_list("judgments_required",
+                                                                    "judgments_counted"))
+    judgments, gold = _answers(task)
+
+    def answered_since(moment):
+        return (judgments.filter(created_at__gte=moment).count()
+                + gold.filter(created_at__gte=moment).count())
+
+    return QueueHealth(
+        pending_requests=pending.count(),
+        judgments_outstanding=outstanding,
+        leased_now=Assignment.objects.filter(task=task, state=Assignment.State.ACTIVE,
+                                             expires_at__gt=now).count(),
+        stuck=_stuck_requests(task),
+        resolved=requests.filter(state=VerificationRequest.State.RESOLVED).count(),
+        answers_last_hour=answered_since(now - timedelta(hours=1)),
+        answers_last_day=answered_since(now - timedelta(days=1)),
+        agreement=task_agreement(task=task).as_dict(),
+        annotators=_annotator_rows(task, now),
+    )
+
+
+def _stuck_requests(task: Task) -> int:
+    """Pending requests that every unpaused annotator has answered, skipped or conflicts with.
+
+    They stay pending for organizers to decide (e.g. add annotators or label them elsewhere).
+    """
+    paused = AnnotatorPause.objects.filter(task=task, lifted_at=None).values("annotator")
+    active = list(task.annotators.exclude(pk__in=paused).values_list("pk", flat=True))
+    pending = VerificationRequest.objects.filter(task=task,
+                                                 state=VerificationRequest.State.PENDING)
+    if not active:
+        return pending.count()
+    blocked = defaultdict(set)
+    for request_id, user_id in (Judgment.objects.filter(request__in=pending, withdrawn_at=None)
+                                .values_list("request_id", "annotator_id").iterator()):
+        blocked[request_id].add(user_id)
+    teams = defaultdict(set)
+    for team_id, user_id in Team.members.through.objects.filter(
+            user_id__in=active).values_list("team_id", "user_id"):
+        teams[team_id].add(user_id)
+    if teams:
+        for request_id, team_id in (RequestConflict.objects
+                                    .filter(request__in=pending, team_id__in=list(teams))
+                                    .values_list("request_id", "team_id").iterator()):
+            blocked[request_id] |= teams[team_id]
+    everyone = set(active)
+    return sum(1 for users in blocked.values() if everyone <= users)
+
+
+def _annotator_rows(task: Task, now: datetime) -> list[AnnotatorRow]:
+    since = start_of_day(now)
+    users = {u.pk: u.username for u in get_user_model().objects.filter(
+        Q(annotated_tasks=task) | Q(judgments__request__task=task)
+        | Q(gold_answers__gold__task=task)).distinct()}
+    stats = defaultdict(lambda: {"total": 0, "today": 0, "gold": 0, "right": 0, "judged": 0,
+                                 "seconds": []})
+    judgments, gold = _answers(task)
+    for qs, is_gold in ((judgments, False), (gold, True)):
+        fields = ["annotator_id", "created_at", "seconds_spent"]
+        fields += ["correct"] if is_gold else []
+        for row in qs.values_list(*fields).iterator(chunk_size=5000):
+            s = stats[row[0]]
+            s["total"] += 1
+            s["today"] += row[1] >= since
+            if row[2] is not None:
+                s["seconds"].append(row[2])
+            if is_gold:
+                s["gold"] += 1
+                if row[3] is not None:
+                    s["judged"] += 1
+                    s["right"] += bool(row[3])
+    pauses = dict(AnnotatorPause.objects.filter(task=task, lifted_at=None)
+                  .values_list("annotator_id", "reason"))
+    rows = []
+    for pk, username in users.items():
+        s = stats[pk]
+        rows.append(AnnotatorRow(
+            username=username, answers_total=s["total"], answers_today=s["today"],
+            gold_answers=s["gold"],
+            gold_accuracy=s["right"] / s["judged"] if s["judged"] else None,
+            median_seconds=statistics.median(s["seconds"]) if s["seconds"] else None,
+            paused=pk in pauses, paused_reason=pauses.get(pk, "")))
+    return sorted(rows, key=lambda r: r.username)

@@ -9,7 +9,7 @@ import numpy as np
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from annotation.services import request_verification
+from annotation.services import register_run_conflicts, request_verification
 from evaluation.core import ENGINE_VERSION
 from leaderboard.jobs import enqueue_estimate, enqueue_plan
 from leaderboard.models import Item, Run
@@ -90,6 +90,9 @@ def _store_round(run: Run, plan, inclusion: np.ndarray, labels_version: int) -> 
         current_half_width=_finite(plan.current_half_width),
         expected_labels=float(plan.expected_labels), details=_jsonable(details),
         labels_version=labels_version, engine_version=ENGINE_VERSION)
+    if plan.round == 1:
+        # Items of this run may already be queued for earlier runs: its team must not verify them.
+        register_run_conflicts(run=run)
     if plan.items.size:
         pks = dict(Item.objects.filter(task_id=run.task_id, index__in=plan.items.tolist())
                    .values_list("index", "pk"))

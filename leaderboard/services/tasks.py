@@ -9,6 +9,7 @@ from django.db import IntegrityError, transaction
 
 from evaluation.core.designs import DESIGNS, make_design
 
+from ..display_templates import validate_display_template
 from ..models import Task, Team
 
 # Settings an organizer may set; the engine's bookkeeping fields are not editable.
@@ -48,6 +49,9 @@ def _validate(task: Task, *, exclude_unique: bool = False) -> None:
         task.full_clean(validate_unique=not exclude_unique)
     except ValidationError as exc:
         errors.update(exc.message_dict)
+    display_problems = validate_display_template(task.display_template)
+    if display_problems:
+        errors.setdefault("display_template", []).extend(display_problems)
     if task.design not in DESIGNS:
         errors.setdefault("design", []).append(
             f"unknown design {task.design!r}; choose one of {', '.join(sorted(DESIGNS))}")

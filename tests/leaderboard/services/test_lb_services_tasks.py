@@ -107,3 +107,19 @@ def test_teams(participant):
         create_team(name="Beta")
     with pytest.raises(TeamError, match="a team needs a name"):
         create_team(name=" ")
+
+
+def test_display_template_is_validated_with_the_task_settings(organizer):
+    from leaderboard.services.tasks import TaskSettingsError, create_task, update_task
+
+    with pytest.raises(TaskSettingsError) as err:
+        create_task(slug="dt", title="T", organizers=[organizer],
+                    display_template='{"layout": "carousel"}')
+    assert "display_template" in err.value.field_errors
+    task = create_task(slug="dt", title="T", organizers=[organizer],
+                       display_template='{"layout": "pair", "left": "a", "right": "b"}')
+    with pytest.raises(TaskSettingsError) as err:
+        update_task(task=task, display_template="{not json")
+    assert "not valid JSON" in " ".join(err.value.field_errors["display_template"])
+    task.refresh_from_db()
+    assert '"pair"' in task.display_template

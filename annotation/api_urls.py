@@ -1,0 +1,14 @@
+"""The annotation queue's JSON API, included by ``annotation/urls.py`` under ``api/``."""
+
+from django.urls import path
+
+from . import api
+
+urlpatterns = [
+    path("tasks/<slug:slug>/claim", api.ClaimView.as_view(), name="api_claim"),
+    path("tasks/<slug:slug>/progress", api.ProgressView.as_view(), name="api_progress"),
+    path("assignments/heartbeat", api.HeartbeatView.as_view(), name="api_heartbeat"),
+    path("assignments/release", api.ReleaseView.as_view(), name="api_release"),
+    path("answers", api.AnswerView.as_view(), name="api_answer"),
+    path("answers/<uuid:client_id>/undo", api.UndoView.as_view(), name="api_undo"),
+]

@@ -1,0 +1,65 @@
+"""Conflicts of interest: the teams whose runs predicted an item never verify it.
+
+Recorded as :class:`~annotation.models.RequestConflict` rows when a request opens (every run of
+the task that predicts the item, not only the run it was drawn for) and again when a run enters
+planning for the first time, so a run submitted after a request opened is covered too.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from leaderboard.models import Run, RunPredictions, Task
+
+from ..models import RequestConflict, VerificationRequest
+
+
+def _team_predictions(task: Task) -> dict[int, np.ndarray]:
+    """Every item index some run of each team predicts (team id -> sorted unique indices)."""
+    per_team = defaultdict(list)
+    for preds in RunPredictions.objects.filter(run__task=task).select_related("run"):
+        items, _ = preds.arrays()
+        per_team[preds.run.team_id].append(items)
+    return {team: np.unique(np.concatenate(arrays)) for team, arrays in per_team.items()}
+
+
+def register_request_conflicts(*, task: Task, item_ids: list[int]) -> int:
+    """Record the conflicting teams of the requests on ``item_ids``; returns rows created."""
+    requests = list(VerificationRequest.objects.filter(task=task, item_id__in=item_ids)
+                    .values_list("pk", "item__index"))
+    if not requests:
+        return 0
+    pks = np.array([r[0] for r in requests], dtype=np.int64)
+    indices = np.array([r[1] for r in requests], dtype=np.int64)
+    rows = []
+    for team_id, predicted in _team_predictions(task).items():
+        hit = np.isin(indices, predicted, assume_unique=False)
+        rows.extend(RequestConflict(request_id=int(pk), team_id=team_id) for pk in pks[hit])
+    RequestConflict.objects.bulk_create(rows, batch_size=2000, ignore_conflicts=True)
+    return len(rows)
+
+
+def register_run_conflicts(*, run: Run) -> int:
+    """Record ``run``'s team as conflicting with every pending request on an item it predicts.
+
+    Idempotent; called when a run is planned for the first time (its items may already be
+    queued for earlier runs). Returns the number of (request, team) pairs considered.
+    """
+    preds = RunPredictions.objects.filter(run=run).first()
+    if preds is None:
+        return 0
+    items, _ = preds.arrays()
+    pending = list(VerificationRequest.objects
+                   .filter(task_id=run.task_id, state=VerificationRequest.State.PENDING)
+                   .values_list("pk", "item__index"))
+    if not pending:
+        return 0
+    pks = np.array([r[0] for r in pending], dtype=np.int64)
+    indices = np.array([r[1] for r in pending], dtype=np.int64)
+    hit = pks[np.isin(indices, items)]
+    RequestConflict.objects.bulk_create(
+        [RequestConflict(request_id=int(pk), team_id=run.team_id) for pk in hit],
+        batch_size=2000, ignore_conflicts=True)
+    return int(hit.size)

@@ -1,0 +1,146 @@
+"""Gold items and the pauses they lead to.
+
+Organizers load gold items (items with a known answer) from a file; the queue mixes them in at
+``task.gold_rate``. Gold answers never count as votes and never touch an item's label: they only
+measure each annotator's accuracy. An annotator with at least ``task.gold_min_answers`` gold
+answers (since their last pause was lifted) and an accuracy below ``task.gold_min_accuracy`` is
+paused for the task until an organizer lifts the pause. "Can't tell" on a gold item is neither
+right nor wrong: it is left out of the accuracy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from leaderboard.models import Item, Task
+
+from ..models import AnnotatorPause, GoldAnswer, GoldItem
+from .errors import JudgmentError
+
+GOLD_ANSWERS = {"correct": True, "incorrect": False}
+
+
+class GoldFileError(ValueError):
+    """A gold file with problems; ``errors`` lists them with their line numbers."""
+
+    def __init__(self, errors: list[str]):
+        super().__init__("\n".join(errors))
+        self.errors = errors
+
+
+@dataclass(frozen=True)
+class GoldLoad:
+    created: int
+    updated: int
+    unchanged: int
+
+
+def load_gold(*, task: Task, lines: Iterable[str]) -> GoldLoad:
+    """Load ``key<TAB>correct|incorrect`` lines as gold items of ``task`` (all or nothing).
+
+    Blank lines and lines starting with ``#`` are skipped. Every problem is reported with its
+    line number (unknown key, bad answer, a key twice). Loading the same file again changes
+    nothing; a key loaded earlier with another answer gets the new answer.
+    """
+    errors, wanted, seen = [], {}, {}
+    for number, raw in enumerate(lines, start=1):
+        line = raw.rstrip("\r\n")
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        parts = line.split("\t")
+        if len(parts) != 2:
+            errors.append(f"line {number}: expected key<TAB>correct|incorrect, got "
+                          f"{len(parts)} field(s)")
+            continue
+        key, answer = parts[0], parts[1].strip().lower()
+        if not key.strip():
+            errors.append(f"line {number}: empty key")
+            continue
+        if answer not in GOLD_ANSWERS:
+            errors.append(f"line {number}: answer must be 'correct' or 'incorrect', "
+                          f"got {parts[1]!r}")
+            continue
+        if key in seen:
+            errors.append(f"line {number}: key {key!r} already given on line {seen[key]}")
+            continue
+        seen[key] = number
+        wanted[key] = GOLD_ANSWERS[answer]
+    items = dict(Item.objects.filter(task=task, key__in=list(wanted)).values_list("key", "pk"))
+    errors.extend(f"line {seen[key]}: no item with key {key!r} in task {task.slug}"
+                  for key in wanted if key not in items)
+    if errors:
+        raise GoldFileError(sorted(errors, key=lambda e: int(e.split(":")[0].split()[1])))
+    created = updated = unchanged = 0
+    with transaction.atomic():
+        existing = {g.item_id: g for g in GoldItem.objects.filter(task=task,
+                                                                  item_id__in=items.values())}
+        new = []
+        for key, answer in wanted.items():
+            gold = existing.get(items[key])
+            if gold is None:
+                new.append(GoldItem(task=task, item_id=items[key], answer=answer))
+            elif gold.answer != answer:
+                GoldItem.objects.filter(pk=gold.pk).update(answer=answer)
+                updated += 1
+            else:
+                unchanged += 1
+        GoldItem.objects.bulk_create(new, batch_size=2000)
+        created = len(new)
+    return GoldLoad(created=created, updated=updated, unchanged=unchanged)
+
+
+def open_pause(*, task: Task, annotator) -> AnnotatorPause | None:
+    return AnnotatorPause.objects.filter(task=task, annotator=annotator, lifted_at=None).first()
+
+
+def gold_record(*, task: Task, annotator) -> tuple[int, int]:
+    """(gold answers judged right, gold answers with a verdict) since the last lifted pause."""
+    since = (AnnotatorPause.objects.filter(task=task, annotator=annotator)
+             .exclude(lifted_at=None).order_by("-lifted_at")
+             .values_list("lifted_at", flat=True).first())
+    answers = GoldAnswer.objects.filter(gold__task=task, annotator=annotator, withdrawn_at=None,
+                                        correct__isnull=False)
+    if since is not None:
+        answers = answers.filter(created_at__gt=since)
+    verdicts = list(answers.values_list("correct", flat=True))
+    return sum(verdicts), len(verdicts)
+
+
+def evaluate_pause(*, task: Task, annotator) -> AnnotatorPause | None:
+    """Pause ``annotator`` if their gold accuracy is judged and too low; returns the pause."""
+    right, total = gold_record(task=task, annotator=annotator)
+    if total < max(1, task.gold_min_answers) or right / total >= task.gold_min_accuracy:
+        return None
+    reason = (f"gold accuracy {right / total:.2f} over {total} gold answers is below "
+              f"{task.gold_min_accuracy:.2f}")
+    return pause_annotator(task=task, annotator=annotator, reason=reason)
+
+
+def pause_annotator(*, task: Task, annotator, reason: str) -> AnnotatorPause:
+    """Pause ``annotator`` for ``task`` (idempotent: an open pause is kept as it is)."""
+    existing = open_pause(task=task, annotator=annotator)
+    if existing is not None:
+        return existing
+    try:
+        with transaction.atomic():
+            return AnnotatorPause.objects.create(task=task, annotator=annotator,
+                                                 reason=reason[:300])
+    except IntegrityError:
+        return open_pause(task=task, annotator=annotator)
+
+
+def unpause_annotator(*, task: Task, annotator, by=None) -> bool:
+    """Lift ``annotator``'s pause (an organizer's decision); returns whether one was open.
+
+    Their accuracy is judged afresh on gold answers given after this moment.
+    """
+    # The same people the organizer pages let in (leaderboard.selectors.is_organizer): the
+    # task's organizers and staff.
+    if by is not None and not (by.is_staff or task.organizers.filter(pk=by.pk).exists()):
+        raise JudgmentError("only an organizer of the task may lift a pause", "not_organizer")
+    return bool(AnnotatorPause.objects.filter(task=task, annotator=annotator, lifted_at=None)
+                .update(lifted_at=timezone.now(), lifted_by=by))

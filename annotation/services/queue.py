@@ -1,0 +1,315 @@
+"""Hand out work: leases (assignments) on requests and gold items, heartbeats, releases.
+
+A request may be leased while ``live leases + counted judgments < judgments required``; a lease
+is live while ``state == active`` and ``expires_at > now`` (an expired lease frees its slot at
+once, no sweeper). Claims lock candidate requests with ``SELECT ... FOR UPDATE SKIP LOCKED`` on
+PostgreSQL and re-check the free slots with the rows locked; on other databases (SQLite) each
+candidate is taken by a compare-and-set on ``lease_seq``. Every path that creates or revives a
+lease locks (or compare-and-sets) the request first, and a partial unique index allows one live
+lease per (request, annotator) as the last line of defence.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Count, Exists, F, OuterRef, Subquery
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from leaderboard.models import Task
+
+from ..models import (
+    Assignment,
+    GoldAnswer,
+    GoldItem,
+    Judgment,
+    RequestConflict,
+    VerificationRequest,
+)
+from ..selectors import answers_today, is_annotator
+from .errors import JudgmentError
+from .gold import open_pause
+
+ACTIVE = Assignment.State.ACTIVE
+
+
+def lease_length() -> timedelta:
+    return timedelta(seconds=settings.ANNOTATION_LEASE_SECONDS)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What a claim gave: ``status`` is ``ok``, ``empty``, ``daily_cap``, ``paused``, ``closed``."""
+
+    status: str
+    message: str
+    assignments: list = field(default_factory=list)  # new Assignment rows, items loaded
+
+
+def parse_tokens(tokens: Iterable) -> list[uuid.UUID]:
+    try:
+        return [uuid.UUID(str(t)) for t in tokens]
+    except ValueError:
+        raise JudgmentError("every token must be a UUID") from None
+
+
+def free_requests(*, task: Task, annotator, now):
+    """Pending requests of ``task`` that ``annotator`` may be given now, in queue order.
+
+    Excludes what they answered or skipped, hold a live lease on, answered as gold, or conflict
+    with (a team of theirs predicted the item), and requests without a free slot.
+    """
+    live = Assignment.objects.filter(request=OuterRef("pk"), state=ACTIVE, expires_at__gt=now)
+    live_count = Subquery(live.order_by().values("request").annotate(n=Count("pk")).values("n"))
+    qs = (VerificationRequest.objects
+          .filter(task=task, state=VerificationRequest.State.PENDING)
+          .filter(~Exists(Judgment.objects.filter(request=OuterRef("pk"), annotator=annotator,
+                                                  withdrawn_at=None)))
+          .filter(~Exists(live.filter(annotator=annotator)))
+          .filter(~Exists(GoldAnswer.objects.filter(gold__item=OuterRef("item_id"),
+                                                    annotator=annotator, withdrawn_at=None)))
+          .filter(~Exists(RequestConflict.objects.filter(request=OuterRef("pk"),
+                                                         team__members=annotator)))
+          .annotate(live=Coalesce(live_count, 0))
+          .filter(judgments_required__gt=F("judgments_counted") + F("live")))
+    return qs.order_by("priority", "id")
+
+
+def claim_assignments(*, task: Task, annotator, count: int = 1, holding: Iterable = ()
+                      ) -> Claim:
+    """Lease up to ``count`` items to ``annotator``, minus the live ones the page still holds.
+
+    Gold items are mixed in at ``task.gold_rate`` (an rng seeded by task, annotator and the
+    number of leases they ever had: reproducible, no global random state), only alongside real
+    work: an empty queue serves no gold.
+    """
+    if not is_annotator(task=task, user=annotator):
+        raise JudgmentError("you are not an annotator of this task", "not_annotator")
+    if task.state == Task.State.DRAFT:
+        return Claim("closed", "This task is not open for annotation yet.")
+    pause = open_pause(task=task, annotator=annotator)
+    if pause is not None:
+        return Claim("paused", f"Your work on this task is paused for review ({pause.reason}). "
+                               "An organizer will get back to you.")
+    count = max(1, min(int(count), settings.ANNOTATION_MAX_CLAIM))
+    now = timezone.now()
+    holding = parse_tokens(holding)
+    held = 0
+    if holding:
+        held = Assignment.objects.filter(task=task, annotator=annotator, state=ACTIVE,
+                                         expires_at__gt=now, token__in=holding).count()
+    wanted = count - held
+    if wanted <= 0:
+        return Claim("ok", "")
+    cap = task.annotator_daily_cap
+    if cap is not None:
+        today = answers_today(task=task, annotator=annotator, now=now)
+        if today >= cap:
+            return Claim("daily_cap", f"You reached today's limit of {cap} answers on this "
+                                      "task. Thank you! Come back tomorrow (days in UTC).")
+        live = Assignment.objects.filter(task=task, annotator=annotator, state=ACTIVE,
+                                         expires_at__gt=now).count()
+        wanted = min(wanted, cap - today - live)
+        if wanted <= 0:
+            return Claim("ok", "You hold as many items as today's limit allows.")
+    for attempt in range(3):
+        try:
+            with transaction.atomic():
+                new = _claim_locked(task, annotator, wanted, now, bool(held))
+            break
+        except IntegrityError:
+            # Another tab of the same annotator took the same item at the same instant.
+            if attempt == 2:
+                raise
+            now = timezone.now()
+    if not new:
+        return Claim("empty", "No item is waiting for you right now.")
+    return Claim("ok", "", new)
+
+
+def _claim_locked(task, annotator, wanted, now, holding_some) -> list[Assignment]:
+    Assignment.objects.filter(task=task, annotator=annotator, state=ACTIVE,
+                              expires_at__lte=now).update(state=Assignment.State.EXPIRED)
+    n_gold, rng = 0, None
+    if task.gold_rate > 0:
+        served = Assignment.objects.filter(task=task, annotator=annotator).count()
+        rng = random.Random(f"{task.seed}:{annotator.pk}:{served}")
+        n_gold = sum(rng.random() < task.gold_rate for _ in range(wanted))
+    gold_ids = _pick_gold(task, annotator, now, n_gold, rng) if n_gold else []
+    request_ids = _take_requests(task, annotator, wanted - len(gold_ids), now)
+    if gold_ids and not request_ids and not holding_some and not _real_work_left(
+            task, annotator, now):
+        gold_ids = []  # gold only alongside real work: an empty queue serves no gold
+    expires = now + lease_length()
+    rows = [Assignment(task=task, annotator=annotator, request_id=pk, expires_at=expires,
+                       created_at=now) for pk in request_ids]
+    for pk in gold_ids:
+        rows.insert(rng.randint(0, len(rows)),
+                    Assignment(task=task, annotator=annotator, gold_id=pk, expires_at=expires,
+                               created_at=now))
+    if not rows:
+        return []
+    Assignment.objects.bulk_create(rows)
+    tokens = [a.token for a in rows]
+    loaded = {a.token: a for a in Assignment.objects.filter(token__in=tokens)
+              .select_related("request__item", "gold__item")}
+    for lease in loaded.values():
+        lease.task = task
+    return [loaded[t] for t in tokens]
+
+
+def _real_work_left(task, annotator, now) -> bool:
+    return free_requests(task=task, annotator=annotator, now=now).exists()
+
+
+def _pick_gold(task, annotator, now, n, rng) -> list[int]:
+    candidates = list(
+        GoldItem.objects.filter(task=task)
+        .filter(~Exists(GoldAnswer.objects.filter(gold=OuterRef("pk"), annotator=annotator,
+                                                  withdrawn_at=None)))
+        .filter(~Exists(Assignment.objects.filter(gold=OuterRef("pk"), annotator=annotator,
+                                                  state=ACTIVE, expires_at__gt=now)))
+        .filter(~Exists(Judgment.objects.filter(request__item=OuterRef("item_id"),
+                                                annotator=annotator, withdrawn_at=None)))
+        .order_by("pk").values_list("pk", flat=True))
+    return rng.sample(candidates, min(n, len(candidates)))
+
+
+def _take_requests(task, annotator, n, now) -> list[int]:
+    """Take up to ``n`` requests with a free slot (inside the claim's transaction)."""
+    if n <= 0:
+        return []
+    if connection.vendor == "postgresql":
+        return _take_with_row_locks(task, annotator, n, now)
+    return _take_by_compare_and_set(task, annotator, n, now)
+
+
+# The PostgreSQL claim in SQL: the same conditions as :func:`free_requests` (kept in step by
+# the tests, which run on both databases), compiled once instead of on every claim.
+_FREE_REQUESTS_SQL = """
+SELECT r.id FROM annotation_verificationrequest r
+WHERE r.task_id = %(task)s AND r.state = 'pending' {extra}
+  AND NOT EXISTS (SELECT 1 FROM annotation_judgment j WHERE j.request_id = r.id
+                  AND j.annotator_id = %(user)s AND j.withdrawn_at IS NULL)
+  AND NOT EXISTS (SELECT 1 FROM annotation_assignment a WHERE a.request_id = r.id
+                  AND a.annotator_id = %(user)s AND a.state = 'active' AND a.expires_at > %(now)s)
+  AND NOT EXISTS (SELECT 1 FROM annotation_goldanswer ga
+                  JOIN annotation_golditem g ON g.id = ga.gold_id
+                  WHERE g.item_id = r.item_id AND ga.annotator_id = %(user)s
+                  AND ga.withdrawn_at IS NULL)
+  AND NOT EXISTS (SELECT 1 FROM annotation_requestconflict c
+                  JOIN leaderboard_team_members m ON m.team_id = c.team_id
+                  WHERE c.request_id = r.id AND m.user_id = %(user)s)
+  AND r.judgments_required > r.judgments_counted
+      + (SELECT count(*) FROM annotation_assignment a WHERE a.request_id = r.id
+         AND a.state = 'active' AND a.expires_at > %(now)s)
+ORDER BY r.priority, r.id
+{tail}
+"""
+_LOCK_SQL = _FREE_REQUESTS_SQL.format(extra="AND NOT (r.id = ANY(%(tried)s))",
+                                      tail="LIMIT %(limit)s FOR UPDATE OF r SKIP LOCKED")
+_RECHECK_SQL = _FREE_REQUESTS_SQL.format(extra="AND r.id = ANY(%(ids)s)", tail="")
+
+
+def _take_with_row_locks(task, annotator, n, now) -> list[int]:
+    chosen, tried = [], []
+    params = {"task": task.pk, "user": annotator.pk, "now": now}
+    with connection.cursor() as cursor:
+        for _ in range(4):
+            need = n - len(chosen)
+            if need <= 0:
+                break
+            cursor.execute(_LOCK_SQL, {**params, "tried": tried, "limit": need})
+            locked = [row[0] for row in cursor.fetchall()]
+            if not locked:
+                break
+            tried.extend(locked)
+            # Re-check with the rows locked: this statement sees leases committed since the
+            # first one started, and nobody can add a lease to a locked request until we commit.
+            cursor.execute(_RECHECK_SQL, {**params, "ids": locked})
+            chosen.extend(row[0] for row in cursor.fetchall())
+    return chosen
+
+
+def _take_by_compare_and_set(task, annotator, n, now) -> list[int]:
+    chosen = []
+    for _ in range(4):
+        need = n - len(chosen)
+        if need <= 0:
+            break
+        rows = list(free_requests(task=task, annotator=annotator, now=now)
+                    .exclude(pk__in=chosen).values_list("pk", "lease_seq")[:need])
+        if not rows:
+            break
+        for pk, seq in rows:
+            if VerificationRequest.objects.filter(pk=pk, lease_seq=seq).update(
+                    lease_seq=seq + 1):
+                chosen.append(pk)
+    return chosen
+
+
+def request_has_free_slot(request: VerificationRequest, *, now, excluding=None) -> bool:
+    """Whether a locked request can take one more lease (``excluding``: a lease to disregard)."""
+    if request.state != VerificationRequest.State.PENDING:
+        return False
+    live = Assignment.objects.filter(request=request, state=ACTIVE, expires_at__gt=now)
+    if excluding is not None:
+        live = live.exclude(pk=excluding)
+    return request.judgments_required - request.judgments_counted - live.count() > 0
+
+
+def heartbeat(*, annotator, tokens: Iterable) -> list[dict]:
+    """Renew the caller's live leases; revive an expired one if its slot is still free.
+
+    Returns one row per token (in the given order): ``token``, ``expires_at`` (None when not
+    valid) and ``valid`` (False for answered, released, unknown, or expired-and-taken leases).
+    """
+    tokens = parse_tokens(tokens)
+    now = timezone.now()
+    until = now + lease_length()
+    mine = Assignment.objects.filter(annotator=annotator, token__in=tokens)
+    mine.filter(state=ACTIVE, expires_at__gt=now).update(expires_at=until)
+    for lease in mine.filter(state=ACTIVE, expires_at__lte=now):
+        _revive(lease, now, until)
+    current = {a.token: a for a in Assignment.objects.filter(annotator=annotator,
+                                                             token__in=tokens)}
+    rows = []
+    for token in tokens:
+        lease = current.get(token)
+        valid = lease is not None and lease.state == ACTIVE and lease.expires_at > now
+        rows.append({"token": token, "expires_at": lease.expires_at if valid else None,
+                     "valid": valid})
+    return rows
+
+
+def _revive(lease: Assignment, now, until) -> None:
+    with transaction.atomic():
+        if lease.gold_id is not None:
+            ok = not GoldAnswer.objects.filter(gold_id=lease.gold_id, annotator=lease.annotator_id,
+                                               withdrawn_at=None).exists()
+        else:
+            request = (VerificationRequest.objects.select_for_update(of=("self",))
+                       .filter(pk=lease.request_id).first())
+            ok = (request is not None
+                  and request_has_free_slot(request, now=now, excluding=lease.pk)
+                  and not Judgment.objects.filter(request=request, withdrawn_at=None,
+                                                  annotator=lease.annotator_id).exists())
+            if ok:
+                VerificationRequest.objects.filter(pk=request.pk).update(
+                    lease_seq=F("lease_seq") + 1)
+        update = {"expires_at": until} if ok else {"state": Assignment.State.EXPIRED}
+        Assignment.objects.filter(pk=lease.pk, state=ACTIVE).update(**update)
+
+
+def release(*, annotator, tokens: Iterable) -> int:
+    """Give back the caller's live leases at once (the page is closing); returns how many."""
+    return (Assignment.objects
+            .filter(annotator=annotator, token__in=parse_tokens(tokens), state=ACTIVE)
+            .update(state=Assignment.State.RELEASED))

@@ -1,0 +1,176 @@
+"""Answers by lease token: idempotent by client id, one per (item, annotator), majority of 3."""
+
+import uuid
+
+import pytest
+
+from annotation.models import Assignment, Judgment, VerificationRequest
+from annotation.services import (
+    JudgmentError,
+    answer_assignment,
+    claim_assignments,
+    request_verification,
+)
+
+from pipeline_support import add_items, annotator, make_task
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def no_broker(sent_messages):
+    return sent_messages
+
+
+def setup_task(n=2, judgments=1):
+    task = make_task(judgments_per_item=judgments, gold_rate=0.0)
+    items = add_items(task, n)
+    request_verification(task=task, item_ids=[it.pk for it in items])
+    return task, items
+
+
+def lease_for(task, user):
+    return claim_assignments(task=task, annotator=user).assignments[0]
+
+
+def answer(user, lease, value="correct", client_id=None, **extra):
+    return answer_assignment(annotator=user, token=lease.token,
+                             client_id=client_id or uuid.uuid4(), answer=value, **extra)
+
+
+def test_a_replay_returns_the_stored_answer_and_stores_nothing_new():
+    task, _ = setup_task()
+    user = annotator(task)
+    lease = lease_for(task, user)
+    cid = uuid.uuid4()
+    first = answer(user, lease, "incorrect", cid, justification="typo", seconds_spent=4.5)
+    again = answer(user, lease, "incorrect", str(cid), justification="typo", seconds_spent=4.5)
+    assert first.created and not again.created
+    assert again.record.pk == first.record.pk and Judgment.objects.count() == 1
+    assert Assignment.objects.get(pk=lease.pk).state == "answered"
+    task.refresh_from_db()
+    assert task.labels_version == 1
+
+
+@pytest.mark.parametrize("change", [
+    {"value": "correct"}, {"justification": "other"}, {"seconds_spent": 9.0}])
+def test_the_same_client_id_with_another_body_is_refused(change):
+    task, _ = setup_task()
+    user = annotator(task)
+    lease = lease_for(task, user)
+    cid = uuid.uuid4()
+    answer(user, lease, "incorrect", cid, justification="typo", seconds_spent=4.5)
+    body = {"value": "incorrect", "justification": "typo", "seconds_spent": 4.5, **change}
+    with pytest.raises(JudgmentError) as exc:
+        answer(user, lease, body.pop("value"), cid, **body)
+    assert exc.value.code == "client_id_reused"
+
+
+def test_a_client_id_reused_on_another_lease_or_by_another_annotator_is_refused():
+    task, _ = setup_task(3)
+    a, b = annotator(task, "a"), annotator(task, "b")
+    la, lb = lease_for(task, a), lease_for(task, b)
+    cid = uuid.uuid4()
+    answer(a, la, "correct", cid)
+    la2 = lease_for(task, a)
+    for user, lease in ((a, la2), (b, lb)):
+        with pytest.raises(JudgmentError) as exc:
+            answer(user, lease, "correct", cid)
+        assert exc.value.code == "client_id_reused"
+
+
+def test_a_second_answer_on_the_same_lease_is_already_answered():
+    task, _ = setup_task()
+    user = annotator(task)
+    lease = lease_for(task, user)
+    answer(user, lease)
+    with pytest.raises(JudgmentError) as exc:
+        answer(user, lease, "incorrect")
+    assert exc.value.code == "already_answered"
+
+
+def test_unknown_tokens_and_other_peoples_leases_are_unknown():
+    task, _ = setup_task()
+    a, b = annotator(task, "a"), annotator(task, "b")
+    lease = lease_for(task, a)
+    for user, token in ((a, uuid.uuid4()), (b, lease.token)):
+        with pytest.raises(JudgmentError) as exc:
+            answer_assignment(annotator=user, token=token, client_id=uuid.uuid4(),
+                              answer="correct")
+        assert exc.value.code == "unknown_assignment"
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"answer": "maybe"}, "unknown answer"),
+    ({"client_id": "nope"}, "UUID"),
+    ({"justification": "x" * 501}, "longer than 500"),
+    ({"seconds_spent": -1}, "at least 0"),
+    ({"seconds_spent": "soon"}, "number"),
+])
+def test_bad_fields_are_refused_with_a_reason(fields, message):
+    task, _ = setup_task()
+    user = annotator(task)
+    lease = lease_for(task, user)
+    body = {"annotator": user, "token": lease.token, "client_id": uuid.uuid4(),
+            "answer": "correct", **fields}
+    with pytest.raises(JudgmentError, match=message) as exc:
+        answer_assignment(**body)
+    assert exc.value.code == "invalid"
+
+
+def test_an_hour_or_more_spent_is_stored_as_unknown():
+    task, _ = setup_task()
+    user = annotator(task)
+    out = answer(user, lease_for(task, user), seconds_spent=3601)
+    assert out.record.seconds_spent is None
+
+
+def test_disagreement_gets_a_third_judgment_and_the_majority_decides():
+    task, items = setup_task(1, judgments=2)
+    a, b, c = (annotator(task, n) for n in "abc")
+    la, lb = lease_for(task, a), lease_for(task, b)
+    assert claim_assignments(task=task, annotator=c).status == "empty"
+    answer(a, la, "correct")
+    assert not answer(b, lb, "incorrect").resolved
+    req = VerificationRequest.objects.get()
+    assert req.judgments_required == 3 and req.state == "pending"
+    out = answer(c, lease_for(task, c), "incorrect")
+    assert out.resolved
+    items[0].refresh_from_db()
+    assert items[0].label is False
+
+
+def test_one_per_item_a_skip_then_a_disagreement_ends_in_a_majority_of_three():
+    task, items = setup_task(1, judgments=1)
+    a, b, c, d = (annotator(task, n) for n in "abcd")
+    answer(a, lease_for(task, a), "cannot_tell")
+    assert VerificationRequest.objects.get().judgments_required == 2
+    answer(b, lease_for(task, b), "correct")
+    answer(c, lease_for(task, c), "incorrect")
+    assert VerificationRequest.objects.get().judgments_required == 3
+    assert answer(d, lease_for(task, d), "correct").resolved
+    items[0].refresh_from_db()
+    assert items[0].label is True
+    assert VerificationRequest.objects.get().judgments_required == 3
+
+
+def test_extra_judgments_are_capped_and_skips_ask_for_one_extra_only():
+    task, _ = setup_task(1, judgments=1)
+    users = [annotator(task, f"u{i}") for i in range(4)]
+    for user in users[:3]:
+        answer(user, lease_for(task, user), "cannot_tell")
+    req = VerificationRequest.objects.get()
+    assert req.judgments_required == 2 and req.state == "pending"
+
+
+def test_every_annotator_skipping_leaves_the_request_pending_and_stuck():
+    from annotation.selectors import queue_health
+
+    task, _ = setup_task(1, judgments=1)
+    users = [annotator(task, f"u{i}") for i in range(2)]
+    for user in users:
+        answer(user, lease_for(task, user), "cannot_tell")
+    health = queue_health(task=task)
+    assert health.pending_requests == 1 and health.stuck == 1
+    annotator(task, "fresh")  # a new annotator can take it: no longer stuck
+    assert queue_health(task=task).stuck == 0

@@ -1,0 +1,137 @@
+"""Undo: one's own last answer, within the window, never once it decided the item."""
+
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from annotation.models import Assignment, GoldAnswer, GoldItem, Judgment, VerificationRequest
+from annotation.services import (
+    JudgmentError,
+    answer_assignment,
+    claim_assignments,
+    request_verification,
+    undo_answer,
+)
+
+from pipeline_support import add_items, annotator, make_task
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def no_broker(sent_messages):
+    return sent_messages
+
+
+def setup_task(n=3, judgments=2, **fields):
+    fields.setdefault("gold_rate", 0.0)
+    task = make_task(judgments_per_item=judgments, **fields)
+    items = add_items(task, n)
+    request_verification(task=task, item_ids=[it.pk for it in items])
+    return task, items
+
+
+def lease_for(task, user):
+    return claim_assignments(task=task, annotator=user).assignments[0]
+
+
+def answer(user, lease, value="correct"):
+    return answer_assignment(annotator=user, token=lease.token, client_id=uuid.uuid4(),
+                             answer=value)
+
+
+def code_of(fn):
+    with pytest.raises(JudgmentError) as exc:
+        fn()
+    return exc.value.code
+
+
+def test_undo_withdraws_the_answer_restores_counts_and_leases_the_item_again():
+    task, _ = setup_task()
+    user = annotator(task)
+    lease = lease_for(task, user)
+    out = answer(user, lease, "correct")
+    assert VerificationRequest.objects.get(pk=lease.request_id).judgments_counted == 1
+    undone = undo_answer(annotator=user, client_id=out.record.client_id)
+    judgment = Judgment.objects.get(pk=out.record.pk)
+    assert judgment.withdrawn_at is not None and not judgment.counted  # kept: audit trail
+    req = VerificationRequest.objects.get(pk=lease.request_id)
+    assert req.judgments_counted == 0
+    fresh = undone.assignment
+    assert fresh.request_id == lease.request_id and fresh.token != lease.token
+    assert fresh.state == "active" and fresh.expires_at > timezone.now()
+    # Replaying the undo gives the same fresh lease back.
+    assert undo_answer(annotator=user, client_id=out.record.client_id).assignment.pk == fresh.pk
+    # The item can be answered again, and counts once.
+    again = answer(user, fresh, "incorrect")
+    assert again.counted
+    assert VerificationRequest.objects.get(pk=lease.request_id).judgments_counted == 1
+    assert Judgment.objects.filter(request_id=lease.request_id, withdrawn_at=None).count() == 1
+
+
+def test_undo_after_the_window_is_refused(settings):
+    task, _ = setup_task()
+    user = annotator(task)
+    out = answer(user, lease_for(task, user))
+    Judgment.objects.filter(pk=out.record.pk).update(
+        created_at=timezone.now() - timedelta(seconds=settings.ANNOTATION_UNDO_SECONDS + 1))
+    assert code_of(lambda: undo_answer(annotator=user, client_id=out.record.client_id)) \
+        == "undo_expired"
+
+
+def test_only_the_last_answer_can_be_undone_and_only_by_its_author():
+    task, _ = setup_task()
+    a, b = annotator(task, "a"), annotator(task, "b")
+    first = answer(a, lease_for(task, a))
+    second = answer(a, lease_for(task, a))
+    assert code_of(lambda: undo_answer(annotator=a, client_id=first.record.client_id)) \
+        == "not_last_answer"
+    assert code_of(lambda: undo_answer(annotator=b, client_id=second.record.client_id)) \
+        == "not_found"
+    assert code_of(lambda: undo_answer(annotator=a, client_id=uuid.uuid4())) == "not_found"
+    undo_answer(annotator=a, client_id=second.record.client_id)
+    # With the last one withdrawn, the one before is the last now.
+    undo_answer(annotator=a, client_id=first.record.client_id)
+
+
+def test_an_answer_that_decided_the_item_cannot_be_undone():
+    task, items = setup_task(1, judgments=1)
+    user = annotator(task)
+    out = answer(user, lease_for(task, user))
+    assert out.resolved
+    assert code_of(lambda: undo_answer(annotator=user, client_id=out.record.client_id)) \
+        == "undo_expired"
+    items[0].refresh_from_db()
+    task.refresh_from_db()
+    assert items[0].label is True and task.labels_version == 1
+    assert Judgment.objects.get().withdrawn_at is None
+
+
+def test_undoing_a_skip_lets_the_annotator_answer_the_item():
+    task, _ = setup_task(1, judgments=1)
+    user = annotator(task)
+    lease = lease_for(task, user)
+    skip = answer(user, lease, "cannot_tell")
+    assert claim_assignments(task=task, annotator=user).status == "empty"
+    fresh = undo_answer(annotator=user, client_id=skip.record.client_id).assignment
+    assert fresh.request_id == lease.request_id
+    assert answer(user, fresh, "correct").counted
+    # The extra judgment the skip asked for stays asked: two votes now decide.
+    req = VerificationRequest.objects.get()
+    assert req.judgments_required == 2 and req.state == "pending"
+
+
+def test_undo_of_a_gold_answer_withdraws_it_and_serves_the_gold_item_again():
+    task, items = setup_task(2, judgments=1, gold_rate=1.0)  # every slot gold, if any is left
+    gold = GoldItem.objects.create(task=task, item=items[1], answer=True)
+    user = annotator(task)
+    got = claim_assignments(task=task, annotator=user, count=2).assignments
+    gold_lease = next(a for a in got if a.gold_id)
+    out = answer(user, gold_lease, "incorrect")
+    assert isinstance(out.record, GoldAnswer) and out.record.correct is False
+    undone = undo_answer(annotator=user, client_id=out.record.client_id)
+    assert undone.assignment.gold_id == gold.pk
+    assert GoldAnswer.objects.get().withdrawn_at is not None
+    assert Assignment.objects.filter(gold=gold, state="active").count() == 1

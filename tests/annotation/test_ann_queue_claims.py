@@ -1,0 +1,181 @@
+"""Claims: leases on free slots, in the pipeline's order, never the same item twice."""
+
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from annotation.models import Assignment, Judgment, VerificationRequest
+from annotation.services import (
+    answer_assignment,
+    claim_assignments,
+    heartbeat,
+    release,
+    request_verification,
+)
+
+from pipeline_support import add_items, annotator, make_task
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def no_broker(sent_messages):
+    return sent_messages
+
+
+def queue(n=4, judgments=1, **task_fields):
+    task = make_task(judgments_per_item=judgments, gold_rate=0.0, **task_fields)
+    items = add_items(task, n)
+    request_verification(task=task, item_ids=[it.pk for it in items])
+    return task, items
+
+
+def claim(task, user, count=1, holding=()):
+    return claim_assignments(task=task, annotator=user, count=count, holding=holding)
+
+
+def answer(user, lease, value="correct"):
+    return answer_assignment(annotator=user, token=lease.token, client_id=uuid.uuid4(),
+                             answer=value)
+
+
+def expire(lease):
+    Assignment.objects.filter(pk=lease.pk).update(
+        expires_at=timezone.now() - timedelta(seconds=1))
+
+
+def test_claims_follow_priority_then_id_and_never_repeat_an_item():
+    task = make_task(judgments_per_item=1, gold_rate=0.0)
+    late, early = add_items(task, 2), add_items(task, 2)
+    request_verification(task=task, item_ids=[it.pk for it in late], priority=20)
+    request_verification(task=task, item_ids=[it.pk for it in early], priority=10)
+    user = annotator(task)
+    seen = []
+    for _ in range(4):
+        got = claim(task, user)
+        assert got.status == "ok" and len(got.assignments) == 1
+        seen.append(got.assignments[0].request.item_id)
+        answer(user, got.assignments[0], "cannot_tell")  # a skip: the item stays pending
+    assert seen == [it.pk for it in early + late]
+    assert claim(task, user).status == "empty"
+
+
+def test_two_tabs_never_hold_the_same_item():
+    task, _ = queue(3)
+    user = annotator(task)
+    first, second = claim(task, user), claim(task, user)
+    a, b = first.assignments[0], second.assignments[0]
+    assert a.request_id != b.request_id
+    third = claim(task, user, count=3, holding=[a.token, b.token])
+    assert len(third.assignments) == 1
+    assert len({a.request_id, b.request_id, third.assignments[0].request_id}) == 3
+
+
+def test_holding_tokens_reduce_the_count_and_are_never_returned_again():
+    task, _ = queue(5)
+    user = annotator(task)
+    got = claim(task, user, count=2)
+    held = [a.token for a in got.assignments]
+    again = claim(task, user, count=2, holding=held)
+    assert again.status == "ok" and again.assignments == []
+    more = claim(task, user, count=4, holding=[*held, uuid.uuid4()])  # unknown tokens ignored
+    assert len(more.assignments) == 2
+    assert not {a.token for a in more.assignments} & set(held)
+
+
+def test_count_is_capped_by_the_setting(settings):
+    settings.ANNOTATION_MAX_CLAIM = 2
+    task, _ = queue(5)
+    assert len(claim(task, annotator(task), count=5).assignments) == 2
+
+
+def test_the_last_slot_goes_to_one_annotator_only_until_the_lease_expires():
+    task, _items = queue(1, judgments=2)
+    a, b, c = (annotator(task, n) for n in "abc")
+    la, lb = claim(task, a).assignments[0], claim(task, b).assignments[0]
+    assert la.request_id == lb.request_id
+    assert claim(task, c).status == "empty"  # 2 slots, 2 live leases
+    expire(lb)
+    lc = claim(task, c).assignments[0]  # reclaimable at once
+    assert lc.request_id == la.request_id
+    assert claim(task, b).status == "empty"  # b's slot is c's now
+
+
+def test_late_answer_on_an_expired_lease_is_kept_and_counted_once():
+    task, items = queue(1, judgments=1)
+    a, b = annotator(task, "a"), annotator(task, "b")
+    la = claim(task, a).assignments[0]
+    expire(la)
+    lb = claim(task, b).assignments[0]
+    late = answer(a, la, "correct")  # still needed: counted, resolves
+    assert late.created and late.counted and late.resolved
+    second = answer(b, lb, "incorrect")  # no longer needed: kept, not counted
+    assert second.created and not second.counted
+    req = VerificationRequest.objects.get()
+    assert req.judgments_counted == 1 and req.state == "resolved"
+    items[0].refresh_from_db()
+    assert items[0].label is True
+    assert Judgment.objects.count() == 2
+
+
+def test_heartbeat_renews_revives_a_free_expired_lease_and_refuses_a_taken_one(settings):
+    task, _ = queue(2, judgments=1)
+    a, b = annotator(task, "a"), annotator(task, "b")
+    la = claim(task, a, count=2).assignments
+    old = la[0].expires_at
+    rows = heartbeat(annotator=a, tokens=[la[0].token])
+    assert rows[0]["valid"] and rows[0]["expires_at"] >= old
+    expire(la[0])
+    assert heartbeat(annotator=a, tokens=[la[0].token])[0]["valid"]  # nobody took it: revived
+    expire(la[1])
+    lb = claim(task, b).assignments[0]
+    assert lb.request_id == la[1].request_id
+    rows = heartbeat(annotator=a, tokens=[la[0].token, la[1].token, uuid.uuid4()])
+    assert [r["valid"] for r in rows] == [True, False, False]
+    assert rows[1]["expires_at"] is None
+    answer(a, la[0])
+    assert heartbeat(annotator=a, tokens=[la[0].token])[0]["valid"] is False
+    assert heartbeat(annotator=b, tokens=[la[0].token])[0]["valid"] is False  # not b's
+
+
+def test_release_frees_the_slot_at_once():
+    task, _ = queue(1)
+    a, b = annotator(task, "a"), annotator(task, "b")
+    la = claim(task, a).assignments[0]
+    assert claim(task, b).status == "empty"
+    assert release(annotator=b, tokens=[la.token]) == 0  # not b's lease
+    assert release(annotator=a, tokens=[la.token]) == 1
+    assert claim(task, b).assignments[0].request_id == la.request_id
+    # The released page comes back: a late answer is still kept.
+    assert answer(a, la).created
+
+
+def test_draft_task_is_closed_and_non_annotators_are_refused():
+    from django.contrib.auth import get_user_model
+
+    from annotation.services import JudgmentError
+
+    task, _ = queue(1, state="draft")
+    assert claim(task, annotator(task)).status == "closed"
+    outsider = get_user_model().objects.create(username="x")
+    with pytest.raises(JudgmentError) as exc:
+        claim(task, outsider)
+    assert exc.value.code == "not_annotator"
+
+
+def test_daily_cap_counts_answers_of_the_utc_day_and_live_leases():
+    task, _ = queue(6, annotator_daily_cap=3)
+    user = annotator(task)
+    got = claim(task, user, count=5)
+    assert len(got.assignments) == 3  # the cap bounds the leases too
+    for lease in got.assignments[:2]:
+        answer(user, lease)
+    assert claim(task, user, count=5, holding=[got.assignments[2].token]).assignments == []
+    answer(user, got.assignments[2])
+    capped = claim(task, user)
+    assert capped.status == "daily_cap" and "limit of 3" in capped.message
+    # Yesterday's answers do not count.
+    Judgment.objects.update(created_at=timezone.now() - timedelta(days=1, hours=1))
+    assert claim(task, user).status == "ok"

@@ -1,0 +1,88 @@
+"""Conflicts of interest and skips: who may never be given an item again."""
+
+import uuid
+
+import pytest
+
+from annotation.models import RequestConflict, VerificationRequest
+from annotation.selectors import annotator_progress
+from annotation.services import (
+    answer_assignment,
+    claim_assignments,
+    register_run_conflicts,
+    request_verification,
+)
+from evaluation.services import plan_run
+
+from pipeline_support import PipelineDriver, add_items, add_run, annotator, make_task, make_team
+
+pytestmark = pytest.mark.django_db
+
+
+def claim_all(task, user):
+    got = claim_assignments(task=task, annotator=user, count=5)
+    return {a.request.item.index for a in got.assignments}
+
+
+def test_members_never_get_items_any_run_of_their_team_predicted(sent_messages):
+    task = make_task(judgments_per_item=1, gold_rate=0.0)
+    items = add_items(task, 6)
+    member, other = annotator(task, "member"), annotator(task, "other")
+    team = make_team("A", member)
+    add_run(task, team, [0, 1], name="drawn-from")
+    add_run(task, team, [2], name="another-run-of-the-team")
+    add_run(task, make_team("B"), [3, 4, 5], name="not-theirs")
+    request_verification(task=task, item_ids=[it.pk for it in items])
+    assert RequestConflict.objects.filter(team=team).count() == 3
+    assert claim_all(task, member) == {3, 4, 5}
+    assert annotator_progress(task=task, annotator=member)["remaining"] == 3
+    assert claim_all(task, other) == {0, 1, 2}  # 3, 4, 5 are leased to the member
+    assert annotator_progress(task=task, annotator=other)["remaining"] == 6
+
+
+def test_a_run_arriving_later_adds_its_team_to_pending_requests(sent_messages):
+    task = make_task(judgments_per_item=1, gold_rate=0.0)
+    items = add_items(task, 4)
+    late = annotator(task, "late")
+    request_verification(task=task, item_ids=[it.pk for it in items])
+    team = make_team("Late", late)
+    run = add_run(task, team, [1, 2], name="late-run")
+    assert register_run_conflicts(run=run) == 2
+    assert register_run_conflicts(run=run) == 2  # idempotent
+    assert RequestConflict.objects.filter(team=team).count() == 2
+    assert claim_all(task, late) == {0, 3}
+
+
+def test_planning_registers_the_conflicts_of_a_new_run(monkeypatch):
+    PipelineDriver(monkeypatch)  # record, do not send, the messages planning enqueues
+    task = make_task(judgments_per_item=1, gold_rate=0.0, target_half_width=0.3)
+    add_items(task, 40)
+    first = add_run(task, make_team("First"), range(40), name="first")
+    plan_run(first.pk)
+    queued = set(VerificationRequest.objects.filter(task=task).values_list("item__index",
+                                                                            flat=True))
+    assert queued
+    member = annotator(task, "member")
+    second = add_run(task, make_team("Second", member), sorted(queued)[:3], name="second")
+    plan_run(second.pk)
+    conflicted = set(RequestConflict.objects.filter(team=second.team)
+                     .values_list("request__item__index", flat=True))
+    assert set(sorted(queued)[:3]) <= conflicted
+    got = claim_assignments(task=task, annotator=member, count=5)
+    assert not {a.request.item.index for a in got.assignments} & conflicted
+
+
+def test_a_skip_sends_the_item_to_others_never_back_to_the_skipper(sent_messages):
+    task = make_task(judgments_per_item=1, gold_rate=0.0)
+    items = add_items(task, 1)
+    request_verification(task=task, item_ids=[items[0].pk])
+    a, b = annotator(task, "a"), annotator(task, "b")
+    lease = claim_assignments(task=task, annotator=a).assignments[0]
+    out = answer_assignment(annotator=a, token=lease.token, client_id=uuid.uuid4(),
+                            answer="cannot_tell")
+    assert out.created and not out.counted
+    assert claim_assignments(task=task, annotator=a).status == "empty"
+    req = VerificationRequest.objects.get()
+    assert req.state == "pending" and req.judgments_counted == 0
+    assert req.judgments_required == 2  # the skip asked for an extra judgment
+    assert claim_assignments(task=task, annotator=b).assignments[0].request_id == req.pk

@@ -1,0 +1,141 @@
+"""The organizers' queue page: depth, throughput, agreement, annotators, and lifting a pause."""
+
+import re
+import uuid
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+from django.urls import reverse
+
+from annotation.models import AnnotatorPause, GoldAnswer, GoldItem, VerificationRequest
+from annotation.services import pause_annotator, request_verification, submit_judgment
+
+from pipeline_support import add_items, annotator, make_task
+
+pytestmark = pytest.mark.django_db
+
+EVIL = '<script>alert(1)</script>'
+
+
+@pytest.fixture(autouse=True)
+def no_broker(sent_messages):
+    return sent_messages
+
+
+@pytest.fixture
+def world():
+    users = get_user_model().objects
+    organizer = users.create_user("org")
+    task = make_task(slug="pairs", title="Record pairs", judgments_per_item=2)
+    task.organizers.add(organizer)
+    items = add_items(task, 6)
+    request_verification(task=task, item_ids=[it.pk for it in items[:4]])
+    alice, bob = annotator(task, "alice"), annotator(task, "bob<b>")
+    requests = list(VerificationRequest.objects.filter(task=task).order_by("id"))
+    # Both answer the first three items: agree on two, disagree on one.
+    for req, (a, b) in zip(requests, [("correct", "correct"), ("incorrect", "incorrect"),
+                                      ("correct", "incorrect")], strict=False):
+        submit_judgment(request_id=req.pk, annotator=alice, answer=a, seconds_spent=4.0)
+        submit_judgment(request_id=req.pk, annotator=bob, answer=b, seconds_spent=10.0)
+    submit_judgment(request_id=requests[0].pk, annotator=annotator(task, "carol"),
+                    answer="correct", seconds_spent=2.0)
+    # Gold: alice right on both, bob wrong on one of two.
+    gold = [GoldItem.objects.create(task=task, item=it, answer=True) for it in items[4:]]
+    for g, (a_ok, b_ok) in zip(gold, [(True, True), (True, False)], strict=True):
+        GoldAnswer.objects.create(gold=g, annotator=alice, client_id=uuid.uuid4(),
+                                  answer="correct", correct=a_ok, seconds_spent=3.0)
+        GoldAnswer.objects.create(gold=g, annotator=bob, client_id=uuid.uuid4(),
+                                  answer="correct" if b_ok else "incorrect", correct=b_ok,
+                                  seconds_spent=12.0)
+    pause_annotator(task=task, annotator=bob, reason="gold accuracy " + EVIL)
+    return task, organizer, alice, bob
+
+
+def _row(html: str, username: str) -> list[str]:
+    row = re.search(r"<tr[^>]*>\s*<td>" + re.escape(username) + r"</td>(.*?)</tr>", html, re.S)
+    assert row, f"no row for {username}"
+    return [re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", c)).strip()
+            for c in re.findall(r"<td[^>]*>(.*?)</td>", row.group(1), re.S)]
+
+
+def test_organizer_sees_depth_throughput_agreement_and_annotators(client, world):
+    task, organizer, _alice, _bob = world
+    client.force_login(organizer)
+    response = client.get(reverse("annotation:queue", args=["pairs"]))
+    assert response.status_code == 200
+    html = response.content.decode()
+    # 4 requests of 2 judgments: two decided; the split one needs a third (a tie), the fourth
+    # has none. 7 judgments (carol's came after the item resolved) and 4 gold answers.
+    assert '<dd id="q-pending">2</dd>' in html
+    assert '<dd id="q-outstanding">3</dd>' in html
+    assert '<dd id="q-resolved">2</dd>' in html
+    assert '<dd id="q-hour">11</dd>' in html and '<dd id="q-day">11</dd>' in html
+    assert "<dd>0.444</dd>" in html and "<dd>0.667</dd>" in html  # 2 of 3 items agree
+    assert "Krippendorff&#x27;s alpha (nominal)" in html  # the method is named
+    # alice: 3 judgments + 2 gold = 5 answers, gold 2/2, median of 4,4,4,3,3 s = 4.0
+    assert _row(html, "alice") == ["5", "5", "2", "100%", "4.0", "active"]
+    bob = _row(html, "bob&lt;b&gt;")
+    assert bob[:5] == ["5", "5", "2", "50%", "10.0"]
+    assert bob[5].startswith("paused: gold accuracy &lt;script&gt;")
+    assert "Un-pause bob&lt;b&gt;" in html
+    assert EVIL not in html and "bob<b>" not in html
+    assert reverse("verified_items_csv", args=["pairs"]) in html
+    assert task.slug in html
+
+
+def test_unpause_needs_csrf_and_lifts_the_pause(world):
+    _task, organizer, _alice, bob = world
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(organizer)
+    url = reverse("annotation:unpause", args=["pairs"])
+    assert client.post(url, {"username": bob.username}).status_code == 403
+    assert AnnotatorPause.objects.filter(annotator=bob, lifted_at=None).exists()
+    page = client.get(reverse("annotation:queue", args=["pairs"])).content.decode()
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+    response = client.post(url, {"username": bob.username, "csrfmiddlewaretoken": token},
+                           follow=True)
+    assert response.status_code == 200
+    assert "may answer again" in response.content.decode()
+    pause = AnnotatorPause.objects.get(annotator=bob)
+    assert pause.lifted_at is not None and pause.lifted_by == organizer
+    assert "Un-pause" not in response.content.decode()
+    # Again, or for someone unknown: a clear message, no error.
+    again = client.post(url, {"username": bob.username, "csrfmiddlewaretoken": token},
+                        follow=True).content.decode()
+    assert "was not paused" in again
+    unknown = client.post(url, {"username": "nobody", "csrfmiddlewaretoken": token},
+                          follow=True).content.decode()
+    assert "No such annotator" in unknown
+
+
+def test_queue_page_refuses_annotators_and_other_organizers(client, world):
+    _task, _organizer, alice, bob = world
+    url = reverse("annotation:queue", args=["pairs"])
+    client.force_login(alice)
+    assert client.get(url).status_code == 403
+    assert client.post(reverse("annotation:unpause", args=["pairs"]),
+                       {"username": bob.username}).status_code == 403
+    assert AnnotatorPause.objects.filter(annotator=bob, lifted_at=None).exists()
+    other = get_user_model().objects.create_user("other-org")
+    make_task(slug="elsewhere", title="Elsewhere").organizers.add(other)
+    client.force_login(other)
+    assert client.get(url).status_code == 403
+    assert client.get(reverse("annotation:queue", args=["nope"])).status_code == 404
+    client.logout()
+    assert client.get(url).status_code == 302
+
+
+def test_staff_see_the_queue_and_an_empty_queue_reads_plainly(client):
+    task = make_task(slug="empty", title="Empty")
+    client.force_login(get_user_model().objects.create_user("staff", is_staff=True))
+    html = client.get(reverse("annotation:queue", args=["empty"])).content.decode()
+    assert '<dd id="q-pending">0</dd>' in html
+    assert "No item has two answers yet" in html and "No annotator has answered yet" in html
+    assert task.pk
+
+
+def test_queue_page_is_get_only(client, world):
+    client.force_login(world[1])
+    assert client.post(reverse("annotation:queue", args=["pairs"])).status_code == 405
+    assert client.get(reverse("annotation:unpause", args=["pairs"])).status_code == 405
