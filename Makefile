@@ -9,10 +9,11 @@ STAMP  := $(VENV)/.requirements.stamp
 venv: $(STAMP)
 
 # Re-installs only when requirements.txt changes (the stamp records the last install).
-$(STAMP): requirements.txt
+$(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .  # the participant CLI (`leaderboard`)
 	touch $(STAMP)
 
 # The embedded service: migrate, load the demo task (real Febrl data), submit runs, then serve

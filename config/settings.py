@@ -133,6 +133,9 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "rest_framework.authtoken",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "evaluation.apps.EvaluationConfig",
     "annotation.apps.AnnotationConfig",
     "leaderboard.apps.LeaderboardConfig",
@@ -252,9 +255,33 @@ REST_FRAMEWORK = {
         "anon": os.environ.get("API_THROTTLE_ANON", "120/minute"),
         "user": os.environ.get("API_THROTTLE_USER", "1200/minute"),
         "uploads": os.environ.get("API_THROTTLE_UPLOADS", "30/hour"),
+        "auth": os.environ.get("API_THROTTLE_AUTH", "10/hour"),
     },
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "On-demand evaluation leaderboard API",
+    "DESCRIPTION": (
+        "Tasks, run uploads, run status, leaderboard snapshots with confidence intervals, "
+        "quotas, organizer controls and API tokens. Errors share one body: "
+        '`{"error": {"code", "message", "problems", "total", "run"}}`. See docs/API.md.'
+    ),
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": "/api/",
+    "PREPROCESSING_HOOKS": ["leaderboard.api.openapi.only_leaderboard_api"],
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "TaskStateEnum": "leaderboard.models.Task.State",
+        "RunStateEnum": "leaderboard.models.Run.State",
+    },
+    # Swagger UI and Redoc from this project's static files (no CDN).
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 LOGIN_URL = "login"

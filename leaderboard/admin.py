@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin
+from django.db import models
 from django.db.models import Count
 from django.db.models.functions import Length
+from django.utils import timezone
 
 from evaluation.core.designs import make_design
 
@@ -99,8 +101,11 @@ class TaskAdmin(admin.ModelAdmin):
         ("Annotation", {"fields": ("question", "display_template", "judgments_per_item",
                                    "label_budget", "annotators")}),
         ("Targets", {"fields": ("target_half_width", "confidence", "design", "design_options")}),
+        ("Quality control", {"fields": ("annotator_daily_cap", "gold_rate", "gold_min_accuracy",
+                                        "gold_min_answers")}),
         ("Submission limits", {"fields": ("max_runs_per_team", "max_runs_per_team_per_day",
                                           "max_upload_bytes", "max_predictions_per_run")}),
+        ("Publication", {"fields": ("board_held",)}),
         ("People", {"fields": ("organizers",)}),
         ("Engine (read-only)", {"classes": ("collapse",), "fields": readonly_fields}),
     )
@@ -164,7 +169,8 @@ class RunAdmin(OrganizerScopedAdmin):
         "n_requested", "n_verified", "rounds", "attempts", "quota_refunded", "created_at",
         "state_changed_at", "finished_at",
     )
-    fields = ("name", "description", *readonly_fields)
+    fields = ("name", "description", "link", *readonly_fields)
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
     def has_add_permission(self, request):
         # Runs enter through validation (upload page, API or `manage.py submit_run`).
@@ -250,13 +256,21 @@ class LeaderboardSnapshotAdmin(OrganizerScopedAdmin):
     list_editable = ("published",)
     list_select_related = ("task",)
     inlines = (EstimateInline,)
-    readonly_fields = ("task", "version", "created_at", "engine_version", "design",
-                       "labels_version", "reference_version", "n_labels", "n_reference",
-                       "confidence", "rows")
+    readonly_fields = ("task", "version", "created_at", "published_at", "engine_version",
+                       "design", "labels_version", "reference_version", "n_labels",
+                       "n_reference", "confidence", "details", "rows")
     fields = ("published", *readonly_fields)
 
     def has_add_permission(self, request):
         return False
+
+    def save_model(self, request, obj, form, change):
+        # Publishing stamps the time (kept if it was published before); un-publishing clears it.
+        if obj.published and obj.published_at is None:
+            obj.published_at = timezone.now()
+        elif not obj.published:
+            obj.published_at = None
+        super().save_model(request, obj, form, change)
 
 
 @admin.register(Estimate)

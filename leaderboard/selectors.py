@@ -1,4 +1,4 @@
-"""Reads of the leaderboard app: tasks a user may see, teams, runs, submission quotas."""
+"""Reads of the leaderboard app: tasks a user may see, teams, runs, quotas, snapshots, spend."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from .models import Run, RunEvent, Task, Team
+from .models import Estimate, Item, LeaderboardSnapshot, Run, RunEvent, Task, Team
 
 QUOTA_WINDOW = timedelta(hours=24)
 # Runs that do not count against a quota: refused at upload, or failed by the platform (refunded).
@@ -121,3 +121,84 @@ def run_for(*, run_id: int, user) -> Run | None:
 
 def run_events(*, run: Run) -> QuerySet[RunEvent]:
     return RunEvent.objects.filter(run=run).order_by("id")
+
+
+# -- snapshots and scores -------------------------------------------------------------------------
+def latest_published_snapshot(task: Task) -> LeaderboardSnapshot | None:
+    """What the public board shows: the task's latest published snapshot (``None`` if none)."""
+    return (LeaderboardSnapshot.objects.filter(task=task, published=True)
+            .select_related("task").order_by("-version").first())
+
+
+def snapshots_visible_to(*, task: Task, user) -> QuerySet[LeaderboardSnapshot]:
+    """Published snapshots, newest first; the task's organizers (and staff) also see held ones."""
+    snapshots = LeaderboardSnapshot.objects.filter(task=task).select_related("task")
+    if not is_organizer(task=task, user=user):
+        snapshots = snapshots.filter(published=True)
+    return snapshots.order_by("-version")
+
+
+def snapshot_for(*, task: Task, version: int, user) -> LeaderboardSnapshot | None:
+    """Snapshot ``version`` of the task if ``user`` may see it (held ones: organizers only)."""
+    return snapshots_visible_to(task=task, user=user).filter(version=version).first()
+
+
+def run_estimates_visible_to(*, run: Run, user) -> QuerySet[Estimate]:
+    """The run's estimates across snapshots, oldest first: published ones, held ones too for
+    the task's organizers. The caller has already checked that ``user`` may see the run."""
+    estimates = Estimate.objects.filter(run=run).select_related("snapshot")
+    if not is_organizer(task=run.task, user=user):
+        estimates = estimates.filter(snapshot__published=True)
+    return estimates.order_by("snapshot__version", "metric")
+
+
+# -- quotas, spend, people ---------------------------------------------------------------------
+def refunded_runs(*, task: Task, team: Team) -> QuerySet[Run]:
+    """The team's runs on the task whose quota slot was given back (failed for platform reasons)."""
+    return Run.objects.filter(task=task, team=team, quota_refunded=True)
+
+
+def quotas_for_user(*, task: Task, user) -> list[tuple[Team, Quota, int]]:
+    """For each of the user's teams: its quota on the task and how many runs were refunded."""
+    return [(team, quota_for(task=task, team=team), refunded_runs(task=task, team=team).count())
+            for team in teams_of(user)]
+
+
+@dataclass(frozen=True)
+class LabelSpend:
+    """A task's label budget (``None``: none), items sent to annotators, labels in, what remains.
+
+    The budget counts requested items (what the planner charges), so ``remaining`` is the budget
+    less ``requested``; ``verified <= requested``.
+    """
+
+    budget: int | None
+    verified: int
+    remaining: int | None
+    requested: int = 0
+
+
+def label_spend(task: Task) -> LabelSpend:
+    """Labels spent on the task: items sent to annotators (each has one verification request,
+    reached through the reverse relation so this layer imports nothing above it) and verified."""
+    items = Item.objects.filter(task=task)
+    verified = items.filter(label__isnull=False).count()
+    requested = items.filter(Q(verification_request__isnull=False) | Q(label__isnull=False)
+                             ).distinct().count()
+    budget = task.label_budget
+    remaining = None if budget is None else max(0, budget - requested)
+    return LabelSpend(budget=budget, verified=verified, remaining=remaining, requested=requested)
+
+
+def user_roles(user) -> dict[str, QuerySet]:
+    """What a signed-in user is: their teams, the tasks they organize and annotate."""
+    return {"teams": teams_of(user),
+            "organized": Task.objects.filter(organizers=user).order_by("slug"),
+            "annotated": Task.objects.filter(annotators=user).order_by("slug")}
+
+
+def may_edit_run(*, run: Run, user) -> bool:
+    """Whether ``user`` may change the run's public details: its team's members, and staff."""
+    if not getattr(user, "is_authenticated", False):
+        return False
+    return user.is_staff or run.team.members.filter(pk=user.pk).exists()

@@ -55,12 +55,13 @@ class TaskWriteSerializer(serializers.ModelSerializer):
 
 class RunSerializer(serializers.ModelSerializer):
     task = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    link = serializers.CharField(read_only=True, help_text="http(s) URL, or empty.")
     team = serializers.SlugRelatedField(slug_field="name", read_only=True)
     url = serializers.SerializerMethodField()
 
     class Meta:
         model = Run
-        fields = ("id", "name", "description", "task", "team", "state", "reason", "outcome",
+        fields = ("id", "name", "description", "link", "task", "team", "state", "reason", "outcome",
                   "n_predictions", "n_new_items", "n_requested", "n_verified", "error_count",
                   "file_name", "file_format", "file_bytes", "sha256", "created_at",
                   "state_changed_at", "finished_at", "url")
@@ -99,3 +100,171 @@ class RunUploadSerializer(serializers.Serializer):
                                  required=False, allow_blank=True, default="")
     description = serializers.CharField(required=False, allow_blank=True, default="")
     team = serializers.CharField(max_length=120, required=False, allow_blank=True, default="")
+
+
+class RunDetailsSerializer(serializers.Serializer):
+    """What a run's team may change: its public name, description and link."""
+
+    name = serializers.CharField(required=False, allow_blank=True)
+    description = serializers.CharField(required=False, allow_blank=True)
+    link = serializers.CharField(required=False, allow_blank=True)
+
+
+# -- error body (documentation of the shape every error has) ------------------------------------
+class ProblemSerializer(serializers.Serializer):
+    line = serializers.IntegerField(allow_null=True)
+    message = serializers.CharField()
+
+
+class ErrorDetailSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+    problems = ProblemSerializer(many=True)
+    total = serializers.IntegerField()
+    run = serializers.JSONField(allow_null=True)
+
+
+class ErrorSerializer(serializers.Serializer):
+    error = ErrorDetailSerializer()
+
+
+# -- snapshots -----------------------------------------------------------------------------------
+class SnapshotSummarySerializer(serializers.Serializer):
+    """One snapshot in the list: what it rests on; ``published`` false means held."""
+
+    version = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    published = serializers.BooleanField()
+    published_at = serializers.DateTimeField(allow_null=True)
+    engine_version = serializers.CharField()
+    design = serializers.CharField()
+    labels_version = serializers.IntegerField()
+    reference_version = serializers.IntegerField()
+    n_labels = serializers.IntegerField()
+    n_reference = serializers.IntegerField()
+    confidence = serializers.FloatField()
+    n_runs = serializers.SerializerMethodField()
+    url = serializers.SerializerMethodField()
+
+    def get_n_runs(self, snapshot) -> int:
+        return len(snapshot.rows or [])
+
+    def get_url(self, snapshot) -> str:
+        return _absolute(self.context.get("request"),
+                         reverse("api:snapshot-detail", args=[snapshot.task.slug,
+                                                              snapshot.version]))
+
+
+class SnapshotSerializer(serializers.Serializer):
+    """A whole snapshot (see :func:`leaderboard.exports.snapshot_json`): rows as stored."""
+
+    task = serializers.CharField()
+    version = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    published = serializers.BooleanField()
+    published_at = serializers.DateTimeField(allow_null=True)
+    engine_version = serializers.CharField()
+    design = serializers.CharField()
+    labels_version = serializers.IntegerField()
+    reference_version = serializers.IntegerField()
+    n_labels = serializers.IntegerField()
+    n_reference = serializers.IntegerField()
+    confidence = serializers.FloatField()
+    methods = serializers.DictField(child=serializers.ListField(child=serializers.CharField()))
+    details = serializers.DictField()
+    rows = serializers.ListField(child=serializers.DictField())
+
+
+class EstimateSerializer(serializers.Serializer):
+    snapshot = serializers.IntegerField(source="snapshot.version")
+    published = serializers.BooleanField(source="snapshot.published")
+    created_at = serializers.DateTimeField(source="snapshot.created_at")
+    value = serializers.FloatField(allow_null=True)
+    low = serializers.FloatField()
+    high = serializers.FloatField()
+    level = serializers.FloatField()
+    labels_used = serializers.IntegerField()
+    method = serializers.CharField()
+
+
+class RunHistorySerializer(serializers.Serializer):
+    run = serializers.IntegerField()
+    metrics = serializers.DictField(child=EstimateSerializer(many=True))
+
+
+# -- quotas, spend, organizer actions -----------------------------------------------------------
+class TeamQuotaSerializer(serializers.Serializer):
+    team = serializers.CharField()
+    used_total = serializers.IntegerField()
+    limit_total = serializers.IntegerField()
+    remaining_total = serializers.IntegerField()
+    used_today = serializers.IntegerField()
+    limit_today = serializers.IntegerField()
+    remaining_today = serializers.IntegerField()
+    remaining = serializers.IntegerField()
+    next_slot_at = serializers.DateTimeField(allow_null=True)
+    refunded = serializers.IntegerField(help_text="Runs whose slot was given back (failed "
+                                                  "for platform reasons).")
+
+
+class QuotaSerializer(serializers.Serializer):
+    task = serializers.CharField()
+    teams = TeamQuotaSerializer(many=True)
+
+
+class RunCostSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    team = serializers.CharField()
+    state = serializers.CharField()
+    n_predictions = serializers.IntegerField()
+    n_requested = serializers.IntegerField()
+    n_verified = serializers.IntegerField()
+
+
+class SpendSerializer(serializers.Serializer):
+    task = serializers.CharField()
+    label_budget = serializers.IntegerField(allow_null=True)
+    labels_requested = serializers.IntegerField(
+        help_text="Items sent to annotators: what the budget counts.")
+    labels_verified = serializers.IntegerField()
+    remaining = serializers.IntegerField(allow_null=True, help_text="Budget less requested.")
+    runs = RunCostSerializer(many=True)
+
+
+class PublishSerializer(serializers.Serializer):
+    release_hold = serializers.BooleanField(
+        default=True, help_text="Publish later snapshots as they come (false: one-off).")
+
+
+class BoardStateSerializer(serializers.Serializer):
+    task = serializers.CharField()
+    board_held = serializers.BooleanField()
+    latest_published = serializers.IntegerField(allow_null=True)
+
+
+# -- tokens and the caller ----------------------------------------------------------------------
+class CredentialsSerializer(serializers.Serializer):
+    """Username and password, for clients without a session (e.g. the CLI's first login)."""
+
+    username = serializers.CharField(required=False)
+    password = serializers.CharField(required=False, style={"input_type": "password"},
+                                     trim_whitespace=False)
+
+
+class TokenStatusSerializer(serializers.Serializer):
+    exists = serializers.BooleanField()
+    created = serializers.DateTimeField(allow_null=True)
+
+
+class TokenKeySerializer(serializers.Serializer):
+    key = serializers.CharField(help_text="Shown once: send it as `Authorization: Token <key>`.")
+    created = serializers.DateTimeField()
+
+
+class MeSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    is_staff = serializers.BooleanField()
+    teams = serializers.ListField(child=serializers.CharField())
+    organizes = serializers.ListField(child=serializers.CharField())
+    annotates = serializers.ListField(child=serializers.CharField())

@@ -1,8 +1,10 @@
-"""REST API routes (mounted at ``/api/``; URL names in the ``api`` namespace)."""
+"""REST API routes (mounted at ``/api/``; URL names in the ``api`` namespace), the OpenAPI schema
+(``/api/schema/``) and its browsable docs (``/api/docs/`` Swagger UI, ``/api/redoc/``)."""
 
-from django.urls import path
+from django.urls import path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from . import views
+from . import account_views, board_views, organizer_views, views
 
 app_name = "api"
 
@@ -12,5 +14,26 @@ urlpatterns = [
     path("tasks/<slug:slug>/runs/", views.TaskRunsView.as_view(), name="task-runs"),
     path("tasks/<slug:slug>/reference/", views.TaskReferenceView.as_view(),
          name="task-reference"),
+    path("tasks/<slug:slug>/board/", board_views.BoardView.as_view(), name="board"),
+    path("tasks/<slug:slug>/snapshots/", board_views.SnapshotListView.as_view(),
+         name="snapshot-list"),
+    path("tasks/<slug:slug>/snapshots/<int:version>/", board_views.SnapshotDetailView.as_view(),
+         name="snapshot-detail"),
+    path("tasks/<slug:slug>/quota/", organizer_views.QuotaView.as_view(), name="quota"),
+    path("tasks/<slug:slug>/hold/", organizer_views.HoldBoardView.as_view(), name="hold"),
+    path("tasks/<slug:slug>/publish/", organizer_views.PublishBoardView.as_view(),
+         name="publish"),
+    path("tasks/<slug:slug>/spend/", organizer_views.SpendView.as_view(), name="spend"),
+    path("tasks/<slug:slug>/export/items/", organizer_views.VerifiedItemsExportView.as_view(),
+         name="export-items"),
     path("runs/<int:run_id>/", views.RunDetailView.as_view(), name="run-detail"),
+    path("runs/<int:run_id>/history/", board_views.RunHistoryView.as_view(), name="run-history"),
+    path("token/", account_views.TokenView.as_view(), name="token"),
+    path("token/rotate/", account_views.TokenRotateView.as_view(), name="token-rotate"),
+    path("me/", account_views.MeView.as_view(), name="me"),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
+    # Last: every other path under /api/ gets the JSON error body, not the HTML 404 page.
+    re_path(r"^.*$", views.UnknownEndpointView.as_view(), name="unknown"),
 ]

@@ -1,4 +1,7 @@
-"""REST API: tasks, run uploads, run status, reference samples.
+"""REST API: tasks, run uploads, run status and details, reference samples; the base view.
+
+The board, snapshots and run history are in ``board_views``; organizer actions in
+``organizer_views``; tokens and the caller in ``account_views``.
 
 Each view validates its input, calls one service or selector and serialises the result. Every
 error has the same JSON body::
@@ -13,23 +16,37 @@ length is already over the task's limit is refused before its body is read.
 
 from __future__ import annotations
 
+import django_filters
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404
-from rest_framework import exceptions, status
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import exceptions, serializers, status
 from rest_framework.permissions import IsAuthenticated
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView, exception_handler
 
 from ..ingestion import human_bytes
-from ..models import Task
-from ..selectors import is_organizer, run_for, runs_visible_to, visible_task, visible_tasks
+from ..models import Run, Task
+from ..selectors import (
+    is_organizer,
+    may_edit_run,
+    run_for,
+    runs_visible_to,
+    visible_task,
+    visible_tasks,
+)
+from ..services.board import RUN_DETAIL_FIELDS, RunDetailsError, update_run_details
 from ..services.reference import upload_reference
 from ..services.runs import SubmissionError, submit_upload, upload_limit
 from ..services.tasks import TaskSettingsError, create_task, update_task
+from .openapi import PAGE, page_of, with_errors
 from .permissions import CanCreateTasksOrReadOnly, IsTaskOrganizer, IsTaskOrganizerOrReadOnly
 from .serializers import (
     RunDetailSerializer,
+    RunDetailsSerializer,
     RunSerializer,
     RunUploadSerializer,
     TaskSerializer,
@@ -71,7 +88,7 @@ def api_exception_handler(exc, context):
     if isinstance(exc, SubmissionError):
         return Response({"error": exc.as_dict()},
                         status=SUBMISSION_STATUS.get(exc.code, status.HTTP_400_BAD_REQUEST))
-    if isinstance(exc, TaskSettingsError):
+    if isinstance(exc, (TaskSettingsError, RunDetailsError)):
         problems = [{"line": None, "message": f"{name}: {' '.join(messages)}"}
                     for name, messages in exc.field_errors.items()]
         return Response(error_body("invalid", exc.message, problems=problems,
@@ -94,11 +111,26 @@ def api_exception_handler(exc, context):
     return response
 
 
+class Conflict(exceptions.APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "conflict with the current state"
+    default_code = "conflict"
+
+
 class ApiView(APIView):
     """Base of the API views: the error body above, pagination helper."""
 
     def get_exception_handler(self):
         return api_exception_handler
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        # Error bodies are JSON even when CSV was asked for (``?format=csv``).
+        renderer = getattr(request, "accepted_renderer", None)
+        if (isinstance(response, Response) and response.status_code >= 400
+                and renderer is not None and renderer.format not in ("json", "api")):
+            request.accepted_renderer = JSONRenderer()
+            request.accepted_media_type = JSONRenderer.media_type
+        return super().finalize_response(request, response, *args, **kwargs)
 
     def paginated(self, queryset, serializer_class, **context):
         paginator = api_settings.DEFAULT_PAGINATION_CLASS()
@@ -106,6 +138,21 @@ class ApiView(APIView):
         data = serializer_class(page, many=True,
                                 context={"request": self.request, **context}).data
         return paginator.get_paginated_response(data)
+
+    def run(self, run_id: int) -> Run:
+        """The run if the user may see it, else 404 (not 403: run ids do not tell what exists)."""
+        run = run_for(run_id=run_id, user=self.request.user)
+        if run is None:
+            raise exceptions.NotFound(f"there is no run {run_id}")
+        return run
+
+    def organized_task(self, slug: str) -> Task:
+        """The task if the user may see it (else 404) and organizes it (else 403)."""
+        task = self.task(slug)
+        if not is_organizer(task=task, user=self.request.user):
+            raise exceptions.PermissionDenied(
+                f"only the organizers of task {task.slug!r} may do this")
+        return task
 
     def task(self, slug: str) -> Task:
         """The task if the user may see it, else 404 naming the slug."""
@@ -134,15 +181,42 @@ class ApiView(APIView):
         return upload
 
 
+UPLOAD_REQUEST = inline_serializer("RunUpload", {
+    "file": serializers.FileField(help_text="TSV or JSON Lines, optionally gzipped."),
+    "name": serializers.CharField(required=False, allow_blank=True),
+    "description": serializers.CharField(required=False, allow_blank=True),
+    "team": serializers.CharField(required=False, allow_blank=True,
+                                  help_text="Needed only when you are in several teams."),
+})
+REFERENCE_REQUEST = inline_serializer("ReferenceUpload", {
+    "file": serializers.FileField(help_text="TSV `key<TAB>group` or JSON Lines."),
+})
+
+
+class RunFilter(django_filters.FilterSet):
+    """``?state=`` (repeatable) and ``?team=`` (a team's name) on a task's runs."""
+
+    state = django_filters.MultipleChoiceFilter(choices=Run.State.choices)
+    team = django_filters.CharFilter(field_name="team__name")
+
+    class Meta:
+        model = Run
+        fields = ["state", "team"]
+
+
 class TaskListView(ApiView):
     """``GET``: the tasks the user may see. ``POST``: create a task (its creator organizes it)."""
 
     permission_classes = [CanCreateTasksOrReadOnly]
 
+    @extend_schema(operation_id="tasks_list", parameters=[PAGE],
+                   responses=with_errors({200: page_of(TaskSerializer)}, 404))
     def get(self, request):
         return self.paginated(visible_tasks(request.user).order_by("-created_at", "slug"),
                               TaskSerializer)
 
+    @extend_schema(request=TaskWriteSerializer,
+                   responses=with_errors({201: TaskSerializer}, 400, 401, 403))
     def post(self, request):
         serializer = TaskWriteSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -156,12 +230,15 @@ class TaskDetailView(ApiView):
 
     permission_classes = [IsTaskOrganizerOrReadOnly]
 
+    @extend_schema(responses=with_errors({200: TaskSerializer}, 404))
     def get(self, request, slug: str):
         task = self.task(slug)
         organizer = is_organizer(task=task, user=request.user)
         return Response(TaskSerializer(task, context={"request": request,
                                                       "organizer": organizer}).data)
 
+    @extend_schema(request=TaskWriteSerializer,
+                   responses=with_errors({200: TaskSerializer}, 400, 401, 403, 404))
     def patch(self, request, slug: str):
         task = self.task(slug)
         self.check_object_permissions(request, task)
@@ -181,10 +258,24 @@ class TaskRunsView(ApiView):
     def throttle_scope(self):  # uploads only; listing is not throttled by scope
         return "uploads" if self.request.method == "POST" else None
 
+    @extend_schema(
+        operation_id="tasks_runs_list",
+        parameters=[PAGE,
+                    OpenApiParameter("state", OpenApiTypes.STR, many=True,
+                                     enum=[s.value for s in Run.State],
+                                     description="Only runs in these states (repeatable)."),
+                    OpenApiParameter("team", OpenApiTypes.STR, description="A team's name.")],
+        responses=with_errors({200: page_of(RunSerializer)}, 400, 401, 404))
     def get(self, request, slug: str):
         task = self.task(slug)
-        return self.paginated(runs_visible_to(task=task, user=request.user), RunSerializer)
+        runs = RunFilter(request.query_params,
+                         queryset=runs_visible_to(task=task, user=request.user))
+        if not runs.is_valid():
+            raise exceptions.ValidationError(runs.errors)
+        return self.paginated(runs.qs, RunSerializer)
 
+    @extend_schema(request={"multipart/form-data": UPLOAD_REQUEST},
+                   responses=with_errors({201: RunSerializer}, 400, 401, 403, 404, 409, 413, 429))
     def post(self, request, slug: str):
         task = self.task(slug)
         self.check_declared_size(task)
@@ -200,12 +291,31 @@ class TaskRunsView(ApiView):
 
 
 class RunDetailView(ApiView):
-    """A run: state, reason, counts, problems, timestamps, event log (its team, organizers)."""
+    """``GET``: a run: state, reason, counts, problems, timestamps, event log (its team,
+    organizers). ``PATCH``: its team changes its public name, description or link."""
 
+    @extend_schema(responses=with_errors({200: RunDetailSerializer}, 404))
     def get(self, request, run_id: int):
-        run = run_for(run_id=run_id, user=request.user)
-        if run is None:  # 404, not 403: run ids do not tell what exists
-            raise exceptions.NotFound(f"there is no run {run_id}")
+        run = self.run(run_id)
+        return Response(RunDetailSerializer(run, context={"request": request}).data)
+
+    @extend_schema(request=RunDetailsSerializer,
+                   responses=with_errors({200: RunDetailSerializer}, 400, 401, 403, 404))
+    def patch(self, request, run_id: int):
+        run = self.run(run_id)
+        if not may_edit_run(run=run, user=request.user):
+            raise exceptions.PermissionDenied(
+                f"only the members of team {run.team.name!r} may change this run")
+        if not isinstance(request.data, dict):
+            raise exceptions.ValidationError({"non_field_errors": ["send a JSON object"]})
+        unknown = sorted(set(request.data) - set(RUN_DETAIL_FIELDS))
+        if unknown:
+            raise exceptions.ValidationError(
+                {name: [f"cannot be changed (editable: {', '.join(RUN_DETAIL_FIELDS)})"]
+                 for name in unknown})
+        fields = RunDetailsSerializer(data=request.data, partial=True)
+        fields.is_valid(raise_exception=True)
+        update_run_details(run=run, **fields.validated_data)
         return Response(RunDetailSerializer(run, context={"request": request}).data)
 
 
@@ -215,6 +325,11 @@ class TaskReferenceView(ApiView):
     permission_classes = [IsAuthenticated, IsTaskOrganizer]
     throttle_scope = "uploads"
 
+    @extend_schema(request={"multipart/form-data": REFERENCE_REQUEST},
+                   responses=with_errors({201: inline_serializer("ReferenceUploaded", {
+                       "items": serializers.IntegerField(),
+                       "reference_version": serializers.IntegerField()})},
+                       400, 401, 403, 404, 413, 429))
     def post(self, request, slug: str):
         task = self.task(slug)
         self.check_object_permissions(request, task)
@@ -223,3 +338,16 @@ class TaskReferenceView(ApiView):
         n = upload_reference(task=task, user=request.user, upload=upload, file_name=upload.name)
         return Response({"items": n, "reference_version": task.reference_version},
                         status=status.HTTP_201_CREATED)
+
+
+class UnknownEndpointView(ApiView):
+    """Any other path under ``/api/``: 404 with the API's error body (not the HTML page)."""
+
+    permission_classes = []
+    authentication_classes = []
+    schema = None
+
+    def unknown(self, request, *args, **kwargs):
+        raise exceptions.NotFound(f"there is no API endpoint {request.path!r}")
+
+    get = post = put = patch = delete = head = unknown

@@ -1,8 +1,9 @@
-"""API test fixtures: a fresh throttle cache per test, API clients."""
+"""API test fixtures: a fresh throttle cache per test, API clients, a task with every role."""
 
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
@@ -13,6 +14,12 @@ def fresh_throttles():
     cache.clear()
     yield
     cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """The default hasher takes most of a second per password on a busy machine."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture
@@ -26,3 +33,83 @@ def api():
         return client
 
     return make
+
+
+# -- a task with two teams, an annotator, two organizers, published and held snapshots ----------
+# Markers that must never reach a participant or the public (checked in the responses' text).
+HELD_VALUE = 0.31415926
+GOLD_KEY = "GOLDKEY"
+REFERENCE_KEY = "REFSECRET"
+SECRET_FILE = {"A": "SECRETFILE-A.tsv", "B": "SECRETFILE-B.tsv"}
+SECRET_DESCRIPTION = {"A": "A-description-secret", "B": "B-description-secret"}
+PUBLISHED_VALUE = 0.6180339
+
+
+def _estimates(run, value):
+    return {m: {"value": value, "low": max(0.0, value - 0.05), "high": min(1.0, value + 0.05),
+                "labels_used": 40, "method": "wilson"} for m in ("precision", "recall", "f1")}
+
+
+def build_world(password: str = "pw-secret-123"):
+    """Task ``main`` (open) with teams A and B (one run each), an annotator, the task's
+    organizer, an organizer of task ``other``, an admin; verified (gold) items, a reference
+    sample, snapshot 1 published and snapshot 2 held (with the distinctive ``HELD_VALUE``)."""
+    from types import SimpleNamespace
+
+    from django.utils import timezone
+
+    from leaderboard.models import Estimate, Item, LeaderboardSnapshot, ReferenceItem, Run
+    from leaderboard.services.board import hold_board
+    from leaderboard.services.tasks import create_task, create_team
+
+    users = {}
+    for name, staff in (("pa", False), ("pb", False), ("annotator", False), ("org", False),
+                        ("other_org", False), ("admin", True)):
+        users[name] = get_user_model().objects.create_user(
+            name, password=password, is_staff=staff, is_superuser=staff)
+    task = create_task(slug="main", title="Main task", organizers=[users["org"]],
+                       label_budget=500, max_runs_per_team=5, max_runs_per_team_per_day=3)
+    task.annotators.add(users["annotator"])
+    create_task(slug="other", title="Other task", organizers=[users["other_org"]])
+    teams = {"A": create_team(name="team-A", members=[users["pa"]]),
+             "B": create_team(name="team-B", members=[users["pb"]])}
+    now = timezone.now()
+    items = Item.objects.bulk_create(
+        [Item(task=task, key=f"{GOLD_KEY}-{i}", index=i, label=i % 2 == 0, verified_at=now,
+              label_seq=i + 1) for i in range(6)]
+        + [Item(task=task, key=f"{REFERENCE_KEY}-{i}", index=6 + i) for i in range(3)])
+    ReferenceItem.objects.bulk_create(
+        [ReferenceItem(task=task, item=item, group="doc") for item in items[6:]])
+    task.n_items, task.labels_version, task.reference_version = 9, 6, 1
+    task.save(update_fields=["n_items", "labels_version", "reference_version"])
+    runs = {}
+    for name, team in teams.items():
+        runs[name] = Run.objects.create(
+            task=task, team=team, submitted_by=users[f"p{name.lower()}"], name=f"run-{name}",
+            description=SECRET_DESCRIPTION[name], file_name=SECRET_FILE[name],
+            state=Run.State.SCORED, n_predictions=5, n_requested=4, n_verified=4)
+    snapshots = []
+    for version, value, published in ((1, PUBLISHED_VALUE, True), (2, HELD_VALUE, False)):
+        snapshot = LeaderboardSnapshot.objects.create(
+            task=task, version=version, engine_version="test-1", design="default",
+            labels_version=6, reference_version=1, n_labels=6, n_reference=3, confidence=0.95,
+            published=published, published_at=now if published else None,
+            rows=[{"run": run.pk, "name": run.name, "team": run.team.name, "state": run.state,
+                   "provisional": False, "n_predictions": 5, "n_requested": 4, "n_verified": 4,
+                   **_estimates(run, value)} for run in runs.values()])
+        Estimate.objects.bulk_create(
+            [Estimate(snapshot=snapshot, run=run, metric=m, value=value, low=value - 0.05,
+                      high=value + 0.05, level=0.95, labels_used=40, method="wilson")
+             for run in runs.values() for m in ("precision", "recall", "f1")])
+        snapshots.append(snapshot)
+    hold_board(task=task)
+    return SimpleNamespace(users=users, task=task, teams=teams, runs=runs, snapshots=snapshots,
+                           password=password, held_value=HELD_VALUE,
+                           published_value=PUBLISHED_VALUE, gold_key=GOLD_KEY,
+                           reference_key=REFERENCE_KEY, secret_file=SECRET_FILE,
+                           secret_description=SECRET_DESCRIPTION)
+
+
+@pytest.fixture
+def lb_world(db):
+    return build_world()

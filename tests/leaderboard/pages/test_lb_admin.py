@@ -1,6 +1,8 @@
 """Every model's admin list and change page renders; organizers see only their tasks; the packed
 predictions are shown as sizes, never as bytes."""
 
+import uuid
+
 import numpy as np
 import pytest
 from django.apps import apps
@@ -8,8 +10,16 @@ from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.urls import reverse
+from django.utils import timezone
 
-from annotation.models import Judgment, VerificationRequest
+from annotation.models import (
+    AnnotatorPause,
+    Assignment,
+    GoldAnswer,
+    GoldItem,
+    Judgment,
+    VerificationRequest,
+)
 from annotation.services import request_verification, submit_judgment
 from evaluation.models import Draw, PlanRound
 from leaderboard.models import Estimate, LeaderboardSnapshot, ReferenceItem, RunEvent, Task
@@ -17,6 +27,10 @@ from leaderboard.models import Estimate, LeaderboardSnapshot, ReferenceItem, Run
 from pipeline_support import add_items, add_run, annotator, make_task, make_team
 
 pytestmark = pytest.mark.django_db
+
+# The task form's quality-control fields (the checkbox ``board_held`` is left unticked).
+QC_FIELDS = {"annotator_daily_cap": "", "gold_rate": 0.05, "gold_min_accuracy": 0.7,
+             "gold_min_answers": 10}
 
 
 @pytest.fixture(autouse=True)
@@ -43,6 +57,13 @@ def data():
         reference_version=1, n_labels=1, n_reference=1, confidence=0.95, rows=[])
     Estimate.objects.create(snapshot=snap, run=run, metric="f1", value=0.5, low=0.4, high=0.6,
                             level=0.95, labels_used=1, method="m")
+    gold = GoldItem.objects.create(task=task, item=items[3], answer=True)
+    user = annotator(task)
+    lease = Assignment.objects.create(task=task, annotator=user, gold=gold,
+                                      expires_at=timezone.now())
+    GoldAnswer.objects.create(gold=gold, annotator=user, assignment=lease,
+                              client_id=uuid.uuid4(), answer="correct", correct=True)
+    AnnotatorPause.objects.create(task=task, annotator=user, reason="review")
     return task
 
 
@@ -87,7 +108,7 @@ def test_organizer_sees_only_their_tasks(client, data):
         "question": "Q?", "display_template": "", "judgments_per_item": 1, "label_budget": "",
         "target_half_width": 0.05, "confidence": 0.95, "design": "default",
         "design_options": "{}", "max_runs_per_team": 20, "max_runs_per_team_per_day": 5,
-        "max_upload_bytes": 1000, "max_predictions_per_run": 1000})
+        "max_upload_bytes": 1000, "max_predictions_per_run": 1000, **QC_FIELDS})
     assert response.status_code == 302, response.content.decode()[:3000]
     assert Task.objects.get(slug="mine").organizers.filter(pk=org.pk).exists()
     assert Judgment.objects.count() == 1
@@ -99,9 +120,41 @@ def test_task_admin_validates_the_design_and_freezes_it_once_runs_exist(client, 
             "display_template": "", "judgments_per_item": 1, "label_budget": "",
             "target_half_width": 0.05, "confidence": 0.95, "design": "nonsense",
             "design_options": "{}", "max_runs_per_team": 20, "max_runs_per_team_per_day": 5,
-            "max_upload_bytes": 1000, "max_predictions_per_run": 1000}
+            "max_upload_bytes": 1000, "max_predictions_per_run": 1000, **QC_FIELDS}
     response = client.post(reverse("admin:leaderboard_task_add"), form)
     assert response.status_code == 200 and "unknown design" in response.content.decode()
     assert not Task.objects.filter(slug="d").exists()
     html = client.get(reverse("admin:leaderboard_task_change", args=[data.pk])).content.decode()
     assert 'name="design"' not in html  # read-only: the task has runs
+
+
+def test_publishing_a_snapshot_in_the_admin_stamps_published_at(client, data):
+    client.force_login(get_user_model().objects.create_superuser("root", password="x"))
+    snap = LeaderboardSnapshot.objects.get()
+    LeaderboardSnapshot.objects.filter(pk=snap.pk).update(published=False, published_at=None)
+    url = reverse("admin:leaderboard_leaderboardsnapshot_change", args=[snap.pk])
+    estimate = Estimate.objects.get()
+    inline = {"estimates-TOTAL_FORMS": 1, "estimates-INITIAL_FORMS": 1,
+              "estimates-MIN_NUM_FORMS": 0, "estimates-MAX_NUM_FORMS": 1000,
+              "estimates-0-id": estimate.pk, "estimates-0-snapshot": snap.pk}
+    response = client.post(url, {"published": "on", **inline})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    snap.refresh_from_db()
+    assert snap.published and snap.published_at is not None
+    stamped = snap.published_at
+    client.post(url, {"published": "on", **inline})
+    snap.refresh_from_db()
+    assert snap.published_at == stamped  # publishing again keeps the first time
+    client.post(url, inline)
+    snap.refresh_from_db()
+    assert not snap.published and snap.published_at is None
+
+
+def test_task_admin_edits_quality_control_and_hold(client, data):
+    client.force_login(get_user_model().objects.create_superuser("root", password="x"))
+    html = client.get(reverse("admin:leaderboard_task_change", args=[data.pk])).content.decode()
+    for name in ("gold_rate", "gold_min_accuracy", "annotator_daily_cap", "board_held"):
+        assert f'name="{name}"' in html
+    html = client.get(reverse("admin:leaderboard_run_change",
+                              args=[data.runs.first().pk])).content.decode()
+    assert 'name="link"' in html

@@ -100,7 +100,7 @@ def test_board_shows_latest_published_snapshot_ranked_by_f1_escaped(client, worl
     assert html.index("bob-run") < html.index("&lt;script&gt;alert(1)&lt;/script&gt;")
     assert XSS not in html
     assert "provisional" in html and "wilson" in html
-    assert "0.100" not in html  # the unpublished v2
+    assert '<span class="value">0.100' not in html  # the unpublished v2
 
 
 def test_board_row_without_f1_comes_last(client, world):

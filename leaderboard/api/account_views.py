@@ -1,0 +1,126 @@
+"""REST API of the caller: their API token (create, rotate, revoke) and who they are.
+
+A token's key is returned once, when it is made. Creating or rotating needs either a signed-in
+caller (session or token) or a username and password in the body; both are throttled (scope
+``auth``) so passwords cannot be guessed through the API.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth import authenticate
+from drf_spectacular.utils import extend_schema
+from rest_framework import exceptions, status
+from rest_framework.authtoken.models import Token
+from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.response import Response
+
+from ..selectors import user_roles
+from ..services.tokens import TokenExists, create_token, revoke_token, rotate_token
+from .openapi import with_errors
+from .serializers import (
+    CredentialsSerializer,
+    MeSerializer,
+    TokenKeySerializer,
+    TokenStatusSerializer,
+)
+from .views import ApiView, Conflict
+
+
+class TokenWriteMixin:
+    """Who a token is made for: the username and password sent, else the signed-in caller."""
+
+    @property
+    def throttle_scope(self):
+        return "auth" if self.request.method == "POST" else None
+
+    def token_owner(self, request):
+        if request.data and not hasattr(request.data, "keys"):
+            raise exceptions.ValidationError({"non_field_errors": ["send a JSON object"]})
+        unknown = sorted(set(request.data or {}) - {"username", "password"})
+        if unknown:
+            raise exceptions.ValidationError({name: ["unknown field"] for name in unknown})
+        credentials = CredentialsSerializer(data=request.data or {})
+        credentials.is_valid(raise_exception=True)
+        username = credentials.validated_data.get("username")
+        password = credentials.validated_data.get("password")
+        if username is None and password is None:
+            if not request.user.is_authenticated:
+                raise exceptions.NotAuthenticated(
+                    "sign in, or send your username and password")
+            return request.user
+        if username is None or password is None:
+            raise exceptions.ValidationError(
+                {"username" if username is None else "password": ["needed with the other"]})
+        user = authenticate(request=request._request, username=username, password=password)
+        if user is None or not user.is_active:
+            raise exceptions.AuthenticationFailed("wrong username or password")
+        return user
+
+
+def key_response(token: Token) -> Response:
+    return Response(TokenKeySerializer({"key": token.key, "created": token.created}).data,
+                    status=status.HTTP_201_CREATED)
+
+
+class TokenView(TokenWriteMixin, ApiView):
+    """``GET``: whether you have a token and when it was made (never the key). ``POST``: make
+    one (the key is shown once). ``DELETE``: revoke it (idempotent)."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(responses=with_errors({200: TokenStatusSerializer}, 401))
+    def get(self, request):
+        self.require_user(request)
+        token = Token.objects.filter(user=request.user).first()
+        return Response(TokenStatusSerializer({"exists": token is not None,
+                                               "created": token.created if token else None}).data)
+
+    @extend_schema(request=CredentialsSerializer,
+                   responses=with_errors({201: TokenKeySerializer}, 400, 401, 409, 429),
+                   auth=[{"tokenAuth": []}, {"cookieAuth": []}, {}])
+    def post(self, request):
+        user = self.token_owner(request)
+        try:
+            token = create_token(user=user)
+        except TokenExists:
+            raise Conflict("you already have a token: POST /api/token/rotate/ for a new key "
+                           "(the old one stops working)", code="token_exists") from None
+        return key_response(token)
+
+    @extend_schema(responses=with_errors({204: None}, 401))
+    def delete(self, request):
+        self.require_user(request)
+        revoke_token(user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @staticmethod
+    def require_user(request) -> None:
+        if not request.user.is_authenticated:
+            raise exceptions.NotAuthenticated()
+
+
+class TokenRotateView(TokenWriteMixin, ApiView):
+    """Replace your token with a new key (made if you had none); the old key is invalid at once."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(request=CredentialsSerializer,
+                   responses=with_errors({201: TokenKeySerializer}, 400, 401, 429),
+                   auth=[{"tokenAuth": []}, {"cookieAuth": []}, {}])
+    def post(self, request):
+        return key_response(rotate_token(user=self.token_owner(request)))
+
+
+class MeView(ApiView):
+    """Who you are: username, teams, the tasks you organize and annotate."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=with_errors({200: MeSerializer}, 401))
+    def get(self, request):
+        roles = user_roles(request.user)
+        return Response(MeSerializer({
+            "username": request.user.get_username(), "is_staff": request.user.is_staff,
+            "teams": [team.name for team in roles["teams"]],
+            "organizes": [task.slug for task in roles["organized"]],
+            "annotates": [task.slug for task in roles["annotated"]]}).data)

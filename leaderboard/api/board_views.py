@@ -1,0 +1,138 @@
+"""REST API of the public board: the latest published snapshot, snapshot permalinks, CSV/JSON
+exports, and a run's estimates across snapshots.
+
+Held snapshots (written while an organizer holds the board) are visible to the task's organizers
+only; everyone else gets 404 for them, as for a version that does not exist.
+"""
+
+from __future__ import annotations
+
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import exceptions
+from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
+from rest_framework.response import Response
+
+from ..exports import METRICS, csv_lines, snapshot_csv_rows, snapshot_json
+from ..models import LeaderboardSnapshot
+from ..selectors import (
+    latest_published_snapshot,
+    run_estimates_visible_to,
+    snapshot_for,
+    snapshots_visible_to,
+)
+from .openapi import FORMAT, PAGE, CSVRenderer, errors, page_of, with_errors
+from .serializers import (
+    EstimateSerializer,
+    RunHistorySerializer,
+    SnapshotSerializer,
+    SnapshotSummarySerializer,
+)
+from .views import ApiView
+
+SORT = OpenApiParameter("sort", OpenApiTypes.STR, enum=list(METRICS),
+                        description="Order the rows by this metric's value (runs without a "
+                                    "value last). Default: the stored order.")
+ORDER = OpenApiParameter("order", OpenApiTypes.STR, enum=["desc", "asc"],
+                         description="With `sort`: descending (default) or ascending.")
+SNAPSHOT_RESPONSES = {(200, "application/json"): SnapshotSerializer,
+                      (200, "text/csv"): OpenApiTypes.STR}
+
+
+class CsvExportMixin:
+    """Views that answer ``?format=csv`` (or ``Accept: text/csv``) with a streamed CSV file."""
+
+    renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer]
+
+    def wants_csv(self) -> bool:
+        return getattr(self.request.accepted_renderer, "format", None) == "csv"
+
+    @staticmethod
+    def csv_response(rows, file_name: str) -> StreamingHttpResponse:
+        response = StreamingHttpResponse(csv_lines(rows), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{file_name}"'
+        return response
+
+
+def sorted_rows(rows: list[dict], *, sort: str | None, order: str | None) -> list[dict]:
+    """``rows`` ordered by a metric's value (``None`` values last), or as stored."""
+    if sort is None:
+        if order is not None:
+            raise exceptions.ValidationError({"order": ["only together with `sort`"]})
+        return rows
+    if sort not in METRICS:
+        raise exceptions.ValidationError({"sort": [f"one of {', '.join(METRICS)}"]})
+    if order not in (None, "asc", "desc"):
+        raise exceptions.ValidationError({"order": ["`asc` or `desc`"]})
+    descending = order != "asc"
+
+    def key(row):
+        value = (row.get(sort) or {}).get("value")
+        if value is None:
+            return (1, 0.0)
+        return (0, -value if descending else value)
+
+    return sorted(rows, key=key)
+
+
+class SnapshotResponseMixin(CsvExportMixin):
+    def snapshot_response(self, snapshot: LeaderboardSnapshot):
+        if self.wants_csv():
+            return self.csv_response(snapshot_csv_rows(snapshot),
+                                     f"{snapshot.task.slug}-snapshot-{snapshot.version}.csv")
+        data = snapshot_json(snapshot)
+        data["rows"] = sorted_rows(data["rows"], sort=self.request.query_params.get("sort"),
+                                   order=self.request.query_params.get("order"))
+        return Response(data)
+
+
+class BoardView(SnapshotResponseMixin, ApiView):
+    """The public board: the task's latest published snapshot."""
+
+    @extend_schema(parameters=[FORMAT, SORT, ORDER],
+                   responses={**SNAPSHOT_RESPONSES, **errors(400, 404)})
+    def get(self, request, slug: str):
+        task = self.task(slug)
+        snapshot = latest_published_snapshot(task)
+        if snapshot is None:
+            raise exceptions.NotFound(f"task {slug!r} has no published leaderboard yet",
+                                      code="no_snapshot")
+        return self.snapshot_response(snapshot)
+
+
+class SnapshotListView(ApiView):
+    """The task's snapshots, newest first (published ones; organizers also see held ones)."""
+
+    @extend_schema(operation_id="tasks_snapshots_list", parameters=[PAGE],
+                   responses=with_errors({200: page_of(SnapshotSummarySerializer)}, 404))
+    def get(self, request, slug: str):
+        task = self.task(slug)
+        return self.paginated(snapshots_visible_to(task=task, user=request.user),
+                              SnapshotSummarySerializer)
+
+
+class SnapshotDetailView(SnapshotResponseMixin, ApiView):
+    """One snapshot by version (a permalink): JSON, or CSV with ``?format=csv``."""
+
+    @extend_schema(parameters=[FORMAT, SORT, ORDER],
+                   responses={**SNAPSHOT_RESPONSES, **errors(400, 404)})
+    def get(self, request, slug: str, version: int):
+        task = self.task(slug)
+        snapshot = snapshot_for(task=task, version=version, user=request.user)
+        if snapshot is None:
+            raise exceptions.NotFound(f"task {slug!r} has no snapshot {version}")
+        return self.snapshot_response(snapshot)
+
+
+class RunHistoryView(ApiView):
+    """A run's estimates per metric across snapshots, oldest first (published ones; the task's
+    organizers also see held ones). Visible to the run's team and the task's organizers."""
+
+    @extend_schema(responses=with_errors({200: RunHistorySerializer}, 404))
+    def get(self, request, run_id: int):
+        run = self.run(run_id)
+        metrics: dict[str, list] = {metric: [] for metric in METRICS}
+        for estimate in run_estimates_visible_to(run=run, user=request.user):
+            metrics.setdefault(estimate.metric, []).append(EstimateSerializer(estimate).data)
+        return Response({"run": run.pk, "metrics": metrics})

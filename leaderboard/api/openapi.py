@@ -1,0 +1,67 @@
+"""OpenAPI helpers: the error body on every documented error, paginated lists, CSV responses."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
+from rest_framework import serializers
+from rest_framework.renderers import BaseRenderer
+
+from .serializers import ErrorSerializer
+
+ERROR_TEXT = {
+    400: "Invalid request (problems listed by field or by line).",
+    401: "Not authenticated, or the token was rejected.",
+    403: "Not allowed for this user.",
+    404: "No such task, run or snapshot (or not visible to this user).",
+    409: "Conflict with the task's or the token's state.",
+    413: "The upload is over the task's size limit.",
+    429: "Over a quota or throttled.",
+}
+PAGE = OpenApiParameter("page", OpenApiTypes.INT, description="Page number (50 per page).")
+FORMAT = OpenApiParameter("format", OpenApiTypes.STR, enum=["json", "csv"],
+                          description="`csv` for a CSV file (same as `Accept: text/csv`).")
+
+
+def errors(*codes: int) -> dict:
+    """Response documentation for the given error statuses (every one has the error body)."""
+    return {code: OpenApiResponse(ErrorSerializer, description=ERROR_TEXT[code])
+            for code in codes}
+
+
+def with_errors(ok: dict, *codes: int) -> dict:
+    return {**ok, **errors(*codes)}
+
+
+@cache
+def page_of(serializer_class: type[serializers.Serializer]) -> type[serializers.Serializer]:
+    """The paginated envelope of a list of ``serializer_class`` (PageNumberPagination)."""
+    name = serializer_class.__name__.removesuffix("Serializer")
+    return type(f"Paginated{name}ListSerializer", (serializers.Serializer,), {
+        "count": serializers.IntegerField(),
+        "next": serializers.URLField(allow_null=True),
+        "previous": serializers.URLField(allow_null=True),
+        "results": serializer_class(many=True),
+        "__module__": __name__,
+    })
+
+
+class CSVRenderer(BaseRenderer):
+    """Declares ``text/csv`` (``?format=csv``). CSV bodies are streamed by the views themselves;
+    only error bodies reach this renderer and they stay JSON (see ``CsvExportMixin``)."""
+
+    media_type = "text/csv"
+    format = "csv"
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        return json.dumps(data).encode()
+
+
+def only_leaderboard_api(endpoints):
+    """Preprocessing hook: the schema documents the REST API under ``/api/`` (the annotation
+    queue's own endpoints under ``/annotate/api/`` are not part of it)."""
+    return [endpoint for endpoint in endpoints if endpoint[0].startswith("/api/")]

@@ -1,0 +1,123 @@
+"""REST API for a task's organizers (and staff): hold and publish the board, label spend, the
+export of verified items; and every caller's submission quota."""
+
+from __future__ import annotations
+
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import exceptions
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+
+from ..exports import verified_items_json_chunks, verified_items_rows
+from ..selectors import label_spend, latest_published_snapshot, quotas_for_user, runs_visible_to
+from ..services.board import hold_board, publish_board
+from .board_views import CsvExportMixin
+from .openapi import FORMAT, errors, with_errors
+from .serializers import (
+    BoardStateSerializer,
+    PublishSerializer,
+    QuotaSerializer,
+    SpendSerializer,
+)
+from .views import ApiView
+
+
+def board_state(task) -> dict:
+    latest = latest_published_snapshot(task)
+    return {"task": task.slug, "board_held": task.board_held,
+            "latest_published": latest.version if latest else None}
+
+
+class HoldBoardView(ApiView):
+    """Hold the public board: new snapshots wait, unpublished, until the board is published.
+    Idempotent."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses=with_errors({200: BoardStateSerializer}, 401, 403,
+                                                       404))
+    def post(self, request, slug: str):
+        task = hold_board(task=self.organized_task(slug))
+        return Response(board_state(task))
+
+
+class PublishBoardView(ApiView):
+    """Publish every held snapshot (the latest becomes the public board). With ``release_hold``
+    (default true) the hold ends; false publishes once and keeps holding. Idempotent."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=PublishSerializer,
+                   responses=with_errors({200: BoardStateSerializer}, 400, 401, 403, 404))
+    def post(self, request, slug: str):
+        task = self.organized_task(slug)
+        options = PublishSerializer(data=request.data)
+        options.is_valid(raise_exception=True)
+        unknown = sorted(set(request.data) - {"release_hold"})
+        if unknown:
+            raise exceptions.ValidationError({name: ["unknown field"] for name in unknown})
+        publish_board(task=task, release_hold=options.validated_data["release_hold"])
+        return Response(board_state(task))
+
+
+class SpendView(ApiView):
+    """The label budget (spent: items sent to annotators) and what each run cost (items
+    requested and verified for it, from the stored counts)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=with_errors({200: SpendSerializer}, 401, 403, 404))
+    def get(self, request, slug: str):
+        task = self.organized_task(slug)
+        spend = label_spend(task)
+        runs = [{"id": run.pk, "name": run.name, "team": run.team.name, "state": run.state,
+                 "n_predictions": run.n_predictions, "n_requested": run.n_requested,
+                 "n_verified": run.n_verified}
+                for run in runs_visible_to(task=task, user=request.user)]
+        return Response({"task": task.slug, "label_budget": spend.budget,
+                         "labels_requested": spend.requested,
+                         "labels_verified": spend.verified, "remaining": spend.remaining,
+                         "runs": runs})
+
+
+class VerifiedItemsExportView(CsvExportMixin, ApiView):
+    """Every verified item of the task (key, label, verified_at, label_seq), streamed: JSON
+    ``{"task", "items": [...]}`` or CSV with ``?format=csv``. Gold answers: organizers only."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(parameters=[FORMAT],
+                   responses={(200, "application/json"): OpenApiTypes.OBJECT,
+                              (200, "text/csv"): OpenApiTypes.STR,
+                              **errors(401, 403, 404)})
+    def get(self, request, slug: str):
+        task = self.organized_task(slug)
+        if self.wants_csv():
+            return self.csv_response(verified_items_rows(task), f"{task.slug}-verified-items.csv")
+        response = StreamingHttpResponse(verified_items_json_chunks(task),
+                                         content_type="application/json")
+        response["Content-Disposition"] = f'attachment; filename="{task.slug}-verified-items.json"'
+        return response
+
+
+class QuotaView(ApiView):
+    """The caller's teams' submission quotas on the task: per day and in total, and refunds."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=with_errors({200: QuotaSerializer}, 401, 404))
+    def get(self, request, slug: str):
+        task = self.task(slug)
+        teams = []
+        for team, quota, refunded in quotas_for_user(task=task, user=request.user):
+            teams.append({
+                "team": team.name, "used_total": quota.used_total,
+                "limit_total": quota.limit_total,
+                "remaining_total": max(0, quota.limit_total - quota.used_total),
+                "used_today": quota.used_today, "limit_today": quota.limit_today,
+                "remaining_today": max(0, quota.limit_today - quota.used_today),
+                "remaining": quota.remaining, "next_slot_at": quota.next_slot_at,
+                "refunded": refunded})
+        return Response(QuotaSerializer({"task": task.slug, "teams": teams}).data)

@@ -1,0 +1,140 @@
+"""CSV and JSON exports of leaderboard snapshots and of a task's verified items.
+
+Shared by the REST API and the pages. Snapshot rows are passed through as the worker stored them
+(a row may carry extra keys, e.g. ``rank``); the CSV has one column per metric field and a rank
+column pair per metric when the rows have ranks. Verified items are read with a server-side
+iterator so a task with millions of labels streams in constant memory.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+
+from .models import Item, LeaderboardSnapshot, Task
+
+METRICS = ("precision", "recall", "f1")
+METRIC_FIELDS = ("value", "low", "high", "labels_used", "method")
+ROW_FIELDS = ("run", "name", "team", "state", "provisional", "n_predictions", "n_requested",
+              "n_verified")
+VERIFIED_ITEM_FIELDS = ("key", "label", "verified_at", "label_seq")
+ITEM_CHUNK = 2000
+
+
+def _cell(value) -> str:
+    """How one value is written in a CSV cell: booleans as true/false, missing as empty."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return str(value)
+
+
+def snapshot_csv_header(snapshot: LeaderboardSnapshot) -> list[str]:
+    header = ["version", *ROW_FIELDS]
+    for metric in METRICS:
+        header += [f"{metric}_{field}" for field in METRIC_FIELDS]
+    if _has_ranks(snapshot):
+        for metric in METRICS:
+            header += [f"{metric}_rank_best", f"{metric}_rank_worst"]
+    return header
+
+
+def _has_ranks(snapshot: LeaderboardSnapshot) -> bool:
+    return any(isinstance(row.get("rank"), dict) for row in snapshot.rows or [])
+
+
+def snapshot_csv_rows(snapshot: LeaderboardSnapshot) -> Iterator[list[str]]:
+    """The snapshot as CSV rows (header first), in the stored row order."""
+    yield snapshot_csv_header(snapshot)
+    ranked = _has_ranks(snapshot)
+    for row in snapshot.rows or []:
+        cells = [_cell(snapshot.version), *(_cell(row.get(f)) for f in ROW_FIELDS)]
+        for metric in METRICS:
+            estimate = row.get(metric) or {}
+            cells += [_cell(estimate.get(field)) for field in METRIC_FIELDS]
+        if ranked:
+            ranks = row.get("rank") or {}
+            for metric in METRICS:
+                rank = ranks.get(metric) or {}
+                cells += [_cell(rank.get("best")), _cell(rank.get("worst"))]
+        yield cells
+
+
+def snapshot_methods(snapshot: LeaderboardSnapshot) -> dict[str, list[str]]:
+    """Per metric, the distinct interval methods the rows used (in first-seen order)."""
+    methods: dict[str, list[str]] = {metric: [] for metric in METRICS}
+    for row in snapshot.rows or []:
+        for metric in METRICS:
+            method = (row.get(metric) or {}).get("method")
+            if method and method not in methods[metric]:
+                methods[metric].append(method)
+    return methods
+
+
+def snapshot_json(snapshot: LeaderboardSnapshot) -> dict:
+    """The snapshot as a JSON-ready dict: what it rests on, and its rows as stored."""
+    return {
+        "task": snapshot.task.slug,
+        "version": snapshot.version,
+        "created_at": _cell(snapshot.created_at),
+        "published": snapshot.published,
+        "published_at": snapshot.published_at.isoformat() if snapshot.published_at else None,
+        "engine_version": snapshot.engine_version,
+        "design": snapshot.design,
+        "labels_version": snapshot.labels_version,
+        "reference_version": snapshot.reference_version,
+        "n_labels": snapshot.n_labels,
+        "n_reference": snapshot.n_reference,
+        "confidence": snapshot.confidence,
+        "methods": snapshot_methods(snapshot),
+        "details": snapshot.details or {},
+        "rows": list(snapshot.rows or []),
+    }
+
+
+def verified_items(task: Task):
+    """The task's verified items in label order (``label_seq``), as value tuples."""
+    return (Item.objects.filter(task=task, label__isnull=False)
+            .order_by("label_seq", "index")
+            .values_list(*VERIFIED_ITEM_FIELDS))
+
+
+def verified_items_rows(task: Task) -> Iterator[list]:
+    """The task's verified items as rows (header first): key, label, verified_at, label_seq.
+
+    ``label`` is a bool and ``verified_at`` a datetime (or ``None``); :func:`csv_lines` writes
+    them as CSV cells. Streams from the database in chunks.
+    """
+    yield list(VERIFIED_ITEM_FIELDS)
+    for values in verified_items(task).iterator(chunk_size=ITEM_CHUNK):
+        yield list(values)
+
+
+def verified_items_json_chunks(task: Task) -> Iterator[str]:
+    """The verified items as one JSON document, ``{"task", "items": [...]}``, in text chunks."""
+    yield '{"task": ' + json.dumps(task.slug) + ', "items": ['
+    first = True
+    for key, label, verified_at, label_seq in verified_items(task).iterator(chunk_size=ITEM_CHUNK):
+        item = {"key": key, "label": label,
+                "verified_at": verified_at.isoformat() if verified_at else None,
+                "label_seq": label_seq}
+        yield ("" if first else ", ") + json.dumps(item)
+        first = False
+    yield "]}\n"
+
+
+def csv_lines(rows: Iterable[Iterable]) -> Iterator[str]:
+    """Each row as one CSV line (``\\r\\n`` ended), e.g. for a ``StreamingHttpResponse``."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    for row in rows:
+        writer.writerow([_cell(value) for value in row])
+        yield buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate(0)

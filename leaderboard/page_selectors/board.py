@@ -1,0 +1,392 @@
+"""Reads behind the public board and its snapshot permalinks, shaped for templates.
+
+No statistics happen here: a board is one stored snapshot, its rows sorted by the chosen metric.
+Rank intervals come from the snapshot rows (``row["rank"][metric] = {"best", "worst"}``), written
+by the worker; snapshots from before rank groups existed show "rank not computed".
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from django.core.cache import cache
+from django.db.models import Count, Max, Q
+
+from ..models import LeaderboardSnapshot, Run, Task
+from .plots import interval_plot
+
+METRICS = ("precision", "recall", "f1")
+METRIC_LABELS = {"precision": "Precision", "recall": "Recall", "f1": "F1"}
+DEFAULT_SORT = "f1"
+STATE_LABELS = dict(Run.State.choices)
+BOARD_CACHE_SECONDS = 3600
+MINUS = "\u2212"
+EN_DASH = "\u2013"
+
+
+def _fmt(x) -> str:
+    return "—" if x is None else f"{x:.3f}"
+
+
+def ordinal(n: int) -> str:
+    if 10 <= n % 100 <= 20:
+        return f"{n}th"
+    return f"{n}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th') }"
+
+
+@dataclass(frozen=True)
+class MetricCell:
+    """One metric of one run: value, interval ends, labels used; shown as ``0.712 +0.041 / -0.058``.
+
+    The page prints a real minus sign (U+2212) in the lower distance.
+    """
+
+    value: float | None
+    low: float | None
+    high: float | None
+    labels_used: int | None
+    method: str
+
+    @classmethod
+    def from_row(cls, data) -> MetricCell:
+        data = data if isinstance(data, dict) else {}
+        return cls(value=data.get("value"), low=data.get("low"), high=data.get("high"),
+                   labels_used=data.get("labels_used"), method=str(data.get("method") or ""))
+
+    @property
+    def value_text(self) -> str:
+        return _fmt(self.value)
+
+    @property
+    def has_interval(self) -> bool:
+        return self.low is not None and self.high is not None
+
+    @property
+    def plus_text(self) -> str:
+        if self.value is None or self.high is None:
+            return ""
+        return f"+{max(0.0, self.high - self.value):.3f}"
+
+    @property
+    def minus_text(self) -> str:
+        if self.value is None or self.low is None:
+            return ""
+        return f"{MINUS}{max(0.0, self.value - self.low):.3f}"
+
+    @property
+    def interval_text(self) -> str:
+        if not self.has_interval:
+            return ""
+        return f"[{_fmt(self.low)}, {_fmt(self.high)}]"
+
+    @property
+    def text(self) -> str:
+        if self.value is None or not self.has_interval:
+            return self.value_text
+        return f"{self.value_text} {self.plus_text} / {self.minus_text}"
+
+
+@dataclass(frozen=True)
+class RankInterval:
+    """Where a run may rank: ``best`` = 1 + runs significantly better, ``worst`` likewise."""
+
+    best: int
+    worst: int
+
+    @classmethod
+    def from_row(cls, data) -> RankInterval | None:
+        if not isinstance(data, dict):
+            return None
+        try:
+            best, worst = int(data["best"]), int(data["worst"])
+        except (KeyError, TypeError, ValueError):
+            return None
+        return cls(best=best, worst=max(best, worst))
+
+    @property
+    def text(self) -> str:
+        if self.best == self.worst:
+            return str(self.best)
+        if self.best == 1:
+            return "tied for 1st"
+        return f"{self.best}{EN_DASH}{self.worst}"
+
+    @property
+    def title(self) -> str:
+        if self.best == self.worst:
+            return f"ranks {ordinal(self.best)}"
+        return f"could rank anywhere from {ordinal(self.best)} to {ordinal(self.worst)}"
+
+
+@dataclass(frozen=True)
+class BoardRow:
+    position: int
+    run_id: int | None
+    name: str
+    team: str
+    link: str
+    state: str
+    provisional: bool
+    n_requested: int | None
+    n_verified: int | None
+    precision: MetricCell
+    recall: MetricCell
+    f1: MetricCell
+    ranks: dict = field(default_factory=dict)  # metric -> RankInterval | None
+    rank: RankInterval | None = None  # for the metric the board is sorted by
+
+    @property
+    def labels_used(self) -> int | None:
+        return self.precision.labels_used
+
+    @property
+    def state_label(self) -> str:
+        return STATE_LABELS.get(self.state, self.state)
+
+    @property
+    def cells(self) -> tuple[MetricCell, MetricCell, MetricCell]:
+        return (self.precision, self.recall, self.f1)
+
+    def cell(self, metric: str) -> MetricCell:
+        return getattr(self, metric)
+
+
+@dataclass(frozen=True)
+class SortLink:
+    metric: str
+    label: str
+    active: bool
+
+
+@dataclass(frozen=True)
+class Board:
+    """One snapshot as shown on a page (the latest published one, or a permalink).
+
+    The body (rows, plot, methods) is read from the snapshot's rows only when used: a page whose
+    rendered body is cached under ``cache_key`` never loads the rows at all.
+    """
+
+    task: Task
+    snapshot: LeaderboardSnapshot  # loaded without its rows
+    sort: str
+    n_snapshots: int  # snapshots the viewer may see
+    latest_version: int | None  # the newest one the viewer may see
+    cache_key: str  # covers everything the body shows
+    live: dict = field(default_factory=dict, repr=False)  # run id -> (name, link)
+
+    @cached_property
+    def body(self) -> BoardBody:
+        body = cache.get(self.cache_key)
+        if body is None:
+            rows, details = (LeaderboardSnapshot.objects.filter(pk=self.snapshot.pk)
+                             .values_list("rows", "details").get())
+            body = _body(snapshot_rows=rows, details=details, sort=self.sort, live=self.live)
+            cache.set(self.cache_key, body, BOARD_CACHE_SECONDS)
+        return body
+
+    @property
+    def rows(self) -> list[BoardRow]:
+        return self.body.rows
+
+    @property
+    def methods(self) -> dict[str, str]:
+        return self.body.methods
+
+    @property
+    def ranking(self) -> dict:
+        return self.body.ranking
+
+    @property
+    def ranks_computed(self) -> bool:
+        return self.body.ranks_computed
+
+    @property
+    def plot_svg(self) -> str:
+        return self.body.plot_svg
+
+    @property
+    def confidence_percent(self) -> str:
+        return f"{self.snapshot.confidence * 100:g}%"
+
+    @property
+    def is_latest(self) -> bool:
+        return self.latest_version is None or self.snapshot.version >= self.latest_version
+
+    @property
+    def sort_label(self) -> str:
+        return METRIC_LABELS[self.sort]
+
+    @property
+    def sort_links(self) -> list[SortLink]:
+        return [SortLink(m, METRIC_LABELS[m], m == self.sort) for m in METRICS]
+
+    @property
+    def ranking_text(self) -> str:
+        """How the rank intervals were made, from ``details["ranking"]`` (empty if unknown)."""
+        ranking = self.ranking
+        if not ranking:
+            return ""
+        parts = []
+        if ranking.get("method"):
+            parts.append(str(ranking["method"]))
+        for key, label in (("family_level", "family-wise level"),
+                           ("interval_level", "pairwise interval level")):
+            value = ranking.get(key)
+            if isinstance(value, (int, float)):
+                parts.append(f"{label} {value * 100:g}%")
+        return ", ".join(parts)
+
+
+def parse_sort(value) -> str:
+    return value if value in METRICS else DEFAULT_SORT
+
+
+def _sorted(rows: list[dict], sort: str) -> list[dict]:
+    """By the metric's value, highest first; runs without a value last; then by name."""
+    def key(row):
+        value = (row.get(sort) or {}).get("value") if isinstance(row.get(sort), dict) else None
+        return (value is None, -(value or 0.0), str(row.get("name", "")), row.get("run") or 0)
+    return sorted(rows, key=key)
+
+
+def _methods(rows: list[BoardRow]) -> dict[str, str]:
+    methods = {}
+    for metric in METRICS:
+        names = sorted({r.cell(metric).method for r in rows if r.cell(metric).method})
+        if names:
+            methods[METRIC_LABELS[metric]] = ", ".join(names)
+    return methods
+
+
+def _live_runs(task: Task) -> dict[int, tuple[str, str]]:
+    """Names and links as the teams last edited them (one query, whatever the number of runs)."""
+    return {pk: (name, link) for pk, name, link in
+            Run.objects.filter(task=task).values_list("pk", "name", "link")}
+
+
+def _cache_key(task: Task, snapshot: LeaderboardSnapshot, sort: str, live: dict) -> str:
+    """Everything a board's body depends on: the (immutable) snapshot, the sort, live names."""
+    names = hashlib.sha1(repr(sorted(live.items())).encode(), usedforsecurity=False)
+    stamp = snapshot.created_at.timestamp() if snapshot.created_at else 0
+    return (f"lb:board:{task.pk}:{snapshot.pk}:{snapshot.version}:{stamp}:{sort}:"
+            f"{names.hexdigest()[:20]}")
+
+
+def safe_link(url: str) -> str:
+    """``url`` if it is an http(s) URL, else empty (a ``javascript:`` link is never rendered)."""
+    url = (url or "").strip()
+    lowered = url.lower()
+    if lowered.startswith(("http://", "https://")) and not any(c in url for c in "\r\n\t "):
+        return url
+    return ""
+
+
+@dataclass(frozen=True)
+class BoardBody:
+    """The part of a board computed from the snapshot's rows (cached: snapshots never change)."""
+
+    rows: list[BoardRow]
+    methods: dict[str, str]
+    ranking: dict
+    ranks_computed: bool
+    plot_svg: str
+
+
+def _body(*, snapshot_rows, details, sort: str, live: dict) -> BoardBody:
+    raw = _sorted([r for r in snapshot_rows or [] if isinstance(r, dict)], sort)
+    rows = []
+    for position, row in enumerate(raw, start=1):
+        run_id = row.get("run") if isinstance(row.get("run"), int) else None
+        name, link = live.get(run_id, (None, ""))
+        rank_data = row.get("rank") if isinstance(row.get("rank"), dict) else {}
+        ranks = {m: RankInterval.from_row(rank_data.get(m)) for m in METRICS}
+        rows.append(BoardRow(
+            position=position, run_id=run_id if run_id in live else None,
+            name=str(name if name is not None else row.get("name", "")),
+            team=str(row.get("team", "")), link=safe_link(link),
+            state=str(row.get("state", "")), provisional=bool(row.get("provisional")),
+            n_requested=row.get("n_requested"), n_verified=row.get("n_verified"),
+            precision=MetricCell.from_row(row.get("precision")),
+            recall=MetricCell.from_row(row.get("recall")),
+            f1=MetricCell.from_row(row.get("f1")),
+            ranks=ranks, rank=ranks[sort],
+        ))
+    details = details if isinstance(details, dict) else {}
+    ranking = details.get("ranking") if isinstance(details.get("ranking"), dict) else {}
+    plot = interval_plot(rows, sort=sort, metric_label=METRIC_LABELS[sort]) if rows else ""
+    return BoardBody(rows=rows, methods=_methods(rows), ranking=ranking,
+                     ranks_computed=any(r.rank is not None for r in rows), plot_svg=plot)
+
+
+def build_board(*, task: Task, snapshot: LeaderboardSnapshot, sort: str, n_snapshots: int,
+                latest_version: int | None) -> Board:
+    """The board of ``snapshot`` (loaded without its rows). Its key covers the immutable
+    snapshot, the sort and the runs' current names and links, so a cached body is never stale.
+    """
+    sort = parse_sort(sort)
+    live = _live_runs(task)
+    return Board(task=task, snapshot=snapshot, sort=sort, n_snapshots=n_snapshots,
+                 latest_version=latest_version, cache_key=_cache_key(task, snapshot, sort, live),
+                 live=live)
+
+
+def visible_snapshots(*, task: Task, organizer: bool):
+    """Snapshots the viewer may see: organizers see held ones too; the public, published ones."""
+    snapshots = LeaderboardSnapshot.objects.filter(task=task)
+    return snapshots if organizer else snapshots.filter(published=True)
+
+
+def _counts(*, task: Task, organizer: bool) -> tuple[int, int | None]:
+    agg = visible_snapshots(task=task, organizer=organizer).aggregate(n=Count("pk"),
+                                                                      latest=Max("version"))
+    return agg["n"], agg["latest"]
+
+
+def board_for(*, task: Task, sort: str = DEFAULT_SORT) -> Board | None:
+    """The public board: the task's latest published snapshot; None before the first one."""
+    snapshot = (LeaderboardSnapshot.objects.filter(task=task, published=True)
+                .defer("rows", "details").order_by("-version").first())
+    if snapshot is None:
+        return None
+    n, latest = _counts(task=task, organizer=False)
+    return build_board(task=task, snapshot=snapshot, sort=sort, n_snapshots=n,
+                       latest_version=latest)
+
+
+def snapshot_board(*, task: Task, version: int, organizer: bool,
+                   sort: str = DEFAULT_SORT) -> Board | None:
+    """One snapshot by version, if the viewer may see it (held ones for organizers only)."""
+    snapshot = (visible_snapshots(task=task, organizer=organizer).filter(version=version)
+                .defer("rows", "details").first())
+    if snapshot is None:
+        return None
+    n, latest = _counts(task=task, organizer=organizer)
+    return build_board(task=task, snapshot=snapshot, sort=sort, n_snapshots=n,
+                       latest_version=latest)
+
+
+def snapshot_for_download(*, task: Task, version: int, organizer: bool):
+    return visible_snapshots(task=task, organizer=organizer).filter(version=version) \
+        .select_related("task").first()
+
+
+def snapshot_list(*, task: Task, organizer: bool):
+    """Newest first, without the rows (a list page needs none of them)."""
+    return (visible_snapshots(task=task, organizer=organizer)
+            .defer("rows", "details").order_by("-version"))
+
+
+@dataclass(frozen=True)
+class HoldStatus:
+    held: bool
+    n_held: int  # snapshots waiting for publication
+    last_published: int | None
+
+
+def hold_status(task: Task) -> HoldStatus:
+    agg = LeaderboardSnapshot.objects.filter(task=task).aggregate(
+        n_held=Count("pk", filter=Q(published=False)),
+        last=Max("version", filter=Q(published=True)))
+    return HoldStatus(held=task.board_held, n_held=agg["n_held"], last_published=agg["last"])

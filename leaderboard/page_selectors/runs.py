@@ -1,0 +1,172 @@
+"""Reads behind the participant pages: a team's runs, one run with its scores and history.
+
+Teams see published estimates only; organizers (and staff) also see held ones, marked as held.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db.models import Q
+
+from .. import selectors
+from ..models import Estimate, LeaderboardSnapshot, Run, RunEvent, Task, Team
+from .board import METRIC_LABELS, METRICS, MetricCell, RankInterval, safe_link
+from .common import is_organizer
+from .plots import history_chart
+
+
+def run_for_viewer(*, run_id: int, user) -> Run | None:
+    """The run if the user is on its team, organizes its task or is staff; else None."""
+    return selectors.run_for(run_id=run_id, user=user)
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    snapshot_version: int
+    value: float | None
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class MetricLine:
+    metric: str
+    label: str
+    cell: MetricCell
+    rank: RankInterval | None
+    history_svg: str
+    n_history: int
+
+
+@dataclass(frozen=True)
+class RunPage:
+    run: Run
+    events: list[RunEvent]
+    link: str
+    can_edit: bool
+    organizer: bool
+    snapshot: LeaderboardSnapshot | None  # the newest snapshot with estimates the viewer may see
+    lines: list[MetricLine] = field(default_factory=list)
+
+    @property
+    def held(self) -> bool:
+        return self.snapshot is not None and not self.snapshot.published
+
+    @property
+    def confidence_percent(self) -> str:
+        return "" if self.snapshot is None else f"{self.snapshot.confidence * 100:g}%"
+
+    @property
+    def ranks_computed(self) -> bool:
+        return any(line.rank is not None for line in self.lines)
+
+
+def _row_of(snapshot: LeaderboardSnapshot, run_id: int) -> dict:
+    for row in snapshot.rows or []:
+        if isinstance(row, dict) and row.get("run") == run_id:
+            return row
+    return {}
+
+
+def run_page(*, run: Run, user) -> RunPage:
+    organizer = is_organizer(task=run.task, user=user)
+    estimates = Estimate.objects.filter(run=run)
+    if not organizer:
+        estimates = estimates.filter(snapshot__published=True)
+    values = list(estimates.order_by("snapshot__version").values(
+        "metric", "value", "low", "high", "labels_used", "method", "snapshot_id",
+        "snapshot__version"))
+    history: dict[str, list[HistoryPoint]] = defaultdict(list)
+    for v in values:
+        history[v["metric"]].append(HistoryPoint(v["snapshot__version"], v["value"], v["low"],
+                                                 v["high"]))
+    snapshot = None
+    lines: list[MetricLine] = []
+    if values:
+        newest = values[-1]["snapshot_id"]
+        snapshot = LeaderboardSnapshot.objects.get(pk=newest)
+        row = _row_of(snapshot, run.pk)
+        ranks = row.get("rank") if isinstance(row.get("rank"), dict) else {}
+        latest = {v["metric"]: v for v in values if v["snapshot_id"] == newest}
+        for metric in METRICS:
+            if metric not in latest:
+                continue
+            lines.append(MetricLine(
+                metric=metric, label=METRIC_LABELS[metric],
+                cell=MetricCell.from_row(latest[metric]),
+                rank=RankInterval.from_row(ranks.get(metric)),
+                history_svg=history_chart(history[metric]),
+                n_history=len(history[metric])))
+    can_edit = run.team.members.filter(pk=user.pk).exists()
+    return RunPage(run=run, events=list(selectors.run_events(run=run)), link=safe_link(run.link),
+                   can_edit=can_edit, organizer=organizer, snapshot=snapshot, lines=lines)
+
+
+@dataclass(frozen=True)
+class RunListRow:
+    run: Run
+    cells: dict  # metric -> MetricCell, from the latest published snapshot
+    provisional: bool
+
+    @property
+    def scored(self) -> bool:
+        return bool(self.cells)
+
+    @property
+    def ordered_cells(self) -> list[MetricCell]:
+        return [self.cells[m] for m in METRICS if m in self.cells]
+
+
+@dataclass(frozen=True)
+class TeamQuota:
+    team: Team
+    used_total: int
+    limit_total: int
+    used_today: int
+    limit_today: int
+    next_slot_at: datetime | None
+    n_refunded: int
+
+    @property
+    def remaining_total(self) -> int:
+        return max(0, self.limit_total - self.used_total)
+
+    @property
+    def remaining_today(self) -> int:
+        return max(0, min(self.limit_today - self.used_today, self.remaining_total))
+
+
+@dataclass(frozen=True)
+class MyRuns:
+    rows: list[RunListRow]
+    quotas: list[TeamQuota]
+    snapshot_version: int | None
+
+
+def my_runs(*, task: Task, user) -> MyRuns:
+    """The team's runs (all runs for organizers) with published scores and the teams' quotas."""
+    runs = list(selectors.runs_visible_to(task=task, user=user))
+    snapshot = (LeaderboardSnapshot.objects.filter(task=task, published=True)
+                .order_by("-version").first())
+    by_run = {}
+    if snapshot is not None:
+        by_run = {r.get("run"): r for r in snapshot.rows or [] if isinstance(r, dict)}
+    rows = []
+    for run in runs:
+        row = by_run.get(run.pk, {})
+        cells = {m: MetricCell.from_row(row[m]) for m in METRICS if isinstance(row.get(m), dict)}
+        rows.append(RunListRow(run=run, cells=cells, provisional=bool(row.get("provisional"))))
+    quotas = []
+    for team in selectors.teams_of(user):
+        quota = selectors.quota_for(task=task, team=team)
+        refunded = Run.objects.filter(task=task, team=team).filter(
+            Q(state=Run.State.FAILED) | Q(quota_refunded=True)).count()
+        quotas.append(TeamQuota(team=team, used_total=quota.used_total,
+                                limit_total=quota.limit_total, used_today=quota.used_today,
+                                limit_today=quota.limit_today, next_slot_at=quota.next_slot_at,
+                                n_refunded=refunded))
+    return MyRuns(rows=rows, quotas=quotas,
+                  snapshot_version=snapshot.version if snapshot else None)

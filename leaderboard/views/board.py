@@ -1,0 +1,122 @@
+"""The task list, the public board, snapshot permalinks and downloads, hold and publish."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponseBadRequest
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from .. import page_selectors
+from ..exports import snapshot_csv_rows
+from ..exports import snapshot_json as snapshot_json_data
+from ..services.board import hold_board, publish_board
+from .common import csv_download, json_download, organized_task_or_403, task_or_404
+
+
+def home(request):
+    return render(request, "leaderboard/home.html",
+                  {"tasks": page_selectors.task_list(request.user)})
+
+
+def _sort_or_400(request):
+    sort = request.GET.get("sort", page_selectors.board.DEFAULT_SORT)
+    if sort not in page_selectors.METRICS:
+        return None, HttpResponseBadRequest(
+            f"Unknown sort {sort!r}: use one of {', '.join(page_selectors.METRICS)}.",
+            content_type="text/plain; charset=utf-8")
+    return sort, None
+
+
+def _board_context(request, task, board):
+    organizer = page_selectors.is_organizer(task=task, user=request.user)
+    return {"task": task, "board": board, "is_organizer": organizer,
+            "hold": page_selectors.hold_status(task) if organizer or task.board_held else None}
+
+
+@require_GET
+def board(request, slug: str):
+    task = task_or_404(request, slug)
+    sort, error = _sort_or_400(request)
+    if error:
+        return error
+    board = page_selectors.board_for(task=task, sort=sort)
+    return render(request, "leaderboard/board.html",
+                  {**_board_context(request, task, board), "permalink": False})
+
+
+@require_GET
+def snapshots(request, slug: str):
+    task = task_or_404(request, slug)
+    organizer = page_selectors.is_organizer(task=task, user=request.user)
+    return render(request, "leaderboard/snapshots.html", {
+        "task": task, "is_organizer": organizer,
+        "snapshots": page_selectors.snapshot_list(task=task, organizer=organizer),
+    })
+
+
+@require_GET
+def snapshot_detail(request, slug: str, version: int):
+    task = task_or_404(request, slug)
+    sort, error = _sort_or_400(request)
+    if error:
+        return error
+    organizer = page_selectors.is_organizer(task=task, user=request.user)
+    board = page_selectors.snapshot_board(task=task, version=version, organizer=organizer,
+                                          sort=sort)
+    if board is None:
+        raise Http404("No such snapshot.")
+    return render(request, "leaderboard/board.html",
+                  {**_board_context(request, task, board), "permalink": True})
+
+
+def _download_snapshot(request, slug: str, version: int):
+    task = task_or_404(request, slug)
+    organizer = page_selectors.is_organizer(task=task, user=request.user)
+    snapshot = page_selectors.snapshot_for_download(task=task, version=version,
+                                                    organizer=organizer)
+    if snapshot is None:
+        raise Http404("No such snapshot.")
+    return snapshot
+
+
+@require_GET
+def snapshot_csv(request, slug: str, version: int):
+    snapshot = _download_snapshot(request, slug, version)
+    return csv_download(snapshot_csv_rows(snapshot), f"{slug}-v{version}.csv")
+
+
+@require_GET
+def snapshot_json(request, slug: str, version: int):
+    snapshot = _download_snapshot(request, slug, version)
+    return json_download(snapshot_json_data(snapshot), f"{slug}-v{version}.json")
+
+
+def _back(request, slug: str):
+    if request.POST.get("next") == "organize":
+        return redirect("task_organize", slug=slug)
+    return redirect(reverse("task_board", args=[slug]))
+
+
+@login_required
+@require_POST
+def hold(request, slug: str):
+    task = organized_task_or_403(request, slug)
+    hold_board(task=task)
+    messages.success(request, "The public board is held: new snapshots wait until you publish.")
+    return _back(request, slug)
+
+
+@login_required
+@require_POST
+def publish(request, slug: str):
+    task = organized_task_or_403(request, slug)
+    snapshot = publish_board(task=task)
+    if snapshot is None:
+        messages.info(request, "There is no snapshot to publish yet; the board is no longer held.")
+    else:
+        messages.success(request, f"Published: the public board shows snapshot "
+                                  f"v{snapshot.version}, and new snapshots publish as they come.")
+    return _back(request, slug)

@@ -1,0 +1,93 @@
+"""Participant pages: upload a run, the team's runs with quotas, one run (and editing it)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from .. import page_selectors
+from ..forms import RunDetailsForm, RunUploadForm
+from ..services.board import RunDetailsError, update_run_details
+from ..services.runs import SubmissionError, submit_run
+from .common import task_or_404
+
+# HTTP status of each refusal of an upload (the page is re-rendered with the form).
+SUBMISSION_STATUS = {
+    "rejected": 400,
+    "invalid": 400,
+    "too_large": 413,
+    "not_team_member": 403,
+    "task_closed": 409,
+    "over_quota": 429,
+}
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def submit(request, slug: str):
+    task = task_or_404(request, slug)
+    teams = page_selectors.teams_of(request.user)
+    context = {"task": task, "teams": teams}
+    if not teams:
+        return render(request, "leaderboard/submit.html", context, status=403)
+    if request.method != "POST":
+        context["form"] = RunUploadForm(teams=teams)
+        return render(request, "leaderboard/submit.html", context)
+
+    form = RunUploadForm(request.POST, request.FILES, teams=teams)
+    context["form"] = form
+    if not form.is_valid():
+        return render(request, "leaderboard/submit.html", context, status=400)
+    upload = form.cleaned_data["file"]
+    try:
+        run = submit_run(task=task, team=form.cleaned_data["team"], user=request.user,
+                         upload=upload, file_name=upload.name,
+                         name=form.cleaned_data["name"],
+                         description=form.cleaned_data["description"])
+    except SubmissionError as exc:
+        context["error"] = exc
+        return render(request, "leaderboard/submit.html", context,
+                      status=SUBMISSION_STATUS.get(exc.code, 400))
+    return redirect("run_detail", run_id=run.pk)
+
+
+@login_required
+def task_runs(request, slug: str):
+    task = task_or_404(request, slug)
+    return render(request, "leaderboard/runs.html", {
+        "task": task,
+        "mine": page_selectors.my_runs(task=task, user=request.user),
+        "is_organizer": page_selectors.is_organizer(task=task, user=request.user),
+    })
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def run_detail(request, run_id: int):
+    run = page_selectors.run_for_viewer(run_id=run_id, user=request.user)
+    if run is None:
+        raise Http404("No such run.")
+    page = page_selectors.run_page(run=run, user=request.user)
+    form = RunDetailsForm.for_run(run) if page.can_edit else None
+    status = 200
+    if request.method == "POST":
+        if not page.can_edit:
+            raise PermissionDenied("Only the run's team can edit it.")
+        form = RunDetailsForm.for_run(run, request.POST)
+        if form.is_valid():
+            try:
+                update_run_details(run=run, **form.cleaned_data)
+            except RunDetailsError as exc:
+                form.add_service_errors(exc.field_errors)
+            else:
+                messages.success(request, "Run details saved.")
+                return redirect("run_detail", run_id=run.pk)
+        status = 400
+    return render(request, "leaderboard/run_detail.html", {
+        "run": run, "task": run.task, "page": page, "form": form,
+        "is_organizer": page.organizer,
+    }, status=status)

@@ -1,0 +1,244 @@
+"""``leaderboard``: save a token, submit runs, follow them, print scores.
+
+Examples::
+
+    leaderboard --url https://board.example.org login          # asks for username and password
+    leaderboard login --token 0123abcd...                      # or saves a token you have
+    leaderboard submit linkage run.tsv --name "bm25 + rerank"  # progress bar for large files
+    leaderboard status 17
+    leaderboard wait 17 --timeout 3600
+    leaderboard scores linkage
+
+Exit codes: 0 done, 1 other error, 2 usage, 3 token rejected, 4 file rejected (or run rejected),
+5 refused (task closed, over quota, not allowed, too large), 6 not found, 7 server unreachable,
+8 timed out waiting, 9 run failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+import sys
+import time
+
+from . import config
+from .client import ApiError, Client, ConnectionFailed
+from .output import (
+    Progress,
+    format_board,
+    format_history,
+    format_quota,
+    format_run,
+    format_runs,
+    print_error,
+)
+
+EXIT_ERROR, EXIT_AUTH, EXIT_REJECTED, EXIT_REFUSED = 1, 3, 4, 5
+EXIT_NOT_FOUND, EXIT_UNREACHABLE, EXIT_TIMEOUT, EXIT_FAILED = 6, 7, 8, 9
+TERMINAL = {"rejected", "scored", "partial", "failed"}
+PROGRESS_FROM_BYTES = 1024 * 1024
+
+
+def _client(args, *, need_token: bool = True) -> Client:
+    settings = config.load(args.url)
+    if need_token and not settings.token:
+        raise ApiError(401, {"error": {"code": "not_authenticated",
+                                       "message": "no token saved"}})
+    return Client(settings.url, settings.token)
+
+
+# -- commands ------------------------------------------------------------------------------------
+def cmd_login(args) -> int:
+    settings = config.load(args.url)
+    token = args.token
+    if token is None:
+        username = args.username or input("username: ")
+        password = sys.stdin.readline().rstrip("\n") if args.password_stdin \
+            else getpass.getpass("password: ")
+        anonymous = Client(settings.url)
+        credentials = {"username": username, "password": password}
+        try:
+            token = anonymous.post("/api/token/", credentials)["key"]
+        except ApiError as exc:
+            if exc.code != "token_exists":
+                raise
+            token = anonymous.post("/api/token/rotate/", credentials)["key"]
+            print("you had a token: it was replaced (the old one no longer works)",
+                  file=sys.stderr)
+    me = Client(settings.url, token).get("/api/me/")
+    path = config.save(url=settings.url, token=token)
+    teams = ", ".join(me.get("teams") or []) or "no team"
+    print(f"logged in to {settings.url} as {me['username']} ({teams}); token saved in {path}")
+    return 0
+
+
+def cmd_submit(args) -> int:
+    client = _client(args)
+    try:
+        size = _file_size(args.file)
+    except OSError as exc:
+        print(f"leaderboard: cannot read {args.file}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_ERROR
+    show = not args.no_progress and size >= PROGRESS_FROM_BYTES
+    progress = Progress(size, sys.stderr) if show else None
+    fields = {"name": args.name, "description": args.description, "team": args.team}
+    try:
+        run = client.upload(f"/api/tasks/{args.task}/runs/", args.file, fields,
+                            progress=progress.update if progress else None)
+    finally:
+        if progress:
+            progress.done()
+    config.save(last_run=run["id"])
+    print(f"run {run['id']} submitted to {args.task}: {run['state']}")
+    print(f"follow it with: leaderboard wait {run['id']}")
+    return 0
+
+
+def _file_size(path: str) -> int:
+    with open(path, "rb"):  # readable, not a directory
+        return os.path.getsize(path)
+
+
+def _run_id(args) -> int:
+    if args.run is not None:
+        return args.run
+    saved = config.load(args.url).last_run
+    if saved is None:
+        raise SystemExit("leaderboard: which run? give its id (no run submitted from here yet)")
+    return saved
+
+
+def cmd_status(args) -> int:
+    print(format_run(_client(args).get(f"/api/runs/{_run_id(args)}/")))
+    return 0
+
+
+def cmd_wait(args) -> int:
+    client = _client(args)
+    run_id = _run_id(args)
+    deadline = None if args.timeout is None else time.monotonic() + args.timeout
+    last = None
+    while True:
+        run = client.get(f"/api/runs/{run_id}/")
+        if run["state"] != last:
+            print(f"run {run_id}: {run['state']}"
+                  + (f" ({run['n_verified']} of {run['n_requested']} items verified)"
+                     if run.get("n_requested") else ""), file=sys.stderr)
+            last = run["state"]
+        if run["state"] in TERMINAL:
+            break
+        if deadline is not None and time.monotonic() + args.interval > deadline:
+            print(f"leaderboard: run {run_id} is still {run['state']} after {args.timeout:g} s",
+                  file=sys.stderr)
+            return EXIT_TIMEOUT
+        time.sleep(args.interval)
+    print(format_run(run))
+    if run["state"] in ("scored", "partial"):
+        print(format_history(client.get(f"/api/runs/{run_id}/history/")))
+        return 0
+    return EXIT_REJECTED if run["state"] == "rejected" else EXIT_FAILED
+
+
+def cmd_scores(args) -> int:
+    board = _client(args, need_token=False).get(f"/api/tasks/{args.task}/board/",
+                                                sort=args.sort, order=args.order)
+    print(format_board(board))
+    return 0
+
+
+def cmd_runs(args) -> int:
+    runs = list(_client(args).pages(f"/api/tasks/{args.task}/runs/", state=args.state))
+    print(format_runs(runs))
+    return 0
+
+
+def cmd_quota(args) -> int:
+    print(format_quota(_client(args).get(f"/api/tasks/{args.task}/quota/")))
+    return 0
+
+
+# -- parsing and errors ----------------------------------------------------------------------
+def parser() -> argparse.ArgumentParser:
+    summary, _, details = __doc__.replace("``", "").replace("::", ":").partition("\n")
+    top = argparse.ArgumentParser(prog="leaderboard", description=summary, epilog=details,
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    top.add_argument("--url", help="the server (default: saved, $LEADERBOARD_URL, "
+                                   f"{config.DEFAULT_URL})")
+    sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("login", help="save an API token (asks for username and password)")
+    p.add_argument("--token", help="save this token instead of asking for a password")
+    p.add_argument("--username")
+    p.add_argument("--password-stdin", action="store_true",
+                   help="read the password from the first line of standard input")
+    p.set_defaults(func=cmd_login)
+
+    p = sub.add_parser("submit", help="submit a run file (TSV or JSON Lines, gzip accepted)")
+    p.add_argument("task")
+    p.add_argument("file")
+    p.add_argument("--name", required=True)
+    p.add_argument("--description", default="")
+    p.add_argument("--team", default=None, help="needed only if you are in several teams")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=cmd_submit)
+
+    for name, func, text in (("status", cmd_status, "show a run's state and progress"),
+                             ("wait", cmd_wait, "wait until a run is scored, print scores")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("run", type=int, nargs="?", help="run id (default: your last submission)")
+        if name == "wait":
+            p.add_argument("--timeout", type=float, default=None, help="seconds (default: none)")
+            p.add_argument("--interval", type=float, default=10.0, help="seconds between polls")
+        p.set_defaults(func=func)
+
+    p = sub.add_parser("scores", help="print a task's published leaderboard with intervals")
+    p.add_argument("task")
+    p.add_argument("--sort", choices=["precision", "recall", "f1"])
+    p.add_argument("--order", choices=["desc", "asc"])
+    p.set_defaults(func=cmd_scores)
+
+    p = sub.add_parser("runs", help="list your team's runs on a task")
+    p.add_argument("task")
+    p.add_argument("--state", action="append", help="only runs in this state (repeatable)")
+    p.set_defaults(func=cmd_runs)
+
+    p = sub.add_parser("quota", help="show your team's remaining submissions on a task")
+    p.add_argument("task")
+    p.set_defaults(func=cmd_quota)
+    return top
+
+
+def exit_code(exc: ApiError) -> int:
+    if exc.status == 401:
+        return EXIT_AUTH
+    if exc.status == 400 and exc.problems and any(p.get("line") for p in exc.problems):
+        return EXIT_REJECTED
+    if exc.status in (403, 409, 413, 429):
+        return EXIT_REFUSED
+    if exc.status == 404:
+        return EXIT_NOT_FOUND
+    return EXIT_ERROR
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ApiError as exc:
+        print_error(exc, sys.stderr)
+        return exit_code(exc)
+    except ConnectionFailed as exc:
+        print(f"leaderboard: {exc} (is the server running? set --url or LEADERBOARD_URL)",
+              file=sys.stderr)
+        return EXIT_UNREACHABLE
+    except ValueError as exc:  # a bad URL
+        print(f"leaderboard: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("leaderboard: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

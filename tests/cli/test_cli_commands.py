@@ -1,0 +1,190 @@
+"""The participant CLI against a live server over real HTTP: login, submit, status, wait, scores,
+runs, quota, and its errors (bad token, closed task, rejected file, over quota, unreachable)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from leaderboard.models import Run
+from leaderboard_cli import config
+from leaderboard_cli.__main__ import main
+
+pytestmark = pytest.mark.django_db(transaction=True)
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def logged_in(live_server, world):
+    config.save(url=live_server.url, token=world.token)
+
+
+def test_login_with_a_token_saves_it_privately(live_server, cli_world, capsys):
+    code, out, _ = run_cli(capsys, "--url", live_server.url, "login", "--token", cli_world.token)
+    assert code == 0 and "logged in" in out and "alice" in out and "Alpha" in out
+    path = config.config_path()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert json.loads(path.read_text()) == {"url": live_server.url, "token": cli_world.token}
+
+
+def test_login_with_password_makes_a_token_then_replaces_it(live_server, cli_world):
+    from rest_framework.authtoken.models import Token
+
+    Token.objects.filter(user=cli_world.user).delete()
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    argv = [sys.executable, "-m", "leaderboard_cli", "--url", live_server.url, "login",
+            "--username", "alice", "--password-stdin"]
+    first = subprocess.run(argv, input=f"{cli_world.password}\n", capture_output=True,
+                           text=True, env=env, cwd=REPO, timeout=120)
+    assert first.returncode == 0, first.stderr
+    key = Token.objects.get(user=cli_world.user).key
+    assert json.loads(config.config_path().read_text())["token"] == key
+    again = subprocess.run(argv, input=f"{cli_world.password}\n", capture_output=True,
+                           text=True, env=env, cwd=REPO, timeout=120)
+    assert again.returncode == 0 and "replaced" in again.stderr
+    assert Token.objects.get(user=cli_world.user).key != key
+    wrong = subprocess.run(argv, input="nope\n", capture_output=True, text=True, env=env,
+                           cwd=REPO, timeout=120)
+    assert wrong.returncode == 3 and "token rejected" not in wrong.stdout
+    assert "wrong username or password" in wrong.stderr
+
+
+def test_submit_a_valid_file_then_status(live_server, cli_world, client_home, capsys, sent):
+    logged_in(live_server, cli_world)
+    run_file = client_home / "run.tsv"
+    run_file.write_text("a\t0.9\nb\t0.2\nc\t0.5\n")
+    code, out, _ = run_cli(capsys, "submit", "linkage", str(run_file), "--name", "bm25",
+                           "--description", "first try")
+    assert code == 0, out
+    run = Run.objects.get(name="bm25")
+    assert f"run {run.pk} submitted to linkage" in out
+    assert (run.description, run.n_predictions, run.team.name) == ("first try", 3, "Alpha")
+    assert ("evaluation.plan_run", [run.pk]) in sent
+    code, out, _ = run_cli(capsys, "status")  # the last submitted run
+    assert code == 0 and f"run {run.pk} 'bm25' (Alpha, task linkage): {run.state}" in out
+
+
+def test_submit_a_large_file_shows_progress_and_streams(live_server, cli_world, client_home,
+                                                        capsys):
+    logged_in(live_server, cli_world)
+    run_file = client_home / "big.tsv"
+    with run_file.open("w") as out:
+        for i in range(120_000):
+            out.write(f"item-{i:08d}\t0.5\n")
+    assert run_file.stat().st_size > 2 * 1024 * 1024
+    code, out, err = run_cli(capsys, "submit", "linkage", str(run_file), "--name", "big")
+    assert code == 0, err
+    assert "uploading [" in err and "100.0%" in err
+    assert Run.objects.get(name="big").n_predictions == 120_000
+
+
+def test_a_rejected_file_prints_problems_with_line_numbers(live_server, cli_world,
+                                                           client_home, capsys):
+    logged_in(live_server, cli_world)
+    run_file = client_home / "bad.tsv"
+    run_file.write_text("a\t0.9\nb\tlots\nc\t0.5\nd\t7\n")
+    code, _, err = run_cli(capsys, "submit", "linkage", str(run_file), "--name", "bad")
+    assert code == 4
+    assert "file rejected" in err
+    assert "line 2:" in err and "line 4:" in err
+    assert not Run.objects.filter(name="bad").exclude(state=Run.State.REJECTED).exists()
+
+
+def test_a_bad_token_says_to_log_in_again(live_server, cli_world, capsys):
+    config.save(url=live_server.url, token="0" * 40)
+    code, _, err = run_cli(capsys, "runs", "linkage")
+    assert code == 3 and "token rejected: run `leaderboard login`" in err
+    config.save(token=None)
+    code, _, err = run_cli(capsys, "status", "1")
+    assert code == 3 and "token rejected" in err
+
+
+def test_a_closed_task_refuses_the_upload(live_server, cli_world, client_home, capsys):
+    logged_in(live_server, cli_world)
+    run_file = client_home / "run.tsv"
+    run_file.write_text("a\n")
+    code, _, err = run_cli(capsys, "submit", "finished", str(run_file), "--name", "late")
+    assert code == 5 and "task closed" in err and "finished" in err
+
+
+def test_over_quota_is_refused_with_the_limit(live_server, cli_world, client_home, capsys):
+    logged_in(live_server, cli_world)
+    for i in range(2):  # with the scored run: 3 of 3
+        Run.objects.create(task=cli_world.task, team=cli_world.team, name=f"r{i}",
+                           state=Run.State.QUEUED)
+    run_file = client_home / "run.tsv"
+    run_file.write_text("a\n")
+    code, _, err = run_cli(capsys, "submit", "linkage", str(run_file), "--name", "more")
+    assert code == 5 and "over quota" in err
+    code, out, _ = run_cli(capsys, "quota", "linkage")
+    assert code == 0 and "Alpha: 0 of 3 left today, 0 of 3 in total" in out
+
+
+def test_scores_print_the_board_with_intervals(live_server, cli_world, capsys):
+    code, out, _ = run_cli(capsys, "--url", live_server.url, "scores", "linkage")
+    assert code == 0
+    assert "linkage: snapshot 1 (8 labels, 95% intervals" in out
+    line = next(row for row in out.splitlines() if "baseline" in row)
+    assert "Alpha" in line and line.count("0.618 [0.568, 0.668]") == 3
+    code, _, err = run_cli(capsys, "--url", live_server.url, "scores", "finished")
+    assert code == 6 and "no published leaderboard" in err
+
+
+def test_wait_prints_scores_of_a_finished_run_and_times_out_on_a_busy_one(live_server,
+                                                                           cli_world, capsys):
+    logged_in(live_server, cli_world)
+    code, out, _ = run_cli(capsys, "wait", str(cli_world.scored.pk))
+    assert code == 0
+    assert "8 of 8 items verified" in out
+    assert "scores (snapshot 1): precision 0.618 [0.568, 0.668]" in out
+    busy = Run.objects.create(task=cli_world.task, team=cli_world.team, name="busy",
+                              state=Run.State.AWAITING_LABELS, n_requested=480, n_verified=312)
+    code, _, err = run_cli(capsys, "wait", str(busy.pk), "--timeout", "0", "--interval", "1")
+    assert code == 8 and "312 of 480 items verified" in err and "still awaiting_labels" in err
+
+
+def test_runs_lists_the_team_runs(live_server, cli_world, capsys):
+    logged_in(live_server, cli_world)
+    code, out, _ = run_cli(capsys, "runs", "linkage", "--state", "scored")
+    assert code == 0 and "baseline" in out and "8/8" in out
+    code, _, err = run_cli(capsys, "runs", "nope")
+    assert code == 6 and "there is no task 'nope'" in err
+
+
+def test_an_unreachable_server_is_reported(cli_world, capsys):
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    code, _, err = run_cli(capsys, "--url", f"http://127.0.0.1:{port}", "scores", "linkage")
+    assert code == 7 and "connection refused" in err
+
+
+def test_environment_overrides_the_saved_settings(live_server, cli_world, monkeypatch,
+                                                  capsys):
+    config.save(url="http://127.0.0.1:9", token="stale")
+    monkeypatch.setenv("LEADERBOARD_URL", live_server.url)
+    monkeypatch.setenv("LEADERBOARD_TOKEN", cli_world.token)
+    code, out, _ = run_cli(capsys, "runs", "linkage")
+    assert code == 0 and "baseline" in out
+
+
+def test_python_dash_m_runs_the_entry_point(live_server, cli_world):
+    env = {**os.environ, "PYTHONPATH": str(REPO), "LEADERBOARD_URL": live_server.url,
+           "LEADERBOARD_TOKEN": cli_world.token}
+    done = subprocess.run([sys.executable, "-m", "leaderboard_cli", "status",
+                           str(cli_world.scored.pk)], capture_output=True, text=True, env=env,
+                          cwd=REPO, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "run" in done.stdout and "scored" in done.stdout

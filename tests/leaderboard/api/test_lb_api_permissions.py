@@ -1,0 +1,204 @@
+"""The leaderboard API's permission matrix: every endpoint x every role, each cell asserted.
+
+Roles: anonymous, participant A (team A, has a run), participant B (team B, has a run), an
+annotator of the task, the task's organizer, an organizer of another task, an admin. The world
+(``build_world``) has verified gold items, a reference sample, snapshot 1 published and snapshot 2
+held with a distinctive value. Besides the status of each cell, every successful response a
+participant or the public can get is searched for what they must never see: gold item keys,
+reference keys, the held snapshot's scores, other teams' run files and descriptions.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from rest_framework.authtoken.models import Token
+
+from leaderboard.models import Run
+
+pytestmark = pytest.mark.django_db
+
+ROLES = ("anonymous", "pa", "pb", "annotator", "org", "other_org", "admin")
+ERROR_KEYS = {"code", "message", "problems", "total", "run"}
+
+
+def upload_body():
+    return {"file": SimpleUploadedFile("run.tsv", b"k1\t0.9\nnew-key\t0.4\n"), "name": "fresh"}
+
+
+def reference_body():
+    return {"file": SimpleUploadedFile("ref.tsv", b"k1\tdoc\nk2\tdoc\n")}
+
+
+# (method, path, body) -> expected status per role, in ROLES order.
+# "{a}" is the id of team A's run. Bodies are JSON unless they hold a file (multipart).
+MATRIX = [
+    # method, path, body,                                 anon pa   pb   ann  org  oorg admin
+    ("GET", "/api/tasks/", None,                           (200, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/api/tasks/", {"slug": "new", "title": "N"}, (401, 403, 403, 403, 403, 403, 201)),
+    ("GET", "/api/tasks/main/", None,                      (200, 200, 200, 200, 200, 200, 200)),
+    ("PATCH", "/api/tasks/main/", {"title": "Renamed"},    (401, 403, 403, 403, 200, 403, 200)),
+    ("GET", "/api/tasks/main/runs/", None,                 (401, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/tasks/main/runs/?state=scored&team=team-A", None,
+                                                           (401, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/api/tasks/main/runs/", upload_body,         (401, 201, 201, 403, 403, 403, 403)),
+    ("POST", "/api/tasks/main/reference/", reference_body, (401, 403, 403, 403, 201, 403, 201)),
+    ("GET", "/api/tasks/main/board/", None,                (200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/tasks/main/board/?format=csv", None,     (200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/tasks/main/board/?sort=f1&order=asc", None,
+                                                           (200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/tasks/main/snapshots/", None,            (200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/tasks/main/snapshots/1/", None,          (200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/tasks/main/snapshots/1/?format=csv", None,
+                                                           (200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/tasks/main/snapshots/2/", None,          (404, 404, 404, 404, 200, 404, 200)),
+    ("GET", "/api/tasks/main/snapshots/2/?format=csv", None,
+                                                           (404, 404, 404, 404, 200, 404, 200)),
+    ("GET", "/api/tasks/main/quota/", None,                (401, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/api/tasks/main/hold/", None,                (401, 403, 403, 403, 200, 403, 200)),
+    ("POST", "/api/tasks/main/publish/", {"release_hold": True},
+                                                           (401, 403, 403, 403, 200, 403, 200)),
+    ("GET", "/api/tasks/main/spend/", None,                (401, 403, 403, 403, 200, 403, 200)),
+    ("GET", "/api/tasks/main/export/items/", None,         (401, 403, 403, 403, 200, 403, 200)),
+    ("GET", "/api/tasks/main/export/items/?format=csv", None,
+                                                           (401, 403, 403, 403, 200, 403, 200)),
+    ("GET", "/api/runs/{a}/", None,                        (404, 200, 404, 404, 200, 404, 200)),
+    ("PATCH", "/api/runs/{a}/", {"name": "better name"},   (401, 200, 404, 404, 403, 404, 200)),
+    ("GET", "/api/runs/{a}/history/", None,                (404, 200, 404, 404, 200, 404, 200)),
+    ("GET", "/api/token/", None,                           (401, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/api/token/", None,                          (401, 201, 201, 201, 201, 201, 201)),
+    ("POST", "/api/token/rotate/", None,                   (401, 201, 201, 201, 201, 201, 201)),
+    ("DELETE", "/api/token/", None,                        (401, 204, 204, 204, 204, 204, 204)),
+    ("GET", "/api/me/", None,                              (401, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/schema/", None,                          (200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/docs/", None,                            (200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/redoc/", None,                           (200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/runs/x1/", None,                         (404, 404, 404, 404, 404, 404, 404)),
+    ("POST", "/api/nothing/here/", None,                   (404, 404, 404, 404, 404, 404, 404)),
+]
+CELLS = [pytest.param(method, path, body, role, statuses[i], id=f"{method} {path} {role}")
+         for method, path, body, statuses in MATRIX for i, role in enumerate(ROLES)]
+
+
+def forbidden_for(world, role: str) -> list[str]:
+    """Text that must not appear in any response ``role`` gets."""
+    if role in ("org", "admin"):
+        return []
+    never = [world.gold_key, world.reference_key, repr(world.held_value)]
+    others = {"pa": ["B"], "pb": ["A"]}.get(role, ["A", "B"])
+    for team in others:
+        never += [world.secret_file[team], world.secret_description[team]]
+    return never
+
+
+def request(client, method: str, path: str, body):
+    data = body() if callable(body) else body
+    multipart = isinstance(data, dict) and any(hasattr(v, "read") for v in data.values())
+    return getattr(client, method.lower())(path, data, format="multipart" if multipart else "json")
+
+
+def text_of(response) -> str:
+    if hasattr(response, "streaming_content"):
+        return b"".join(response.streaming_content).decode()
+    return response.content.decode()
+
+
+@pytest.mark.parametrize(("method", "path", "body", "role", "expected"), CELLS)
+def test_permission_matrix(api, lb_world, sent_jobs, method, path, body, role, expected):
+    path = path.format(a=lb_world.runs["A"].pk)
+    client = api(None if role == "anonymous" else lb_world.users[role])
+    response = request(client, method, path, body)
+    text = text_of(response)
+    assert response.status_code == expected, text[:500]
+    if expected >= 400:
+        assert set(response.json()["error"]) >= ERROR_KEYS
+    for secret in forbidden_for(lb_world, role):
+        assert secret not in text, f"{secret!r} leaked to {role}"
+
+
+def test_matrix_covers_every_api_route():
+    from django.urls import get_resolver
+
+    resolver = get_resolver()
+    api_patterns = {str(p.pattern) for p in resolver.url_patterns if str(p.pattern) == "api/"}
+    assert api_patterns == {"api/"}
+    routes = {str(p.pattern) for p in
+              next(p for p in resolver.url_patterns if str(p.pattern) == "api/").url_patterns}
+    covered = {path.split("?")[0].removeprefix("/api/").replace("main", "<slug:slug>")
+               .replace("{a}", "<int:run_id>").replace("snapshots/1/",
+                                                       "snapshots/<int:version>/")
+               .replace("snapshots/2/", "snapshots/<int:version>/")
+               for _, path, _, _ in MATRIX}
+    assert routes - {"^.*$"} <= covered, routes - covered
+
+
+# -- what the cells show ----------------------------------------------------------------------
+def test_everyone_sees_the_published_board_not_the_held_snapshot(api, lb_world):
+    for role in ROLES:
+        client = api(None if role == "anonymous" else lb_world.users[role])
+        board = client.get("/api/tasks/main/board/").json()
+        assert board["version"] == 1 and board["published"] is True
+        assert {row["precision"]["value"] for row in board["rows"]} == {lb_world.published_value}
+        listed = client.get("/api/tasks/main/snapshots/").json()["results"]
+        expected = [(2, False), (1, True)] if role in ("org", "admin") else [(1, True)]
+        assert [(s["version"], s["published"]) for s in listed] == expected
+
+
+def test_participants_see_only_published_scores_in_run_history(api, lb_world):
+    run = lb_world.runs["A"]
+    mine = api(lb_world.users["pa"]).get(f"/api/runs/{run.pk}/history/").json()
+    assert [e["value"] for e in mine["metrics"]["precision"]] == [lb_world.published_value]
+    organizer = api(lb_world.users["org"]).get(f"/api/runs/{run.pk}/history/").json()
+    assert [(e["snapshot"], e["published"], e["value"])
+            for e in organizer["metrics"]["f1"]] == [(1, True, lb_world.published_value),
+                                                     (2, False, lb_world.held_value)]
+
+
+def test_runs_list_shows_each_participant_only_their_teams_runs(api, lb_world):
+    def names(role):
+        rows = api(lb_world.users[role]).get("/api/tasks/main/runs/").json()["results"]
+        return {row["name"] for row in rows}
+
+    assert names("pa") == {"run-A"}
+    assert names("pb") == {"run-B"}
+    assert names("annotator") == names("other_org") == set()
+    assert names("org") == names("admin") == {"run-A", "run-B"}
+
+
+def test_exports_give_organizers_the_gold_labels(api, lb_world):
+    client = api(lb_world.users["org"])
+    data = b"".join(client.get("/api/tasks/main/export/items/").streaming_content)
+    import json
+
+    items = json.loads(data)["items"]
+    assert [(i["key"], i["label"], i["label_seq"]) for i in items] == [
+        (f"{lb_world.gold_key}-{i}", i % 2 == 0, i + 1) for i in range(6)]
+    csv_text = b"".join(client.get("/api/tasks/main/export/items/?format=csv")
+                        .streaming_content).decode()
+    lines = csv_text.splitlines()
+    assert lines[0] == "key,label,verified_at,label_seq"
+    assert lines[1].startswith(f"{lb_world.gold_key}-0,true,") and lines[1].endswith(",1")
+    assert len(lines) == 7
+
+
+def test_held_scores_reach_participants_once_published(api, lb_world):
+    pa = api(lb_world.users["pa"])
+    assert pa.get("/api/tasks/main/snapshots/2/").status_code == 404
+    assert api(lb_world.users["org"]).post("/api/tasks/main/publish/", {},
+                                           format="json").status_code == 200
+    board = pa.get("/api/tasks/main/board/").json()
+    assert board["version"] == 2
+    assert {row["f1"]["value"] for row in board["rows"]} == {lb_world.held_value}
+    history = pa.get(f"/api/runs/{lb_world.runs['A'].pk}/history/").json()
+    assert [e["value"] for e in history["metrics"]["recall"]] == [lb_world.published_value,
+                                                                  lb_world.held_value]
+
+
+def test_token_key_is_shown_once_and_works(api, lb_world):
+    user = lb_world.users["pa"]
+    created = api(user).post("/api/token/").json()
+    assert Token.objects.get(user=user).key == created["key"]
+    status = api(user).get("/api/token/").json()
+    assert status["exists"] is True and "key" not in status
+    assert created["key"] not in api(user).get("/api/token/").content.decode()
+    assert Run.objects.filter(team=lb_world.teams["A"]).count() == 1
