@@ -129,8 +129,8 @@ class ErrorSerializer(serializers.Serializer):
 
 
 # -- snapshots -----------------------------------------------------------------------------------
-class SnapshotSummarySerializer(serializers.Serializer):
-    """One snapshot in the list: what it rests on; ``published`` false means held."""
+class _SnapshotProvenanceSerializer(serializers.Serializer):
+    """What a snapshot rests on (shared by the list and the whole snapshot)."""
 
     version = serializers.IntegerField()
     created_at = serializers.DateTimeField()
@@ -143,6 +143,11 @@ class SnapshotSummarySerializer(serializers.Serializer):
     n_labels = serializers.IntegerField()
     n_reference = serializers.IntegerField()
     confidence = serializers.FloatField()
+
+
+class SnapshotSummarySerializer(_SnapshotProvenanceSerializer):
+    """One snapshot in the list: what it rests on; ``published`` false means held."""
+
     n_runs = serializers.SerializerMethodField()
     url = serializers.SerializerMethodField()
 
@@ -155,21 +160,10 @@ class SnapshotSummarySerializer(serializers.Serializer):
                                                               snapshot.version]))
 
 
-class SnapshotSerializer(serializers.Serializer):
+class SnapshotSerializer(_SnapshotProvenanceSerializer):
     """A whole snapshot (see :func:`leaderboard.exports.snapshot_json`): rows as stored."""
 
     task = serializers.CharField()
-    version = serializers.IntegerField()
-    created_at = serializers.DateTimeField()
-    published = serializers.BooleanField()
-    published_at = serializers.DateTimeField(allow_null=True)
-    engine_version = serializers.CharField()
-    design = serializers.CharField()
-    labels_version = serializers.IntegerField()
-    reference_version = serializers.IntegerField()
-    n_labels = serializers.IntegerField()
-    n_reference = serializers.IntegerField()
-    confidence = serializers.FloatField()
     methods = serializers.DictField(child=serializers.ListField(child=serializers.CharField()))
     details = serializers.DictField()
     rows = serializers.ListField(child=serializers.DictField())
