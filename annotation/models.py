@@ -50,7 +50,9 @@ class VerificationRequest(models.Model):
 
     class Meta:
         ordering = ["priority", "id"]
-        indexes = [models.Index(fields=["task", "state", "priority"], name="request_queue")]
+        # In claim order, so a claim walks the index and stops at the first free request.
+        indexes = [models.Index(fields=["task", "state", "priority", "id"],
+                                name="request_queue_order")]
 
 
 class GoldItem(models.Model):

@@ -18,7 +18,7 @@ from django.utils import timezone
 from leaderboard.jobs import enqueue_estimate
 from leaderboard.models import Item, Task
 
-from ..models import Answer, Assignment, GoldAnswer, Judgment, VerificationRequest
+from ..models import Answer, Assignment, GoldAnswer, Judgment, RequestConflict, VerificationRequest
 from .conflicts import register_request_conflicts
 from .errors import JudgmentError
 
@@ -44,7 +44,23 @@ def request_verification(*, task: Task, item_ids: Iterable[int], priority: int =
         batch_size=2000)
     if new_ids:
         register_request_conflicts(task=task, item_ids=new_ids)
+    if len(new_ids) >= FRESH_STATISTICS_AT:
+        _refresh_statistics()
     return len(new_ids)
+
+
+# A batch this large can change the queue tables' statistics enough that PostgreSQL, planning
+# with the old ones, picks nested-loop plans that make every claim scan the whole queue (measured:
+# 49 ms instead of 3 ms per claim on 2,000 fresh requests) until autovacuum catches up.
+FRESH_STATISTICS_AT = 500
+
+
+def _refresh_statistics() -> None:
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(f"ANALYZE {VerificationRequest._meta.db_table}, "
+                       f"{RequestConflict._meta.db_table}")
 
 
 def required_cap(judgments_per_item: int) -> int:
