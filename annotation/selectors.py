@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -213,3 +214,35 @@ def _annotator_rows(task: Task, now: datetime) -> list[AnnotatorRow]:
             median_seconds=statistics.median(s["seconds"]) if s["seconds"] else None,
             paused=pk in pauses, paused_reason=pauses.get(pk, "")))
     return sorted(rows, key=lambda r: r.username)
+
+
+ANSWER_EXPORT_HEADER = ("kind", "item_key", "annotator", "answer", "counted", "gold_correct",
+                        "justification", "seconds_spent", "answered_at", "withdrawn_at",
+                        "client_id")
+
+
+def answers_export_rows(*, task: Task) -> Iterator[tuple]:
+    """Every answer given on ``task`` (judgments, then gold answers), header first, streamed.
+
+    For organizers: kept, late, skipped and withdrawn answers are all listed (``counted`` and
+    ``withdrawn_at`` say which count); gold answers carry whether they matched the known answer.
+    """
+    yield ANSWER_EXPORT_HEADER
+    judgments = (Judgment.objects.filter(request__task=task)
+                 .order_by("created_at", "id")
+                 .values_list("request__item__key", "annotator__username", "answer", "counted",
+                              "justification", "seconds_spent", "created_at", "withdrawn_at",
+                              "client_id"))
+    for key, user, answer, counted, why, seconds, at, withdrawn, client_id in (
+            judgments.iterator(chunk_size=2000)):
+        yield ("judgment", key, user, answer, counted, None, why, seconds, at, withdrawn,
+               client_id)
+    gold = (GoldAnswer.objects.filter(gold__task=task)
+            .order_by("created_at", "id")
+            .values_list("gold__item__key", "annotator__username", "answer", "correct",
+                         "justification", "seconds_spent", "created_at", "withdrawn_at",
+                         "client_id"))
+    for key, user, answer, correct, why, seconds, at, withdrawn, client_id in (
+            gold.iterator(chunk_size=2000)):
+        yield ("gold", key, user, answer, False, correct, why, seconds, at, withdrawn,
+               client_id)

@@ -13,4 +13,5 @@ urlpatterns = [
     path("<slug:slug>/", views.annotate, name="task"),
     path("<slug:slug>/queue/", views.queue, name="queue"),
     path("<slug:slug>/queue/unpause", views.unpause, name="unpause"),
+    path("<slug:slug>/queue/answers.csv", views.answers_csv, name="answers_csv"),
 ]

@@ -12,13 +12,14 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404
+from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from leaderboard import page_selectors
 from leaderboard import selectors as leaderboard_selectors
+from leaderboard.exports import csv_lines
 
 from . import selectors, services
 
@@ -61,10 +62,23 @@ def _organized_task(request, slug: str):
 def queue(request, slug: str):
     task = _organized_task(request, slug)
     health = selectors.queue_health(task=task)
-    # The answers themselves have no export yet; verified items (labels) do.
     export_url = reverse("verified_items_csv", args=[task.slug])
+    answers_url = reverse("annotation:answers_csv", args=[task.slug])
     return render(request, "annotation/queue.html",
-                  {"task": task, "health": health, "export_url": export_url})
+                  {"task": task, "health": health, "export_url": export_url,
+                   "answers_url": answers_url})
+
+
+@login_required
+@require_GET
+def answers_csv(request, slug: str):
+    """Every answer of the task as CSV (organizers only), streamed."""
+    task = _organized_task(request, slug)
+    response = StreamingHttpResponse(csv_lines(selectors.answers_export_rows(task=task)),
+                                     content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{task.slug}-answers.csv"'
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
 
 
 @login_required

@@ -1,5 +1,7 @@
 """The organizers' queue page: depth, throughput, agreement, annotators, and lifting a pause."""
 
+import csv
+import io
 import re
 import uuid
 
@@ -139,3 +141,26 @@ def test_queue_page_is_get_only(client, world):
     client.force_login(world[1])
     assert client.post(reverse("annotation:queue", args=["pairs"])).status_code == 405
     assert client.get(reverse("annotation:unpause", args=["pairs"])).status_code == 405
+
+
+def test_answers_export_lists_every_answer_for_organizers_only(client, world):
+    _task, organizer, alice, _bob = world
+    url = reverse("annotation:answers_csv", args=["pairs"])
+    client.force_login(alice)
+    assert client.get(url).status_code == 403
+    client.force_login(organizer)
+    assert url in client.get(reverse("annotation:queue", args=["pairs"])).content.decode()
+    response = client.get(url)
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/csv")
+    assert "attachment" in response["Content-Disposition"]
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    judgments = [r for r in rows if r["kind"] == "judgment"]
+    gold = [r for r in rows if r["kind"] == "gold"]
+    # 3 items x alice and bob, plus carol's late third answer on the first item.
+    assert len(judgments) == 7 and len(gold) == 4
+    assert {r["annotator"] for r in judgments} == {"alice", "bob<b>", "carol"}
+    assert sorted(r["gold_correct"] for r in gold) == ["false", "true", "true", "true"]
+    carol = next(r for r in judgments if r["annotator"] == "carol")
+    assert carol["counted"] == "false"  # the item had resolved: kept, not counted
+    assert all(r["item_key"].startswith("k") for r in rows)
