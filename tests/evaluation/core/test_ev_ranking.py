@@ -125,6 +125,16 @@ def test_rank_estimates_reads_one_metric_and_checks_the_level():
 
 # -- simulation ------------------------------------------------------------------------------
 
+def plan_until_done(design, state, run, truth, rng, max_rounds=200) -> None:
+    """Plan ``run`` round after round, answering every drawn item from ``truth``."""
+    for _ in range(max_rounds):
+        plan = design.plan(state, run, rng=rng)
+        if plan.items.size:
+            state.set_labels(plan.items, truth[plan.items].astype(int))
+        if plan.done:
+            return
+
+
 def ranking_dataset(seed: int = 0) -> Dataset:
     """Runs that share items, with close and tied truths (precision and recall)."""
     rng = np.random.default_rng(seed)
@@ -184,12 +194,7 @@ def ranking_campaigns(dataset, repeats, seed, *, family_level=FAMILY, reference_
         for idx in order:
             system = dataset.systems[idx]
             run = state.add_run(system.items, system.scores, name=system.name)
-            for _ in range(200):
-                plan = design.plan(state, run, rng=rng)
-                if plan.items.size:
-                    state.set_labels(plan.items, dataset.truth[plan.items].astype(int))
-                if plan.done:
-                    break
+            plan_until_done(design, state, run, dataset.truth, rng)
         out["labels"][r] = state.n_labelled
         level = bonferroni_level(family_level, k)
         estimates = design.estimate(state, level=level)
@@ -306,12 +311,7 @@ def test_precision_intervals_reach_the_level_ranking_50_runs_needs():
         rng = np.random.default_rng([5, r])
         state = TaskState(len(dataset.keys))
         run = state.add_run(system.items, system.scores)
-        for _ in range(200):
-            plan = design.plan(state, run, rng=rng)
-            if plan.items.size:
-                state.set_labels(plan.items, dataset.truth[plan.items].astype(int))
-            if plan.done:
-                break
+        plan_until_done(design, state, run, dataset.truth, rng)
         covered.append(design.estimate(state, level=level)[0].precision.covers(truth))
     rate = float(np.mean(covered))
     print(f"\nlone run precision coverage at {level:.5f}: {rate:.3f}")
