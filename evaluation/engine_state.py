@@ -4,19 +4,30 @@ The database is the only source of truth. Runs enter the engine in submission or
 packed predictions load with ``numpy.frombuffer``; labels come from verified items; the sampling
 record is replayed from the stored rounds (:meth:`CoordinatedPoissonDesign.replay`), so any worker
 on any machine sees the same state, bit for bit, and a crashed worker loses nothing.
+
+Runs' predictions and stored rounds never change once written, so each worker process keeps the
+part of the state built from them (runs, score strata, the replayed record) for its most recent
+tasks, and on the next job only adds the runs and replays the rounds stored since. At 100 runs x
+1,000,000 predictions that part costs about 20 s to build (docs/BENCHMARKS.md, service scale) and
+the update well under one. Labels and the reference sample are re-read every time, and every job
+works on a fork of the cached state, so nothing a job does (a plan that is never stored) can leak
+into the next one. Anything that does not extend what was cached (a run or round that disappeared
+or changed, a smaller item count, other design settings) rebuilds the task from scratch.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from dataclasses import dataclass
+import json
+from collections import OrderedDict, defaultdict
+from dataclasses import dataclass, field
 
 import numpy as np
+from django.conf import settings
 
 from evaluation.core.designs import make_design
 from evaluation.core.results import RoundRecord
 from evaluation.core.state import TaskState
-from leaderboard.models import Item, ReferenceItem, Run, Task
+from leaderboard.models import Item, ReferenceItem, Run, RunPredictions, Task
 
 from .models import Draw, PlanRound
 
@@ -76,14 +87,14 @@ def load_task_state(task: Task) -> LoadedTask:
     labels_version, reference_version = (Task.objects.filter(pk=task.pk)
                                          .values_list("labels_version", "reference_version").get())
     runs = list(Run.objects.filter(task=task, state__in=ENGINE_STATES)
-                .select_related("predictions", "team").order_by("id"))
+                .select_related("team").order_by("id"))
     reference = list(ReferenceItem.objects.filter(task=task).order_by("id")
                      .values_list("item__index", "group"))
     n_items = Task.objects.filter(pk=task.pk).values_list("n_items", flat=True).get()
-    state = TaskState(int(n_items))
-    for run in runs:
-        items, scores = run.predictions.arrays()
-        state.add_run(items, scores, name=run.name)
+    design = design_for(task)
+    run_index = {run.pk: i for i, run in enumerate(runs)}
+    cached = _up_to_date(task, design, runs, run_index, int(n_items))
+    state = cached.state.fork()
     labelled = np.array(Item.objects.filter(task=task, label_seq__lte=labels_version)
                         .values_list("index", "label"), dtype=np.int64).reshape(-1, 2)
     if labelled.size:
@@ -93,24 +104,99 @@ def load_task_state(task: Task) -> LoadedTask:
         _, groups = np.unique(np.array([r[1] or f"#{i}" for i, r in enumerate(reference)],
                                        dtype=object), return_inverse=True)
         state.set_reference(items, groups.astype(np.int64))
-    run_index = {run.pk: i for i, run in enumerate(runs)}
-    rounds, round_runs = _rounds(task, run_index)
-    design = design_for(task)
-    design.replay(state, rounds)
-    return LoadedTask(task, state, design, runs, run_index, rounds, round_runs, labels_version,
-                      reference_version)
+    return LoadedTask(task, state, design, runs, run_index, list(cached.rounds),
+                      list(cached.round_runs), labels_version, reference_version)
 
 
-def _rounds(task: Task, run_index: dict) -> tuple[list, list]:
+@dataclass
+class _CachedTask:
+    """The immutable-input part of a task's state: runs and the record replayed from rounds."""
+
+    config: tuple
+    state: TaskState
+    run_keys: list = field(default_factory=list)    # (pk, created_at, n_predictions) per run
+    round_keys: list = field(default_factory=list)  # (PlanRound pk, created_at), replay order
+    rounds: list = field(default_factory=list)      # RoundRecord per replayed round
+    round_runs: list = field(default_factory=list)  # Run.pk per replayed round
+
+
+_cache: OrderedDict[int, _CachedTask] = OrderedDict()
+# Runs whose predictions one query fetches: bounds the transient memory of a first load.
+_PREDICTIONS_PER_QUERY = 8
+
+
+def forget_cached_states() -> None:
+    """Drop every cached task state of this process."""
+    _cache.clear()
+
+
+def _config(task: Task) -> tuple:
+    # Creation times tell a task, run or round from another that reuses its id (a restored or
+    # re-created database).
+    return (task.created_at, task.design, task.target_half_width, task.confidence,
+            task.label_budget, json.dumps(task.design_options or {}, sort_keys=True))
+
+
+def _up_to_date(task: Task, design, runs: list, run_index: dict, n_items: int) -> _CachedTask:
+    limit = settings.ENGINE_STATE_CACHE_TASKS
+    entry = _cache.pop(task.pk, None)
+    run_keys = [(run.pk, run.created_at, run.n_predictions) for run in runs]
+    if (entry is None or entry.config != _config(task) or n_items < entry.state.n_items
+            or run_keys[:len(entry.run_keys)] != entry.run_keys):
+        entry = _CachedTask(_config(task), TaskState(0))
+    # The entry is out of the cache until it is complete: one a failure left half-updated is
+    # never reused.
+    _add_runs(entry, runs, run_keys, n_items)
+    if not _replay_new_rounds(entry, task, design, run_index):
+        entry = _CachedTask(_config(task), TaskState(0))
+        _add_runs(entry, runs, run_keys, n_items)
+        _replay_new_rounds(entry, task, design, run_index)
+    if limit > 0:
+        _cache[task.pk] = entry
+        while len(_cache) > limit:
+            _cache.popitem(last=False)
+    return entry
+
+
+def _add_runs(entry: _CachedTask, runs: list, run_keys: list, n_items: int) -> None:
+    state = entry.state
+    if n_items > state.n_items:
+        state.add_items(n_items - state.n_items)
+    new = runs[len(entry.run_keys):]
+    for start in range(0, len(new), _PREDICTIONS_PER_QUERY):
+        chunk = new[start:start + _PREDICTIONS_PER_QUERY]
+        stored = {p.run_id: p for p in RunPredictions.objects.filter(
+            run_id__in=[run.pk for run in chunk])}
+        for run in chunk:
+            items, scores = stored[run.pk].arrays()
+            state.add_run(items, scores, name=run.name)
+    entry.run_keys = list(run_keys)
+
+
+def _replay_new_rounds(entry: _CachedTask, task: Task, design, run_index: dict) -> bool:
+    """Replay the rounds stored since ``entry`` was last brought up to date; ``False`` when the
+    stored rounds do not extend the replayed ones (the entry must be rebuilt)."""
+    stored = list(PlanRound.objects.filter(task=task).order_by("id")
+                  .values_list("pk", "run_id", "round", "levels", "fraction", "seed",
+                               "created_at"))
+    done = len(entry.round_keys)
+    if [(row[0], row[6]) for row in stored[:done]] != entry.round_keys:
+        return False
+    new = stored[done:]
+    if not new:
+        design.record(entry.state)  # score strata of runs added since, kept with the entry
+        return True
     drawn = defaultdict(list)
-    rows = (Draw.objects.filter(plan_round__task=task)
+    rows = (Draw.objects.filter(plan_round_id__in=[row[0] for row in new])
             .values_list("plan_round_id", "item__index").iterator(chunk_size=20000))
     for round_id, index in rows:
         drawn[round_id].append(index)
-    rounds, round_runs = [], []
-    for pr in PlanRound.objects.filter(task=task).order_by("id"):
-        items = np.sort(np.array(drawn.get(pr.pk, ()), dtype=np.int64))
-        rounds.append(RoundRecord(run_index[pr.run_id], pr.round, items, pr.levels, pr.fraction,
-                                  pr.seed))
-        round_runs.append(pr.run_id)
-    return rounds, round_runs
+    records = [RoundRecord(run_index[run_id], number, np.sort(np.array(drawn.get(pk, ()),
+                                                                       dtype=np.int64)),
+                           levels, fraction, seed)
+               for pk, run_id, number, levels, fraction, seed, _ in new]
+    design.replay(entry.state, records, extend=True)
+    entry.round_keys += [(row[0], row[6]) for row in new]
+    entry.rounds += records
+    entry.round_runs += [row[1] for row in new]
+    return True

@@ -8,6 +8,7 @@ planning for the first time, so a run submitted after a request opened is covere
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -25,17 +26,27 @@ def _team_predictions(task: Task) -> dict[int, np.ndarray]:
     return {team: np.unique(np.concatenate(arrays)) for team, arrays in per_team.items()}
 
 
-def register_request_conflicts(*, task: Task, item_ids: list[int]) -> int:
-    """Record the conflicting teams of the requests on ``item_ids``; returns rows created."""
+def register_request_conflicts(*, task: Task, item_ids: list[int],
+                               run_items: Iterable[tuple[int, np.ndarray]] | None = None) -> int:
+    """Record the conflicting teams of the requests on ``item_ids``; returns rows created.
+
+    ``run_items``, ``(team id, sorted item indices)`` for every run of the task, spares reading
+    every run's predictions from the database (a caller that has them in memory, the planner,
+    passes them: at 100 runs x 1,000,000 predictions the read alone takes seconds).
+    """
     requests = list(VerificationRequest.objects.filter(task=task, item_id__in=item_ids)
                     .values_list("pk", "item__index"))
     if not requests:
         return 0
     pks = np.array([r[0] for r in requests], dtype=np.int64)
     indices = np.array([r[1] for r in requests], dtype=np.int64)
+    if run_items is None:
+        run_items = _team_predictions(task).items()
+    hits = defaultdict(lambda: np.zeros(indices.size, bool))
+    for team_id, predicted in run_items:
+        hits[team_id] |= _contains(predicted, indices)
     rows = []
-    for team_id, predicted in _team_predictions(task).items():
-        hit = np.isin(indices, predicted, assume_unique=False)
+    for team_id, hit in hits.items():
         rows.extend(RequestConflict(request_id=int(pk), team_id=team_id) for pk in pks[hit])
     RequestConflict.objects.bulk_create(rows, batch_size=2000, ignore_conflicts=True)
     return len(rows)
@@ -63,3 +74,11 @@ def register_run_conflicts(*, run: Run) -> int:
         [RequestConflict(request_id=int(pk), team_id=run.team_id) for pk in hit],
         batch_size=2000, ignore_conflicts=True)
     return int(hit.size)
+
+
+def _contains(sorted_items: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Which ``values`` are in the sorted array ``sorted_items``."""
+    if not sorted_items.size:
+        return np.zeros(values.size, bool)
+    pos = np.minimum(np.searchsorted(sorted_items, values), sorted_items.size - 1)
+    return sorted_items[pos] == values

@@ -28,10 +28,12 @@ MAX_SECONDS_SPENT = 3600.0
 MAX_JUSTIFICATION = 500
 
 
-def request_verification(*, task: Task, item_ids: Iterable[int], priority: int = 0) -> int:
+def request_verification(*, task: Task, item_ids: Iterable[int], priority: int = 0,
+                         run_items=None) -> int:
     """Open one pending request per item (items that already have one are skipped).
 
-    Also records which teams' runs predicted each new item (their members never get it).
+    Also records which teams' runs predicted each new item (their members never get it; see
+    :func:`~annotation.services.conflicts.register_request_conflicts` for ``run_items``).
     Returns the number of requests created. Must run inside the caller's transaction.
     """
     item_ids = list(item_ids)
@@ -43,7 +45,7 @@ def request_verification(*, task: Task, item_ids: Iterable[int], priority: int =
                              judgments_required=task.judgments_per_item) for i in new_ids],
         batch_size=2000)
     if new_ids:
-        register_request_conflicts(task=task, item_ids=new_ids)
+        register_request_conflicts(task=task, item_ids=new_ids, run_items=run_items)
     if len(new_ids) >= FRESH_STATISTICS_AT:
         _refresh_statistics()
     return len(new_ids)

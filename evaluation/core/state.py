@@ -9,6 +9,7 @@ predicts the item.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -141,6 +142,26 @@ class TaskState:
         if groups.shape != items.shape:
             raise ValueError("items and groups must have the same length")
         self.reference = ReferenceSample(items.copy(), groups.copy())
+
+    # -- copies -----------------------------------------------------------------------------
+    def fork(self) -> TaskState:
+        """A working copy that shares the runs' read-only arrays with this state.
+
+        Labels, the pool, the reference sample and every design's record are copied (a record
+        with a ``copy()`` method is asked for one; any other is deep-copied), so labelling,
+        planning or estimating on the fork never changes this state. Costs O(items), not
+        O(predictions): a service can keep one state per task in memory, bring it up to date
+        incrementally, and hand each job a fork.
+        """
+        forked = TaskState.__new__(TaskState)
+        forked.labels = self.labels.copy()
+        forked.in_pool = self.in_pool.copy()
+        forked.runs = list(self.runs)
+        forked.reference = self.reference
+        forked.design_state = {
+            name: extra.copy() if callable(getattr(extra, "copy", None)) else copy.deepcopy(extra)
+            for name, extra in self.design_state.items()}
+        return forked
 
     # -- helpers ----------------------------------------------------------------------------
     def _check_items(self, items) -> np.ndarray:

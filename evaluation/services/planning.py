@@ -72,7 +72,7 @@ def _plan_locked(run: Run, token: str) -> str:
     try:
         with transaction.atomic():
             assert_lock_held(task.pk, token)
-            _store_round(run, plan, inclusion, loaded.labels_version)
+            _store_round(run, plan, inclusion, loaded)
             return _advance(run, plan, loaded, index)
     except IntegrityError:
         # Another worker stored this round first (a redelivered message): nothing to do.
@@ -80,7 +80,7 @@ def _plan_locked(run: Run, token: str) -> str:
         return "skipped"
 
 
-def _store_round(run: Run, plan, inclusion: np.ndarray, labels_version: int) -> PlanRound:
+def _store_round(run: Run, plan, inclusion: np.ndarray, loaded) -> PlanRound:
     details = {k: v for k, v in plan.details.items() if k not in ("levels", "fraction")}
     plan_round = PlanRound.objects.create(
         task_id=run.task_id, run=run, round=plan.round, status=plan.status, seed=plan.seed,
@@ -89,7 +89,7 @@ def _store_round(run: Run, plan, inclusion: np.ndarray, labels_version: int) -> 
         predicted_half_width=_finite(plan.predicted_half_width),
         current_half_width=_finite(plan.current_half_width),
         expected_labels=float(plan.expected_labels), details=_jsonable(details),
-        labels_version=labels_version, engine_version=ENGINE_VERSION)
+        labels_version=loaded.labels_version, engine_version=ENGINE_VERSION)
     if plan.round == 1:
         # Items of this run may already be queued for earlier runs: its team must not verify them.
         register_run_conflicts(run=run)
@@ -99,8 +99,10 @@ def _store_round(run: Run, plan, inclusion: np.ndarray, labels_version: int) -> 
         Draw.objects.bulk_create(
             [Draw(plan_round=plan_round, item_id=pks[int(i)], inclusion=float(p))
              for i, p in zip(plan.items, inclusion, strict=True)], batch_size=2000)
+        run_items = [(other.team_id, loaded.state.runs[k].items)
+                     for k, other in enumerate(loaded.runs)]
         request_verification(task=run.task, item_ids=[pks[int(i)] for i in plan.items],
-                             priority=plan_round.pk)
+                             priority=plan_round.pk, run_items=run_items)
     return plan_round
 
 

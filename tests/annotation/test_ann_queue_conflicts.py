@@ -86,3 +86,24 @@ def test_a_skip_sends_the_item_to_others_never_back_to_the_skipper(sent_messages
     assert req.state == "pending" and req.judgments_counted == 0
     assert req.judgments_required == 2  # the skip asked for an extra judgment
     assert claim_assignments(task=task, annotator=b).assignments[0].request_id == req.pk
+
+
+def test_planning_records_every_predicting_team_from_the_engine_state(sent_messages):
+    """The planner passes its in-memory runs instead of re-reading them: same conflicts."""
+    task = make_task(judgments_per_item=1, gold_rate=0.0, target_half_width=0.3)
+    items = add_items(task, 40)
+    a, b, c = make_team("A"), make_team("B"), make_team("C")
+    first = add_run(task, a, range(0, 30), name="a-run")
+    add_run(task, b, range(10, 40), name="b-run")
+    add_run(task, c, [39], name="c-run")
+    assert plan_run(first.pk) == "sample"
+    requested = dict(VerificationRequest.objects.filter(task=task)
+                     .values_list("pk", "item__index"))
+    assert requested
+    expected = {(pk, team.pk) for pk, index in requested.items()
+                for team, predicted in ((a, range(0, 30)), (b, range(10, 40)), (c, [39]))
+                if index in predicted}
+    got = set(RequestConflict.objects.filter(request__task=task)
+              .values_list("request_id", "team_id"))
+    assert got == expected
+    assert len(items) == 40

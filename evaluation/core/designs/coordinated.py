@@ -117,6 +117,15 @@ class _SamplingRecord:
         cells, counts = np.unique(self.cell[items], return_counts=True)
         self.run_cells.append((cells, counts.astype(float)))
 
+    def copy(self) -> _SamplingRecord:
+        """A copy whose mutable parts are independent; per-run strata, fixed once a run is
+        added, are shared."""
+        return _SamplingRecord(
+            inclusion=self.inclusion.copy(), requested=self.requested.copy(),
+            strata=list(self.strata), rounds=list(self.rounds), log=list(self.log),
+            cell=self.cell.copy(), n_cells=self.n_cells, stratum_sizes=list(self.stratum_sizes),
+            covered=list(self.covered), run_cells=list(self.run_cells))
+
     def apply_levels(self, items: np.ndarray, levels: np.ndarray, fraction: float) -> None:
         """Raise the inclusion of ``items`` to ``levels`` (``fraction`` of the way there)."""
         pi = self.inclusion[items]
@@ -437,17 +446,22 @@ class CoordinatedPoissonDesign:
                     seed, details)
 
     # -- persistence ------------------------------------------------------------------------
-    def replay(self, state: TaskState, rounds) -> None:
+    def replay(self, state: TaskState, rounds, *, extend: bool = False) -> None:
         """Rebuild this design's sampling record in ``state`` from its rounds, in planning order.
 
         Parameters
         ----------
         state : TaskState
-            A state with every run and label, but no sampling record of this design yet.
+            A state with every run and label, but no sampling record of this design yet
+            (unless ``extend``).
         rounds : iterable of RoundRecord
             Every round :meth:`plan` returned for the task, in the order they were planned:
             the run, the round number, the per-stratum ``levels`` and ``fraction`` (from
             ``Plan.details``; ``None`` for rounds that drew nothing) and the drawn items.
+        extend : bool, optional
+            Apply ``rounds`` after the ones ``state``'s record already holds: the rounds planned
+            since it was replayed, in order. Replaying rounds in two parts gives the same
+            record, bit for bit, as replaying them all at once.
 
         Notes
         -----
@@ -456,7 +470,7 @@ class CoordinatedPoissonDesign:
         service can keep only these rounds (not the per-item probabilities) and re-create the
         engine state in any process.
         """
-        if self.name in state.design_state:
+        if self.name in state.design_state and not extend:
             raise ValueError("replay needs a state with no sampling record of this design yet")
         rec = self.record(state)
         for r in rounds:

@@ -82,3 +82,60 @@ def test_replay_rejects_a_used_state_and_double_draws():
     twice = [rounds[0], RoundRecord(0, 2, rounds[0].items)]
     with pytest.raises(ValueError, match="twice"):
         CoordinatedPoissonDesign().replay(fresh, twice)
+
+
+def _runs_only(state):
+    fresh = TaskState(state.n_items)
+    for run in state.runs:
+        fresh.add_run(run.items, run.scores)
+    return fresh
+
+
+@pytest.mark.parametrize("split", [0, 1, 5, -1])
+def test_replay_in_two_parts_equals_replay_at_once(split):
+    design = CoordinatedPoissonDesign()
+    state, rounds = _campaign(design)
+    whole = _rebuild(state, CoordinatedPoissonDesign(), rounds)
+    parts = _runs_only(state)
+    CoordinatedPoissonDesign().replay(parts, rounds[:split])
+    CoordinatedPoissonDesign().replay(parts, rounds[split:], extend=True)
+    a, b = design.record(whole), design.record(parts)
+    assert np.array_equal(a.inclusion, b.inclusion)
+    assert np.array_equal(a.requested, b.requested)
+    assert a.rounds == b.rounds and a.log == b.log
+
+
+def test_runs_added_between_replays_extend_the_record():
+    design = CoordinatedPoissonDesign()
+    state, rounds = _campaign(design, n_runs=3)
+    first_run_rounds = [r for r in rounds if r.run == 0]
+    partial = TaskState(state.n_items)
+    partial.add_run(state.runs[0].items, state.runs[0].scores)
+    CoordinatedPoissonDesign().replay(partial, first_run_rounds)
+    for run in state.runs[1:]:
+        partial.add_run(run.items, run.scores)
+    CoordinatedPoissonDesign().replay(partial, rounds[len(first_run_rounds):], extend=True)
+    whole = _rebuild(state, CoordinatedPoissonDesign(), rounds)
+    assert np.array_equal(design.record(whole).inclusion, design.record(partial).inclusion)
+    assert np.array_equal(design.record(whole).requested, design.record(partial).requested)
+
+
+def test_a_fork_plans_and_labels_without_touching_the_original():
+    design = CoordinatedPoissonDesign()
+    state, _ = _campaign(design, n_runs=2)
+    before = design.record(state).copy()
+    labels = state.labels.copy()
+    fork = state.fork()
+    assert design.estimate(fork) == design.estimate(state)
+    items = np.arange(1, 4000, 2)
+    fork.add_run(items, np.linspace(0, 1, items.size))
+    plan = design.plan(fork, 2, rng=np.random.default_rng(4))
+    assert plan.items.size > 0
+    fork.set_labels(plan.items, np.ones(plan.items.size, bool))
+    after = design.record(state)
+    assert state.n_runs == 2 and np.array_equal(state.labels, labels)
+    assert np.array_equal(after.inclusion, before.inclusion)
+    assert np.array_equal(after.requested, before.requested)
+    assert after.rounds == before.rounds and len(after.strata) == 2
+    assert not np.shares_memory(fork.labels, state.labels)
+    assert np.shares_memory(fork.runs[0].items, state.runs[0].items)

@@ -1,0 +1,136 @@
+"""The per-process cache of a task's engine state: a cached load equals a fresh one, always.
+
+Every check compares ``load_task_state`` with the cache against the same call with the cache
+emptied first, after each kind of change the pipeline makes: new runs, new rounds, new labels,
+new items and a new reference sample; and one that does not extend the cache (a deleted round).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from evaluation import engine_state
+from evaluation.engine_state import forget_cached_states, load_task_state
+from evaluation.models import PlanRound
+from leaderboard.models import Item, ReferenceItem, Task
+
+from pipeline_support import (
+    PipelineDriver,
+    add_items,
+    add_run,
+    annotator,
+    answer_all,
+    make_task,
+    make_team,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def empty_cache(settings):
+    settings.ENGINE_STATE_CACHE_TASKS = 2
+    forget_cached_states()
+    yield
+    forget_cached_states()
+
+
+def _fresh(task):
+    saved = dict(engine_state._cache)
+    forget_cached_states()
+    try:
+        return load_task_state(Task.objects.get(pk=task.pk))
+    finally:
+        engine_state._cache.clear()
+        engine_state._cache.update(saved)
+
+
+def _assert_same(task):
+    cached = load_task_state(Task.objects.get(pk=task.pk))
+    fresh = _fresh(task)
+    a, b = cached.record(), fresh.record()
+    assert np.array_equal(a.inclusion, b.inclusion)
+    assert np.array_equal(a.requested, b.requested)
+    assert a.rounds == b.rounds
+    assert np.array_equal(cached.state.labels, fresh.state.labels)
+    assert np.array_equal(cached.state.reference.items, fresh.state.reference.items)
+    assert [r.pk for r in cached.runs] == [r.pk for r in fresh.runs]
+    assert cached.round_runs == fresh.round_runs
+    assert cached.design.estimate(cached.state) == fresh.design.estimate(fresh.state)
+    return cached
+
+
+def _task_with_runs(monkeypatch, n_runs=2, seed=1):
+    rng = np.random.default_rng(seed)
+    task = make_task(target_half_width=0.1)
+    add_items(task, 3000)
+    truth = {i: bool(rng.random() < 0.6) for i in range(3000)}
+    team = make_team("A")
+    driver = PipelineDriver(monkeypatch)
+    for j in range(n_runs):
+        items = rng.choice(3000, size=1200, replace=False)
+        add_run(task, team, items, rng.random(items.size), name=f"r{j}")
+    return task, truth, driver
+
+
+def test_cached_loads_follow_rounds_labels_runs_items_and_reference(monkeypatch):
+    task, truth, driver = _task_with_runs(monkeypatch)
+    user = annotator(task)
+    for run_pk in task.runs.values_list("pk", flat=True):
+        driver.sent.append(("evaluation.plan_run", [run_pk]))
+    driver.drain()
+    _assert_same(task)
+    assert task.pk in engine_state._cache
+    answer_all(task, truth, user)
+    _assert_same(task)
+    driver.drain()
+    _assert_same(task)
+    # A new run on new items: the cache adds the run and grows the item count.
+    new_items = add_items(task, 500)
+    truth.update({it.index: True for it in new_items})
+    late = add_run(task, make_team("B"), np.arange(2500, 3500), name="late")
+    driver.sent.append(("evaluation.plan_run", [late.pk]))
+    driver.drain()
+    cached = _assert_same(task)
+    assert cached.state.n_items == 3500 and cached.state.n_runs == 3
+    ReferenceItem.objects.bulk_create([ReferenceItem(task=task, item=it)
+                                       for it in Item.objects.filter(task=task)[:40]])
+    _assert_same(task)
+
+
+def test_a_job_cannot_change_the_cached_state(monkeypatch):
+    task, _, _ = _task_with_runs(monkeypatch)
+    loaded = load_task_state(task)
+    plan = loaded.design.plan(loaded.state, 0, rng=np.random.default_rng(0))
+    assert plan.items.size
+    loaded.state.set_labels(plan.items, np.ones(plan.items.size, bool))
+    again = load_task_state(task)
+    assert not again.record().requested.any()
+    assert (again.state.labels < 0).all()
+
+
+def test_rounds_that_do_not_extend_the_cache_rebuild_it(monkeypatch):
+    task, _, driver = _task_with_runs(monkeypatch)
+    for run_pk in task.runs.values_list("pk", flat=True):
+        driver.sent.append(("evaluation.plan_run", [run_pk]))
+    driver.drain()
+    load_task_state(task)
+    PlanRound.objects.filter(pk=PlanRound.objects.filter(task=task).order_by("id").first().pk
+                             ).delete()
+    _assert_same(task)
+
+
+def test_the_cache_keeps_only_the_most_recent_tasks(monkeypatch, settings):
+    settings.ENGINE_STATE_CACHE_TASKS = 1
+    first, _, _ = _task_with_runs(monkeypatch)
+    second = make_task(slug="second")
+    add_items(second, 10)
+    add_run(second, make_team("C"), np.arange(5))
+    load_task_state(first)
+    load_task_state(second)
+    assert list(engine_state._cache) == [second.pk]
+    settings.ENGINE_STATE_CACHE_TASKS = 0
+    forget_cached_states()
+    load_task_state(first)
+    assert not engine_state._cache
