@@ -7,6 +7,7 @@ with a 4xx status; the views only validate, call one service or selector, and se
 from __future__ import annotations
 
 from django.http import Http404
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
@@ -30,6 +31,27 @@ STATUS = {
     "unknown_assignment": 404, "not_found": 404, "client_id_reused": 409,
     "undo_expired": 409, "not_last_answer": 409, "already_answered": 409,
 }
+
+
+ERROR_TEXT = {
+    400: "Invalid body (`invalid`): the message names the field.",
+    401: "Not authenticated (`not_authenticated`): send a token or a session cookie.",
+    403: "Not an annotator of this task (`not_annotator`), or not allowed (`forbidden`).",
+    404: "No such task, lease token (`unknown_assignment`) or answer of yours (`not_found`).",
+    409: "Conflict with the queue's state: `task_closed`, `client_id_reused`, "
+         "`already_answered`, `undo_expired`, `not_last_answer`.",
+    415: "Unsupported content type (`invalid`): send JSON.",
+    429: "Throttled (`throttled`).",
+}
+
+
+def documented(ok: dict, *codes: int, summary: str, request=None):
+    """``extend_schema`` for a queue endpoint: its success bodies and the error statuses it
+    really returns, each with the queue's error body."""
+    responses = {**ok, **{code: OpenApiResponse(s.QueueError, description=ERROR_TEXT[code])
+                          for code in (*codes, 401, 429)}}
+    return extend_schema(tags=["annotation"], summary=summary, request=request,
+                         responses=responses)
 
 
 def error(code: str, message: str, http_status: int | None = None) -> Response:
@@ -57,7 +79,7 @@ class QueueAPIView(APIView):
         response = super().handle_exception(exc)
         code = {400: "invalid", 401: "not_authenticated", 403: "forbidden",
                 404: "not_found", 405: "method_not_allowed",
-                415: "invalid"}.get(response.status_code, "error")
+                415: "invalid", 429: "throttled"}.get(response.status_code, "error")
         if isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed):
             code = "not_authenticated"
         response.data = {"error": {"code": code, "message": _flatten(exc.detail)
@@ -81,6 +103,8 @@ class QueueAPIView(APIView):
 
 
 class ClaimView(QueueAPIView):
+    @documented({200: s.ClaimOut}, 400, 403, 404, 415, request=s.ClaimIn,
+                summary="Claim up to `count` items (leases); `holding` lists tokens you hold")
     def post(self, request, slug: str):
         task = self.task(slug, check_annotator=False)  # the service checks it
         data = self.valid(s.ClaimIn)
@@ -93,11 +117,14 @@ class ClaimView(QueueAPIView):
 
 
 class ProgressView(QueueAPIView):
+    @documented({200: s.ProgressOut}, 403, 404, summary="Your progress on a task")
     def get(self, request, slug: str):
         return Response(annotator_progress(task=self.task(slug), annotator=request.user))
 
 
 class HeartbeatView(QueueAPIView):
+    @documented({200: s.HeartbeatOut}, 400, 415, request=s.TokensIn,
+                summary="Renew your leases (revives an expired one whose slot is still free)")
     def post(self, request):
         data = self.valid(s.TokensIn)
         rows = heartbeat(annotator=request.user, tokens=data["tokens"])
@@ -105,12 +132,18 @@ class HeartbeatView(QueueAPIView):
 
 
 class ReleaseView(QueueAPIView):
+    @documented({204: None}, 400, 415, request=s.TokensIn,
+                summary="Give your leases back at once (the page is closing)")
     def post(self, request):
         release(annotator=request.user, tokens=self.valid(s.TokensIn)["tokens"])
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class AnswerView(QueueAPIView):
+    @documented({201: s.AnswerOut, 200: OpenApiResponse(s.AnswerOut, description=(
+                    "A replay of an answer already stored under this `client_id`."))},
+                400, 403, 404, 409, 415, request=s.AnswerIn,
+                summary="Answer the item of a lease; idempotent by `client_id`")
     def post(self, request):
         data = self.valid(s.AnswerIn)
         result = answer_assignment(annotator=request.user, **data)
@@ -121,9 +154,24 @@ class AnswerView(QueueAPIView):
 
 
 class UndoView(QueueAPIView):
+    @documented({200: s.UndoOut}, 404, 409, request=None,
+                summary="Take your last answer back (within the undo window)")
     def post(self, request, client_id):
         undone = undo_answer(annotator=request.user, client_id=client_id)
         lease = undone.assignment
         return Response({"undone": True, "assignment": s.assignment_out(lease),
                          "progress": annotator_progress(task=lease.task,
                                                         annotator=request.user)})
+
+
+class UnknownEndpointView(QueueAPIView):
+    """Any other path under ``/annotate/api/``: 404 with the queue's error body (not HTML)."""
+
+    permission_classes = []
+    authentication_classes = []
+    schema = None
+
+    def unknown(self, request, *args, **kwargs):
+        raise Http404(f"there is no annotation API endpoint {request.path!r}")
+
+    get = post = put = patch = delete = head = unknown

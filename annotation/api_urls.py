@@ -1,6 +1,6 @@
 """The annotation queue's JSON API, included by ``annotation/urls.py`` under ``api/``."""
 
-from django.urls import path
+from django.urls import path, re_path
 
 from . import api
 
@@ -11,4 +11,6 @@ urlpatterns = [
     path("assignments/release", api.ReleaseView.as_view(), name="api_release"),
     path("answers", api.AnswerView.as_view(), name="api_answer"),
     path("answers/<uuid:client_id>/undo", api.UndoView.as_view(), name="api_undo"),
+    # Last: any other path (a slug or uuid that does not parse) gets the JSON error body.
+    re_path(r"^[\s\S]*$", api.UnknownEndpointView.as_view(), name="api_unknown"),
 ]

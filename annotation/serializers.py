@@ -12,6 +12,34 @@ from .models import Answer
 MAX_TOKENS = 50
 
 
+class UUIDText(serializers.UUIDField):
+    """A UUID given as text only: DRF would also take a JSON number (and ``true``) as
+    ``UUID(int=...)``, silently making up an id the client never had."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid", value=data)
+        return super().to_internal_value(data)
+
+
+class Text(serializers.CharField):
+    """Text only (DRF's ``CharField`` would turn a JSON number into its digits)."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class Number(serializers.FloatField):
+    """A JSON number only (not ``true``, not ``"12"``)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, (int, float)):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class StrictSerializer(serializers.Serializer):
     def validate(self, attrs):
         if isinstance(self.initial_data, dict):
@@ -23,7 +51,7 @@ class StrictSerializer(serializers.Serializer):
 
 class ClaimIn(StrictSerializer):
     count = serializers.IntegerField(min_value=1, required=False, default=1)
-    holding = serializers.ListField(child=serializers.UUIDField(), required=False, default=list,
+    holding = serializers.ListField(child=UUIDText(), required=False, default=list,
                                     max_length=MAX_TOKENS)
 
     def validate_count(self, value):
@@ -34,17 +62,15 @@ class ClaimIn(StrictSerializer):
 
 
 class TokensIn(StrictSerializer):
-    tokens = serializers.ListField(child=serializers.UUIDField(), max_length=MAX_TOKENS)
+    tokens = serializers.ListField(child=UUIDText(), max_length=MAX_TOKENS)
 
 
 class AnswerIn(StrictSerializer):
-    client_id = serializers.UUIDField()
-    token = serializers.UUIDField()
+    client_id = UUIDText()
+    token = UUIDText()
     answer = serializers.ChoiceField(choices=Answer.values)
-    justification = serializers.CharField(max_length=500, required=False, allow_blank=True,
-                                          default="")
-    seconds_spent = serializers.FloatField(min_value=0, required=False, allow_null=True,
-                                           default=None)
+    justification = Text(max_length=500, required=False, allow_blank=True, default="")
+    seconds_spent = Number(min_value=0, required=False, allow_null=True, default=None)
 
 
 def assignment_out(lease) -> dict:
@@ -62,3 +88,68 @@ def answer_out(result) -> dict:
     record = result.record
     return {"client_id": str(record.client_id), "answer": record.answer,
             "counted": result.counted, "undo_until": result.undo_until}
+
+
+# -- response shapes (the OpenAPI schema's documentation of what the views return) -------------
+class ProgressOut(serializers.Serializer):
+    answered_today = serializers.IntegerField()
+    answered_total = serializers.IntegerField()
+    daily_cap = serializers.IntegerField(allow_null=True)
+    remaining = serializers.IntegerField(help_text="Pending items you could still be given.")
+    paused = serializers.BooleanField()
+    paused_reason = serializers.CharField(allow_blank=True)
+
+
+class AssignmentOut(serializers.Serializer):
+    token = serializers.UUIDField(help_text="Opaque lease token: all the page ever sees.")
+    expires_at = serializers.DateTimeField()
+    display = serializers.DictField(help_text="What to show: the task's display layout of the "
+                                              "item's payload (see docs/ANNOTATION.md).")
+
+
+class ClaimOut(serializers.Serializer):
+    status = serializers.ChoiceField(choices=["ok", "empty", "daily_cap", "paused", "closed"])
+    message = serializers.CharField(allow_blank=True)
+    question = serializers.CharField(allow_blank=True)
+    assignments = AssignmentOut(many=True)
+    progress = ProgressOut()
+
+
+class LeaseStateOut(serializers.Serializer):
+    token = serializers.UUIDField()
+    expires_at = serializers.DateTimeField(allow_null=True, help_text="null when not valid.")
+    valid = serializers.BooleanField()
+
+
+class HeartbeatOut(serializers.Serializer):
+    assignments = LeaseStateOut(many=True, help_text="One per token, in the given order.")
+
+
+class StoredAnswerOut(serializers.Serializer):
+    client_id = serializers.UUIDField()
+    answer = serializers.ChoiceField(choices=Answer.values)
+    counted = serializers.BooleanField()
+    undo_until = serializers.DateTimeField()
+
+
+class AnswerOut(serializers.Serializer):
+    answer = StoredAnswerOut()
+    progress = ProgressOut()
+
+
+class UndoOut(serializers.Serializer):
+    undone = serializers.BooleanField()
+    assignment = AssignmentOut(help_text="A fresh lease on the same item.")
+    progress = ProgressOut()
+
+
+class QueueErrorDetail(serializers.Serializer):
+    code = serializers.CharField(help_text="invalid, not_authenticated, forbidden, not_annotator, "
+                                           "not_found, unknown_assignment, task_closed, "
+                                           "client_id_reused, undo_expired, not_last_answer, "
+                                           "already_answered, throttled, ...")
+    message = serializers.CharField()
+
+
+class QueueError(serializers.Serializer):
+    error = QueueErrorDetail()

@@ -38,9 +38,7 @@ def home(request):
 @login_required
 @require_GET
 def annotate(request, slug: str):
-    task = page_selectors.annotatable_task(slug=slug)
-    if task is None:
-        raise Http404("No such task.")
+    task = _task_or_404(request, slug)
     if not page_selectors.is_annotator(task=task, user=request.user):
         return render(request, "annotation/not_annotator.html", {"task": task}, status=403)
     config = {"slug": task.slug, "user": request.user.pk,
@@ -48,10 +46,18 @@ def annotate(request, slug: str):
     return render(request, "annotation/annotate.html", {"task": task, "config": config})
 
 
-def _organized_task(request, slug: str):
+def _task_or_404(request, slug: str):
+    """The task if the user annotates it or may see it: a draft's slug is no-one else's business
+    (403 would tell that it exists)."""
     task = page_selectors.annotatable_task(slug=slug)
-    if task is None:
+    if task is None or not (page_selectors.is_annotator(task=task, user=request.user)
+                            or page_selectors.visible_task(request.user, slug) is not None):
         raise Http404("No such task.")
+    return task
+
+
+def _organized_task(request, slug: str):
+    task = _task_or_404(request, slug)
     if not page_selectors.is_organizer(task=task, user=request.user):
         raise PermissionDenied("Only the task's organizers see its queue.")
     return task

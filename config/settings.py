@@ -13,6 +13,10 @@ variables:
 ``DATABASE_URL``
     Any URL understood by dj-database-url, e.g. ``postgres://user:pass@host:5432/name``.
     Default: the SQLite file ``var/db.sqlite3`` under the project directory.
+``DJANGO_SECURE``
+    ``1`` when the site is served over HTTPS: secure cookies, HTTP redirected to HTTPS, HSTS
+    (``DJANGO_HSTS_SECONDS``, default one year). ``DJANGO_SECURE_PROXY=1`` trusts a TLS-ending
+    proxy's ``X-Forwarded-Proto``. ``DJANGO_CSRF_TRUSTED_ORIGINS``: comma-separated origins.
 ``REDIS_URL``
     Optional, e.g. ``redis://localhost:6379/0``. When set, it is the Celery broker and the Django
     cache. When unset, Celery uses kombu's ``filesystem://`` transport (message files under
@@ -112,7 +116,9 @@ def cache_config_from_env(env: Mapping[str, str]) -> dict[str, Any]:
     """
     redis_url = env.get("REDIS_URL")
     if redis_url:
-        return {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": redis_url}
+        # Fails soft (config/cache.py): an outage costs the cache, never a request.
+        return {"BACKEND": "config.cache.ForgivingRedisCache", "LOCATION": redis_url,
+                "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}}
     return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 
 
@@ -191,6 +197,16 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 _broker = celery_broker_from_env(os.environ)
 CELERY_BROKER_URL = _broker["url"]
 CELERY_BROKER_TRANSPORT_OPTIONS = _broker["transport_options"]
+if "visibility_timeout" in CELERY_BROKER_TRANSPORT_OPTIONS:
+    # Redis: kombu looks for messages of dead workers (unacknowledged past the visibility timeout)
+    # only on every 10th tick of a 10 s timer, so a crashed worker's job waited up to 100 s more;
+    # look on every tick, every 10 s (sooner with a short timeout, as in the fault tests).
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        **CELERY_BROKER_TRANSPORT_OPTIONS,
+        "unacked_restore_interval": max(
+            1, min(10, int(CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] / 4))),
+        "unacked_restore_throttle": 1,
+    }
 for _dir in filesystem_broker_dirs(CELERY_BROKER_TRANSPORT_OPTIONS):
     _dir.mkdir(parents=True, exist_ok=True)
 # A task is acknowledged only after it finishes, and a worker reserves one task at a time, so a
@@ -217,6 +233,9 @@ PIPELINE_STUCK_SECONDS = float(os.environ.get("PIPELINE_STUCK_SECONDS", "600"))
 PIPELINE_MAX_ATTEMPTS = int(os.environ.get("PIPELINE_MAX_ATTEMPTS", "3"))
 # How long one worker may hold a task's engine lock (plan and estimate run one at a time per task).
 ENGINE_LOCK_SECONDS = float(os.environ.get("ENGINE_LOCK_SECONDS", "900"))
+# Tasks whose run-and-round part of the engine state each worker process keeps in memory
+# (evaluation.engine_state): about 16 bytes per prediction. 0 rebuilds it for every job.
+ENGINE_STATE_CACHE_TASKS = int(os.environ.get("ENGINE_STATE_CACHE_TASKS", "2"))
 # A run that needs more planning rounds than this ends `partial`.
 PIPELINE_MAX_ROUNDS = int(os.environ.get("PIPELINE_MAX_ROUNDS", "60"))
 
@@ -257,6 +276,10 @@ REST_FRAMEWORK = {
         "uploads": os.environ.get("API_THROTTLE_UPLOADS", "30/hour"),
         "auth": os.environ.get("API_THROTTLE_AUTH", "10/hour"),
     },
+    # Who a caller is, for throttles: the connecting address, or with API_NUM_PROXIES=n trusted
+    # proxies in front, the n-th address from the right of X-Forwarded-For. Unset, DRF would
+    # trust any client's X-Forwarded-For and a forged header would buy a fresh anonymous budget.
+    "NUM_PROXIES": int(os.environ.get("API_NUM_PROXIES", "0")),
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
@@ -267,12 +290,14 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": (
         "Tasks, run uploads, run status, leaderboard snapshots with confidence intervals, "
         "quotas, organizer controls and API tokens. Errors share one body: "
-        '`{"error": {"code", "message", "problems", "total", "run"}}`. See docs/API.md.'
+        '`{"error": {"code", "message", "problems", "total", "run"}}`. The annotation queue '
+        "(tag `annotation`, under `/annotate/api/`) answers errors with "
+        '`{"error": {"code", "message"}}`. See docs/API.md.'
     ),
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": "/api/",
-    "PREPROCESSING_HOOKS": ["leaderboard.api.openapi.only_leaderboard_api"],
+    "PREPROCESSING_HOOKS": ["leaderboard.api.openapi.only_json_apis"],
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {
         "TaskStateEnum": "leaderboard.models.Task.State",
@@ -287,6 +312,39 @@ SPECTACULAR_SETTINGS = {
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "home"
+
+# --- Security headers and cookies (see docs/SECURITY.md) ---------------------------------------
+
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+# The annotator page reads the CSRF token from a <meta> tag, so no script needs the cookie.
+CSRF_COOKIE_HTTPONLY = True
+CSRF_COOKIE_SAMESITE = "Lax"
+CSRF_TRUSTED_ORIGINS = env_list(os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS"), default=[])
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+# DJANGO_SECURE=1 when served over HTTPS: cookies only over TLS, http redirected, HSTS on.
+# DJANGO_SECURE_PROXY=1 when a proxy terminates TLS and sets X-Forwarded-Proto.
+SECURE_DEPLOYMENT = env_bool(os.environ.get("DJANGO_SECURE"), default=False)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = SECURE_SSL_REDIRECT = SECURE_DEPLOYMENT
+SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_HSTS_SECONDS",
+                                         "31536000" if SECURE_DEPLOYMENT else "0"))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_DEPLOYMENT
+# Browser preload lists are hard to leave again: only on explicit request.
+SECURE_HSTS_PRELOAD = env_bool(os.environ.get("DJANGO_HSTS_PRELOAD"), default=False)
+if env_bool(os.environ.get("DJANGO_SECURE_PROXY"), default=False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Stop reading an upload once its files pass UPLOAD_MAX_BYTES (before any view: no disk filling).
+FILE_UPLOAD_HANDLERS = [
+    "leaderboard.views.uploads.UploadCeilingHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+# Failed sign-ins allowed per client address and per user name in LOGIN_FAILURE_WINDOW seconds.
+LOGIN_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "10"))
+LOGIN_FAILURE_WINDOW = int(os.environ.get("LOGIN_FAILURE_WINDOW", "900"))
 
 # --- Auth, i18n, static files -------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ from django.db import models
 from django.db.models import Count
 from django.db.models.functions import Length
 from django.utils import timezone
+from rest_framework.authtoken.admin import TokenProxy
 
 from evaluation.core.designs import make_design
 
@@ -287,3 +288,7 @@ class EstimateAdmin(OrganizerScopedAdmin):
 
     def has_add_permission(self, request):
         return False
+
+
+# API keys are secrets: the admin must not list them (users rotate or revoke their own).
+admin.site.unregister(TokenProxy)

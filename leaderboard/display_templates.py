@@ -67,6 +67,8 @@ def validate_display_template(text: str) -> list[str]:
         spec = json.loads(text)
     except ValueError as exc:
         return [f"The display template is not valid JSON: {exc}."]
+    except RecursionError:
+        return ["The display template nests too deeply to be read."]
     if not isinstance(spec, dict):
         return ['The display template must be a JSON object such as {"layout": "table"}.']
     layout = spec.get("layout")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 
@@ -22,16 +23,30 @@ ROW_FIELDS = ("run", "name", "team", "state", "provisional", "n_predictions", "n
               "n_verified")
 VERIFIED_ITEM_FIELDS = ("key", "label", "verified_at", "label_seq")
 ITEM_CHUNK = 2000
+# A spreadsheet opening the CSV runs a cell starting with one of these as a formula ("CSV
+# injection"): user text (run and team names, item keys, justifications) gets a leading ``'``.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+PLAIN_NUMBER = re.compile(r"[-+]?\d+(\.\d+)?([eE][-+]?\d+)?")
+
+
+def neutralize_formula(text: str) -> str:
+    """``text`` as a spreadsheet shows it: inert. Plain numbers (``-0.5``) stay as they are."""
+    if text.startswith(FORMULA_START) and not PLAIN_NUMBER.fullmatch(text):
+        return "'" + text
+    return text
 
 
 def _cell(value) -> str:
-    """How one value is written in a CSV cell: booleans as true/false, missing as empty."""
+    """How one value is written in a CSV cell: booleans as true/false, missing as empty, text
+    that a spreadsheet would run as a formula prefixed with ``'``."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, datetime):
         return value.isoformat()
+    if isinstance(value, str):
+        return neutralize_formula(value)
     return str(value)
 
 

@@ -4,9 +4,16 @@ The pipeline's Celery tasks live in ``evaluation.tasks``, a higher layer: lower 
 name (``send_task``) and never import it. Every message is sent only once the transaction that made
 the work necessary has committed, so a worker never looks for a row that does not exist yet, and a
 rolled-back upload enqueues nothing.
+
+The database, not the broker, is the source of truth: a message that cannot be sent (the broker is
+down) is logged and dropped, never raised into the request that made the work necessary (its
+rows are committed by then). The run's state or the task's ``estimate_pending`` flag records the
+work, and the watchdog (``evaluation.services.watchdog``) sends it again once it is overdue.
 """
 
 from __future__ import annotations
+
+import logging
 
 from celery import current_app
 from django.conf import settings
@@ -16,14 +23,25 @@ from django.utils import timezone
 PLAN_RUN = "evaluation.plan_run"
 ESTIMATE_TASK = "evaluation.estimate_task"
 
+log = logging.getLogger(__name__)
+
 
 def _send(name: str, args: list, countdown: float | None = None) -> None:
     current_app.send_task(name, args=args, countdown=countdown)
 
 
+def _send_or_log(name: str, args: list, countdown: float | None = None) -> None:
+    """Send after commit; if the broker is unreachable, log it and leave the work to the
+    watchdog (the committed rows say what is owed)."""
+    try:
+        _send(name, args, countdown=countdown)
+    except Exception:  # any broker failure: kombu, redis-py and socket errors alike
+        log.exception("could not send %s%s; the watchdog will send it again", name, args)
+
+
 def enqueue_plan(run_id: int) -> None:
     """Ask a worker to plan the next round of ``run_id`` once the current transaction commits."""
-    transaction.on_commit(lambda: _send(PLAN_RUN, [run_id]))
+    transaction.on_commit(lambda: _send_or_log(PLAN_RUN, [run_id]))
 
 
 def enqueue_estimate(task_id: int, *, force: bool = False) -> bool:
@@ -45,5 +63,6 @@ def enqueue_estimate(task_id: int, *, force: bool = False) -> bool:
     if force:
         Task.objects.filter(pk=task_id).update(estimate_pending=True, estimate_requested_at=now)
     delay = settings.ESTIMATE_DEBOUNCE_SECONDS
-    transaction.on_commit(lambda: _send(ESTIMATE_TASK, [task_id], countdown=delay or None))
+    transaction.on_commit(
+        lambda: _send_or_log(ESTIMATE_TASK, [task_id], countdown=delay or None))
     return True

@@ -453,9 +453,9 @@ def _point_celery_at(redis_url: str, settings: Any) -> Callable[[], None]:
     # pytest-django's `settings` fixture restores these after the test.
     settings.CELERY_BROKER_URL = redis_url
     settings.CELERY_BROKER_TRANSPORT_OPTIONS = {}
-    settings.CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": redis_url}
-    }
+    from config.settings import cache_config_from_env
+
+    settings.CACHES = {"default": cache_config_from_env({"REDIS_URL": redis_url})}
     # The debounce countdown is chosen by the process that enqueues (this one).
     settings.ESTIMATE_DEBOUNCE_SECONDS = float(WORKER_TEST_ENV["ESTIMATE_DEBOUNCE_SECONDS"])
 

@@ -6,6 +6,7 @@ import logging
 from datetime import timedelta
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -35,9 +36,9 @@ def watchdog(*, now=None) -> dict:
         state_changed_at__lt=deadline)
     for run in stuck:
         if run.attempts >= settings.PIPELINE_MAX_ATTEMPTS:
-            fail_run(run, f"the pipeline did not finish {run.state} after {run.attempts + 1} "
-                          "attempts; your quota was refunded")
-            done["failed"] += 1
+            reason = (f"the pipeline did not finish {run.state} after {run.attempts + 1} "
+                      "attempts; your quota was refunded")
+            done["failed"] += _fail_if_unmoved(run, reason)
             continue
         moved = Run.objects.filter(pk=run.pk, state=run.state,
                                    state_changed_at=run.state_changed_at).update(
@@ -65,3 +66,19 @@ def watchdog(*, now=None) -> dict:
     if any(done.values()):
         log.warning("watchdog: %s", done)
     return done
+
+
+def _fail_if_unmoved(run: Run, reason: str) -> int:
+    """Fail ``run`` unless a worker moved it since the watchdog looked (returns 1 if failed).
+
+    The check and the write share one transaction with the run's row locked, so a run a worker
+    has just advanced is never overwritten with the stale copy read above.
+    """
+    with transaction.atomic():
+        current = (Run.objects.select_for_update()
+                   .filter(pk=run.pk, state=run.state, state_changed_at=run.state_changed_at)
+                   .first())
+        if current is None:
+            return 0
+        fail_run(current, reason)
+        return 1

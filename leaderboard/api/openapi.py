@@ -61,7 +61,10 @@ class CSVRenderer(BaseRenderer):
         return json.dumps(data).encode()
 
 
-def only_leaderboard_api(endpoints):
-    """Preprocessing hook: the schema documents the REST API under ``/api/`` (the annotation
-    queue's own endpoints under ``/annotate/api/`` are not part of it)."""
-    return [endpoint for endpoint in endpoints if endpoint[0].startswith("/api/")]
+API_PREFIXES = ("/api/", "/annotate/api/")
+
+
+def only_json_apis(endpoints):
+    """Preprocessing hook: the schema documents the REST API under ``/api/`` and the annotation
+    queue's JSON API under ``/annotate/api/`` (not the pages, nor the catch-all 404 routes)."""
+    return [endpoint for endpoint in endpoints if endpoint[0].startswith(API_PREFIXES)]

@@ -35,5 +35,5 @@ urlpatterns = [
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
     # Last: every other path under /api/ gets the JSON error body, not the HTML 404 page.
-    re_path(r"^.*$", views.UnknownEndpointView.as_view(), name="unknown"),
+    re_path(r"^[\s\S]*$", views.UnknownEndpointView.as_view(), name="unknown"),
 ]

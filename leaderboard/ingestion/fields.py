@@ -11,10 +11,14 @@ import numpy as np
 MAX_KEY_LENGTH = 512
 MAX_GROUP_LENGTH = 200  # ReferenceItem.group
 
-# Never allowed in a key or a group: C0/C1 controls, DEL, byte order marks, line separators.
-_FORBIDDEN_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\ufeff\u2028\u2029]")
+# Never allowed in a key or a group: C0/C1 controls, DEL, byte order marks, line separators, and
+# lone surrogates (only a JSON escape such as "\ud800" makes one; no database can store it).
+_FORBIDDEN_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\ufeff\u2028\u2029\ud800-\udfff]")
 # The same minus tab and newline: one search tells whether a decoded TSV block needs a closer look.
-_SUSPECT_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ufeff\u2028\u2029]")
+_SUSPECT_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ufeff\u2028\u2029\ud800-\udfff]")
+# What a JSON payload's strings may not hold: NUL and lone surrogates (PostgreSQL's jsonb refuses
+# both; no JSON response could carry a lone surrogate).
+_UNSTORABLE_RE = re.compile(r"[\x00\ud800-\udfff]")
 _MISSING = object()  # a line without a score / group
 
 
@@ -43,11 +47,37 @@ def _forbidden_problem(what: str, text: str) -> str | None:
     if match is None:
         return None
     char = match.group()
+    if "\ud800" <= char <= "\udfff":
+        return (f"{what} contains a lone surrogate U+{ord(char):04X} at position "
+                f"{match.start() + 1} (an invalid \\u escape)")
     if char == "\ufeff":
         return (f"{what} contains a byte order mark (U+FEFF), allowed only at the very start of "
                 "the file")
     return (f"{what} contains the control character U+{ord(char):04X} at position "
             f"{match.start() + 1}")
+
+
+def _payload_problem(payload: object) -> str | None:
+    """Why ``payload`` (parsed JSON) cannot be stored, or ``None`` (a loop: payloads may nest
+    as deep as the JSON parser allows)."""
+    stack = [payload]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, float) and not math.isfinite(value):
+            return (f'"payload" contains the number {value!r} (NaN, Infinity and numbers too '
+                    "large for a double are not JSON)")
+        elif isinstance(value, str):
+            match = _UNSTORABLE_RE.search(value)
+            if match:
+                what = ("a NUL character (\\u0000)" if match.group() == "\x00"
+                        else f"a lone surrogate (\\u{ord(match.group()):04x})")
+                return f'"payload" contains {what}, which cannot be stored'
+    return None
 
 
 def _check_key(key: str) -> None:

@@ -27,6 +27,7 @@ from .fields import (
     _Groups,
     _Json,
     _json_type,
+    _payload_problem,
     _Scores,
     _shown,
 )
@@ -35,6 +36,12 @@ from .results import Problem, UploadRejected, human_bytes
 
 MAX_LINE_BYTES = 4 * 1024 * 1024  # a longer line (a JSON payload gone wrong) is skipped, reported
 _FAST_PATH = True  # tests switch it off to check that both paths agree
+
+
+def _printable(name: str, limit: int = 40) -> str:
+    """A JSON field name for a message: shortened, lone surrogates as ``\\udXXX`` escapes."""
+    name = name if len(name) <= limit else name[:limit] + "..."
+    return name.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 class _Parser:
@@ -198,6 +205,8 @@ class _Parser:
         if self._n_lines + n > self.max_records:
             return False
         starts = np.concatenate(([0], newlines[:-1] + 1))
+        if (newlines - starts).max() > MAX_LINE_BYTES:
+            return False
         if tabs.size == 0:  # key only
             has_value = False
             keys = text.split("\n")
@@ -262,6 +271,13 @@ class _Parser:
     # -- one line
     def _line(self, raw: bytes, line: int, offset: int, values: list) -> bool:
         """Validate one line; return whether it was taken."""
+        if len(raw) - raw.endswith(b"\r") > MAX_LINE_BYTES:
+            # Also when the whole line fits in one block: the limit must not depend on where
+            # the line falls in the file.
+            self._flush_blanks()
+            self._n_lines += 1
+            self.problem(line, f"the line is longer than {human_bytes(MAX_LINE_BYTES)}")
+            return False
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -273,7 +289,9 @@ class _Parser:
             return False
         if text.endswith("\r"):
             text = text[:-1]
-        if not text or text.isspace():
+        if not text.strip(" \t"):
+            # Only spaces and tabs make a blank line: other "whitespace" (U+001C..U+001F, U+0085,
+            # U+3000, ...) is reported as a key, never silently skipped at the end of the file.
             self._blank.append(line)
             return False
         self._flush_blanks()
@@ -316,7 +334,7 @@ class _Parser:
         allowed = ("key", self.kind.field, "payload")
         unknown = sorted(set(obj) - set(allowed))
         if unknown:
-            fields = ", ".join(f'"{name}"' for name in unknown)
+            fields = ", ".join(f'"{_printable(name)}"' for name in unknown)
             noun = "field" if len(unknown) == 1 else "fields"
             raise _Bad(f"unknown {noun} {fields} (allowed: {', '.join(allowed)})")
         if "key" not in obj:
@@ -325,7 +343,12 @@ class _Parser:
         if not isinstance(key, str):
             raise _Bad(f'"key" must be a string, not {_json_type(key)}')
         value = obj.get(self.kind.field, _MISSING)
-        return key, (value if value is _MISSING else _Json(value)), obj.get("payload")
+        payload = obj.get("payload")
+        if payload is not None:
+            problem = _payload_problem(payload)
+            if problem:
+                raise _Bad(problem)
+        return key, (value if value is _MISSING else _Json(value)), payload
 
     def _check(self, key: str, value: object, line: int) -> object:
         """Validate a record's key and value; return the value (converted)."""

@@ -7,6 +7,7 @@ the key in one transaction, so the old key stops working at once.
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from rest_framework.authtoken.models import Token
 
@@ -30,7 +31,7 @@ def rotate_token(*, user) -> Token:
     """Replace the user's token (or make one) with a new key; the old key is invalid at once."""
     with transaction.atomic():
         # Serialise concurrent rotations of one user on the user row.
-        type(user).objects.select_for_update().filter(pk=user.pk).first()
+        get_user_model().objects.select_for_update().filter(pk=user.pk).first()
         Token.objects.filter(user=user).delete()
         return Token.objects.create(user=user)
 

@@ -11,9 +11,14 @@ from django.views.decorators.http import require_http_methods
 
 from .. import page_selectors
 from ..forms import RunDetailsForm, RunUploadForm
+from ..ingestion import human_bytes
 from ..services.board import RunDetailsError, update_run_details
-from ..services.runs import SubmissionError, submit_run
+from ..services.runs import SubmissionError, submit_run, upload_limit
 from .common import task_or_404
+from .uploads import upload_too_large
+
+# Room for the multipart framing and the form's other fields around the file.
+MULTIPART_SLACK = 1024 * 1024
 
 # HTTP status of each refusal of an upload (the page is re-rendered with the form).
 SUBMISSION_STATUS = {
@@ -37,6 +42,10 @@ def submit(request, slug: str):
     if request.method != "POST":
         context["form"] = RunUploadForm(teams=teams)
         return render(request, "leaderboard/submit.html", context)
+    too_large = _too_large(request, task)
+    if too_large is not None:
+        context.update(form=RunUploadForm(teams=teams), error=too_large)
+        return render(request, "leaderboard/submit.html", context, status=413)
 
     form = RunUploadForm(request.POST, request.FILES, teams=teams)
     context["form"] = form
@@ -53,6 +62,21 @@ def submit(request, slug: str):
         return render(request, "leaderboard/submit.html", context,
                       status=SUBMISSION_STATUS.get(exc.code, 400))
     return redirect("run_detail", run_id=run.pk)
+
+
+def _too_large(request, task) -> SubmissionError | None:
+    """The refusal of a body over the task's limit (declared) or the site's (as read)."""
+    limit = upload_limit(task)
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        declared = 0
+    over = declared > limit + MULTIPART_SLACK
+    if over or (request.FILES is not None and upload_too_large(request)):  # FILES: read it
+        size = f"the request is {human_bytes(declared)}, " if declared else ""
+        return SubmissionError("too_large", f"{size}over the limit of {human_bytes(limit)} for "
+                                            f"this task; nothing was stored")
+    return None
 
 
 @login_required

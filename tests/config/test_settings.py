@@ -107,7 +107,7 @@ def test_environment_overrides_reach_django_and_celery(repo_root: Path) -> None:
         "USER": "lb",
     }
     assert loaded["celery_broker_url"] == "redis://cache.example.org:6379/2"
-    assert loaded["cache_backend"] == "django.core.cache.backends.redis.RedisCache"
+    assert loaded["cache_backend"] == "config.cache.ForgivingRedisCache"
 
 
 def test_manage_py_check_passes_with_defaults(repo_root: Path) -> None:
@@ -167,8 +167,9 @@ def test_redis_url_switches_broker_and_cache(tmp_path: Path) -> None:
     env["CELERY_VISIBILITY_TIMEOUT"] = "30"
     assert celery_broker_from_env(env)["transport_options"] == {"visibility_timeout": 30.0}
     assert cache_config_from_env(env) == {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "BACKEND": "config.cache.ForgivingRedisCache",
         "LOCATION": "redis://localhost:6379/0",
+        "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
     }
 
 

@@ -48,6 +48,22 @@ def add_run(task: Task, team: Team, indices, scores=None, name="run") -> Run:
     return run
 
 
+def settle_runs(task: Task, truth: dict[int, bool], user, wait_for, *,
+                timeout: float = 90.0) -> list[Run]:
+    """Answer every pending item (as annotators would) until every run of ``task`` is final
+    (with a real worker doing the planning and estimation); returns the runs."""
+    final = {Run.State.SCORED, Run.State.PARTIAL, Run.State.FAILED}
+
+    def settled():
+        runs = list(Run.objects.filter(task=task))
+        if {r.state for r in runs} <= final:
+            return runs
+        answer_all(task, truth, user)
+        return None
+
+    return wait_for(settled, timeout=timeout, interval=0.2, message="every run to be final")
+
+
 def annotator(task: Task, name="ann"):
     user, _ = get_user_model().objects.get_or_create(username=name)
     task.annotators.add(user)

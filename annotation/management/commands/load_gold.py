@@ -14,6 +14,14 @@ from annotation.services import GoldFileError, load_gold
 from leaderboard.models import Task
 
 
+def _checked_lines(file: Path, lines):
+    """The file's lines; a NUL byte stops the load (no database can hold it in a key)."""
+    for number, line in enumerate(lines, start=1):
+        if "\x00" in line:
+            raise CommandError(f"{file}: nothing loaded, line {number} contains a NUL byte")
+        yield line
+
+
 class Command(BaseCommand):
     help = ("Load gold items of task SLUG from FILE: one 'key<TAB>correct|incorrect' line per "
             "item (blank lines and '#' comments are skipped).")
@@ -30,7 +38,7 @@ class Command(BaseCommand):
             raise CommandError(f"gold file not found: {file}")
         try:
             with file.open(encoding="utf-8-sig") as f:
-                loaded = load_gold(task=task, lines=f)
+                loaded = load_gold(task=task, lines=_checked_lines(file, f))
         except UnicodeDecodeError as exc:
             raise CommandError(f"{file} is not UTF-8 text: {exc}") from exc
         except GoldFileError as exc:

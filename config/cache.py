@@ -1,0 +1,79 @@
+"""A Redis cache that degrades to misses when Redis is unreachable.
+
+The cache holds only what can be recomputed (throttle counters, rendered board bodies); the
+database is the source of truth. So a Redis outage must not turn every request into a 500: reads
+miss, writes are dropped, and a warning is logged (at most once a minute per process).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from django.core.cache.backends.redis import RedisCache
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+log = logging.getLogger(__name__)
+UNAVAILABLE = (RedisConnectionError, RedisTimeoutError)
+
+
+class ForgivingRedisCache(RedisCache):
+    """:class:`RedisCache` whose operations fail soft when the server cannot be reached."""
+
+    _last_warning = 0.0
+
+    def _unavailable(self, operation: str, exc: Exception, default):
+        now = time.monotonic()
+        if now - ForgivingRedisCache._last_warning > 60:
+            ForgivingRedisCache._last_warning = now
+            log.warning("cache unavailable (%s: %s): serving without it", operation, exc)
+        return default
+
+    def get(self, key, default=None, version=None):
+        try:
+            return super().get(key, default, version)
+        except UNAVAILABLE as exc:
+            return self._unavailable("get", exc, default)
+
+    def get_many(self, keys, version=None):
+        try:
+            return super().get_many(keys, version)
+        except UNAVAILABLE as exc:
+            return self._unavailable("get_many", exc, {})
+
+    def set(self, key, value, timeout=None, version=None):
+        try:
+            return super().set(key, value, timeout, version)
+        except UNAVAILABLE as exc:
+            return self._unavailable("set", exc, None)
+
+    def add(self, key, value, timeout=None, version=None):
+        try:
+            return super().add(key, value, timeout, version)
+        except UNAVAILABLE as exc:
+            return self._unavailable("add", exc, False)
+
+    def set_many(self, data, timeout=None, version=None):
+        try:
+            return super().set_many(data, timeout, version)
+        except UNAVAILABLE as exc:
+            return self._unavailable("set_many", exc, list(data))
+
+    def delete(self, key, version=None):
+        try:
+            return super().delete(key, version)
+        except UNAVAILABLE as exc:
+            return self._unavailable("delete", exc, False)
+
+    def incr(self, key, delta=1, version=None):
+        try:
+            return super().incr(key, delta, version)
+        except UNAVAILABLE as exc:
+            return self._unavailable("incr", exc, delta)
+
+    def touch(self, key, timeout=None, version=None):
+        try:
+            return super().touch(key, timeout, version)
+        except UNAVAILABLE as exc:
+            return self._unavailable("touch", exc, False)

@@ -1,0 +1,36 @@
+"""A ceiling on the bytes of any uploaded file, enforced while the request body is read.
+
+Django writes an uploaded file to a temporary file before any view runs (the CSRF check of a
+page form already reads the body), so a per-task limit checked by the view cannot keep a huge
+upload off the disk. This handler, first in ``FILE_UPLOAD_HANDLERS``, stops reading once the
+files of one request pass ``UPLOAD_MAX_BYTES`` (the site-wide ceiling; each task's own, lower
+limit is applied by the upload service) and marks the request, so the view answers 413. The
+partial file is dropped, nothing is stored.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.files.uploadhandler import FileUploadHandler, StopUpload
+
+
+def upload_too_large(request) -> bool:
+    """Whether :class:`UploadCeilingHandler` stopped reading this request's files."""
+    return bool(getattr(request, "upload_too_large", False))
+
+
+class UploadCeilingHandler(FileUploadHandler):
+    def __init__(self, request=None):
+        super().__init__(request)
+        self.seen = 0
+
+    def receive_data_chunk(self, raw_data, start):
+        self.seen += len(raw_data)
+        if self.seen > settings.UPLOAD_MAX_BYTES:
+            if self.request is not None:
+                self.request.upload_too_large = True
+            raise StopUpload(connection_reset=True)
+        return raw_data
+
+    def file_complete(self, file_size):
+        return None  # the next handlers store the file

@@ -1,0 +1,447 @@
+"""The pages' permission matrix: every page URL and page POST x every role, each cell asserted.
+
+Roles (as in the REST API matrix, ``tests/leaderboard/api/test_lb_api_permissions.py``):
+anonymous, participant A (team A, one run), participant B (team B, one run), an annotator of the
+task, the task's organizer, an organizer of another task, an admin. The world is the API
+matrix's ``build_world`` (gold items, a reference sample, snapshot 1 published, snapshot 2 held
+with a distinctive value) plus a draft task, display payloads and open verification requests.
+
+Besides each cell's status, every page or download a participant, annotator or the public gets
+is searched for what they must never see: gold item keys, reference keys, the held snapshot's
+values (as the pages format them: ``0.314``), other teams' run files and descriptions; an
+annotator's pages and annotation API answers are searched for run names, team names and scores.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from django.core.cache import cache
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.forms.models import model_to_dict
+from django.test import Client
+
+from annotation.services import request_verification
+from leaderboard.forms import TASK_SETTING_FIELDS
+from leaderboard.models import Item, Task
+
+pytestmark = pytest.mark.django_db
+
+_spec = importlib.util.spec_from_file_location(
+    "lb_api_world", Path(__file__).resolve().parents[1] / "api" / "conftest.py")
+_api_world = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_api_world)
+
+ROLES = ("anonymous", "pa", "pb", "annotator", "org", "other_org", "admin")
+HELD_TEXTS = ("0.314", "0.264", "0.364", "0.31415926")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+def build_page_world():
+    world = _api_world.build_world()
+    task = world.task
+    Task.objects.create(slug="hidden-draft", title="Draft task DRAFTTITLE",
+                        state=Task.State.DRAFT).organizers.add(world.users["org"])
+    # Items for annotation: a payload an annotator sees, open verification requests.
+    items = list(Item.objects.filter(task=task, label__isnull=True))
+    for item in items:
+        item.payload = {"left": {"title": f"Left {item.index}"},
+                        "right": {"title": f"Right {item.index}"}}
+        item.save(update_fields=["payload"])
+    request_verification(task=task, item_ids=[item.pk for item in items])
+    return world
+
+
+@pytest.fixture
+def world(db, sent_jobs):
+    return build_page_world()
+
+
+def organize_body(world):
+    data = {k: ("" if v is None else v)
+            for k, v in model_to_dict(world.task, fields=TASK_SETTING_FIELDS).items()}
+    data["title"] = "Main task, renamed"
+    return data
+
+
+def submit_body(world):
+    return {"file": SimpleUploadedFile("page-run.tsv", b"k1\t0.9\nfresh-key\t0.4\n"),
+            "name": "page run", "description": ""}
+
+
+def run_edit_body(world):
+    return {"name": "run-A renamed", "description": "better", "link": "https://example.org/a"}
+
+
+def unpause_body(world):
+    return {"username": "annotator"}
+
+
+LOGIN = "login"    # 302 to the sign-in page (login_required)
+ADMIN_LOGIN = "admin-login"  # 302 to the admin's own sign-in page
+REDIRECT = "redirect"  # 302 somewhere else (a successful POST)
+
+# (method, path, body) -> expected outcome per role, in ROLES order.
+# "{a}" is team A's run id. A 403 for an annotator on the annotate page is its own page.
+MATRIX = [
+    # method, path, body,                                 anon pa   pb   ann  org  oorg admin
+    ("GET", "/", None,                                     (200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/tasks/main/", None,                          (200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/tasks/main/?sort=f1", None,                  (200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/tasks/main/?sort=bogus", None,               (400, 400, 400, 400, 400, 400, 400)),
+    ("POST", "/tasks/main/", None,                         (405, 405, 405, 405, 405, 405, 405)),
+    ("GET", "/tasks/hidden-draft/", None,                  (404, 404, 404, 404, 200, 404, 200)),
+    ("GET", "/tasks/nope/", None,                          (404, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/tasks/main/snapshots/", None,                (200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/tasks/main/snapshots/1/", None,              (200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/tasks/main/snapshots/2/", None,              (404, 404, 404, 404, 200, 404, 200)),
+    ("GET", "/tasks/main/snapshots/1.csv", None,           (200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/tasks/main/snapshots/2.csv", None,           (404, 404, 404, 404, 200, 404, 200)),
+    ("GET", "/tasks/main/snapshots/1.json", None,          (200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/tasks/main/snapshots/2.json", None,          (404, 404, 404, 404, 200, 404, 200)),
+    ("GET", "/tasks/main/snapshots/9/", None,              (404, 404, 404, 404, 404, 404, 404)),
+    ("POST", "/tasks/main/board/hold/", None,              (LOGIN, 403, 403, 403, REDIRECT, 403,
+                                                            REDIRECT)),
+    ("GET", "/tasks/main/board/hold/", None,               (LOGIN, 405, 405, 405, 405, 405, 405)),
+    ("POST", "/tasks/main/board/publish/", None,           (LOGIN, 403, 403, 403, REDIRECT, 403,
+                                                            REDIRECT)),
+    ("GET", "/tasks/main/board/publish/", None,            (LOGIN, 405, 405, 405, 405, 405, 405)),
+    ("POST", "/tasks/hidden-draft/board/hold/", None,      (LOGIN, 404, 404, 404, REDIRECT, 404,
+                                                            REDIRECT)),
+    ("GET", "/tasks/main/organize/", None,                 (LOGIN, 403, 403, 403, 200, 403, 200)),
+    ("POST", "/tasks/main/organize/", organize_body,       (LOGIN, 403, 403, 403, REDIRECT, 403,
+                                                            REDIRECT)),
+    ("POST", "/tasks/main/organize/", {"confidence": "x"}, (LOGIN, 403, 403, 403, 400, 403, 400)),
+    ("GET", "/tasks/main/organize/verified-items.csv", None,
+                                                           (LOGIN, 403, 403, 403, 200, 403, 200)),
+    ("GET", "/tasks/main/submit/", None,                   (LOGIN, 200, 200, 403, 403, 403, 403)),
+    ("POST", "/tasks/main/submit/", submit_body,           (LOGIN, REDIRECT, REDIRECT, 403, 403,
+                                                            403, 403)),
+    ("POST", "/tasks/main/submit/", {"name": "no file"},   (LOGIN, 400, 400, 403, 403, 403, 403)),
+    ("POST", "/tasks/hidden-draft/submit/", submit_body,   (LOGIN, 404, 404, 404, 403, 404, 403)),
+    ("GET", "/tasks/main/runs/", None,                     (LOGIN, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/runs/{a}/", None,                            (LOGIN, 200, 404, 404, 200, 404, 200)),
+    ("POST", "/runs/{a}/", run_edit_body,                  (LOGIN, REDIRECT, 404, 404, 403, 404,
+                                                            403)),
+    ("POST", "/runs/{a}/", {"name": ""},                   (LOGIN, 400, 404, 404, 403, 404, 403)),
+    ("GET", "/runs/999999/", None,                         (LOGIN, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/annotate/", None,                            (LOGIN, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/annotate/", None,                           (LOGIN, 405, 405, 405, 405, 405, 405)),
+    ("GET", "/annotate/main/", None,                       (LOGIN, 403, 403, 200, 403, 403, 403)),
+    ("GET", "/annotate/nope/", None,                       (LOGIN, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/annotate/hidden-draft/", None,               (LOGIN, 404, 404, 404, 403, 404, 403)),
+    ("GET", "/annotate/hidden-draft/queue/", None,         (LOGIN, 404, 404, 404, 200, 404, 200)),
+    ("GET", "/annotate/main/queue/", None,                 (LOGIN, 403, 403, 403, 200, 403, 200)),
+    ("POST", "/annotate/main/queue/unpause", unpause_body, (LOGIN, 403, 403, 403, REDIRECT, 403,
+                                                            REDIRECT)),
+    ("GET", "/annotate/main/queue/unpause", None,          (LOGIN, 405, 405, 405, 405, 405, 405)),
+    ("GET", "/annotate/main/queue/answers.csv", None,      (LOGIN, 403, 403, 403, 200, 403, 200)),
+    ("GET", "/admin/", None,                               (ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN,
+                                                            ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN,
+                                                            200)),
+    ("GET", "/admin/leaderboard/item/", None,              (ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN,
+                                                            ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN,
+                                                            200)),
+    ("GET", "/admin/login/", None,                         (200, 200, 200, 200, 200, 200,
+                                                            REDIRECT)),
+    ("POST", "/admin/login/", {"username": "pa", "password": "wrong"},
+                                                           (200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/accounts/login/", None,                      (200, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/accounts/login/", {"username": "pa", "password": "wrong"},
+                                                           (200, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/accounts/logout/", None,                    (REDIRECT,) * 7),
+    ("GET", "/accounts/logout/", None,                     (405, 405, 405, 405, 405, 405, 405)),
+    ("GET", "/accounts/password_change/", None,            (LOGIN, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/accounts/password_reset/", None,             (200, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/accounts/password_reset/", {"email": "pa@example.org"},
+                                                           (REDIRECT,) * 7),
+]
+CELLS = [pytest.param(method, path, body, role, expected[i], id=f"{method} {path} {role}")
+         for method, path, body, expected in MATRIX for i, role in enumerate(ROLES)]
+
+
+def forbidden_for(world, role: str, path: str) -> list[str]:
+    """Text that must not appear in any page or download ``role`` gets."""
+    if role in ("org", "admin"):
+        return []
+    never = [world.gold_key, world.reference_key, *HELD_TEXTS, "DRAFTTITLE"]
+    others = {"pa": ["B"], "pb": ["A"]}.get(role, ["A", "B"])
+    for team in others:
+        never += [world.secret_file[team], world.secret_description[team]]
+    if role == "annotator" and path.startswith("/annotate/"):
+        never += annotator_never(world)
+    return never
+
+
+def annotator_never(world) -> list[str]:
+    """What the annotation pages must not tell an annotator: runs, teams, scores."""
+    return ["run-A", "run-B", "team-A", "team-B", "0.618", "0.314", "precision", "recall"]
+
+
+def client_for(world, role: str) -> Client:
+    client = Client()
+    if role != "anonymous":
+        client.force_login(world.users[role])
+    return client
+
+
+def text_of(response) -> str:
+    if getattr(response, "streaming", False):
+        return b"".join(response.streaming_content).decode()
+    return response.content.decode()
+
+
+def check_status(response, expected, path: str, text: str) -> None:
+    if expected in (LOGIN, ADMIN_LOGIN, REDIRECT):
+        assert response.status_code == 302, (response.status_code, text[:300])
+        target = urlsplit(response["Location"]).path
+        if expected == LOGIN:
+            assert target == "/accounts/login/"
+            assert f"next={path.split('?')[0]}" in response["Location"].replace("%2F", "/")
+        elif expected == ADMIN_LOGIN:
+            assert target == "/admin/login/"
+        else:
+            assert target not in ("/accounts/login/", "/admin/login/")
+    else:
+        assert response.status_code == expected, text[:500]
+
+
+@pytest.mark.parametrize(("method", "path", "body", "role", "expected"), CELLS)
+def test_page_matrix(world, method, path, body, role, expected):
+    path = path.format(a=world.runs["A"].pk)
+    client = client_for(world, role)
+    data = body(world) if callable(body) else body
+    response = (client.get(path) if method == "GET" else client.post(path, data or {}))
+    text = text_of(response)
+    check_status(response, expected, path, text)
+    for secret in forbidden_for(world, role, path):
+        assert secret not in text, f"{secret!r} leaked to {role} on {method} {path}"
+
+
+def _page_routes(patterns, prefix=""):
+    for pattern in patterns:
+        route = prefix + str(pattern.pattern)
+        if hasattr(pattern, "url_patterns"):
+            if route in ("api/", "annotate/api/", "admin/", "accounts/"):
+                continue
+            yield from _page_routes(pattern.url_patterns, route)
+        else:
+            yield route
+
+
+def test_matrix_covers_every_page_route():
+    from django.urls import get_resolver
+
+    routes = set(_page_routes(get_resolver().url_patterns))
+    covered = set()
+    for _, path, _, _ in MATRIX:
+        route = path.split("?")[0].lstrip("/")
+        for slug in ("main", "hidden-draft", "nope"):
+            route = route.replace(f"tasks/{slug}/", "tasks/<slug:slug>/")
+            route = route.replace(f"annotate/{slug}/", "annotate/<slug:slug>/")
+        route = route.replace("{a}", "<int:run_id>").replace("999999", "<int:run_id>")
+        for version in ("1", "2", "9"):
+            route = route.replace(f"snapshots/{version}/", "snapshots/<int:version>/")
+            route = route.replace(f"snapshots/{version}.", "snapshots/<int:version>.")
+        covered.add(route)
+    assert routes <= covered, sorted(routes - covered)
+
+
+# -- what the cells did -------------------------------------------------------------------------
+def test_successful_posts_changed_what_they_say(world):
+    org = client_for(world, "org")
+    assert org.post("/tasks/main/board/publish/").status_code == 302
+    world.task.refresh_from_db()
+    assert world.task.board_held is False
+    assert org.post("/tasks/main/board/hold/").status_code == 302
+    world.task.refresh_from_db()
+    assert world.task.board_held is True
+    assert org.post("/tasks/main/organize/", organize_body(world)).status_code == 302
+    world.task.refresh_from_db()
+    assert world.task.title == "Main task, renamed"
+    pa = client_for(world, "pa")
+    assert pa.post(f"/runs/{world.runs['A'].pk}/", run_edit_body(world)).status_code == 302
+    world.runs["A"].refresh_from_db()
+    assert world.runs["A"].name == "run-A renamed"
+
+
+def test_refused_posts_change_nothing(world):
+    from annotation.models import AnnotatorPause
+    from annotation.services import pause_annotator
+    from leaderboard.models import Run
+
+    task, run = world.task, world.runs["A"]
+    pause_annotator(task=task, annotator=world.users["annotator"], reason="gold accuracy")
+    n_runs = Run.objects.count()
+    for role in ("anonymous", "pa", "pb", "annotator", "other_org"):
+        client = client_for(world, role)
+        client.post("/tasks/main/board/publish/")
+        client.post("/tasks/main/organize/", organize_body(world))
+        client.post("/annotate/main/queue/unpause", unpause_body(world))
+    for role in ("anonymous", "annotator", "org", "other_org", "admin"):
+        client_for(world, role).post("/tasks/main/submit/", submit_body(world))
+    for role in ("anonymous", "pa", "annotator", "other_org"):
+        client_for(world, role).post("/tasks/hidden-draft/board/hold/")
+    for role in ("anonymous", "pb", "annotator", "org", "other_org"):
+        client_for(world, role).post(f"/runs/{run.pk}/", run_edit_body(world))
+    task.refresh_from_db()
+    run.refresh_from_db()
+    assert task.board_held is True and task.title == "Main task"
+    assert run.name == "run-A" and run.link == ""
+    assert Run.objects.count() == n_runs
+    assert Task.objects.get(slug="hidden-draft").board_held is False
+    assert AnnotatorPause.objects.filter(task=task, lifted_at=None).count() == 1
+
+
+def test_participant_pages_show_published_values_never_held_ones(world):
+    for role in ("anonymous", "pa", "pb"):
+        client = client_for(world, role)
+        board = text_of(client.get("/tasks/main/"))
+        assert "0.618" in board
+        for held in HELD_TEXTS:
+            assert held not in board
+    assert "0.314" in text_of(client_for(world, "org").get("/tasks/main/snapshots/2/"))
+
+
+def test_run_page_shows_own_team_only(world):
+    text = text_of(client_for(world, "pa").get("/tasks/main/runs/"))
+    assert "run-A" in text and "run-B" not in text
+    detail = text_of(client_for(world, "pa").get(f"/runs/{world.runs['A'].pk}/"))
+    assert world.secret_description["A"] in detail
+    for held in HELD_TEXTS:
+        assert held not in detail
+
+
+def test_annotator_learns_nothing_about_runs_from_the_api(world):
+    client = client_for(world, "annotator")
+    page = text_of(client.get("/annotate/main/"))
+    claim = client.post("/annotate/api/tasks/main/claim", json.dumps({"count": 3}),
+                        content_type="application/json")
+    assert claim.status_code == 200, claim.content
+    body = claim.json()
+    assert len(body["assignments"]) == 3
+    assert all(set(a) == {"token", "expires_at", "display"} for a in body["assignments"])
+    text = page + claim.content.decode()
+    assert "Left " in text  # the payload is there ...
+    for secret in [*annotator_never(world), world.gold_key, *HELD_TEXTS]:
+        assert secret not in text  # ... and nothing about who predicted it
+    progress = client.get("/annotate/api/tasks/main/progress").content.decode()
+    for secret in annotator_never(world):
+        assert secret not in progress
+
+
+# -- CSV downloads are inert in a spreadsheet ----------------------------------------------------
+HOSTILE_CELLS = {"name": "+SUM(1)|cmd", "team": '=HYPERLINK("http://evil.example")',
+                 "key": "@evil-key", "tab": "\t=1+1", "justification": "-2+3 looks right"}
+
+
+def csv_rows(response) -> list[list[str]]:
+    import csv
+
+    return list(csv.reader(text_of(response).splitlines()))
+
+
+def test_csv_downloads_neutralise_formula_cells(world):
+    import uuid
+
+    from django.utils import timezone
+
+    from annotation.services import answer_assignment, claim_assignments
+
+    snapshot = world.snapshots[0]
+    snapshot.rows = [{**row, "name": HOSTILE_CELLS["name"], "team": HOSTILE_CELLS["team"]}
+                     for row in snapshot.rows]
+    snapshot.save(update_fields=["rows"])
+    n = world.task.n_items
+    Item.objects.bulk_create([
+        Item(task=world.task, key=HOSTILE_CELLS["key"], index=n, label=True,
+             verified_at=timezone.now(), label_seq=100),
+        Item(task=world.task, key="-17", index=n + 1, label=False, verified_at=timezone.now(),
+             label_seq=101),
+        Item(task=world.task, key=HOSTILE_CELLS["tab"], index=n + 2, label=False,
+             verified_at=timezone.now(), label_seq=102)])
+    ann = world.users["annotator"]
+    (lease,) = claim_assignments(task=world.task, annotator=ann, count=1).assignments
+    answer_assignment(annotator=ann, token=lease.token, client_id=uuid.uuid4(), answer="correct",
+                      justification=HOSTILE_CELLS["justification"])
+
+    org = client_for(world, "org")
+    for path in ("/tasks/main/snapshots/1.csv", "/api/tasks/main/snapshots/1/?format=csv",
+                 "/api/tasks/main/board/?format=csv"):
+        cells = [cell for row in csv_rows(org.get(path)) for cell in row]
+        assert "'" + HOSTILE_CELLS["name"] in cells and "'" + HOSTILE_CELLS["team"] in cells
+        assert not any(cell.startswith(("=", "+", "@")) for cell in cells), path
+    items = csv_rows(org.get("/tasks/main/organize/verified-items.csv"))
+    keys = [row[0] for row in items]
+    assert "'" + HOSTILE_CELLS["key"] in keys and "'" + HOSTILE_CELLS["tab"] in keys
+    assert "-17" in keys  # a plain number is not a formula: left as it is
+    answers = [cell for row in csv_rows(org.get("/annotate/main/queue/answers.csv"))
+               for cell in row]
+    assert "'" + HOSTILE_CELLS["justification"] in answers
+    # The JSON download keeps the text exactly (JSON is not opened by spreadsheets).
+    data = json.loads(text_of(org.get("/tasks/main/snapshots/1.json")))
+    assert {row["team"] for row in data["rows"]} == {HOSTILE_CELLS["team"]}
+
+
+@pytest.mark.parametrize(("text", "written"), [
+    ("=1+1", "'=1+1"), ("+1", "+1"), ("-0.05", "-0.05"), ("-1e-3", "-1e-3"), ("-x", "'-x"),
+    ("@SUM(A1)", "'@SUM(A1)"), ("\rcmd", "'\rcmd"), ("safe", "safe"), ("", ""),
+    ("a=b", "a=b"), ("+ 1", "'+ 1"),
+])
+def test_formula_neutralisation_of_one_cell(text, written):
+    from leaderboard.exports import neutralize_formula
+
+    assert neutralize_formula(text) == written
+
+
+# -- upload ceilings on the submit page ----------------------------------------------------------
+def test_the_submit_page_refuses_a_body_over_the_tasks_limit_before_reading_it(world):
+    from leaderboard.models import Run
+
+    world.task.max_upload_bytes = 1024
+    world.task.save(update_fields=["max_upload_bytes"])
+    runs = Run.objects.count()
+    big = SimpleUploadedFile("big.tsv", b"k1\t0.5\n" * 200_000)  # 1.4 MB > 1 KiB + 1 MiB slack
+    response = client_for(world, "pa").post("/tasks/main/submit/", {"file": big, "name": "big"})
+    assert response.status_code == 413
+    assert "over the limit of 1 KiB" in response.content.decode()
+    assert Run.objects.count() == runs
+
+
+def test_the_site_ceiling_stops_reading_an_upload_and_stores_nothing(world, settings):
+    from leaderboard.models import Run
+
+    settings.UPLOAD_MAX_BYTES = 64 * 1024
+    runs = Run.objects.count()
+    big = SimpleUploadedFile("big.tsv", b"k1\t0.5\n" * 20_000)  # 140 KB: under the slack
+    response = client_for(world, "pa").post("/tasks/main/submit/", {"file": big, "name": "big"})
+    assert response.status_code == 413
+    assert "nothing was stored" in response.content.decode()
+    assert Run.objects.count() == runs
+
+
+def test_the_ceiling_handler_stops_at_the_limit(settings):
+    from django.core.files.uploadhandler import StopUpload
+    from django.test import RequestFactory
+
+    from leaderboard.views.uploads import UploadCeilingHandler, upload_too_large
+
+    settings.UPLOAD_MAX_BYTES = 10
+    request = RequestFactory().post("/")
+    handler = UploadCeilingHandler(request)
+    assert handler.receive_data_chunk(b"12345", 0) == b"12345"
+    assert handler.receive_data_chunk(b"67890", 5) == b"67890"
+    assert not upload_too_large(request)
+    with pytest.raises(StopUpload):
+        handler.receive_data_chunk(b"x", 10)
+    assert upload_too_large(request)
