@@ -49,6 +49,8 @@ def _validate(task: Task, *, exclude_unique: bool = False) -> None:
         task.full_clean(validate_unique=not exclude_unique)
     except ValidationError as exc:
         errors.update(exc.message_dict)
+    if not isinstance(task.design_options, dict):
+        errors.setdefault("design_options", []).append("must be a JSON object")
     display_problems = validate_display_template(task.display_template)
     if display_problems:
         errors.setdefault("display_template", []).extend(display_problems)
