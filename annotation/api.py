@@ -6,6 +6,9 @@ with a 4xx status; the views only validate, call one service or selector, and se
 
 from __future__ import annotations
 
+import logging
+
+from django.db import InterfaceError, OperationalError
 from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, status
@@ -54,6 +57,9 @@ def documented(ok: dict, *codes: int, summary: str, request=None):
                          responses=responses)
 
 
+log = logging.getLogger(__name__)
+
+
 def error(code: str, message: str, http_status: int | None = None) -> Response:
     return Response({"error": {"code": code, "message": message}},
                     status=http_status or STATUS.get(code, 400))
@@ -76,6 +82,12 @@ class QueueAPIView(APIView):
             return error(exc.code, exc.message)
         if isinstance(exc, Http404):
             return error("not_found", str(exc) or "not found", 404)
+        if isinstance(exc, OperationalError | InterfaceError):
+            # The client's retry is safe: answers are idempotent by client id.
+            log.error("database unavailable during an annotation API request: %s", exc)
+            response = error("unavailable", "the database is unavailable; retry shortly", 503)
+            response["Retry-After"] = "5"
+            return response
         response = super().handle_exception(exc)
         code = {400: "invalid", 401: "not_authenticated", 403: "forbidden",
                 404: "not_found", 405: "method_not_allowed",

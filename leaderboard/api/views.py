@@ -16,8 +16,11 @@ length is already over the task's limit is refused before its body is read.
 
 from __future__ import annotations
 
+import logging
+
 import django_filters
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.db import InterfaceError, OperationalError
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
@@ -83,8 +86,24 @@ def _field_problems(detail, prefix: str = "") -> list[dict]:
     return [{"line": None, "message": f"{prefix}{detail}"}]
 
 
+log = logging.getLogger(__name__)
+# How long a client should wait before retrying after the database was unreachable.
+RETRY_AFTER_SECONDS = 5
+
+
+def database_unavailable(exc: Exception) -> Response:
+    """503 with ``Retry-After`` for a lost or unreachable database: a retry may well succeed, and
+    every write of the API is idempotent or refused as a duplicate, so retrying is safe."""
+    log.error("database unavailable during an API request: %s", exc)
+    return Response(error_body("unavailable", "the database is unavailable; retry shortly"),
+                    status=status.HTTP_503_SERVICE_UNAVAILABLE,
+                    headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
+
+
 def api_exception_handler(exc, context):
     """DRF's handler, with every error in the one body shape."""
+    if isinstance(exc, (OperationalError, InterfaceError)):
+        return database_unavailable(exc)
     if isinstance(exc, SubmissionError):
         return Response({"error": exc.as_dict()},
                         status=SUBMISSION_STATUS.get(exc.code, status.HTTP_400_BAD_REQUEST))

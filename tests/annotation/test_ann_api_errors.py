@@ -87,3 +87,32 @@ def test_bad_tokens_and_credentials(world):
     r = Client(HTTP_AUTHORIZATION="Token nope").post(API + "/tasks/tk/claim", data="{}",
                                                      content_type="application/json")
     assert r.status_code == 401 and r.json()["error"]["code"] == "not_authenticated"
+
+
+@pytest.mark.parametrize("failure", ["operational", "interface"])
+def test_a_lost_database_is_a_json_503_with_retry_after_and_the_retry_stores_once(
+        world, monkeypatch, failure):
+    from django.db import InterfaceError, OperationalError
+
+    import annotation.api
+
+    client, token = world
+    body = answer(token)
+    exc = {"operational": OperationalError, "interface": InterfaceError}[failure]
+
+    def lost(**kwargs):
+        raise exc("server closed the connection unexpectedly")
+
+    real = annotation.api.answer_assignment
+    monkeypatch.setattr(annotation.api, "answer_assignment", lost)
+    response = client.post(API + "/answers", data=json.dumps(body),
+                           content_type="application/json")
+    assert response.status_code == 503
+    assert response["Retry-After"] == "5"
+    assert response.json() == {"error": {"code": "unavailable",
+                                         "message": "the database is unavailable; retry shortly"}}
+    assert "server closed" not in response.content.decode()
+    monkeypatch.setattr(annotation.api, "answer_assignment", real)
+    retry = client.post(API + "/answers", data=json.dumps(body), content_type="application/json")
+    assert retry.status_code == 201
+    assert Judgment.objects.filter(client_id=body["client_id"]).count() == 1

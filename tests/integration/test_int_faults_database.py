@@ -13,8 +13,8 @@ another connection holds a lock the request needs:
   transaction. (No variant drops the connection on SQLite: there is no server connection to drop.)
 
 What the product does: the request's transaction dies with its connection, so nothing of it is
-stored and the client gets a 5xx; answers are idempotent by ``client_id`` (a unique column), so
-the retry stores the answer once, and a replay of a stored answer returns it (200) unchanged.
+stored and the client gets a JSON 503 with ``Retry-After``; answers are idempotent by
+``client_id`` (a unique column), so the retry stores the answer once, and a replay of a stored answer returns it (200) unchanged.
 """
 
 from __future__ import annotations
@@ -145,7 +145,9 @@ def test_connection_dropped_mid_answer_then_retry_stores_it_once(queue, wait_for
         request.join(20)
     assert not request.is_alive()
     # The client is told it failed (the connection died mid-transaction: a server error) ...
-    assert request.error is None and request.response.status_code >= 500, request.response.text
+    assert request.error is None and request.response.status_code == 503, request.response.text
+    assert request.response.json()["error"]["code"] == "unavailable"
+    assert request.response.headers["Retry-After"] == "5"
     # ... and nothing of the attempt is stored: no judgment, no label, no counted vote.
     assert _stored(client_id) == 0
     assert Task.objects.get(pk=task.pk).labels_version == labels_before

@@ -232,3 +232,20 @@ def test_swagger_ui_assets_are_served_locally(api, lb_world):
 ])
 def test_errors_have_the_one_body_everywhere(api, lb_world, method, path, status, code):
     error(getattr(api(lb_world.users["org"]), method)(path), status, code)
+
+
+def test_a_lost_database_is_a_json_503_with_retry_after(api, lb_world, monkeypatch):
+    from django.db import OperationalError
+
+    import leaderboard.api.board_views as board_views
+
+    def lost(task):
+        raise OperationalError("could not connect to server: secret-host")
+
+    monkeypatch.setattr(board_views, "latest_published_snapshot", lost)
+    response = api(lb_world.users["pa"]).get("/api/tasks/main/board/")
+    assert response.status_code == 503
+    assert response["Retry-After"] == "5"
+    body = response.json()["error"]
+    assert body["code"] == "unavailable" and "retry" in body["message"]
+    assert "secret-host" not in response.content.decode()
