@@ -6,13 +6,14 @@ record is replayed from the stored rounds (:meth:`CoordinatedPoissonDesign.repla
 on any machine sees the same state, bit for bit, and a crashed worker loses nothing.
 
 Runs' predictions and stored rounds never change once written, so each worker process keeps the
-part of the state built from them (runs, score strata, the replayed record) for its most recent
-tasks, and on the next job only adds the runs and replays the rounds stored since. At 100 runs x
-1,000,000 predictions that part costs about 20 s to build (docs/BENCHMARKS.md, service scale) and
-the update well under one. Labels and the reference sample are re-read every time, and every job
-works on a fork of the cached state, so nothing a job does (a plan that is never stored) can leak
-into the next one. Anything that does not extend what was cached (a run or round that disappeared
-or changed, a smaller item count, other design settings) rebuilds the task from scratch.
+part of the state built from them (runs, score strata, the replayed record) for its most recently
+used tasks, within ``ENGINE_STATE_CACHE_MB``, and on the next job only adds the runs and replays
+the rounds stored since. At 100 runs x 1,000,000 predictions that part costs 25-36 s to build and
+0.24 s to bring up to date (docs/BENCHMARKS.md, service scale). Labels and the reference sample
+are re-read every time, and every job works on a fork of the cached state, so nothing a job does
+(a plan that is never stored) can leak into the next one. Anything that does not extend what was
+cached (a run or round that disappeared or changed, a smaller item count, other design
+settings, a re-created database) rebuilds the task from scratch.
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ def _config(task: Task) -> tuple:
 
 
 def _up_to_date(task: Task, design, runs: list, run_index: dict, n_items: int) -> _CachedTask:
-    limit = settings.ENGINE_STATE_CACHE_TASKS
+    budget = settings.ENGINE_STATE_CACHE_MB * 2**20
     entry = _cache.pop(task.pk, None)
     run_keys = [(run.pk, run.created_at, run.n_predictions) for run in runs]
     if (entry is None or entry.config != _config(task) or n_items < entry.state.n_items
@@ -151,11 +152,25 @@ def _up_to_date(task: Task, design, runs: list, run_index: dict, n_items: int) -
         entry = _CachedTask(_config(task), TaskState(0))
         _add_runs(entry, runs, run_keys, n_items)
         _replay_new_rounds(entry, task, design, run_index)
-    if limit > 0:
+    if budget > 0:
         _cache[task.pk] = entry
-        while len(_cache) > limit:
+        # Least recently used first; the entry just used always stays.
+        while len(_cache) > 1 and sum(_nbytes(e) for e in _cache.values()) > budget:
             _cache.popitem(last=False)
     return entry
+
+
+def _nbytes(entry: _CachedTask) -> int:
+    """Memory held by a cached entry's arrays (runs, record), not counting shared ones twice."""
+    state = entry.state
+    arrays = [state.labels, state.in_pool]
+    for run in state.runs:
+        arrays += [run.items, run.scores]
+    for extra in state.design_state.values():
+        arrays += [v for v in vars(extra).values() if isinstance(v, np.ndarray)]
+        arrays += [a for v in vars(extra).values() if isinstance(v, list)
+                   for a in v if isinstance(a, np.ndarray)]
+    return sum(a.nbytes for a in arrays)
 
 
 def _add_runs(entry: _CachedTask, runs: list, run_keys: list, n_items: int) -> None:

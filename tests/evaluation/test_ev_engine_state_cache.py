@@ -30,7 +30,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(autouse=True)
 def empty_cache(settings):
-    settings.ENGINE_STATE_CACHE_TASKS = 2
+    settings.ENGINE_STATE_CACHE_MB = 64
     forget_cached_states()
     yield
     forget_cached_states()
@@ -121,16 +121,23 @@ def test_rounds_that_do_not_extend_the_cache_rebuild_it(monkeypatch):
     _assert_same(task)
 
 
-def test_the_cache_keeps_only_the_most_recent_tasks(monkeypatch, settings):
-    settings.ENGINE_STATE_CACHE_TASKS = 1
+def test_the_cache_keeps_the_most_recent_tasks_within_its_memory_budget(monkeypatch, settings):
     first, _, _ = _task_with_runs(monkeypatch)
     second = make_task(slug="second")
     add_items(second, 10)
     add_run(second, make_team("C"), np.arange(5))
     load_task_state(first)
     load_task_state(second)
-    assert list(engine_state._cache) == [second.pk]
-    settings.ENGINE_STATE_CACHE_TASKS = 0
+    assert list(engine_state._cache) == [first.pk, second.pk]  # both fit in 64 MiB
+    size = engine_state._nbytes(engine_state._cache[first.pk])
+    assert size > 3000 * 2 + 2 * 1200 * 16  # labels, pool and both runs' arrays at least
+    settings.ENGINE_STATE_CACHE_MB = (size - 1) / 2**20
+    forget_cached_states()
+    load_task_state(first)
+    assert list(engine_state._cache) == [first.pk]  # over budget alone, but in use: kept
+    load_task_state(second)
+    assert list(engine_state._cache) == [second.pk]  # the least recently used went
+    settings.ENGINE_STATE_CACHE_MB = 0
     forget_cached_states()
     load_task_state(first)
     assert not engine_state._cache

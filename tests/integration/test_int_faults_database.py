@@ -14,7 +14,8 @@ another connection holds a lock the request needs:
 
 What the product does: the request's transaction dies with its connection, so nothing of it is
 stored and the client gets a JSON 503 with ``Retry-After``; answers are idempotent by
-``client_id`` (a unique column), so the retry stores the answer once, and a replay of a stored answer returns it (200) unchanged.
+``client_id`` (a unique column), so the retry stores the answer once, and a replay of a stored
+answer returns it (200) unchanged.
 """
 
 from __future__ import annotations

@@ -1,0 +1,153 @@
+"""Speed-up from adding Celery workers when several tasks are busy at once.
+
+``bench/service_scale.py`` measures 1 -> 2 workers on ONE task: planning and estimation of a task
+hold its engine lease, so a second worker there only waits. This script measures what a second
+worker buys across tasks: ``--tasks`` tasks, each with ``--runs`` synthetic runs of
+``--predictions`` predictions (the generator of ``bench/engine_scale.py``), are ingested with no
+message sent; the database is copied once per worker count, and N workers (``--pool=solo``, the
+production shape of one process per core) plan every run's first round. Wall time from the
+first message to the moment no run is ``queued`` or ``planning``; the messages interleave the
+tasks (the k-th run of every task, then the next); every worker starts cold (its first job on a
+task builds that task's engine state).
+
+Usage::
+
+    DATABASE_URL=postgres://leaderboard:leaderboard@127.0.0.1:54329/bench_workers \\
+        .venv/bin/python bench/worker_scaling.py --json bench/results/worker_scaling.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from types import SimpleNamespace
+from urllib.parse import urlparse
+
+import numpy as np
+from _util import machine
+from engine_scale import Universe
+from service_scale import (
+    Worker,
+    ingest,
+    log,
+    recreate_database,
+    setup_django,
+    start_redis,
+    summary,
+    with_database,
+)
+
+
+def build(args) -> list[int]:
+    from django.contrib.auth import get_user_model
+
+    from leaderboard import jobs
+    from leaderboard.services.tasks import create_task
+
+    organizer = get_user_model().objects.create_user("scaling-organizer")
+    real_send, jobs._send = jobs._send, (lambda *a, **k: None)
+    task_ids = []
+    try:
+        for t in range(args.tasks):
+            rng = np.random.default_rng([args.seed, t])
+            universe = Universe(3 * args.predictions, int(1.2 * args.predictions), 0.30, 0.55,
+                                rng)
+            task = create_task(slug=f"scaling-{t}", title=f"Scaling {t}",
+                               organizers=[organizer], target_half_width=0.05,
+                               max_upload_bytes=1 << 40,
+                               max_predictions_per_run=args.predictions)
+            log(f"task {t}: {args.runs} runs")
+            ingest(SimpleNamespace(predictions=args.predictions, tmp=args.tmp), task, universe,
+                   rng, t * 1000, args.runs)
+            task_ids.append(task.pk)
+    finally:
+        jobs._send = real_send
+    return task_ids
+
+
+def measure(args, database_url: str, n_workers: int) -> dict:
+    import psycopg
+    from celery import current_app
+
+    db = psycopg.connect(database_url, autocommit=True)
+    workers = [Worker(f"s{n_workers}w{k}", database_url,
+                      os.path.join(args.tmp, f"scaling{n_workers}-w{k}.log"))
+               for k in range(n_workers)]
+    try:
+        for w in workers:
+            w.wait_ready()
+        # Submissions to different tasks interleave, as when several shared tasks are open at
+        # once: the k-th run of every task, then the (k+1)-th.
+        queued = [row[0] for row in db.execute(
+            "SELECT id FROM leaderboard_run WHERE state = 'queued' ORDER BY "
+            "row_number() OVER (PARTITION BY task_id ORDER BY id), task_id")]
+        started = time.perf_counter()
+        for pk in queued:
+            current_app.send_task("evaluation.plan_run", args=[pk])
+        while db.execute("SELECT count(*) FROM leaderboard_run WHERE state IN "
+                         "('queued', 'planning')").fetchone()[0]:
+            if time.perf_counter() - started > 3600:
+                raise RuntimeError("the runs were not planned within an hour")
+            time.sleep(0.2)
+        wall = time.perf_counter() - started
+        jobs = [t for w in workers for t in w.task_times()]
+        return {"workers": n_workers, "runs": len(queued), "wall_seconds": round(wall, 1),
+                "plan_jobs_s": summary(s for name, s, _ in jobs if name == "evaluation.plan_run"),
+                "jobs_per_worker": [len(w.task_times()) for w in workers],
+                "peak_worker_rss_mib": [round(w.peak_rss_mib()) for w in workers]}
+    finally:
+        db.close()
+        for w in workers:
+            w.stop()
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tasks", type=int, default=4)
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--predictions", type=int, default=200_000)
+    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json", metavar="PATH")
+    args = ap.parse_args(argv)
+    base_url = os.environ.get("DATABASE_URL", "")
+    if not base_url.startswith(("postgres://", "postgresql://")):
+        ap.error("set DATABASE_URL to a PostgreSQL database (it is dropped and re-created)")
+    out = {"machine": machine(), "sizes": {"tasks": args.tasks, "runs": args.runs,
+                                           "predictions": args.predictions}}
+    args.tmp = tempfile.mkdtemp(prefix="worker-scaling-")
+    redis, redis_url = start_redis(args.tmp)
+    try:
+        recreate_database(base_url)
+        setup_django(base_url, redis_url)
+        build(args)
+        from django.db import connections
+
+        connections.close_all()
+        name = urlparse(base_url).path.lstrip("/")
+        results = []
+        for n in args.workers:
+            copy = with_database(base_url, f"{name}_{n}w")
+            recreate_database(copy, template=name)
+            log(f"{n} worker(s)")
+            results.append(measure(args, copy, n))
+        out["results"] = results
+        base = results[0]["wall_seconds"]
+        out["speedup"] = {str(r["workers"]): round(base / r["wall_seconds"], 2) for r in results}
+    finally:
+        redis.terminate()
+        out["logs"] = args.tmp
+    print(json.dumps(out, indent=2, default=float))
+    if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w") as fh:
+            json.dump(out, fh, indent=2, default=float)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
