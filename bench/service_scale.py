@@ -282,6 +282,23 @@ def worker_times(workers: list[Worker]) -> dict:
             "first_job_s": round(first[0], 2) if first else None}
 
 
+def plan_and_wait(db, runs: list[int], timeout: float = 3600.0) -> float:
+    """Send a plan message for every run of ``runs`` (in that order); return the seconds until
+    none of them is ``queued`` or ``planning`` (``db``: a psycopg connection to the workers'
+    database)."""
+    from celery import current_app
+
+    started = time.perf_counter()
+    for pk in runs:
+        current_app.send_task("evaluation.plan_run", args=[pk])
+    while db.execute("SELECT count(*) FROM leaderboard_run WHERE id = ANY(%s) AND state IN "
+                     "('queued', 'planning')", [runs]).fetchone()[0]:
+        if time.perf_counter() - started > timeout:
+            raise RuntimeError(f"{len(runs)} runs were not planned within {timeout:.0f} s")
+        time.sleep(0.2)
+    return time.perf_counter() - started
+
+
 def speedup(args, task_pk: int, base_url: str, redis_url: str, n_workers: int) -> dict:
     import psycopg
     from celery import current_app
@@ -308,15 +325,7 @@ def speedup(args, task_pk: int, base_url: str, redis_url: str, n_workers: int) -
         queued = [row[0] for row in db.execute(
             f"SELECT id FROM {table} WHERE task_id = %s AND state = 'queued'", [task_pk])]
         marks = [len(w.task_times()) for w in workers]
-        started = time.perf_counter()
-        for pk in queued:
-            current_app.send_task("evaluation.plan_run", args=[pk])
-        while db.execute(f"SELECT count(*) FROM {table} WHERE id = ANY(%s) AND state IN "
-                         "('queued', 'planning')", [queued]).fetchone()[0]:
-            if time.perf_counter() - started > 3600:
-                raise RuntimeError("speed-up phase did not finish")
-            time.sleep(0.2)
-        wall = time.perf_counter() - started
+        wall = plan_and_wait(db, queued)
         done = [t for w, m in zip(workers, marks, strict=True) for t in w.task_times()[m:]]
         return {"workers": n_workers, "runs_planned": len(queued), "wall_seconds": round(wall, 1),
                 "jobs": summary(s for _, s, _ in done),

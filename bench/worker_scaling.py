@@ -23,7 +23,6 @@ import json
 import os
 import sys
 import tempfile
-import time
 from types import SimpleNamespace
 from urllib.parse import urlparse
 
@@ -34,6 +33,7 @@ from service_scale import (
     Worker,
     ingest,
     log,
+    plan_and_wait,
     recreate_database,
     setup_django,
     start_redis,
@@ -71,7 +71,6 @@ def build(args) -> list[int]:
 
 def measure(args, database_url: str, n_workers: int) -> dict:
     import psycopg
-    from celery import current_app
 
     db = psycopg.connect(database_url, autocommit=True)
     workers = [Worker(f"s{n_workers}w{k}", database_url,
@@ -85,15 +84,7 @@ def measure(args, database_url: str, n_workers: int) -> dict:
         queued = [row[0] for row in db.execute(
             "SELECT id FROM leaderboard_run WHERE state = 'queued' ORDER BY "
             "row_number() OVER (PARTITION BY task_id ORDER BY id), task_id")]
-        started = time.perf_counter()
-        for pk in queued:
-            current_app.send_task("evaluation.plan_run", args=[pk])
-        while db.execute("SELECT count(*) FROM leaderboard_run WHERE state IN "
-                         "('queued', 'planning')").fetchone()[0]:
-            if time.perf_counter() - started > 3600:
-                raise RuntimeError("the runs were not planned within an hour")
-            time.sleep(0.2)
-        wall = time.perf_counter() - started
+        wall = plan_and_wait(db, queued)
         jobs = [t for w in workers for t in w.task_times()]
         return {"workers": n_workers, "runs": len(queued), "wall_seconds": round(wall, 1),
                 "plan_jobs_s": summary(s for name, s, _ in jobs if name == "evaluation.plan_run"),
