@@ -2,6 +2,8 @@
 
 Runs simulated evaluation campaigns on a labelled data set (``truth.tsv``, ``systems/*.tsv``,
 ``items.jsonl``) and reports labels spent, target attainment, coverage, interval widths and bias.
+With ``--annotators`` a panel of fallible annotators answers instead of a perfect oracle, a share
+of all judgments goes to gold items, and judgments and the coverage at stop are reported too.
 Exit codes: 0 success, 2 bad arguments or a malformed data set (the message names file and line).
 """
 
@@ -15,7 +17,8 @@ import sys
 from evaluation.core.datasets import DatasetError, load_dataset
 from evaluation.core.designs import DESIGNS
 from evaluation.core.intervals import INTERVAL_METHODS
-from evaluation.core.simulation import METRICS, SimulationSummary, simulate
+from evaluation.core.simulated_annotators import parse_annotators
+from evaluation.core.simulation import METRICS, Annotators, SimulationSummary, simulate
 
 __all__ = ["main"]
 
@@ -42,6 +45,13 @@ def _parser() -> argparse.ArgumentParser:
                    help="interval family of the default design (default: clopper-pearson)")
     p.add_argument("--budget", type=int, default=None, metavar="LABELS",
                    help="label budget per repeat (default: unlimited)")
+    p.add_argument("--annotators", default=None, metavar="SPEC",
+                   help="fallible annotators instead of a perfect oracle: comma list of "
+                        "accuracies (0.95) or sensitivity:specificity (0.99:0.85), each with "
+                        "an optional xN, e.g. 0.98,0.95x2,0.9,0.5")
+    p.add_argument("--gold-rate", type=float, default=0.05, metavar="R",
+                   help="share of all judgments spent on gold items, with --annotators "
+                        "(default: %(default)s)")
     p.add_argument("--per-system", action="store_true", help="also print a row per system")
     p.add_argument("--json", action="store_true", help="print one line of JSON")
     return p
@@ -62,6 +72,13 @@ def _check(args) -> str | None:
         return "--budget must be at least 0"
     if args.interval is not None and args.design != "default":
         return "--interval applies to the default design only (published uses Wald intervals)"
+    if not 0 <= args.gold_rate < 1:
+        return "--gold-rate must lie in [0, 1)"
+    if args.annotators is not None:
+        try:
+            parse_annotators(args.annotators)
+        except ValueError as exc:
+            return f"--annotators: {exc}"
     return None
 
 
@@ -93,12 +110,19 @@ def format_table(summary: SimulationSummary, *, per_system: bool = False) -> str
         f"labels per repeat: {s.labels_mean:.1f} (sd {s.labels_sd:.1f})    "
         f"target met: {s.target_met:.3f}    rounds per repeat: {s.rounds_mean:.1f}    "
         f"{s.seconds:.1f} s",
-        "",
-        f"{'metric':<10} {'coverage':>9} {'median half-width':>18} {'bias':>9} {'(se)':>8}",
     ]
+    noisy = s.annotators is not None
+    if noisy:
+        lines.append(f"annotators {s.annotators}, gold rate {s.gold_rate}: judgments per repeat "
+                     f"{s.judgments_mean:.1f} ({s.gold_judgments_mean:.1f} on gold)")
+    lines += ["", f"{'metric':<10} {'coverage':>9} {'median half-width':>18} {'bias':>9} "
+                  f"{'(se)':>8}" + (f" {'cov. at stop':>13} {'bias at stop':>13}" if noisy else "")]
     for m in METRICS:
-        lines.append(f"{m:<10} {_fmt(s.coverage[m], 3):>9} {_fmt(s.half_width_median[m]):>18} "
-                     f"{_fmt(s.bias[m]):>9} {_fmt(s.bias_se.get(m, math.nan)):>8}")
+        row = (f"{m:<10} {_fmt(s.coverage[m], 3):>9} {_fmt(s.half_width_median[m]):>18} "
+               f"{_fmt(s.bias[m]):>9} {_fmt(s.bias_se.get(m, math.nan)):>8}")
+        if noisy:
+            row += f" {_fmt(s.coverage_at_stop[m], 3):>13} {_fmt(s.bias_at_stop[m]):>13}"
+        lines.append(row)
     if per_system:
         lines += ["", f"{'system':<32} {'cells':>5} {'cov P':>6} {'cov R':>6} {'cov F1':>6} "
                       f"{'hw P':>7} {'bias P':>8} {'bias R':>8}"]
@@ -148,7 +172,9 @@ def main(argv=None) -> int:
                            repeats=args.repeats, seed=args.seed,
                            target_half_width=args.target_half_width,
                            confidence=args.confidence, reference_size=args.reference_size,
-                           design_options=options, progress=progress)
+                           design_options=options, progress=progress,
+                           annotators=None if args.annotators is None else Annotators(
+                               args.annotators, gold_rate=args.gold_rate))
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130

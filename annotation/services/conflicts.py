@@ -12,6 +12,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from evaluation.core.sorted_sets import contains
 from leaderboard.models import Run, RunPredictions, Task
 
 from ..models import RequestConflict, VerificationRequest
@@ -44,7 +45,7 @@ def register_request_conflicts(*, task: Task, item_ids: list[int],
         run_items = _team_predictions(task).items()
     hits = defaultdict(lambda: np.zeros(indices.size, bool))
     for team_id, predicted in run_items:
-        hits[team_id] |= _contains(predicted, indices)
+        hits[team_id] |= contains(predicted, indices)
     rows = []
     for team_id, hit in hits.items():
         rows.extend(RequestConflict(request_id=int(pk), team_id=team_id) for pk in pks[hit])
@@ -75,10 +76,3 @@ def register_run_conflicts(*, run: Run) -> int:
         batch_size=2000, ignore_conflicts=True)
     return int(hit.size)
 
-
-def _contains(sorted_items: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Which ``values`` are in the sorted array ``sorted_items``."""
-    if not sorted_items.size:
-        return np.zeros(values.size, bool)
-    pos = np.minimum(np.searchsorted(sorted_items, values), sorted_items.size - 1)
-    return sorted_items[pos] == values

@@ -21,6 +21,7 @@ __all__ = [
     "INTERVAL_METHODS",
     "binomial_interval",
     "effective_binomial_interval",
+    "misclassified_interval",
     "normal_quantile",
     "proportion_interval",
     "smoothed_rate",
@@ -147,6 +148,37 @@ def effective_binomial_interval(estimate: float, variance: float, *, smoothed: f
     low, high = binomial_interval(estimate * n_eff, n_eff, level=level, method=method)
     # The Beta bounds are for a proportion of n_eff trials; keep the point estimate inside.
     return min(low, estimate), max(high, estimate), n_eff
+
+
+def misclassified_interval(estimate: float, variance: float, *, smoothed: float | None = None,
+                           shape: tuple[float, float] = (1.0, 1.0), level: float = 0.95,
+                           method: str = "clopper-pearson") -> tuple[float, float]:
+    """Interval for a rate estimated from fallible answers, drawn on the scale of the answers.
+
+    A rate ``r`` seen through answers of sensitivity ``se`` and specificity ``sp`` shows as the
+    answer rate ``q = (1 - sp) + (se + sp - 1) r``. The estimate's uncertainty does not vanish
+    at ``r = 1`` (some correct items are still called incorrect), so the Beta shape of
+    :func:`effective_binomial_interval`, which narrows to nothing at 0 and 1, is applied to
+    ``q`` and mapped back (Rogan and Gladen 1978): the exact misclassified-binomial interval for
+    one answer per item. ``shape = (se, sp)``; ``(1, 1)`` (exact labels) gives
+    :func:`effective_binomial_interval` itself.
+    """
+    se, sp = shape
+    if se + sp >= 2.0 - 1e-12:
+        low, high, _ = effective_binomial_interval(estimate, variance, smoothed=smoothed,
+                                                   level=level, method=method)
+        return low, high
+    if not math.isfinite(estimate):
+        return 0.0, 1.0
+    b = max(se + sp - 1.0, 0.05)
+    a = min(max(1.0 - sp, 0.0), 1.0 - b)
+    centre = a + b * min(max(estimate, 0.0), 1.0)
+    smooth = None if smoothed is None else a + b * smoothed
+    lo, hi, _ = effective_binomial_interval(centre, b * b * variance, smoothed=smooth,
+                                            level=level, method=method)
+    low = min(max((lo - a) / b, 0.0), 1.0)
+    high = min(max((hi - a) / b, 0.0), 1.0)
+    return min(low, estimate), max(high, estimate)
 
 
 def wald_interval(estimate: float, variance: float, *, level: float = 0.95):

@@ -85,17 +85,30 @@ class Plan:
     status : str
         ``"sample"`` (verify ``items``), ``"met"`` (the run's precision interval already
         meets the target: nothing to verify), ``"budget_exhausted"`` (the target needs labels the
-        budget does not allow), ``"exhausted"`` (every item of the run is verified).
+        budget does not allow), ``"exhausted"`` (every item of the run is verified),
+        ``"annotator_limited"`` (what keeps the interval wider than the target is the
+        uncertainty of the annotators' error rates, which more items of this run would not
+        reduce; judgments anywhere in the task, gold answers most, narrow it over time).
     predicted_half_width : float
         Precision half-width the planner expects once ``items`` are answered.
     current_half_width : float
         Precision half-width before this round.
     expected_labels : float
-        Expected number of new labels the round asks for (the realised count is ``len(items)``).
+        Expected number of judgments the round asks for (new items times their judgments, plus
+        ``len(again)``).
     seed : int | None
         Seed of the random draw of this round, recorded so the draw can be replayed.
     details : dict
         Design-specific record of the round (levels, inclusion probabilities, bisection bounds).
+    again : numpy.ndarray
+        Item ids, already verified, that need one more judgment each (by an annotator who has not
+        judged them yet): every item of the task whose answers reach a pattern that gets one
+        more look (:mod:`evaluation.core.designs.second_looks`).
+    bands : tuple
+        ``(cells, bands)``: pool cells the round gave a band (for good).
+    patterns : tuple
+        ``(band, patterns)`` pairs: answer patterns ``(says correct, says incorrect)`` the round
+        switched on in a band.
     """
 
     run: int
@@ -107,6 +120,9 @@ class Plan:
     expected_labels: float = 0.0
     seed: int | None = None
     details: dict = field(default_factory=dict)
+    again: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    bands: tuple = ((), ())
+    patterns: tuple = ()
 
     @property
     def done(self) -> bool:
@@ -132,6 +148,12 @@ class RoundRecord:
         was cut to the remaining budget).
     seed : int or None
         Seed of the round's draw, for the audit trail.
+    again : numpy.ndarray
+        Items the round asked one more judgment for (``Plan.again``).
+    bands, patterns : tuple
+        Bands given and answer patterns switched on (``Plan.bands``, ``Plan.patterns``).
+    judgments : int
+        Judgments each drawn item was asked for at first.
     """
 
     run: int
@@ -140,3 +162,7 @@ class RoundRecord:
     levels: list | None = None
     fraction: float = 1.0
     seed: int | None = None
+    again: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    bands: tuple = ((), ())
+    patterns: tuple = ()
+    judgments: int = 1

@@ -1,9 +1,11 @@
 """Simulated evaluation campaigns on a labelled data set: budget planning and the benchmark.
 
 Each repeat picks systems at random, lets them arrive in random order, draws a reference sample
-of true items, runs a design with a simulated annotator that answers from the gold set (each
-arriving run planned in rounds until the design stops), then scores the final estimates of every
-run against the truth (STATISTICS.md §5).
+of true items, runs a design with simulated answers (each arriving run planned in rounds until the
+design stops), then scores the final estimates of every run against the truth (STATISTICS.md §5).
+Answers come from a perfect oracle, or from a panel of fallible annotators with gold items
+(:mod:`.simulated_annotators`); then the estimates each run showed when the planner declared it
+done are scored too (``coverage_at_stop``: what a participant sees).
 """
 
 from __future__ import annotations
@@ -11,16 +13,17 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .datasets import Dataset
 from .designs import make_design
+from .simulated_annotators import AnnotatorPanel, PerfectOracle, choose_gold, parse_annotators
 from .state import TaskState
 
-__all__ = ["METRICS", "RepeatOutcome", "SimulationSummary", "run_repeat", "simulate",
-           "true_scores"]
+__all__ = ["METRICS", "Annotators", "RepeatOutcome", "SimulationSummary", "run_repeat",
+           "simulate", "true_scores"]
 
 METRICS = ("precision", "recall", "f1")
 
@@ -31,6 +34,8 @@ class RepeatOutcome:
 
     ``estimates`` has shape ``(runs, 3 metrics, 3)`` holding value, low, high; ``truth`` has shape
     ``(runs, 3)``; ``systems`` are the indices into ``Dataset.systems`` in arrival order.
+    ``stop_estimates`` has the shape of ``estimates``: each run's estimates when the planner
+    declared it done. ``judgments`` counts every answer, gold included.
     """
 
     labels: int
@@ -39,6 +44,9 @@ class RepeatOutcome:
     truth: np.ndarray
     estimates: np.ndarray
     gave_up: int
+    judgments: int = 0
+    gold_judgments: int = 0
+    stop_estimates: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -63,9 +71,16 @@ class SimulationSummary:
     rounds_mean: float = math.nan
     bias_se: dict = field(default_factory=dict)
     per_system: list = field(default_factory=list)
+    # Only with fallible annotators (``annotators`` given):
+    annotators: str | None = None
+    gold_rate: float | None = None
+    judgments_mean: float = math.nan
+    gold_judgments_mean: float = math.nan
+    coverage_at_stop: dict = field(default_factory=dict)
+    bias_at_stop: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
-        return {
+        out = {
             "design": self.design, "dataset": self.dataset, "systems": self.systems,
             "repeats": self.repeats, "seed": self.seed,
             "target_half_width": self.target_half_width, "confidence": self.confidence,
@@ -75,6 +90,13 @@ class SimulationSummary:
             "bias": self.bias, "bias_se": self.bias_se, "rounds_mean": self.rounds_mean,
             "seconds": self.seconds, "per_system": self.per_system,
         }
+        if self.annotators is not None:
+            out.update({"annotators": self.annotators, "gold_rate": self.gold_rate,
+                        "judgments_mean": self.judgments_mean,
+                        "gold_judgments_mean": self.gold_judgments_mean,
+                        "coverage_at_stop": self.coverage_at_stop,
+                        "bias_at_stop": self.bias_at_stop})
+        return out
 
 
 def true_scores(dataset: Dataset) -> np.ndarray:
@@ -88,13 +110,28 @@ def true_scores(dataset: Dataset) -> np.ndarray:
     return out
 
 
+@dataclass(frozen=True)
+class Annotators:
+    """A simulated annotator panel: its specification, gold rate and gold set size."""
+
+    spec: str
+    gold_rate: float = 0.05
+    gold_items: int = 100
+
+    @property
+    def profiles(self) -> tuple:
+        return parse_annotators(self.spec)
+
+
 def run_repeat(dataset: Dataset, design, *, n_systems: int | None, reference_size: int,
                rng: np.random.Generator, campaign_rng: np.random.Generator | None = None,
-               truth_scores: np.ndarray | None = None) -> RepeatOutcome:
+               truth_scores: np.ndarray | None = None, annotators: Annotators | None = None,
+               annotator_rng: np.random.Generator | None = None) -> RepeatOutcome:
     """One campaign with ``design`` (a design object) on a fresh task state.
 
     ``campaign_rng`` picks the systems, their order and the reference sample (``rng`` when
-    omitted); ``rng`` drives the design's draws.
+    omitted); ``rng`` drives the design's draws; ``annotator_rng`` the panel's choices and
+    answers (a perfect oracle answers when ``annotators`` is ``None``).
     """
     truth_scores = true_scores(dataset) if truth_scores is None else truth_scores
     campaign_rng = rng if campaign_rng is None else campaign_rng
@@ -103,23 +140,29 @@ def run_repeat(dataset: Dataset, design, *, n_systems: int | None, reference_siz
     order = campaign_rng.permutation(total)[:k]
     truth_ids = np.flatnonzero(dataset.truth)
     ref = campaign_rng.choice(truth_ids, size=min(reference_size, truth_ids.size), replace=False)
-    return _campaign(dataset, design, order, np.sort(ref), rng, truth_scores)
+    return _campaign(dataset, design, order, np.sort(ref), rng, truth_scores, annotators,
+                     annotator_rng if annotator_rng is not None else rng)
 
 
 def simulate(dataset: Dataset, *, design: str, systems: int | None = None, repeats: int = 1,
              seed: int = 0, target_half_width: float = 0.05, confidence: float = 0.95,
              reference_size: int = 300, design_options: dict | None = None,
+             annotators: Annotators | None = None,
              progress: Callable[[int, int], None] | None = None) -> SimulationSummary:
     """Run ``repeats`` campaigns and summarise labels, target attainment, coverage and bias.
 
     Repeat ``r`` uses the generator ``default_rng([seed, r])``: results are reproducible and
-    repeats of the two designs see the same systems, orders and reference samples.
+    repeats of the two designs see the same systems, orders and reference samples. With
+    ``annotators``, a panel of fallible annotators answers (its own stream
+    ``default_rng([seed, r, 2])``), and judgments and coverage at stop are reported too.
     """
     if repeats < 1:
         raise ValueError("repeats must be >= 1")
     if reference_size < 0:
         raise ValueError("reference size must be >= 0")
     options = dict(design_options or {})
+    if annotators is not None and design == "default":
+        options.setdefault("max_judgments_per_item", len(annotators.profiles))
     truth_scores = true_scores(dataset)
     started = time.perf_counter()
     outcomes = []
@@ -131,35 +174,77 @@ def simulate(dataset: Dataset, *, design: str, systems: int | None = None, repea
         # so that both designs face the same campaigns.
         campaign_rng = np.random.default_rng([seed, r, 1])
         outcomes.append(run_repeat(dataset, d, n_systems=systems, reference_size=reference_size,
-                                   rng=rng, campaign_rng=campaign_rng, truth_scores=truth_scores))
+                                   rng=rng, campaign_rng=campaign_rng, truth_scores=truth_scores,
+                                   annotators=annotators,
+                                   annotator_rng=np.random.default_rng([seed, r, 2])))
         if progress is not None:
             progress(r + 1, repeats)
     seconds = time.perf_counter() - started
-    return _summarise(dataset, design, systems, repeats, seed, target_half_width, confidence,
-                      reference_size, outcomes, seconds)
+    summary = _summarise(dataset, design, systems, repeats, seed, target_half_width, confidence,
+                         reference_size, outcomes, seconds)
+    if annotators is None:
+        return summary
+    return _with_judgments(summary, annotators, outcomes)
 
 
-def _campaign(dataset, design, order, reference, rng, truth_scores, max_rounds: int = 200):
+def _answerer(dataset, order, annotators, design, rng, state):
+    if annotators is None:
+        return PerfectOracle(dataset.truth)
+    pool = np.unique(np.concatenate([dataset.systems[i].items for i in order]))
+    gold = choose_gold(dataset.truth, pool, annotators.gold_items, rng)
+    state.set_gold(gold, dataset.truth[gold])
+    return AnnotatorPanel(annotators.profiles, dataset.truth, gold, annotators.gold_rate,
+                          getattr(design, "judgments_per_item", 1), rng)
+
+
+def _as_array(estimates) -> np.ndarray:
+    return np.array([[[getattr(e, m).value, getattr(e, m).low, getattr(e, m).high]
+                      for m in METRICS] for e in estimates])
+
+
+def _campaign(dataset, design, order, reference, rng, truth_scores, annotators=None,
+              annotator_rng=None, max_rounds: int = 200):
     state = TaskState(len(dataset.keys))
     state.set_reference(reference)
+    answerer = _answerer(dataset, order, annotators, design, annotator_rng, state)
     rounds = gave_up = 0
+    at_stop = []
     for idx in order:
         system = dataset.systems[idx]
         run = state.add_run(system.items, system.scores, name=system.name)
         for _ in range(max_rounds):
             plan = design.plan(state, run, rng=rng)
             rounds += 1
-            if plan.items.size:
-                state.set_labels(plan.items, dataset.truth[plan.items])
+            answerer.answer(state, plan)
             if plan.done:
                 gave_up += plan.status not in ("met", "exhausted")
                 break
         else:
             gave_up += 1
-    estimates = design.estimate(state)
-    est = np.array([[[getattr(e, m).value, getattr(e, m).low, getattr(e, m).high]
-                     for m in METRICS] for e in estimates])
-    return RepeatOutcome(state.n_labelled, rounds, order, truth_scores[order], est, gave_up)
+        if annotators is not None:
+            at_stop.append(_as_array(design.estimate(state, runs=[run]))[0])
+    est = _as_array(design.estimate(state))
+    return RepeatOutcome(state.n_labelled, rounds, order, truth_scores[order], est, gave_up,
+                         judgments=answerer.judgments,
+                         gold_judgments=getattr(answerer, "gold_judgments", 0),
+                         stop_estimates=np.array(at_stop) if at_stop else None)
+
+
+def _with_judgments(summary: SimulationSummary, annotators: Annotators,
+                    outcomes) -> SimulationSummary:
+    """The summary with judgments and the coverage and bias of the estimates at stop."""
+    est = np.concatenate([o.stop_estimates for o in outcomes])
+    truth = np.concatenate([o.truth for o in outcomes])
+    value, low, high = est[..., 0], est[..., 1], est[..., 2]
+    covered = (low - 1e-12 <= truth) & (truth <= high + 1e-12)
+    err = value - truth
+    coverage = {m: float(covered[:, k].mean()) for k, m in enumerate(METRICS)}
+    bias = {m: float(np.nanmean(err[:, k])) if np.isfinite(err[:, k]).any() else math.nan
+            for k, m in enumerate(METRICS)}
+    return replace(summary, annotators=annotators.spec, gold_rate=annotators.gold_rate,
+                   judgments_mean=float(np.mean([o.judgments for o in outcomes])),
+                   gold_judgments_mean=float(np.mean([o.gold_judgments for o in outcomes])),
+                   coverage_at_stop=coverage, bias_at_stop=bias)
 
 
 def _summarise(dataset, design, systems, repeats, seed, target, confidence, reference_size,

@@ -1,22 +1,37 @@
-"""What the engine knows about one task: runs, labels, the reference sample, the sampling record.
+"""What the engine knows about one task: runs, labels, judgments, the reference sample, the record.
 
 Items are integers ``0 .. n_items - 1`` (the caller keeps the mapping to keys). A run is a sorted
 array of item ids with one score each, so a million-prediction run is two arrays, and every
-per-run computation is a gather over those arrays. Labels are one ``int8`` array over items:
-``-1`` unknown, ``0`` incorrect, ``1`` correct; a label, once known, is used by every run that
-predicts the item.
+per-run computation is a gather over those arrays.
+
+What is known about an item's correctness comes in two kinds:
+
+* **exact labels**, one ``int8`` array over items (``-1`` unknown, ``0`` incorrect, ``1``
+  correct): answers that are taken as true, from a perfect oracle in simulations or from gold
+  items whose answer the organizer knows (:meth:`TaskState.set_labels`, :meth:`set_gold`);
+* **judgments**: one row per annotator answer (item, annotator, says correct), which may be wrong
+  (:meth:`TaskState.add_judgments`). The annotator model (:mod:`.annotators`, :mod:`.labels`) turns
+  them into a probability of being correct per item, with its uncertainty.
+
+An item is *verified* once it has an exact label or at least one judgment; what is verified is
+used by every run that predicts the item.
 """
 
 from __future__ import annotations
 
 import copy
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["UNKNOWN", "ReferenceSample", "Run", "TaskState"]
+__all__ = ["UNKNOWN", "GoldItems", "Judgments", "ReferenceSample", "Run", "TaskState"]
 
 UNKNOWN = -1
+
+# Label versions are unique across every state of the process, so that a cache keyed on one never
+# mistakes two forks that changed their labels differently for each other.
+_label_versions = itertools.count(1)
 
 
 @dataclass(frozen=True)
@@ -48,6 +63,35 @@ class ReferenceSample:
         return int(self.items.size)
 
 
+@dataclass(frozen=True)
+class Judgments:
+    """Annotator answers, one entry per judgment, in the order they were given."""
+
+    items: np.ndarray
+    annotators: np.ndarray
+    says_correct: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return int(self.items.size)
+
+
+def _no_judgments() -> Judgments:
+    return Judgments(np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, bool))
+
+
+@dataclass(frozen=True)
+class GoldItems:
+    """Items whose answer the organizer knows (sorted), served to annotators to measure them."""
+
+    items: np.ndarray
+    answers: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return int(self.items.size)
+
+
 class TaskState:
     """The mutable state of one task as the engine sees it.
 
@@ -66,24 +110,38 @@ class TaskState:
     def __init__(self, n_items: int = 0):
         if n_items < 0:
             raise ValueError("n_items must be >= 0")
-        self.labels = np.full(n_items, UNKNOWN, dtype=np.int8)
+        self._labels = np.full(n_items, UNKNOWN, dtype=np.int8)
         self.in_pool = np.zeros(n_items, dtype=bool)
         self.runs: list[Run] = []
         self.reference = ReferenceSample(np.empty(0, np.int64), np.empty(0, np.int64))
+        self.judgments = _no_judgments()
+        self.gold = GoldItems(np.empty(0, np.int64), np.empty(0, bool))
+        self.judged = np.zeros(n_items, dtype=bool)
         self.design_state: dict[str, object] = {}
+        # Renewed by every change of labels, judgments or gold: caches of derived labels key on it.
+        self.labels_version = next(_label_versions)
 
     # -- items and labels -------------------------------------------------------------------
     @property
+    def labels(self) -> np.ndarray:
+        """Exact label per item (read-only: change labels through :meth:`set_labels`, so that
+        what is derived from them knows)."""
+        view = self._labels.view()
+        view.setflags(write=False)
+        return view
+
+    @property
     def n_items(self) -> int:
-        return int(self.labels.size)
+        return int(self._labels.size)
 
     def add_items(self, count: int) -> np.ndarray:
         """Register ``count`` new item ids and return them."""
         if count < 0:
             raise ValueError("count must be >= 0")
         start = self.n_items
-        self.labels = np.concatenate([self.labels, np.full(count, UNKNOWN, np.int8)])
+        self._labels = np.concatenate([self._labels, np.full(count, UNKNOWN, np.int8)])
         self.in_pool = np.concatenate([self.in_pool, np.zeros(count, bool)])
+        self.judged = np.concatenate([self.judged, np.zeros(count, bool)])
         for extra in self.design_state.values():
             grow = getattr(extra, "grow", None)
             if grow is not None:
@@ -98,12 +156,70 @@ class TaskState:
             raise ValueError("items and values must have the same length")
         if values.dtype != bool and not np.isin(values, (0, 1)).all():
             raise ValueError("labels must be 0/1 or booleans")
-        self.labels[items] = values.astype(np.int8)
+        self._labels[items] = values.astype(np.int8)
+        self.labels_version = next(_label_versions)
+
+    def clear_labels(self) -> None:
+        """Forget every exact label (judgments and gold answers stay)."""
+        self._labels[:] = UNKNOWN
+        self.labels_version = next(_label_versions)
+
+    def add_judgments(self, items, annotators, says_correct) -> None:
+        """Record annotator answers (``says_correct``: ``True`` for "correct"), which may be wrong.
+
+        Skips ("can't tell") are not judgments. One annotator may not judge an item twice.
+        """
+        items = self._check_items(items)
+        annotators = np.asarray(annotators, dtype=np.int64).ravel()
+        says = np.asarray(says_correct).ravel()
+        if not (items.shape == annotators.shape == says.shape):
+            raise ValueError("items, annotators and answers must have the same length")
+        if says.dtype != bool and not np.isin(says, (0, 1)).all():
+            raise ValueError("answers must be 0/1 or booleans")
+        if annotators.size and annotators.min() < 0:
+            raise ValueError("annotator ids must be >= 0")
+        old = self.judgments
+        new = Judgments(np.concatenate([old.items, items]),
+                        np.concatenate([old.annotators, annotators]),
+                        np.concatenate([old.says_correct, says.astype(bool)]))
+        pairs = new.items * (int(new.annotators.max(initial=0)) + 1) + new.annotators
+        if np.unique(pairs).size != pairs.size:
+            raise ValueError("an annotator judged the same item twice")
+        self.judgments = new
+        self.judged[items] = True
+        self.labels_version = next(_label_versions)
+
+    def set_gold(self, items, answers) -> None:
+        """Gold items: items whose answer is known, served to annotators to measure them.
+
+        Their answers are exact; judgments on them measure the annotators. A gold item that a
+        design also samples counts, once judged, with its known answer.
+        """
+        items = self._check_items(items)
+        answers = np.asarray(answers).ravel()
+        if answers.shape != items.shape:
+            raise ValueError("items and answers must have the same length")
+        if answers.dtype != bool and not np.isin(answers, (0, 1)).all():
+            raise ValueError("gold answers must be 0/1 or booleans")
+        if np.unique(items).size != items.size:
+            raise ValueError("a gold item is listed twice")
+        order = np.argsort(items)
+        self.gold = GoldItems(items[order], answers[order].astype(bool))
+        self.labels_version = next(_label_versions)
+
+    @property
+    def verified(self) -> np.ndarray:
+        """Per item: an exact label or at least one judgment is known."""
+        return (self.labels >= 0) | self.judged
 
     @property
     def n_labelled(self) -> int:
-        """Distinct items with a known label."""
-        return int(np.count_nonzero(self.labels >= 0))
+        """Distinct verified items (an exact label or at least one judgment)."""
+        return int(np.count_nonzero(self.verified))
+
+    @property
+    def n_judgments(self) -> int:
+        return self.judgments.size
 
     # -- runs -------------------------------------------------------------------------------
     def add_run(self, items, scores=None, *, name: str = "") -> int:
@@ -147,17 +263,21 @@ class TaskState:
     def fork(self) -> TaskState:
         """A working copy that shares the runs' read-only arrays with this state.
 
-        Labels, the pool, the reference sample and every design's record are copied (a record
-        with a ``copy()`` method is asked for one; any other is deep-copied), so labelling,
-        planning or estimating on the fork never changes this state. Costs O(items), not
+        Labels, judgments, the pool, the reference sample and every design's record are copied
+        (a record with a ``copy()`` method is asked for one; any other is deep-copied), so
+        labelling, planning or estimating on the fork never changes this state. Costs O(items), not
         O(predictions): a service can keep one state per task in memory, bring it up to date
         incrementally, and hand each job a fork.
         """
         forked = TaskState.__new__(TaskState)
-        forked.labels = self.labels.copy()
+        forked._labels = self._labels.copy()
         forked.in_pool = self.in_pool.copy()
+        forked.judged = self.judged.copy()
         forked.runs = list(self.runs)
         forked.reference = self.reference
+        forked.judgments = self.judgments
+        forked.gold = self.gold
+        forked.labels_version = self.labels_version
         forked.design_state = {
             name: extra.copy() if callable(getattr(extra, "copy", None)) else copy.deepcopy(extra)
             for name, extra in self.design_state.items()}

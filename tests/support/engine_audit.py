@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from evaluation.core.designs import make_design
-from evaluation.core.state import UNKNOWN, TaskState
+from evaluation.core.state import TaskState
 from evaluation.models import PlanRound
 from leaderboard.models import Estimate, LeaderboardSnapshot, ReferenceItem, Run
 
@@ -38,9 +38,9 @@ def audit_task(task) -> dict:
     position = {run.pk: i for i, run in enumerate(runs)}
     n_rounds = 0
     for pr in PlanRound.objects.filter(task=task).order_by("id").prefetch_related("draws__item"):
-        state.labels[:] = UNKNOWN
+        state.clear_labels()
         seen = labelled[labelled[:, 2] <= pr.labels_version]
-        state.labels[seen[:, 0]] = seen[:, 1]
+        state.set_labels(seen[:, 0], seen[:, 1])
         rng = np.random.default_rng([task.seed, pr.run_id, pr.round])
         plan = design.plan(state, position[pr.run_id], rng=rng)
         stored = sorted(d.item.index for d in pr.draws.all())
@@ -49,9 +49,9 @@ def audit_task(task) -> dict:
         assert plan.items.tolist() == stored, f"round {pr.pk}: the engine draws other items"
         n_rounds += 1
     snapshot = LeaderboardSnapshot.objects.filter(task=task).order_by("-version").first()
-    state.labels[:] = UNKNOWN
+    state.clear_labels()
     seen = labelled[labelled[:, 2] <= snapshot.labels_version]
-    state.labels[seen[:, 0]] = seen[:, 1]
+    state.set_labels(seen[:, 0], seen[:, 1])
     results = design.estimate(state)
     compared = 0
     for est in Estimate.objects.filter(snapshot=snapshot):

@@ -1,4 +1,4 @@
-"""Pieces shared by the designs: option checks, recall from its parts, F1 from P and R."""
+"""Shared by the designs: option checks, recall from its parts, F1 from P and R, bisection."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from ..intervals import INTERVAL_METHODS, proportion_interval, smoothed_rate
 from ..reference import ReferenceRatio
 from ..results import Estimate
 
-__all__ = ["RecallParts", "checked_level", "f1_estimate", "recall_from_parts",
-           "validate_common_options"]
+__all__ = ["RecallParts", "bisect", "bisect_largest", "bisect_smallest", "checked_level",
+           "f1_estimate", "recall_from_parts", "validate_common_options"]
 
 
 def validate_common_options(target_half_width, confidence, interval, budget) -> None:
@@ -150,3 +150,26 @@ def f1_estimate(precision: Estimate, precision_variance: float, recall: RecallPa
 
 def _f1(p: float, r: float) -> float:
     return 2 * p * r / (p + r) if p + r > 0 else 0.0
+
+
+def bisect(flips, lo: float, hi: float, iterations: int = 60) -> tuple[float, float]:
+    """Narrow ``[lo, hi]`` around where a monotone predicate turns true (false at ``lo``)."""
+    for _ in range(iterations):
+        mid = 0.5 * (lo + hi)
+        if flips(mid):
+            hi = mid
+        else:
+            lo = mid
+        if hi - lo <= 1e-9 * max(hi, 1e-12):
+            break
+    return lo, hi
+
+
+def bisect_smallest(ok, lo: float, hi: float) -> float:
+    """Smallest ``t`` in ``[lo, hi]`` with ``ok(t)`` for a predicate true from some point on."""
+    return lo if ok(lo) else bisect(ok, lo, hi)[1]
+
+
+def bisect_largest(ok, lo: float, hi: float) -> float:
+    """Largest ``t`` in ``[lo, hi]`` with ``ok(t)`` for a predicate true up to some point."""
+    return bisect(lambda t: not ok(t), lo, hi)[0]

@@ -37,8 +37,15 @@ Why this design (the numbers are in docs/STATISTICS.md and docs/BENCHMARKS.md):
   sizes. **F1** is the plug-in value with a delta-method variance that bounds the precision-recall
   covariance by Cauchy-Schwarz (they share draws, §3.5), so its interval errs on the wide side.
 
-Assumptions: a label, once verified, is correct (aggregation of redundant judgments happens
-before the engine); the reference sample is a uniform (possibly cluster) sample of true items;
+* **Fallible annotators.** Labels are the posterior means of a Dawid-Skene annotator model fitted to
+  every judgment (:mod:`..annotators`, :mod:`..labels`), with the pool cells as prior classes;
+  every interval adds the labels' and the annotator parameters' uncertainty. A round may ask for
+  further judgments on verified items instead of new items, whichever lowers the run's variance
+  more per judgment (:mod:`.second_looks`). The budget counts judgments. With exact labels (a
+  perfect oracle) nothing of this changes a single estimate or plan.
+
+Assumptions: annotators err independently given the true label, at rates that do not depend on
+the item; the reference sample is a uniform (possibly cluster) sample of true items;
 items requested but not yet answered are missing at random (estimates are then provisional).
 The HT weights use the final ``pi``, which depends on earlier answers only through the planned
 sample sizes; the bias this could cause is measured by simulation and is below Monte-Carlo error.
@@ -47,119 +54,34 @@ sample sizes; the bias this could cause is measured by simulation and is below M
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..intervals import effective_binomial_interval, smoothed_rate
+from ..annotators import AnnotatorPrior
+from ..intervals import normal_quantile
+from ..labels import ItemLabels, item_labels
 from ..reference import reference_ratio
-from ..results import Estimate, Plan, RunEstimate
+from ..results import Plan, RunEstimate
+from ..sorted_sets import contains, positions
 from ..state import TaskState
+from .common import (
+    bisect_largest,
+    bisect_smallest,
+    f1_estimate,
+    recall_from_parts,
+    validate_common_options,
+)
 from .common import checked_level as _checked_level
-from .common import f1_estimate, recall_from_parts, validate_common_options
+from .pool import PoolCells
+from .precision import PrecisionParts, predicted_half_width, stratified_precision
+from .record import SamplingRecord, level_groups, score_strata
+from .second_looks import bands_to_give, due_looks, noise_profile, patterns_to_switch_on
 
 __all__ = ["CoordinatedPoissonDesign", "score_strata"]
 
-
-def score_strata(scores: np.ndarray, *, max_strata: int, min_stratum_size: int) -> np.ndarray:
-    """Cut a run into score strata of roughly equal size; ties never straddle a boundary.
-
-    Returns an ``int8`` stratum index per prediction, ``0`` for the lowest scores.
-    """
-    n = scores.size
-    n_strata = min(max_strata, n // max(min_stratum_size, 1))
-    uniq, inverse, counts = np.unique(scores, return_inverse=True, return_counts=True)
-    if n_strata <= 1 or uniq.size <= 1:
-        return np.zeros(n, dtype=np.int8)
-    cumulative = np.cumsum(counts)
-    targets = np.arange(1, n_strata) * (n / n_strata)
-    cuts = np.unique(np.searchsorted(cumulative, targets))
-    cuts = cuts[cuts < uniq.size - 1]
-    stratum_of_value = np.searchsorted(cuts, np.arange(uniq.size), side="left")
-    _, dense = np.unique(stratum_of_value, return_inverse=True)
-    return dense[inverse].astype(np.int8)
-
-
-@dataclass
-class _SamplingRecord:
-    """What the design has done in one task: inclusion probabilities, requests, strata, rounds."""
-
-    inclusion: np.ndarray
-    requested: np.ndarray
-    strata: list = field(default_factory=list)
-    rounds: list = field(default_factory=list)
-    log: list = field(default_factory=list)
-    # Pool cell of each item: (first run that predicted it, its stratum there), -1 outside the pool.
-    cell: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    n_cells: int = 0
-    stratum_sizes: list = field(default_factory=list)
-    covered: list = field(default_factory=list)
-    run_cells: list = field(default_factory=list)
-
-    def grow(self, n_items: int) -> None:
-        extra = n_items - self.inclusion.size
-        if extra > 0:
-            self.inclusion = np.concatenate([self.inclusion, np.zeros(extra)])
-            self.requested = np.concatenate([self.requested, np.zeros(extra, bool)])
-        extra = n_items - self.cell.size
-        if extra > 0:
-            self.cell = np.concatenate([self.cell, np.full(extra, -1, np.int64)])
-
-    def add_run(self, items: np.ndarray, strata: np.ndarray) -> None:
-        self.strata.append(strata)
-        self.stratum_sizes.append(np.bincount(strata).astype(float))
-        self.rounds.append(0)
-        self.covered.append(False)
-        new = self.cell[items] < 0
-        self.cell[items[new]] = self.n_cells + strata[new].astype(np.int64)
-        self.n_cells += int(strata.max()) + 1
-        # An item's cell is fixed when it first arrives, so a run's cell histogram never changes.
-        cells, counts = np.unique(self.cell[items], return_counts=True)
-        self.run_cells.append((cells, counts.astype(float)))
-
-    def copy(self) -> _SamplingRecord:
-        """A copy whose mutable parts are independent; per-run strata, fixed once a run is
-        added, are shared."""
-        return _SamplingRecord(
-            inclusion=self.inclusion.copy(), requested=self.requested.copy(),
-            strata=list(self.strata), rounds=list(self.rounds), log=list(self.log),
-            cell=self.cell.copy(), n_cells=self.n_cells, stratum_sizes=list(self.stratum_sizes),
-            covered=list(self.covered), run_cells=list(self.run_cells))
-
-    def apply_levels(self, items: np.ndarray, levels: np.ndarray, fraction: float) -> None:
-        """Raise the inclusion of ``items`` to ``levels`` (``fraction`` of the way there)."""
-        pi = self.inclusion[items]
-        target = np.maximum(pi, levels)
-        self.inclusion[items] = target if fraction == 1.0 else pi + (target - pi) * fraction
-
-    def known_items(self, state: TaskState) -> np.ndarray:
-        """Sorted ids of sampled items whose label is known."""
-        return np.flatnonzero(self.requested & (state.labels >= 0))
-
-    def is_covered(self, run: int, items: np.ndarray) -> bool:
-        """Whether every item of ``run`` has ``pi > 0`` (cached: levels only ever rise)."""
-        if not self.covered[run]:
-            self.covered[run] = bool((self.inclusion[items] > 0).all())
-        return self.covered[run]
-
-    @property
-    def n_requested(self) -> int:
-        return int(np.count_nonzero(self.requested))
-
-
-@dataclass(frozen=True)
-class _PrecisionParts:
-    """Intermediate quantities of one run's precision estimate (also used by the planner)."""
-
-    estimate: Estimate
-    variance: float
-    covered: bool
-    stratum_rates: np.ndarray
-    stratum_trials: np.ndarray
-    # Some score stratum of the run has unverified items but no sampled one: its rate is
-    # borrowed from a neighbour, so the interval does not reflect it and the target cannot be
-    # declared met yet.
-    unsampled: bool = False
+# Sampled items of a stratum after which its own answers tell its label noise.
+_OWN_INFLATION_AFTER = 20
 
 
 class CoordinatedPoissonDesign:
@@ -185,7 +107,14 @@ class CoordinatedPoissonDesign:
         a small stratum at level 0.99 with one item left unsampled would get a near-zero-width
         interval that can exclude the truth.
     budget : int or None
-        Total labels the task may request (``None``: unlimited).
+        Total judgments the task may ask for, gold answers included (``None``: unlimited).
+    judgments_per_item : int
+        Judgments a newly drawn item gets at first (more may follow where they pay).
+    max_judgments_per_item : int
+        Most judgments one item may get (at most the number of annotators: each judgment is by a
+        different one).
+    annotator_prior : AnnotatorPrior, optional
+        Priors of the annotator model.
     """
 
     name = "default"
@@ -193,12 +122,15 @@ class CoordinatedPoissonDesign:
     def __init__(self, *, target_half_width: float = 0.05, confidence: float = 0.95,
                  interval: str = "clopper-pearson", max_strata: int = 4,
                  min_stratum_size: int = 50, min_batch: int = 16, growth: float = 2.0,
-                 take_all: float = 0.5, budget: int | None = None):
+                 take_all: float = 0.5, budget: int | None = None, judgments_per_item: int = 1,
+                 max_judgments_per_item: int = 5, annotator_prior: AnnotatorPrior | None = None):
         validate_common_options(target_half_width, confidence, interval, budget)
         if max_strata < 1 or min_stratum_size < 1 or min_batch < 1 or growth <= 1.0:
             raise ValueError("max_strata, min_stratum_size, min_batch must be >= 1; growth > 1")
         if not 0.0 < take_all <= 1.0:
             raise ValueError("take_all must lie in (0, 1]")
+        if judgments_per_item < 1 or max_judgments_per_item < judgments_per_item:
+            raise ValueError("judgments_per_item must be >= 1 and <= max_judgments_per_item")
         self.take_all = float(take_all)
         self.target_half_width = float(target_half_width)
         self.confidence = float(confidence)
@@ -208,15 +140,18 @@ class CoordinatedPoissonDesign:
         self.min_batch = int(min_batch)
         self.growth = float(growth)
         self.budget = budget
+        self.judgments_per_item = int(judgments_per_item)
+        self.max_judgments_per_item = int(max_judgments_per_item)
+        self.annotator_prior = annotator_prior
 
     # -- state ------------------------------------------------------------------------------
-    def record(self, state: TaskState) -> _SamplingRecord:
+    def record(self, state: TaskState) -> SamplingRecord:
         """This design's sampling record in ``state`` (created empty on first use)."""
         rec = state.design_state.get(self.name)
         if rec is None:
-            rec = _SamplingRecord(np.zeros(state.n_items), np.zeros(state.n_items, bool))
+            rec = SamplingRecord(np.zeros(state.n_items), np.zeros(state.n_items, bool))
             state.design_state[self.name] = rec
-        if not isinstance(rec, _SamplingRecord):
+        if not isinstance(rec, SamplingRecord):
             raise ValueError("this task state was sampled by another design")
         rec.grow(state.n_items)
         for run in state.runs[len(rec.strata):]:
@@ -224,175 +159,203 @@ class CoordinatedPoissonDesign:
                                                 min_stratum_size=self.min_stratum_size))
         return rec
 
-    # -- precision --------------------------------------------------------------------------
-    def _precision(self, state: TaskState, rec: _SamplingRecord, run: int,
+    def labels(self, state: TaskState, rec: SamplingRecord | None = None) -> ItemLabels:
+        """Every item's label view: exact labels, or the annotator model fitted to the judgments
+        with the pool cells as prior classes (cached until labels, judgments or runs change)."""
+        rec = self.record(state) if rec is None else rec
+        key = (state.labels_version, state.n_runs, state.n_items)
+        if rec.labels_cache is None or rec.labels_cache[0] != key:
+            rec.labels_cache = (key, item_labels(state, item_class=rec.cell,
+                                                 prior=self.annotator_prior))
+        return rec.labels_cache[1]
+
+    def _precision(self, state: TaskState, rec: SamplingRecord, run: int, labels: ItemLabels,
                    known_items: np.ndarray | None = None, *,
-                   level: float | None = None) -> _PrecisionParts:
-        """Post-stratified Hajek precision of ``run``; ``known_items``: every labelled sampled item.
+                   level: float | None = None) -> PrecisionParts:
+        """Precision of ``run`` (:func:`.precision.stratified_precision`); ``known_items``: every
+        verified sampled item; ``level`` defaults to the design's confidence.
 
-        Only the run's verified items are touched (found by binary search), so the cost grows with
-        the labels, not with the run's size. ``level``: the interval's confidence (default: the
-        design's ``confidence``; planning always uses the default).
+        With fallible annotators and banded cells, the post-strata are the (stratum, band)
+        pieces (:meth:`.record.SamplingRecord.pieces`); the planner still sees one rate per stratum.
         """
-        level = self.confidence if level is None else level
         if known_items is None:
-            known_items = rec.known_items(state)
+            known_items = rec.known_items(labels)
         items = state.runs[run].items
-        n = items.size
-        strata = rec.strata[run]
+        strata, sizes = rec.strata[run], rec.stratum_sizes[run]
+        pieces = labels.noisy and bool((rec.cell_band >= 0).any())
+        blocks = None
+        if pieces:
+            strata, sizes = rec.pieces(run, items)
+            blocks = np.arange(sizes.size) // 4
+        parts = stratified_precision(
+            items, strata, sizes, rec.inclusion, known_items, labels,
+            covered=rec.is_covered(run, items),
+            level=self.confidence if level is None else level, interval=self.interval,
+            blocks=blocks)
+        if not pieces:
+            return parts
         n_strata = rec.stratum_sizes[run].size
-        pos = _positions(items, known_items)
-        k_items = items[pos]
-        pi = rec.inclusion[k_items]
-        labels = state.labels[k_items]
-        k_strata = strata[pos]
-        certain = pi >= 1.0
-        correct_certain = int(np.count_nonzero(labels[certain] == 1))
-        n_unc = n - int(np.count_nonzero(certain))
-        used = int(pos.size)
-        covered = rec.is_covered(run, items)
-        if n_unc == 0 or used == n:
-            # Every item is known: the precision is exact whatever the inclusion probabilities.
-            value = float(np.count_nonzero(labels == 1)) / n
-            est = Estimate(value, value, value, level, "exact", used)
-            return _PrecisionParts(est, 0.0, covered, np.full(n_strata, value), np.zeros(n_strata))
-
-        sample = ~certain
-        size_h = rec.stratum_sizes[run] - np.bincount(k_strata[certain], minlength=n_strata)
-        h = k_strata[sample]
-        w = 1.0 / pi[sample]
-        f = (labels[sample] == 1).astype(float)
-        fpc = 1.0 - pi[sample]
-        sw = np.bincount(h, weights=w, minlength=n_strata)
-        swf = np.bincount(h, weights=w * f, minlength=n_strata)
-        sw2 = np.bincount(h, weights=w * w * fpc, minlength=n_strata)
-        # Strata with items but no sample borrow the sample of their nearest neighbour.
-        has_items = size_h > 0
-        has_sample = sw > 0
-        if not has_sample.any():
-            low = correct_certain / n
-            high = (correct_certain + n_unc) / n
-            est = Estimate(math.nan, low, high, level, "bounds-only", used)
-            return _PrecisionParts(est, math.inf, covered, np.full(n_strata, 0.5),
-                                   np.zeros(n_strata), unsampled=True)
-        donor = np.arange(n_strata)
-        unsampled = has_items & ~has_sample
-        if unsampled.any():
-            sampled = np.flatnonzero(has_sample)
-            for g in np.flatnonzero(~has_sample):
-                donor[g] = sampled[np.argmin(np.abs(sampled - g))]
-            size_h = np.bincount(donor, weights=size_h, minlength=n_strata)
+        piece_sizes = np.zeros(4 * n_strata)
+        piece_sizes[: sizes.size] = sizes
+        by_stratum = piece_sizes.reshape(n_strata, 4)
+        rates = np.zeros(4 * n_strata)
+        rates[: parts.stratum_rates.size] = parts.stratum_rates
         with np.errstate(invalid="ignore", divide="ignore"):
-            rate = np.where(has_sample, swf / np.where(has_sample, sw, 1.0), 0.0)
-            trials = np.where(has_sample & (sw2 > 0), sw * sw / np.where(sw2 > 0, sw2, 1.0),
-                              np.inf)
-        resid = f - rate[h]
-        lin = np.bincount(h, weights=w * w * fpc * resid * resid, minlength=n_strata)
-        finite = np.isfinite(trials)
-        smooth = np.where(finite, smoothed_rate(rate, np.where(finite, trials, 0.0)), rate)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            var_h = np.where(has_sample, np.maximum(
-                lin / np.where(has_sample, sw * sw, 1.0),
-                np.where(finite, smooth * (1 - smooth) / np.where(finite, trials, 1.0), 0.0)),
-                0.0)
-        weight = size_h / n_unc
-        rate_u = float(weight @ rate)
-        var_u = float(weight**2 @ var_h)
-        smooth_u = float(weight @ smooth)
-        lo_u, hi_u, _ = effective_binomial_interval(rate_u, var_u, smoothed=smooth_u,
-                                                    level=level, method=self.interval)
-        share = n_unc / n
-        value = correct_certain / n + share * rate_u
-        low = correct_certain / n + share * lo_u
-        high = correct_certain / n + share * hi_u
-        est = Estimate(value, low, high, level,
-                       f"poststratified-hajek/{self.interval}", used)
-        # The planner sees an unsampled stratum's rate as unknown (0.5: the most variable), so it
-        # gets a real level next round instead of the near-zero one a borrowed rate of 0 gives.
-        planning_rates = np.where(unsampled, 0.5, smooth)
-        return _PrecisionParts(est, share * share * var_u, covered, planning_rates, trials,
-                               unsampled=bool(unsampled.any()))
+            planning = (by_stratum * rates.reshape(n_strata, 4)).sum(axis=1) / by_stratum.sum(1)
+        return replace(parts, stratum_rates=np.nan_to_num(planning, nan=0.5))
 
     # -- planning ---------------------------------------------------------------------------
-    def _predicted_half_width(self, pi_new: np.ndarray, strata: np.ndarray, count: np.ndarray,
-                              rates: np.ndarray) -> float:
-        """Precision half-width expected once every item drawn under ``pi_new`` is answered.
-
-        Items come in groups: ``count[g]`` items of stratum ``strata[g]`` at level ``pi_new[g]``.
-        """
-        n = float(count.sum())
-        certain = pi_new >= 1.0
-        n_unc = n - float(count[certain].sum())
-        if n_unc == 0:
-            return 0.0
-        unc = ~certain
-        h = strata[unc]
-        p = pi_new[unc]
-        c = count[unc]
-        n_strata = rates.size
-        size_h = np.bincount(h, weights=c, minlength=n_strata)
-        with np.errstate(divide="ignore"):
-            inv = np.bincount(h, weights=c * (1.0 - p) / p, minlength=n_strata)
-        if not np.isfinite(inv).all():
+    def remaining_budget(self, state: TaskState, rec: SamplingRecord | None = None) -> float:
+        """Judgments the budget still allows: asked for by the design, plus gold answers."""
+        if self.budget is None:
             return math.inf
-        with np.errstate(invalid="ignore", divide="ignore"):
-            trials = np.where(inv > 0, size_h**2 / np.where(inv > 0, inv, 1.0), np.inf)
-        finite = np.isfinite(trials) & (size_h > 0)
-        smooth = np.where(finite, smoothed_rate(rates, np.where(finite, trials, 0.0)), rates)
-        var_h = np.where(finite, smooth * (1 - smooth) / np.where(finite, trials, 1.0), 0.0)
-        weight = size_h / n_unc
-        rate_u = float(weight @ rates)
-        var_u = float(weight**2 @ var_h)
-        lo, hi, _ = effective_binomial_interval(rate_u, var_u, smoothed=float(weight @ smooth),
-                                                level=self.confidence, method=self.interval)
-        return (n_unc / n) * (hi - lo) / 2.0
+        rec = self.record(state) if rec is None else rec
+        gold = state.gold
+        spent_on_gold = int(np.count_nonzero(contains(gold.items, state.judgments.items))) \
+            if gold.size else 0
+        return self.budget - rec.judgments_asked - spent_on_gold
 
     def plan(self, state: TaskState, run: int, *, rng: np.random.Generator) -> Plan:
-        """Choose the items of ``run`` to verify in its next round.
+        """Choose what ``run`` needs verified in its next round: new items, further looks.
 
         The levels per stratum are ``min(1, t * sqrt(r_h (1 - r_h)))`` (Neyman allocation on the
         predicted, Jeffreys-smoothed rate ``r_h`` of each stratum); bisection on ``t`` finds the
         smallest levels whose predicted half-width meets the target, and a second bisection caps
-        the round at ``max(min_batch, (growth - 1) * labelled)`` expected new labels and at the
+        the round at ``max(min_batch, (growth - 1) * labelled)`` expected judgments and at the
         remaining budget. Already-sampled items count for free; items of the run no earlier level
-        reaches always get a positive level.
+        reaches always get a positive level. With fallible annotators, the run's verified items
+        first get their look probabilities (:func:`.second_looks.plan_looks`): a floor for
+        every item, more where a look pays more than a new item; each stratum's predicted
+        variance is inflated for the label noise new items bring
+        (:func:`.second_looks.noise_profile`).
         """
         rec = self.record(state)
+        labels = self.labels(state, rec)
         items = state.runs[run].items
-        strata = rec.strata[run]
         rec.rounds[run] += 1
         rnd = rec.rounds[run]
-        parts = self._precision(state, rec, run)
+        parts = self._precision(state, rec, run, labels)
         current = parts.estimate.half_width
-        if parts.covered and not parts.unsampled and current <= self.target_half_width:
-            return Plan(run, rnd, np.empty(0, np.int64), "met", current, current)
+        empty = np.empty(0, np.int64)
+        met = parts.covered and not parts.unsampled and current <= self.target_half_width
+        unrequested = ~rec.requested[items]
+        if not labels.noisy:
+            if met:
+                return Plan(run, rnd, empty, "met", current, current)
+            if not unrequested.any():
+                return Plan(run, rnd, empty, "exhausted", current, current)
+        remaining = self.remaining_budget(state, rec)
+        rates = np.clip(parts.stratum_rates, 1e-3, 1 - 1e-3)
+        inflation, cost = self._noise(labels, rates, rec.look_patterns, parts, rec.strata[run],
+                                      items)
+        looks = _Looks.none()
+        if labels.noisy and remaining >= 1:
+            looks = self._looks(rec, parts, labels, met, unrequested, cost, remaining)
+            if looks.patterns:
+                inflation, cost = self._noise(labels, rates, rec.look_patterns, parts,
+                                              rec.strata[run], items)
+        if met or (not unrequested.any() and looks.asked.size == 0):
+            status = "sample" if looks.asked.size and not met else (
+                "met" if met else "exhausted")
+            return looks.plan(run, rnd, status, current, current)
+        if remaining - looks.asked.size < 1:
+            status = "sample" if looks.asked.size else "budget_exhausted"
+            return looks.plan(run, rnd, status, current, current)
+        if self._annotator_limited(parts):
+            return looks.plan(run, rnd, "annotator_limited" if not looks.asked.size else "sample",
+                              current, current)
+        after = _scaled_half_width(current, parts.variance, parts.variance - looks.removed)
+        enough = after <= self.target_half_width and parts.covered and not parts.unsampled
+        if looks.asked.size and (enough or not unrequested.any()):
+            return looks.plan(run, rnd, "sample", after, current)
+        cap = min(max(self.min_batch, (self.growth - 1.0) * parts.estimate.labels_used),
+                  remaining - looks.asked.size)
+        return self._draw(state, rec, run, rnd, parts, rates, inflation, cost, cap,
+                          remaining - looks.asked.size, looks, rng)
+
+    def _annotator_limited(self, parts: PrecisionParts) -> bool:
+        """The annotators' shared share of the variance keeps the target out of reach and the
+        run's own share is no larger: more items of this run would at best narrow the interval
+        by a factor of sqrt(2), while judgments anywhere in the task narrow the shared share."""
+        budget = (self.target_half_width / normal_quantile(self.confidence)) ** 2
+        own = parts.variance - parts.parameter_variance
+        return (parts.covered and not parts.unsampled and own <= parts.parameter_variance
+                and parts.parameter_variance > 0.5 * budget)
+
+    def _noise(self, labels: ItemLabels, rates: np.ndarray, patterns: tuple,
+               parts: PrecisionParts, strata: np.ndarray, run_items: np.ndarray):
+        """Per stratum: how much label noise inflates a new item's variance, and what a new
+        item costs in judgments. A stratum with enough sampled items shows its inflation in its
+        own answers (near 1 when they are all consistent); others get the inflation expected at
+        the annotators' typical error rates."""
+        se, sp = labels.typical_annotator()
+        inflation, cost = noise_profile(rates, sensitivity=se, specificity=sp,
+                                        judgments=self.judgments_per_item,
+                                        max_judgments=self.max_judgments_per_item,
+                                        patterns=patterns)
+        if labels.noisy and parts.items.size:
+            sampled = parts.inclusion < 1.0
+            h = strata[positions(run_items, parts.items)][sampled]
+            n = np.bincount(h, minlength=rates.size)
+            seen = np.bincount(h, weights=np.sqrt(parts.inflation[sampled]),
+                               minlength=rates.size)
+            enough = n >= _OWN_INFLATION_AFTER
+            inflation = np.where(enough, seen / np.maximum(n, 1), inflation)
+        return inflation, cost
+
+    def _looks(self, rec, parts, labels, met, unrequested, cost, remaining) -> _Looks:
+        """Give bands to the cells whose rate is now known and switch on the answer patterns
+        doubtful in each band, then ask the look of every item of the task whose answers are a
+        pattern switched on in its band (:mod:`.second_looks`)."""
+        if self.max_judgments_per_item <= self.judgments_per_item:
+            return _Looks.none()
+        cells, bands = bands_to_give(labels, rec)
+        rec.give_bands(cells, bands)
+        switched = patterns_to_switch_on(labels, rec, judgments=self.judgments_per_item,
+                                         max_judgments=self.max_judgments_per_item)
+        for band, patterns in switched:
+            rec.switch_on(band, patterns)
+        asked = due_looks(labels, rec, max_judgments=self.max_judgments_per_item)
+        # The budget bounds even looks the rules owe (the items left without one are few).
+        asked = asked[: int(min(asked.size, remaining))]
+        rec.ask(asked)
+        return _Looks((cells, bands), tuple(switched), asked, 0.0)
+
+    def _draw(self, state, rec, run, rnd, parts, rates, inflation, cost, cap, remaining, looks,
+              rng) -> Plan:
+        """Raise the run's levels so that its predicted half-width meets the target, within the
+        round's cap, and draw the new items the raised levels select."""
+        items = state.runs[run].items
+        strata = rec.strata[run]
+        current = parts.estimate.half_width
         pi = rec.inclusion[items]
         unrequested = ~rec.requested[items]
-        if not unrequested.any():
-            return Plan(run, rnd, np.empty(0, np.int64), "exhausted", current, current)
-        remaining = math.inf if self.budget is None else self.budget - rec.n_requested
-        if remaining < 1:
-            return Plan(run, rnd, np.empty(0, np.int64), "budget_exhausted", current, current)
-
-        rates = np.clip(parts.stratum_rates, 1e-3, 1 - 1e-3)
         shape_h = np.sqrt(rates * (1 - rates))
         t_max = 1.0 / shape_h.min()
         # The bisections only need, per (level, stratum, requested) group, how many items it
         # holds: a run's million items take a few hundred such values.
-        g_pi, g_stratum, g_unreq, g_count = _groups(pi, strata, unrequested, rates.size)
+        g_pi, g_stratum, g_unreq, g_count = level_groups(pi, strata, unrequested, rates.size)
         g_shape = shape_h[g_stratum]
-        g_gain_count = np.where(g_unreq, g_count, 0.0)
+        g_gain_count = np.where(g_unreq, g_count * cost[g_stratum], 0.0)
         g_headroom = np.where(g_pi < 1.0, 1.0 - g_pi, 1.0)
+        noisy = bool((inflation != 1.0).any())
+        # The annotators' shared uncertainty is not this run's to reduce (judgments anywhere in
+        # the task shrink it): plan as if it took at most half the target's variance.
+        extra = min(parts.parameter_variance,
+                    0.5 * (self.target_half_width / normal_quantile(self.confidence)) ** 2)
 
         def level_of(t: float, base: np.ndarray, shape: np.ndarray) -> np.ndarray:
             level = t * shape
             return np.maximum(base, np.where(level > self.take_all, 1.0, level))
 
         def half_width(t: float) -> float:
-            return self._predicted_half_width(level_of(t, g_pi, g_shape), g_stratum, g_count,
-                                              rates)
+            return predicted_half_width(
+                level_of(t, g_pi, g_shape), g_stratum, g_count, rates,
+                inflation=inflation if noisy else None,
+                extra_variance=extra, level=self.confidence,
+                interval=self.interval)
 
-        def expected_new(t: float) -> float:
+        def expected_judgments(t: float) -> float:
             gain = (level_of(t, g_pi, g_shape) - g_pi) / g_headroom
             return float(gain @ g_gain_count)
 
@@ -402,48 +365,54 @@ class CoordinatedPoissonDesign:
         predicted_now = half_width(0.0)
         if math.isfinite(current) and math.isfinite(predicted_now) and current > predicted_now:
             goal *= predicted_now / current
-        t_need = _bisect_smallest(lambda t: half_width(t) <= goal, 0.0, t_max)
-        labelled = parts.estimate.labels_used
-        cap = min(max(self.min_batch, (self.growth - 1.0) * labelled), remaining)
+        t_need = bisect_smallest(lambda t: half_width(t) <= goal, 0.0, t_max)
         # Never a round that cannot move: ask for at least a small batch while unmet.
         floor = min(self.min_batch / 4.0, cap, float(np.count_nonzero(unrequested)))
-        if expected_new(t_need) < floor:
-            t_need = _bisect_smallest(lambda s: expected_new(s) >= floor, t_need, t_max)
+        if expected_judgments(t_need) < floor:
+            t_need = bisect_smallest(lambda s: expected_judgments(s) >= floor, t_need, t_max)
         t = t_need
-        if expected_new(t_need) > cap:
-            t = _bisect_largest(lambda s: expected_new(s) <= cap, 0.0, t_need)
+        if expected_judgments(t_need) > cap:
+            t = bisect_largest(lambda s: expected_judgments(s) <= cap, 0.0, t_need)
             # A round must move: the first positive level reaches every unreached item.
             t = max(t, t_need * 1e-6)
-            if expected_new(t) < floor:
-                # The cap fell just below a take-all jump: take the jump rather than stall.
-                t = t_need
+            if expected_judgments(t) < floor:
+                # The cap fell just below a take-all jump: take the jump rather than stall (the
+                # smallest step that moves, with fallible annotators, whose target may lie
+                # beyond every item of the run).
+                t = t_need if not noisy else bisect_smallest(
+                    lambda s: expected_judgments(s) >= floor, t, t_need)
         new_pi = level_of(t, pi, shape_h[strata])
         seed = int(rng.integers(2**63 - 1))
         draw_rng = np.random.default_rng(seed)
         u = draw_rng.random(items.size)
         with np.errstate(invalid="ignore", divide="ignore"):
             top_up = np.where(pi < 1.0, (new_pi - pi) / (1.0 - pi), 0.0)
-        take = unrequested & (u < top_up)
-        chosen = items[take]
+        chosen = items[unrequested & (u < top_up)]
         fraction = 1.0
         status = "sample"
-        if chosen.size > remaining:
+        affordable = remaining // self.judgments_per_item
+        if chosen.size > affordable:
+            affordable = int(affordable)
             # The draw overshot the budget: keep a uniform subset of it, and raise the levels by
-            # the same share (each drawn item stays with probability ``remaining / drawn``).
-            fraction = float(remaining) / chosen.size
-            keep = draw_rng.choice(chosen.size, size=int(remaining), replace=False)
+            # the same share (each drawn item stays with probability ``affordable / drawn``).
+            fraction = float(affordable) / chosen.size
+            keep = draw_rng.choice(chosen.size, size=affordable, replace=False)
             chosen = np.sort(chosen[keep])
             status = "budget_exhausted"
         # The level each stratum asked for this round, take-all rule included (for replay).
         level_by_stratum = level_of(t, np.zeros_like(shape_h), shape_h)
         rec.apply_levels(items, level_by_stratum[strata], fraction)
-        rec.requested[chosen] = True
+        rec.request(chosen, self.judgments_per_item)
         details = {"levels": level_by_stratum.tolist(), "fraction": fraction,
                    "predicted_rates": rates.tolist(), "t": t, "t_needed": t_need, "cap": cap}
-        rec.log.append({"run": run, "round": rnd, "seed": seed, "n": int(chosen.size), **details})
+        if noisy:
+            details["inflation"] = inflation.tolist()
+        rec.log.append({"run": run, "round": rnd, "seed": seed, "n": int(chosen.size),
+                        "again": int(looks.asked.size), **details})
         predicted = half_width(t)
-        return Plan(run, rnd, chosen, status, predicted, current, expected_new(t) if t else 0.0,
-                    seed, details)
+        expected = (expected_judgments(t) if t else 0.0) + looks.asked.size
+        return Plan(run, rnd, chosen, status, predicted, current, expected, seed, details,
+                    again=looks.asked, bands=looks.bands, patterns=looks.patterns)
 
     # -- persistence ------------------------------------------------------------------------
     def replay(self, state: TaskState, rounds, *, extend: bool = False) -> None:
@@ -457,7 +426,8 @@ class CoordinatedPoissonDesign:
         rounds : iterable of RoundRecord
             Every round :meth:`plan` returned for the task, in the order they were planned:
             the run, the round number, the per-stratum ``levels`` and ``fraction`` (from
-            ``Plan.details``; ``None`` for rounds that drew nothing) and the drawn items.
+            ``Plan.details``; ``None`` for rounds that drew nothing), the drawn items and the
+            items asked for a further judgment (``Plan.again``).
         extend : bool, optional
             Apply ``rounds`` after the ones ``state``'s record already holds: the rounds planned
             since it was replayed, in order. Replaying rounds in two parts gives the same
@@ -488,10 +458,22 @@ class CoordinatedPoissonDesign:
             if drawn.size:
                 if rec.requested[drawn].any():
                     raise ValueError(f"run {r.run} round {r.round} draws an item twice")
-                rec.requested[drawn] = True
+                rec.request(drawn, int(r.judgments))
+            cells, bands = r.bands
+            if len(cells):
+                rec.give_bands(np.asarray(cells, dtype=np.int64), np.asarray(bands, np.int8))
+            for band, patterns in r.patterns:
+                rec.switch_on(band, patterns)
+            again = np.asarray(r.again, dtype=np.int64)
+            if again.size:
+                if not rec.requested[again].all():
+                    raise ValueError(f"run {r.run} round {r.round} asks again for an item "
+                                     "never drawn")
+                rec.ask(again)
             rec.rounds[r.run] = max(rec.rounds[r.run], int(r.round))
             rec.log.append({"run": r.run, "round": int(r.round), "seed": r.seed,
-                            "n": int(drawn.size), "levels": r.levels, "fraction": r.fraction})
+                            "n": int(drawn.size), "again": int(again.size), "levels": r.levels,
+                            "fraction": r.fraction})
 
     def inclusion(self, state: TaskState) -> np.ndarray:
         """Current inclusion probability of every item (read-only view)."""
@@ -509,21 +491,22 @@ class CoordinatedPoissonDesign:
         """
         level = self.confidence if level is None else _checked_level(level)
         rec = self.record(state)
+        labels = self.labels(state, rec)
         runs = range(state.n_runs) if runs is None else runs
         reached = rec.inclusion > 0
         pool = state.in_pool & reached
-        known_items = rec.known_items(state)
-        cells = _PoolCells.build(state, rec, pool, known_items)
+        known_items = rec.known_items(labels)
+        cells = PoolCells.build(state, rec, pool, known_items, labels)
         ref = state.reference
         ref_in_pool = pool[ref.items] if ref.size else np.zeros(0, bool)
         theta = reference_ratio(ref, ref_in_pool) if ref.size else None
         out = []
         for i in runs:
-            parts = self._precision(state, rec, i, known_items, level=level)
+            parts = self._precision(state, rec, i, labels, known_items, level=level)
             run_items = state.runs[i].items
-            nu_ver = cells.nu(run_items, rec.run_cells[i]) if parts.covered else None
+            nu_ver = cells.nu(run_items, rec.run_cells[i], parts) if parts.covered else None
             if ref.size:
-                in_x = _contains(run_items, ref.items)
+                in_x = contains(run_items, ref.items)
                 nu_ref = reference_ratio(ref, in_x & ref_in_pool, ref_in_pool)
                 simple = reference_ratio(ref, in_x)
             else:
@@ -538,161 +521,28 @@ class CoordinatedPoissonDesign:
 
 
 @dataclass(frozen=True)
-class _PoolCells:
-    """The verified sample of the pool, post-stratified by cell (first run, stratum).
+class _Looks:
+    """A round's looks: bands given, answer patterns switched on, looks asked."""
 
-    ``nu`` of a run is the share of the pool's correct items inside it. Within a cell every item
-    was first reached by one run's level, so Hajek ratios within cells do not depend on how high
-    the (answer-driven) levels were set; totals across cells use the known cell sizes. Plain
-    Horvitz-Thompson totals across cells let those levels leak into the weights (measured:
-    recall biased by +0.02 on febrl4).
-    """
-
-    size: np.ndarray        # pool items per cell
-    weight: np.ndarray      # sum of 1/pi over the cell's sampled items
-    rate: np.ndarray        # Hajek share correct per cell (a donor rate where unsampled)
-    w2_incorrect: np.ndarray  # sum of w^2 (1 - pi) over the cell's sampled incorrect items
-    cell: np.ndarray        # cell of every item (-1 outside the pool)
-    t_items: np.ndarray     # sampled correct items (sorted) ...
-    t_cell: np.ndarray      # ... their cells, weights 1/pi and 1 - pi
-    t_w: np.ndarray
-    t_fpc: np.ndarray
-    total: float            # estimated correct items in the pool
-
-    @property
-    def n_true(self) -> int:
-        return int(self.t_items.size)
+    bands: tuple
+    patterns: tuple
+    asked: np.ndarray
+    removed: float
 
     @classmethod
-    def build(cls, state: TaskState, rec: _SamplingRecord, pool: np.ndarray,
-              known_items: np.ndarray) -> _PoolCells:
-        n_cells = max(rec.n_cells, 1)
-        cell = np.where(pool, rec.cell, -1)
-        size = np.bincount(cell[pool], minlength=n_cells).astype(float)
-        idx = known_items[pool[known_items]]
-        pi = rec.inclusion[idx]
-        w = 1.0 / pi
-        f = state.labels[idx] == 1
-        c = cell[idx]
-        weight = np.bincount(c, weights=w, minlength=n_cells)
-        correct = np.bincount(c, weights=w * f, minlength=n_cells)
-        w2_incorrect = np.bincount(c, weights=w * w * (1 - pi) * ~f, minlength=n_cells)
-        sampled = weight > 0
-        rate = np.where(sampled, correct / np.where(sampled, weight, 1.0), np.nan)
-        if not sampled.all():
-            rate = _borrow_stratum_rates(state, rec, rate, sampled, correct, weight, known_items)
-        total = float(size @ rate)
-        return cls(size, weight, rate, w2_incorrect, cell, idx[f], c[f], w[f], 1.0 - pi[f], total)
+    def none(cls) -> _Looks:
+        return cls((np.empty(0, np.int64), np.empty(0, np.int8)), (), np.empty(0, np.int64),
+                   0.0)
 
-    def nu(self, run_items: np.ndarray, run_cells: tuple):
-        """``(value, variance, effective trials)`` of ``nu`` for a run, or ``None``.
-
-        ``run_cells`` is the run's cell histogram ``(cells, counts)``.
-        """
-        if self.total <= 0 or self.t_items.size == 0:
-            return None
-        g = _contains(run_items, self.t_items).astype(float)
-        n_cells = self.size.size
-        sampled = self.weight > 0
-        safe_weight = np.where(sampled, self.weight, 1.0)
-        share = np.bincount(self.t_cell, weights=self.t_w * g, minlength=n_cells) / safe_weight
-        if not sampled.all():
-            cells, counts = run_cells
-            keep = cells >= 0
-            inside = np.bincount(cells[keep], weights=counts[keep], minlength=n_cells)
-            share = np.where(sampled, share, self.rate * inside / np.maximum(self.size, 1))
-        value = min(max(float(self.size @ share) / self.total, 0.0), 1.0)
-        # Linearisation: a sampled item x of cell c has influence N_c / (W_c T) (e(x) - e_c)
-        # with e = f (g - nu) and e_c its cell mean; incorrect items have e = 0.
-        scale = np.where(sampled, self.size / safe_weight, 0.0) / self.total
-        e_mean = np.where(sampled, share - value * self.rate, 0.0)
-        omega = scale[self.t_cell]
-        resid = (g - value) - e_mean[self.t_cell]
-        var = float(np.sum(self.t_w**2 * self.t_fpc * (omega * resid) ** 2))
-        var += float(np.sum(self.w2_incorrect * (scale * e_mean) ** 2))
-        ow = omega * self.t_w
-        denom = float(np.sum(ow**2 * self.t_fpc))
-        trials = float(ow.sum()) ** 2 / denom if denom > 0 else math.inf
-        return value, var, trials
+    def plan(self, run, rnd, status, predicted, current) -> Plan:
+        """A round that asks only for these looks (or for nothing)."""
+        return Plan(run, rnd, np.empty(0, np.int64), status, predicted, current,
+                    float(self.asked.size), details={"levels": None, "fraction": 1.0},
+                    again=self.asked, bands=self.bands, patterns=self.patterns)
 
 
-def _borrow_stratum_rates(state: TaskState, rec: _SamplingRecord, rate: np.ndarray,
-                          sampled: np.ndarray, correct: np.ndarray, weight: np.ndarray,
-                          known_items: np.ndarray):
-    """Rates for cells without a sampled item: the Hajek rate of the same run's whole stratum.
-
-    A cell holds the items a run brought to the pool first in one stratum; a late run's cell can
-    be a handful of items none of which was drawn (each has ``pi > 0``). Its stratum, which also
-    holds items shared with earlier runs, is always sampled once the run is planned.
-    """
-    rate = rate.copy()
-    first = 0
-    for j, strata in enumerate(rec.strata):
-        n_strata = int(strata.max()) + 1
-        cells = slice(first, first + n_strata)
-        first += n_strata
-        if sampled[cells].all():
-            continue
-        items = state.runs[j].items
-        pos = _positions(items, known_items)
-        w = 1.0 / rec.inclusion[items[pos]]
-        h = strata[pos]
-        f = state.labels[items[pos]] == 1
-        sw = np.bincount(h, weights=w, minlength=n_strata)
-        sf = np.bincount(h, weights=w * f, minlength=n_strata)
-        fallback = sf.sum() / sw.sum() if sw.sum() > 0 else 0.5
-        donor = np.where(sw > 0, sf / np.where(sw > 0, sw, 1.0), fallback)
-        rate[cells] = np.where(sampled[cells], rate[cells], donor)
-    overall = float(correct.sum() / weight.sum()) if weight.sum() > 0 else 0.5
-    return np.where(np.isnan(rate), overall, rate)
-
-
-def _contains(sorted_items: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Whether each of ``values`` is in the sorted array ``sorted_items`` (binary search)."""
-    if sorted_items.size == 0 or values.size == 0:
-        return np.zeros(values.size, bool)
-    pos = np.searchsorted(sorted_items, values)
-    pos[pos >= sorted_items.size] = 0
-    return sorted_items[pos] == values
-
-
-def _positions(sorted_items: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Positions in ``sorted_items`` of those ``values`` it contains."""
-    if sorted_items.size == 0 or values.size == 0:
-        return np.zeros(0, np.int64)
-    pos = np.searchsorted(sorted_items, values)
-    pos[pos >= sorted_items.size] = 0
-    return pos[sorted_items[pos] == values]
-
-
-def _groups(pi: np.ndarray, strata: np.ndarray, unrequested: np.ndarray, n_strata: int):
-    """Compress items to groups of equal (level, stratum, requested): values and counts."""
-    levels, level_index = np.unique(pi, return_inverse=True)
-    key = (level_index * n_strata + strata) * 2 + unrequested
-    counts = np.bincount(key)
-    present = np.flatnonzero(counts)
-    return (levels[present // 2 // n_strata], (present // 2) % n_strata, present % 2 == 1,
-            counts[present].astype(float))
-
-
-def _bisect(flips, lo: float, hi: float, iterations: int = 60) -> tuple[float, float]:
-    """Narrow ``[lo, hi]`` around where a monotone predicate turns true (false at ``lo``)."""
-    for _ in range(iterations):
-        mid = 0.5 * (lo + hi)
-        if flips(mid):
-            hi = mid
-        else:
-            lo = mid
-        if hi - lo <= 1e-9 * max(hi, 1e-12):
-            break
-    return lo, hi
-
-
-def _bisect_smallest(ok, lo: float, hi: float) -> float:
-    """Smallest ``t`` in ``[lo, hi]`` with ``ok(t)`` for a predicate true from some point on."""
-    return lo if ok(lo) else _bisect(ok, lo, hi)[1]
-
-
-def _bisect_largest(ok, lo: float, hi: float) -> float:
-    """Largest ``t`` in ``[lo, hi]`` with ``ok(t)`` for a predicate true up to some point."""
-    return _bisect(lambda t: not ok(t), lo, hi)[0]
+def _scaled_half_width(half_width: float, variance: float, new_variance: float) -> float:
+    """A half-width scaled by the square root of a variance ratio (the normal approximation)."""
+    if not (math.isfinite(half_width) and math.isfinite(variance)) or variance <= 0:
+        return half_width
+    return half_width * math.sqrt(max(new_variance, 0.0) / variance)

@@ -16,6 +16,10 @@ It is the baseline the product is measured against, flaws included (STATISTICS.m
   variance (empirical for earlier draws, the all-correct bound
   ``(w_mm^2 / n) sum_{x in X_m} p_m(x) (p_m(x) / q_m(x))^2`` for the new draws) meets the target.
   It never re-plans: there are no rounds.
+
+The paper assumes every verified label is true. Given fallible annotators' judgments, this design
+plugs in the annotator model's posterior means (:mod:`..labels`) and ignores their uncertainty, as
+the paper would.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import numpy as np
 from scipy import sparse
 
 from ..intervals import normal_quantile, wald_interval
+from ..labels import ItemLabels, item_labels
 from ..reference import reference_ratio
 from ..results import Estimate, Plan, RunEstimate
 from ..state import TaskState
@@ -42,6 +47,7 @@ class _DrawRecord:
     draws: list = field(default_factory=list)
     seeds: list = field(default_factory=list)
     requested: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    labels_cache: tuple | None = None
 
     def grow(self, n_items: int) -> None:
         extra = n_items - self.requested.size
@@ -80,6 +86,16 @@ class PublishedDesign:
         rec.grow(state.n_items)
         return rec
 
+    def labels(self, state: TaskState) -> ItemLabels:
+        """Every item's label view (one prior class for the annotator model: the paper has no
+        strata), cached until labels or judgments change."""
+        rec = self.record(state)
+        key = (state.labels_version, state.n_items)
+        if rec.labels_cache is None or rec.labels_cache[0] != key:
+            rec.labels_cache = (key, item_labels(state, item_class=np.zeros(state.n_items,
+                                                                            np.int64)))
+        return rec.labels_cache[1]
+
     # -- planning ---------------------------------------------------------------------------
     def required_draws(self, state: TaskState, run: int) -> int:
         """Smallest ``n >= 1`` whose conservative variance meets the target (bisection)."""
@@ -102,7 +118,7 @@ class PublishedDesign:
             owner = np.concatenate([np.full(rec.draws[j].size, k) for k, j in enumerate(earlier)])
             a_draw = member[draw_items][:, earlier] @ scale
             in_m = np.isin(draw_items, x_m)
-            f_draw = (state.labels[draw_items] == 1).astype(float)
+            f_draw = np.nan_to_num(self.labels(state).value[draw_items])
         else:
             base = np.zeros(0)
             a_own = np.zeros(size_m)
@@ -155,14 +171,15 @@ class PublishedDesign:
         seed = int(rng.integers(2**63 - 1))
         items = state.runs[run].items
         drawn = items[np.random.default_rng(seed).integers(0, items.size, size=n)]
-        new = np.unique(drawn[~rec.requested[drawn] & (state.labels[drawn] < 0)])
+        verified = self.labels(state).verified
+        new = np.unique(drawn[~rec.requested[drawn] & ~verified[drawn]])
         status = "sample"
         if self.budget is not None:
             remaining = self.budget - int(np.count_nonzero(rec.requested))
             if new.size > remaining:
                 status = "budget_exhausted"
                 keep = np.isin(drawn, new[: max(remaining, 0)]) | rec.requested[drawn] | (
-                    state.labels[drawn] >= 0)
+                    verified[drawn])
                 drawn = drawn[keep]
                 new = new[: max(remaining, 0)]
         rec.draws[run] = drawn
@@ -196,10 +213,11 @@ class PublishedDesign:
         sizes = np.array([r.size for r in state.runs], dtype=float)
         draw_items = np.concatenate([rec.draws[j] for j in drawn_runs])
         owner = np.concatenate([np.full(rec.draws[j].size, k) for k, j in enumerate(drawn_runs)])
-        labelled = state.labels[draw_items] >= 0
+        labels = self.labels(state)
+        labelled = labels.verified[draw_items]
         draw_items, owner = draw_items[labelled], owner[labelled]
         n_j = np.bincount(owner, minlength=len(drawn_runs)).astype(float)
-        f = (state.labels[draw_items] == 1).astype(float)
+        f = labels.value[draw_items]
         b = member[draw_items].toarray()  # draws x runs, 1 if the draw lies in X_r
         overlap = (member.T @ member[:, drawn_runs]).toarray()  # runs x drawn runs
         inner = overlap / (sizes[:, None] * sizes[drawn_runs][None, :])

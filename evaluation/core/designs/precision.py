@@ -1,0 +1,339 @@
+"""A run's precision under the ``default`` design: post-stratified Hajek estimate and its interval.
+
+Items sampled with ``pi = 1`` are a census; the others are a Poisson sample, weighted ``1 / pi``,
+post-stratified by the run's score strata. Labels are the values of :class:`..labels.ItemLabels`
+(exact, or the annotator model's posterior means); the variance is the design variance plus, when
+labels are uncertain, the label and parameter terms of :mod:`..labels`. The interval is a
+Beta-type interval on the effective number of trials of the sampled part, shifted by the census
+part, so that it keeps its coverage at 0 and 1 (:func:`..intervals.effective_binomial_interval`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..intervals import (
+    effective_binomial_interval,
+    misclassified_interval,
+    normal_quantile,
+    smoothed_rate,
+)
+from ..labels import ItemLabels
+from ..results import Estimate
+from ..sorted_sets import positions
+
+__all__ = ["PrecisionParts", "predicted_half_width", "stratified_precision"]
+
+ANNOTATOR_MODEL = "annotator-model"
+
+
+@dataclass(frozen=True)
+class PrecisionParts:
+    """A run's precision estimate and the pieces the planner needs.
+
+    ``items`` are the run's verified sampled items, ``values`` and ``variances`` their labels as
+    the run sees them (:meth:`..labels.ItemLabels.in_domains`), ``coefficients`` the derivative of
+    the estimate with respect to each label, ``inclusion`` their inclusion probabilities and
+    ``inflation`` the factor ``1 / (1 - gamma)^2`` by which their stratum's variance grows for
+    the labels' uncertainty. ``variance`` is the total; ``parameter_variance`` its part due to
+    the annotators' estimated error rates (0 with exact labels), which more items do not reduce.
+    """
+
+    estimate: Estimate
+    variance: float
+    covered: bool
+    stratum_rates: np.ndarray
+    stratum_trials: np.ndarray
+    # Some score stratum of the run has unverified items but no sampled one: its rate is
+    # borrowed from a neighbour, so the interval does not reflect it and the target cannot be
+    # declared met yet.
+    unsampled: bool = False
+    items: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    values: np.ndarray = field(default_factory=lambda: np.empty(0))
+    variances: np.ndarray = field(default_factory=lambda: np.empty(0))
+    coefficients: np.ndarray = field(default_factory=lambda: np.empty(0))
+    inclusion: np.ndarray = field(default_factory=lambda: np.empty(0))
+    inflation: np.ndarray = field(default_factory=lambda: np.empty(0))
+    parameter_variance: float = 0.0
+
+    @property
+    def sampled(self) -> int:
+        """Verified items of the run sampled with ``pi < 1`` (the part a new item adds to)."""
+        return int(np.count_nonzero(self.inclusion < 1.0))
+
+
+def stratified_precision(run_items: np.ndarray, strata: np.ndarray, stratum_sizes: np.ndarray,
+                         inclusion: np.ndarray, known_items: np.ndarray, labels: ItemLabels, *,
+                         covered: bool, level: float, interval: str,
+                         blocks: np.ndarray | None = None) -> PrecisionParts:
+    """Post-stratified Hajek precision of a run with its interval.
+
+    Parameters
+    ----------
+    run_items, strata : numpy.ndarray
+        The run's sorted items and the score stratum of each.
+    stratum_sizes : numpy.ndarray
+        Items per stratum.
+    inclusion : numpy.ndarray
+        Inclusion probability of every item of the task.
+    known_items : numpy.ndarray
+        Every verified sampled item of the task (sorted); only the run's are touched, found by
+        binary search, so the cost grows with the labels, not with the run's size.
+    labels : ItemLabels
+    covered : bool
+        Every item of the run has ``pi > 0``.
+    level, interval
+        Confidence level and Beta-type interval family.
+    blocks : numpy.ndarray, optional
+        When the strata are pieces of coarser strata (the bands of :mod:`.second_looks`), the
+        coarse stratum of each piece: a piece without a sample borrows its neighbour's rate,
+        and only a coarse stratum without any sample keeps the target from being met.
+
+    Notes
+    -----
+    With fallible annotators each score stratum (and the census part) is a domain whose rate is
+    estimated by maximum likelihood given the annotators' error rates, with its sandwich
+    variance; the annotator parameters add ``g' Sigma g`` (:mod:`..labels`). The interval is
+    drawn on the scale of the answers (:func:`..intervals.misclassified_interval`), where a
+    rate of 1 is still an answer rate below 1.
+    """
+    n = run_items.size
+    n_strata = stratum_sizes.size
+    pos = positions(run_items, known_items)
+    k_items = run_items[pos]
+    pi = inclusion[k_items]
+    k_strata = strata[pos]
+    certain = pi >= 1.0
+    n_unc = n - int(np.count_nonzero(certain))
+    used = int(pos.size)
+    census = n_unc == 0 or used == n
+    view = _RunLabels.of(labels, k_items, pi, k_strata, certain, n_strata, census=census)
+    if census:
+        return _census(view, n, n_strata, covered, level, interval)
+
+    sample = ~certain
+    size_h = stratum_sizes - np.bincount(k_strata[certain], minlength=n_strata)
+    h = k_strata[sample]
+    w = 1.0 / pi[sample]
+    f = view.z[sample]
+    sw = np.bincount(h, weights=w, minlength=n_strata)
+    if not (sw > 0).any():
+        base = float(view.z[certain].sum())
+        est = Estimate(math.nan, base / n, (base + n_unc) / n, level, "bounds-only", used)
+        return view.parts(est, math.inf, covered, np.full(n_strata, 0.5), np.zeros(n_strata),
+                          unsampled=True, coefficients=np.zeros(used))
+    swf = np.bincount(h, weights=w * f, minlength=n_strata)
+    sw2 = np.bincount(h, weights=w * w * (1.0 - pi[sample]), minlength=n_strata)
+    size_h, unsampled = _borrow_sizes(size_h, sw > 0)
+    has_sample = sw > 0
+    if blocks is not None:
+        block_sampled = np.bincount(blocks, weights=has_sample, minlength=blocks.max() + 1) > 0
+        unsampled = unsampled & ~block_sampled[blocks]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = np.where(has_sample, swf / np.where(has_sample, sw, 1.0), 0.0)
+        trials = np.where(has_sample & (sw2 > 0), sw * sw / np.where(sw2 > 0, sw2, 1.0), np.inf)
+    smooth, var_h = _stratum_variances(rate, trials, h, w, f, pi[sample], sw, has_sample,
+                                       view.domains)
+    weight = size_h / n_unc
+    rate_u = float(weight @ rate)
+    var_u = float(weight**2 @ var_h)
+    smooth_u = float(weight @ smooth)
+    share = n_unc / n
+
+    coefficients = np.full(used, 1.0 / n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        coefficients[sample] = np.where(has_sample[h], size_h[h] / n * w / sw[h], 0.0)
+    census_var = view.census_variance(n)
+    param_var = view.parameter_variance(coefficients)
+    var_u += (census_var + param_var) / (share * share)
+    lo_u, hi_u = misclassified_interval(rate_u, var_u, smoothed=smooth_u, shape=view.shape,
+                                        level=level, method=interval)
+    base = float(view.z[certain].sum()) / n
+    est = Estimate(base + share * rate_u, base + share * lo_u, base + share * hi_u, level,
+                   f"poststratified-hajek/{interval}{view.suffix}", used)
+    # The planner sees an unsampled stratum's rate as unknown (0.5: the most variable), so it
+    # gets a real level next round instead of the near-zero one a borrowed rate of 0 gives.
+    planning_rates = np.where(unsampled, 0.5, smooth)
+    total = share * share * var_u
+    return view.parts(est, total, covered, planning_rates, trials,
+                      unsampled=bool(unsampled.any()), coefficients=coefficients,
+                      parameter_variance=param_var)
+
+
+@dataclass(frozen=True)
+class _RunLabels:
+    """A run's verified items and their labels as the run sees them: with fallible annotators,
+    each score stratum's sampled items and the census items are domains with their own rate
+    (:meth:`..labels.ItemLabels.in_domains`)."""
+
+    items: np.ndarray
+    inclusion: np.ndarray
+    strata: np.ndarray
+    certain: np.ndarray
+    domains: object  # DomainLabels or None
+    z: np.ndarray
+    v: np.ndarray
+    shape: tuple  # (sensitivity, specificity) of the interval's observation scale
+
+    @classmethod
+    def of(cls, labels: ItemLabels, items, pi, k_strata, certain, n_strata, *,
+           census: bool) -> _RunLabels:
+        """``census``: every item of the run is verified, so each counts once (weight 1)."""
+        if not labels.noisy or items.size == 0:
+            z = labels.value[items]
+            return cls(items, pi, k_strata, certain, None, z, np.zeros(items.size), (1.0, 1.0))
+        domain = np.where(certain, n_strata, k_strata.astype(np.int64))
+        weights = np.where(certain | census, 1.0, 1.0 / pi)
+        inclusion = np.where(census, 1.0, np.minimum(pi, 1.0))
+        dl = labels.in_domains(items, weights, domain, n_strata + 1, inclusion=inclusion)
+        return cls(items, pi, k_strata, certain, dl, dl.value, dl.variance,
+                   labels.typical_annotator())
+
+    @property
+    def noisy(self) -> bool:
+        return self.domains is not None
+
+    @property
+    def suffix(self) -> str:
+        return f"/{ANNOTATOR_MODEL}" if self.noisy else ""
+
+    def missing(self) -> np.ndarray:
+        """``gamma`` per domain (strata, then the census); zeros with exact labels."""
+        return self.domains.missing if self.noisy else np.zeros(0)
+
+    def census_variance(self, n: int) -> float:
+        """Variance of the census part's correct count over ``n^2`` (judgment noise only)."""
+        if not self.noisy or not self.certain.any():
+            return 0.0
+        dl = self.domains
+        w_total = float(np.count_nonzero(self.certain))
+        return float(dl.rate_variance(np.zeros(dl.rate.size))[-1]) * w_total**2 / (n * n)
+
+    def parameter_variance(self, coefficients) -> float:
+        return self.domains.parameter_variance(coefficients) if self.noisy else 0.0
+
+    def item_inflation(self) -> np.ndarray:
+        """``1 / (1 - gamma)^2`` of each item's domain."""
+        if not self.noisy:
+            return np.ones(self.items.size)
+        gamma = self.domains.missing
+        g = np.where(self.certain, gamma[-1], gamma[self.strata.astype(np.int64)])
+        return 1.0 / (1.0 - g) ** 2
+
+    def parts(self, est, variance, covered, rates, trials, *, unsampled=False,
+              coefficients=None, parameter_variance=0.0) -> PrecisionParts:
+        return PrecisionParts(est, variance, covered, rates, trials, unsampled=unsampled,
+                              items=self.items, values=self.z, variances=self.v,
+                              coefficients=coefficients, inclusion=self.inclusion,
+                              inflation=self.item_inflation(),
+                              parameter_variance=parameter_variance)
+
+
+def _census(view: _RunLabels, n, n_strata, covered, level, interval):
+    """Every item of the run is verified (or every one is sampled with certainty)."""
+    used = view.items.size
+    value = float(view.z.sum()) / n
+    coefficients = np.full(used, 1.0 / n)
+    label_var = 0.0
+    if view.noisy:
+        dl = view.domains
+        weight = np.bincount(np.where(view.certain, n_strata, view.strata.astype(np.int64)),
+                             minlength=n_strata + 1).astype(float)
+        label_var = float(dl.rate_variance(np.zeros(dl.rate.size)) @ weight**2) / (n * n)
+    param_var = view.parameter_variance(coefficients)
+    variance = label_var + param_var
+    if variance > 0.0:
+        low, high = misclassified_interval(value, variance, shape=view.shape, level=level,
+                                           method=interval)
+        est = Estimate(value, low, high, level, f"exact-items/{interval}{view.suffix}", used)
+    else:
+        est = Estimate(value, value, value, level, "exact", used)
+    return view.parts(est, variance, covered, np.full(n_strata, value), np.zeros(n_strata),
+                      coefficients=coefficients, parameter_variance=param_var)
+
+
+def _borrow_sizes(size_h: np.ndarray, has_sample: np.ndarray):
+    """Strata with items but no sample borrow the sample of their nearest sampled neighbour."""
+    unsampled = (size_h > 0) & ~has_sample
+    if not unsampled.any():
+        return size_h, unsampled
+    donor = np.arange(size_h.size)
+    sampled = np.flatnonzero(has_sample)
+    for g in np.flatnonzero(~has_sample):
+        donor[g] = sampled[np.argmin(np.abs(sampled - g))]
+    return np.bincount(donor, weights=size_h, minlength=size_h.size), unsampled
+
+
+def _stratum_variances(rate, trials, h, w, f, pi, sw, has_sample, domains):
+    """Per stratum: the Jeffreys-smoothed rate and the Hajek variance of the stratum mean,
+    floored at the smoothed binomial variance on the Kish effective size (so that an
+    all-correct stratum still carries the uncertainty its size implies).
+
+    ``domains``: with fallible annotators, the strata's :class:`..labels.DomainLabels` (the
+    sandwich variance of each stratum's rate, and a floor inflated by ``1 / (1 - gamma)``);
+    ``None`` with exact labels.
+    """
+    resid = f - rate[h]
+    lin = np.bincount(h, weights=w * w * (1.0 - pi) * resid * resid, minlength=rate.size)
+    finite = np.isfinite(trials)
+    smooth = np.where(finite, smoothed_rate(rate, np.where(finite, trials, 0.0)), rate)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        design = lin / np.where(has_sample, sw * sw, 1.0)
+        floor = np.where(finite, smooth * (1 - smooth) / np.where(finite, trials, 1.0), 0.0)
+        if domains is not None:
+            n_strata = rate.size
+            design = domains.rate_variance(np.append(design, 0.0))[:n_strata]
+            floor = floor / (1.0 - domains.missing[:n_strata])
+        var_h = np.where(has_sample, np.maximum(design, floor), 0.0)
+    return smooth, var_h
+
+
+def predicted_half_width(pi_new: np.ndarray, strata: np.ndarray, count: np.ndarray,
+                         rates: np.ndarray, *, inflation: np.ndarray | None = None,
+                         extra_variance: float = 0.0, level: float, interval: str) -> float:
+    """Precision half-width expected once every item drawn under ``pi_new`` is answered.
+
+    Items come in groups: ``count[g]`` items of stratum ``strata[g]`` at level ``pi_new[g]``.
+    ``inflation`` multiplies each stratum's variance for the labels' uncertainty (1 with exact
+    labels); ``extra_variance`` (on the precision scale) is added as it is (the shared parameter
+    term, which more items of this run do not reduce).
+    """
+    n = float(count.sum())
+    certain = pi_new >= 1.0
+    n_unc = n - float(count[certain].sum())
+    # Items verified outright still carry their labels' noise (none with exact labels).
+    census = 0.0
+    if inflation is not None and certain.any():
+        r = rates[strata[certain]]
+        census = float(np.sum(count[certain] * r * (1 - r) * (inflation[strata[certain]] - 1)))
+        census /= n * n
+    if n_unc == 0:
+        total = census + extra_variance
+        return normal_quantile(level) * math.sqrt(total) if total > 0 else 0.0
+    unc = ~certain
+    h = strata[unc]
+    p = pi_new[unc]
+    c = count[unc]
+    n_strata = rates.size
+    size_h = np.bincount(h, weights=c, minlength=n_strata)
+    with np.errstate(divide="ignore"):
+        inv = np.bincount(h, weights=c * (1.0 - p) / p, minlength=n_strata)
+    if not np.isfinite(inv).all():
+        return math.inf
+    with np.errstate(invalid="ignore", divide="ignore"):
+        trials = np.where(inv > 0, size_h**2 / np.where(inv > 0, inv, 1.0), np.inf)
+    finite = np.isfinite(trials) & (size_h > 0)
+    smooth = np.where(finite, smoothed_rate(rates, np.where(finite, trials, 0.0)), rates)
+    var_h = np.where(finite, smooth * (1 - smooth) / np.where(finite, trials, 1.0), 0.0)
+    if inflation is not None:
+        var_h = var_h * inflation
+    weight = size_h / n_unc
+    share = n_unc / n
+    rate_u = float(weight @ rates)
+    var_u = float(weight**2 @ var_h) + (extra_variance + census) / (share * share)
+    lo, hi, _ = effective_binomial_interval(rate_u, var_u, smoothed=float(weight @ smooth),
+                                            level=level, method=interval)
+    return share * (hi - lo) / 2.0

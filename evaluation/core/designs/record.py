@@ -1,0 +1,174 @@
+"""The ``default`` design's record of one task: strata, inclusion probabilities, requests, cells.
+
+Everything here is a function of the runs and of the rounds planned so far (never of the answers),
+so a service can rebuild it from stored rounds (:meth:`CoordinatedPoissonDesign.replay`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..labels import ItemLabels
+
+__all__ = ["SamplingRecord", "score_strata"]
+
+
+def score_strata(scores: np.ndarray, *, max_strata: int, min_stratum_size: int) -> np.ndarray:
+    """Cut a run into score strata of roughly equal size; ties never straddle a boundary.
+
+    Returns an ``int8`` stratum index per prediction, ``0`` for the lowest scores.
+    """
+    n = scores.size
+    n_strata = min(max_strata, n // max(min_stratum_size, 1))
+    uniq, inverse, counts = np.unique(scores, return_inverse=True, return_counts=True)
+    if n_strata <= 1 or uniq.size <= 1:
+        return np.zeros(n, dtype=np.int8)
+    cumulative = np.cumsum(counts)
+    targets = np.arange(1, n_strata) * (n / n_strata)
+    cuts = np.unique(np.searchsorted(cumulative, targets))
+    cuts = cuts[cuts < uniq.size - 1]
+    stratum_of_value = np.searchsorted(cuts, np.arange(uniq.size), side="left")
+    _, dense = np.unique(stratum_of_value, return_inverse=True)
+    return dense[inverse].astype(np.int8)
+
+
+@dataclass
+class SamplingRecord:
+    """What the design has done in one task: inclusion probabilities, requests, strata, rounds.
+
+    ``asked`` counts the judgments asked per item (its first ones when drawn, then its looks);
+    ``judgments_asked`` their total: the budget counts judgments. Each pool cell gets a *band*
+    once its rate is known (``cell_band``: -1 none yet, then ``LOW``, ``MIXED``, ``HIGH``), and
+    ``look_patterns[band]`` are the answer patterns ``(says correct, says incorrect)`` that get
+    one more judgment in that band (:mod:`.second_looks`); a band, once given, and a pattern,
+    once switched on, stay.
+    """
+
+    inclusion: np.ndarray
+    requested: np.ndarray
+    asked: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    judgments_asked: int = 0
+    cell_band: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int8))
+    look_patterns: tuple = (frozenset(), frozenset(), frozenset())
+    # Per run: (bands given when computed, piece strata, piece sizes); see ``pieces``.
+    piece_cache: dict = field(default_factory=dict)
+    strata: list = field(default_factory=list)
+    rounds: list = field(default_factory=list)
+    log: list = field(default_factory=list)
+    # Pool cell of each item: (first run that predicted it, its stratum there), -1 outside the pool.
+    cell: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    n_cells: int = 0
+    stratum_sizes: list = field(default_factory=list)
+    covered: list = field(default_factory=list)
+    run_cells: list = field(default_factory=list)
+    # The label view of the state it was computed for: (key, ItemLabels).
+    labels_cache: tuple | None = None
+
+    def grow(self, n_items: int) -> None:
+        extra = n_items - self.inclusion.size
+        if extra > 0:
+            self.inclusion = np.concatenate([self.inclusion, np.zeros(extra)])
+            self.requested = np.concatenate([self.requested, np.zeros(extra, bool)])
+        extra = n_items - self.asked.size
+        if extra > 0:
+            self.asked = np.concatenate([self.asked, np.zeros(extra, np.int32)])
+        extra = n_items - self.cell.size
+        if extra > 0:
+            self.cell = np.concatenate([self.cell, np.full(extra, -1, np.int64)])
+
+    def add_run(self, items: np.ndarray, strata: np.ndarray) -> None:
+        self.strata.append(strata)
+        self.stratum_sizes.append(np.bincount(strata).astype(float))
+        self.rounds.append(0)
+        self.covered.append(False)
+        new = self.cell[items] < 0
+        self.cell[items[new]] = self.n_cells + strata[new].astype(np.int64)
+        self.n_cells += int(strata.max()) + 1
+        self.cell_band = np.concatenate(
+            [self.cell_band, np.full(self.n_cells - self.cell_band.size, -1, np.int8)])
+        # An item's cell is fixed when it first arrives, so a run's cell histogram never changes.
+        cells, counts = np.unique(self.cell[items], return_counts=True)
+        self.run_cells.append((cells, counts.astype(float)))
+
+    def copy(self) -> SamplingRecord:
+        """A copy whose mutable parts are independent; per-run strata, fixed once a run is
+        added, are shared."""
+        return SamplingRecord(
+            inclusion=self.inclusion.copy(), requested=self.requested.copy(),
+            asked=self.asked.copy(), judgments_asked=self.judgments_asked,
+            cell_band=self.cell_band.copy(), look_patterns=self.look_patterns,
+            piece_cache=dict(self.piece_cache),
+            strata=list(self.strata), rounds=list(self.rounds), log=list(self.log),
+            cell=self.cell.copy(), n_cells=self.n_cells, stratum_sizes=list(self.stratum_sizes),
+            covered=list(self.covered), run_cells=list(self.run_cells),
+            labels_cache=self.labels_cache)
+
+    def apply_levels(self, items: np.ndarray, levels: np.ndarray, fraction: float) -> None:
+        """Raise the inclusion of ``items`` to ``levels`` (``fraction`` of the way there)."""
+        pi = self.inclusion[items]
+        target = np.maximum(pi, levels)
+        self.inclusion[items] = target if fraction == 1.0 else pi + (target - pi) * fraction
+
+    def request(self, items: np.ndarray, judgments: int) -> None:
+        """Mark ``items`` as drawn, each asking for ``judgments`` answers."""
+        self.requested[items] = True
+        self.ask(items, judgments)
+
+    def ask(self, items: np.ndarray, judgments: int = 1) -> None:
+        """Ask ``judgments`` more answers on each of ``items``."""
+        self.asked[items] += judgments
+        self.judgments_asked += judgments * int(items.size)
+
+    def switch_on(self, band: int, patterns) -> None:
+        """Every item of ``band`` whose answers reach one of ``patterns`` gets one more look."""
+        switched = list(self.look_patterns)
+        switched[band] = switched[band] | frozenset(map(tuple, patterns))
+        self.look_patterns = tuple(switched)
+
+    def give_bands(self, cells: np.ndarray, bands: np.ndarray) -> None:
+        """Give ``cells`` their band (for good)."""
+        if (self.cell_band[cells] >= 0).any():
+            raise ValueError("a cell's band is given once")
+        self.cell_band[cells] = bands
+
+    def pieces(self, run: int, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The run's items as (stratum, band) pieces, ``4 h + band + 1``, and the pieces' sizes
+        (cached until more cells get a band)."""
+        given = int(np.count_nonzero(self.cell_band >= 0))
+        cached = self.piece_cache.get(run)
+        if cached is None or cached[0] != given:
+            strata = self.strata[run].astype(np.int64) * 4 + self.item_band(items) + 1
+            cached = (given, strata, np.bincount(strata).astype(float))
+            self.piece_cache[run] = cached
+        return cached[1], cached[2]
+
+    def item_band(self, items: np.ndarray) -> np.ndarray:
+        """The band of each item's cell (-1: none yet, or outside the pool)."""
+        cell = self.cell[items]
+        return np.where(cell >= 0, self.cell_band[np.maximum(cell, 0)], -1).astype(np.int8)
+
+    def known_items(self, labels: ItemLabels) -> np.ndarray:
+        """Sorted ids of sampled items that are verified."""
+        return np.flatnonzero(self.requested & labels.verified)
+
+    def is_covered(self, run: int, items: np.ndarray) -> bool:
+        """Whether every item of ``run`` has ``pi > 0`` (cached: levels only ever rise)."""
+        if not self.covered[run]:
+            self.covered[run] = bool((self.inclusion[items] > 0).all())
+        return self.covered[run]
+
+    @property
+    def n_requested(self) -> int:
+        return int(np.count_nonzero(self.requested))
+
+
+def level_groups(pi: np.ndarray, strata: np.ndarray, unrequested: np.ndarray, n_strata: int):
+    """Compress items to groups of equal (level, stratum, requested): values and counts."""
+    levels, level_index = np.unique(pi, return_inverse=True)
+    key = (level_index * n_strata + strata) * 2 + unrequested
+    counts = np.bincount(key)
+    present = np.flatnonzero(counts)
+    return (levels[present // 2 // n_strata], (present // 2) % n_strata, present % 2 == 1,
+            counts[present].astype(float))
