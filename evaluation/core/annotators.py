@@ -55,16 +55,18 @@ __all__ = ["AnnotatorPrior", "AnnotatorSummary", "LabelModel", "fit_label_model"
 class AnnotatorPrior:
     """Beta priors of the model, as ``(a, b)`` pseudo-counts of (agree, disagree) answers.
 
-    The defaults put each annotator's sensitivity and specificity at 2/3 before any answer, as
-    much as three answers weigh, which keeps the model identified (better than chance) without
-    holding back a spammer once they have answered a few dozen items. The class rates' Beta prior
-    is fitted to the data when there are at least ``fit_rate_prior_from`` classes (``rate`` is
-    then where the fit starts and what a weak hyperprior pulls its logarithms towards), and is
-    ``rate`` otherwise.
+    The defaults put each annotator's sensitivity and specificity at 0.9 before any answer, as
+    much as five answers weigh: annotators of a task are mostly good, a prior far below that
+    (2/3 was tried) drags the error rates up wherever the data say little and over-corrects
+    every rate (measured: +0.018 on a domain of rate 0.6 with annotators of 0.9), and five
+    answers are nothing next to the hundreds a spammer gives before it matters. The class rates'
+    Beta prior is fitted to the data when there are at least ``fit_rate_prior_from`` classes
+    (``rate`` is then where the fit starts and what a weak hyperprior pulls its logarithms
+    towards), and is ``rate`` otherwise.
     """
 
-    sensitivity: tuple[float, float] = (2.0, 1.0)
-    specificity: tuple[float, float] = (2.0, 1.0)
+    sensitivity: tuple[float, float] = (4.5, 0.5)
+    specificity: tuple[float, float] = (4.5, 0.5)
     rate: tuple[float, float] = (1.0, 1.0)
     fit_rate_prior_from: int = 3
 
@@ -296,7 +298,13 @@ def fit_label_model(items, annotators, says_correct, *, item_class, exact_items=
     weights = mu * (1 - mu)
     missing = (scores.T @ sparse.diags(weights) @ scores).toarray()
     information = np.diag(complete) - missing
-    covariance = _inverse_information(information, complete)
+    # A class rate at its bound is where the U-shaped prior puts a pure class: its logit has no
+    # curvature to speak of, so it is held fixed (its items' labels are what the answers say).
+    free = np.concatenate([np.ones(2 * n_ann, bool),
+                           (rho > 2 * _RATE_FLOOR) & (rho < 1 - 2 * _RATE_FLOOR)])
+    covariance = np.zeros_like(information)
+    covariance[np.ix_(free, free)] = _inverse_information(information[np.ix_(free, free)],
+                                                          complete[free])
     return LabelModel(
         items=unc_items, mean=mu, evidence=evidence, annotators=ann_ids, sensitivity=se,
         specificity=sp, classes=class_ids, rate=rho, rate_prior=(float(ar), float(br)),
@@ -315,8 +323,35 @@ def _m_step(mu, u_ann, u_y, u_row, cls, n_ann, n_cls, k_s1, k_n1, k_s0, k_n0, n_
     n0 = np.bincount(u_ann, weights=1 - m, minlength=n_ann) + k_n0
     se = (a1 + s1) / (a1 + b1 + n1)
     sp = (a0 + s0) / (a0 + b0 + n0)
-    rho = (ar + np.bincount(cls, weights=mu, minlength=n_cls)) / (ar + br + n_class)
+    correct = np.bincount(cls, weights=mu, minlength=n_cls)
+    # Large classes: the mode on the probability scale (a pure class goes to its bound); small
+    # ones: the posterior mean, which the data of one or two items cannot push to a bound.
+    rho = np.where(n_class >= _MODE_FROM, _beta_mode(ar + correct, br + n_class - correct),
+                   (ar + correct) / (ar + br + n_class))
+    rho = np.clip(rho, _RATE_FLOOR, 1.0 - _RATE_FLOOR)
     return se, sp, rho
+
+
+# Class rates stay this far inside (0, 1), where their logit is finite.
+_RATE_FLOOR = 1e-4
+# Items a class needs before its rate is the prior's mode rather than its posterior mean.
+_MODE_FROM = 20
+
+
+def _beta_mode(alpha: np.ndarray, beta: np.ndarray) -> np.ndarray:
+    """Mode of Beta(alpha, beta) on the probability scale.
+
+    The class rates' prior is fitted to the classes and is U-shaped where classes are pure:
+    its density grows without bound at 0 and 1, and a class whose answers are explained by
+    errors alone goes to the bound. (A mode on the logit scale would always stay away from the
+    bounds, and let a pure class absorb false answers as a few correct items instead: the
+    specificity then drifts up, measured +0.024 with 30 pure classes.)
+    """
+    with np.errstate(invalid="ignore", divide="ignore"):
+        inner = (alpha - 1.0) / (alpha + beta - 2.0)
+    mode = np.where((alpha > 1) & (beta > 1), inner,
+                    np.where(alpha <= 1, np.where((beta <= 1) & (beta < alpha), 1.0, 0.0), 1.0))
+    return np.clip(mode, _RATE_FLOOR, 1.0 - _RATE_FLOOR)
 
 
 def _fit_rate_prior(correct: np.ndarray, size: np.ndarray, start: tuple, centre: tuple,

@@ -195,10 +195,20 @@ def _solve_domains(labels, items, weights, domains, n_domains, inclusion):
     fixed = np.bincount(domains[exact], weights=weights[exact] * (lam[exact] > 0),
                         minlength=n_domains)
     free = ~exact
+    # A weak prior on each domain's rate, worth DOMAIN_PRIOR_ITEMS of its items, centred on what
+    # the annotator model says of them: a domain of one or two items has no maximum-likelihood
+    # rate (it sits on 0 or 1 and takes every doubt away); a large one does not notice.
+    count = np.bincount(domains, minlength=n_domains).astype(float)
+    mean_weight = np.where(count > 0, total / np.maximum(count, 1.0), 0.0)
+    prior_weight = DOMAIN_PRIOR_ITEMS * mean_weight
+    with np.errstate(invalid="ignore", divide="ignore"):
+        centre = np.where(total > 0, np.bincount(domains, weights=weights * labels.value[items],
+                                                 minlength=n_domains) / total, 0.5)
     start = np.where(total > 0, (fixed + 0.5 * np.bincount(
         domains[free], weights=weights[free], minlength=n_domains)) / np.maximum(total, 1e-300),
         0.5)
-    log_odds = _fixed_points(lam[free], weights[free], domains[free], fixed, total,
+    log_odds = _fixed_points(lam[free], weights[free], domains[free],
+                             fixed + prior_weight * centre, total + prior_weight,
                              special.logit(np.clip(start, 1e-6, 1 - 1e-6)), n_domains)
     with np.errstate(invalid="ignore"):
         z = special.expit(log_odds[domains] + lam)
@@ -212,7 +222,7 @@ def _solve_domains(labels, items, weights, domains, n_domains, inclusion):
     with np.errstate(invalid="ignore"):
         e = special.expit(special.logit(r_eval)[domains] + lam)
     slope = np.where(exact, 0.0, e * (1 - e))
-    base = total * r_eval * (1 - r_eval)
+    base = (total + prior_weight) * r_eval * (1 - r_eval)
     with np.errstate(invalid="ignore", divide="ignore"):
         missing = np.where(base > 0, np.clip(
             np.bincount(domains, weights=weights * slope, minlength=n_domains) / base,
@@ -226,6 +236,8 @@ def _solve_domains(labels, items, weights, domains, n_domains, inclusion):
 
 
 _LOGIT_BOUND = 40.0
+# Items' worth of prior each domain rate gets (see ``_solve_domains``).
+DOMAIN_PRIOR_ITEMS = 2.0
 
 
 def _fixed_points(lam, w, d, fixed, total, start, n_domains, iterations: int = 60):

@@ -260,6 +260,10 @@ def test_valid_tmp_dataset_runs(capsys, tmp_path):
     (["--reference-size", "-1"], "--reference-size"),
     (["--budget", "-5"], "--budget"),
     (["--interval", "jeffreys", "--design", "published"], "--interval"),
+    (["--annotators", "0.95y"], "--annotators: annotator '0.95y'"),
+    (["--annotators", "1.2"], "rates must lie in [0, 1]"),
+    (["--annotators", "0.9x0"], "N >= 1"),
+    (["--gold-rate", "1"], "--gold-rate"),
 ])
 def test_bad_options_exit_2(capsys, args, message):
     err = run_error(capsys, [SLICE, "--json", *args])
@@ -279,3 +283,33 @@ def test_argparse_errors_exit_2(capsys, args):
     assert "Traceback" not in err
     if args[:1] == ["--design"]:
         assert "invalid choice: 'bogus'" in err
+
+
+# --------------------------------------------------------------------------- --annotators
+
+
+def test_without_annotators_no_judgment_keys_appear(capsys):
+    out = run_json(capsys, *SMALL)
+    for key in ("annotators", "judgments_mean", "coverage_at_stop", "gold_rate"):
+        assert key not in out
+
+
+def test_annotators_report_judgments_and_coverage_at_stop(capsys):
+    out = run_json(capsys, *SMALL, "--seed", "4", "--annotators", "0.95x2,0.5",
+                   "--gold-rate", "0.1")
+    assert out["annotators"] == "0.95x2,0.5" and out["gold_rate"] == 0.1
+    # Every judgment counts, gold included; at least one per verified item.
+    assert out["judgments_mean"] >= out["labels_mean"] > 0
+    assert 0 < out["gold_judgments_mean"] < out["judgments_mean"]
+    for block in ("coverage_at_stop", "bias_at_stop"):
+        assert set(out[block]) == set(METRICS)
+    for m in METRICS:
+        assert 0 <= out["coverage_at_stop"][m] <= 1
+
+
+def test_annotator_table_shows_judgments_and_stop_columns(capsys):
+    code = main([str(SLICE), *SMALL, "--annotators", "0.9x3"])
+    out, _ = capsys.readouterr()
+    assert code == 0
+    assert "annotators 0.9x3, gold rate 0.05: judgments per repeat" in out
+    assert "cov. at stop" in out

@@ -394,3 +394,32 @@ def test_proportion_interval_beta_equals_effective_interval():
     low, high = proportion_interval(0.3, 0.004, smoothed=0.31, level=0.9, method="jeffreys")
     ref = effective_binomial_interval(0.3, 0.004, smoothed=0.31, level=0.9, method="jeffreys")
     assert (low, high) == ref[:2]
+
+
+def test_misclassified_interval_is_the_plain_one_for_exact_labels():
+    from evaluation.core.intervals import effective_binomial_interval, misclassified_interval
+
+    for est, var in ((0.3, 0.001), (1.0, 0.0004), (0.0, 0.0002)):
+        assert misclassified_interval(est, var, shape=(1.0, 1.0), level=0.95) == \
+            effective_binomial_interval(est, var, level=0.95)[:2]
+
+
+@pytest.mark.parametrize("rate", [0.5, 0.9, 0.99, 1.0, 0.0])
+def test_misclassified_interval_covers_a_rate_corrected_for_misclassification(rate):
+    # One answer per item from annotators of known sensitivity and specificity: the rate
+    # corrected for misclassification (Rogan-Gladen) with its variance. The interval reaches 1
+    # (or 0) when the truth may be there, which a Beta shape on the rate itself would not.
+    from evaluation.core.intervals import misclassified_interval
+
+    se, sp, n = 0.95, 0.9, 300
+    rng = np.random.default_rng(int(rate * 1000))
+    covered = 0
+    repeats = 2000
+    for _ in range(repeats):
+        q_true = rate * se + (1 - rate) * (1 - sp)
+        q = rng.binomial(n, q_true) / n
+        estimate = min(max((q - (1 - sp)) / (se + sp - 1), 0.0), 1.0)
+        var = max(q * (1 - q), 0.25 / n) / (n * (se + sp - 1) ** 2)
+        low, high = misclassified_interval(estimate, var, shape=(se, sp), level=0.95)
+        covered += low - 1e-12 <= rate <= high + 1e-12
+    assert covered / repeats >= 0.94

@@ -139,3 +139,54 @@ def test_a_fork_plans_and_labels_without_touching_the_original():
     assert after.rounds == before.rounds and len(after.strata) == 2
     assert not np.shares_memory(fork.labels, state.labels)
     assert np.shares_memory(fork.runs[0].items, state.runs[0].items)
+
+
+def _noisy_campaign(design, n_items=3000, n_runs=3, seed=4):
+    """Runs answered by fallible annotators (with gold items) instead of an oracle."""
+    from evaluation.core.simulated_annotators import AnnotatorPanel
+
+    rng = np.random.default_rng(seed)
+    truth = rng.random(n_items) < 0.6
+    state = TaskState(n_items)
+    state.set_reference(np.flatnonzero(truth)[:200])
+    gold = np.sort(rng.choice(n_items, 60, replace=False))
+    state.set_gold(gold, truth[gold])
+    panel = AnnotatorPanel(((0.95, 0.95),) * 3 + ((0.9, 0.85),), truth, gold, 0.05, 1,
+                           np.random.default_rng(seed + 1))
+    rounds = []
+    for _ in range(n_runs):
+        items = np.sort(rng.choice(n_items, size=1200, replace=False))
+        scores = np.clip(truth[items] * 0.6 + rng.random(items.size) * 0.4, 0, 1)
+        run = state.add_run(items, scores)
+        for _ in range(60):
+            plan = design.plan(state, run, rng=rng)
+            rounds.append(RoundRecord(run, plan.round, plan.items, plan.details.get("levels"),
+                                      plan.details.get("fraction", 1.0), plan.seed,
+                                      again=plan.again, bands=plan.bands,
+                                      patterns=plan.patterns))
+            panel.answer(state, plan)
+            if plan.done:
+                break
+    return state, rounds
+
+
+def test_replay_with_fallible_annotators_reproduces_looks_bands_and_estimates():
+    design = CoordinatedPoissonDesign(max_judgments_per_item=4)
+    state, rounds = _noisy_campaign(design)
+    assert sum(r.again.size for r in rounds) > 0 and any(r.patterns for r in rounds)
+    fresh = TaskState(state.n_items)
+    for run in state.runs:
+        fresh.add_run(run.items, run.scores)
+    fresh.set_reference(state.reference.items, state.reference.groups)
+    fresh.set_gold(state.gold.items, state.gold.answers)
+    j = state.judgments
+    fresh.add_judgments(j.items, j.annotators, j.says_correct)
+    other = CoordinatedPoissonDesign(max_judgments_per_item=4)
+    other.replay(fresh, rounds)
+    original, replayed = design.record(state), other.record(fresh)
+    assert np.array_equal(original.inclusion, replayed.inclusion)
+    assert np.array_equal(original.asked, replayed.asked)
+    assert np.array_equal(original.cell_band, replayed.cell_band)
+    assert original.look_patterns == replayed.look_patterns
+    assert original.judgments_asked == replayed.judgments_asked
+    assert design.estimate(state) == other.estimate(fresh)

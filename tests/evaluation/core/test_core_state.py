@@ -297,3 +297,42 @@ def test_plan_defaults():
     assert plan.details == {}
     other = Plan(run=2, round=3, items=np.array([]), status="met")
     assert plan.details is not other.details  # no shared mutable default
+
+
+def test_labels_are_read_only_and_cleared_through_the_state():
+    state = TaskState(3)
+    state.set_labels([0, 1], [1, 0])
+    with pytest.raises(ValueError):
+        state.labels[0] = 0
+    version = state.labels_version
+    state.clear_labels()
+    assert state.labels.tolist() == [-1, -1, -1] and state.labels_version != version
+
+
+def test_judgments_and_gold_are_recorded_and_validated():
+    state = TaskState(4)
+    state.add_judgments([0, 0, 1], [7, 8, 7], [True, False, True])
+    assert state.n_judgments == 3 and state.judged.tolist() == [True, True, False, False]
+    assert state.n_labelled == 2
+    with pytest.raises(ValueError, match="twice"):
+        state.add_judgments([0], [8], [True])
+    with pytest.raises(ValueError, match="same length"):
+        state.add_judgments([2, 3], [1], [True, False])
+    with pytest.raises(ValueError, match="0/1"):
+        state.add_judgments([2], [1], [2])
+    with pytest.raises(ValueError, match=r"\[0, 4\)"):
+        state.add_judgments([4], [1], [True])
+    assert state.n_judgments == 3  # nothing of a refused call was kept
+    state.set_gold([3, 2], [True, False])
+    assert state.gold.items.tolist() == [2, 3] and state.gold.answers.tolist() == [False, True]
+    with pytest.raises(ValueError, match="twice"):
+        state.set_gold([1, 1], [True, True])
+
+
+def test_a_fork_does_not_see_judgments_added_to_it():
+    state = TaskState(3)
+    state.add_judgments([0], [1], [True])
+    fork = state.fork()
+    fork.add_judgments([1], [1], [False])
+    assert state.n_judgments == 1 and fork.n_judgments == 2
+    assert not state.judged[1] and fork.judged[1]
