@@ -57,13 +57,14 @@ class VerificationRequestAdmin(QueueAdmin):
 @admin.register(Judgment)
 class JudgmentAdmin(QueueAdmin):
     task_path = "request__task"
-    list_display = ("id", "item_key", "annotator", "answer", "counted", "seconds_spent",
+    list_display = ("id", "item_key", "annotator", "answer", "counted", "seq", "seconds_spent",
                     "created_at", "withdrawn_at")
     list_filter = ("answer", "counted", "request__task")
     search_fields = ("annotator__username", "request__item__key", "client_id")
     list_select_related = ("annotator", "request__item")
     readonly_fields = ("request", "annotator", "assignment", "client_id", "answer",
-                       "justification", "seconds_spent", "counted", "created_at", "withdrawn_at")
+                       "justification", "seconds_spent", "counted", "seq", "created_at",
+                       "withdrawn_at", "withdrawn_seq")
     date_hierarchy = "created_at"
     show_full_result_count = False
 
@@ -101,7 +102,8 @@ class GoldAnswerAdmin(QueueAdmin):
     search_fields = ("annotator__username", "gold__item__key")
     list_select_related = ("gold", "annotator")
     readonly_fields = ("gold", "annotator", "assignment", "client_id", "answer", "correct",
-                       "justification", "seconds_spent", "created_at", "withdrawn_at")
+                       "justification", "seconds_spent", "seq", "created_at", "withdrawn_at",
+                       "withdrawn_seq")
 
 
 @admin.register(AnnotatorPause)

@@ -3,9 +3,10 @@
 A :class:`VerificationRequest` is one item the planner needs verified. Annotators are handed
 requests through :class:`Assignment` rows (leases: short-lived, renewed by the page's heartbeat)
 and answer them as :class:`Judgment` rows. :class:`GoldItem` rows are items with a known answer,
-mixed into the queue to estimate each annotator's accuracy; their answers are
-:class:`GoldAnswer` rows and never touch an item's label. :class:`AnnotatorPause` keeps annotators
-whose gold accuracy fell too low away from the queue until an organizer lifts the pause.
+mixed into the queue to measure each annotator; their answers are :class:`GoldAnswer` rows. The
+engine weighs every judgment and gold answer with each annotator's estimated error rates.
+:class:`AnnotatorPause` keeps annotators whose gold accuracy fell too low away from the queue
+until an organizer lifts the pause.
 :class:`RequestConflict` names the teams whose runs predicted a request's item: their members never
 get it. The rules are described in ``docs/ANNOTATION.md``.
 """
@@ -27,7 +28,12 @@ class Answer(models.TextChoices):
 
 
 class VerificationRequest(models.Model):
-    """An item the planner needs verified; resolved once it has enough counted judgments."""
+    """An item the planner needs judged; resolved once every judgment asked of it is in.
+
+    ``judgments_required`` starts at the judgments the planner asks of a new item (the task's
+    judgments per item) and grows by one for every further look it asks; a "can't tell" is kept
+    but counts for nothing, so the slot it leaves goes to another annotator.
+    """
 
     class State(models.TextChoices):
         PENDING = "pending", "pending"
@@ -38,7 +44,6 @@ class VerificationRequest(models.Model):
     item = models.OneToOneField("leaderboard.Item", on_delete=models.CASCADE,
                                 related_name="verification_request")
     state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
-    # Grows by one for an adaptive extra judgment (a "can't tell" or a tie), up to a cap.
     judgments_required = models.PositiveSmallIntegerField(default=1)
     judgments_counted = models.PositiveSmallIntegerField(default=0)
     # Lower first: the order in which the pipeline wants items answered (the PlanRound pk).
@@ -138,6 +143,10 @@ class Judgment(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     # Set when the annotator took the answer back (undo); the row stays as the audit trail.
     withdrawn_at = models.DateTimeField(null=True, blank=True)
+    # The task's judgments version this counted answer made, and the one its withdrawal made: a
+    # reader of version ``v`` sees exactly the answers with ``seq <= v < withdrawn_seq``.
+    seq = models.PositiveBigIntegerField(null=True, blank=True)
+    withdrawn_seq = models.PositiveBigIntegerField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -165,6 +174,9 @@ class GoldAnswer(models.Model):
     seconds_spent = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     withdrawn_at = models.DateTimeField(null=True, blank=True)
+    # As for judgments: gold answers measure the annotators in the engine's model.
+    seq = models.PositiveBigIntegerField(null=True, blank=True)
+    withdrawn_seq = models.PositiveBigIntegerField(null=True, blank=True)
 
     class Meta:
         constraints = [

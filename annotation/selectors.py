@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
-from leaderboard.models import Task, Team
+from leaderboard.models import LabelModelFit, Task, Team
 
 from .agreement import task_agreement
 from .models import (
@@ -52,6 +52,18 @@ def answers_today(*, task: Task, annotator, now: datetime | None = None) -> int:
             + gold.filter(created_at__gte=since).count())
 
 
+def working_annotators(*, task: Task) -> int:
+    """Annotators of ``task`` who have answered on it and are not paused: those who can give
+    the further judgments the planner asks of an item (each by a different annotator)."""
+    judgments, gold = _answers(task)
+    answered = (set(judgments.values_list("annotator_id", flat=True).distinct())
+                | set(gold.values_list("annotator_id", flat=True).distinct()))
+    paused = set(AnnotatorPause.objects.filter(task=task, lifted_at=None)
+                 .values_list("annotator_id", flat=True))
+    current = set(task.annotators.values_list("pk", flat=True))
+    return len((answered & current) - paused)
+
+
 def open_requests_for(*, task: Task, annotator):
     """Pending requests ``annotator`` has not answered and may see (conflicts excluded)."""
     return (VerificationRequest.objects
@@ -85,13 +97,6 @@ def annotator_progress(*, task: Task, annotator) -> dict:
     }
 
 
-def next_request_for(*, task: Task, annotator) -> VerificationRequest | None:
-    """The next pending request this annotator may answer, in the pipeline's order (no lease:
-    for scripts such as ``simulate_annotators``; people get leases through the API)."""
-    return (open_requests_for(task=task, annotator=annotator).select_related("item")
-            .order_by("priority", "id").first())
-
-
 def queue_counts(*, task: Task) -> dict:
     """Pending and resolved request counts of a task."""
     qs = VerificationRequest.objects.filter(task=task)
@@ -101,6 +106,10 @@ def queue_counts(*, task: Task) -> dict:
 
 @dataclass(frozen=True)
 class AnnotatorRow:
+    """One annotator on the queue page. ``sensitivity`` and ``specificity`` are the engine's
+    estimates ``(value, low, high)`` in the latest fit of the annotator model, ``weight`` what
+    one of their answers weighs there (``None`` until the model has seen their answers)."""
+
     username: str
     answers_total: int
     answers_today: int
@@ -109,6 +118,9 @@ class AnnotatorRow:
     median_seconds: float | None
     paused: bool
     paused_reason: str
+    sensitivity: tuple | None = None
+    specificity: tuple | None = None
+    weight: float | None = None
 
 
 @dataclass(frozen=True)
@@ -122,6 +134,11 @@ class QueueHealth:
     answers_last_day: int
     agreement: dict = field(default_factory=dict)
     annotators: list = field(default_factory=list)  # AnnotatorRow, by username
+    # The annotator model behind ``model_snapshot`` (the latest stored; ``None`` before any
+    # estimation with judgments): its method and the level of the annotators' intervals.
+    model_method: str = ""
+    model_level: float | None = None
+    model_snapshot: int | None = None
 
 
 def queue_health(*, task: Task) -> QueueHealth:
@@ -138,34 +155,49 @@ def queue_health(*, task: Task) -> QueueHealth:
         return (judgments.filter(created_at__gte=moment).count()
                 + gold.filter(created_at__gte=moment).count())
 
+    fit = (LabelModelFit.objects.filter(task=task).select_related("snapshot")
+           .only("annotators", "level", "snapshot__version", "snapshot__details").first())
+    model = (fit.snapshot.details or {}).get("label_model") if fit is not None else None
     return QueueHealth(
         pending_requests=pending.count(),
         judgments_outstanding=outstanding,
         leased_now=Assignment.objects.filter(task=task, state=Assignment.State.ACTIVE,
                                              expires_at__gt=now).count(),
-        stuck=_stuck_requests(task),
+        stuck=len(stuck_items(task=task)),
         resolved=requests.filter(state=VerificationRequest.State.RESOLVED).count(),
         answers_last_hour=answered_since(now - timedelta(hours=1)),
         answers_last_day=answered_since(now - timedelta(days=1)),
         agreement=task_agreement(task=task).as_dict(),
-        annotators=_annotator_rows(task, now),
+        annotators=_annotator_rows(task, now, fit.annotators if model else []),
+        model_method=model["method"] if model else "",
+        model_level=fit.level if model else None,
+        model_snapshot=fit.snapshot.version if model else None,
     )
 
 
-def _stuck_requests(task: Task) -> int:
-    """Pending requests that every unpaused annotator has answered, skipped or conflicts with.
+def stuck_items(*, task: Task) -> set[int]:
+    """Items (engine indices) of pending requests that no unpaused annotator of the task can be
+    given: each has answered or skipped it, answered it as gold, or conflicts with it.
 
-    They stay pending for organizers to decide (e.g. add annotators or label them elsewhere).
+    They stay pending for organizers to decide (add annotators, lift a pause); meanwhile they do
+    not hold a run back (:meth:`evaluation.engine_state.LoadedTask.pending_in_run`).
     """
     paused = AnnotatorPause.objects.filter(task=task, lifted_at=None).values("annotator")
-    active = list(task.annotators.exclude(pk__in=paused).values_list("pk", flat=True))
-    pending = VerificationRequest.objects.filter(task=task,
-                                                 state=VerificationRequest.State.PENDING)
+    active = set(task.annotators.exclude(pk__in=paused).values_list("pk", flat=True))
+    requests = VerificationRequest.objects.filter(task=task,
+                                                  state=VerificationRequest.State.PENDING)
+    pending = dict(requests.values_list("pk", "item__index"))
     if not active:
-        return pending.count()
+        return set(pending.values())
     blocked = defaultdict(set)
-    for request_id, user_id in (Judgment.objects.filter(request__in=pending, withdrawn_at=None)
+    for request_id, user_id in (Judgment.objects.filter(request__in=requests, withdrawn_at=None)
                                 .values_list("request_id", "annotator_id").iterator()):
+        blocked[request_id].add(user_id)
+    for request_id, user_id in (GoldAnswer.objects
+                                .filter(gold__item__verification_request__in=requests,
+                                        withdrawn_at=None)
+                                .values_list("gold__item__verification_request",
+                                             "annotator_id").iterator()):
         blocked[request_id].add(user_id)
     teams = defaultdict(set)
     for team_id, user_id in Team.members.through.objects.filter(
@@ -173,14 +205,14 @@ def _stuck_requests(task: Task) -> int:
         teams[team_id].add(user_id)
     if teams:
         for request_id, team_id in (RequestConflict.objects
-                                    .filter(request__in=pending, team_id__in=list(teams))
+                                    .filter(request__in=requests, team_id__in=list(teams))
                                     .values_list("request_id", "team_id").iterator()):
             blocked[request_id] |= teams[team_id]
-    everyone = set(active)
-    return sum(1 for users in blocked.values() if everyone <= users)
+    # (A request that turned pending meanwhile is left for the next look.)
+    return {pending[pk] for pk, users in blocked.items() if pk in pending and active <= users}
 
 
-def _annotator_rows(task: Task, now: datetime) -> list[AnnotatorRow]:
+def _annotator_rows(task: Task, now: datetime, estimated: list) -> list[AnnotatorRow]:
     since = start_of_day(now)
     users = {u.pk: u.username for u in get_user_model().objects.filter(
         Q(annotated_tasks=task) | Q(judgments__request__task=task)
@@ -204,15 +236,20 @@ def _annotator_rows(task: Task, now: datetime) -> list[AnnotatorRow]:
                     s["right"] += bool(row[3])
     pauses = dict(AnnotatorPause.objects.filter(task=task, lifted_at=None)
                   .values_list("annotator_id", "reason"))
+    model = {row["annotator"]: row for row in estimated}
     rows = []
     for pk, username in users.items():
         s = stats[pk]
+        m = model.get(pk, {})
         rows.append(AnnotatorRow(
             username=username, answers_total=s["total"], answers_today=s["today"],
             gold_answers=s["gold"],
             gold_accuracy=s["right"] / s["judged"] if s["judged"] else None,
             median_seconds=statistics.median(s["seconds"]) if s["seconds"] else None,
-            paused=pk in pauses, paused_reason=pauses.get(pk, "")))
+            paused=pk in pauses, paused_reason=pauses.get(pk, ""),
+            sensitivity=tuple(m["sensitivity"]) if m else None,
+            specificity=tuple(m["specificity"]) if m else None,
+            weight=m.get("weight")))
     return sorted(rows, key=lambda r: r.username)
 
 

@@ -25,6 +25,12 @@ than the default 16 only saves rounds: the resulting state is an ordinary design
 the campaign leaves fewer than ``--verified`` labels, further passes with a tighter target and a
 label budget of ``--verified`` top it up.
 
+With ``--judgments K`` the verified items are then answered by a panel of fallible annotators
+(``--annotators``, as in ``python -m evaluation.simulate``): each gets ``K`` judgments by
+different annotators, the exact labels are dropped, and ``--gold`` gold items with known answers
+get ``K`` judgments too, so that ``estimate`` fits the annotator model to every judgment and
+carries the labels' uncertainty (issue: 50,000 verified items with 2 judgments each, <= 2 s).
+
 Timed phases: generation (not engine), ``add_run`` x runs, ``record`` (score strata of every run),
 the campaign, ``estimate(state)`` (``--estimate-repeats`` times: min/median), and for one NEW run
 (5% of its items never seen before, so it is not fully covered and the planner takes its full
@@ -34,6 +40,7 @@ Usage::
 
     .venv/bin/python bench/engine_scale.py [--runs 100] [--predictions 1000000]
         [--verified 50000] [--seed 0] [--json] [--profile]
+        [--judgments 2 --annotators 0.98,0.95x3,0.9 --gold 500]
     .venv/bin/python bench/engine_scale.py --runs 10 --predictions 100000 --verified 5000
 """
 
@@ -50,6 +57,7 @@ import numpy as np
 from _util import Timer, format_hotspots, machine, peak_rss_mib, profile_call
 
 from evaluation.core.designs.coordinated import CoordinatedPoissonDesign
+from evaluation.core.simulated_annotators import parse_annotators
 from evaluation.core.state import TaskState
 
 TARGET_ESTIMATE_S = 2.0
@@ -113,6 +121,31 @@ def make_run(universe: Universe, j: int, n_pred: int, rng: np.random.Generator,
     return items, scores
 
 
+def answer_by_panel(state: TaskState, truth: np.ndarray, spec: str, judgments: int,
+                    n_gold: int, rng: np.random.Generator) -> dict:
+    """Replace the exact labels of ``state`` by ``judgments`` answers per verified item from a
+    simulated panel (``spec``), different annotators on each item, plus gold items."""
+    profiles = np.array(parse_annotators(spec))
+    if judgments > len(profiles):
+        raise SystemExit("--judgments must not exceed the number of annotators")
+    items = np.flatnonzero(state.labels >= 0)
+    candidates = np.flatnonzero(state.in_pool & (state.labels < 0))
+    gold = np.sort(rng.choice(candidates, min(n_gold, candidates.size), replace=False))
+    judged = np.concatenate([items, gold])
+    # Each item's annotators: the first ``judgments`` of a random permutation of the panel.
+    order = np.argsort(rng.random((judged.size, len(profiles))), axis=1)[:, :judgments]
+    who = order.ravel()
+    what = np.repeat(judged, judgments)
+    right = truth[what]
+    p_yes = np.where(right, profiles[who, 0], 1.0 - profiles[who, 1])
+    says = rng.random(what.size) < p_yes
+    state.clear_labels()
+    state.add_judgments(what, who, says)
+    state.set_gold(gold, truth[gold])
+    return {"annotators": spec, "judgments_per_item": judgments, "items": int(items.size),
+            "gold_items": int(gold.size), "judgments": int(what.size)}
+
+
 # -- campaign ---------------------------------------------------------------------------------
 def plan_all(design, state: TaskState, truth: np.ndarray, rng, runs, max_rounds: int,
              stats: dict, log=None) -> None:
@@ -155,6 +188,12 @@ def main(argv=None) -> int:
     ap.add_argument("--new-share", type=float, default=0.05,
                     help="share of the new run's items never seen before")
     ap.add_argument("--estimate-repeats", type=int, default=3)
+    ap.add_argument("--judgments", type=int, default=0,
+                    help="answer every verified item this many times by fallible annotators "
+                         "(0: exact labels)")
+    ap.add_argument("--annotators", default="0.98,0.95x3,0.9",
+                    help="the panel with --judgments (default: %(default)s)")
+    ap.add_argument("--gold", type=int, default=500, help="gold items with --judgments")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--profile", action="store_true",
                     help="cProfile one extra estimate() and one extra new-run plan()")
@@ -222,14 +261,28 @@ def main(argv=None) -> int:
     campaign.update({"verified": state.n_labelled, "plan_round_mean_s": statistics.fmean(plan_s),
                      "plan_round_max_s": max(plan_s)})
 
+    panel = None
+    if args.judgments:
+        with timer("judgments"):
+            panel = answer_by_panel(state, universe.truth, args.annotators, args.judgments,
+                                    args.gold, np.random.default_rng([args.seed, 4]))
+        log(f"answered by {args.annotators}: {panel['judgments']:,} judgments")
+
     # 3. estimate(state) for every run, repeated
     est_design = CoordinatedPoissonDesign(target_half_width=args.target_half_width)
     est_times = []
     for _ in range(args.estimate_repeats):
+        # A pass of the service re-fits the annotator model to the judgments it read: time it.
+        state.design_state[est_design.name].labels_cache = None
         t = time.perf_counter()
         estimates = est_design.estimate(state)
         est_times.append(time.perf_counter() - t)
     rss["after_estimate"] = peak_rss_mib()
+    profiles = {}
+    if args.profile:
+        state.design_state[est_design.name].labels_cache = None
+        _, rows, _ = profile_call(est_design.estimate, state, top=args.top)
+        profiles["estimate"] = rows
     prec = np.array([e.precision.half_width for e in estimates])
     true_prec = np.array([universe.truth[r.items].mean() for r in state.runs])
     covered = np.mean([e.precision.covers(v) for e, v in zip(estimates, true_prec, strict=True)])
@@ -250,10 +303,7 @@ def main(argv=None) -> int:
     new_plan_s = time.perf_counter() - t
     rss["after_new_plan"] = peak_rss_mib()
 
-    profiles = {}
     if args.profile:
-        _, rows, _ = profile_call(est_design.estimate, state, top=args.top)
-        profiles["estimate"] = rows
         _restore(state, design.name, snapshot)
         _, rows, _ = profile_call(est_design.plan, state, new_run,
                                   rng=np.random.default_rng([args.seed, 3]), top=args.top)
@@ -266,6 +316,7 @@ def main(argv=None) -> int:
                   "verified_goal": args.verified, "pool": int(np.count_nonzero(state.in_pool))},
         "seconds": {k: round(v, 3) for k, v in timer.seconds.items()},
         "campaign": campaign,
+        "judgments": panel,
         "estimate": {"runs": len(estimates), "seconds": [round(s, 4) for s in est_times],
                      "min_s": min(est_times), "median_s": statistics.median(est_times),
                      "target_s": TARGET_ESTIMATE_S,
@@ -310,6 +361,10 @@ def _restore(state: TaskState, name: str, snap) -> None:
 def _print_report(out: dict, args) -> None:
     s, c, e, p = out["sizes"], out["campaign"], out["estimate"], out["plan_new_run"]
     sec = out["seconds"]
+    if out["judgments"]:
+        j = out["judgments"]
+        print(f"labels: {j['items']:,} verified items x {j['judgments_per_item']} judgments by "
+              f"{j['annotators']}, {j['gold_items']} gold items ({j['judgments']:,} judgments)")
     print(f"synthetic task: {s['runs']} runs x {s['predictions']:,} predictions, universe "
           f"{s['universe']:,} (pool {s['pool']:,}), reference {s['reference']}, seed {s['seed']}")
     print(f"{'phase':<42} {'seconds':>9}  note")

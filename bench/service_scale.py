@@ -384,8 +384,8 @@ def main(argv=None) -> int:
         workers[0].wait_ready()
         out["campaign"] = campaign(args, task, universe.truth, annotator, workers, 4 * 3600)
         out["campaign"].update(worker_times(workers))
-        out["campaign"]["verified_items"] = Item.objects.filter(task=task,
-                                                                label__isnull=False).count()
+        out["campaign"]["verified_items"] = Item.objects.filter(
+            task=task, verified_at__isnull=False).count()
         out["campaign"]["peak_worker_rss_mib"] = round(workers[0].peak_rss_mib())
         workers[0].stop()
         shutil.copy(workers[0].log_path, os.path.join(args.tmp, "campaign-kept.log"))

@@ -1,4 +1,5 @@
-"""Admin for the sampling record: planning rounds and the items they drew (append-only)."""
+"""Admin for the sampling record: planning rounds, the items they drew and the further looks
+they asked (append-only)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from django.db.models import Count
 
 from leaderboard.admin import OrganizerScopedAdmin
 
-from .models import Draw, PlanRound
+from .models import Draw, Look, PlanRound
 
 
 class ReadOnlyAdmin(OrganizerScopedAdmin):
@@ -28,7 +29,7 @@ class ReadOnlyAdmin(OrganizerScopedAdmin):
 @admin.register(PlanRound)
 class PlanRoundAdmin(ReadOnlyAdmin):
     task_path = "task"
-    list_display = ("id", "task", "run", "round", "status", "n_items", "draw_count",
+    list_display = ("id", "task", "run", "round", "status", "n_items", "draw_count", "look_count",
                     "predicted_half_width", "current_half_width", "expected_labels",
                     "engine_version", "created_at")
     list_filter = ("status", "task")
@@ -36,16 +37,29 @@ class PlanRoundAdmin(ReadOnlyAdmin):
     list_select_related = ("task", "run")
 
     def get_queryset(self, request):
-        return super().get_queryset(request).annotate(_draws=Count("draws"))
+        return super().get_queryset(request).annotate(_draws=Count("draws", distinct=True),
+                                                      _looks=Count("looks", distinct=True))
 
     @admin.display(description="draws", ordering="_draws")
     def draw_count(self, obj):
         return obj._draws
 
+    @admin.display(description="looks", ordering="_looks")
+    def look_count(self, obj):
+        return obj._looks
+
 
 @admin.register(Draw)
 class DrawAdmin(ReadOnlyAdmin):
     list_display = ("id", "item", "plan_round", "inclusion")
+    search_fields = ("item__key",)
+    list_select_related = ("item", "plan_round")
+    show_full_result_count = False
+
+
+@admin.register(Look)
+class LookAdmin(ReadOnlyAdmin):
+    list_display = ("id", "item", "plan_round")
     search_fields = ("item__key",)
     list_select_related = ("item", "plan_round")
     show_full_result_count = False

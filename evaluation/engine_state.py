@@ -1,19 +1,21 @@
 """Rebuild the engine's view of a task (:class:`evaluation.core.state.TaskState`) from the database.
 
 The database is the only source of truth. Runs enter the engine in submission order (by id), their
-packed predictions load with ``numpy.frombuffer``; labels come from verified items; the sampling
-record is replayed from the stored rounds (:meth:`CoordinatedPoissonDesign.replay`), so any worker
-on any machine sees the same state, bit for bit, and a crashed worker loses nothing.
+packed predictions load with ``numpy.frombuffer``; the judgments and gold answers are the task's
+judgment set as of its version (every answer with ``seq <= v`` not withdrawn by ``v``), the gold
+items' known answers are exact; the sampling record is replayed from the stored rounds
+(:meth:`CoordinatedPoissonDesign.replay`), so any worker on any machine sees the same state, bit
+for bit, and a crashed worker loses nothing.
 
 Runs' predictions and stored rounds never change once written, so each worker process keeps the
 part of the state built from them (runs, score strata, the replayed record) for its most recently
 used tasks, within ``ENGINE_STATE_CACHE_MB``, and on the next job only adds the runs and replays
 the rounds stored since. At 100 runs x 1,000,000 predictions that part costs 25-36 s to build and
-0.24 s to bring up to date (docs/BENCHMARKS.md, service scale). Labels and the reference sample
-are re-read every time, and every job works on a fork of the cached state, so nothing a job does
-(a plan that is never stored) can leak into the next one. Anything that does not extend what was
-cached (a run or round that disappeared or changed, a smaller item count, other design
-settings, a re-created database) rebuilds the task from scratch.
+0.24 s to bring up to date (docs/BENCHMARKS.md, service scale). Judgments, gold items and the
+reference sample are re-read every time, and every job works on a fork of the cached state, so
+nothing a job does (a plan that is never stored) can leak into the next one. Anything that does
+not extend what was cached (a run or round that disappeared or changed, a smaller item count,
+other design settings, a re-created database) rebuilds the task from scratch.
 """
 
 from __future__ import annotations
@@ -25,12 +27,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from django.conf import settings
 
-from evaluation.core.designs import make_design
+from annotation.models import GoldAnswer, GoldItem, Judgment
+from annotation.selectors import stuck_items, working_annotators
 from evaluation.core.results import RoundRecord
 from evaluation.core.state import TaskState
-from leaderboard.models import Item, ReferenceItem, Run, RunPredictions, Task
+from leaderboard.models import ReferenceItem, Run, RunPredictions, Task
+from leaderboard.services.tasks import task_design
 
-from .models import Draw, PlanRound
+from .models import Draw, Look, PlanRound
 
 # Runs whose predictions are in the engine: accepted ones, whatever happened to them since (a
 # failed run's earlier rounds still shaped every inclusion probability).
@@ -38,11 +42,29 @@ ENGINE_STATES = (Run.State.QUEUED, Run.State.PLANNING, Run.State.AWAITING_LABELS
                  Run.State.ESTIMATING, Run.State.SCORED, Run.State.PARTIAL, Run.State.FAILED)
 
 
-def design_for(task: Task):
-    """The engine design configured by ``task``."""
-    return make_design(task.design, target_half_width=task.target_half_width,
-                       confidence=task.confidence, budget=task.label_budget,
-                       **(task.design_options or {}))
+def _load_answers(state: TaskState, task: Task, version: int) -> None:
+    """The task's judgment set of ``version``: counted judgments and gold answers with
+    ``seq <= version`` not withdrawn by then; gold items' answers as exact."""
+    live = {"seq__lte": version}
+    judged = list(Judgment.objects.filter(request__task=task, **live)
+                  .exclude(withdrawn_seq__lte=version)
+                  .values_list("seq", "request__item__index", "annotator_id", "answer"))
+    gold_answers = list(GoldAnswer.objects.filter(gold__task=task, **live)
+                        .exclude(withdrawn_seq__lte=version)
+                        .values_list("seq", "gold__item__index", "annotator_id", "answer"))
+    # In the order they were given: the same set always gives the same state, bit for bit. An
+    # annotator counts once per item (a gold item can also have been drawn): the first answer.
+    rows, seen = [], set()
+    for _, index, annotator, answer in sorted(judged + gold_answers):
+        if (index, annotator) not in seen:
+            seen.add((index, annotator))
+            rows.append((index, annotator, answer))
+    if rows:
+        state.add_judgments([r[0] for r in rows], [r[1] for r in rows],
+                            [r[2] == GoldAnswer.Answer.CORRECT for r in rows])
+    gold = list(GoldItem.objects.filter(task=task).values_list("item__index", "answer"))
+    if gold:
+        state.set_gold([g[0] for g in gold], [g[1] for g in gold])
 
 
 @dataclass
@@ -56,33 +78,50 @@ class LoadedTask:
     run_index: dict  # Run.pk -> engine run index
     rounds: list  # RoundRecord, in planning order
     round_runs: list  # Run.pk of each entry of ``rounds``
-    labels_version: int  # the state holds exactly the labels with ``label_seq <= labels_version``
+    labels_version: int  # the state holds exactly the judgment set of this version
     reference_version: int  # the reference sample's version when loading began
+    annotators_at_work: int  # who answered on the task and is not paused
+    stuck: np.ndarray | None = None  # items no annotator can be given now, read when needed
 
     def record(self):
         return self.design.record(self.state)
 
     def pending_in_run(self, index: int) -> int:
-        """Items of run ``index`` already requested (by any run) whose answer is not in yet."""
+        """Items of run ``index`` with judgments asked (by any round) and not all in yet.
+
+        Items whose request no annotator can be given now (each has judged it, or conflicts
+        with it: :func:`annotation.selectors.stuck_items`) are left out while annotators are at
+        work: they do not hold the run back, and the engine estimates with the answers they have.
+        With nobody at work, the run waits for an organizer instead (a lifted pause, a new
+        annotator) rather than planning rounds nobody can answer.
+        """
         rec = self.record()
         items = self.state.runs[index].items
-        return int(np.count_nonzero(rec.requested[items] & (self.state.labels[items] < 0)))
+        items = items[rec.requested[items]]
+        received = np.bincount(self.state.judgments.items, minlength=self.state.n_items)
+        waiting = items[rec.asked[items] > received[items]]
+        if not waiting.size:
+            return 0
+        if self.stuck is None:
+            self.stuck = np.array(sorted(stuck_items(task=self.task)) if self.annotators_at_work
+                                  else [], dtype=np.int64)
+        return int(np.count_nonzero(~np.isin(waiting, self.stuck)))
 
     def drawn_for_run(self, run_pk: int) -> tuple[int, int]:
         """(items drawn by this run's own rounds, how many of them are verified)."""
         drawn = verified = 0
-        labels = self.state.labels
+        judged = self.state.verified
         for rnd, pk in zip(self.rounds, self.round_runs, strict=True):
             if pk == run_pk and rnd.items.size:
                 drawn += int(rnd.items.size)
-                verified += int(np.count_nonzero(labels[rnd.items] >= 0))
+                verified += int(np.count_nonzero(judged[rnd.items]))
         return drawn, verified
 
 
 def load_task_state(task: Task) -> LoadedTask:
-    """Load ``task``'s runs, labels, reference sample and replayed sampling record."""
-    # Read the label version first: labels up to it are committed, later ones are left out, so
-    # the state rests on exactly the label set ``labels_version`` names, however busy the queue.
+    """Load ``task``'s runs, judgments, gold, reference sample and replayed sampling record."""
+    # Read the version first: answers up to it are committed, later ones are left out, so the
+    # state rests on exactly the judgment set ``labels_version`` names, however busy the queue.
     # The item count is read after the runs and the reference sample, so it covers every item
     # they name even if an upload commits meanwhile.
     labels_version, reference_version = (Task.objects.filter(pk=task.pk)
@@ -92,21 +131,21 @@ def load_task_state(task: Task) -> LoadedTask:
     reference = list(ReferenceItem.objects.filter(task=task).order_by("id")
                      .values_list("item__index", "group"))
     n_items = Task.objects.filter(pk=task.pk).values_list("n_items", flat=True).get()
-    design = design_for(task)
+    # Further looks go up to one judgment per annotator at work (who answered on the task and
+    # is not paused), so that a look never waits for someone who is not there.
+    at_work = working_annotators(task=task)
+    design = task_design(task, annotators=at_work)
     run_index = {run.pk: i for i, run in enumerate(runs)}
     cached = _up_to_date(task, design, runs, run_index, int(n_items))
     state = cached.state.fork()
-    labelled = np.array(Item.objects.filter(task=task, label_seq__lte=labels_version)
-                        .values_list("index", "label"), dtype=np.int64).reshape(-1, 2)
-    if labelled.size:
-        state.set_labels(labelled[:, 0], labelled[:, 1])
+    _load_answers(state, task, labels_version)
     if reference:
         items = np.array([r[0] for r in reference], dtype=np.int64)
         _, groups = np.unique(np.array([r[1] or f"#{i}" for i, r in enumerate(reference)],
                                        dtype=object), return_inverse=True)
         state.set_reference(items, groups.astype(np.int64))
     return LoadedTask(task, state, design, runs, run_index, list(cached.rounds),
-                      list(cached.round_runs), labels_version, reference_version)
+                      list(cached.round_runs), labels_version, reference_version, at_work)
 
 
 @dataclass
@@ -188,12 +227,25 @@ def _add_runs(entry: _CachedTask, runs: list, run_keys: list, n_items: int) -> N
     entry.run_keys = list(run_keys)
 
 
+_NONE = np.empty(0, np.int64)
+
+
+def _items_by_round(model, round_ids: list) -> dict:
+    """Sorted item indices per round of a per-item table (draws, looks)."""
+    found = defaultdict(list)
+    rows = (model.objects.filter(plan_round_id__in=round_ids)
+            .values_list("plan_round_id", "item__index").iterator(chunk_size=20000))
+    for round_id, index in rows:
+        found[round_id].append(index)
+    return {pk: np.sort(np.array(v, dtype=np.int64)) for pk, v in found.items()}
+
+
 def _replay_new_rounds(entry: _CachedTask, task: Task, design, run_index: dict) -> bool:
     """Replay the rounds stored since ``entry`` was last brought up to date; ``False`` when the
     stored rounds do not extend the replayed ones (the entry must be rebuilt)."""
     stored = list(PlanRound.objects.filter(task=task).order_by("id")
                   .values_list("pk", "run_id", "round", "levels", "fraction", "seed",
-                               "created_at"))
+                               "created_at", "judgments", "bands", "patterns"))
     done = len(entry.round_keys)
     if [(row[0], row[6]) for row in stored[:done]] != entry.round_keys:
         return False
@@ -201,15 +253,15 @@ def _replay_new_rounds(entry: _CachedTask, task: Task, design, run_index: dict) 
     if not new:
         design.record(entry.state)  # score strata of runs added since, kept with the entry
         return True
-    drawn = defaultdict(list)
-    rows = (Draw.objects.filter(plan_round_id__in=[row[0] for row in new])
-            .values_list("plan_round_id", "item__index").iterator(chunk_size=20000))
-    for round_id, index in rows:
-        drawn[round_id].append(index)
-    records = [RoundRecord(run_index[run_id], number, np.sort(np.array(drawn.get(pk, ()),
-                                                                       dtype=np.int64)),
-                           levels, fraction, seed)
-               for pk, run_id, number, levels, fraction, seed, _ in new]
+    ids = [row[0] for row in new]
+    drawn, looked = _items_by_round(Draw, ids), _items_by_round(Look, ids)
+    records = [RoundRecord(run_index[run_id], number, drawn.get(pk, _NONE), levels, fraction,
+                           seed, again=looked.get(pk, _NONE),
+                           bands=(bands.get("cells", ()), bands.get("bands", ())),
+                           patterns=tuple((b, tuple(map(tuple, p))) for b, p in patterns),
+                           judgments=judgments)
+               for pk, run_id, number, levels, fraction, seed, _, judgments, bands, patterns
+               in new]
     design.replay(entry.state, records, extend=True)
     entry.round_keys += [(row[0], row[6]) for row in new]
     entry.rounds += records

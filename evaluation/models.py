@@ -1,4 +1,4 @@
-"""The sampling record of a task, persisted: every planning round and every item it drew.
+"""The sampling record of a task, persisted: every planning round, every item it drew or looked at.
 
 Together with the runs' predictions and the verified labels, these rows are everything the engine
 needs to rebuild its state exactly (:func:`evaluation.engine_state.load_task_state`): the inclusion
@@ -30,8 +30,17 @@ class PlanRound(models.Model):
     current_half_width = models.FloatField(null=True)
     expected_labels = models.FloatField(default=0.0)
     details = models.JSONField(default=dict)
-    # The label set the planner saw: items with ``label_seq <= labels_version``.
+    # The judgment set the planner saw (the task's ``labels_version``).
     labels_version = models.PositiveBigIntegerField(default=0)
+    # Judgments each drawn item was asked for at first; the pool cells the round gave a band
+    # (``{"cells": [...], "bands": [...]}``) and the answer patterns it switched on
+    # (``[[band, [yes, no]], ...]``): with the looks, what replaying the round needs beyond levels.
+    judgments = models.PositiveSmallIntegerField(default=1)
+    # Most judgments the planner would let one item have then (one per annotator of the task, up
+    # to the design's cap): with ``judgments``, the design options the round was planned with.
+    max_judgments = models.PositiveSmallIntegerField(default=1)
+    bands = models.JSONField(default=dict)
+    patterns = models.JSONField(default=list)
     engine_version = models.CharField(max_length=40)
     created_at = models.DateTimeField(default=timezone.now)
 
@@ -53,4 +62,16 @@ class Draw(models.Model):
         constraints = [
             # The engine never draws an item twice in a task.
             models.UniqueConstraint(fields=["item"], name="draw_unique_item"),
+        ]
+
+
+class Look(models.Model):
+    """One more judgment a round asked on an item already drawn (a second look)."""
+
+    plan_round = models.ForeignKey(PlanRound, on_delete=models.CASCADE, related_name="looks")
+    item = models.ForeignKey("leaderboard.Item", on_delete=models.CASCADE, related_name="looks")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["plan_round", "item"], name="look_unique_item"),
         ]

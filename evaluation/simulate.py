@@ -52,6 +52,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--gold-rate", type=float, default=0.05, metavar="R",
                    help="share of all judgments spent on gold items, with --annotators "
                         "(default: %(default)s)")
+    p.add_argument("--hard-items", default=None, metavar="SHARE:ACCURACY",
+                   help="with --annotators: a share of items on which every annotator is right "
+                        "only with this probability (correlated errors, which the annotator "
+                        "model assumes away), e.g. 0.1:0.7")
     p.add_argument("--per-system", action="store_true", help="also print a row per system")
     p.add_argument("--json", action="store_true", help="print one line of JSON")
     return p
@@ -79,7 +83,21 @@ def _check(args) -> str | None:
             parse_annotators(args.annotators)
         except ValueError as exc:
             return f"--annotators: {exc}"
+    if args.hard_items is not None:
+        if args.annotators is None:
+            return "--hard-items needs --annotators"
+        try:
+            share, accuracy = _hard_items(args.hard_items)
+        except ValueError:
+            return "--hard-items must be SHARE:ACCURACY, e.g. 0.1:0.7"
+        if not (0 < share < 1 and 0 <= accuracy <= 1):
+            return "--hard-items: the share must lie in (0, 1) and the accuracy in [0, 1]"
     return None
+
+
+def _hard_items(text: str) -> tuple[float, float]:
+    share, accuracy = text.split(":")
+    return float(share), float(accuracy)
 
 
 class _ProgressBar:
@@ -115,6 +133,9 @@ def format_table(summary: SimulationSummary, *, per_system: bool = False) -> str
     if noisy:
         lines.append(f"annotators {s.annotators}, gold rate {s.gold_rate}: judgments per repeat "
                      f"{s.judgments_mean:.1f} ({s.gold_judgments_mean:.1f} on gold)")
+        if s.hard_items is not None:
+            lines.append(f"hard items: {s.hard_items[0]:.0%} of items, on which every annotator "
+                         f"is right with probability {s.hard_items[1]}")
     lines += ["", f"{'metric':<10} {'coverage':>9} {'median half-width':>18} {'bias':>9} "
                   f"{'(se)':>8}" + (f" {'cov. at stop':>13} {'bias at stop':>13}" if noisy else "")]
     for m in METRICS:
@@ -167,14 +188,18 @@ def main(argv=None) -> int:
     if args.budget is not None:
         options["budget"] = args.budget
     progress = None if args.json or not sys.stderr.isatty() else _ProgressBar(sys.stderr)
+    annotators = None
+    if args.annotators is not None:
+        hard_share, hard_accuracy = (_hard_items(args.hard_items) if args.hard_items
+                                     else (0.0, 0.5))
+        annotators = Annotators(args.annotators, gold_rate=args.gold_rate,
+                                hard_share=hard_share, hard_accuracy=hard_accuracy)
     try:
         summary = simulate(dataset, design=args.design, systems=args.systems,
                            repeats=args.repeats, seed=args.seed,
                            target_half_width=args.target_half_width,
                            confidence=args.confidence, reference_size=args.reference_size,
-                           design_options=options, progress=progress,
-                           annotators=None if args.annotators is None else Annotators(
-                               args.annotators, gold_rate=args.gold_rate))
+                           design_options=options, progress=progress, annotators=annotators)
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130

@@ -16,11 +16,10 @@ from django.db.models.functions import Length
 from django.utils import timezone
 from rest_framework.authtoken.admin import TokenProxy
 
-from evaluation.core.designs import make_design
-
 from .models import (
     Estimate,
     Item,
+    LabelModelFit,
     LeaderboardSnapshot,
     ReferenceItem,
     Run,
@@ -29,6 +28,7 @@ from .models import (
     Task,
     Team,
 )
+from .services.tasks import task_design
 
 
 class OrganizerScopedAdmin(admin.ModelAdmin):
@@ -78,9 +78,11 @@ class TaskAdminForm(forms.ModelForm):
             self.add_error("design_options", "must be a JSON object")
             return data
         try:
-            make_design(design, target_half_width=data.get("target_half_width"),
-                        confidence=data.get("confidence"), budget=data.get("label_budget"),
-                        **options)
+            task_design(Task(design=design, design_options=options,
+                             target_half_width=data.get("target_half_width"),
+                             confidence=data.get("confidence"),
+                             label_budget=data.get("label_budget"),
+                             judgments_per_item=data.get("judgments_per_item") or 1))
         except (TypeError, ValueError) as exc:
             self.add_error("design_options" if options else "design", str(exc))
         return data
@@ -135,11 +137,11 @@ class TaskAdmin(admin.ModelAdmin):
 
 @admin.register(Item)
 class ItemAdmin(OrganizerScopedAdmin):
-    list_display = ("key", "task", "index", "label", "verified_at")
-    list_filter = ("label", "task")
+    list_display = ("key", "task", "index", "verified_at")
+    list_filter = ("task",)
     search_fields = ("key",)
     list_select_related = ("task",)
-    readonly_fields = ("task", "key", "index", "label", "verified_at")
+    readonly_fields = ("task", "key", "index", "verified_at")
     # Tasks may have millions of items: skip the unfiltered COUNT(*).
     show_full_result_count = False
 
@@ -287,6 +289,21 @@ class EstimateAdmin(OrganizerScopedAdmin):
     show_full_result_count = False
 
     def has_add_permission(self, request):
+        return False
+
+
+@admin.register(LabelModelFit)
+class LabelModelFitAdmin(OrganizerScopedAdmin):
+    """The annotator model as last fitted: written by the estimation job only."""
+
+    list_display = ("task", "snapshot", "level")
+    list_select_related = ("task", "snapshot")
+    fields = readonly_fields = ("task", "snapshot", "level", "annotators")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
         return False
 
 

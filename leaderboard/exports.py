@@ -3,7 +3,8 @@
 Shared by the REST API and the pages. Snapshot rows are passed through as the worker stored them
 (a row may carry extra keys, e.g. ``rank``); the CSV has one column per metric field and a rank
 column pair per metric when the rows have ranks. Verified items are read with a server-side
-iterator so a task with millions of labels streams in constant memory.
+iterator so a task with millions of them streams in constant memory, each with the posterior the
+latest estimation stored (:class:`~leaderboard.models.LabelModelFit`).
 """
 
 from __future__ import annotations
@@ -15,13 +16,15 @@ import re
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 
-from .models import Item, LeaderboardSnapshot, Task
+import numpy as np
+
+from .models import Item, LabelModelFit, LeaderboardSnapshot, Task
 
 METRICS = ("precision", "recall", "f1")
 METRIC_FIELDS = ("value", "low", "high", "labels_used", "method")
 ROW_FIELDS = ("run", "name", "team", "state", "provisional", "n_predictions", "n_requested",
               "n_verified")
-VERIFIED_ITEM_FIELDS = ("key", "label", "verified_at", "label_seq")
+VERIFIED_ITEM_FIELDS = ("key", "posterior", "judgments", "says_correct", "verified_at")
 ITEM_CHUNK = 2000
 # A spreadsheet opening the CSV runs a cell starting with one of these as a formula ("CSV
 # injection"): user text (run and team names, item keys, justifications) gets a leading ``'``.
@@ -113,21 +116,37 @@ def snapshot_json(snapshot: LeaderboardSnapshot) -> dict:
     }
 
 
-def verified_items(task: Task):
-    """The task's verified items in label order (``label_seq``), as value tuples."""
-    return (Item.objects.filter(task=task, label__isnull=False)
-            .order_by("label_seq", "index")
-            .values_list(*VERIFIED_ITEM_FIELDS))
+def verified_items(task: Task) -> Iterator[tuple]:
+    """The task's verified items in the order they were first judged, as value tuples
+    ``(key, posterior, judgments, says_correct, verified_at)``.
+
+    The posterior (probability that the item is correct, given every answer and the
+    annotators' estimated error rates) and the counts are those of the latest estimation:
+    ``None`` for an item judged since.
+    """
+    stored = LabelModelFit.objects.filter(task=task).first()
+    if stored is None:
+        indices = np.empty(0, np.int64)
+    else:
+        indices, values, judgments, says_correct = stored.arrays()
+    rows = (Item.objects.filter(task=task, verified_at__isnull=False)
+            .order_by("verified_at", "index").values_list("key", "index", "verified_at")
+            .iterator(chunk_size=ITEM_CHUNK))
+    for key, index, verified_at in rows:
+        at = int(np.searchsorted(indices, index))
+        if at < indices.size and indices[at] == index:
+            yield (key, float(values[at]), int(judgments[at]), int(says_correct[at]),
+                   verified_at)
+        else:
+            yield key, None, None, None, verified_at
 
 
 def verified_items_rows(task: Task) -> Iterator[list]:
-    """The task's verified items as rows (header first): key, label, verified_at, label_seq.
-
-    ``label`` is a bool and ``verified_at`` a datetime (or ``None``); :func:`csv_lines` writes
-    them as CSV cells. Streams from the database in chunks.
-    """
+    """The task's verified items as rows (header first): key, posterior, judgments,
+    says_correct, verified_at (a datetime, or ``None``); :func:`csv_lines` writes them as CSV
+    cells. Streams from the database in chunks."""
     yield list(VERIFIED_ITEM_FIELDS)
-    for values in verified_items(task).iterator(chunk_size=ITEM_CHUNK):
+    for values in verified_items(task):
         yield list(values)
 
 
@@ -135,10 +154,10 @@ def verified_items_json_chunks(task: Task) -> Iterator[str]:
     """The verified items as one JSON document, ``{"task", "items": [...]}``, in text chunks."""
     yield '{"task": ' + json.dumps(task.slug) + ', "items": ['
     first = True
-    for key, label, verified_at, label_seq in verified_items(task).iterator(chunk_size=ITEM_CHUNK):
-        item = {"key": key, "label": label,
-                "verified_at": verified_at.isoformat() if verified_at else None,
-                "label_seq": label_seq}
+    for key, posterior, judgments, says_correct, verified_at in verified_items(task):
+        item = {"key": key, "posterior": posterior, "judgments": judgments,
+                "says_correct": says_correct,
+                "verified_at": verified_at.isoformat() if verified_at else None}
         yield ("" if first else ", ") + json.dumps(item)
         first = False
     yield "]}\n"

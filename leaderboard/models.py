@@ -66,10 +66,14 @@ class Task(models.Model):
         default=0.95, validators=[MinValueValidator(0.5), MaxValueValidator(0.999)]
     )
     label_budget = models.PositiveIntegerField(
-        null=True, blank=True, help_text="Most items the task may send to annotators (empty: none)."
+        null=True, blank=True,
+        help_text="Most judgments the task may ask annotators for, gold answers included "
+                  "(empty: none)."
     )
     judgments_per_item = models.PositiveSmallIntegerField(
-        default=1, validators=[MinValueValidator(1), MaxValueValidator(9)]
+        default=1, validators=[MinValueValidator(1), MaxValueValidator(9)],
+        help_text="Judgments each new item gets at first, each by another annotator: a minimum "
+                  "(the planner asks more where answers are doubtful)."
     )
     design = models.CharField(max_length=40, default="default")
     design_options = models.JSONField(default=dict, blank=True)
@@ -101,6 +105,8 @@ class Task(models.Model):
     # Engine bookkeeping.
     seed = models.BigIntegerField(default=_new_seed, editable=False)
     n_items = models.PositiveBigIntegerField(default=0, editable=False)
+    # Version of the task's judgment set: every counted judgment, gold answer and withdrawal
+    # bumps it, and records the version it made (``seq``, ``withdrawn_seq``).
     labels_version = models.PositiveBigIntegerField(default=0, editable=False)
     reference_version = models.PositiveIntegerField(default=0, editable=False)
     estimate_pending = models.BooleanField(default=False, editable=False)
@@ -118,25 +124,27 @@ class Task(models.Model):
 
 
 class Item(models.Model):
-    """Something a run can predict; verified by annotators when the planner draws it."""
+    """Something a run can predict; verified by annotators when the planner draws it.
+
+    An item has no label of its own: its annotators' judgments are evidence, which the engine
+    weighs with each annotator's estimated error rates (the posterior is in
+    :class:`LabelModelFit`).
+    """
 
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="items")
     key = models.CharField(max_length=512)
     index = models.PositiveBigIntegerField()
     payload = models.JSONField(null=True, blank=True)
-    # None until verified; then True (correct) or False (incorrect).
-    label = models.BooleanField(null=True, blank=True)
+    # When its first counted judgment came in.
     verified_at = models.DateTimeField(null=True, blank=True)
-    # The task's ``labels_version`` this label created: a reader that saw version ``v`` knows
-    # exactly which labels it rests on (those with ``label_seq <= v``).
-    label_seq = models.PositiveBigIntegerField(null=True, blank=True)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["task", "key"], name="item_unique_key"),
             models.UniqueConstraint(fields=["task", "index"], name="item_unique_index"),
         ]
-        indexes = [models.Index(fields=["task", "label"], name="item_task_label")]
+        # The items export streams a task's judged items in the order they were first judged.
+        indexes = [models.Index(fields=["task", "verified_at"], name="item_task_verified")]
 
     def __str__(self) -> str:
         return f"{self.task_id}:{self.key}"
@@ -297,3 +305,33 @@ class Estimate(models.Model):
             models.UniqueConstraint(fields=["snapshot", "run", "metric"],
                                     name="estimate_unique_metric"),
         ]
+
+
+class LabelModelFit(models.Model):
+    """What the latest estimation of a task inferred about its labels and its annotators: each
+    verified item's probability of being correct, and each annotator's estimated error rates.
+
+    Organizers only (the items export, the queue page): snapshots, which participants read, name
+    only the method. One row per task, replaced with every snapshot the estimation stores; item
+    arrays are packed like run predictions (sorted item indices as int64, posteriors as float64,
+    judgments and "correct" answers per item as int32), so nothing fits a model on a request.
+    """
+
+    task = models.OneToOneField(Task, on_delete=models.CASCADE, related_name="label_fit")
+    snapshot = models.ForeignKey(LeaderboardSnapshot, on_delete=models.CASCADE,
+                                 related_name="+")
+    indices = models.BinaryField()
+    values = models.BinaryField()
+    judgments = models.BinaryField()
+    says_correct = models.BinaryField()
+    # Per annotator: {"annotator": user pk, "sensitivity": [value, low, high], "specificity":
+    # [...], "judgments", "gold_judgments", "weight"}, intervals at ``level``.
+    annotators = models.JSONField(default=list)
+    level = models.FloatField(default=0.95)
+
+    def arrays(self):
+        """``(item indices, posteriors, judgments, says correct)`` as numpy arrays."""
+        return (np.frombuffer(bytes(self.indices), dtype="<i8"),
+                np.frombuffer(bytes(self.values), dtype="<f8"),
+                np.frombuffer(bytes(self.judgments), dtype="<i4"),
+                np.frombuffer(bytes(self.says_correct), dtype="<i4"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
 from .models import Estimate, Item, LeaderboardSnapshot, Run, RunEvent, Task, Team
@@ -166,9 +166,11 @@ def quotas_for_user(*, task: Task, user) -> list[tuple[Team, Quota, int]]:
 
 @dataclass(frozen=True)
 class LabelSpend:
-    """A task's label budget (``None``: none), items sent to annotators, labels in, what remains.
+    """A task's budget (``None``: none), judgments asked of annotators, judgments in, what
+    remains.
 
-    The budget counts requested items (what the planner charges), so ``remaining`` is the budget
+    The budget counts judgments, gold answers included (what the planner charges): every item
+    drawn asks its first judgments, every further look one more. ``remaining`` is the budget
     less ``requested``; ``verified <= requested``.
     """
 
@@ -179,12 +181,16 @@ class LabelSpend:
 
 
 def label_spend(task: Task) -> LabelSpend:
-    """Labels spent on the task: items sent to annotators (each has one verification request,
-    reached through the reverse relation so this layer imports nothing above it) and verified."""
-    items = Item.objects.filter(task=task)
-    verified = items.filter(label__isnull=False).count()
-    requested = items.filter(Q(verification_request__isnull=False) | Q(label__isnull=False)
-                             ).distinct().count()
+    """Judgments spent on the task: asked and in on verification requests, plus gold answers
+    (reached through reverse relations so this layer imports nothing above it)."""
+    requests = Item.objects.filter(task=task, verification_request__isnull=False).aggregate(
+        asked=Sum("verification_request__judgments_required"),
+        answered=Sum("verification_request__judgments_counted"))
+    gold = Task.objects.filter(pk=task.pk).aggregate(answered=Count(
+        "gold_items__answers", filter=Q(gold_items__answers__correct__isnull=False,
+                                        gold_items__answers__withdrawn_at=None)))
+    verified = (requests["answered"] or 0) + gold["answered"]
+    requested = (requests["asked"] or 0) + gold["answered"]
     budget = task.label_budget
     remaining = None if budget is None else max(0, budget - requested)
     return LabelSpend(budget=budget, verified=verified, remaining=remaining, requested=requested)

@@ -1,4 +1,4 @@
-"""Writes of the verification queue: requests, leases, answers, undo, gold items and pauses.
+"""Writes of the verification queue: requests, looks, leases, answers, undo, gold and pauses.
 
 ``from annotation.services import submit_judgment, request_verification, JudgmentError`` is
 the stable entry point used by the pipeline; the modules hold one concept each.
@@ -8,13 +8,12 @@ from .answers import AnswerResult, Undo, answer_assignment, undo_answer
 from .conflicts import register_request_conflicts, register_run_conflicts
 from .errors import JudgmentError
 from .gold import GoldFileError, GoldLoad, load_gold, pause_annotator, unpause_annotator
-from .judgments import JudgmentOutcome, request_verification, required_cap, submit_judgment
+from .judgments import JudgmentOutcome, ask_again, request_verification, submit_judgment
 from .queue import Claim, claim_assignments, heartbeat, release
 
 __all__ = [
     "AnswerResult", "Claim", "GoldFileError", "GoldLoad", "JudgmentError", "JudgmentOutcome",
-    "Undo", "answer_assignment", "claim_assignments", "heartbeat", "load_gold",
+    "Undo", "answer_assignment", "ask_again", "claim_assignments", "heartbeat", "load_gold",
     "pause_annotator", "register_request_conflicts", "register_run_conflicts", "release",
-    "request_verification", "required_cap", "submit_judgment", "undo_answer",
-    "unpause_annotator",
+    "request_verification", "submit_judgment", "undo_answer", "unpause_annotator",
 ]

@@ -12,9 +12,10 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, F, OuterRef
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from leaderboard.jobs import enqueue_estimate
 from leaderboard.models import Task
 
 from ..models import Answer, Assignment, GoldAnswer, Judgment, VerificationRequest
@@ -24,8 +25,11 @@ from .judgments import (
     clean_answer_fields,
     client_id_in_use,
     lock_request,
+    lock_request_of_item,
+    next_judgments_version,
     parse_client_id,
     record_judgment,
+    recount,
 )
 from .queue import lease_length, parse_tokens
 
@@ -40,7 +44,7 @@ class AnswerResult:
 
     @property
     def counted(self) -> bool:
-        # Gold answers are never votes; to the annotator they look like counted answers.
+        # A gold answer other than "can't tell" measures its annotator: to them it counts.
         if isinstance(self.record, GoldAnswer):
             return self.record.answer != Answer.CANNOT_TELL
         return self.record.counted
@@ -115,12 +119,19 @@ def _answer(lease, annotator, client_uuid, answer, justification, seconds) -> An
 def _answer_gold(lease, annotator, client_uuid, answer, justification, seconds) -> AnswerResult:
     gold = lease.gold
     correct = None if answer == Answer.CANNOT_TELL else (answer == Answer.CORRECT) == gold.answer
+    # Locked first, as every path locks a request before the task row.
+    drawn = lock_request_of_item(gold.item_id) if correct is not None else None
     record = GoldAnswer.objects.create(
         gold=gold, annotator=annotator, assignment=lease, client_id=client_uuid, answer=answer,
-        correct=correct, justification=justification, seconds_spent=seconds)
+        correct=correct, justification=justification, seconds_spent=seconds,
+        seq=next_judgments_version(lease.task_id) if correct is not None else None)
     Assignment.objects.filter(pk=lease.pk).update(state=Assignment.State.ANSWERED)
+    if drawn is not None:
+        recount(drawn)
     if correct is not None:
         evaluate_pause(task=lease.task, annotator=annotator)
+        # A gold answer measures the annotator: the engine's error rates move with it.
+        enqueue_estimate(lease.task_id)
     return AnswerResult(record, created=True)
 
 
@@ -133,10 +144,11 @@ class Undo:
 def undo_answer(*, annotator, client_id) -> Undo:
     """Take back ``annotator``'s last answer within ``ANNOTATION_UNDO_SECONDS``.
 
-    The answer is marked withdrawn (kept as the audit trail), counts are restored and a fresh
-    lease on the same item is returned. Refused once the answer decided the item: a label the
-    engine may already have planned or estimated with is never taken back (see
-    ``docs/ANNOTATION.md``). Replaying an undo returns the same fresh lease while it is live.
+    The answer is marked withdrawn (kept as the audit trail, with the judgment-set version its
+    withdrawal made), counts are restored, a request it completed is pending again, and a fresh
+    lease on the same item is returned. The same for gold and real items, whatever others
+    answered: the engine simply sees one answer fewer. Replaying an undo returns the same fresh
+    lease while it is live.
     """
     client_uuid = parse_client_id(client_id)
     record = client_id_in_use(client_uuid)
@@ -155,24 +167,27 @@ def undo_answer(*, annotator, client_id) -> Undo:
         raise JudgmentError("only your last answer can be taken back", "not_last_answer")
     with transaction.atomic():
         if isinstance(record, GoldAnswer):
+            drawn = lock_request_of_item(record.gold.item_id)
+            withdrawn_seq = (next_judgments_version(task_id) if record.seq is not None
+                             else None)
             updated = GoldAnswer.objects.filter(pk=record.pk, withdrawn_at=None).update(
-                withdrawn_at=now)
+                withdrawn_at=now, withdrawn_seq=withdrawn_seq)
+            if updated and drawn is not None and record.seq is not None:
+                recount(drawn)
             target = {"gold_id": record.gold_id}
         else:
             request = lock_request(record.request_id)
             record.refresh_from_db()
-            if record.counted and request.state == VerificationRequest.State.RESOLVED:
-                raise JudgmentError("this answer already decided the item; it can no longer "
-                                    "be taken back", "undo_expired")
+            withdrawn_seq = next_judgments_version(task_id) if record.counted else None
             updated = Judgment.objects.filter(pk=record.pk, withdrawn_at=None).update(
-                withdrawn_at=now, counted=False)
+                withdrawn_at=now, withdrawn_seq=withdrawn_seq, counted=False)
             if updated and record.counted:
-                VerificationRequest.objects.filter(pk=request.pk).update(
-                    judgments_counted=F("judgments_counted") - 1,
-                    lease_seq=F("lease_seq") + 1)
+                recount(request)
             target = {"request_id": record.request_id}
         if not updated:
             raise JudgmentError("this answer was already taken back", "undo_expired")
+        if withdrawn_seq is not None:
+            enqueue_estimate(task_id)
         Assignment.objects.filter(annotator=annotator, state=Assignment.State.ACTIVE,
                                   expires_at__lte=now, **target).update(
             state=Assignment.State.EXPIRED)

@@ -1,8 +1,9 @@
 """Conflicts of interest: the teams whose runs predicted an item never verify it.
 
 Recorded as :class:`~annotation.models.RequestConflict` rows when a request opens (every run of
-the task that predicts the item, not only the run it was drawn for) and again when a run enters
-planning for the first time, so a run submitted after a request opened is covered too.
+the task that predicts the item, not only the run it was drawn for), when a run enters planning
+for the first time (for the requests pending then), and when a request opens again (a further
+look, an undone answer), so a run submitted after a request opened is covered too.
 """
 
 from __future__ import annotations
@@ -18,22 +19,30 @@ from leaderboard.models import Run, RunPredictions, Task
 from ..models import RequestConflict, VerificationRequest
 
 
-def _team_predictions(task: Task) -> dict[int, np.ndarray]:
-    """Every item index some run of each team predicts (team id -> sorted unique indices)."""
+def _team_predictions(task: Task, since=None) -> dict[int, np.ndarray]:
+    """Every item index some run of each team predicts (team id -> sorted unique indices);
+    ``since``: only runs submitted from then on."""
     per_team = defaultdict(list)
-    for preds in RunPredictions.objects.filter(run__task=task).select_related("run"):
+    runs = RunPredictions.objects.filter(run__task=task).select_related("run")
+    if since is not None:
+        runs = runs.filter(run__created_at__gte=since)
+    for preds in runs:
         items, _ = preds.arrays()
         per_team[preds.run.team_id].append(items)
     return {team: np.unique(np.concatenate(arrays)) for team, arrays in per_team.items()}
 
 
 def register_request_conflicts(*, task: Task, item_ids: list[int],
-                               run_items: Iterable[tuple[int, np.ndarray]] | None = None) -> int:
-    """Record the conflicting teams of the requests on ``item_ids``; returns rows created.
+                               run_items: Iterable[tuple[int, np.ndarray]] | None = None,
+                               since=None) -> int:
+    """Record the conflicting teams of the requests on ``item_ids``; returns rows created
+    (idempotent).
 
     ``run_items``, ``(team id, sorted item indices)`` for every run of the task, spares reading
     every run's predictions from the database (a caller that has them in memory, the planner,
-    passes them: at 100 runs x 1,000,000 predictions the read alone takes seconds).
+    passes them: at 100 runs x 1,000,000 predictions the read alone takes seconds). Without
+    them, ``since`` reads only the runs submitted from then on (a request re-opened needs only
+    the teams of runs that came after it was opened).
     """
     requests = list(VerificationRequest.objects.filter(task=task, item_id__in=item_ids)
                     .values_list("pk", "item__index"))
@@ -42,7 +51,7 @@ def register_request_conflicts(*, task: Task, item_ids: list[int],
     pks = np.array([r[0] for r in requests], dtype=np.int64)
     indices = np.array([r[1] for r in requests], dtype=np.int64)
     if run_items is None:
-        run_items = _team_predictions(task).items()
+        run_items = _team_predictions(task, since).items()
     hits = defaultdict(lambda: np.zeros(indices.size, bool))
     for team_id, predicted in run_items:
         hits[team_id] |= contains(predicted, indices)

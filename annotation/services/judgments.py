@@ -1,4 +1,9 @@
-"""Open verification requests, record judgments, resolve items by majority.
+"""Open verification requests, ask further looks, record judgments, resolve complete requests.
+
+A request is resolved once every judgment asked of it is in; it has no label of its own: the
+engine weighs each judgment with its annotator's estimated error rates. Every counted answer (and
+every withdrawal) takes the next number of the task's judgment set (``Task.labels_version``),
+so a reader of version ``v`` knows exactly which answers it rests on.
 
 Every write of a request's counts happens with the request row locked (``SELECT ... FOR UPDATE``
 on PostgreSQL; SQLite transactions take the write lock when they start), so counts, leases and
@@ -12,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F
+from django.db.models import F, Min
 from django.utils import timezone
 
 from leaderboard.jobs import enqueue_estimate
@@ -28,24 +33,32 @@ MAX_SECONDS_SPENT = 3600.0
 MAX_JUSTIFICATION = 500
 
 
-def request_verification(*, task: Task, item_ids: Iterable[int], priority: int = 0,
-                         run_items=None) -> int:
-    """Open one pending request per item (items that already have one are skipped).
+def request_verification(*, task: Task, item_ids: Iterable[int], judgments: int | None = None,
+                         priority: int = 0, run_items=None) -> int:
+    """Open one pending request per item, asking ``judgments`` answers of it (default: the
+    task's judgments per item); items that already have one are skipped.
 
     Also records which teams' runs predicted each new item (their members never get it; see
     :func:`~annotation.services.conflicts.register_request_conflicts` for ``run_items``).
     Returns the number of requests created. Must run inside the caller's transaction.
     """
+    judgments = task.judgments_per_item if judgments is None else judgments
     item_ids = list(item_ids)
     existing = set(VerificationRequest.objects.filter(item_id__in=item_ids)
                    .values_list("item_id", flat=True))
     new_ids = [i for i in dict.fromkeys(item_ids) if i not in existing]
     VerificationRequest.objects.bulk_create(
         [VerificationRequest(task=task, item_id=i, priority=priority,
-                             judgments_required=task.judgments_per_item) for i in new_ids],
+                             judgments_required=judgments) for i in new_ids],
         batch_size=2000)
     if new_ids:
         register_request_conflicts(task=task, item_ids=new_ids, run_items=run_items)
+    # A gold item drawn after annotators answered it as gold: those answers count.
+    answered_gold = set(GoldAnswer.objects.filter(gold__task=task, correct__isnull=False,
+                                                  withdrawn_at=None)
+                        .values_list("gold__item_id", flat=True)) if new_ids else set()
+    for item_id in sorted(answered_gold.intersection(new_ids)):
+        recount(lock_request_of_item(item_id))
     if len(new_ids) >= FRESH_STATISTICS_AT:
         _refresh_statistics()
     return len(new_ids)
@@ -65,18 +78,32 @@ def _refresh_statistics() -> None:
                        f"{RequestConflict._meta.db_table}")
 
 
-def required_cap(judgments_per_item: int) -> int:
-    """Most judgments a request may come to need: a majority of 3 for 1 to 3 per item, else the
-    smallest odd number not below ``judgments_per_item`` (an odd count cannot tie)."""
-    cap = max(3, judgments_per_item)
-    return cap if cap % 2 else cap + 1
+def ask_again(*, task: Task, item_ids: Iterable[int], run_items=None) -> int:
+    """One more judgment on each item's request (the planner's looks): a resolved request is
+    pending again, for an annotator who has not judged the item yet.
+
+    The teams of runs submitted since a request opened are recorded as conflicting with it
+    (``run_items`` as for :func:`request_verification`). Must run inside the caller's
+    transaction. Returns the number of requests asked again.
+    """
+    item_ids = list(item_ids)
+    if not item_ids:
+        return 0
+    pks = list(VerificationRequest.objects.select_for_update(of=("self",))
+               .filter(task=task, item_id__in=item_ids).order_by("pk")
+               .values_list("pk", flat=True))
+    VerificationRequest.objects.filter(pk__in=pks).update(
+        judgments_required=F("judgments_required") + 1,
+        state=VerificationRequest.State.PENDING, resolved_at=None)
+    register_request_conflicts(task=task, item_ids=item_ids, run_items=run_items)
+    return len(pks)
 
 
 @dataclass(frozen=True)
 class JudgmentOutcome:
     judgment: Judgment
     created: bool  # False: a retry of an answer already stored (same client id)
-    resolved: bool  # the item got its label with this answer
+    resolved: bool  # the request got every judgment asked of it with this answer
 
 
 def parse_client_id(client_id) -> uuid.UUID:
@@ -131,7 +158,7 @@ def submit_judgment(*, request_id: int, annotator, answer: str, client_id: uuid.
     """Record an annotator's answer on a request, lease or not; idempotent by ``client_id``.
 
     A second answer by the same annotator on the same item is refused; an answer the request no
-    longer needs (it resolved, or its counted judgments are in) is kept but not counted. The
+    longer needs (every judgment asked of it is in) is kept but not counted. The
     annotator's live lease on the request, if any, is marked answered. The API answers by lease
     token instead (:func:`annotation.services.answers.answer_assignment`).
     """
@@ -169,14 +196,19 @@ def submit_judgment(*, request_id: int, annotator, answer: str, client_id: uuid.
 def record_judgment(request: VerificationRequest, annotator, answer: str, client_uuid,
                     justification: str, seconds_spent, lease: Assignment | None
                     ) -> JudgmentOutcome:
-    """Store a judgment on a locked request and apply it: count, extra judgment, resolution."""
+    """Store a judgment on a locked request and apply it: count it, resolve the request.
+
+    A "can't tell" is kept but is no judgment: the request waits for another annotator.
+    """
     needed = request.judgments_required - request.judgments_counted
     pending = request.state == VerificationRequest.State.PENDING
     counted = pending and answer in COUNTED_ANSWERS and needed > 0
+    now = timezone.now()
     judgment = Judgment.objects.create(
         request=request, annotator=annotator, assignment=lease, client_id=client_uuid,
         answer=answer, justification=justification, seconds_spent=seconds_spent,
-        counted=counted)
+        counted=counted, seq=next_judgments_version(request.task_id) if counted else None,
+        created_at=now)
     if lease is not None:
         Assignment.objects.filter(pk=lease.pk).update(state=Assignment.State.ANSWERED)
     resolved = False
@@ -184,54 +216,72 @@ def record_judgment(request: VerificationRequest, annotator, answer: str, client
         request.judgments_counted += 1
         VerificationRequest.objects.filter(pk=request.pk).update(
             judgments_counted=F("judgments_counted") + 1)
-        resolved = resolve_if_decided(request)
-    elif (answer == Answer.CANNOT_TELL and pending
-          and request.judgments_required <= request.task.judgments_per_item
-          and request.judgments_required < required_cap(request.task.judgments_per_item)):
-        # A skip asks for one extra judgment (once): the item was hard for someone.
-        request.judgments_required += 1
-        VerificationRequest.objects.filter(pk=request.pk).update(
-            judgments_required=F("judgments_required") + 1)
+        Item.objects.filter(pk=request.item_id, verified_at=None).update(verified_at=now)
+        resolved = resolve_if_complete(request)
+    elif pending and answer == Answer.CANNOT_TELL:
+        # A skip may leave the item to nobody: the runs waiting for it are looked at again.
+        enqueue_estimate(request.task_id)
     return JudgmentOutcome(judgment, created=True, resolved=resolved)
 
 
-def resolve_if_decided(request: VerificationRequest) -> bool:
-    """Resolve by majority once the required counted answers are in (the request is locked).
+def lock_request_of_item(item_id: int) -> VerificationRequest | None:
+    """The request on ``item_id``, if the planner drew it, its row locked (as
+    :func:`lock_request`)."""
+    return (VerificationRequest.objects.select_for_update(of=("self",))
+            .select_related("task").filter(item_id=item_id).first())
 
-    With one judgment per item the first counted answer decides; a tie asks for one more answer
-    (two annotators who disagree get a third), up to :func:`required_cap`, an odd number.
+
+def recount(request: VerificationRequest) -> None:
+    """Count the (locked) request's answers again after one was taken back, or after a gold
+    answer on its item: resolved once every judgment asked is in, pending again otherwise.
+
+    A gold item the planner also drew counts its gold answers too (the engine counts every
+    answer on an item, and an annotator who answered it as gold is never served its request).
+    The item is verified from its earliest counted answer on.
     """
+    judged = Judgment.objects.filter(request=request, counted=True)
+    gold = GoldAnswer.objects.filter(gold__item_id=request.item_id, correct__isnull=False,
+                                     withdrawn_at=None)
+    counted = min(request.judgments_required, judged.count() + gold.count())
+    complete = counted >= request.judgments_required
+    now = timezone.now()
+    VerificationRequest.objects.filter(pk=request.pk).update(
+        judgments_counted=counted, lease_seq=F("lease_seq") + 1,
+        state=VerificationRequest.State.RESOLVED if complete
+        else VerificationRequest.State.PENDING,
+        resolved_at=(request.resolved_at or now) if complete else None)
+    first = [t for t in (judged.aggregate(t=Min("created_at"))["t"],
+                         gold.aggregate(t=Min("created_at"))["t"]) if t is not None]
+    Item.objects.filter(pk=request.item_id).update(verified_at=min(first, default=None))
+    if complete and request.state == VerificationRequest.State.PENDING:
+        enqueue_estimate(request.task_id)
+    elif not complete and request.state == VerificationRequest.State.RESOLVED:
+        # Runs submitted while it was resolved have not been checked against it.
+        register_request_conflicts(task=request.task, item_ids=[request.item_id],
+                                   since=request.created_at)
+    request.judgments_counted = counted
+
+
+def resolve_if_complete(request: VerificationRequest) -> bool:
+    """Resolve the (locked) request once every judgment asked of it is in, and schedule the
+    task's estimation: its runs may now move on."""
     if request.judgments_counted < request.judgments_required:
         return False
-    votes = list(request.judgments.filter(counted=True).values_list("answer", flat=True))
-    if len(votes) < request.judgments_required:
-        return False
-    yes = votes.count(Answer.CORRECT)
-    no = len(votes) - yes
-    if yes == no:
-        request.judgments_required += 1
-        VerificationRequest.objects.filter(pk=request.pk).update(
-            judgments_required=F("judgments_required") + 1)
-        return False
-    now = timezone.now()
-    label = yes > no
     updated = VerificationRequest.objects.filter(
         pk=request.pk, state=VerificationRequest.State.PENDING
-    ).update(state=VerificationRequest.State.RESOLVED, resolved_at=now)
+    ).update(state=VerificationRequest.State.RESOLVED, resolved_at=timezone.now())
     if not updated:
         return False
     request.state = VerificationRequest.State.RESOLVED
-    # Bumping the version locks the task row until commit, so label sequence numbers are
-    # handed out in commit order: a reader that sees version v sees every label up to v.
-    seq = _bump_labels_version(request.task_id)
-    Item.objects.filter(pk=request.item_id).update(label=label, verified_at=now, label_seq=seq)
     enqueue_estimate(request.task_id)
     return True
 
 
-def _bump_labels_version(task_id: int) -> int:
-    """Add one to the task's ``labels_version`` and return it, in one statement (PostgreSQL and
-    SQLite >= 3.35 both support ``RETURNING``); the row stays locked until commit."""
+def next_judgments_version(task_id: int) -> int:
+    """Add one to the task's judgment-set version and return it, in one statement (PostgreSQL
+    and SQLite >= 3.35 both support ``RETURNING``); the row stays locked until commit, so
+    versions are handed out in commit order: a reader that sees version ``v`` sees every answer
+    up to ``v``."""
     table = Task._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute(f"UPDATE {table} SET labels_version = labels_version + 1 "

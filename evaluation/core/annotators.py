@@ -304,7 +304,7 @@ def fit_label_model(items, annotators, says_correct, *, item_class, exact_items=
                            (rho > 2 * _RATE_FLOOR) & (rho < 1 - 2 * _RATE_FLOOR)])
     covariance = np.zeros_like(information)
     covariance[np.ix_(free, free)] = _inverse_information(information[np.ix_(free, free)],
-                                                          complete[free])
+                                                          complete[free], 2 * n_ann)
     return LabelModel(
         items=unc_items, mean=mu, evidence=evidence, annotators=ann_ids, sensitivity=se,
         specificity=sp, classes=class_ids, rate=rho, rate_prior=(float(ar), float(br)),
@@ -359,46 +359,54 @@ def _fit_rate_prior(correct: np.ndarray, size: np.ndarray, start: tuple, centre:
     """Beta(a, b) prior of the class rates by maximum marginal likelihood (beta-binomial with the
     expected counts), with a weak normal hyperprior on ``log a``, ``log b`` around ``centre``
     and bounds that keep it proper: a few Newton steps from ``start`` (each EM iteration moves
-    the counts a little)."""
-    x = np.log(np.asarray(start, dtype=float))
-    c = np.log(np.asarray(centre, dtype=float))
+    the counts a little). Runs once per EM iteration on a handful of classes, so the 2 x 2
+    algebra is done in plain floats and each special function is called once per step."""
+    x0, x1 = math.log(start[0]), math.log(start[1])
+    c0, c1 = math.log(centre[0]), math.log(centre[1])
     hyper = 0.25
+    lo, hi = math.log(_RATE_PRIOR_BOUNDS[0]), math.log(_RATE_PRIOR_BOUNDS[1])
     wrong = size - correct
+    m = correct.size
     for _ in range(steps):
-        a, b = np.exp(x)
+        a, b = math.exp(x0), math.exp(x1)
         s = a + b
         n_s = size + s
-        grad = np.array([
-            a * np.sum(special.digamma(correct + a) - special.digamma(a)
-                       - special.digamma(n_s) + special.digamma(s)),
-            b * np.sum(special.digamma(wrong + b) - special.digamma(b)
-                       - special.digamma(n_s) + special.digamma(s))]) - hyper * (x - c)
-        common = np.sum(special.polygamma(1, s) - special.polygamma(1, n_s))
-        haa = np.sum(special.polygamma(1, correct + a) - special.polygamma(1, a)) + common
-        hbb = np.sum(special.polygamma(1, wrong + b) - special.polygamma(1, b)) + common
-        hess = np.array([[a * a * haa + grad[0] + hyper * (x[0] - c[0]), a * b * common],
-                         [a * b * common, b * b * hbb + grad[1] + hyper * (x[1] - c[1])]])
-        hess -= hyper * np.eye(2)
-        try:
-            step = np.linalg.solve(hess, grad)
-        except np.linalg.LinAlgError:
+        args = np.concatenate([correct + a, wrong + b, n_s, [a, b, s]])
+        dg = special.digamma(args)
+        tg = special.zeta(2.0, args)  # the trigamma function
+        dg_a, dg_b, dg_s = dg[3 * m:]
+        tg_a, tg_b, tg_s = tg[3 * m:]
+        g0 = a * float(np.sum(dg[:m] - dg_a - dg[2 * m:3 * m] + dg_s)) - hyper * (x0 - c0)
+        g1 = b * float(np.sum(dg[m:2 * m] - dg_b - dg[2 * m:3 * m] + dg_s)) - hyper * (x1 - c1)
+        common = float(np.sum(tg_s - tg[2 * m:3 * m]))
+        haa = float(np.sum(tg[:m] - tg_a)) + common
+        hbb = float(np.sum(tg[m:2 * m] - tg_b)) + common
+        h00 = a * a * haa + g0 + hyper * (x0 - c0) - hyper
+        h11 = b * b * hbb + g1 + hyper * (x1 - c1) - hyper
+        h01 = a * b * common
+        det = h00 * h11 - h01 * h01
+        if det == 0.0 or not math.isfinite(det):
             break
-        if not np.all(np.isfinite(step)) or np.any(np.linalg.eigvalsh(hess) >= 0):
-            step = -0.1 * grad  # not concave here: a small ascent step instead
-        step = np.clip(step, -1.0, 1.0)
-        x = np.clip(x - step, np.log(_RATE_PRIOR_BOUNDS[0]), np.log(_RATE_PRIOR_BOUNDS[1]))
-        if np.max(np.abs(step)) < 1e-8:
+        s0, s1 = (h11 * g0 - h01 * g1) / det, (h00 * g1 - h01 * g0) / det
+        if not (math.isfinite(s0) and math.isfinite(s1)) or not (h00 < 0.0 and det > 0.0):
+            s0, s1 = -0.1 * g0, -0.1 * g1  # not concave here: a small ascent step instead
+        s0, s1 = min(max(s0, -1.0), 1.0), min(max(s1, -1.0), 1.0)
+        x0, x1 = min(max(x0 - s0, lo), hi), min(max(x1 - s1, lo), hi)
+        if max(abs(s0), abs(s1)) < 1e-8:
             break
-    return float(np.exp(x[0])), float(np.exp(x[1]))
+    return math.exp(x0), math.exp(x1)
 
 
 _RATE_PRIOR_BOUNDS = (0.02, 200.0)
 
 
 def _evidence(se, sp, u_ann, u_y, u_row, n_unc):
-    """``lambda_x``: the sum of each answer's log-likelihood ratio, correct vs incorrect."""
-    llr = np.where(u_y, np.log(se[u_ann]) - np.log1p(-sp[u_ann]),
-                   np.log1p(-se[u_ann]) - np.log(sp[u_ann]))
+    """``lambda_x``: the sum of each answer's log-likelihood ratio, correct vs incorrect.
+
+    The ratio depends only on the annotator and the answer: a table of ``2 x annotators`` values
+    is gathered once per judgment (this runs at every EM iteration over every judgment)."""
+    table = np.stack([np.log1p(-se) - np.log(sp), np.log(se) - np.log1p(-sp)], axis=1).ravel()
+    llr = table[2 * u_ann + u_y]
     return np.bincount(u_row, weights=llr, minlength=n_unc)
 
 
@@ -419,8 +427,14 @@ def _score_differences(se, sp, u_ann, u_y, u_row, cls, n_unc, n_ann, n_cls):
     return sparse.csr_matrix((vals, (rows, cols)), shape=(n_unc, 2 * n_ann + n_cls))
 
 
-def _inverse_information(information: np.ndarray, complete: np.ndarray) -> np.ndarray:
+def _inverse_information(information: np.ndarray, complete: np.ndarray,
+                         k: int) -> np.ndarray:
     """Inverse of the observed information; eigenvalues clipped from below for safety.
+
+    The first ``k`` parameters are the annotators'; the others are class rates, whose block is
+    diagonal (an item belongs to one class), so the inverse goes through the ``k x k`` Schur
+    complement ``S = A - B D^-1 B'``: its cost grows with the classes, not with their square
+    times the annotators' (a task of 100 runs has 400 classes).
 
     At the posterior mode the information is positive definite (the priors see to that); rounding
     can leave tiny negative eigenvalues when a parameter is nearly unidentified, which are
@@ -429,8 +443,19 @@ def _inverse_information(information: np.ndarray, complete: np.ndarray) -> np.nd
     """
     if information.size == 0:
         return information.copy()
-    sym = 0.5 * (information + information.T)
-    values, vectors = np.linalg.eigh(sym)
     floor = 1e-6 * float(np.min(complete))
-    values = np.maximum(values, floor)
-    return (vectors / values) @ vectors.T
+    sym = 0.5 * (information + information.T)
+    a, b = sym[:k, :k], sym[:k, k:]
+    d = np.maximum(np.diag(sym)[k:], floor)
+    bd = b / d
+    schur = a - bd @ b.T
+    values, vectors = np.linalg.eigh(0.5 * (schur + schur.T))
+    s_inv = (vectors / np.maximum(values, floor)) @ vectors.T
+    cross = -s_inv @ bd
+    out = np.empty_like(sym)
+    out[:k, :k] = s_inv
+    out[:k, k:] = cross
+    out[k:, :k] = cross.T
+    out[k:, k:] = bd.T @ s_inv @ bd
+    out[k:, k:][np.diag_indices(d.size)] += 1.0 / d
+    return out

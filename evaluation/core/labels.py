@@ -183,7 +183,11 @@ class DomainLabels:
         total = (coefficients + self._weights * through_rate[self._domains]) * self.variance
         rows = labels.row[self._items]
         keep = rows >= 0
-        g = np.asarray(labels.scores[rows[keep]].T @ total[keep]).ravel()
+        # Over every uncertain item (zero outside the domain): one pass over the judgments,
+        # cheaper than gathering the domain's rows of the sparse matrix.
+        weight = np.zeros(labels.scores.shape[0])
+        weight[rows[keep]] = total[keep]
+        g = np.asarray(labels.scores.T @ weight).ravel()
         k = model.n_annotator_parameters
         return float(g @ model.covariance[:k, :k] @ g)
 

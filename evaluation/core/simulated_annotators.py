@@ -6,6 +6,10 @@ annotator says "correct" too easily). Each judgment is given by an annotator who
 item yet, chosen at random; answers are independent given the truth. A share of all judgments
 (``gold_rate``) goes to gold items, whose answer the organizer knows: half correct, half
 incorrect items of the data set where it has them.
+
+To measure what happens when the annotator model's assumption of no item-level difficulty fails,
+a share of the items can be *hard*: on them every annotator is right only with probability
+``hard_accuracy`` (if that is below their own rates), so their errors are correlated.
 """
 
 from __future__ import annotations
@@ -79,6 +83,10 @@ class AnnotatorPanel:
     judgments_per_item : int
         Judgments a newly drawn item gets.
     rng : numpy.random.Generator
+    hard : numpy.ndarray of bool, optional
+        Per item: a hard item, on which every annotator is right with probability at most
+        ``hard_accuracy`` (gold items are never hard: the organizer chose them clear).
+    hard_accuracy : float
     """
 
     profiles: tuple
@@ -87,6 +95,8 @@ class AnnotatorPanel:
     gold_rate: float
     judgments_per_item: int
     rng: np.random.Generator
+    hard: np.ndarray | None = None
+    hard_accuracy: float = 0.5
     judgments: int = 0
     gold_judgments: int = 0
     _gold_owed: float = 0.0
@@ -131,7 +141,12 @@ class AnnotatorPanel:
         kept = np.array(kept, dtype=np.int64)
         who = np.array(who, dtype=np.int64)
         truth = self.truth[kept]
-        p_yes = np.where(truth, self.sensitivity[who], 1.0 - self.specificity[who])
+        se, sp = self.sensitivity[who], self.specificity[who]
+        if self.hard is not None and not gold:
+            hard = self.hard[kept]
+            se = np.where(hard, np.minimum(se, self.hard_accuracy), se)
+            sp = np.where(hard, np.minimum(sp, self.hard_accuracy), sp)
+        p_yes = np.where(truth, se, 1.0 - sp)
         says = self.rng.random(kept.size) < p_yes
         state.add_judgments(kept, who, says)
         self.judgments += int(kept.size)

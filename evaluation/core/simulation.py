@@ -78,6 +78,7 @@ class SimulationSummary:
     gold_judgments_mean: float = math.nan
     coverage_at_stop: dict = field(default_factory=dict)
     bias_at_stop: dict = field(default_factory=dict)
+    hard_items: tuple | None = None  # (share, accuracy) of hard items, when simulated
 
     def as_dict(self) -> dict:
         out = {
@@ -96,6 +97,9 @@ class SimulationSummary:
                         "gold_judgments_mean": self.gold_judgments_mean,
                         "coverage_at_stop": self.coverage_at_stop,
                         "bias_at_stop": self.bias_at_stop})
+            if self.hard_items is not None:
+                out["hard_items"] = {"share": self.hard_items[0],
+                                     "accuracy": self.hard_items[1]}
         return out
 
 
@@ -112,11 +116,15 @@ def true_scores(dataset: Dataset) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Annotators:
-    """A simulated annotator panel: its specification, gold rate and gold set size."""
+    """A simulated annotator panel: its specification, gold rate and gold set size; optionally a
+    share of hard items on which every annotator is right with probability ``hard_accuracy``
+    (:class:`.simulated_annotators.AnnotatorPanel`)."""
 
     spec: str
     gold_rate: float = 0.05
     gold_items: int = 100
+    hard_share: float = 0.0
+    hard_accuracy: float = 0.5
 
     @property
     def profiles(self) -> tuple:
@@ -193,8 +201,13 @@ def _answerer(dataset, order, annotators, design, rng, state):
     pool = np.unique(np.concatenate([dataset.systems[i].items for i in order]))
     gold = choose_gold(dataset.truth, pool, annotators.gold_items, rng)
     state.set_gold(gold, dataset.truth[gold])
+    hard = None
+    if annotators.hard_share > 0:
+        hard = rng.random(dataset.truth.size) < annotators.hard_share
+        hard[gold] = False
     return AnnotatorPanel(annotators.profiles, dataset.truth, gold, annotators.gold_rate,
-                          getattr(design, "judgments_per_item", 1), rng)
+                          getattr(design, "judgments_per_item", 1), rng, hard=hard,
+                          hard_accuracy=annotators.hard_accuracy)
 
 
 def _as_array(estimates) -> np.ndarray:
@@ -244,7 +257,9 @@ def _with_judgments(summary: SimulationSummary, annotators: Annotators,
     return replace(summary, annotators=annotators.spec, gold_rate=annotators.gold_rate,
                    judgments_mean=float(np.mean([o.judgments for o in outcomes])),
                    gold_judgments_mean=float(np.mean([o.gold_judgments for o in outcomes])),
-                   coverage_at_stop=coverage, bias_at_stop=bias)
+                   coverage_at_stop=coverage, bias_at_stop=bias,
+                   hard_items=((annotators.hard_share, annotators.hard_accuracy)
+                               if annotators.hard_share > 0 else None))
 
 
 def _summarise(dataset, design, systems, repeats, seed, target, confidence, reference_size,

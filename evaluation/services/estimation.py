@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -12,7 +13,7 @@ from django.utils import timezone
 from evaluation.core import ENGINE_VERSION
 from evaluation.core.ranking import RankIntervals, bonferroni_level, rank_estimates
 from leaderboard.jobs import enqueue_plan
-from leaderboard.models import Estimate, LeaderboardSnapshot, Run, Task
+from leaderboard.models import Estimate, LabelModelFit, LeaderboardSnapshot, Run, Task
 from leaderboard.services.board import snapshot_publication
 from leaderboard.services.lifecycle import transition_run
 
@@ -100,6 +101,11 @@ def _move_runs_on(loaded: LoadedTask, results) -> None:
             state, reason = _final_state(run.outcome, precision.half_width, target,
                                          loaded.task.label_budget, run.rounds)
             transition_run(run, state, reason, **counts)
+        elif (run.state == Run.State.PARTIAL and run.outcome == "annotator_limited"
+              and results[index].precision.half_width <= target):
+            transition_run(run, Run.State.SCORED, (
+                f"precision ±{results[index].precision.half_width:.3f} meets the target "
+                f"±{target:g} now that the annotators' error rates are known better"), **counts)
         elif (run.n_requested, run.n_verified) != (drawn, verified):
             Run.objects.filter(pk=run.pk).update(**counts)
             run.n_requested, run.n_verified = drawn, verified
@@ -110,8 +116,13 @@ def _final_state(outcome: str, half_width: float, target: float, budget, rounds:
         return Run.State.SCORED, f"precision ±{half_width:.3f} meets the target ±{target:g}"
     if outcome == "budget_exhausted":
         return Run.State.PARTIAL, (
-            f"the task's label budget ({budget} items) is spent; precision ±{half_width:.3f} "
+            f"the task's budget ({budget} judgments) is spent; precision ±{half_width:.3f} "
             f"is wider than the target ±{target:g}")
+    if outcome == "annotator_limited":
+        return Run.State.PARTIAL, (
+            f"precision ±{half_width:.3f} is wider than the target ±{target:g} because the "
+            "annotators' error rates are not known well enough yet; more answers anywhere in "
+            "the task (gold answers most) narrow it, and the board updates as they come")
     return Run.State.PARTIAL, (
         f"stopped after {rounds} planning rounds; precision ±{half_width:.3f} is wider than "
         f"the target ±{target:g}")
@@ -134,7 +145,9 @@ def _store_snapshot(task: Task, loaded: LoadedTask, results,
         design=loaded.design.name, labels_version=loaded.labels_version,
         reference_version=loaded.reference_version, n_labels=loaded.state.n_labelled,
         n_reference=loaded.state.reference.size, confidence=task.confidence, rows=rows,
-        details={"ranking": _ranking_details(ranking, loaded)}, **snapshot_publication(task))
+        details={"ranking": _ranking_details(ranking, loaded), **_label_details(loaded)},
+        **snapshot_publication(task))
+    _store_label_fit(task, snapshot, loaded)
     Estimate.objects.bulk_create([
         Estimate(snapshot=snapshot, run=run, metric=m, value=_value(getattr(results[i], m).value),
                  low=getattr(results[i], m).low, high=getattr(results[i], m).high,
@@ -143,6 +156,42 @@ def _store_snapshot(task: Task, loaded: LoadedTask, results,
                  method=getattr(results[i], m).method, computed_at=now)
         for i, run in listed for m in METRICS], batch_size=2000)
     return snapshot
+
+
+def _label_details(loaded: LoadedTask) -> dict:
+    """How labels entered the estimates, for everyone who reads the snapshot: the annotator
+    model's method and what it was fitted to (never anything per annotator or per item)."""
+    model = loaded.design.labels(loaded.state).model
+    if model is None:
+        return {}
+    return {"label_model": {
+        "method": model.method, "judgments": loaded.state.n_judgments,
+        "items": int(model.items.size), "annotators": int(model.annotators.size),
+        "converged": bool(model.converged)}}
+
+
+def _store_label_fit(task: Task, snapshot: LeaderboardSnapshot, loaded: LoadedTask) -> None:
+    """The organizers' view of the fit behind ``snapshot``: every verified item's probability
+    of being correct (the items export) and each annotator's error rates with intervals at the
+    task's confidence (the queue page)."""
+    labels = loaded.design.labels(loaded.state)
+    level = float(loaded.design.confidence)
+    summaries = [] if labels.model is None else labels.model.summaries(level=level)
+    indices = np.flatnonzero(labels.verified)
+    LabelModelFit.objects.update_or_create(task=task, defaults={
+        "snapshot": snapshot, "indices": indices.astype("<i8").tobytes(),
+        "values": labels.value[indices].astype("<f8").tobytes(),
+        "judgments": labels.judgments[indices].astype("<i4").tobytes(),
+        "says_correct": labels.says_correct[indices].astype("<i4").tobytes(),
+        "level": level,
+        "annotators": [
+            {"annotator": a.annotator,
+             "sensitivity": [_value(a.sensitivity), _value(a.sensitivity_low),
+                             _value(a.sensitivity_high)],
+             "specificity": [_value(a.specificity), _value(a.specificity_low),
+                             _value(a.specificity_high)],
+             "judgments": a.judgments, "gold_judgments": a.gold_judgments,
+             "weight": _value(a.weight)} for a in summaries]})
 
 
 def _same(latest: LeaderboardSnapshot, loaded: LoadedTask, rows: list) -> bool:

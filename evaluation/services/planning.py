@@ -1,4 +1,4 @@
-"""``plan_run``: ask the engine for a run's next round and queue exactly those items."""
+"""``plan_run``: ask the engine for a run's next round and queue exactly those judgments."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from annotation.services import register_run_conflicts, request_verification
+from annotation.services import ask_again, register_run_conflicts, request_verification
 from evaluation.core import ENGINE_VERSION
 from leaderboard.jobs import enqueue_estimate, enqueue_plan
 from leaderboard.models import Item, Run
@@ -17,7 +17,7 @@ from leaderboard.services.lifecycle import fail_run, transition_run
 
 from ..engine_state import load_task_state
 from ..locks import assert_lock_held, engine_lock
-from ..models import Draw, PlanRound
+from ..models import Draw, Look, PlanRound
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +82,8 @@ def _plan_locked(run: Run, token: str) -> str:
 
 def _store_round(run: Run, plan, inclusion: np.ndarray, loaded) -> PlanRound:
     details = {k: v for k, v in plan.details.items() if k not in ("levels", "fraction")}
+    cells, bands = plan.bands
+    design = loaded.design
     plan_round = PlanRound.objects.create(
         task_id=run.task_id, run=run, round=plan.round, status=plan.status, seed=plan.seed,
         levels=plan.details.get("levels"), fraction=plan.details.get("fraction", 1.0),
@@ -89,20 +91,31 @@ def _store_round(run: Run, plan, inclusion: np.ndarray, loaded) -> PlanRound:
         predicted_half_width=_finite(plan.predicted_half_width),
         current_half_width=_finite(plan.current_half_width),
         expected_labels=float(plan.expected_labels), details=_jsonable(details),
-        labels_version=loaded.labels_version, engine_version=ENGINE_VERSION)
+        labels_version=loaded.labels_version, engine_version=ENGINE_VERSION,
+        judgments=design.judgments_per_item, max_judgments=design.max_judgments_per_item,
+        bands={"cells": _jsonable(list(cells)), "bands": _jsonable(list(bands))} if len(cells)
+        else {},
+        patterns=[[int(b), [list(map(int, p)) for p in patterns]] for b, patterns in plan.patterns])
     if plan.round == 1:
         # Items of this run may already be queued for earlier runs: its team must not verify them.
         register_run_conflicts(run=run)
+    wanted = np.concatenate([plan.items, plan.again]).tolist()
+    pks = dict(Item.objects.filter(task_id=run.task_id, index__in=wanted)
+               .values_list("index", "pk")) if wanted else {}
+    run_items = [(other.team_id, loaded.state.runs[k].items)
+                 for k, other in enumerate(loaded.runs)]
     if plan.items.size:
-        pks = dict(Item.objects.filter(task_id=run.task_id, index__in=plan.items.tolist())
-                   .values_list("index", "pk"))
         Draw.objects.bulk_create(
             [Draw(plan_round=plan_round, item_id=pks[int(i)], inclusion=float(p))
              for i, p in zip(plan.items, inclusion, strict=True)], batch_size=2000)
-        run_items = [(other.team_id, loaded.state.runs[k].items)
-                     for k, other in enumerate(loaded.runs)]
         request_verification(task=run.task, item_ids=[pks[int(i)] for i in plan.items],
-                             priority=plan_round.pk, run_items=run_items)
+                             judgments=design.judgments_per_item, priority=plan_round.pk,
+                             run_items=run_items)
+    if plan.again.size:
+        Look.objects.bulk_create([Look(plan_round=plan_round, item_id=pks[int(i)])
+                                  for i in plan.again], batch_size=2000)
+        ask_again(task=run.task, item_ids=[pks[int(i)] for i in plan.again],
+                  run_items=run_items)
     return plan_round
 
 
@@ -111,8 +124,10 @@ def _advance(run: Run, plan, loaded, index: int) -> str:
     fields = {"rounds": plan.round, "outcome": plan.status,
               "n_requested": run.n_requested + int(plan.items.size)}
     target = loaded.task.target_half_width
-    if plan.items.size:
-        reason = (f"round {plan.round}: {plan.items.size} items sent for verification "
+    if plan.items.size or (plan.status == "sample" and plan.again.size):
+        asked = (f"{plan.items.size} items" if not plan.again.size else
+                 f"{plan.items.size} items and {plan.again.size} further looks")
+        reason = (f"round {plan.round}: {asked} sent for verification "
                   f"(precision ±{_fmt(plan.current_half_width)} now, target ±{target:g})")
         transition_run(run, Run.State.AWAITING_LABELS, reason, **fields)
         return "sample"
@@ -123,7 +138,7 @@ def _advance(run: Run, plan, loaded, index: int) -> str:
         return "sample"
     waiting = loaded.pending_in_run(index)
     if waiting:
-        reason = f"waiting for {waiting} answers on items other runs also predicted"
+        reason = f"waiting for answers on {waiting} of its items"
         transition_run(run, Run.State.AWAITING_LABELS, reason, **fields)
         return "waiting"
     transition_run(run, Run.State.ESTIMATING, "final estimation", **fields)

@@ -83,8 +83,8 @@ class SpendView(ApiView):
 
 
 class VerifiedItemsExportView(CsvExportMixin, ApiView):
-    """Every verified item of the task (key, label, verified_at, label_seq), streamed: JSON
-    ``{"task", "items": [...]}`` or CSV with ``?format=csv``. Gold answers: organizers only."""
+    """Every verified item of the task (key, posterior, judgments, says_correct, verified_at),
+    streamed: JSON ``{"task", "items": [...]}`` or CSV with ``?format=csv``. Organizers only."""
 
     permission_classes = [IsAuthenticated]
 

@@ -218,10 +218,12 @@ class RunCostSerializer(serializers.Serializer):
 
 class SpendSerializer(serializers.Serializer):
     task = serializers.CharField()
-    label_budget = serializers.IntegerField(allow_null=True)
+    label_budget = serializers.IntegerField(
+        allow_null=True, help_text="Most judgments the task may ask, gold answers included.")
     labels_requested = serializers.IntegerField(
-        help_text="Items sent to annotators: what the budget counts.")
-    labels_verified = serializers.IntegerField()
+        help_text="Judgments asked of annotators, gold answers included: what the budget "
+                  "counts.")
+    labels_verified = serializers.IntegerField(help_text="Judgments in, gold answers included.")
     remaining = serializers.IntegerField(allow_null=True, help_text="Budget less requested.")
     runs = RunCostSerializer(many=True)
 

@@ -199,6 +199,10 @@ class Board:
         return self.body.ranking
 
     @property
+    def labels_corrected(self) -> bool:
+        return self.body.labels_corrected
+
+    @property
     def ranks_computed(self) -> bool:
         return self.body.ranks_computed
 
@@ -292,6 +296,8 @@ class BoardBody:
     ranking: dict
     ranks_computed: bool
     plot_svg: str
+    # The labels came from fallible annotators, corrected for their estimated error rates.
+    labels_corrected: bool = False
 
 
 def _body(*, snapshot_rows, details, sort: str, live: dict) -> BoardBody:
@@ -317,7 +323,8 @@ def _body(*, snapshot_rows, details, sort: str, live: dict) -> BoardBody:
     ranking = details.get("ranking") if isinstance(details.get("ranking"), dict) else {}
     plot = interval_plot(rows, sort=sort, metric_label=METRIC_LABELS[sort]) if rows else ""
     return BoardBody(rows=rows, methods=_methods(rows), ranking=ranking,
-                     ranks_computed=any(r.rank is not None for r in rows), plot_svg=plot)
+                     ranks_computed=any(r.rank is not None for r in rows), plot_svg=plot,
+                     labels_corrected=isinstance(details.get("label_model"), dict))
 
 
 def build_board(*, task: Task, snapshot: LeaderboardSnapshot, sort: str, n_snapshots: int,

@@ -1,18 +1,17 @@
-"""Reads behind the organizer page: label budget spent and left, and what each run cost."""
+"""Reads behind the organizer page: the budget spent and left, and what each run drew."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Sum
-
 from ..models import Item, Run, Task
+from ..selectors import label_spend
 
 
 @dataclass(frozen=True)
 class RunCost:
     run: Run
-    share: float | None  # of the items requested so far
+    share: float | None  # of the items the task's runs drew
 
     @property
     def share_text(self) -> str:
@@ -22,14 +21,11 @@ class RunCost:
 @dataclass(frozen=True)
 class BudgetSummary:
     budget: int | None
-    requested: int  # items sent to annotators for the task's runs (what the budget pays for)
-    verified: int
-    labelled_items: int  # distinct items of the task with a label (runs share them)
+    requested: int  # judgments asked of annotators, gold answers included (what the budget pays)
+    verified: int  # of them, judgments in
+    remaining: int | None
+    labelled_items: int  # distinct items of the task judged at least once (runs share them)
     runs: list[RunCost]
-
-    @property
-    def remaining(self) -> int | None:
-        return None if self.budget is None else max(0, self.budget - self.requested)
 
     @property
     def spent_percent(self) -> str:
@@ -39,14 +35,14 @@ class BudgetSummary:
 
 
 def budget_summary(task: Task) -> BudgetSummary:
-    """Items requested per run (an item a run re-uses from earlier labels costs nothing)."""
+    """The budget in judgments (:func:`~leaderboard.selectors.label_spend`), and the items
+    each run's own rounds drew (an item a run re-uses from earlier answers costs it nothing)."""
+    spend = label_spend(task)
     runs = list(Run.objects.filter(task=task).select_related("team").order_by("-n_requested",
                                                                                "id"))
-    totals = Run.objects.filter(task=task).aggregate(requested=Sum("n_requested"),
-                                                     verified=Sum("n_verified"))
-    requested = totals["requested"] or 0
+    drawn = sum(r.n_requested for r in runs)
     return BudgetSummary(
-        budget=task.label_budget, requested=requested, verified=totals["verified"] or 0,
-        labelled_items=Item.objects.filter(task=task, label__isnull=False).count(),
-        runs=[RunCost(run=r, share=(r.n_requested / requested) if requested else None)
-              for r in runs])
+        budget=spend.budget, requested=spend.requested, verified=spend.verified,
+        remaining=spend.remaining,
+        labelled_items=Item.objects.filter(task=task, verified_at__isnull=False).count(),
+        runs=[RunCost(run=r, share=(r.n_requested / drawn) if drawn else None) for r in runs])

@@ -17,6 +17,9 @@ _ALLOWED = {
     Run.State.AWAITING_LABELS: {Run.State.PLANNING, Run.State.ESTIMATING, Run.State.QUEUED},
     Run.State.ESTIMATING: {Run.State.SCORED, Run.State.PARTIAL, Run.State.PLANNING,
                            Run.State.QUEUED},
+    # A partial run whose interval later meets the target (judgments of other runs narrowed the
+    # annotators' error rates) is scored: the one change a finished run may still make.
+    Run.State.PARTIAL: {Run.State.SCORED},
 }
 
 
@@ -27,13 +30,14 @@ class IllegalTransition(RuntimeError):
 def transition_run(run: Run, state: str, reason: str = "", **fields) -> Run:
     """Move ``run`` to ``state`` (saving ``fields`` too) and log the change.
 
-    Failing is allowed from any non-terminal state; a terminal run never changes again.
+    Failing is allowed from any non-terminal state; a terminal run never changes again, except
+    that a partial run may become scored.
     """
     if run.state != state:
         allowed = _ALLOWED.get(run.state, set())
         if state != Run.State.FAILED and state not in allowed:
             raise IllegalTransition(f"run {run.pk}: {run.state} -> {state}")
-        if run.is_terminal:
+        if run.is_terminal and run.state != Run.State.PARTIAL:
             raise IllegalTransition(f"run {run.pk} is {run.state}; it cannot become {state}")
     now = timezone.now()
     run.state = state

@@ -43,6 +43,27 @@ def _check_names(fields: dict) -> None:
             {name: ["not a task setting that can be set"] for name in unknown})
 
 
+# Most judgments the planner may ask of one item (each by a different annotator).
+MAX_JUDGMENTS_PER_ITEM = 5
+
+
+def task_design(task: Task, *, annotators: int = MAX_JUDGMENTS_PER_ITEM):
+    """The engine design ``task`` configures, for ``annotators`` annotators at work on it.
+
+    The ``default`` design asks ``task.judgments_per_item`` judgments of each new item and may
+    ask further looks up to one judgment per annotator (at most ``MAX_JUDGMENTS_PER_ITEM``);
+    ``design_options`` override both. Raises ``ValueError`` or ``TypeError`` for settings the
+    engine refuses.
+    """
+    options = dict(task.design_options or {})
+    if task.design == "default":
+        first = options.setdefault("judgments_per_item", task.judgments_per_item)
+        options.setdefault("max_judgments_per_item",
+                           max(first, min(MAX_JUDGMENTS_PER_ITEM, annotators)))
+    return make_design(task.design, target_half_width=task.target_half_width,
+                       confidence=task.confidence, budget=task.label_budget, **options)
+
+
 def _validate(task: Task, *, exclude_unique: bool = False) -> None:
     errors: dict[str, list[str]] = {}
     try:
@@ -59,9 +80,7 @@ def _validate(task: Task, *, exclude_unique: bool = False) -> None:
             f"unknown design {task.design!r}; choose one of {', '.join(sorted(DESIGNS))}")
     elif "design_options" not in errors and not errors:
         try:
-            make_design(task.design, target_half_width=task.target_half_width,
-                        confidence=task.confidence, budget=task.label_budget,
-                        **(task.design_options or {}))
+            task_design(task)
         except (TypeError, ValueError) as exc:
             where = "design_options" if task.design_options else "design"
             errors.setdefault(where, []).append(str(exc))

@@ -1,4 +1,5 @@
-"""Undo: one's own last answer, within the window, never once it decided the item."""
+"""Undo: one's own last answer, within the window, whatever the item's state: it changes the
+task's judgment set and re-opens the item's request."""
 
 import uuid
 from datetime import timedelta
@@ -14,6 +15,7 @@ from annotation.services import (
     request_verification,
     undo_answer,
 )
+from leaderboard.models import Item
 
 from pipeline_support import add_items, annotator, make_task
 
@@ -96,17 +98,44 @@ def test_only_the_last_answer_can_be_undone_and_only_by_its_author():
     undo_answer(annotator=a, client_id=first.record.client_id)
 
 
-def test_an_answer_that_decided_the_item_cannot_be_undone():
-    task, items = setup_task(1, judgments=1)
+def test_an_answer_that_completed_the_item_is_undone_like_any_other():
+    # The engine reads the judgment set of a version: taking an answer back only changes the
+    # set (the withdrawal takes the next version), the item waits for an answer again, and what
+    # was planned or estimated before stays reproducible from its version.
+    task, _ = setup_task(1, judgments=1)
     user = annotator(task)
     out = answer(user, lease_for(task, user))
     assert out.resolved
-    assert code_of(lambda: undo_answer(annotator=user, client_id=out.record.client_id)) \
-        == "undo_expired"
-    items[0].refresh_from_db()
+    undo = undo_answer(annotator=user, client_id=out.record.client_id)
     task.refresh_from_db()
-    assert items[0].label is True and task.labels_version == 1
-    assert Judgment.objects.get().withdrawn_at is None
+    withdrawn = Judgment.objects.get()
+    assert withdrawn.withdrawn_at is not None and not withdrawn.counted
+    assert (withdrawn.seq, withdrawn.withdrawn_seq, task.labels_version) == (1, 2, 2)
+    request = VerificationRequest.objects.get()
+    assert request.state == "pending" and request.judgments_counted == 0
+    assert request.resolved_at is None and undo.assignment.request_id == request.pk
+    # No counted judgment is left: the item is no longer verified.
+    assert Item.objects.get(pk=request.item_id).verified_at is None
+    assert answer(user, undo.assignment, "incorrect").resolved
+
+
+def test_undoing_one_of_two_judgments_keeps_the_other_and_asks_for_one_again():
+    task, items = setup_task(1, judgments=2)
+    a, b, c = annotator(task, "a"), annotator(task, "b"), annotator(task, "c")
+    first = answer(a, lease_for(task, a), "correct")
+    second = answer(b, lease_for(task, b), "incorrect")
+    assert second.resolved
+    undo_answer(annotator=b, client_id=second.record.client_id)
+    request = VerificationRequest.objects.get()
+    assert (request.state, request.judgments_counted, request.judgments_required) == (
+        "pending", 1, 2)
+    assert Item.objects.get(pk=items[0].pk).verified_at == first.record.created_at
+    # b holds the fresh lease on the free slot; c gets the item once b's lease is gone.
+    assert claim_assignments(task=task, annotator=c).status == "empty"
+    Assignment.objects.filter(annotator=b, state="active").update(state="released")
+    assert answer(c, lease_for(task, c), "correct").resolved
+    live = Judgment.objects.filter(withdrawn_at=None, counted=True).order_by("seq")
+    assert [(j.annotator.username, j.seq) for j in live] == [("a", 1), ("c", 4)]
 
 
 def test_undoing_a_skip_lets_the_annotator_answer_the_item():
@@ -118,9 +147,9 @@ def test_undoing_a_skip_lets_the_annotator_answer_the_item():
     fresh = undo_answer(annotator=user, client_id=skip.record.client_id).assignment
     assert fresh.request_id == lease.request_id
     assert answer(user, fresh, "correct").counted
-    # The extra judgment the skip asked for stays asked: two votes now decide.
+    # A skip asks for nothing: the answer after the undo completes the item.
     req = VerificationRequest.objects.get()
-    assert req.judgments_required == 2 and req.state == "pending"
+    assert req.judgments_required == 1 and req.state == "resolved"
 
 
 def test_undo_of_a_gold_answer_withdraws_it_and_serves_the_gold_item_again():

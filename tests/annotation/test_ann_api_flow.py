@@ -12,7 +12,6 @@ from rest_framework.authtoken.models import Token
 
 from annotation.models import Assignment, Judgment
 from annotation.services import request_verification
-from leaderboard.models import Item
 
 from pipeline_support import add_items, add_run, annotator, make_task, make_team
 
@@ -75,10 +74,19 @@ def test_claim_answer_undo_progress_round_trip(task):
     assert clash.status_code == 409
     assert clash.json()["error"]["code"] == "client_id_reused"
 
-    # The first answer decided its item: undo is refused with a reason.
-    refused = post(c, f"/answers/{cid}/undo")
-    assert refused.status_code == 409 and refused.json()["error"]["code"] == "undo_expired"
-    # A skip can be undone: the item comes back with a fresh token.
+    # The answer completed its item; taking it back only changes the judgment set: the item
+    # is waiting again and comes back with a fresh token, to be answered anew.
+    undone = post(c, f"/answers/{cid}/undo")
+    assert undone.status_code == 200 and undone.json()["undone"] is True
+    back = undone.json()["assignment"]
+    assert back["token"] != first["token"] and back["display"] == first["display"]
+    assert undone.json()["progress"]["answered_total"] == 0
+    assert Judgment.objects.get(client_id=cid).withdrawn_seq == 2
+    assert post(c, f"/answers/{cid}/undo").json()["assignment"]["token"] == back["token"]
+    r = post(c, "/answers", {"client_id": str(uuid.uuid4()), "token": back["token"],
+                             "answer": "incorrect"})
+    assert r.status_code == 201 and r.json()["answer"]["counted"] is True
+    # A skip can be undone too: the item comes back with a fresh token.
     second = data["assignments"][1]
     skip_id = str(uuid.uuid4())
     assert post(c, "/answers", {"client_id": skip_id, "token": second["token"],
@@ -144,7 +152,7 @@ def test_late_answer_on_an_expired_lease_is_accepted(task):
     r = post(c, "/answers", {"client_id": str(uuid.uuid4()), "token": lease["token"],
                              "answer": "incorrect"})
     assert r.status_code == 201 and r.json()["answer"]["counted"] is True
-    assert Item.objects.filter(label=False).count() == 1
+    assert Judgment.objects.filter(answer="incorrect", counted=True).count() == 1
 
 
 def test_tasks_and_assignments_of_others_are_not_found(task):

@@ -4,7 +4,7 @@ Each client claims leases (1 to 3 at a time, holding what it has), answers them 
 truth (some skips, some abandoned leases), and re-sends some answers with the same client id
 as a retrying browser would. Afterwards: no request has more counted judgments than it needs,
 every acknowledged answer is stored exactly once, no (item, annotator) pair is judged twice,
-and every item is resolved with its label recorded.
+every item is resolved, and every counted answer has its own place in the task's judgment set.
 """
 
 from __future__ import annotations
@@ -118,10 +118,15 @@ def check(task, acked):
     assert [p for p, n in gold_pairs.items() if n > 1] == []
     assert all(r.state == "resolved" for r in requests)
     resolved_items = Item.objects.filter(task=task, verification_request__isnull=False)
-    assert not resolved_items.filter(label=None).exists()
+    assert not resolved_items.filter(verified_at=None).exists()
+    # Every counted answer (judgment or gold answer) has its own number, in one sequence with
+    # no gap: the task's judgment set of any version is well defined.
     task.refresh_from_db()
-    seqs = sorted(resolved_items.values_list("label_seq", flat=True))
-    assert seqs == list(range(1, len(requests) + 1)) == list(range(1, task.labels_version + 1))
+    seqs = sorted([*Judgment.objects.filter(request__task=task, counted=True)
+                   .values_list("seq", flat=True),
+                   *GoldAnswer.objects.filter(gold__task=task, correct__isnull=False)
+                   .values_list("seq", flat=True)])
+    assert seqs == list(range(1, task.labels_version + 1))
     return len(stored)
 
 

@@ -8,14 +8,16 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from annotation.models import AnnotatorPause, GoldAnswer, GoldItem, Judgment, VerificationRequest
-from annotation.selectors import annotator_progress
+from annotation.selectors import annotator_progress, working_annotators
 from annotation.services import (
     GoldFileError,
     JudgmentError,
     answer_assignment,
     claim_assignments,
     load_gold,
+    pause_annotator,
     request_verification,
+    undo_answer,
     unpause_annotator,
 )
 from leaderboard.models import Item
@@ -63,8 +65,8 @@ def test_gold_is_mixed_in_at_the_task_rate_over_many_claims():
     assert GoldAnswer.objects.count() == gold
 
 
-def test_gold_answers_never_vote_nor_touch_labels_and_look_like_answers():
-    task, _items, golds = gold_task(n_items=1, n_gold=1, gold_rate=1.0)
+def test_gold_answers_are_no_judgments_of_a_request_and_look_like_answers():
+    task, _items, _golds = gold_task(n_items=1, n_gold=1, gold_rate=1.0)
     user = annotator(task)
     got = claim_assignments(task=task, annotator=user, count=2).assignments
     assert sorted(a.gold_id is not None for a in got) == [False, True]
@@ -74,8 +76,39 @@ def test_gold_answers_never_vote_nor_touch_labels_and_look_like_answers():
     assert out.record.correct is False  # the gold answer is "correct"
     assert Judgment.objects.count() == 0
     assert VerificationRequest.objects.get().judgments_counted == 0
-    gold_item = Item.objects.get(pk=golds[0].item_id)
-    assert gold_item.label is None and gold_item.label_seq is None
+    # It measures the annotator: it takes its place in the task's judgment set.
+    task.refresh_from_db()
+    assert out.record.seq == task.labels_version == 1
+
+
+def test_a_drawn_gold_item_counts_its_gold_answers_and_never_waits_for_those_annotators():
+    # The planner may draw a gold item. Whoever answered it as gold is never served its request,
+    # and the engine counts every answer on an item: so its gold answers count for the request.
+    task, items, golds = gold_task(n_items=0, n_gold=2, gold_rate=1.0)
+    a, b = annotator(task, "a"), annotator(task, "b")
+    request_verification(task=task, item_ids=[items[1].pk])  # no gold answer on it yet
+    drawn = VerificationRequest.objects.get(item=items[1])
+    leases = claim_assignments(task=task, annotator=a, count=2).assignments
+    assert sorted(lease.gold_id for lease in leases) == sorted(g.pk for g in golds)
+    for lease in leases:
+        answer(a, lease, "correct" if lease.gold.answer else "incorrect")
+    drawn.refresh_from_db()
+    assert (drawn.state, drawn.judgments_counted) == ("resolved", 1)
+    assert Item.objects.get(pk=items[1].pk).verified_at is not None
+    # Nothing left for b: the drawn item needs no judgment now (and no gold without real work).
+    assert claim_assignments(task=task, annotator=b, count=3).status == "empty"
+    assert not Judgment.objects.exists()
+    # Drawn after it was answered as gold: complete at once.
+    request_verification(task=task, item_ids=[items[0].pk])
+    assert VerificationRequest.objects.get(item=items[0]).state == "resolved"
+    # Taking the gold answer back re-opens the request, for someone who has not judged it.
+    last = GoldAnswer.objects.filter(annotator=a).order_by("-created_at", "-pk").first()
+    undo_answer(annotator=a, client_id=last.client_id)
+    request = VerificationRequest.objects.get(item=last.gold.item)
+    assert (request.state, request.judgments_counted) == ("pending", 0)
+    assert Item.objects.get(pk=request.item_id).verified_at is None
+    served = claim_assignments(task=task, annotator=b, count=3).assignments
+    assert request.pk in {lease.request_id for lease in served}
 
 
 def test_an_empty_queue_serves_no_gold():
@@ -177,3 +210,20 @@ def test_load_gold_command_is_idempotent_and_updates_changed_answers(tmp_path):
         call_command("load_gold", "g", str(path), stdout=StringIO())
     with pytest.raises(CommandError, match="no task"):
         call_command("load_gold", "zz", str(path), stdout=StringIO())
+
+
+def test_annotators_at_work_have_answered_on_the_task_and_are_not_paused():
+    # The planner asks at most one judgment per annotator at work: someone who never answered
+    # or is paused cannot be counted on for a further look.
+    task, _items, _golds = gold_task(n_items=2, n_gold=1, gold_rate=0.0)
+    a, b, _idle = annotator(task, "a"), annotator(task, "b"), annotator(task, "idle")
+    assert working_annotators(task=task) == 0
+    answer(a, claim_assignments(task=task, annotator=a).assignments[0], "correct")
+    gold = GoldItem.objects.get(task=task)
+    GoldAnswer.objects.create(gold=gold, annotator=b, client_id=uuid.uuid4(), answer="correct",
+                              correct=gold.answer)
+    assert working_annotators(task=task) == 2
+    pause_annotator(task=task, annotator=b, reason="review")
+    assert working_annotators(task=task) == 1
+    task.annotators.remove(a)
+    assert working_annotators(task=task) == 0

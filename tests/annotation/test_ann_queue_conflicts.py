@@ -8,9 +8,11 @@ from annotation.models import RequestConflict, VerificationRequest
 from annotation.selectors import annotator_progress
 from annotation.services import (
     answer_assignment,
+    ask_again,
     claim_assignments,
     register_run_conflicts,
     request_verification,
+    undo_answer,
 )
 from evaluation.services import plan_run
 
@@ -53,6 +55,31 @@ def test_a_run_arriving_later_adds_its_team_to_pending_requests(sent_messages):
     assert claim_all(task, late) == {0, 3}
 
 
+def test_a_request_opened_again_covers_the_teams_of_runs_that_came_while_it_was_resolved(
+        sent_messages):
+    task = make_task(judgments_per_item=1, gold_rate=0.0)
+    items = add_items(task, 2)
+    first, late = annotator(task, "first"), annotator(task, "late")
+    request_verification(task=task, item_ids=[it.pk for it in items])
+    answers = {}
+    for _ in items:
+        lease = claim_assignments(task=task, annotator=first).assignments[0]
+        answers[lease.request.item_id] = answer_assignment(
+            annotator=first, token=lease.token, client_id=uuid.uuid4(), answer="correct")
+    # A run predicting both items enters planning while their requests are resolved: nothing
+    # pending to register.
+    run = add_run(task, make_team("Late", late), [0, 1], name="late-run")
+    assert register_run_conflicts(run=run) == 0
+    # A further look on the first item (the planner passes every run's items) ...
+    ask_again(task=task, item_ids=[items[0].pk],
+              run_items=[(run.team_id, run.predictions.arrays()[0])])
+    # ... and an undone answer on the second re-open them: still never for the late team.
+    undo_answer(annotator=first, client_id=answers[items[1].pk].record.client_id)
+    assert set(RequestConflict.objects.filter(team=run.team)
+               .values_list("request__item__index", flat=True)) == {0, 1}
+    assert claim_assignments(task=task, annotator=late).status == "empty"
+
+
 def test_planning_registers_the_conflicts_of_a_new_run(monkeypatch):
     PipelineDriver(monkeypatch)  # record, do not send, the messages planning enqueues
     task = make_task(judgments_per_item=1, gold_rate=0.0, target_half_width=0.3)
@@ -84,8 +111,11 @@ def test_a_skip_sends_the_item_to_others_never_back_to_the_skipper(sent_messages
     assert claim_assignments(task=task, annotator=a).status == "empty"
     req = VerificationRequest.objects.get()
     assert req.state == "pending" and req.judgments_counted == 0
-    assert req.judgments_required == 2  # the skip asked for an extra judgment
-    assert claim_assignments(task=task, annotator=b).assignments[0].request_id == req.pk
+    assert req.judgments_required == 1  # a skip asks for nothing: its slot is free again
+    lease = claim_assignments(task=task, annotator=b).assignments[0]
+    assert lease.request_id == req.pk
+    assert answer_assignment(annotator=b, token=lease.token, client_id=uuid.uuid4(),
+                             answer="incorrect").resolved
 
 
 def test_planning_records_every_predicting_team_from_the_engine_state(sent_messages):

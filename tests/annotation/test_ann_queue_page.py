@@ -12,6 +12,7 @@ from django.urls import reverse
 
 from annotation.models import AnnotatorPause, GoldAnswer, GoldItem, VerificationRequest
 from annotation.services import pause_annotator, request_verification, submit_judgment
+from leaderboard.models import LabelModelFit, LeaderboardSnapshot
 
 from pipeline_support import add_items, annotator, make_task
 
@@ -67,23 +68,53 @@ def test_organizer_sees_depth_throughput_agreement_and_annotators(client, world)
     response = client.get(reverse("annotation:queue", args=["pairs"]))
     assert response.status_code == 200
     html = response.content.decode()
-    # 4 requests of 2 judgments: two decided; the split one needs a third (a tie), the fourth
-    # has none. 7 judgments (carol's came after the item resolved) and 4 gold answers.
-    assert '<dd id="q-pending">2</dd>' in html
-    assert '<dd id="q-outstanding">3</dd>' in html
-    assert '<dd id="q-resolved">2</dd>' in html
+    # 4 requests of 2 judgments: three have both (a split one too: there is no majority to
+    # reach), the fourth has none. 7 judgments (carol's came after the item resolved) and 4 gold
+    # answers.
+    assert '<dd id="q-pending">1</dd>' in html
+    assert '<dd id="q-outstanding">2</dd>' in html
+    assert '<dd id="q-resolved">3</dd>' in html
     assert '<dd id="q-hour">11</dd>' in html and '<dd id="q-day">11</dd>' in html
     assert "<dd>0.444</dd>" in html and "<dd>0.667</dd>" in html  # 2 of 3 items agree
     assert "Krippendorff&#x27;s alpha (nominal)" in html  # the method is named
-    # alice: 3 judgments + 2 gold = 5 answers, gold 2/2, median of 4,4,4,3,3 s = 4.0
-    assert _row(html, "alice") == ["5", "5", "2", "100%", "4.0", "active"]
+    # alice: 3 judgments + 2 gold = 5 answers, gold 2/2, median of 4,4,4,3,3 s = 4.0; no
+    # estimation yet: no estimated error rates.
+    assert _row(html, "alice") == ["5", "5", "2", "100%", "—", "—", "—", "4.0", "active"]
+    assert 'id="queue-model"' not in html
     bob = _row(html, "bob&lt;b&gt;")
-    assert bob[:5] == ["5", "5", "2", "50%", "10.0"]
-    assert bob[5].startswith("paused: gold accuracy &lt;script&gt;")
+    assert bob[:8] == ["5", "5", "2", "50%", "—", "—", "—", "10.0"]
+    assert bob[8].startswith("paused: gold accuracy &lt;script&gt;")
     assert "Un-pause bob&lt;b&gt;" in html
     assert EVIL not in html and "bob<b>" not in html
     assert reverse("verified_items_csv", args=["pairs"]) in html
     assert task.slug in html
+
+
+def test_organizer_sees_each_annotators_estimated_error_rates_with_intervals(client, world):
+    task, organizer, alice, bob = world
+    snapshot = LeaderboardSnapshot.objects.create(
+        task=task, version=3, engine_version="1.3", design="default", labels_version=11,
+        reference_version=0, n_labels=5, n_reference=0, confidence=0.9, rows=[],
+        details={"label_model": {"method": "dawid-skene-2class/em-map/louis"}})
+    LabelModelFit.objects.create(
+        task=task, snapshot=snapshot, indices=b"", values=b"", judgments=b"", says_correct=b"",
+        level=0.9, annotators=[
+            {"annotator": alice.pk, "sensitivity": [0.9712, 0.9013, 0.9887],
+             "specificity": [0.9431, 0.8512, 0.9802], "judgments": 5, "gold_judgments": 2,
+             "weight": 2.9071},
+            {"annotator": bob.pk, "sensitivity": [0.6104, 0.4011, 0.7823],
+             "specificity": [0.4321, 0.2514, 0.6302], "judgments": 5, "gold_judgments": 2,
+             "weight": 0.0921}])
+    client.force_login(organizer)
+    html = client.get(reverse("annotation:queue", args=["pairs"])).content.decode()
+    assert _row(html, "alice")[4:7] == ["0.971 [0.901, 0.989]", "0.943 [0.851, 0.980]", "2.91"]
+    assert _row(html, "bob&lt;b&gt;")[4:7] == ["0.610 [0.401, 0.782]", "0.432 [0.251, 0.630]",
+                                               "0.09"]
+    # carol's answer came after her item resolved: the model has nothing on her.
+    assert _row(html, "carol")[4:7] == ["—", "—", "—"]
+    model = re.sub(r"\s+", " ", re.search(r'<p class="muted" id="queue-model">(.*?)</p>', html,
+                                          re.S).group(1))
+    assert "(dawid-skene-2class/em-map/louis), with 90% intervals, as of snapshot v3" in model
 
 
 def test_unpause_needs_csrf_and_lifts_the_pause(world):

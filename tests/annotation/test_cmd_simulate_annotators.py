@@ -1,4 +1,4 @@
-"""`manage.py simulate_annotators`: answers pending requests from a truth file."""
+"""`manage.py simulate_annotators`: answers what the queue serves, from a truth file."""
 
 from io import StringIO
 
@@ -6,9 +6,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from annotation.models import Judgment, VerificationRequest
+from annotation.models import GoldAnswer, GoldItem, Judgment, VerificationRequest
 from annotation.services import request_verification
-from leaderboard.models import Item
 
 from pipeline_support import add_items, make_task
 
@@ -35,13 +34,32 @@ def run(*args) -> str:
     return out.getvalue()
 
 
-def test_perfect_annotator_labels_every_item_from_the_truth(task, tmp_path):
+def answers(task) -> dict[str, str]:
+    return dict(Judgment.objects.filter(request__task=task, withdrawn_at=None)
+                .values_list("request__item__key", "answer"))
+
+
+def test_perfect_annotator_answers_every_item_from_the_truth(task, tmp_path):
     out = run("sim", "--truth", str(tmp_path / "truth.tsv"), "--seed", "1")
     assert "answered 10 item(s)" in out and "3 correct, 7 incorrect" in out
-    labels = dict(Item.objects.filter(task=task).values_list("key", "label"))
-    assert labels == {f"k{i}": i < 3 for i in range(10)}
+    assert answers(task) == {f"k{i}": "correct" if i < 3 else "incorrect" for i in range(10)}
     user = get_user_model().objects.get(username="sim-annotator-1")
     assert task.annotators.filter(pk=user.pk).exists() and not user.has_usable_password()
+    # Through the queue, as a person: every answer was given on a lease.
+    assert not Judgment.objects.filter(assignment=None).exists()
+
+
+def test_gold_items_are_served_and_answered_like_any_other(task, tmp_path):
+    task.gold_rate = 0.5
+    task.save()
+    # Two more items, both false, whose answers the organizer knows.
+    gold = [GoldItem.objects.create(task=task, item=item, answer=False)
+            for item in add_items(task, 2)]
+    out = run("sim", "--truth", str(tmp_path / "truth.tsv"), "--seed", "2")
+    assert "answered 12 item(s)" in out and "3 correct, 9 incorrect" in out
+    assert sorted(GoldAnswer.objects.values_list("gold_id", "correct")) == [
+        (gold[0].pk, True), (gold[1].pk, True)]
+    assert len(answers(task)) == 10
 
 
 def test_limit_and_several_annotators(task, tmp_path):
@@ -60,8 +78,7 @@ def test_limit_and_several_annotators(task, tmp_path):
 
 def test_accuracy_zero_gives_every_answer_wrong(task, tmp_path):
     run("sim", "--truth", str(tmp_path / "truth.tsv"), "--accuracy", "0")
-    labels = dict(Item.objects.filter(task=task).values_list("key", "label"))
-    assert labels == {f"k{i}": i >= 3 for i in range(10)}
+    assert answers(task) == {f"k{i}": "incorrect" if i < 3 else "correct" for i in range(10)}
 
 
 def test_until_idle_stops_after_the_idle_time(task, tmp_path):

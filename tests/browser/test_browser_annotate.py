@@ -131,7 +131,7 @@ def test_answer_items_by_keyboard_only(live_server, page, login, wait_for):
 
 
 def test_undo_then_answer_differently_stores_one_judgment(live_server, page, login, wait_for):
-    # Two judgments per item: one answer does not decide an item, so the server may undo it.
+    # Two judgments per item (the server takes back any answer of one's, complete or not).
     _queue(4, judgments_per_item=2)
     # Undo while the answer is still in the outbox (requests held back by the route).
     page.route("**/annotate/api/answers", lambda route: route.abort())

@@ -1,18 +1,23 @@
 """The per-process cache of a task's engine state: a cached load equals a fresh one, always.
 
 Every check compares ``load_task_state`` with the cache against the same call with the cache
-emptied first, after each kind of change the pipeline makes: new runs, new rounds, new labels,
-new items and a new reference sample; and one that does not extend the cache (a deleted round).
+emptied first, after each kind of change the pipeline makes: new runs, new rounds (draws and
+further looks), new judgments and gold answers, an undone answer, new items and a new reference
+sample; and one that does not extend the cache (a deleted round).
 """
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
 
+from annotation.models import GoldAnswer, Judgment
+from annotation.services import load_gold, undo_answer
 from evaluation import engine_state
 from evaluation.engine_state import forget_cached_states, load_task_state
-from evaluation.models import PlanRound
+from evaluation.models import Look, PlanRound
 from leaderboard.models import Item, ReferenceItem, Task
 
 from pipeline_support import (
@@ -21,6 +26,7 @@ from pipeline_support import (
     add_run,
     annotator,
     answer_all,
+    answer_what_is_served,
     make_task,
     make_team,
 )
@@ -53,7 +59,14 @@ def _assert_same(task):
     assert np.array_equal(a.inclusion, b.inclusion)
     assert np.array_equal(a.requested, b.requested)
     assert a.rounds == b.rounds
+    assert np.array_equal(a.asked, b.asked) and a.judgments_asked == b.judgments_asked
+    assert np.array_equal(a.cell_band, b.cell_band) and a.look_patterns == b.look_patterns
     assert np.array_equal(cached.state.labels, fresh.state.labels)
+    for name in ("items", "annotators", "says_correct"):
+        assert np.array_equal(getattr(cached.state.judgments, name),
+                              getattr(fresh.state.judgments, name))
+    assert np.array_equal(cached.state.gold.items, fresh.state.gold.items)
+    assert np.array_equal(cached.state.gold.answers, fresh.state.gold.answers)
     assert np.array_equal(cached.state.reference.items, fresh.state.reference.items)
     assert [r.pk for r in cached.runs] == [r.pk for r in fresh.runs]
     assert cached.round_runs == fresh.round_runs
@@ -99,15 +112,61 @@ def test_cached_loads_follow_rounds_labels_runs_items_and_reference(monkeypatch)
     _assert_same(task)
 
 
+@pytest.mark.django_db(transaction=True)  # answers enqueue the estimation when they commit
+def test_cached_loads_follow_judgments_gold_answers_looks_and_undos(monkeypatch, settings):
+    settings.ANNOTATION_UNDO_SECONDS = 3600
+    rng = np.random.default_rng(5)
+    task = make_task(target_half_width=0.08, gold_rate=0.1)
+    add_items(task, 3000)
+    truth = {i: bool(rng.random() < 0.6) for i in range(3000)}
+    driver = PipelineDriver(monkeypatch)
+    # Nearly all correct: a single "incorrect" there is doubtful and gets a further look.
+    good = np.array([i for i in range(2950) if truth[i]])
+    bad = np.array([i for i in range(2950) if not truth[i]])
+    for j, team in enumerate((make_team("A"), make_team("B"))):
+        items = np.concatenate([rng.choice(good, 570, replace=False),
+                                rng.choice(bad, 30, replace=False)])
+        scores = np.where(np.isin(items, good), 0.5, 0.0) + 0.5 * rng.random(items.size)
+        add_run(task, team, items, scores, name=f"r{j}")
+    load_gold(task=task, lines=[f"k{i}\t{'correct' if truth[i] else 'incorrect'}"
+                                for i in range(2950, 3000)])
+    people = [(annotator(task, name), accuracy)
+              for name, accuracy in (("a", 0.97), ("b", 0.9), ("c", 0.8))]
+    keys = {f"k{i}" for i, t in truth.items() if t}
+    answers = random.Random(2)
+    for run_pk in task.runs.values_list("pk", flat=True):
+        driver.sent.append(("evaluation.plan_run", [run_pk]))
+    for _ in range(12):
+        driver.drain()
+        _assert_same(task)
+        if Look.objects.filter(plan_round__task=task).exists():
+            break
+        answer_what_is_served(task, people, keys, answers)
+        _assert_same(task)
+    else:
+        raise AssertionError("the planner asked no further look")
+    answer_what_is_served(task, people, keys, answers)
+    _assert_same(task)
+    user = people[0][0]
+    last = max([*Judgment.objects.filter(annotator=user, withdrawn_at=None),
+                *GoldAnswer.objects.filter(annotator=user, withdrawn_at=None)],
+               key=lambda a: (a.created_at, a.pk))
+    undo_answer(annotator=user, client_id=last.client_id)
+    _assert_same(task)
+    driver.drain()
+    _assert_same(task)
+
+
 def test_a_job_cannot_change_the_cached_state(monkeypatch):
     task, _, _ = _task_with_runs(monkeypatch)
     loaded = load_task_state(task)
     plan = loaded.design.plan(loaded.state, 0, rng=np.random.default_rng(0))
     assert plan.items.size
-    loaded.state.set_labels(plan.items, np.ones(plan.items.size, bool))
+    loaded.state.add_judgments(plan.items, np.zeros(plan.items.size, np.int64),
+                               np.ones(plan.items.size, bool))
     again = load_task_state(task)
-    assert not again.record().requested.any()
-    assert (again.state.labels < 0).all()
+    assert not again.record().requested.any() and not again.record().asked.any()
+    assert again.state.judgments.size == 0 and not again.state.verified.any()
 
 
 def test_rounds_that_do_not_extend_the_cache_rebuild_it(monkeypatch):

@@ -8,10 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from evaluation.core.datasets import load_dataset
+from evaluation.core.results import Plan
+from evaluation.core.simulated_annotators import AnnotatorPanel
 from evaluation.core.simulation import simulate
+from evaluation.core.state import TaskState
 from evaluation.simulate import main
 
 SLICE = Path(__file__).resolve().parents[1] / "data" / "febrl4_slice"
@@ -264,6 +268,10 @@ def test_valid_tmp_dataset_runs(capsys, tmp_path):
     (["--annotators", "1.2"], "rates must lie in [0, 1]"),
     (["--annotators", "0.9x0"], "N >= 1"),
     (["--gold-rate", "1"], "--gold-rate"),
+    (["--hard-items", "0.1:0.7"], "--hard-items needs --annotators"),
+    (["--annotators", "0.9", "--hard-items", "0.1"], "SHARE:ACCURACY"),
+    (["--annotators", "0.9", "--hard-items", "a:b"], "SHARE:ACCURACY"),
+    (["--annotators", "0.9", "--hard-items", "1.5:0.7"], "the share must lie in (0, 1)"),
 ])
 def test_bad_options_exit_2(capsys, args, message):
     err = run_error(capsys, [SLICE, "--json", *args])
@@ -313,3 +321,30 @@ def test_annotator_table_shows_judgments_and_stop_columns(capsys):
     assert code == 0
     assert "annotators 0.9x3, gold rate 0.05: judgments per repeat" in out
     assert "cov. at stop" in out
+
+
+def test_hard_items_make_every_annotator_err_more_on_them_and_are_reported(capsys):
+    base = run_json(capsys, *SMALL, "--seed", "4", "--annotators", "0.95x3")
+    hard = run_json(capsys, *SMALL, "--seed", "4", "--annotators", "0.95x3",
+                    "--hard-items", "0.3:0.5")
+    assert "hard_items" not in base
+    assert hard["hard_items"] == {"share": 0.3, "accuracy": 0.5}
+    # Correlated errors the model assumes away: the estimates move away from the truth.
+    err = sum(abs(hard["bias"][m]) for m in METRICS)
+    assert err > sum(abs(base["bias"][m]) for m in METRICS)
+
+
+def test_hard_items_cap_each_annotators_accuracy_and_spare_gold():
+    truth = np.array([True, False] * 100)
+    hard = np.ones(200, bool)
+    hard[150:190] = False
+    gold = np.arange(190, 200)
+    panel = AnnotatorPanel(((1.0, 1.0),), truth, gold, 0.5, 1, np.random.default_rng(0),
+                           hard=hard, hard_accuracy=0.5)
+    state = TaskState(200)
+    panel.answer(state, Plan(0, 1, np.arange(190), "sample", 0.0, 0.0))
+    items = state.judgments.items
+    right = state.judgments.says_correct == truth[items]
+    assert panel.gold_judgments == 10
+    assert right[items >= 150].all()  # a perfect annotator, on easy and on gold items
+    assert 0.35 < right[items < 150].mean() < 0.65

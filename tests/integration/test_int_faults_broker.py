@@ -39,7 +39,7 @@ from annotation.models import Assignment, Judgment, VerificationRequest
 from annotation.services import answer_assignment, claim_assignments
 from config.celery import app
 from leaderboard.jobs import enqueue_plan
-from leaderboard.models import Item, LeaderboardSnapshot, ReferenceItem, Run, Task
+from leaderboard.models import LeaderboardSnapshot, ReferenceItem, Run, Task
 from leaderboard.services.runs import submit_run
 
 from pipeline_support import add_items, add_run, annotator, make_task, make_team
@@ -199,7 +199,7 @@ def test_redis_crash_mid_flow_loses_no_run_and_no_answer(front, celery_worker_fa
     stored = Judgment.objects.filter(request__task=task)
     assert sorted(str(c) for c in stored.values_list("client_id", flat=True)) == sorted(
         ann.client_ids)
-    assert Item.objects.filter(task=task, label__isnull=False).count() == len(ann.client_ids)
+    assert stored.filter(counted=True, seq__isnull=False).count() == len(ann.client_ids)
     # The last snapshot rests on all of them and lists every run in its final state.
     task.refresh_from_db()
     latest = wait_for(lambda: LeaderboardSnapshot.objects.filter(

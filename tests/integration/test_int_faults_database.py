@@ -33,7 +33,7 @@ from rest_framework.authtoken.models import Token
 
 from annotation.models import Judgment, VerificationRequest
 from evaluation.services import plan_run
-from leaderboard.models import Item, Task
+from leaderboard.models import Task
 
 from pipeline_support import add_items, add_run, annotator, make_task, make_team
 
@@ -149,7 +149,7 @@ def test_connection_dropped_mid_answer_then_retry_stores_it_once(queue, wait_for
     assert request.error is None and request.response.status_code == 503, request.response.text
     assert request.response.json()["error"]["code"] == "unavailable"
     assert request.response.headers["Retry-After"] == "5"
-    # ... and nothing of the attempt is stored: no judgment, no label, no counted vote.
+    # ... and nothing of the attempt is stored: no judgment, no place in the judgment set.
     assert _stored(client_id) == 0
     assert Task.objects.get(pk=task.pk).labels_version == labels_before
     lease_request = VerificationRequest.objects.get(assignments__token=token)
@@ -163,7 +163,9 @@ def test_connection_dropped_mid_answer_then_retry_stores_it_once(queue, wait_for
     lease_request.refresh_from_db()
     assert lease_request.state == "resolved" and lease_request.judgments_counted == 1
     assert Task.objects.get(pk=task.pk).labels_version == labels_before + 1
-    assert Item.objects.get(pk=lease_request.item_id).label is True
+    judgment = Judgment.objects.get(client_id=client_id)
+    assert (judgment.answer, judgment.counted, judgment.seq) == ("correct", True,
+                                                                 labels_before + 1)
 
 
 def test_answer_whose_response_was_lost_is_stored_once_on_retry(queue, wait_for):

@@ -17,11 +17,11 @@ from celery import current_app
 from django.contrib.auth.models import Group
 from django.utils import timezone
 
-from annotation.models import VerificationRequest
+from annotation.models import Judgment, VerificationRequest
 from evaluation.models import PlanRound
 from evaluation.services import watchdog
 from leaderboard.jobs import enqueue_plan
-from leaderboard.models import Item, LeaderboardSnapshot, ReferenceItem, Run, Task
+from leaderboard.models import LeaderboardSnapshot, ReferenceItem, Run, Task
 from leaderboard.selectors import quota_for
 from leaderboard.services.lifecycle import transition_run
 
@@ -167,6 +167,7 @@ def test_an_estimation_requested_but_never_run_is_resent(celery_worker, redis_se
                         timeout=40, message="the re-sent estimation's snapshot")
     # It rests on every answer given while its first message was lost.
     assert snapshot.labels_version == labels_version
-    assert Item.objects.filter(task=task, label__isnull=False).count() == answered
+    assert Judgment.objects.filter(request__task=task, counted=True,
+                                   seq__lte=snapshot.labels_version).count() == answered
     final = _settle(world, wait_for)
     assert {r.state for r in final} <= FINAL, [(r.name, r.state, r.reason) for r in final]

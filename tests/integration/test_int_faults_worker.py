@@ -192,7 +192,7 @@ def test_worker_killed_while_storing_a_snapshot_the_estimation_is_redone(
     recovered = time.monotonic() - killed_at
     # It rests on every answer given before the kill.
     assert first.labels_version == Task.objects.get(pk=task.pk).labels_version
-    assert first.n_labels == Item.objects.filter(task=task, label__isnull=False).count()
+    assert first.n_labels == Item.objects.filter(task=task, verified_at__isnull=False).count()
     assert Estimate.objects.filter(snapshot=first).count() == 3 * len(runs)
     assert "evaluation.estimate_task[" in rescuer.log_tail(400)
 

@@ -7,11 +7,13 @@ integration suite runs the same services in a real worker over Redis.
 
 from __future__ import annotations
 
+import uuid
+
 import numpy as np
 from django.contrib.auth import get_user_model
 
 from annotation.models import VerificationRequest
-from annotation.services import submit_judgment
+from annotation.services import answer_assignment, claim_assignments, submit_judgment
 from evaluation import services
 from leaderboard.models import Item, Run, RunPredictions, Task, Team
 
@@ -99,4 +101,30 @@ def answer_all(task: Task, truth: dict[int, bool], user) -> int:
         answer = "correct" if truth[req.item.index] else "incorrect"
         submit_judgment(request_id=req.pk, annotator=user, answer=answer)
         n += 1
+    return n
+
+
+def answer_what_is_served(task: Task, people, truth: set[str], rng) -> int:
+    """The annotators take turns answering what the queue serves them, as people would (leases,
+    gold items mixed in, never an item they judged), each right with their accuracy, until the
+    queue has nothing for any of them.
+
+    ``people``: ``(user, accuracy)`` pairs; ``truth``: the keys of the true items; ``rng``: a
+    ``random.Random``. Returns the number of answers given.
+    """
+    n = 0
+    waiting = list(people)
+    while waiting:
+        for user, accuracy in list(waiting):
+            claim = claim_assignments(task=task, annotator=user, count=1)
+            if not claim.assignments:
+                waiting.remove((user, accuracy))
+                continue
+            lease = claim.assignments[0]
+            item = lease.request.item if lease.request_id else lease.gold.item
+            right = item.key in truth
+            says = right if rng.random() < accuracy else not right
+            answer_assignment(annotator=user, token=lease.token, client_id=uuid.uuid4(),
+                              answer="correct" if says else "incorrect")
+            n += 1
     return n

@@ -1,8 +1,10 @@
-"""Answer a task's pending verification requests as simulated annotators, from a truth file.
+"""Answer a task's queue as simulated annotators, from a truth file.
 
-For demos and end-to-end runs: each simulated annotator answers the item's true label with
-probability ``--accuracy`` and the opposite otherwise. With ``--until-idle`` it keeps polling
-while a worker plans further rounds, and stops once no request has appeared for that long.
+For demos and end-to-end runs: each simulated annotator takes its next item from the queue as a
+person would (a lease, gold items mixed in at the task's rate, never an item it answered or its
+team predicted) and answers the item's true label with probability ``--accuracy`` and the
+opposite otherwise. With ``--until-idle`` it keeps polling while a worker plans further rounds,
+and stops once no item has been served for that long.
 """
 
 from __future__ import annotations
@@ -16,8 +18,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Judgment
-from annotation.selectors import next_request_for
-from annotation.services import JudgmentError, submit_judgment
+from annotation.services import JudgmentError, answer_assignment, claim_assignments
 from leaderboard.models import Task
 
 
@@ -33,8 +34,8 @@ def read_truth(path: Path) -> set[str]:
 
 
 class Command(BaseCommand):
-    help = ("Answer the pending verification requests of task SLUG from a truth file (one true "
-            "key per line; every other key is false), as simulated annotators.")
+    help = ("Answer what the queue of task SLUG serves (its items and gold items) from a truth "
+            "file (one true key per line; every other key is false), as simulated annotators.")
 
     def add_arguments(self, parser):
         parser.add_argument("slug", help="the task's slug")
@@ -48,7 +49,7 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int, default=None,
                             help="stop after this many answers")
         parser.add_argument("--until-idle", type=float, default=0.0, metavar="SECONDS",
-                            help="keep polling until no pending request appeared for SECONDS")
+                            help="keep polling until no item was served for SECONDS")
         parser.add_argument("--poll", type=float, default=1.0, metavar="SECONDS",
                             help="polling interval with --until-idle (default 1)")
         parser.add_argument("--prefix", default="sim-annotator",
@@ -71,7 +72,7 @@ class Command(BaseCommand):
         users = self._annotators(task, prefix, annotators)
         if task.judgments_per_item > annotators:
             self.stderr.write(f"note: the task wants {task.judgments_per_item} judgments per item; "
-                              f"{annotators} annotator(s) cannot resolve items alone")
+                              f"{annotators} annotator(s) cannot complete its items alone")
 
         rng = random.Random(seed)
         tally = dict.fromkeys(Judgment.Answer.values, 0)
@@ -103,22 +104,25 @@ class Command(BaseCommand):
         return users
 
     def _one_pass(self, task, users, true_keys, accuracy, rng, tally, limit) -> int:
-        """Each annotator answers its next item; returns how many answers were recorded."""
+        """Each annotator answers the next item the queue serves it; returns how many answers
+        were recorded."""
         answered = 0
         for user in users:
             if limit is not None and sum(tally.values()) >= limit:
                 break
-            request = next_request_for(task=task, annotator=user)
-            if request is None:
+            claim = claim_assignments(task=task, annotator=user, count=1)
+            if not claim.assignments:
                 continue
-            is_true = request.item.key in true_keys
+            lease = claim.assignments[0]
+            item = lease.request.item if lease.request_id else lease.gold.item
+            is_true = item.key in true_keys
             says_true = is_true if rng.random() < accuracy else not is_true
             answer = Judgment.Answer.CORRECT if says_true else Judgment.Answer.INCORRECT
             try:
-                outcome = submit_judgment(request_id=request.pk, annotator=user, answer=answer,
-                                          client_id=uuid.uuid4())
+                outcome = answer_assignment(annotator=user, token=lease.token,
+                                            client_id=uuid.uuid4(), answer=answer)
             except JudgmentError as exc:
-                raise CommandError(f"request {request.pk}: {exc}") from exc
+                raise CommandError(f"item {item.key}: {exc}") from exc
             if outcome.created:
                 tally[answer] += 1
                 answered += 1

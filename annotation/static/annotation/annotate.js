@@ -18,8 +18,9 @@
   var MAX_BACKOFF_MS = 30000;
   var MAX_SECONDS = 3600;
   // An answer waits this long in the outbox before it is sent, so that `u` right after a
-  // mistaken key takes it back locally (the server refuses to undo an answer that decided its
-  // item). It is in localStorage meanwhile, and sent at once if the page goes away.
+  // mistaken key takes it back locally, without a round trip (the server can take it back too,
+  // within its undo window). It is in localStorage meanwhile, and sent at once if the page goes
+  // away.
   var UNDO_GRACE_MS = 2000;
 
   var el = {

@@ -51,8 +51,9 @@ def _floored(value: float, variance: float, trials: float) -> float:
 
 def recall_from_parts(theta: ReferenceRatio | None, nu_verified,
                       nu_reference: ReferenceRatio | None, simple: ReferenceRatio | None, *,
-                      level: float, method: str, labels: int) -> RecallParts:
-    """Recall ``theta * nu`` with ``nu`` combined from verified items and reference items.
+                      outside: ReferenceRatio | None = None, level: float, method: str,
+                      labels: int) -> RecallParts:
+    """Recall ``theta * nu + rho`` with ``nu`` combined from verified items and reference items.
 
     Parameters
     ----------
@@ -66,6 +67,9 @@ def recall_from_parts(theta: ReferenceRatio | None, nu_verified,
         ``nu`` from the reference items inside the pool.
     simple : ReferenceRatio or None
         Share of the reference sample inside the run: the fallback when ``nu`` is unavailable.
+    outside : ReferenceRatio or None
+        ``rho``: share of the reference sample among the run's items outside the pool that
+        ``theta`` and ``nu`` refer to (``None``: the run lies inside it).
 
     Notes
     -----
@@ -73,6 +77,9 @@ def recall_from_parts(theta: ReferenceRatio | None, nu_verified,
     the other on the reference sample). They are averaged with weights proportional to their
     effective trials, which do not depend on the estimated values, so the weighting adds no bias.
     ``Var(theta nu) = theta^2 Var nu + nu^2 Var theta + Var theta Var nu`` (STATISTICS.md §3.4).
+    ``rho`` counts the run's true items in the part of the pool no verified item speaks for; its
+    variance is added as if independent (its covariance with ``theta nu``, through the shared
+    reference sample, is negative: multinomial cells).
     Without a reference sample recall is not identifiable: the value is ``nan`` and the interval
     ``[0, upper bound of nu]`` (recall never exceeds ``nu``).
     """
@@ -108,6 +115,9 @@ def recall_from_parts(theta: ReferenceRatio | None, nu_verified,
     var_th = _floored(th, theta.variance, theta.trials)
     value = th * nu
     var = th * th * var_nu + nu * nu * var_th + var_th * var_nu
+    if outside is not None and outside.trials > 0:
+        value += outside.value
+        var += _floored(outside.value, outside.variance, outside.trials)
     low, high = proportion_interval(value, var, level=level, method=method)
     return RecallParts(Estimate(value, low, high, level, f"theta-nu/{method}", labels), var)
 

@@ -23,7 +23,6 @@ from ..intervals import (
 )
 from ..labels import ItemLabels
 from ..results import Estimate
-from ..sorted_sets import positions
 
 __all__ = ["PrecisionParts", "predicted_half_width", "stratified_precision"]
 
@@ -66,7 +65,7 @@ class PrecisionParts:
 
 
 def stratified_precision(run_items: np.ndarray, strata: np.ndarray, stratum_sizes: np.ndarray,
-                         inclusion: np.ndarray, known_items: np.ndarray, labels: ItemLabels, *,
+                         inclusion: np.ndarray, known: np.ndarray, labels: ItemLabels, *,
                          covered: bool, level: float, interval: str,
                          blocks: np.ndarray | None = None) -> PrecisionParts:
     """Post-stratified Hajek precision of a run with its interval.
@@ -79,9 +78,9 @@ def stratified_precision(run_items: np.ndarray, strata: np.ndarray, stratum_size
         Items per stratum.
     inclusion : numpy.ndarray
         Inclusion probability of every item of the task.
-    known_items : numpy.ndarray
-        Every verified sampled item of the task (sorted); only the run's are touched, found by
-        binary search, so the cost grows with the labels, not with the run's size.
+    known : numpy.ndarray of bool
+        Per item of the task: sampled and verified. Only the run's are read (one gather over
+        its predictions, cheaper than a binary search of every verified item in them).
     labels : ItemLabels
     covered : bool
         Every item of the run has ``pi > 0``.
@@ -102,7 +101,7 @@ def stratified_precision(run_items: np.ndarray, strata: np.ndarray, stratum_size
     """
     n = run_items.size
     n_strata = stratum_sizes.size
-    pos = positions(run_items, known_items)
+    pos = np.flatnonzero(known[run_items])
     k_items = run_items[pos]
     pi = inclusion[k_items]
     k_strata = strata[pos]
@@ -110,7 +109,11 @@ def stratified_precision(run_items: np.ndarray, strata: np.ndarray, stratum_size
     n_unc = n - int(np.count_nonzero(certain))
     used = int(pos.size)
     census = n_unc == 0 or used == n
-    view = _RunLabels.of(labels, k_items, pi, k_strata, certain, n_strata, census=census)
+    # With bands (pieces), census items of different bands were judged by different look rules:
+    # each band's census items are a domain of their own (see :mod:`..labels`).
+    census_group = k_strata % 4 if blocks is not None else np.zeros(used, np.int64)
+    view = _RunLabels.of(labels, k_items, pi, k_strata, certain, n_strata, census=census,
+                         census_group=census_group)
     if census:
         return _census(view, n, n_strata, covered, level, interval)
 
@@ -149,11 +152,21 @@ def stratified_precision(run_items: np.ndarray, strata: np.ndarray, stratum_size
     census_var = view.census_variance(n)
     param_var = view.parameter_variance(coefficients)
     var_u += (census_var + param_var) / (share * share)
-    lo_u, hi_u = misclassified_interval(rate_u, var_u, smoothed=smooth_u, shape=view.shape,
-                                        level=level, method=interval)
     base = float(view.z[certain].sum()) / n
-    est = Estimate(base + share * rate_u, base + share * lo_u, base + share * hi_u, level,
-                   f"poststratified-hajek/{interval}{view.suffix}", used)
+    value = base + share * rate_u
+    if view.noisy:
+        # Census items carry judgment noise too, so the whole precision is one uncertain rate:
+        # ``base + share * [interval of the sampled part]`` would cap the upper bound at
+        # ``base + share``, below 1 for a run whose every item is correct (measured: 24% of
+        # such runs missed with annotators of 0.9).
+        low, high = misclassified_interval(value, share * share * var_u,
+                                           smoothed=base + share * smooth_u, shape=view.shape,
+                                           level=level, method=interval)
+    else:
+        lo_u, hi_u = misclassified_interval(rate_u, var_u, smoothed=smooth_u, level=level,
+                                            method=interval)
+        low, high = base + share * lo_u, base + share * hi_u
+    est = Estimate(value, low, high, level, f"poststratified-hajek/{interval}{view.suffix}", used)
     # The planner sees an unsampled stratum's rate as unknown (0.5: the most variable), so it
     # gets a real level next round instead of the near-zero one a borrowed rate of 0 gives.
     planning_rates = np.where(unsampled, 0.5, smooth)
@@ -166,30 +179,35 @@ def stratified_precision(run_items: np.ndarray, strata: np.ndarray, stratum_size
 @dataclass(frozen=True)
 class _RunLabels:
     """A run's verified items and their labels as the run sees them: with fallible annotators,
-    each score stratum's sampled items and the census items are domains with their own rate
-    (:meth:`..labels.ItemLabels.in_domains`)."""
+    each score stratum's sampled items and each group of census items (one per band) are domains
+    with their own rate (:meth:`..labels.ItemLabels.in_domains`); ``domain`` is each item's,
+    the census domains following the strata's."""
 
     items: np.ndarray
     inclusion: np.ndarray
     strata: np.ndarray
     certain: np.ndarray
     domains: object  # DomainLabels or None
+    domain: np.ndarray
     z: np.ndarray
     v: np.ndarray
     shape: tuple  # (sensitivity, specificity) of the interval's observation scale
 
     @classmethod
     def of(cls, labels: ItemLabels, items, pi, k_strata, certain, n_strata, *,
-           census: bool) -> _RunLabels:
-        """``census``: every item of the run is verified, so each counts once (weight 1)."""
+           census: bool, census_group: np.ndarray) -> _RunLabels:
+        """``census``: every item of the run is verified, so each counts once (weight 1);
+        ``census_group``: the census domain (0-3) of each item."""
+        domain = np.where(certain, n_strata + census_group, k_strata).astype(np.int64)
         if not labels.noisy or items.size == 0:
             z = labels.value[items]
-            return cls(items, pi, k_strata, certain, None, z, np.zeros(items.size), (1.0, 1.0))
-        domain = np.where(certain, n_strata, k_strata.astype(np.int64))
+            return cls(items, pi, k_strata, certain, None, domain, z, np.zeros(items.size),
+                       (1.0, 1.0))
         weights = np.where(certain | census, 1.0, 1.0 / pi)
         inclusion = np.where(census, 1.0, np.minimum(pi, 1.0))
-        dl = labels.in_domains(items, weights, domain, n_strata + 1, inclusion=inclusion)
-        return cls(items, pi, k_strata, certain, dl, dl.value, dl.variance,
+        dl = labels.in_domains(items, weights, domain, n_strata + _CENSUS_DOMAINS,
+                               inclusion=inclusion)
+        return cls(items, pi, k_strata, certain, dl, domain, dl.value, dl.variance,
                    labels.typical_annotator())
 
     @property
@@ -200,17 +218,13 @@ class _RunLabels:
     def suffix(self) -> str:
         return f"/{ANNOTATOR_MODEL}" if self.noisy else ""
 
-    def missing(self) -> np.ndarray:
-        """``gamma`` per domain (strata, then the census); zeros with exact labels."""
-        return self.domains.missing if self.noisy else np.zeros(0)
-
     def census_variance(self, n: int) -> float:
         """Variance of the census part's correct count over ``n^2`` (judgment noise only)."""
         if not self.noisy or not self.certain.any():
             return 0.0
         dl = self.domains
-        w_total = float(np.count_nonzero(self.certain))
-        return float(dl.rate_variance(np.zeros(dl.rate.size))[-1]) * w_total**2 / (n * n)
+        counts = np.bincount(self.domain[self.certain], minlength=dl.rate.size).astype(float)
+        return float(dl.rate_variance(np.zeros(dl.rate.size)) @ counts**2) / (n * n)
 
     def parameter_variance(self, coefficients) -> float:
         return self.domains.parameter_variance(coefficients) if self.noisy else 0.0
@@ -219,9 +233,7 @@ class _RunLabels:
         """``1 / (1 - gamma)^2`` of each item's domain."""
         if not self.noisy:
             return np.ones(self.items.size)
-        gamma = self.domains.missing
-        g = np.where(self.certain, gamma[-1], gamma[self.strata.astype(np.int64)])
-        return 1.0 / (1.0 - g) ** 2
+        return 1.0 / (1.0 - self.domains.missing[self.domain]) ** 2
 
     def parts(self, est, variance, covered, rates, trials, *, unsampled=False,
               coefficients=None, parameter_variance=0.0) -> PrecisionParts:
@@ -232,6 +244,10 @@ class _RunLabels:
                               parameter_variance=parameter_variance)
 
 
+# Census domains of a run: items without a band, then one per band (LOW, MIXED, HIGH).
+_CENSUS_DOMAINS = 4
+
+
 def _census(view: _RunLabels, n, n_strata, covered, level, interval):
     """Every item of the run is verified (or every one is sampled with certainty)."""
     used = view.items.size
@@ -240,8 +256,7 @@ def _census(view: _RunLabels, n, n_strata, covered, level, interval):
     label_var = 0.0
     if view.noisy:
         dl = view.domains
-        weight = np.bincount(np.where(view.certain, n_strata, view.strata.astype(np.int64)),
-                             minlength=n_strata + 1).astype(float)
+        weight = np.bincount(view.domain, minlength=dl.rate.size).astype(float)
         label_var = float(dl.rate_variance(np.zeros(dl.rate.size)) @ weight**2) / (n * n)
     param_var = view.parameter_variance(coefficients)
     variance = label_var + param_var
@@ -285,7 +300,7 @@ def _stratum_variances(rate, trials, h, w, f, pi, sw, has_sample, domains):
         floor = np.where(finite, smooth * (1 - smooth) / np.where(finite, trials, 1.0), 0.0)
         if domains is not None:
             n_strata = rate.size
-            design = domains.rate_variance(np.append(design, 0.0))[:n_strata]
+            design = domains.rate_variance(np.append(design, np.zeros(_CENSUS_DOMAINS)))[:n_strata]
             floor = floor / (1.0 - domains.missing[:n_strata])
         var_h = np.where(has_sample, np.maximum(design, floor), 0.0)
     return smooth, var_h
@@ -293,13 +308,12 @@ def _stratum_variances(rate, trials, h, w, f, pi, sw, has_sample, domains):
 
 def predicted_half_width(pi_new: np.ndarray, strata: np.ndarray, count: np.ndarray,
                          rates: np.ndarray, *, inflation: np.ndarray | None = None,
-                         extra_variance: float = 0.0, level: float, interval: str) -> float:
+                         level: float, interval: str) -> float:
     """Precision half-width expected once every item drawn under ``pi_new`` is answered.
 
     Items come in groups: ``count[g]`` items of stratum ``strata[g]`` at level ``pi_new[g]``.
     ``inflation`` multiplies each stratum's variance for the labels' uncertainty (1 with exact
-    labels); ``extra_variance`` (on the precision scale) is added as it is (the shared parameter
-    term, which more items of this run do not reduce).
+    labels).
     """
     n = float(count.sum())
     certain = pi_new >= 1.0
@@ -311,7 +325,7 @@ def predicted_half_width(pi_new: np.ndarray, strata: np.ndarray, count: np.ndarr
         census = float(np.sum(count[certain] * r * (1 - r) * (inflation[strata[certain]] - 1)))
         census /= n * n
     if n_unc == 0:
-        total = census + extra_variance
+        total = census
         return normal_quantile(level) * math.sqrt(total) if total > 0 else 0.0
     unc = ~certain
     h = strata[unc]
@@ -333,7 +347,7 @@ def predicted_half_width(pi_new: np.ndarray, strata: np.ndarray, count: np.ndarr
     weight = size_h / n_unc
     share = n_unc / n
     rate_u = float(weight @ rates)
-    var_u = float(weight**2 @ var_h) + (extra_variance + census) / (share * share)
+    var_u = float(weight**2 @ var_h) + census / (share * share)
     lo, hi, _ = effective_binomial_interval(rate_u, var_u, smoothed=float(weight @ smooth),
                                             level=level, method=interval)
     return share * (hi - lo) / 2.0

@@ -149,9 +149,13 @@ class SamplingRecord:
         cell = self.cell[items]
         return np.where(cell >= 0, self.cell_band[np.maximum(cell, 0)], -1).astype(np.int8)
 
+    def known(self, labels: ItemLabels) -> np.ndarray:
+        """Per item: sampled and verified (a mask over the task's items)."""
+        return self.requested & labels.verified
+
     def known_items(self, labels: ItemLabels) -> np.ndarray:
         """Sorted ids of sampled items that are verified."""
-        return np.flatnonzero(self.requested & labels.verified)
+        return np.flatnonzero(self.known(labels))
 
     def is_covered(self, run: int, items: np.ndarray) -> bool:
         """Whether every item of ``run`` has ``pi > 0`` (cached: levels only ever rise)."""

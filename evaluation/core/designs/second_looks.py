@@ -27,7 +27,8 @@ from scipy import stats
 from ..labels import ItemLabels
 from .record import SamplingRecord
 
-__all__ = ["BANDS", "bands_to_give", "due_looks", "noise_profile", "patterns_to_switch_on"]
+__all__ = ["BANDS", "bands_to_give", "due_looks", "noise_profile", "patterns_to_switch_on",
+           "plausible_best"]
 
 LOW, MIXED, HIGH = 0, 1, 2
 BANDS = (LOW, MIXED, HIGH)
@@ -78,7 +79,7 @@ def patterns_to_switch_on(labels: ItemLabels, rec: SamplingRecord, *, judgments:
         return []
     # Judged against the best accuracy still plausible: a rule switched on stays on, so early,
     # prior-dominated estimates must not switch on looks that good annotators never need.
-    se, sp = _plausible_best(labels.model)
+    se, sp = plausible_best(labels.model)
     candidates = [(a, n - a) for n in range(judgments, max_judgments) for a in range(n + 1)]
     out = []
     for band in BANDS:
@@ -89,7 +90,7 @@ def patterns_to_switch_on(labels: ItemLabels, rec: SamplingRecord, *, judgments:
     return out
 
 
-def _plausible_best(model) -> tuple[float, float]:
+def plausible_best(model) -> tuple[float, float]:
     """Judgment-weighted upper 95% bounds of the annotators' sensitivity and specificity."""
     n = model.judgments_per_annotator.astype(float)
     summaries = model.summaries(level=0.95)

@@ -2,9 +2,11 @@
 
 Sets up (idempotently: safe to re-run) demo accounts, two teams and the task ``febrl-demo`` built
 from the febrl4 slice committed under ``tests/data/febrl4_slice`` (record pairs as items, a
-reference sample of true pairs, four systems submitted as runs), then, unless ``--no-serve``,
-runs a Celery worker (with the watchdog's beat) and the web server until Ctrl-C. With the default
-settings (SQLite, filesystem broker) nothing else needs to be running.
+reference sample of true pairs, gold items with known answers, four systems submitted as runs),
+then, unless ``--no-serve``, runs a Celery worker (with the watchdog's beat) and the web server
+until Ctrl-C, and with ``--answer N`` three simulated annotators, 95% accurate, who give the first
+N answers. With the default settings (SQLite, filesystem broker) nothing else needs to be
+running.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from django.core.files import File
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.models import GoldItem
+from annotation.services import load_gold
 from leaderboard.models import ReferenceItem, Run, Task, Team
 from leaderboard.services.items import ensure_items
 from leaderboard.services.reference import upload_reference
@@ -33,6 +37,12 @@ DATA_DIR = Path(settings.BASE_DIR) / "tests" / "data" / "febrl4_slice"
 TASK_SLUG = "febrl-demo"
 REFERENCE_SIZE = 200
 REFERENCE_SEED = 20240601
+# Gold items (half correct pairs, half not), and the task's seed: the demo plans the same rounds
+# every time.
+GOLD_SIZE = 40
+GOLD_SEED = 20241123
+TASK_SEED = 4
+SIMULATED_ANNOTATORS = 3
 
 # (username, password, is_superuser, role); passwords are public: this is a local demo.
 USERS = [
@@ -58,6 +68,7 @@ TASK_SETTINGS = {
     "confidence": 0.95,
     "label_budget": 2000,
     "judgments_per_item": 1,
+    "gold_rate": 0.1,
 }
 # What the organizer may do in the admin: see everything of their tasks, edit tasks and
 # (un)publish snapshots.
@@ -101,6 +112,7 @@ class Command(BaseCommand):
         task = self._task(users)
         self._items(task, data)
         self._reference(task, users["organizer"], data)
+        self._gold(task, data)
         self._runs(task, teams, users, data)
         self._summary(task)
         if no_serve:
@@ -112,7 +124,7 @@ class Command(BaseCommand):
         if answer:
             simulate = ["simulate_annotators", TASK_SLUG, "--truth", str(data / "truth.tsv"),
                         "--accuracy", "0.95", "--seed", "1", "--limit", str(answer),
-                        "--until-idle", "300"]
+                        "--annotators", str(SIMULATED_ANNOTATORS), "--until-idle", "300"]
         code = processes.run(simulate_args=simulate, banner=self._banner(host, port))
         if code:
             raise CommandError("a demo process stopped unexpectedly (see the messages above)",
@@ -157,6 +169,8 @@ class Command(BaseCommand):
                                    organizers=[users["organizer"]], **TASK_SETTINGS)
             except TaskSettingsError as exc:
                 raise CommandError(f"cannot create the demo task: {exc.message}") from None
+            Task.objects.filter(pk=task.pk).update(seed=TASK_SEED)
+            task.refresh_from_db()
             self.stdout.write(f"created task {TASK_SLUG}")
         task.annotators.add(users["annotator"])
         return task
@@ -189,6 +203,21 @@ class Command(BaseCommand):
         except SubmissionError as exc:
             raise CommandError(f"demo reference sample refused: {exc.message}") from None
         self.stdout.write(f"reference sample: {n} true pairs")
+
+    def _gold(self, task: Task, data: Path) -> None:
+        """A fixed sample of pairs with known answers, half of them true: what the engine
+        measures each annotator's error rates against, with their agreement."""
+        if GoldItem.objects.filter(task=task).exists():
+            return
+        truth = {line.rstrip("\r\n") for line in (data / "truth.tsv").open(encoding="utf-8")
+                 if line.strip()}
+        keys = sorted(task.items.values_list("key", flat=True))
+        rng = random.Random(GOLD_SEED)
+        true = rng.sample([k for k in keys if k in truth], GOLD_SIZE // 2)
+        false = rng.sample([k for k in keys if k not in truth], GOLD_SIZE - GOLD_SIZE // 2)
+        lines = [f"{k}\tcorrect" for k in true] + [f"{k}\tincorrect" for k in false]
+        loaded = load_gold(task=task, lines=lines)
+        self.stdout.write(f"gold items: {loaded.created} pairs with known answers")
 
     def _runs(self, task: Task, teams, users, data: Path) -> None:
         for team_name, username, system, run_name in RUNS:

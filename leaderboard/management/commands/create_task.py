@@ -34,8 +34,11 @@ class Command(BaseCommand):
                             help="interval half-width every run should reach (default 0.05)")
         parser.add_argument("--confidence", type=float, help="confidence level (default 0.95)")
         parser.add_argument("--budget", type=int,
-                            help="most items the task may send to annotators (default: no limit)")
-        parser.add_argument("--judgments-per-item", type=int, help="default 1")
+                            help="most judgments the task may ask of annotators, gold answers "
+                                 "included (default: no limit)")
+        parser.add_argument("--judgments-per-item", type=int,
+                            help="judgments each new item gets at first; the planner may ask "
+                                 "more where answers are doubtful (default 1)")
         parser.add_argument("--state", choices=Task.State.values, default=Task.State.OPEN,
                             help="default: open")
         parser.add_argument("--max-runs-per-team", type=int)
@@ -69,5 +72,5 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(
             f"created task {task.slug!r} ({task.state}): target ±{task.target_half_width:g} at "
             f"{task.confidence:g} confidence, budget "
-            f"{task.label_budget if task.label_budget is not None else 'unlimited'}, "
+            f"{task.label_budget if task.label_budget is not None else 'unlimited'} judgments, "
             f"{len(organizers)} organizer(s), {len(annotators)} annotator(s)"))

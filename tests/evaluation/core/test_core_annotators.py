@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from evaluation.core.annotators import AnnotatorPrior, fit_label_model
+from evaluation.core.annotators import AnnotatorPrior, _inverse_information, fit_label_model
 
 
 def panel_judgments(seed, *, rates, sensitivity, specificity, n_items=900, second=0.3,
@@ -121,3 +121,16 @@ def test_bad_arguments_are_refused():
         fit_label_model([5], [0], [True], item_class=np.zeros(3, int))
     with pytest.raises(ValueError, match="two positive numbers"):
         AnnotatorPrior(sensitivity=(0.0, 1.0))
+
+
+def test_the_block_inverse_of_the_information_is_the_inverse():
+    # Class rates have a diagonal block (an item belongs to one class): the inverse goes through
+    # the annotators' Schur complement, and must equal the plain inverse.
+    rng = np.random.default_rng(3)
+    k, c = 6, 40
+    a = rng.normal(size=(k, k))
+    a = a @ a.T + 50 * np.eye(k)
+    b = rng.normal(size=(k, c))
+    information = np.block([[a, b], [b.T, np.diag(rng.uniform(5, 20, c))]])
+    inverse = _inverse_information(information, np.full(k + c, 10.0), k)
+    assert np.allclose(inverse, np.linalg.inv(information), rtol=1e-10, atol=1e-12)

@@ -1,5 +1,6 @@
 """The pipeline services (plan, estimate, watchdog) driven in-process, message by message."""
 
+import random
 from datetime import timedelta
 
 import numpy as np
@@ -7,20 +8,20 @@ import pytest
 from django.utils import timezone
 
 from annotation.models import VerificationRequest
+from annotation.services import load_gold
 from evaluation.core.designs import CoordinatedPoissonDesign
-from evaluation.core.results import RoundRecord
-from evaluation.core.state import TaskState
 from evaluation.locks import EngineBusy, engine_lock
 from evaluation.models import Draw, PlanRound
 from evaluation.services import estimate_task, plan_run, watchdog
 from leaderboard.models import Estimate, LeaderboardSnapshot, ReferenceItem, Run
 
+from engine_audit import audit_task, replay_task
 from pipeline_support import (
     PipelineDriver,
     add_items,
     add_run,
     annotator,
-    answer_all,
+    answer_what_is_served,
     make_task,
     make_team,
 )
@@ -28,29 +29,38 @@ from pipeline_support import (
 pytestmark = pytest.mark.django_db(transaction=True)
 
 N = 1500
+GOLD = 60
+SEED = int(__import__("os").environ.get("PIPELINE_SEED", 11))
 
 
 @pytest.fixture
 def world(monkeypatch):
     rng = np.random.default_rng(7)
-    task = make_task(target_half_width=0.06)
-    items = add_items(task, N)
-    truth = {i: bool(t) for i, t in enumerate(rng.random(N) < 0.75)}
-    true_items = [i for i, t in truth.items() if t]
+    # One annotator, right every time, whom the engine can only trust through the gold answers
+    # the queue mixes in (the last GOLD items, outside every run): without them the annotator's
+    # error rates stay as uncertain as the prior, and runs end annotator-limited.
+    task = make_task(target_half_width=0.06, gold_rate=0.2, seed=SEED)
+    items = add_items(task, N + GOLD)
+    truth = {i: bool(t) for i, t in enumerate(rng.random(N + GOLD) < 0.75)}
+    load_gold(task=task, lines=[f"k{i}\t{'correct' if truth[i] else 'incorrect'}"
+                                for i in range(N, N + GOLD)])
+    true_items = [i for i in range(N) if truth[i]]
     for i in rng.choice(true_items, 150, replace=False):
         ReferenceItem.objects.create(task=task, item=items[int(i)], group=f"g{int(i) % 40}")
     team = make_team("A")
     runs = [add_run(task, team, rng.choice(N, 700, replace=False), rng.random(700), f"r{k}")
             for k in range(3)]
     return {"task": task, "truth": truth, "runs": runs, "team": team, "rng": rng,
-            "driver": PipelineDriver(monkeypatch), "user": annotator(task)}
+            "driver": PipelineDriver(monkeypatch), "user": annotator(task),
+            "served": random.Random(7)}
 
 
 def settle(world, max_cycles=40):
     driver, task = world["driver"], world["task"]
     for _ in range(max_cycles):
         driver.drain()
-        if not answer_all(task, world["truth"], world["user"]):
+        keys = {f"k{i}" for i, t in world["truth"].items() if t}
+        if not answer_what_is_served(task, [(world["user"], 1.0)], keys, world["served"]):
             driver.drain()
             if not VerificationRequest.objects.filter(task=task, state="pending").exists():
                 return
@@ -64,24 +74,7 @@ def enqueue_all(world):
 
 def direct_estimates(task):
     """An independent rebuild of the engine state from the rows, estimated by the core."""
-    runs = list(Run.objects.filter(task=task).order_by("id"))
-    state = TaskState(task.n_items)
-    for run in runs:
-        state.add_run(np.frombuffer(bytes(run.predictions.items), np.int64),
-                      np.frombuffer(bytes(run.predictions.scores), np.float64))
-    labelled = [(it.index, it.label) for it in task.items.exclude(label_seq=None)]
-    state.set_labels([i for i, _ in labelled], [v for _, v in labelled])
-    ref = list(ReferenceItem.objects.filter(task=task).order_by("id"))
-    groups = {g: k for k, g in enumerate(sorted({r.group for r in ref}))}
-    state.set_reference([r.item.index for r in ref], [groups[r.group] for r in ref])
-    position = {run.pk: i for i, run in enumerate(runs)}
-    rounds = [RoundRecord(position[pr.run_id], pr.round,
-                          np.sort([d.item.index for d in pr.draws.all()]).astype(np.int64),
-                          pr.levels, pr.fraction, pr.seed)
-              for pr in PlanRound.objects.filter(task=task).order_by("id")]
-    design = CoordinatedPoissonDesign(target_half_width=task.target_half_width,
-                                      confidence=task.confidence, budget=task.label_budget)
-    design.replay(state, rounds)
+    runs, design, state = replay_task(task)
     return runs, design.estimate(state)
 
 
@@ -90,7 +83,8 @@ def test_runs_reach_scored_and_stored_estimates_equal_the_core(world):
     enqueue_all(world)
     settle(world)
     runs = list(Run.objects.filter(task=task).order_by("id"))
-    assert [r.state for r in runs] == ["scored"] * 3, [(r.state, r.reason) for r in runs]
+    assert all(finished(r) for r in runs), [(r.state, r.reason) for r in runs]
+    assert any(r.state == "scored" for r in runs)
     snapshot = LeaderboardSnapshot.objects.filter(task=task).order_by("-version").first()
     rows, results = direct_estimates(task)
     for run, result in zip(rows, results, strict=True):
@@ -100,12 +94,21 @@ def test_runs_reach_scored_and_stored_estimates_equal_the_core(world):
             assert (stored.value, stored.low, stored.high, stored.labels_used) == (
                 est.value, est.low, est.high, est.labels_used)
         assert run.reason.startswith("precision ±")
-        assert result.precision.half_width <= task.target_half_width
+        # A run partial for the annotators met the target with its own part: what is left is
+        # the shared uncertainty of the annotator's error rates, small with the gold answers.
+        slack = 1.0 if run.state == "scored" else 1.25
+        assert result.precision.half_width <= slack * task.target_half_width
         assert run.n_verified == run.n_requested > 0
     # Every draw was queued exactly once and answered.
     assert Draw.objects.count() == VerificationRequest.objects.filter(state="resolved").count()
     states = [e.state for e in runs[0].events.all()]
-    assert states[0] == "planning" and states[-1] == "scored" and "awaiting_labels" in states
+    assert states[0] == "planning" and states[-1] == runs[0].state and "awaiting_labels" in states
+
+
+def finished(run: Run) -> bool:
+    """Scored, or partial only because the annotators' error rates are not known well enough
+    (a run with one annotator, whom only gold answers measure, may end so)."""
+    return run.state == "scored" or (run.state == "partial" and run.outcome == "annotator_limited")
 
 
 def test_identical_run_needs_no_new_labels(world):
@@ -119,7 +122,7 @@ def test_identical_run_needs_no_new_labels(world):
     world["driver"].sent.append(("evaluation.plan_run", [twin.pk]))
     settle(world)
     twin.refresh_from_db()
-    assert twin.state == "scored" and Draw.objects.count() == before
+    assert finished(twin) and Draw.objects.count() == before
 
 
 def test_plan_is_idempotent(world):
@@ -141,7 +144,28 @@ def test_budget_exhausted_ends_partial_with_reason(world):
     assert Draw.objects.count() <= 40
     assert any(r.state == "partial" for r in runs)
     partial = next(r for r in runs if r.state == "partial")
-    assert "label budget (40 items) is spent" in partial.reason
+    assert "the task's budget (40 judgments) is spent" in partial.reason
+
+
+def test_a_run_partial_for_the_annotators_is_scored_once_it_meets_the_target(world):
+    task = world["task"]
+    enqueue_all(world)
+    settle(world)
+    limited, spent = world["runs"][:2]
+    # Every run's interval now meets the target (as when later judgments have narrowed the
+    # annotators' error rates; here the organizer widened it).
+    type(task).objects.filter(pk=task.pk).update(target_half_width=0.09)
+    # As the planner leaves them: one waiting for the annotators' error rates, one out of budget.
+    Run.objects.filter(pk=limited.pk).update(state="partial", outcome="annotator_limited",
+                                             reason="annotator-limited")
+    Run.objects.filter(pk=spent.pk).update(state="partial", outcome="budget_exhausted",
+                                           reason="budget spent")
+    estimate_task(task.pk)
+    limited.refresh_from_db()
+    spent.refresh_from_db()
+    assert limited.state == "scored" and "now that the annotators' error rates" in limited.reason
+    assert limited.events.last().state == "scored"
+    assert spent.state == "partial" and spent.reason == "budget spent"
 
 
 def test_estimate_writes_no_new_snapshot_when_nothing_changed(world):
@@ -210,9 +234,8 @@ def test_plan_skips_terminal_and_missing_runs(world):
 
 
 def test_independent_replay_of_plans_and_estimates_matches(world):
-    from engine_audit import audit_task
-
     enqueue_all(world)
     settle(world)
     audit = audit_task(world["task"])
     assert audit["rounds"] >= 3 and audit["estimates"] == 9
+

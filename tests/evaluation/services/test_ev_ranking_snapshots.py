@@ -9,15 +9,12 @@ import pytest
 
 from annotation.models import VerificationRequest
 from evaluation.core import ENGINE_VERSION
-from evaluation.core.designs import CoordinatedPoissonDesign
 from evaluation.core.ranking import bonferroni_level, rank_intervals
-from evaluation.core.results import RoundRecord
-from evaluation.core.state import TaskState
-from evaluation.models import PlanRound
 from evaluation.services import estimate_task, plan_run
 from leaderboard.models import Estimate, LeaderboardSnapshot, ReferenceItem, Run
 from leaderboard.services.lifecycle import fail_run
 
+from engine_audit import replay_task
 from pipeline_support import (
     PipelineDriver,
     add_items,
@@ -74,28 +71,6 @@ def latest(task):
     return LeaderboardSnapshot.objects.filter(task=task).order_by("-version").first()
 
 
-def replayed_design_and_state(task):
-    """The engine state rebuilt from the database rows, independently of the services."""
-    runs = list(Run.objects.filter(task=task).order_by("id"))
-    state = TaskState(task.n_items)
-    for run in runs:
-        state.add_run(*run.predictions.arrays())
-    labelled = [(it.index, it.label) for it in task.items.exclude(label_seq=None)]
-    state.set_labels([i for i, _ in labelled], [v for _, v in labelled])
-    ref = list(ReferenceItem.objects.filter(task=task).order_by("id"))
-    groups = {g: k for k, g in enumerate(sorted({r.group for r in ref}))}
-    state.set_reference([r.item.index for r in ref], [groups[r.group] for r in ref])
-    position = {run.pk: i for i, run in enumerate(runs)}
-    rounds = [RoundRecord(position[pr.run_id], pr.round,
-                          np.sort([d.item.index for d in pr.draws.all()]).astype(np.int64),
-                          pr.levels, pr.fraction, pr.seed)
-              for pr in PlanRound.objects.filter(task=task).order_by("id")]
-    design = CoordinatedPoissonDesign(target_half_width=task.target_half_width,
-                                      confidence=task.confidence, budget=task.label_budget)
-    design.replay(state, rounds)
-    return runs, design, state
-
-
 def check_ranks_match_stored_intervals(snapshot):
     """Ranks recomputed from the stored adjusted intervals equal the stored ranks."""
     ranking = snapshot.details["ranking"]
@@ -122,7 +97,7 @@ def test_snapshots_carry_rank_intervals_consistent_with_the_adjusted_intervals(w
     task = world["task"]
     settle(world)
     snapshot = latest(task)
-    assert snapshot.engine_version == ENGINE_VERSION == "1.2"
+    assert snapshot.engine_version == ENGINE_VERSION == "1.3"
     ranking = snapshot.details["ranking"]
     assert ranking["method"] == "bonferroni-simultaneous-intervals"
     assert ranking["family_level"] == task.confidence
@@ -135,7 +110,7 @@ def test_snapshots_carry_rank_intervals_consistent_with_the_adjusted_intervals(w
     assert by_name["good"]["rank"]["precision"] == {"best": 1, "worst": 2}
     assert by_name["weak"]["rank"]["precision"] == {"best": 3, "worst": 3}
     # The stored adjusted intervals are what the core gives at that level on the replayed state.
-    runs, design, state = replayed_design_and_state(task)
+    runs, design, state = replay_task(task)
     replayed = design.estimate(state, level=ranking["interval_level"])
     for run, result in zip(runs, replayed, strict=True):
         for metric in METRICS:

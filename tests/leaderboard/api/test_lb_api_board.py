@@ -185,7 +185,7 @@ def test_verified_items_export_streams_json(api, lb_world):
     assert response.streaming and response["Content-Type"] == "application/json"
     document = json.loads(streamed(response))
     assert document["task"] == "main" and len(document["items"]) == 6
-    assert all(set(item) == {"key", "label", "verified_at", "label_seq"}
+    assert all(set(item) == {"key", "posterior", "judgments", "says_correct", "verified_at"}
                for item in document["items"])
 
 

@@ -5,7 +5,8 @@ annotator of the task, the task's organizer, an organizer of another task, an ad
 (``build_world``) has verified gold items, a reference sample, snapshot 1 published and snapshot 2
 held with a distinctive value. Besides the status of each cell, every successful response a
 participant or the public can get is searched for what they must never see: gold item keys,
-reference keys, the held snapshot's scores, other teams' run files and descriptions.
+reference keys, the held snapshot's scores, other teams' run files and descriptions, and anything
+of the annotators (who they are, their notes, their estimated error rates, items' posteriors).
 """
 
 from __future__ import annotations
@@ -84,7 +85,8 @@ def forbidden_for(world, role: str) -> list[str]:
     """Text that must not appear in any response ``role`` gets."""
     if role in ("org", "admin"):
         return []
-    never = [world.gold_key, world.reference_key, repr(world.held_value)]
+    never = [world.gold_key, world.reference_key, repr(world.held_value),
+             *world.annotator_secrets]
     others = {"pa": ["B"], "pb": ["A"]}.get(role, ["A", "B"])
     for team in others:
         never += [world.secret_file[team], world.secret_description[team]]
@@ -165,19 +167,19 @@ def test_runs_list_shows_each_participant_only_their_teams_runs(api, lb_world):
     assert names("org") == names("admin") == {"run-A", "run-B"}
 
 
-def test_exports_give_organizers_the_gold_labels(api, lb_world):
+def test_exports_give_organizers_the_items_posteriors(api, lb_world):
     client = api(lb_world.users["org"])
     data = b"".join(client.get("/api/tasks/main/export/items/").streaming_content)
     import json
 
     items = json.loads(data)["items"]
-    assert [(i["key"], i["label"], i["label_seq"]) for i in items] == [
-        (f"{lb_world.gold_key}-{i}", i % 2 == 0, i + 1) for i in range(6)]
+    assert [(i["key"], i["posterior"], i["judgments"]) for i in items] == [
+        (f"{lb_world.gold_key}-{i}", lb_world.posteriors[i], 1) for i in range(6)]
     csv_text = b"".join(client.get("/api/tasks/main/export/items/?format=csv")
                         .streaming_content).decode()
     lines = csv_text.splitlines()
-    assert lines[0] == "key,label,verified_at,label_seq"
-    assert lines[1].startswith(f"{lb_world.gold_key}-0,true,") and lines[1].endswith(",1")
+    assert lines[0] == "key,posterior,judgments,says_correct,verified_at"
+    assert lines[1].startswith(f"{lb_world.gold_key}-0,0.987654,1,1,")
     assert len(lines) == 7
 
 

@@ -21,8 +21,15 @@ from annotation.models import (
     VerificationRequest,
 )
 from annotation.services import request_verification, submit_judgment
-from evaluation.models import Draw, PlanRound
-from leaderboard.models import Estimate, LeaderboardSnapshot, ReferenceItem, RunEvent, Task
+from evaluation.models import Draw, Look, PlanRound
+from leaderboard.models import (
+    Estimate,
+    LabelModelFit,
+    LeaderboardSnapshot,
+    ReferenceItem,
+    RunEvent,
+    Task,
+)
 
 from pipeline_support import add_items, add_run, annotator, make_task, make_team
 
@@ -57,6 +64,14 @@ def data():
         reference_version=1, n_labels=1, n_reference=1, confidence=0.95, rows=[])
     Estimate.objects.create(snapshot=snap, run=run, metric="f1", value=0.5, low=0.4, high=0.6,
                             level=0.95, labels_used=1, method="m")
+    Look.objects.create(plan_round=plan, item=items[1])
+    LabelModelFit.objects.create(
+        task=task, snapshot=snap, indices=np.array([1], "<i8").tobytes(),
+        values=np.array([0.97], "<f8").tobytes(), judgments=np.array([1], "<i4").tobytes(),
+        says_correct=np.array([1], "<i4").tobytes(),
+        annotators=[{"annotator": 1, "sensitivity": [0.9, 0.8, 0.95],
+                     "specificity": [0.9, 0.8, 0.95], "judgments": 1, "gold_judgments": 1,
+                     "weight": 2.2}])
     gold = GoldItem.objects.create(task=task, item=items[3], answer=True)
     user = annotator(task)
     lease = Assignment.objects.create(task=task, annotator=user, gold=gold,

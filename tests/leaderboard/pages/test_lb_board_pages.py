@@ -45,6 +45,26 @@ def test_board_shows_values_with_asymmetric_intervals_and_what_they_rest_on(
     assert html.count("provisional-badge") == 3  # none of the runs is scored yet
 
 
+def test_the_board_states_once_that_labels_are_corrected_for_annotator_error(
+        client, board_world, snapshots):
+    statement = "Labels corrected for annotator error"
+    exact = snapshots.standard(board_world)  # judged by a perfect oracle: no annotator model
+    assert statement not in client.get(board_url()).content.decode()
+    details = {**exact.details, "label_model": {"method": "dawid-skene-2class/em-map/louis",
+                                                "judgments": 120, "items": 80,
+                                                "annotators": 3, "converged": True}}
+    corrected = snapshots.write(board_world["task"], [(board_world["runs"][k],
+                                                       *snapshots.STANDARD[k])
+                                                      for k in ("a1", "a2", "b1")],
+                                version=2, details=details)
+    html = client.get(board_url(sort="precision")).content.decode()
+    assert html.count(statement) == 1 and html.count('id="labels-corrected"') == 1
+    permalink = client.get(reverse("snapshot_detail", args=["ner", corrected.version]))
+    assert permalink.content.decode().count(statement) == 1
+    older = client.get(reverse("snapshot_detail", args=["ner", exact.version]))
+    assert statement not in older.content.decode()
+
+
 def test_rank_column_follows_the_sort_and_says_tied_for_first(client, board_world, snapshots):
     snapshots.standard(board_world)
     by_f1 = client.get(board_url()).content.decode()

@@ -3,15 +3,23 @@ budget spent and remaining, cost per run, exports of verified items."""
 
 import csv
 import io
+import re
+import uuid
+from datetime import timedelta
 
+import numpy as np
 import pytest
 from django.contrib.auth import get_user_model
 from django.forms.models import model_to_dict
 from django.urls import reverse
 from django.utils import timezone
 
+from annotation.models import GoldAnswer, GoldItem
+from annotation.services import ask_again, request_verification, submit_judgment
 from leaderboard.forms import TASK_SETTING_FIELDS
-from leaderboard.models import Item, Run, Task
+from leaderboard.models import Item, LabelModelFit, Run, Task
+
+from pipeline_support import annotator
 
 pytestmark = pytest.mark.django_db
 
@@ -36,16 +44,33 @@ def test_organize_page_access(client, board_world):
     assert client.get(reverse("task_organize", args=["nope"])).status_code == 404
 
 
-def test_budget_and_cost_per_run(client, board_world):
+def test_budget_counts_judgments_gold_answers_included_and_runs_their_draws(client,
+                                                                              board_world):
     task = board_world["task"]
     Task.objects.filter(pk=task.pk).update(label_budget=1000)
+    items = list(task.items.order_by("index"))
+    # Four items drawn with two judgments each, one further look: 9 judgments asked.
+    request_verification(task=task, item_ids=[it.pk for it in items[:4]], judgments=2)
+    ask_again(task=task, item_ids=[items[0].pk])
+    ann, other = annotator(task, "ann"), annotator(task, "other")
+    for user, item in ((ann, items[0]), (other, items[0]), (ann, items[1])):
+        submit_judgment(request_id=item.verification_request.pk, annotator=user,
+                        answer="correct")
+    # A gold answer is one more judgment asked and in; a "can't tell" on gold is none.
+    gold = GoldItem.objects.create(task=task, item=items[5], answer=True)
+    GoldAnswer.objects.create(gold=gold, annotator=ann, client_id=uuid.uuid4(),
+                              answer="incorrect", correct=False)
+    GoldAnswer.objects.create(gold=gold, annotator=other, client_id=uuid.uuid4(),
+                              answer="cannot_tell", correct=None)
     Run.objects.filter(pk=board_world["runs"]["a1"].pk).update(n_requested=300, n_verified=250)
     Run.objects.filter(pk=board_world["runs"]["b1"].pk).update(n_requested=100, n_verified=100)
     client.force_login(board_world["org"])
     html = client.get(reverse("task_organize", args=["ner"])).content.decode()
-    assert "400 items requested for runs (40.0%)" in html
-    assert "600 items" in html  # remaining
-    assert "75.0%" in html and "25.0%" in html
+    spent = re.search(r'<dd id="budget-spent">(.*?)</dd>', html, re.S).group(1)
+    assert spent == ("10 judgments asked, gold answers included (1.0%); 4 in; "
+                     "2 distinct items judged")
+    assert '<dd id="budget-remaining">990 judgments</dd>' in html
+    assert "75.0%" in html and "25.0%" in html  # of the 400 items the runs drew
     assert "/annotate/ner/queue/" in html
     assert reverse("verified_items_csv", args=["ner"]) in html
 
@@ -76,11 +101,17 @@ def test_bad_settings_are_400_with_field_errors_and_nothing_saved(client, board_
     assert task.title == "Entity linking" and task.state == "open" and task.confidence == 0.95
 
 
-def test_verified_items_csv(client, board_world):
-    Item.objects.filter(task=board_world["task"], index__in=[0, 1]).update(
-        label=True, verified_at=timezone.now(), label_seq=1)
-    Item.objects.filter(task=board_world["task"], index=2).update(
-        label=False, verified_at=timezone.now(), label_seq=2)
+def test_verified_items_csv(client, board_world, snapshots):
+    now = timezone.now()
+    for index in range(3):
+        Item.objects.filter(task=board_world["task"], index=index).update(
+            verified_at=now + timedelta(seconds=index))
+    LabelModelFit.objects.create(
+        task=board_world["task"], snapshot=snapshots.standard(board_world),
+        indices=np.array([0, 1], dtype="<i8").tobytes(),
+        values=np.array([0.99, 0.25], dtype="<f8").tobytes(),
+        judgments=np.array([1, 3], dtype="<i4").tobytes(),
+        says_correct=np.array([1, 1], dtype="<i4").tobytes())
     url = reverse("verified_items_csv", args=["ner"])
     client.force_login(board_world["alice"])
     assert client.get(url).status_code == 403
@@ -88,5 +119,6 @@ def test_verified_items_csv(client, board_world):
     response = client.get(url)
     assert response["Content-Type"] == "text/csv; charset=utf-8"
     rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
-    assert [(r["key"], r["label"]) for r in rows] == [("k0", "true"), ("k1", "true"),
-                                                      ("k2", "false")]
+    # Item k2 was judged after the latest estimation: no posterior yet.
+    assert [(r["key"], r["posterior"], r["judgments"]) for r in rows] == [
+        ("k0", "0.99", "1"), ("k1", "0.25", "3"), ("k2", "", "")]

@@ -8,8 +8,9 @@ with a distinctive value) plus a draft task, display payloads and open verificat
 
 Besides each cell's status, every page or download a participant, annotator or the public gets
 is searched for what they must never see: gold item keys, reference keys, the held snapshot's
-values (as the pages format them: ``0.314``), other teams' run files and descriptions; an
-annotator's pages and annotation API answers are searched for run names, team names and scores.
+values (as the pages format them: ``0.314``), other teams' run files and descriptions, anything of
+another annotator (name, notes, estimated error rates, items' posteriors); an annotator's pages
+and annotation API answers are searched for run names, team names and scores.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def build_page_world():
     Task.objects.create(slug="hidden-draft", title="Draft task DRAFTTITLE",
                         state=Task.State.DRAFT).organizers.add(world.users["org"])
     # Items for annotation: a payload an annotator sees, open verification requests.
-    items = list(Item.objects.filter(task=task, label__isnull=True))
+    items = list(Item.objects.filter(task=task, verified_at__isnull=True))
     for item in items:
         item.payload = {"left": {"title": f"Left {item.index}"},
                         "right": {"title": f"Right {item.index}"}}
@@ -174,7 +175,8 @@ def forbidden_for(world, role: str, path: str) -> list[str]:
     """Text that must not appear in any page or download ``role`` gets."""
     if role in ("org", "admin"):
         return []
-    never = [world.gold_key, world.reference_key, *HELD_TEXTS, "DRAFTTITLE"]
+    never = [world.gold_key, world.reference_key, *HELD_TEXTS, "DRAFTTITLE",
+             *world.annotator_secrets]
     others = {"pa": ["B"], "pb": ["A"]}.get(role, ["A", "B"])
     for team in others:
         never += [world.secret_file[team], world.secret_description[team]]
@@ -364,12 +366,10 @@ def test_csv_downloads_neutralise_formula_cells(world):
     snapshot.save(update_fields=["rows"])
     n = world.task.n_items
     Item.objects.bulk_create([
-        Item(task=world.task, key=HOSTILE_CELLS["key"], index=n, label=True,
-             verified_at=timezone.now(), label_seq=100),
-        Item(task=world.task, key="-17", index=n + 1, label=False, verified_at=timezone.now(),
-             label_seq=101),
-        Item(task=world.task, key=HOSTILE_CELLS["tab"], index=n + 2, label=False,
-             verified_at=timezone.now(), label_seq=102)])
+        Item(task=world.task, key=HOSTILE_CELLS["key"], index=n, verified_at=timezone.now()),
+        Item(task=world.task, key="-17", index=n + 1, verified_at=timezone.now()),
+        Item(task=world.task, key=HOSTILE_CELLS["tab"], index=n + 2,
+             verified_at=timezone.now())])
     ann = world.users["annotator"]
     (lease,) = claim_assignments(task=world.task, annotator=ann, count=1).assignments
     answer_assignment(annotator=ann, token=lease.token, client_id=uuid.uuid4(), answer="correct",

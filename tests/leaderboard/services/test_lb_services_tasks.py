@@ -13,6 +13,7 @@ from leaderboard.services.tasks import (
     create_task,
     create_team,
     set_task_state,
+    task_design,
     update_task,
 )
 
@@ -33,6 +34,8 @@ def test_create_task_with_organizers(organizer):
     ({"design_options": {"max_strata": 0}}, "design_options", "max_strata"),
     ({"design_options": {"no_such_option": 1}}, "design_options", "no_such_option"),
     ({"state": "paused"}, "state", "not a valid choice"),
+    ({"judgments_per_item": 3, "design_options": {"max_judgments_per_item": 2}},
+     "design_options", "judgments_per_item must be >= 1 and <= max_judgments_per_item"),
 ])
 def test_invalid_settings_name_their_field(fields, field, fragment):
     with pytest.raises(TaskSettingsError) as info:
@@ -41,6 +44,18 @@ def test_invalid_settings_name_their_field(fields, field, fragment):
     assert fragment in " ".join(info.value.field_errors[field])
     assert info.value.message.startswith("invalid task settings (")
     assert not Task.objects.filter(slug="bad").exists()
+
+
+def test_the_engine_design_follows_the_tasks_judgments_per_item_and_its_annotators():
+    # Judgments per item is the minimum a new item gets; further looks go up to one judgment
+    # per annotator at work, at most five, and never below the minimum.
+    task = create_task(slug="many", title="Many", judgments_per_item=7)
+    design = task_design(task, annotators=3)
+    assert (design.judgments_per_item, design.max_judgments_per_item) == (7, 7)
+    task = create_task(slug="few", title="Few", judgments_per_item=1)
+    assert task_design(task, annotators=3).max_judgments_per_item == 3
+    assert task_design(task, annotators=40).max_judgments_per_item == 5
+    assert task_design(task, annotators=0).max_judgments_per_item == 1
 
 
 def test_unknown_and_read_only_settings_are_refused():

@@ -1,0 +1,118 @@
+"""Simulated campaigns of the designs for the statistics tests: a synthetic task that holds every
+edge case, campaigns over it (with a perfect oracle or fallible annotators), and the check that
+estimates are unbiased within Monte-Carlo error and their intervals cover.
+
+The synthetic task: precision near 1 (with constant and with informative scores) and near 0, a
+run disjoint from all others with uninformative scores, an identical copy, a nested run that
+brings no new item, runs of 1, 3 and 5 items, and true items no run predicts (so ``theta < 1``).
+Runs arrive in a random order each repeat.
+"""
+
+import numpy as np
+
+from evaluation.core.datasets import Dataset, System
+from evaluation.core.designs import make_design
+from evaluation.core.simulation import METRICS, Annotators, run_repeat, true_scores
+
+
+def synthetic_dataset(seed: int = 0) -> Dataset:
+    rng = np.random.default_rng(seed)
+    n_true, n_extra, n_false = 2000, 300, 4000
+    n_disjoint = 250
+    total = n_true + n_extra + n_false + 2 * n_disjoint
+    truth = np.zeros(total, bool)
+    truth[: n_true + n_extra] = True
+    true_ids = rng.permutation(n_true)
+    false_ids = n_true + n_extra + rng.permutation(n_false)
+    d_true = np.arange(total - 2 * n_disjoint, total - n_disjoint)
+    d_false = np.arange(total - n_disjoint, total)
+    truth[d_true] = True
+
+    def scores(items, informative=True):
+        if not informative:
+            return rng.random(items.size)
+        return np.where(truth[items], rng.beta(8, 2, items.size), rng.beta(2, 8, items.size))
+
+    systems = {}
+    near_one_const = np.concatenate([true_ids[:798], false_ids[:2]])
+    systems["near_one_const"] = (near_one_const, np.full(800, 0.9))
+    near_one = np.concatenate([true_ids[100:996], false_ids[2:6]])
+    systems["near_one_scored"] = (near_one, scores(near_one))
+    systems["identical"] = (near_one, systems["near_one_scored"][1])
+    near_zero = np.concatenate([true_ids[1000:1012], false_ids[100:688]])
+    systems["near_zero"] = (near_zero, scores(near_zero))
+    disjoint = np.concatenate([d_true, d_false])
+    systems["disjoint_uninformative"] = (disjoint, scores(disjoint, informative=False))
+    systems["nested"] = (near_one_const[:300], np.full(300, 0.9))
+    broad = np.concatenate([true_ids[500:1700], false_ids[600:900]])
+    systems["broad"] = (broad, scores(broad))
+    systems["tiny1"] = (true_ids[1990:1991], np.ones(1))
+    systems["tiny3"] = (np.concatenate([true_ids[1991:1993], false_ids[3990:3991]]), np.ones(3))
+    systems["tiny5"] = (np.concatenate([true_ids[1993:1994], false_ids[3991:3995]]),
+                        np.linspace(0.2, 1, 5))
+    built = tuple(System(name, np.asarray(items, np.int64), np.asarray(sc, float))
+                  for name, (items, sc) in sorted(systems.items()))
+    keys = np.array([f"item-{i}" for i in range(total)], dtype=object)
+    return Dataset("synthetic", "", keys, truth, built, int(truth.sum()))
+
+
+def campaigns(dataset, design_name, repeats, seed, reference_size=200, annotators=None,
+              **options):
+    """Estimates ``(repeats, systems, metric, value/low/high)`` and truths in dataset order, and
+    labels per repeat (judgments, gold included, with ``annotators``).
+
+    With ``annotators`` (a specification such as ``"0.95x3"``, or :class:`Annotators`) a panel
+    answers instead of a perfect oracle; :func:`campaigns_at_stop` also returns the estimates each
+    run showed when the planner declared it done.
+    """
+    est, truths, labels, _ = campaigns_at_stop(dataset, design_name, repeats, seed,
+                                               reference_size=reference_size,
+                                               annotators=annotators, **options)
+    return est, truths, labels
+
+
+def campaigns_at_stop(dataset, design_name, repeats, seed, reference_size=200, annotators=None,
+                      **options):
+    """:func:`campaigns`, plus the estimates at stop (``None`` with a perfect oracle)."""
+    if isinstance(annotators, str):
+        annotators = Annotators(annotators)
+    if annotators is not None:
+        options.setdefault("max_judgments_per_item", len(annotators.profiles))
+    truths = true_scores(dataset)
+    k = len(dataset.systems)
+    est = np.zeros((repeats, k, 3, 3))
+    stop = np.zeros((repeats, k, 3, 3)) if annotators is not None else None
+    labels = np.zeros(repeats)
+    for r in range(repeats):
+        design = make_design(design_name, **options)
+        out = run_repeat(dataset, design, n_systems=None, reference_size=reference_size,
+                         rng=np.random.default_rng([seed, r]),
+                         campaign_rng=np.random.default_rng([seed, r, 1]), truth_scores=truths,
+                         annotators=annotators,
+                         annotator_rng=np.random.default_rng([seed, r, 2]))
+        est[r, out.systems] = out.estimates
+        if stop is not None:
+            stop[r, out.systems] = out.stop_estimates
+        labels[r] = out.judgments if annotators is not None else out.labels
+    return est, truths, labels, stop
+
+
+def check_unbiased_and_covering(est, truths, names, *, min_cover_all, min_cover_each,
+                                bias_slack):
+    value, low, high = est[..., 0], est[..., 1], est[..., 2]
+    covered = (low - 1e-12 <= truths) & (truths <= high + 1e-12)
+    problems = []
+    for m, metric in enumerate(METRICS):
+        overall = covered[:, :, m].mean()
+        if overall < min_cover_all:
+            problems.append(f"{metric}: overall coverage {overall:.3f} < {min_cover_all}")
+        for k, name in enumerate(names):
+            cov = covered[:, k, m].mean()
+            if cov < min_cover_each:
+                problems.append(f"{metric} {name}: coverage {cov:.3f} < {min_cover_each}")
+            err = value[:, k, m] - truths[k, m]
+            err = err[np.isfinite(err)]
+            se = err.std(ddof=1) / np.sqrt(err.size) if err.size > 1 else 0.0
+            if abs(err.mean()) > 4 * se + bias_slack:
+                problems.append(f"{metric} {name}: bias {err.mean():+.4f} (se {se:.4f})")
+    assert not problems, "\n".join(problems)
