@@ -29,6 +29,7 @@ from django.conf import settings
 
 from annotation.models import GoldAnswer, GoldItem, Judgment
 from annotation.selectors import stuck_items, working_annotators
+from evaluation.core.designs import ServiceDesign
 from evaluation.core.results import RoundRecord
 from evaluation.core.state import TaskState
 from leaderboard.models import ReferenceItem, Run, RunPredictions, Task
@@ -73,7 +74,7 @@ class LoadedTask:
 
     task: Task
     state: TaskState
-    design: object
+    design: ServiceDesign
     runs: list  # engine run index -> Run
     run_index: dict  # Run.pk -> engine run index
     rounds: list  # RoundRecord, in planning order

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from evaluation.core.designs import DESIGNS, make_design
+from evaluation.core.designs import SERVICE_DESIGNS, ServiceDesign, make_service_design
 
 from ..display_templates import validate_display_template
 from ..models import Task, Team
@@ -47,7 +47,7 @@ def _check_names(fields: dict) -> None:
 MAX_JUDGMENTS_PER_ITEM = 5
 
 
-def task_design(task: Task, *, annotators: int = MAX_JUDGMENTS_PER_ITEM):
+def task_design(task: Task, *, annotators: int = MAX_JUDGMENTS_PER_ITEM) -> ServiceDesign:
     """The engine design ``task`` configures, for ``annotators`` annotators at work on it.
 
     The ``default`` design asks ``task.judgments_per_item`` judgments of each new item and may
@@ -60,8 +60,8 @@ def task_design(task: Task, *, annotators: int = MAX_JUDGMENTS_PER_ITEM):
         first = options.setdefault("judgments_per_item", task.judgments_per_item)
         options.setdefault("max_judgments_per_item",
                            max(first, min(MAX_JUDGMENTS_PER_ITEM, annotators)))
-    return make_design(task.design, target_half_width=task.target_half_width,
-                       confidence=task.confidence, budget=task.label_budget, **options)
+    return make_service_design(task.design, target_half_width=task.target_half_width,
+                               confidence=task.confidence, budget=task.label_budget, **options)
 
 
 def _validate(task: Task, *, exclude_unique: bool = False) -> None:
@@ -75,9 +75,11 @@ def _validate(task: Task, *, exclude_unique: bool = False) -> None:
     display_problems = validate_display_template(task.display_template)
     if display_problems:
         errors.setdefault("display_template", []).extend(display_problems)
-    if task.design not in DESIGNS:
-        errors.setdefault("design", []).append(
-            f"unknown design {task.design!r}; choose one of {', '.join(sorted(DESIGNS))}")
+    if task.design not in SERVICE_DESIGNS:
+        try:
+            make_service_design(task.design)
+        except ValueError as exc:
+            errors.setdefault("design", []).append(str(exc))
     elif "design_options" not in errors and not errors:
         try:
             task_design(task)

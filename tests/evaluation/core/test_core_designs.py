@@ -268,3 +268,17 @@ def test_round_log_records_the_levels_actually_applied():
     assert plan.details["levels"] == [1.0]
     assert rec.log[-1]["levels"] == [1.0]
     assert (rec.inclusion[:5] == 1.0).all()
+
+
+# -- the service interface ---------------------------------------------------------------------
+
+def test_only_designs_with_a_replayable_record_run_tasks():
+    from evaluation.core.designs import ServiceDesign, make_service_design
+
+    assert isinstance(make_service_design("default"), ServiceDesign)
+    # Paper 003's design plans and estimates in simulations but keeps nothing to replay.
+    assert not isinstance(make_design("published"), ServiceDesign)
+    with pytest.raises(ValueError, match="'published' is a simulation baseline"):
+        make_service_design("published")
+    with pytest.raises(ValueError, match="unknown design 'magic'; choose one of default"):
+        make_service_design("magic")

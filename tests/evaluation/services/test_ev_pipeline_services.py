@@ -205,6 +205,17 @@ def test_engine_error_fails_the_run_and_refunds_quota(world, monkeypatch):
     assert "platform error while planning: state is inconsistent" in run.reason
 
 
+def test_a_task_on_a_design_the_service_cannot_run_fails_its_runs_cleanly(world):
+    # Settings refuse such a design; a row written before they did (or by hand) must not crash
+    # the worker (it raised AttributeError: '_DrawRecord' object has no attribute 'rounds').
+    task, run = world["task"], world["runs"][0]
+    type(task).objects.filter(pk=task.pk).update(design="published")
+    assert plan_run(run.pk) == "failed"
+    run.refresh_from_db()
+    assert run.state == "failed" and run.quota_refunded
+    assert "'published' is a simulation baseline" in run.reason
+
+
 def test_watchdog_requeues_then_fails_stuck_runs(world, settings):
     settings.PIPELINE_MAX_ATTEMPTS = 1
     run = world["runs"][0]
