@@ -28,20 +28,18 @@ from .models import (
     Task,
     Team,
 )
+from .selectors import is_organizer, organized_tasks
 from .services.tasks import task_design
 
 
 class OrganizerScopedAdmin(admin.ModelAdmin):
-    """Lists only rows of tasks the (non-superuser) staff user organizes."""
+    """Lists only rows of tasks the user organizes (``selectors.organized_tasks``)."""
 
     task_path = "task"
 
     def get_queryset(self, request):
-        qs = super().get_queryset(request)
-        if request.user.is_superuser:
-            return qs
-        # (task, organizer) pairs are unique, so this join adds no duplicate rows.
-        return qs.filter(**{f"{self.task_path}__organizers": request.user})
+        return super().get_queryset(request).filter(
+            **{f"{self.task_path}__in": organized_tasks(request.user)})
 
 
 @admin.register(Team)
@@ -114,10 +112,8 @@ class TaskAdmin(admin.ModelAdmin):
     )
 
     def get_queryset(self, request):
-        qs = super().get_queryset(request)
-        if not request.user.is_superuser:
-            qs = qs.filter(organizers=request.user)
-        return qs.annotate(_runs=Count("runs", distinct=True))
+        return (super().get_queryset(request).filter(pk__in=organized_tasks(request.user))
+                .annotate(_runs=Count("runs", distinct=True)))
 
     @admin.display(description="runs", ordering="_runs")
     def run_count(self, obj):
@@ -131,7 +127,7 @@ class TaskAdmin(admin.ModelAdmin):
 
     def save_related(self, request, form, formsets, change):
         super().save_related(request, form, formsets, change)
-        if not change and not request.user.is_superuser:
+        if not change and not is_organizer(task=form.instance, user=request.user):
             form.instance.organizers.add(request.user)
 
 

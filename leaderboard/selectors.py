@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -74,21 +76,25 @@ def visible_task(*, slug: str, user) -> Task | None:
     return visible_tasks(user).filter(slug=slug).first()
 
 
-def is_organizer(*, task: Task, user) -> bool:
+def organized_tasks(user) -> QuerySet[Task]:
+    """The tasks ``user`` organizes: the one rule for organizer rights, used by both APIs, the
+    pages and the admin. Only a task's organizer list grants them (superusers hold them on every
+    task); staff status grants none (it opens the admin, which shows these tasks only)."""
     if not getattr(user, "is_authenticated", False):
-        return False
-    return user.is_staff or task.organizers.filter(pk=user.pk).exists()
+        return Task.objects.none()
+    if user.is_superuser:
+        return Task.objects.all()
+    return Task.objects.filter(organizers=user)
+
+
+def is_organizer(*, task: Task, user) -> bool:
+    return organized_tasks(user).filter(pk=task.pk).exists()
 
 
 def visible_tasks(user) -> QuerySet[Task]:
-    """Open and closed tasks for everyone; drafts only for their organizers and staff."""
-    tasks = Task.objects.all()
-    if getattr(user, "is_staff", False):
-        return tasks
+    """Open and closed tasks for everyone; drafts only for their organizers."""
     public = Q(state__in=[Task.State.OPEN, Task.State.CLOSED])
-    if getattr(user, "is_authenticated", False):
-        return tasks.filter(public | Q(organizers=user)).distinct()
-    return tasks.filter(public)
+    return Task.objects.filter(public | Q(pk__in=organized_tasks(user).values("pk")))
 
 
 def teams_of(user) -> QuerySet[Team]:
@@ -102,7 +108,8 @@ def runs_of_team(*, task: Task, team: Team) -> QuerySet[Run]:
 
 
 def runs_visible_to(*, task: Task, user) -> QuerySet[Run]:
-    """All runs of the task for its organizers and staff; otherwise the runs of the user's teams."""
+    """All runs of the task for its organizers; otherwise the runs of the user's teams, as
+    stored (what they may be shown of each: :func:`runs_seen_by`)."""
     runs = Run.objects.filter(task=task).select_related("team").order_by("-id")
     if is_organizer(task=task, user=user):
         return runs
@@ -110,17 +117,82 @@ def runs_visible_to(*, task: Task, user) -> QuerySet[Run]:
 
 
 def run_for(*, run_id: int, user) -> Run | None:
-    """The run if ``user`` may see it (a member of its team, an organizer of its task, staff)."""
+    """The run as ``user`` may see it (:func:`runs_seen_by`), with its ``visible_events``, if
+    they are a member of its team or an organizer of its task; else ``None``."""
     run = Run.objects.select_related("task", "team").filter(pk=run_id).first()
     if run is None or not getattr(user, "is_authenticated", False):
         return None
-    if user.is_staff or run.team.members.filter(pk=user.pk).exists():
-        return run
-    return run if is_organizer(task=run.task, user=user) else None
+    organizer = is_organizer(task=run.task, user=user)
+    if not (organizer or run.team.members.filter(pk=user.pk).exists()):
+        return None
+    (seen,) = _as_seen_by([run], task=run.task, organizer=organizer, with_events=True)
+    return seen
 
 
-def run_events(*, run: Run) -> QuerySet[RunEvent]:
-    return RunEvent.objects.filter(run=run).order_by("id")
+# -- what a viewer learns of a run's progress --------------------------------------------------
+# States a run reaches before the engine reads any label, or in which it leaves the pipeline:
+# what they say never rests on labels, so participants see them even while the board is held.
+LABEL_FREE_STATES = frozenset({Run.State.RECEIVED, Run.State.VALIDATING, Run.State.REJECTED,
+                               Run.State.QUEUED, Run.State.FAILED})
+
+
+def runs_seen_by(*, task: Task, user, states=(),
+                 team: str | None = None) -> QuerySet[Run] | list[Run]:
+    """The task's runs ``user`` may see (:func:`runs_visible_to`), newest first, as they may see
+    them, optionally only in ``states`` (as shown) or of the team named ``team``.
+
+    Organizers of the task see runs as stored. Anyone else never sees how many of a run's items
+    were new (``n_new_items`` is ``None``: it tells whether another team predicted them), and,
+    while the board is held, sees each run as the latest published snapshot left it: the events
+    logged up to that snapshot plus later ones in :data:`LABEL_FREE_STATES`, the state and
+    reason of the last of them, the snapshot's counts of items requested and verified (none if
+    the run is not on it), and no ``outcome`` or ``rounds`` (they are the planner's verdicts on
+    held labels). Runs shown so are copies: never save one.
+    """
+    runs = runs_visible_to(task=task, user=user)
+    if team is not None:
+        runs = runs.filter(team__name=team)
+    if is_organizer(task=task, user=user):
+        return runs.filter(state__in=states) if states else runs
+    return [run for run in _as_seen_by(runs, task=task, organizer=False)
+            if not states or run.state in states]
+
+
+def _as_seen_by(runs, *, task: Task, organizer: bool, with_events: bool = False) -> list[Run]:
+    runs = [copy.copy(run) for run in runs]
+    as_of = task.board_held and not organizer
+    events: dict[int, list[RunEvent]] = defaultdict(list)
+    if as_of or with_events:
+        for event in RunEvent.objects.filter(run__in=[r.pk for r in runs]).order_by("id"):
+            events[event.run_id].append(event)
+    snapshot = latest_published_snapshot(task) if as_of else None
+    rows = {row.get("run"): row for row in (snapshot.rows if snapshot else [])
+            if isinstance(row, dict)}
+    for run in runs:
+        shown = events[run.pk]
+        if not organizer:
+            run.n_new_items = None
+        if as_of:
+            shown = _as_of_snapshot(run, shown, snapshot, rows.get(run.pk, {}))
+        if with_events:
+            run.visible_events = shown
+    return runs
+
+
+def _as_of_snapshot(run: Run, events: list[RunEvent], snapshot: LeaderboardSnapshot | None,
+                    row: dict) -> list[RunEvent]:
+    """Set ``run``'s progress as of ``snapshot``; returns the events logged up to it."""
+    cutoff = snapshot.created_at if snapshot is not None else None
+    shown = [e for e in events
+             if e.state in LABEL_FREE_STATES or (cutoff is not None and e.at <= cutoff)]
+    if shown:
+        run.state, run.reason, run.state_changed_at = shown[-1].state, shown[-1].reason, \
+            shown[-1].at
+    if run.state not in Run.TERMINAL:
+        run.finished_at = None
+    run.outcome = run.rounds = None
+    run.n_requested, run.n_verified = row.get("n_requested", 0), row.get("n_verified", 0)
+    return shown
 
 
 # -- snapshots and scores -------------------------------------------------------------------------
@@ -131,7 +203,7 @@ def latest_published_snapshot(task: Task) -> LeaderboardSnapshot | None:
 
 
 def snapshots_visible_to(*, task: Task, user) -> QuerySet[LeaderboardSnapshot]:
-    """Published snapshots, newest first; the task's organizers (and staff) also see held ones."""
+    """Published snapshots, newest first; the task's organizers also see held ones."""
     snapshots = LeaderboardSnapshot.objects.filter(task=task).select_related("task")
     if not is_organizer(task=task, user=user):
         snapshots = snapshots.filter(published=True)
@@ -199,12 +271,13 @@ def label_spend(task: Task) -> LabelSpend:
 def user_roles(user) -> dict[str, QuerySet]:
     """What a signed-in user is: their teams, the tasks they organize and annotate."""
     return {"teams": teams_of(user),
-            "organized": Task.objects.filter(organizers=user).order_by("slug"),
+            "organized": organized_tasks(user).order_by("slug"),
             "annotated": Task.objects.filter(annotators=user).order_by("slug")}
 
 
 def may_edit_run(*, run: Run, user) -> bool:
-    """Whether ``user`` may change the run's public details: its team's members, and staff."""
+    """Whether ``user`` may change the run's public details: its team's members (and
+    superusers)."""
     if not getattr(user, "is_authenticated", False):
         return False
-    return user.is_staff or run.team.members.filter(pk=user.pk).exists()
+    return user.is_superuser or run.team.members.filter(pk=user.pk).exists()

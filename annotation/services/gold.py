@@ -17,6 +17,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from leaderboard.models import Item, Task
+from leaderboard.selectors import is_organizer
 
 from ..models import AnnotatorPause, GoldAnswer, GoldItem
 from .errors import JudgmentError
@@ -138,9 +139,7 @@ def unpause_annotator(*, task: Task, annotator, by=None) -> bool:
 
     Their accuracy is judged afresh on gold answers given after this moment.
     """
-    # The same people the organizer pages let in (leaderboard.selectors.is_organizer): the
-    # task's organizers and staff.
-    if by is not None and not (by.is_staff or task.organizers.filter(pk=by.pk).exists()):
+    if by is not None and not is_organizer(task=task, user=by):
         raise JudgmentError("only an organizer of the task may lift a pause", "not_organizer")
     return bool(AnnotatorPause.objects.filter(task=task, annotator=annotator, lifted_at=None)
                 .update(lifted_at=timezone.now(), lifted_by=by))

@@ -1,4 +1,4 @@
-"""REST API for a task's organizers (and staff): hold and publish the board, label spend, the
+"""REST API for a task's organizers: hold and publish the board, label spend, the
 export of verified items; and every caller's submission quota."""
 
 from __future__ import annotations

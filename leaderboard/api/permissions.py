@@ -22,7 +22,7 @@ class CanCreateTasksOrReadOnly(BasePermission):
 
 
 class IsTaskOrganizer(BasePermission):
-    """The organizers of the task (and staff)."""
+    """The organizers of the task (``leaderboard.selectors.is_organizer``)."""
 
     message = "only the organizers of this task may do this"
 

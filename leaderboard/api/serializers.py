@@ -54,10 +54,21 @@ class TaskWriteSerializer(serializers.ModelSerializer):
 
 
 class RunSerializer(serializers.ModelSerializer):
+    """A run as its viewer may see it (``leaderboard.selectors.runs_seen_by``)."""
+
     task = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     link = serializers.CharField(read_only=True, help_text="http(s) URL, or empty.")
     team = serializers.SlugRelatedField(slug_field="name", read_only=True)
     url = serializers.SerializerMethodField()
+    outcome = serializers.CharField(read_only=True, allow_null=True, help_text=(
+        "The planner's last verdict; null for participants while the board is held."))
+    n_new_items = serializers.IntegerField(read_only=True, allow_null=True, help_text=(
+        "Items no earlier run had predicted; for the task's organizers only (else null)."))
+    n_requested = serializers.IntegerField(read_only=True, help_text=(
+        "Items drawn for verification; while the board is held, participants see the count "
+        "of the latest published snapshot."))
+    n_verified = serializers.IntegerField(read_only=True, help_text=(
+        "Items verified; while the board is held, as of the latest published snapshot."))
 
     class Meta:
         model = Run
@@ -82,7 +93,11 @@ class RunDetailSerializer(RunSerializer):
     """A run with its problems (the first 50) and its event log."""
 
     errors = serializers.SerializerMethodField()
-    events = RunEventSerializer(many=True, read_only=True)
+    rounds = serializers.IntegerField(read_only=True, allow_null=True, help_text=(
+        "Planning rounds; null for participants while the board is held."))
+    events = RunEventSerializer(source="visible_events", many=True, read_only=True, help_text=(
+        "While the board is held, participants see the events up to the latest published "
+        "snapshot, and later ones only of upload and failure."))
 
     class Meta(RunSerializer.Meta):
         fields = (*RunSerializer.Meta.fields, "rounds", "attempts", "quota_refunded", "errors",

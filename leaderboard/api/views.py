@@ -37,7 +37,7 @@ from ..selectors import (
     is_organizer,
     may_edit_run,
     run_for,
-    runs_visible_to,
+    runs_seen_by,
     visible_task,
     visible_tasks,
 )
@@ -287,11 +287,13 @@ class TaskRunsView(ApiView):
         responses=with_errors({200: page_of(RunSerializer)}, 400, 401, 404))
     def get(self, request, slug: str):
         task = self.task(slug)
-        runs = RunFilter(request.query_params,
-                         queryset=runs_visible_to(task=task, user=request.user))
-        if not runs.is_valid():
-            raise exceptions.ValidationError(runs.errors)
-        return self.paginated(runs.qs, RunSerializer)
+        query = RunFilter(request.query_params, queryset=Run.objects.none())
+        if not query.is_valid():
+            raise exceptions.ValidationError(query.errors)
+        return self.paginated(runs_seen_by(task=task, user=request.user,
+                                           states=query.form.cleaned_data["state"],
+                                           team=query.form.cleaned_data["team"] or None),
+                              RunSerializer)
 
     @extend_schema(request={"multipart/form-data": UPLOAD_REQUEST},
                    responses=with_errors({201: RunSerializer}, 400, 401, 403, 404, 409, 413, 429))

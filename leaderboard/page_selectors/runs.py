@@ -1,6 +1,7 @@
 """Reads behind the participant pages: a team's runs, one run with its scores and history.
 
-Teams see published estimates only; organizers (and staff) also see held ones, marked as held.
+Teams see published estimates only, and runs' progress as ``selectors.runs_seen_by`` shows it;
+organizers also see held estimates, marked as held.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from .plots import history_chart
 
 
 def run_for_viewer(*, run_id: int, user) -> Run | None:
-    """The run if the user is on its team, organizes its task or is staff; else None."""
+    """The run as the user may see it if they are on its team or organize its task; else
+    None."""
     return selectors.run_for(run_id=run_id, user=user)
 
 
@@ -100,8 +102,8 @@ def run_page(*, run: Run, user) -> RunPage:
                 rank=RankInterval.from_row(ranks.get(metric)),
                 history_svg=history_chart(history[metric]),
                 n_history=len(history[metric])))
-    can_edit = run.team.members.filter(pk=user.pk).exists()
-    return RunPage(run=run, events=list(selectors.run_events(run=run)), link=safe_link(run.link),
+    can_edit = selectors.may_edit_run(run=run, user=user)
+    return RunPage(run=run, events=run.visible_events, link=safe_link(run.link),
                    can_edit=can_edit, organizer=organizer, snapshot=snapshot, lines=lines)
 
 
@@ -148,7 +150,7 @@ class MyRuns:
 
 def my_runs(*, task: Task, user) -> MyRuns:
     """The team's runs (all runs for organizers) with published scores and the teams' quotas."""
-    runs = list(selectors.runs_visible_to(task=task, user=user))
+    runs = list(selectors.runs_seen_by(task=task, user=user))
     snapshot = (LeaderboardSnapshot.objects.filter(task=task, published=True)
                 .order_by("-version").first())
     by_run = {}

@@ -185,8 +185,8 @@ def submit_run(*, task: Task, team: Team, user, upload: IO[bytes], file_name: st
         order = np.argsort(indices, kind="stable")
         RunPredictions.objects.create(run=run, items=indices[order].tobytes(),
                                       scores=parsed.scores[order].tobytes())
-        transition_run(run, Run.State.QUEUED,
-                       f"{len(parsed):,} predictions ({n_new:,} new items)",
+        # How many items are new says whether another team predicted them: not in the reason.
+        transition_run(run, Run.State.QUEUED, f"{len(parsed):,} predictions",
                        n_predictions=len(parsed), n_new_items=n_new)
         jobs.enqueue_plan(run.pk)
     task.n_items = locked.n_items

@@ -19,7 +19,7 @@ def task_or_404(request, slug: str):
 
 
 def organized_task_or_403(request, slug: str):
-    """The task if the (signed-in) user organizes it or is staff; 404 unknown, 403 otherwise."""
+    """The task if the (signed-in) user organizes it; 404 unknown, 403 otherwise."""
     task = task_or_404(request, slug)
     if not page_selectors.is_organizer(task=task, user=request.user):
         raise PermissionDenied("Only the task's organizers can do this.")

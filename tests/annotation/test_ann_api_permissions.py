@@ -3,7 +3,8 @@
 Roles: anonymous; ``conflicted``, a member of the team whose run predicts every item who is also
 an annotator of the task (the conflict-of-interest rule must keep every item from them); the
 task's ``annotator``; ``other_ann``, an annotator of another task only; the task's organizer
-(``org``, not an annotator); an organizer of another task; an admin (staff, not an annotator);
+(``org``, not an annotator); an organizer of another task; a staff organizer of another task;
+an admin (staff, not an annotator);
 ``paused``, an annotator of the task whose work is paused.
 
 Before each cell the annotator holds a live lease (``{live}``) and has just answered another item
@@ -34,8 +35,8 @@ from pipeline_support import add_items, add_run, make_task, make_team
 
 pytestmark = pytest.mark.django_db
 API = "/annotate/api"
-ROLES = ("anonymous", "conflicted", "annotator", "other_ann", "org", "other_org", "admin",
-         "paused")
+ROLES = ("anonymous", "conflicted", "annotator", "other_ann", "org", "other_org", "staff_org",
+         "admin", "paused")
 ERROR_KEYS = {"code", "message"}
 
 
@@ -51,14 +52,15 @@ def _fast_passwords(settings):
 
 def build_queue_world():
     User = get_user_model()
-    users = {name: User.objects.create_user(name, password="pw", is_staff=name == "admin",
+    users = {name: User.objects.create_user(name, password="pw",
+                                            is_staff=name in ("admin", "staff_org"),
                                             is_superuser=name == "admin")
              for name in ROLES if name != "anonymous"}
     task = make_task(slug="tk", title="Linking", state=Task.State.OPEN, judgments_per_item=2,
                      gold_rate=0.0, question="Same paper?")
     other = make_task(slug="other", title="Other", state=Task.State.OPEN, gold_rate=0.0)
     task.organizers.add(users["org"])
-    other.organizers.add(users["other_org"])
+    other.organizers.add(users["other_org"], users["staff_org"])
     task.annotators.add(users["conflicted"], users["annotator"], users["paused"])
     other.annotators.add(users["other_ann"])
     items = add_items(task, 6)
@@ -99,27 +101,28 @@ def own_answer_body(world):
 # (method, path, body) -> status per role, in ROLES order. {live}/{done}: the annotator's lease
 # token and answered client_id. Bodies are JSON (a callable builds a fresh one per cell).
 MATRIX = [
-    # method, path, body,                              anon conf ann  oann org  oorg admin paused
-    ("POST", "/tasks/tk/claim", {"count": 1},          (401, 200, 200, 403, 403, 403, 403, 200)),
-    ("GET", "/tasks/tk/claim", None,                   (401, 405, 405, 405, 405, 405, 405, 405)),
-    ("POST", "/tasks/other/claim", {"count": 1},       (401, 403, 403, 200, 403, 403, 403, 403)),
-    ("POST", "/tasks/nope/claim", {"count": 1},        (401, 404, 404, 404, 404, 404, 404, 404)),
-    ("POST", "/tasks/tk/claim", {"count": 1, "x": 1},  (401, 400, 400, 400, 400, 400, 400, 400)),
-    ("GET", "/tasks/tk/progress", None,                (401, 200, 200, 403, 403, 403, 403, 200)),
-    ("POST", "/tasks/tk/progress", None,               (401, 405, 405, 405, 405, 405, 405, 405)),
+    # method, path, body,                          anon conf ann  oann org  oorg sorg adm  psd
+    ("POST", "/tasks/tk/claim", {"count": 1},      (401, 200, 200, 403, 403, 403, 403, 403, 200)),
+    ("GET", "/tasks/tk/claim", None,               (401, 405, 405, 405, 405, 405, 405, 405, 405)),
+    ("POST", "/tasks/other/claim", {"count": 1},   (401, 403, 403, 200, 403, 403, 403, 403, 403)),
+    ("POST", "/tasks/nope/claim", {"count": 1},    (401, 404, 404, 404, 404, 404, 404, 404, 404)),
+    ("POST", "/tasks/tk/claim", {"count": 1, "x": 1},
+                                                   (401, 400, 400, 400, 400, 400, 400, 400, 400)),
+    ("GET", "/tasks/tk/progress", None,            (401, 200, 200, 403, 403, 403, 403, 403, 200)),
+    ("POST", "/tasks/tk/progress", None,           (401, 405, 405, 405, 405, 405, 405, 405, 405)),
     ("POST", "/assignments/heartbeat", {"tokens": ["{live}"]},
-                                                       (401, 200, 200, 200, 200, 200, 200, 200)),
+                                                   (401, 200, 200, 200, 200, 200, 200, 200, 200)),
     ("POST", "/assignments/release", {"tokens": ["{live}"]},
-                                                       (401, 204, 204, 204, 204, 204, 204, 204)),
-    ("POST", "/answers", answer_body,                  (401, 404, 201, 404, 404, 404, 404, 404)),
-    ("POST", "/answers", own_answer_body,              (401, 404, 404, 404, 404, 404, 404, 201)),
-    ("POST", "/answers", {"token": "not-a-uuid"},      (401, 400, 400, 400, 400, 400, 400, 400)),
-    ("GET", "/answers", None,                          (401, 405, 405, 405, 405, 405, 405, 405)),
-    ("POST", "/answers/{done}/undo", None,             (401, 404, 200, 404, 404, 404, 404, 404)),
+                                                   (401, 204, 204, 204, 204, 204, 204, 204, 204)),
+    ("POST", "/answers", answer_body,              (401, 404, 201, 404, 404, 404, 404, 404, 404)),
+    ("POST", "/answers", own_answer_body,          (401, 404, 404, 404, 404, 404, 404, 404, 201)),
+    ("POST", "/answers", {"token": "not-a-uuid"},  (401, 400, 400, 400, 400, 400, 400, 400, 400)),
+    ("GET", "/answers", None,                      (401, 405, 405, 405, 405, 405, 405, 405, 405)),
+    ("POST", "/answers/{done}/undo", None,         (401, 404, 200, 404, 404, 404, 404, 404, 404)),
     ("POST", f"/answers/{uuid.UUID(int=7)}/undo", None,
-                                                       (401, 404, 404, 404, 404, 404, 404, 404)),
-    ("POST", "/answers/not-a-uuid/undo", None,         (404, 404, 404, 404, 404, 404, 404, 404)),
-    ("GET", "/nothing/here", None,                     (404, 404, 404, 404, 404, 404, 404, 404)),
+                                                   (401, 404, 404, 404, 404, 404, 404, 404, 404)),
+    ("POST", "/answers/not-a-uuid/undo", None,     (404, 404, 404, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/nothing/here", None,                 (404, 404, 404, 404, 404, 404, 404, 404, 404)),
 ]
 CELLS = [pytest.param(method, path, body, role, statuses[i], id=f"{method} {path} {role}")
          for method, path, body, statuses in MATRIX for i, role in enumerate(ROLES)]

@@ -142,7 +142,10 @@ def test_low_gold_accuracy_pauses_and_an_organizer_unpauses():
     organizer = get_user_model().objects.create(username="org")
     task.organizers.add(organizer)
     staff = get_user_model().objects.create(username="staff", is_staff=True)
-    assert unpause_annotator(task=task, annotator=user, by=staff)  # staff act as organizers
+    with pytest.raises(JudgmentError):  # staff status grants no organizer rights
+        unpause_annotator(task=task, annotator=user, by=staff)
+    root = get_user_model().objects.create(username="root", is_staff=True, is_superuser=True)
+    assert unpause_annotator(task=task, annotator=user, by=root)
     AnnotatorPause.objects.create(task=task, annotator=user, reason="again")
     assert unpause_annotator(task=task, annotator=user, by=organizer)
     assert not unpause_annotator(task=task, annotator=user, by=organizer)

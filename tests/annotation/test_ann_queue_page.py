@@ -159,9 +159,11 @@ def test_queue_page_refuses_annotators_and_other_organizers(client, world):
     assert client.get(url).status_code == 302
 
 
-def test_staff_see_the_queue_and_an_empty_queue_reads_plainly(client):
+def test_superusers_see_the_queue_and_an_empty_queue_reads_plainly(client):
     task = make_task(slug="empty", title="Empty")
     client.force_login(get_user_model().objects.create_user("staff", is_staff=True))
+    assert client.get(reverse("annotation:queue", args=["empty"])).status_code == 403
+    client.force_login(get_user_model().objects.create_superuser("root"))
     html = client.get(reverse("annotation:queue", args=["empty"])).content.decode()
     assert '<dd id="q-pending">0</dd>' in html
     assert "No item has two answers yet" in html and "No annotator has answered yet" in html

@@ -7,8 +7,11 @@ from datetime import timedelta
 import numpy as np
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 from django.core.cache import cache
 from rest_framework.test import APIClient
+
+from evaluation.management.commands.demo import ORGANIZER_PERMISSIONS, VIEWABLE_APPS
 
 
 @pytest.fixture(autouse=True)
@@ -64,8 +67,10 @@ def _estimates(run, value):
 
 def build_world(password: str = "pw-secret-123"):
     """Task ``main`` (open) with teams A and B (one run each), an annotator, the task's
-    organizer, an organizer of task ``other``, an admin; verified (gold) items, a reference
-    sample, snapshot 1 published and snapshot 2 held (with the distinctive ``HELD_VALUE``)."""
+    organizer, two organizers of task ``other`` (one of them staff, with the demo organizer's
+    admin permissions), a draft task of ``main``'s organizer, an admin; verified (gold) items,
+    a reference sample, snapshot 1 published and snapshot 2 held (with the distinctive
+    ``HELD_VALUE``)."""
     from types import SimpleNamespace
 
     from django.utils import timezone
@@ -78,20 +83,31 @@ def build_world(password: str = "pw-secret-123"):
         LeaderboardSnapshot,
         ReferenceItem,
         Run,
+        Task,
     )
     from leaderboard.services.board import hold_board
     from leaderboard.services.tasks import create_task, create_team
 
     users = {}
-    for name, staff in (("pa", False), ("pb", False), ("annotator", False), ("org", False),
-                        ("other_org", False), ("admin", True)):
+    for name, staff, superuser in (("pa", False, False), ("pb", False, False),
+                                   ("annotator", False, False), ("org", False, False),
+                                   ("other_org", False, False), ("staff_org", True, False),
+                                   ("admin", True, True)):
         users[name] = get_user_model().objects.create_user(
-            name, password=password, is_staff=staff, is_superuser=staff)
+            name, password=password, is_staff=staff, is_superuser=superuser)
+    # The demo's organizer: staff with the admin permissions an organizer needs.
+    users["staff_org"].user_permissions.add(*Permission.objects.filter(
+        content_type__app_label__in=VIEWABLE_APPS, codename__startswith="view_"), *[
+        Permission.objects.get(content_type__app_label=app, codename=code)
+        for app, code in ORGANIZER_PERMISSIONS])
     task = create_task(slug="main", title="Main task", organizers=[users["org"]],
                        label_budget=500, max_runs_per_team=5, max_runs_per_team_per_day=3)
     judge = get_user_model().objects.create_user(JUDGE)
     task.annotators.add(users["annotator"], judge)
-    create_task(slug="other", title="Other task", organizers=[users["other_org"]])
+    create_task(slug="other", title="Other task",
+                organizers=[users["other_org"], users["staff_org"]])
+    Task.objects.create(slug="hidden-draft", title="Draft task DRAFTTITLE",
+                        state=Task.State.DRAFT).organizers.add(users["org"])
     teams = {"A": create_team(name="team-A", members=[users["pa"]]),
              "B": create_team(name="team-B", members=[users["pb"]])}
     now = timezone.now()

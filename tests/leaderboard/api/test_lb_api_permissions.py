@@ -1,7 +1,8 @@
 """The leaderboard API's permission matrix: every endpoint x every role, each cell asserted.
 
 Roles: anonymous, participant A (team A, has a run), participant B (team B, has a run), an
-annotator of the task, the task's organizer, an organizer of another task, an admin. The world
+annotator of the task, the task's organizer, an organizer of another task, a staff user who
+organizes another task (staff status grants no organizer rights), an admin. The world
 (``build_world``) has verified gold items, a reference sample, snapshot 1 published and snapshot 2
 held with a distinctive value. Besides the status of each cell, every successful response a
 participant or the public can get is searched for what they must never see: gold item keys,
@@ -15,11 +16,11 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.authtoken.models import Token
 
-from leaderboard.models import Run
+from leaderboard.models import Run, Task
 
 pytestmark = pytest.mark.django_db
 
-ROLES = ("anonymous", "pa", "pb", "annotator", "org", "other_org", "admin")
+ROLES = ("anonymous", "pa", "pb", "annotator", "org", "other_org", "staff_org", "admin")
 ERROR_KEYS = {"code", "message", "problems", "total", "run"}
 
 
@@ -34,48 +35,57 @@ def reference_body():
 # (method, path, body) -> expected status per role, in ROLES order.
 # "{a}" is the id of team A's run. Bodies are JSON unless they hold a file (multipart).
 MATRIX = [
-    # method, path, body,                                 anon pa   pb   ann  org  oorg admin
-    ("GET", "/api/tasks/", None,                           (200, 200, 200, 200, 200, 200, 200)),
-    ("POST", "/api/tasks/", {"slug": "new", "title": "N"}, (401, 403, 403, 403, 403, 403, 201)),
-    ("GET", "/api/tasks/main/", None,                      (200, 200, 200, 200, 200, 200, 200)),
-    ("PATCH", "/api/tasks/main/", {"title": "Renamed"},    (401, 403, 403, 403, 200, 403, 200)),
-    ("GET", "/api/tasks/main/runs/", None,                 (401, 200, 200, 200, 200, 200, 200)),
+    # method, path, body,                             anon pa   pb   ann  org  oorg sorg admin
+    ("GET", "/api/tasks/", None,                       (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/api/tasks/", {"slug": "new", "title": "N"},
+                                                       (401, 403, 403, 403, 403, 403, 201, 201)),
+    ("GET", "/api/tasks/main/", None,                  (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("PATCH", "/api/tasks/main/", {"title": "Renamed"},
+                                                       (401, 403, 403, 403, 200, 403, 403, 200)),
+    ("PATCH", "/api/tasks/other/", {"title": "Renamed"},
+                                                       (401, 403, 403, 403, 403, 200, 200, 200)),
+    ("GET", "/api/tasks/hidden-draft/", None,          (404, 404, 404, 404, 200, 404, 404, 200)),
+    ("PATCH", "/api/tasks/hidden-draft/", {"title": "Renamed"},
+                                                       (404, 404, 404, 404, 200, 404, 404, 200)),
+    ("GET", "/api/tasks/main/runs/", None,             (401, 200, 200, 200, 200, 200, 200, 200)),
     ("GET", "/api/tasks/main/runs/?state=scored&team=team-A", None,
-                                                           (401, 200, 200, 200, 200, 200, 200)),
-    ("POST", "/api/tasks/main/runs/", upload_body,         (401, 201, 201, 403, 403, 403, 403)),
-    ("POST", "/api/tasks/main/reference/", reference_body, (401, 403, 403, 403, 201, 403, 201)),
-    ("GET", "/api/tasks/main/board/", None,                (200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/api/tasks/main/board/?format=csv", None,     (200, 200, 200, 200, 200, 200, 200)),
+                                                       (401, 200, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/api/tasks/main/runs/", upload_body,     (401, 201, 201, 403, 403, 403, 403, 403)),
+    ("POST", "/api/tasks/main/reference/", reference_body,
+                                                       (401, 403, 403, 403, 201, 403, 403, 201)),
+    ("GET", "/api/tasks/main/board/", None,            (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/tasks/main/board/?format=csv", None, (200, 200, 200, 200, 200, 200, 200, 200)),
     ("GET", "/api/tasks/main/board/?sort=f1&order=asc", None,
-                                                           (200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/api/tasks/main/snapshots/", None,            (200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/api/tasks/main/snapshots/1/", None,          (200, 200, 200, 200, 200, 200, 200)),
+                                                       (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/tasks/main/snapshots/", None,        (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/tasks/main/snapshots/1/", None,      (200, 200, 200, 200, 200, 200, 200, 200)),
     ("GET", "/api/tasks/main/snapshots/1/?format=csv", None,
-                                                           (200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/api/tasks/main/snapshots/2/", None,          (404, 404, 404, 404, 200, 404, 200)),
+                                                       (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/tasks/main/snapshots/2/", None,      (404, 404, 404, 404, 200, 404, 404, 200)),
     ("GET", "/api/tasks/main/snapshots/2/?format=csv", None,
-                                                           (404, 404, 404, 404, 200, 404, 200)),
-    ("GET", "/api/tasks/main/quota/", None,                (401, 200, 200, 200, 200, 200, 200)),
-    ("POST", "/api/tasks/main/hold/", None,                (401, 403, 403, 403, 200, 403, 200)),
+                                                       (404, 404, 404, 404, 200, 404, 404, 200)),
+    ("GET", "/api/tasks/main/quota/", None,            (401, 200, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/api/tasks/main/hold/", None,            (401, 403, 403, 403, 200, 403, 403, 200)),
     ("POST", "/api/tasks/main/publish/", {"release_hold": True},
-                                                           (401, 403, 403, 403, 200, 403, 200)),
-    ("GET", "/api/tasks/main/spend/", None,                (401, 403, 403, 403, 200, 403, 200)),
-    ("GET", "/api/tasks/main/export/items/", None,         (401, 403, 403, 403, 200, 403, 200)),
+                                                       (401, 403, 403, 403, 200, 403, 403, 200)),
+    ("GET", "/api/tasks/main/spend/", None,            (401, 403, 403, 403, 200, 403, 403, 200)),
+    ("GET", "/api/tasks/main/export/items/", None,     (401, 403, 403, 403, 200, 403, 403, 200)),
     ("GET", "/api/tasks/main/export/items/?format=csv", None,
-                                                           (401, 403, 403, 403, 200, 403, 200)),
-    ("GET", "/api/runs/{a}/", None,                        (404, 200, 404, 404, 200, 404, 200)),
-    ("PATCH", "/api/runs/{a}/", {"name": "better name"},   (401, 200, 404, 404, 403, 404, 200)),
-    ("GET", "/api/runs/{a}/history/", None,                (404, 200, 404, 404, 200, 404, 200)),
-    ("GET", "/api/token/", None,                           (401, 200, 200, 200, 200, 200, 200)),
-    ("POST", "/api/token/", None,                          (401, 201, 201, 201, 201, 201, 201)),
-    ("POST", "/api/token/rotate/", None,                   (401, 201, 201, 201, 201, 201, 201)),
-    ("DELETE", "/api/token/", None,                        (401, 204, 204, 204, 204, 204, 204)),
-    ("GET", "/api/me/", None,                              (401, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/api/schema/", None,                          (200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/api/docs/", None,                            (200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/api/redoc/", None,                           (200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/api/runs/x1/", None,                         (404, 404, 404, 404, 404, 404, 404)),
-    ("POST", "/api/nothing/here/", None,                   (404, 404, 404, 404, 404, 404, 404)),
+                                                       (401, 403, 403, 403, 200, 403, 403, 200)),
+    ("GET", "/api/runs/{a}/", None,                    (404, 200, 404, 404, 200, 404, 404, 200)),
+    ("PATCH", "/api/runs/{a}/", {"name": "better name"},
+                                                       (401, 200, 404, 404, 403, 404, 404, 200)),
+    ("GET", "/api/runs/{a}/history/", None,            (404, 200, 404, 404, 200, 404, 404, 200)),
+    ("GET", "/api/token/", None,                       (401, 200, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/api/token/", None,                      (401, 201, 201, 201, 201, 201, 201, 201)),
+    ("POST", "/api/token/rotate/", None,               (401, 201, 201, 201, 201, 201, 201, 201)),
+    ("DELETE", "/api/token/", None,                    (401, 204, 204, 204, 204, 204, 204, 204)),
+    ("GET", "/api/me/", None,                          (401, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/schema/", None,                      (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/docs/", None,                        (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/redoc/", None,                       (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/runs/x1/", None,                     (404, 404, 404, 404, 404, 404, 404, 404)),
+    ("POST", "/api/nothing/here/", None,               (404, 404, 404, 404, 404, 404, 404, 404)),
 ]
 CELLS = [pytest.param(method, path, body, role, statuses[i], id=f"{method} {path} {role}")
          for method, path, body, statuses in MATRIX for i, role in enumerate(ROLES)]
@@ -126,7 +136,8 @@ def test_matrix_covers_every_api_route():
     assert api_patterns == {"api/"}
     routes = {str(p.pattern) for p in
               next(p for p in resolver.url_patterns if str(p.pattern) == "api/").url_patterns}
-    covered = {path.split("?")[0].removeprefix("/api/").replace("main", "<slug:slug>")
+    covered = {path.split("?")[0].removeprefix("/api/").replace("hidden-draft", "main")
+               .replace("other", "main").replace("main", "<slug:slug>")
                .replace("{a}", "<int:run_id>").replace("snapshots/1/",
                                                        "snapshots/<int:version>/")
                .replace("snapshots/2/", "snapshots/<int:version>/")
@@ -163,8 +174,22 @@ def test_runs_list_shows_each_participant_only_their_teams_runs(api, lb_world):
 
     assert names("pa") == {"run-A"}
     assert names("pb") == {"run-B"}
-    assert names("annotator") == names("other_org") == set()
+    assert names("annotator") == names("other_org") == names("staff_org") == set()
     assert names("org") == names("admin") == {"run-A", "run-B"}
+
+
+def test_a_staff_user_organizes_the_tasks_they_create_and_no_other(api, lb_world):
+    staff = api(lb_world.users["staff_org"])
+    created = staff.post("/api/tasks/", {"slug": "staff-made", "title": "S"}, format="json")
+    assert created.status_code == 201 and "design_options" in created.json()
+    assert [u.username for u in Task.objects.get(slug="staff-made")
+            .organizers.all()] == ["staff_org"]
+    assert staff.patch("/api/tasks/staff-made/", {"title": "Mine"},
+                       format="json").status_code == 200
+    assert "design_options" not in staff.get("/api/tasks/main/").json()
+    assert staff.post("/api/tasks/main/publish/", {}, format="json").status_code == 403
+    lb_world.task.refresh_from_db()
+    assert lb_world.task.board_held is True
 
 
 def test_exports_give_organizers_the_items_posteriors(api, lb_world):

@@ -38,8 +38,9 @@ def test_organize_page_access(client, board_world):
     assert client.get(url).status_code == 403
     client.force_login(board_world["org"])
     assert client.get(url).status_code == 200
-    staff = get_user_model().objects.create_user("staffer", is_staff=True)
-    client.force_login(staff)
+    client.force_login(get_user_model().objects.create_user("staffer", is_staff=True))
+    assert client.get(url).status_code == 403  # staff status grants no organizer rights
+    client.force_login(get_user_model().objects.create_superuser("root"))
     assert client.get(url).status_code == 200
     assert client.get(reverse("task_organize", args=["nope"])).status_code == 404
 

@@ -2,9 +2,10 @@
 
 Roles (as in the REST API matrix, ``tests/leaderboard/api/test_lb_api_permissions.py``):
 anonymous, participant A (team A, one run), participant B (team B, one run), an annotator of the
-task, the task's organizer, an organizer of another task, an admin. The world is the API
+task, the task's organizer, an organizer of another task, a staff organizer of another task
+(with the demo organizer's admin permissions), an admin. The world is the API
 matrix's ``build_world`` (gold items, a reference sample, snapshot 1 published, snapshot 2 held
-with a distinctive value) plus a draft task, display payloads and open verification requests.
+with a distinctive value, a draft task) plus display payloads and open verification requests.
 
 Besides each cell's status, every page or download a participant, annotator or the public gets
 is searched for what they must never see: gold item keys, reference keys, the held snapshot's
@@ -37,7 +38,7 @@ _spec = importlib.util.spec_from_file_location(
 _api_world = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_api_world)
 
-ROLES = ("anonymous", "pa", "pb", "annotator", "org", "other_org", "admin")
+ROLES = ("anonymous", "pa", "pb", "annotator", "org", "other_org", "staff_org", "admin")
 HELD_TEXTS = ("0.314", "0.264", "0.364", "0.31415926")
 
 
@@ -51,8 +52,6 @@ def _fresh_cache():
 def build_page_world():
     world = _api_world.build_world()
     task = world.task
-    Task.objects.create(slug="hidden-draft", title="Draft task DRAFTTITLE",
-                        state=Task.State.DRAFT).organizers.add(world.users["org"])
     # Items for annotation: a payload an annotator sees, open verification requests.
     items = list(Item.objects.filter(task=task, verified_at__isnull=True))
     for item in items:
@@ -95,77 +94,87 @@ REDIRECT = "redirect"  # 302 somewhere else (a successful POST)
 # (method, path, body) -> expected outcome per role, in ROLES order.
 # "{a}" is team A's run id. A 403 for an annotator on the annotate page is its own page.
 MATRIX = [
-    # method, path, body,                                 anon pa   pb   ann  org  oorg admin
-    ("GET", "/", None,                                     (200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/tasks/main/", None,                          (200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/tasks/main/?sort=f1", None,                  (200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/tasks/main/?sort=bogus", None,               (400, 400, 400, 400, 400, 400, 400)),
-    ("POST", "/tasks/main/", None,                         (405, 405, 405, 405, 405, 405, 405)),
-    ("GET", "/tasks/hidden-draft/", None,                  (404, 404, 404, 404, 200, 404, 200)),
-    ("GET", "/tasks/nope/", None,                          (404, 404, 404, 404, 404, 404, 404)),
-    ("GET", "/tasks/main/snapshots/", None,                (200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/tasks/main/snapshots/1/", None,              (200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/tasks/main/snapshots/2/", None,              (404, 404, 404, 404, 200, 404, 200)),
-    ("GET", "/tasks/main/snapshots/1.csv", None,           (200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/tasks/main/snapshots/2.csv", None,           (404, 404, 404, 404, 200, 404, 200)),
-    ("GET", "/tasks/main/snapshots/1.json", None,          (200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/tasks/main/snapshots/2.json", None,          (404, 404, 404, 404, 200, 404, 200)),
-    ("GET", "/tasks/main/snapshots/9/", None,              (404, 404, 404, 404, 404, 404, 404)),
-    ("POST", "/tasks/main/board/hold/", None,              (LOGIN, 403, 403, 403, REDIRECT, 403,
-                                                            REDIRECT)),
-    ("GET", "/tasks/main/board/hold/", None,               (LOGIN, 405, 405, 405, 405, 405, 405)),
-    ("POST", "/tasks/main/board/publish/", None,           (LOGIN, 403, 403, 403, REDIRECT, 403,
-                                                            REDIRECT)),
-    ("GET", "/tasks/main/board/publish/", None,            (LOGIN, 405, 405, 405, 405, 405, 405)),
-    ("POST", "/tasks/hidden-draft/board/hold/", None,      (LOGIN, 404, 404, 404, REDIRECT, 404,
-                                                            REDIRECT)),
-    ("GET", "/tasks/main/organize/", None,                 (LOGIN, 403, 403, 403, 200, 403, 200)),
-    ("POST", "/tasks/main/organize/", organize_body,       (LOGIN, 403, 403, 403, REDIRECT, 403,
-                                                            REDIRECT)),
-    ("POST", "/tasks/main/organize/", {"confidence": "x"}, (LOGIN, 403, 403, 403, 400, 403, 400)),
+    # method, path, body,                             anon pa   pb   ann  org  oorg sorg admin
+    ("GET", "/", None,                                 (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/tasks/main/", None,                      (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/tasks/main/?sort=f1", None,              (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/tasks/main/?sort=bogus", None,           (400, 400, 400, 400, 400, 400, 400, 400)),
+    ("POST", "/tasks/main/", None,                     (405, 405, 405, 405, 405, 405, 405, 405)),
+    ("GET", "/tasks/hidden-draft/", None,              (404, 404, 404, 404, 200, 404, 404, 200)),
+    ("GET", "/tasks/nope/", None,                      (404, 404, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/tasks/main/snapshots/", None,            (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/tasks/main/snapshots/1/", None,          (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/tasks/main/snapshots/2/", None,          (404, 404, 404, 404, 200, 404, 404, 200)),
+    ("GET", "/tasks/main/snapshots/1.csv", None,       (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/tasks/main/snapshots/2.csv", None,       (404, 404, 404, 404, 200, 404, 404, 200)),
+    ("GET", "/tasks/main/snapshots/1.json", None,      (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/tasks/main/snapshots/2.json", None,      (404, 404, 404, 404, 200, 404, 404, 200)),
+    ("GET", "/tasks/main/snapshots/9/", None,          (404, 404, 404, 404, 404, 404, 404, 404)),
+    ("POST", "/tasks/main/board/hold/", None,          (LOGIN, 403, 403, 403, REDIRECT, 403, 403,
+                                                        REDIRECT)),
+    ("GET", "/tasks/main/board/hold/", None,           (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
+    ("POST", "/tasks/main/board/publish/", None,       (LOGIN, 403, 403, 403, REDIRECT, 403, 403,
+                                                        REDIRECT)),
+    ("GET", "/tasks/main/board/publish/", None,        (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
+    ("POST", "/tasks/hidden-draft/board/hold/", None,  (LOGIN, 404, 404, 404, REDIRECT, 404, 404,
+                                                        REDIRECT)),
+    ("GET", "/tasks/main/organize/", None,             (LOGIN, 403, 403, 403, 200, 403, 403, 200)),
+    ("GET", "/tasks/other/organize/", None,            (LOGIN, 403, 403, 403, 403, 200, 200, 200)),
+    ("GET", "/tasks/hidden-draft/organize/", None,     (LOGIN, 404, 404, 404, 200, 404, 404, 200)),
+    ("POST", "/tasks/main/organize/", organize_body,   (LOGIN, 403, 403, 403, REDIRECT, 403, 403,
+                                                        REDIRECT)),
+    ("POST", "/tasks/main/organize/", {"confidence": "x"},
+                                                       (LOGIN, 403, 403, 403, 400, 403, 403, 400)),
     ("GET", "/tasks/main/organize/verified-items.csv", None,
-                                                           (LOGIN, 403, 403, 403, 200, 403, 200)),
-    ("GET", "/tasks/main/submit/", None,                   (LOGIN, 200, 200, 403, 403, 403, 403)),
-    ("POST", "/tasks/main/submit/", submit_body,           (LOGIN, REDIRECT, REDIRECT, 403, 403,
-                                                            403, 403)),
-    ("POST", "/tasks/main/submit/", {"name": "no file"},   (LOGIN, 400, 400, 403, 403, 403, 403)),
-    ("POST", "/tasks/hidden-draft/submit/", submit_body,   (LOGIN, 404, 404, 404, 403, 404, 403)),
-    ("GET", "/tasks/main/runs/", None,                     (LOGIN, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/runs/{a}/", None,                            (LOGIN, 200, 404, 404, 200, 404, 200)),
-    ("POST", "/runs/{a}/", run_edit_body,                  (LOGIN, REDIRECT, 404, 404, 403, 404,
-                                                            403)),
-    ("POST", "/runs/{a}/", {"name": ""},                   (LOGIN, 400, 404, 404, 403, 404, 403)),
-    ("GET", "/runs/999999/", None,                         (LOGIN, 404, 404, 404, 404, 404, 404)),
-    ("GET", "/annotate/", None,                            (LOGIN, 200, 200, 200, 200, 200, 200)),
-    ("POST", "/annotate/", None,                           (LOGIN, 405, 405, 405, 405, 405, 405)),
-    ("GET", "/annotate/main/", None,                       (LOGIN, 403, 403, 200, 403, 403, 403)),
-    ("GET", "/annotate/nope/", None,                       (LOGIN, 404, 404, 404, 404, 404, 404)),
-    ("GET", "/annotate/hidden-draft/", None,               (LOGIN, 404, 404, 404, 403, 404, 403)),
-    ("GET", "/annotate/hidden-draft/queue/", None,         (LOGIN, 404, 404, 404, 200, 404, 200)),
-    ("GET", "/annotate/main/queue/", None,                 (LOGIN, 403, 403, 403, 200, 403, 200)),
-    ("POST", "/annotate/main/queue/unpause", unpause_body, (LOGIN, 403, 403, 403, REDIRECT, 403,
-                                                            REDIRECT)),
-    ("GET", "/annotate/main/queue/unpause", None,          (LOGIN, 405, 405, 405, 405, 405, 405)),
-    ("GET", "/annotate/main/queue/answers.csv", None,      (LOGIN, 403, 403, 403, 200, 403, 200)),
-    ("GET", "/admin/", None,                               (ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN,
-                                                            ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN,
-                                                            200)),
-    ("GET", "/admin/leaderboard/item/", None,              (ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN,
-                                                            ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN,
-                                                            200)),
-    ("GET", "/admin/login/", None,                         (200, 200, 200, 200, 200, 200,
-                                                            REDIRECT)),
+                                                       (LOGIN, 403, 403, 403, 200, 403, 403, 200)),
+    ("GET", "/tasks/main/submit/", None,               (LOGIN, 200, 200, 403, 403, 403, 403, 403)),
+    ("POST", "/tasks/main/submit/", submit_body,       (LOGIN, REDIRECT, REDIRECT, 403, 403, 403,
+                                                        403, 403)),
+    ("POST", "/tasks/main/submit/", {"name": "no file"},
+                                                       (LOGIN, 400, 400, 403, 403, 403, 403, 403)),
+    ("POST", "/tasks/hidden-draft/submit/", submit_body,
+                                                       (LOGIN, 404, 404, 404, 403, 404, 404, 403)),
+    ("GET", "/tasks/main/runs/", None,                 (LOGIN, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/runs/{a}/", None,                        (LOGIN, 200, 404, 404, 200, 404, 404, 200)),
+    ("POST", "/runs/{a}/", run_edit_body,              (LOGIN, REDIRECT, 404, 404, 403, 404, 404,
+                                                        REDIRECT)),
+    ("POST", "/runs/{a}/", {"name": ""},               (LOGIN, 400, 404, 404, 403, 404, 404, 400)),
+    ("GET", "/runs/999999/", None,                     (LOGIN, 404, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/annotate/", None,                        (LOGIN, 200, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/annotate/", None,                       (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
+    ("GET", "/annotate/main/", None,                   (LOGIN, 403, 403, 200, 403, 403, 403, 403)),
+    ("GET", "/annotate/nope/", None,                   (LOGIN, 404, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/annotate/hidden-draft/", None,           (LOGIN, 404, 404, 404, 403, 404, 404, 403)),
+    ("GET", "/annotate/hidden-draft/queue/", None,     (LOGIN, 404, 404, 404, 200, 404, 404, 200)),
+    ("GET", "/annotate/main/queue/", None,             (LOGIN, 403, 403, 403, 200, 403, 403, 200)),
+    ("GET", "/annotate/other/queue/", None,            (LOGIN, 403, 403, 403, 403, 200, 200, 200)),
+    ("POST", "/annotate/main/queue/unpause", unpause_body,
+                                                       (LOGIN, 403, 403, 403, REDIRECT, 403, 403,
+                                                        REDIRECT)),
+    ("GET", "/annotate/main/queue/unpause", None,      (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
+    ("GET", "/annotate/main/queue/answers.csv", None,  (LOGIN, 403, 403, 403, 200, 403, 403, 200)),
+    ("GET", "/admin/", None,                           (ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN,
+                                                        ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN,
+                                                        200, 200)),
+    ("GET", "/admin/leaderboard/item/", None,          (ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN,
+                                                        ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN,
+                                                        200, 200)),
+    ("GET", "/admin/leaderboard/run/", None,           (ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN,
+                                                        ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN,
+                                                        200, 200)),
+    ("GET", "/admin/login/", None,                     (200, 200, 200, 200, 200, 200, REDIRECT,
+                                                        REDIRECT)),
     ("POST", "/admin/login/", {"username": "pa", "password": "wrong"},
-                                                           (200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/accounts/login/", None,                      (200, 200, 200, 200, 200, 200, 200)),
+                                                       (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/accounts/login/", None,                  (200, 200, 200, 200, 200, 200, 200, 200)),
     ("POST", "/accounts/login/", {"username": "pa", "password": "wrong"},
-                                                           (200, 200, 200, 200, 200, 200, 200)),
-    ("POST", "/accounts/logout/", None,                    (REDIRECT,) * 7),
-    ("GET", "/accounts/logout/", None,                     (405, 405, 405, 405, 405, 405, 405)),
-    ("GET", "/accounts/password_change/", None,            (LOGIN, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/accounts/password_reset/", None,             (200, 200, 200, 200, 200, 200, 200)),
+                                                       (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/accounts/logout/", None,                (REDIRECT,) * 8),
+    ("GET", "/accounts/logout/", None,                 (405, 405, 405, 405, 405, 405, 405, 405)),
+    ("GET", "/accounts/password_change/", None,        (LOGIN, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/accounts/password_reset/", None,         (200, 200, 200, 200, 200, 200, 200, 200)),
     ("POST", "/accounts/password_reset/", {"email": "pa@example.org"},
-                                                           (REDIRECT,) * 7),
+                                                       (REDIRECT,) * 8),
 ]
 CELLS = [pytest.param(method, path, body, role, expected[i], id=f"{method} {path} {role}")
          for method, path, body, expected in MATRIX for i, role in enumerate(ROLES)]
@@ -248,7 +257,7 @@ def test_matrix_covers_every_page_route():
     covered = set()
     for _, path, _, _ in MATRIX:
         route = path.split("?")[0].lstrip("/")
-        for slug in ("main", "hidden-draft", "nope"):
+        for slug in ("main", "other", "hidden-draft", "nope"):
             route = route.replace(f"tasks/{slug}/", "tasks/<slug:slug>/")
             route = route.replace(f"annotate/{slug}/", "annotate/<slug:slug>/")
         route = route.replace("{a}", "<int:run_id>").replace("999999", "<int:run_id>")
@@ -285,16 +294,16 @@ def test_refused_posts_change_nothing(world):
     task, run = world.task, world.runs["A"]
     pause_annotator(task=task, annotator=world.users["annotator"], reason="gold accuracy")
     n_runs = Run.objects.count()
-    for role in ("anonymous", "pa", "pb", "annotator", "other_org"):
+    for role in ("anonymous", "pa", "pb", "annotator", "other_org", "staff_org"):
         client = client_for(world, role)
         client.post("/tasks/main/board/publish/")
         client.post("/tasks/main/organize/", organize_body(world))
         client.post("/annotate/main/queue/unpause", unpause_body(world))
-    for role in ("anonymous", "annotator", "org", "other_org", "admin"):
+    for role in ("anonymous", "annotator", "org", "other_org", "staff_org", "admin"):
         client_for(world, role).post("/tasks/main/submit/", submit_body(world))
-    for role in ("anonymous", "pa", "annotator", "other_org"):
+    for role in ("anonymous", "pa", "annotator", "other_org", "staff_org"):
         client_for(world, role).post("/tasks/hidden-draft/board/hold/")
-    for role in ("anonymous", "pb", "annotator", "org", "other_org"):
+    for role in ("anonymous", "pb", "annotator", "org", "other_org", "staff_org"):
         client_for(world, role).post(f"/runs/{run.pk}/", run_edit_body(world))
     task.refresh_from_db()
     run.refresh_from_db()
@@ -445,3 +454,37 @@ def test_the_ceiling_handler_stops_at_the_limit(settings):
     with pytest.raises(StopUpload):
         handler.receive_data_chunk(b"x", 10)
     assert upload_too_large(request)
+
+
+# -- one rule for organizer rights: the admin, the pages and the API agree ----------------------
+@pytest.mark.parametrize("role", ["org", "other_org", "staff_org", "admin"])
+def test_the_admin_the_pages_and_the_api_agree_on_who_organizes_what(world, role):
+    from rest_framework.test import APIClient
+
+    from leaderboard.admin import TaskAdmin
+    from leaderboard.selectors import organized_tasks
+
+    user = world.users[role]
+    request = type("Request", (), {"user": user})()
+    in_admin = set(TaskAdmin(Task, None).get_queryset(request).values_list("slug", flat=True))
+    client, api = client_for(world, role), APIClient()
+    api.force_authenticate(user)
+    by_pages = {slug for slug in Task.objects.values_list("slug", flat=True)
+                if client.get(f"/tasks/{slug}/organize/").status_code == 200}
+    by_api = {slug for slug in Task.objects.values_list("slug", flat=True)
+              if api.get(f"/api/tasks/{slug}/spend/").status_code == 200}
+    expected = {"org": {"main", "hidden-draft"}, "other_org": {"other"},
+                "staff_org": {"other"}, "admin": {"main", "hidden-draft", "other"}}[role]
+    assert in_admin == by_pages == by_api == expected
+    assert set(organized_tasks(user).values_list("slug", flat=True)) == expected
+
+
+def test_a_staff_organizer_sees_only_their_tasks_rows_in_the_admin(world):
+    client = client_for(world, "staff_org")
+    for path in ("/admin/leaderboard/run/", "/admin/leaderboard/item/",
+                 "/admin/leaderboard/leaderboardsnapshot/", "/admin/annotation/judgment/"):
+        response = client.get(path)
+        assert response.status_code == 200, path
+        text = text_of(response)
+        for secret in ("run-A", "run-B", world.gold_key, world.judge.username):
+            assert secret not in text, (secret, path)

@@ -48,7 +48,7 @@ def test_run_page_scores_rank_and_history_for_the_team(client, board_world, snap
     snapshots.write(board_world["task"], [(run, {
         "precision": (0.777, 0.7, 0.8), "recall": (0.1, 0.05, 0.2), "f1": (0.11, 0.05, 0.2)},
         None)], version=3, published=False)
-    RunEvent.objects.create(run=run, state="queued", reason="3 predictions (3 new items)",
+    RunEvent.objects.create(run=run, state="queued", reason="3 predictions",
                             at=timezone.now())
     client.force_login(board_world["alice"])
     html = client.get(reverse("run_detail", args=[run.pk])).content.decode()
@@ -57,7 +57,7 @@ def test_run_page_scores_rank_and_history_for_the_team(client, board_world, snap
     ranks = re.findall(r'<td><span title="[^"]*">([^<]+)</span></td>', html)
     assert ranks == ["1", "2\u20133", "tied for 1st"]
     assert html.count("<svg") == 3 and "2 snapshots" in html
-    assert "3 predictions (3 new items)" in html
+    assert "3 predictions" in html
     # organizers see the held snapshot, marked as held
     client.force_login(board_world["org"])
     html = client.get(reverse("run_detail", args=[run.pk])).content.decode()

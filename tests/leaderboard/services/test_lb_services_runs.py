@@ -49,7 +49,7 @@ def test_a_run_is_stored_and_queued(task, team, participant, sent_jobs,
     assert (run.name, run.description, run.submitted_by) == ("run-1", "first try", participant)
     assert (run.n_predictions, run.n_new_items, run.error_count) == (3, 3, 0)
     assert (run.file_name, run.file_format, run.file_bytes) == ("run.tsv", "tsv", len(RUN))
-    assert len(run.sha256) == 64 and run.reason == "3 predictions (3 new items)"
+    assert len(run.sha256) == 64 and run.reason == "3 predictions"
     assert list(RunEvent.objects.filter(run=run).values_list("state", flat=True)) == [
         "received", "validating", "queued"]
     # Items in order of first appearance; predictions sorted by item index.
