@@ -14,7 +14,6 @@ from django.db import models
 from django.db.models import Count
 from django.db.models.functions import Length
 from django.utils import timezone
-from rest_framework.authtoken.admin import TokenProxy
 
 from .models import (
     Estimate,
@@ -306,6 +305,3 @@ class LabelModelFitAdmin(OrganizerScopedAdmin):
     def has_change_permission(self, request, obj=None):
         return False
 
-
-# API keys are secrets: the admin must not list them (users rotate or revoke their own).
-admin.site.unregister(TokenProxy)

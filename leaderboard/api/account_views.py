@@ -10,12 +10,17 @@ from __future__ import annotations
 from django.contrib.auth import authenticate
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, status
-from rest_framework.authtoken.models import Token
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 
-from ..selectors import user_roles
-from ..services.tokens import TokenExists, create_token, revoke_token, rotate_token
+from ..selectors import api_token_of, user_roles
+from ..services.tokens import (
+    IssuedToken,
+    TokenExists,
+    create_token,
+    revoke_token,
+    rotate_token,
+)
 from .openapi import with_errors
 from .serializers import (
     CredentialsSerializer,
@@ -57,7 +62,7 @@ class TokenWriteMixin:
         return user
 
 
-def key_response(token: Token) -> Response:
+def key_response(token: IssuedToken) -> Response:
     return Response(TokenKeySerializer({"key": token.key, "created": token.created}).data,
                     status=status.HTTP_201_CREATED)
 
@@ -71,7 +76,7 @@ class TokenView(TokenWriteMixin, ApiView):
     @extend_schema(responses=with_errors({200: TokenStatusSerializer}, 401))
     def get(self, request):
         self.require_user(request)
-        token = Token.objects.filter(user=request.user).first()
+        token = api_token_of(request.user)
         return Response(TokenStatusSerializer({"exists": token is not None,
                                                "created": token.created if token else None}).data)
 

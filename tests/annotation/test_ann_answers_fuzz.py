@@ -23,10 +23,10 @@ from django.core.cache import cache
 from django.test import Client
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from rest_framework.authtoken.models import Token
 
 from annotation.models import Answer, Assignment, GoldAnswer, Judgment
 from annotation.services import claim_assignments, request_verification
+from leaderboard.services.tokens import create_token
 
 from pipeline_support import add_items, annotator, make_task
 
@@ -57,7 +57,7 @@ def queue(db):
     outsider = annotator(task, "outsider")
     others = [str(lease.token)
               for lease in claim_assignments(task=task, annotator=outsider, count=5).assignments]
-    token = Token.objects.create(user=user).key
+    token = create_token(user=user).key
     client = Client(HTTP_AUTHORIZATION=f"Token {token}")
     return task, user, others, client
 

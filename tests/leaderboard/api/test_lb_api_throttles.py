@@ -17,9 +17,11 @@ from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client, RequestFactory
 from django.views.debug import SafeExceptionReporterFilter
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 from rest_framework.throttling import SimpleRateThrottle
+
+from leaderboard.models import ApiToken
+from leaderboard.services.tokens import create_token, rotate_token
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "pw-secret-123"
@@ -42,7 +44,7 @@ def world(lb_world, sent_jobs):
 
 
 def with_token(user) -> APIClient:
-    key = Token.objects.get_or_create(user=user)[0].key
+    key = rotate_token(user=user).key
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
     return client
@@ -120,7 +122,7 @@ def test_token_creation_by_password_is_throttled_with_retry_after(world, rates):
         assert response.status_code == 401
     assert_throttled(client.post("/api/token/", {"username": "pa", "password": PASSWORD},
                                  format="json"))
-    assert not Token.objects.filter(user=world.users["pa"]).exists()
+    assert not ApiToken.objects.filter(user=world.users["pa"]).exists()
 
 
 def test_the_annotation_api_is_throttled_too(world, rates):
@@ -162,10 +164,11 @@ def test_a_rotated_key_is_refused_at_once_and_the_new_one_works(world):
 def test_rotating_from_a_browser_session_works(world):
     client = Client()
     client.force_login(world.users["pa"])
-    Token.objects.create(user=world.users["pa"])
+    create_token(user=world.users["pa"])
     response = client.post("/api/token/rotate/", json.dumps({}), content_type="application/json")
     assert response.status_code == 201
-    assert Token.objects.get(user=world.users["pa"]).key == response.json()["key"]
+    assert ApiToken.objects.get(user=world.users["pa"]).digest == \
+        ApiToken.digest_of(response.json()["key"])
 
 
 def test_a_key_is_shown_once_and_never_again_by_the_api(world):
@@ -204,7 +207,7 @@ def test_error_reports_hide_the_authorization_header_and_cookies():
 
 
 def test_the_admin_does_not_show_api_keys(world):
-    key = Token.objects.create(user=world.users["pa"]).key
+    key = create_token(user=world.users["pa"]).key
     client = Client()
     client.force_login(world.users["admin"])
     listing = client.get("/admin/authtoken/tokenproxy/")
