@@ -20,8 +20,8 @@ variables:
 ``REDIS_URL``
     Optional, e.g. ``redis://localhost:6379/0``. When set, it is the Celery broker and the Django
     cache. When unset, Celery uses kombu's ``filesystem://`` transport (message files under
-    ``var/celery/``; no server needed, web and worker must share the directory) and the cache is
-    per-process memory.
+    ``var/celery/``; no server needed, web and worker must share the directory), the cache is
+    per-process memory, and throttle and failed sign-in counters live in a database table.
 """
 
 from __future__ import annotations
@@ -122,6 +122,25 @@ def cache_config_from_env(env: Mapping[str, str]) -> dict[str, Any]:
     return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 
 
+# The table of the database fallback of the throttle cache (made by a leaderboard migration).
+THROTTLE_CACHE_TABLE = "throttle_cache"
+
+
+def throttle_cache_config_from_env(env: Mapping[str, str]) -> dict[str, Any]:
+    """The ``CACHES['throttle']`` entry: API throttles and failed sign-ins, counted for every web
+    process at once (a per-process count would multiply the limits by the number of workers).
+
+    Redis if ``REDIS_URL`` is set (failing soft: an outage lifts the limits rather than refusing
+    every request), else a table of the database.
+    """
+    if env.get("REDIS_URL"):
+        return {**cache_config_from_env(env), "KEY_PREFIX": "throttle"}
+    # Past MAX_ENTRIES, expired counters are dropped first; only a flood of live ones (tens of
+    # thousands of clients within a window) would evict live counters.
+    return {"BACKEND": "config.cache.CountingDatabaseCache", "LOCATION": THROTTLE_CACHE_TABLE,
+            "OPTIONS": {"MAX_ENTRIES": 50_000}}
+
+
 # --- Core ---------------------------------------------------------------------------------------
 
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or INSECURE_DEV_SECRET_KEY
@@ -188,7 +207,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "NAME": os.environ.get("TEST_SQLITE_NAME")
         or str(VAR_DIR / f"test-db-{os.getpid()}.sqlite3")
     }
-CACHES = {"default": cache_config_from_env(os.environ)}
+CACHES = {"default": cache_config_from_env(os.environ),
+          "throttle": throttle_cache_config_from_env(os.environ)}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Celery (read by config/celery.py with namespace "CELERY") ---------------------------------
@@ -265,10 +285,11 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
+    # DRF's throttles, counting in CACHES["throttle"] (shared by every web process).
     "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.AnonRateThrottle",
-        "rest_framework.throttling.UserRateThrottle",
-        "rest_framework.throttling.ScopedRateThrottle",
+        "leaderboard.api.throttles.AnonRateThrottle",
+        "leaderboard.api.throttles.UserRateThrottle",
+        "leaderboard.api.throttles.ScopedRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": os.environ.get("API_THROTTLE_ANON", "120/minute"),

@@ -2,11 +2,13 @@
 
 A token's key is returned once, when it is made. Creating or rotating needs either a signed-in
 caller (session or token) or a username and password in the body; both are throttled (scope
-``auth``) so passwords cannot be guessed through the API.
+``auth``), and a password is checked under the sign-in page's limit on failed attempts
+(``leaderboard.services.sign_in``), so passwords cannot be guessed through the API.
 """
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth import authenticate
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, status
@@ -14,6 +16,7 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 
 from ..selectors import api_token_of, user_roles
+from ..services.sign_in import REFUSED, count_failed_sign_in, failure_keys, sign_in_refused
 from ..services.tokens import (
     IssuedToken,
     TokenExists,
@@ -56,8 +59,12 @@ class TokenWriteMixin:
         if username is None or password is None:
             raise exceptions.ValidationError(
                 {"username" if username is None else "password": ["needed with the other"]})
+        keys = failure_keys(request, username)
+        if sign_in_refused(keys):
+            raise exceptions.Throttled(wait=settings.LOGIN_FAILURE_WINDOW, detail=REFUSED)
         user = authenticate(request=request._request, username=username, password=password)
         if user is None or not user.is_active:
+            count_failed_sign_in(keys)
             raise exceptions.AuthenticationFailed("wrong username or password")
         return user
 

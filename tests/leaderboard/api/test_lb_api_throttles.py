@@ -3,8 +3,8 @@
 again (not in the API, not in logs, not in the admin); sign-in refuses password guessing.
 
 DRF reads the throttle rates into ``SimpleRateThrottle.THROTTLE_RATES`` at import, so the tests
-set small rates there (``override_settings`` would not reach them); the cache is cleared around
-every test (``conftest.fresh_throttles``).
+set small rates there (``override_settings`` would not reach them); the throttle cache starts
+empty in every test (``tests/conftest.py``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import json
 import logging
 
 import pytest
-from django.core.cache import cache
+from django.core.cache import caches
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client, RequestFactory
 from django.views.debug import SafeExceptionReporterFilter
@@ -254,7 +254,7 @@ def test_successful_sign_ins_are_not_counted(world, settings):
     for _ in range(5):
         client = Client()
         assert sign_in(client, "pa", PASSWORD).status_code == 302
-    assert cache.get("login-failures:addr:127.0.0.1") is None
+    assert caches["throttle"].get("login-failures:addr:127.0.0.1") is None
 
 
 def test_the_admin_sign_in_is_limited_too(world, settings):
@@ -276,3 +276,25 @@ def test_a_token_cannot_be_guessed_past_the_auth_throttle_by_password(world, rat
         "/api/token/rotate/", {"username": "pa", "password": f"g{i}"}, format="json").status_code
         for i in range(4)]
     assert statuses == [401, 401, 401, 429]
+
+
+def test_the_token_endpoint_is_under_the_sign_in_limit(world, settings, rates):
+    """Guesses through ``POST /api/token/`` count with the sign-in page's, per user name, and are
+    refused like them once over the limit (the auth throttle alone is per address)."""
+    settings.LOGIN_FAILURE_LIMIT = 3
+    rates(auth="100/hour")
+    sign_in(Client(REMOTE_ADDR="10.3.0.1"), "pa", "guess")
+    for i, path in enumerate(("/api/token/", "/api/token/rotate/")):
+        response = APIClient(REMOTE_ADDR=f"10.3.1.{i}").post(
+            path, {"username": "PA", "password": "guess"}, format="json")
+        assert response.status_code == 401
+    # The limit is reached: the right password is refused everywhere, from any address.
+    for i, path in enumerate(("/api/token/", "/api/token/rotate/")):
+        assert_throttled(APIClient(REMOTE_ADDR=f"10.3.2.{i}").post(
+            path, {"username": "pa", "password": PASSWORD}, format="json"))
+    assert sign_in(Client(REMOTE_ADDR="10.3.3.1"), "pa", PASSWORD).status_code == 429
+    assert not ApiToken.objects.filter(user=world.users["pa"]).exists()
+    # A signed-in caller needs no password and is not refused.
+    client = APIClient()
+    client.force_authenticate(world.users["pa"])
+    assert client.post("/api/token/").status_code == 201
