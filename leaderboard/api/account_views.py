@@ -44,9 +44,6 @@ class TokenWriteMixin:
     def token_owner(self, request):
         if request.data and not hasattr(request.data, "keys"):
             raise exceptions.ValidationError({"non_field_errors": ["send a JSON object"]})
-        unknown = sorted(set(request.data or {}) - {"username", "password"})
-        if unknown:
-            raise exceptions.ValidationError({name: ["unknown field"] for name in unknown})
         credentials = CredentialsSerializer(data=request.data or {})
         credentials.is_valid(raise_exception=True)
         username = credentials.validated_data.get("username")
