@@ -16,6 +16,7 @@ from django.db.models.functions import Length
 from django.utils import timezone
 
 from .models import (
+    ApiToken,
     Estimate,
     Item,
     LabelModelFit,
@@ -305,3 +306,19 @@ class LabelModelFitAdmin(OrganizerScopedAdmin):
     def has_change_permission(self, request, obj=None):
         return False
 
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Who has an API token, since when. Only the key's digest is stored, and not shown; deleting
+    a token revokes it. Tokens are made by their users (API, CLI) or ``manage.py api_token``."""
+
+    list_display = ("user", "created")
+    search_fields = ("user__username",)
+    fields = ("user", "created")
+    readonly_fields = fields
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

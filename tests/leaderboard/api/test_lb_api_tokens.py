@@ -214,3 +214,16 @@ def test_signing_in_and_other_user_edits_keep_the_token(user):
     user.first_name = "Tok"
     user.save()
     assert with_token(key).get("/api/me/").status_code == 200
+
+
+def test_the_api_token_command_prints_a_new_working_key(user):
+    from django.core.management import CommandError, call_command
+
+    old = create_token(user=user).key
+    out = io.StringIO()
+    call_command("api_token", "tok", stdout=out)
+    key = out.getvalue().strip()
+    assert with_token(key).get("/api/me/").json()["username"] == "tok"
+    assert with_token(old).get("/api/me/").status_code == 401
+    with pytest.raises(CommandError, match="no user named 'nobody'"):
+        call_command("api_token", "nobody")
