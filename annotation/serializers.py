@@ -6,6 +6,8 @@ from __future__ import annotations
 from django.conf import settings
 from rest_framework import serializers
 
+from leaderboard.api.serializers import RefuseUnknownFields
+
 from .display import item_display
 from .models import Answer
 
@@ -40,13 +42,8 @@ class Number(serializers.FloatField):
         return super().to_internal_value(data)
 
 
-class StrictSerializer(serializers.Serializer):
-    def validate(self, attrs):
-        if isinstance(self.initial_data, dict):
-            unknown = sorted(set(self.initial_data) - set(self.fields))
-            if unknown:
-                raise serializers.ValidationError(f"unknown field(s): {', '.join(unknown)}")
-        return attrs
+class StrictSerializer(RefuseUnknownFields, serializers.Serializer):
+    pass
 
 
 class ClaimIn(StrictSerializer):

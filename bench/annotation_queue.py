@@ -82,11 +82,11 @@ def prepare(n_items: int, judgments: int, n_clients: int) -> tuple[str, list[str
 
     call_command("migrate", verbosity=0, skip_checks=True)
     from django.contrib.auth import get_user_model
-    from rest_framework.authtoken.models import Token
 
     from annotation.models import GoldItem
     from annotation.services import request_verification
     from leaderboard.models import Item, Task
+    from leaderboard.services.tokens import create_token
 
     task = Task.objects.create(slug="bench-queue", title="Queue benchmark",
                                judgments_per_item=judgments, gold_rate=0.05,
@@ -106,7 +106,7 @@ def prepare(n_items: int, judgments: int, n_clients: int) -> tuple[str, list[str
     for i in range(n_clients):
         user = get_user_model().objects.create(username=f"bench-annotator-{i}")
         task.annotators.add(user)
-        tokens.append(Token.objects.create(user=user).key)
+        tokens.append(create_token(user=user).key)
     return task.slug, tokens, truth
 
 

@@ -1,4 +1,5 @@
-"""A Redis cache that degrades to misses when Redis is unreachable.
+"""Cache backends: a Redis cache that degrades to misses when Redis is unreachable, and a database
+cache whose counters cannot lose increments (the throttle cache without Redis).
 
 The cache holds only what can be recomputed (throttle counters, rendered board bodies); the
 database is the source of truth. So a Redis outage must not turn every request into a 500: reads
@@ -7,10 +8,14 @@ miss, writes are dropped, and a warning is logged (at most once a minute per pro
 
 from __future__ import annotations
 
+import base64
 import logging
+import pickle
 import time
 
+from django.core.cache.backends.db import DatabaseCache
 from django.core.cache.backends.redis import RedisCache
+from django.db import connections, router, transaction
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -77,3 +82,32 @@ class ForgivingRedisCache(RedisCache):
             return super().touch(key, timeout, version)
         except UNAVAILABLE as exc:
             return self._unavailable("touch", exc, False)
+
+
+class CountingDatabaseCache(DatabaseCache):
+    """:class:`DatabaseCache` whose ``incr`` is atomic across processes and keeps the expiry.
+
+    Django's ``incr`` reads, then writes with the default timeout: two processes counting at once
+    could both write n+1 (a guess not counted), and a counter's window would shrink to the
+    default timeout. Here the read and the write share one transaction that holds the row
+    (``SELECT ... FOR UPDATE``) or, on SQLite (transactions begin ``IMMEDIATE``), the database,
+    and only the value is rewritten.
+    """
+
+    def incr(self, key, delta=1, version=None):
+        db = router.db_for_write(self.cache_model_class)
+        connection = connections[db]
+        table = connection.ops.quote_name(self._table)
+        stored_key = self.make_and_validate_key(key, version=version)
+        with transaction.atomic(using=db), connection.cursor() as cursor:
+            if connection.features.has_select_for_update:
+                cursor.execute(f"SELECT cache_key FROM {table} WHERE cache_key = %s FOR UPDATE",
+                               [stored_key])
+            value = self.get(key, self._missing_key, version=version)
+            if value is self._missing_key:
+                raise ValueError(f"Key '{key}' not found")
+            value += delta
+            pickled = base64.b64encode(pickle.dumps(value, self.pickle_protocol)).decode("latin1")
+            cursor.execute(f"UPDATE {table} SET value = %s WHERE cache_key = %s",
+                           [pickled, stored_key])
+        return value

@@ -20,8 +20,8 @@ variables:
 ``REDIS_URL``
     Optional, e.g. ``redis://localhost:6379/0``. When set, it is the Celery broker and the Django
     cache. When unset, Celery uses kombu's ``filesystem://`` transport (message files under
-    ``var/celery/``; no server needed, web and worker must share the directory) and the cache is
-    per-process memory.
+    ``var/celery/``; no server needed, web and worker must share the directory), the cache is
+    per-process memory, and throttle and failed sign-in counters live in a database table.
 """
 
 from __future__ import annotations
@@ -122,6 +122,25 @@ def cache_config_from_env(env: Mapping[str, str]) -> dict[str, Any]:
     return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 
 
+# The table of the database fallback of the throttle cache (made by a leaderboard migration).
+THROTTLE_CACHE_TABLE = "throttle_cache"
+
+
+def throttle_cache_config_from_env(env: Mapping[str, str]) -> dict[str, Any]:
+    """The ``CACHES['throttle']`` entry: API throttles and failed sign-ins, counted for every web
+    process at once (a per-process count would multiply the limits by the number of workers).
+
+    Redis if ``REDIS_URL`` is set (failing soft: an outage lifts the limits rather than refusing
+    every request), else a table of the database.
+    """
+    if env.get("REDIS_URL"):
+        return {**cache_config_from_env(env), "KEY_PREFIX": "throttle"}
+    # Past MAX_ENTRIES, expired counters are dropped first; only a flood of live ones (tens of
+    # thousands of clients within a window) would evict live counters.
+    return {"BACKEND": "config.cache.CountingDatabaseCache", "LOCATION": THROTTLE_CACHE_TABLE,
+            "OPTIONS": {"MAX_ENTRIES": 50_000}}
+
+
 # --- Core ---------------------------------------------------------------------------------------
 
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or INSECURE_DEV_SECRET_KEY
@@ -138,8 +157,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "django_filters",
+    "csp",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "evaluation.apps.EvaluationConfig",
@@ -149,6 +168,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -189,7 +209,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "NAME": os.environ.get("TEST_SQLITE_NAME")
         or str(VAR_DIR / f"test-db-{os.getpid()}.sqlite3")
     }
-CACHES = {"default": cache_config_from_env(os.environ)}
+CACHES = {"default": cache_config_from_env(os.environ),
+          "throttle": throttle_cache_config_from_env(os.environ)}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Celery (read by config/celery.py with namespace "CELERY") ---------------------------------
@@ -262,14 +283,20 @@ UPLOAD_MAX_BYTES = int(os.environ.get("UPLOAD_MAX_BYTES", str(1024 * 1024 * 1024
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "leaderboard.api.authentication.HashedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
+    # DRF's defaults, the browsable pages made to fit the Content-Security-Policy.
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        "leaderboard.api.openapi.BrowsableAPIRenderer",
+    ],
+    # DRF's throttles, counting in CACHES["throttle"] (shared by every web process).
     "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.AnonRateThrottle",
-        "rest_framework.throttling.UserRateThrottle",
-        "rest_framework.throttling.ScopedRateThrottle",
+        "leaderboard.api.throttles.AnonRateThrottle",
+        "leaderboard.api.throttles.UserRateThrottle",
+        "leaderboard.api.throttles.ScopedRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": os.environ.get("API_THROTTLE_ANON", "120/minute"),
@@ -304,10 +331,9 @@ SPECTACULAR_SETTINGS = {
         "TaskStateEnum": "leaderboard.models.Task.State",
         "RunStateEnum": "leaderboard.models.Run.State",
     },
-    # Swagger UI and Redoc from this project's static files (no CDN).
+    # Swagger UI from this project's static files (no CDN).
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
 }
 
 LOGIN_URL = "login"
@@ -323,6 +349,21 @@ CSRF_COOKIE_HTTPONLY = True
 CSRF_COOKIE_SAMESITE = "Lax"
 CSRF_TRUSTED_ORIGINS = env_list(os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS"), default=[])
 X_FRAME_OPTIONS = "DENY"
+# Content-Security-Policy (django-csp) on every response: scripts, styles, images, fonts and
+# requests from this site only; no inline script or style (pages use static files), no plugins,
+# no framing, forms only to this site. A page that needs more must move the need to a file.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"

@@ -14,9 +14,9 @@ from django.db import models
 from django.db.models import Count
 from django.db.models.functions import Length
 from django.utils import timezone
-from rest_framework.authtoken.admin import TokenProxy
 
 from .models import (
+    ApiToken,
     Estimate,
     Item,
     LabelModelFit,
@@ -303,5 +303,18 @@ class LabelModelFitAdmin(OrganizerScopedAdmin):
         return False
 
 
-# API keys are secrets: the admin must not list them (users rotate or revoke their own).
-admin.site.unregister(TokenProxy)
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Who has an API token, since when. Only the key's digest is stored, and not shown; deleting
+    a token revokes it. Tokens are made by their users (API, CLI) or ``manage.py api_token``."""
+
+    list_display = ("user", "created")
+    search_fields = ("user__username",)
+    fields = ("user", "created")
+    readonly_fields = fields
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

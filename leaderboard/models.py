@@ -8,6 +8,7 @@ with two ``numpy.frombuffer`` calls.
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 
 import numpy as np
@@ -335,3 +336,26 @@ class LabelModelFit(models.Model):
                 np.frombuffer(bytes(self.values), dtype="<f8"),
                 np.frombuffer(bytes(self.judgments), dtype="<i4"),
                 np.frombuffer(bytes(self.says_correct), dtype="<i4"))
+
+
+class ApiToken(models.Model):
+    """A user's API key, kept only as its SHA-256 digest: the key is shown once, when made.
+
+    Keys are 256 random bits, so a plain digest (no salt, no slow hash) cannot be reversed, and it
+    lets a request's key be looked up by index.
+    """
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                related_name="api_token")
+    digest = models.CharField(max_length=64, unique=True)
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name = "API token"
+
+    def __str__(self) -> str:
+        return f"API token of {self.user}"
+
+    @staticmethod
+    def digest_of(key: str) -> str:
+        return hashlib.sha256(key.encode()).hexdigest()

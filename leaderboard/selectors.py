@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
-from .models import Estimate, Item, LeaderboardSnapshot, Run, RunEvent, Task, Team
+from .models import ApiToken, Estimate, Item, LeaderboardSnapshot, Run, RunEvent, Task, Team
 
 QUOTA_WINDOW = timedelta(hours=24)
 # Runs that do not count against a quota: refused at upload, or failed by the platform (refunded).
@@ -281,3 +281,13 @@ def may_edit_run(*, run: Run, user) -> bool:
     if not getattr(user, "is_authenticated", False):
         return False
     return user.is_superuser or run.team.members.filter(pk=user.pk).exists()
+
+
+def api_token_of(user) -> ApiToken | None:
+    """The user's API token (its digest and creation time; the key itself is not stored)."""
+    return ApiToken.objects.filter(user=user).first()
+
+
+def api_token_for_key(key: str) -> ApiToken | None:
+    """The token whose key is ``key`` (looked up by the key's digest), with its user."""
+    return ApiToken.objects.select_related("user").filter(digest=ApiToken.digest_of(key)).first()

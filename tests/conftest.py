@@ -74,6 +74,24 @@ def sent_messages(monkeypatch) -> list:
     return PipelineDriver(monkeypatch).sent
 
 
+@pytest.fixture(autouse=True)
+def fresh_throttle_counts(request: pytest.FixtureRequest) -> None:
+    """Every test that uses the database starts with no throttle or failed sign-in counts.
+
+    They live in ``CACHES["throttle"]``, a database table: rolled back after most tests, but not
+    emptied by pytest-django's flush after a transactional one.
+    """
+    uses_db = request.node.get_closest_marker("django_db") is not None or any(
+        name in request.fixturenames for name in ("db", "transactional_db", "live_server"))
+    if not uses_db:
+        return
+    request.getfixturevalue("django_db_setup")
+    from django.core.cache import caches
+
+    with request.getfixturevalue("django_db_blocker").unblock():
+        caches["throttle"].clear()
+
+
 def _sqlite_without_fsync(sender: Any, connection: Any, **kwargs: Any) -> None:
     # The SQLite test database is a file (so that workers can open it): skip fsync, as an
     # in-memory database would. Only durability across an OS crash is lost, not consistency.
@@ -455,7 +473,8 @@ def _point_celery_at(redis_url: str, settings: Any) -> Callable[[], None]:
     settings.CELERY_BROKER_TRANSPORT_OPTIONS = {}
     from config.settings import cache_config_from_env
 
-    settings.CACHES = {"default": cache_config_from_env({"REDIS_URL": redis_url})}
+    settings.CACHES = {**settings.CACHES,
+                       "default": cache_config_from_env({"REDIS_URL": redis_url})}
     # The debounce countdown is chosen by the process that enqueues (this one).
     settings.ESTIMATE_DEBOUNCE_SECONDS = float(WORKER_TEST_ENV["ESTIMATE_DEBOUNCE_SECONDS"])
 

@@ -2,20 +2,28 @@
 
 A token's key is returned once, when it is made. Creating or rotating needs either a signed-in
 caller (session or token) or a username and password in the body; both are throttled (scope
-``auth``) so passwords cannot be guessed through the API.
+``auth``), and a password is checked under the sign-in page's limit on failed attempts
+(``leaderboard.services.sign_in``), so passwords cannot be guessed through the API.
 """
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth import authenticate
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, status
-from rest_framework.authtoken.models import Token
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 
-from ..selectors import user_roles
-from ..services.tokens import TokenExists, create_token, revoke_token, rotate_token
+from ..selectors import api_token_of, user_roles
+from ..services.sign_in import REFUSED, count_failed_sign_in, failure_keys, sign_in_refused
+from ..services.tokens import (
+    IssuedToken,
+    TokenExists,
+    create_token,
+    revoke_token,
+    rotate_token,
+)
 from .openapi import with_errors
 from .serializers import (
     CredentialsSerializer,
@@ -36,9 +44,6 @@ class TokenWriteMixin:
     def token_owner(self, request):
         if request.data and not hasattr(request.data, "keys"):
             raise exceptions.ValidationError({"non_field_errors": ["send a JSON object"]})
-        unknown = sorted(set(request.data or {}) - {"username", "password"})
-        if unknown:
-            raise exceptions.ValidationError({name: ["unknown field"] for name in unknown})
         credentials = CredentialsSerializer(data=request.data or {})
         credentials.is_valid(raise_exception=True)
         username = credentials.validated_data.get("username")
@@ -51,13 +56,17 @@ class TokenWriteMixin:
         if username is None or password is None:
             raise exceptions.ValidationError(
                 {"username" if username is None else "password": ["needed with the other"]})
+        keys = failure_keys(request, username)
+        if sign_in_refused(keys):
+            raise exceptions.Throttled(wait=settings.LOGIN_FAILURE_WINDOW, detail=REFUSED)
         user = authenticate(request=request._request, username=username, password=password)
         if user is None or not user.is_active:
+            count_failed_sign_in(keys)
             raise exceptions.AuthenticationFailed("wrong username or password")
         return user
 
 
-def key_response(token: Token) -> Response:
+def key_response(token: IssuedToken) -> Response:
     return Response(TokenKeySerializer({"key": token.key, "created": token.created}).data,
                     status=status.HTTP_201_CREATED)
 
@@ -71,7 +80,7 @@ class TokenView(TokenWriteMixin, ApiView):
     @extend_schema(responses=with_errors({200: TokenStatusSerializer}, 401))
     def get(self, request):
         self.require_user(request)
-        token = Token.objects.filter(user=request.user).first()
+        token = api_token_of(request.user)
         return Response(TokenStatusSerializer({"exists": token is not None,
                                                "created": token.created if token else None}).data)
 

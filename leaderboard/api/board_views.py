@@ -11,7 +11,7 @@ from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions
-from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
 from ..exports import METRICS, csv_lines, snapshot_csv_rows, snapshot_json
@@ -22,7 +22,7 @@ from ..selectors import (
     snapshot_for,
     snapshots_visible_to,
 )
-from .openapi import FORMAT, PAGE, CSVRenderer, errors, page_of, with_errors
+from .openapi import FORMAT, PAGE, BrowsableAPIRenderer, CSVRenderer, errors, page_of, with_errors
 from .serializers import (
     EstimateSerializer,
     RunHistorySerializer,

@@ -1,4 +1,5 @@
-"""OpenAPI helpers: the error body on every documented error, paginated lists, CSV responses."""
+"""OpenAPI helpers: the error body on every documented error, paginated lists, CSV responses;
+the renderers of the API (JSON, the browsable HTML pages, CSV)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from functools import cache
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
-from rest_framework import serializers
+from rest_framework import renderers, serializers
 from rest_framework.renderers import BaseRenderer
 
 from .serializers import ErrorSerializer
@@ -59,6 +60,16 @@ class CSVRenderer(BaseRenderer):
 
     def render(self, data, accepted_media_type=None, renderer_context=None):
         return json.dumps(data).encode()
+
+
+class BrowsableAPIRenderer(renderers.BrowsableAPIRenderer):
+    """DRF's browsable pages without the inline ``<style>`` of their code highlighting: the
+    Content-Security-Policy allows no inline style (the pages' other styles are files)."""
+
+    def get_context(self, *args, **kwargs):
+        context = super().get_context(*args, **kwargs)
+        context["code_style"] = None
+        return context
 
 
 API_PREFIXES = ("/api/", "/annotate/api/")

@@ -16,6 +16,24 @@ PUBLIC_TASK_FIELDS = (
 MAX_ERRORS_SHOWN = 50
 
 
+class RefuseUnknownFields:
+    """Serializer mixin: a body field the serializer does not know is refused (400, naming it),
+    never silently dropped: a misspelt setting must not look applied. For every writable
+    serializer of the leaderboard and annotation APIs."""
+
+    # Sent with the fields but read by the view (e.g. an upload's ``file``).
+    also_accepted: tuple[str, ...] = ()
+
+    def to_internal_value(self, data):
+        if hasattr(data, "keys"):
+            known = [*self.fields, *self.also_accepted]
+            unknown = sorted(set(data.keys()) - set(known))
+            if unknown:
+                message = f"unknown field (accepted: {', '.join(known)})"
+                raise serializers.ValidationError({name: [message] for name in unknown})
+        return super().to_internal_value(data)
+
+
 def _absolute(request, url: str) -> str:
     return request.build_absolute_uri(url) if request is not None else url
 
@@ -45,7 +63,7 @@ class TaskSerializer(serializers.ModelSerializer):
         return data
 
 
-class TaskWriteSerializer(serializers.ModelSerializer):
+class TaskWriteSerializer(RefuseUnknownFields, serializers.ModelSerializer):
     """Settings accepted when creating (slug and title required) or changing a task."""
 
     class Meta:
@@ -108,8 +126,10 @@ class RunDetailSerializer(RunSerializer):
         return list(run.errors or [])[:MAX_ERRORS_SHOWN]
 
 
-class RunUploadSerializer(serializers.Serializer):
+class RunUploadSerializer(RefuseUnknownFields, serializers.Serializer):
     """The form fields sent with a run file (the file itself is read from ``request.FILES``)."""
+
+    also_accepted = ("file",)
 
     name = serializers.CharField(max_length=Run._meta.get_field("name").max_length,
                                  required=False, allow_blank=True, default="")
@@ -117,7 +137,7 @@ class RunUploadSerializer(serializers.Serializer):
     team = serializers.CharField(max_length=120, required=False, allow_blank=True, default="")
 
 
-class RunDetailsSerializer(serializers.Serializer):
+class RunDetailsSerializer(RefuseUnknownFields, serializers.Serializer):
     """What a run's team may change: its public name, description and link."""
 
     name = serializers.CharField(required=False, allow_blank=True)
@@ -243,7 +263,7 @@ class SpendSerializer(serializers.Serializer):
     runs = RunCostSerializer(many=True)
 
 
-class PublishSerializer(serializers.Serializer):
+class PublishSerializer(RefuseUnknownFields, serializers.Serializer):
     release_hold = serializers.BooleanField(
         default=True, help_text="Publish later snapshots as they come (false: one-off).")
 
@@ -255,7 +275,7 @@ class BoardStateSerializer(serializers.Serializer):
 
 
 # -- tokens and the caller ----------------------------------------------------------------------
-class CredentialsSerializer(serializers.Serializer):
+class CredentialsSerializer(RefuseUnknownFields, serializers.Serializer):
     """Username and password, for clients without a session (e.g. the CLI's first login)."""
 
     username = serializers.CharField(required=False)

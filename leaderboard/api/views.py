@@ -41,7 +41,7 @@ from ..selectors import (
     visible_task,
     visible_tasks,
 )
-from ..services.board import RUN_DETAIL_FIELDS, RunDetailsError, update_run_details
+from ..services.board import RunDetailsError, update_run_details
 from ..services.reference import upload_reference
 from ..services.runs import SubmissionError, submit_upload, upload_limit
 from ..services.tasks import TaskSettingsError, create_task, update_task
@@ -329,11 +329,6 @@ class RunDetailView(ApiView):
                 f"only the members of team {run.team.name!r} may change this run")
         if not isinstance(request.data, dict):
             raise exceptions.ValidationError({"non_field_errors": ["send a JSON object"]})
-        unknown = sorted(set(request.data) - set(RUN_DETAIL_FIELDS))
-        if unknown:
-            raise exceptions.ValidationError(
-                {name: [f"cannot be changed (editable: {', '.join(RUN_DETAIL_FIELDS)})"]
-                 for name in unknown})
         fields = RunDetailsSerializer(data=request.data, partial=True)
         fields.is_valid(raise_exception=True)
         update_run_details(run=run, **fields.validated_data)

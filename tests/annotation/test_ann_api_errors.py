@@ -6,10 +6,10 @@ import uuid
 
 import pytest
 from django.test import Client
-from rest_framework.authtoken.models import Token
 
 from annotation.models import Assignment, GoldAnswer, Judgment
 from annotation.services import request_verification
+from leaderboard.services.tokens import rotate_token
 
 from pipeline_support import add_items, annotator, make_task
 
@@ -23,7 +23,7 @@ def world(sent_messages):
     items = add_items(task, 3)
     request_verification(task=task, item_ids=[it.pk for it in items])
     user = annotator(task, "ann")
-    token, _ = Token.objects.get_or_create(user=user)
+    token = rotate_token(user=user)
     client = Client(HTTP_AUTHORIZATION=f"Token {token.key}")
     lease = client.post(API + "/tasks/tk/claim", data="{}", content_type="application/json")
     return client, lease.json()["assignments"][0]["token"]

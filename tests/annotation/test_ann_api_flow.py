@@ -8,10 +8,10 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
 from annotation.models import Assignment, Judgment
 from annotation.services import request_verification
+from leaderboard.services.tokens import rotate_token
 
 from pipeline_support import add_items, add_run, annotator, make_task, make_team
 
@@ -37,7 +37,7 @@ def task():
 
 
 def client_for(user) -> Client:
-    token, _ = Token.objects.get_or_create(user=user)
+    token = rotate_token(user=user)
     return Client(HTTP_AUTHORIZATION=f"Token {token.key}")
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
+
+from leaderboard.services.tokens import create_token
 
 PASSWORD = "alice-pw"
 
@@ -65,6 +66,6 @@ def cli_world(transactional_db, sent):
         Estimate(snapshot=snapshot, run=scored, metric=m, value=0.618, low=0.568, high=0.668,
                  level=0.95, labels_used=8, method="wilson") for m in ("precision", "recall",
                                                                       "f1")])
-    token = Token.objects.create(user=alice)
+    token = create_token(user=alice)
     return SimpleNamespace(user=alice, team=team, task=task, closed=closed, scored=scored,
                            token=token.key, password=PASSWORD)

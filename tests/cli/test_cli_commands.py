@@ -40,21 +40,21 @@ def test_login_with_a_token_saves_it_privately(live_server, cli_world, capsys):
 
 
 def test_login_with_password_makes_a_token_then_replaces_it(live_server, cli_world):
-    from rest_framework.authtoken.models import Token
+    from leaderboard.models import ApiToken
 
-    Token.objects.filter(user=cli_world.user).delete()
+    ApiToken.objects.filter(user=cli_world.user).delete()
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     argv = [sys.executable, "-m", "leaderboard_cli", "--url", live_server.url, "login",
             "--username", "alice", "--password-stdin"]
     first = subprocess.run(argv, input=f"{cli_world.password}\n", capture_output=True,
                            text=True, env=env, cwd=REPO, timeout=120)
     assert first.returncode == 0, first.stderr
-    key = Token.objects.get(user=cli_world.user).key
-    assert json.loads(config.config_path().read_text())["token"] == key
+    key = json.loads(config.config_path().read_text())["token"]
+    assert ApiToken.objects.get(user=cli_world.user).digest == ApiToken.digest_of(key)
     again = subprocess.run(argv, input=f"{cli_world.password}\n", capture_output=True,
                            text=True, env=env, cwd=REPO, timeout=120)
     assert again.returncode == 0 and "replaced" in again.stderr
-    assert Token.objects.get(user=cli_world.user).key != key
+    assert ApiToken.objects.get(user=cli_world.user).digest != ApiToken.digest_of(key)
     wrong = subprocess.run(argv, input="nope\n", capture_output=True, text=True, env=env,
                            cwd=REPO, timeout=120)
     assert wrong.returncode == 3 and "token rejected" not in wrong.stdout

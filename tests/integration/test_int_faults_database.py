@@ -29,11 +29,11 @@ import pytest
 import requests
 from django.contrib.auth import get_user_model
 from django.db import connection
-from rest_framework.authtoken.models import Token
 
 from annotation.models import Judgment, VerificationRequest
 from evaluation.services import plan_run
 from leaderboard.models import Task
+from leaderboard.services.tokens import create_token
 
 from pipeline_support import add_items, add_run, annotator, make_task, make_team
 
@@ -49,7 +49,7 @@ def queue(live_server, sent_messages):
     team = make_team("A", get_user_model().objects.create_user("alice"))
     run = add_run(task, team, range(0, 200, 2), name="r")
     assert plan_run(run.pk) == "sample"
-    session = _Client(Token.objects.create(user=annotator(task)).key)
+    session = _Client(create_token(user=annotator(task)).key)
     claim = session.post(f"{live_server.url}/annotate/api/tasks/{task.slug}/claim",
                          json={"count": 3}, timeout=30)
     assert claim.status_code == 200, claim.text

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db
 
 def test_stored_queued_reasons_lose_their_new_items_count(task, team):
     migration = importlib.import_module(
-        "leaderboard.migrations.0005_queued_reasons_without_new_items")
+        "leaderboard.migrations.0007_queued_reasons_without_new_items")
     run = Run.objects.create(task=task, team=team, name="old", state=Run.State.QUEUED,
                              reason="1,204 predictions (1,000 new items)", n_new_items=1000)
     RunEvent.objects.bulk_create([

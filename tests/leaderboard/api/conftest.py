@@ -1,4 +1,4 @@
-"""API test fixtures: a fresh throttle cache per test, API clients, a task with every role."""
+"""API test fixtures: a fresh cache per test, API clients, a task with every role."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ from evaluation.management.commands.demo import ORGANIZER_PERMISSIONS, VIEWABLE_
 
 
 @pytest.fixture(autouse=True)
-def fresh_throttles():
-    """Throttle counters live in the cache: start every test with none."""
+def fresh_cache():
+    """Rendered boards live in the cache: start every test with none (throttle counters are
+    emptied for every test in ``tests/conftest.py``)."""
     cache.clear()
     yield
     cache.clear()

@@ -3,8 +3,8 @@
 again (not in the API, not in logs, not in the admin); sign-in refuses password guessing.
 
 DRF reads the throttle rates into ``SimpleRateThrottle.THROTTLE_RATES`` at import, so the tests
-set small rates there (``override_settings`` would not reach them); the cache is cleared around
-every test (``conftest.fresh_throttles``).
+set small rates there (``override_settings`` would not reach them); the throttle cache starts
+empty in every test (``tests/conftest.py``).
 """
 
 from __future__ import annotations
@@ -13,13 +13,15 @@ import json
 import logging
 
 import pytest
-from django.core.cache import cache
+from django.core.cache import caches
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client, RequestFactory
 from django.views.debug import SafeExceptionReporterFilter
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 from rest_framework.throttling import SimpleRateThrottle
+
+from leaderboard.models import ApiToken
+from leaderboard.services.tokens import create_token, rotate_token
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "pw-secret-123"
@@ -42,7 +44,7 @@ def world(lb_world, sent_jobs):
 
 
 def with_token(user) -> APIClient:
-    key = Token.objects.get_or_create(user=user)[0].key
+    key = rotate_token(user=user).key
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
     return client
@@ -120,7 +122,7 @@ def test_token_creation_by_password_is_throttled_with_retry_after(world, rates):
         assert response.status_code == 401
     assert_throttled(client.post("/api/token/", {"username": "pa", "password": PASSWORD},
                                  format="json"))
-    assert not Token.objects.filter(user=world.users["pa"]).exists()
+    assert not ApiToken.objects.filter(user=world.users["pa"]).exists()
 
 
 def test_the_annotation_api_is_throttled_too(world, rates):
@@ -162,10 +164,11 @@ def test_a_rotated_key_is_refused_at_once_and_the_new_one_works(world):
 def test_rotating_from_a_browser_session_works(world):
     client = Client()
     client.force_login(world.users["pa"])
-    Token.objects.create(user=world.users["pa"])
+    create_token(user=world.users["pa"])
     response = client.post("/api/token/rotate/", json.dumps({}), content_type="application/json")
     assert response.status_code == 201
-    assert Token.objects.get(user=world.users["pa"]).key == response.json()["key"]
+    assert ApiToken.objects.get(user=world.users["pa"]).digest == \
+        ApiToken.digest_of(response.json()["key"])
 
 
 def test_a_key_is_shown_once_and_never_again_by_the_api(world):
@@ -204,7 +207,7 @@ def test_error_reports_hide_the_authorization_header_and_cookies():
 
 
 def test_the_admin_does_not_show_api_keys(world):
-    key = Token.objects.create(user=world.users["pa"]).key
+    key = create_token(user=world.users["pa"]).key
     client = Client()
     client.force_login(world.users["admin"])
     listing = client.get("/admin/authtoken/tokenproxy/")
@@ -251,7 +254,7 @@ def test_successful_sign_ins_are_not_counted(world, settings):
     for _ in range(5):
         client = Client()
         assert sign_in(client, "pa", PASSWORD).status_code == 302
-    assert cache.get("login-failures:addr:127.0.0.1") is None
+    assert caches["throttle"].get("login-failures:addr:127.0.0.1") is None
 
 
 def test_the_admin_sign_in_is_limited_too(world, settings):
@@ -273,3 +276,25 @@ def test_a_token_cannot_be_guessed_past_the_auth_throttle_by_password(world, rat
         "/api/token/rotate/", {"username": "pa", "password": f"g{i}"}, format="json").status_code
         for i in range(4)]
     assert statuses == [401, 401, 401, 429]
+
+
+def test_the_token_endpoint_is_under_the_sign_in_limit(world, settings, rates):
+    """Guesses through ``POST /api/token/`` count with the sign-in page's, per user name, and are
+    refused like them once over the limit (the auth throttle alone is per address)."""
+    settings.LOGIN_FAILURE_LIMIT = 3
+    rates(auth="100/hour")
+    sign_in(Client(REMOTE_ADDR="10.3.0.1"), "pa", "guess")
+    for i, path in enumerate(("/api/token/", "/api/token/rotate/")):
+        response = APIClient(REMOTE_ADDR=f"10.3.1.{i}").post(
+            path, {"username": "PA", "password": "guess"}, format="json")
+        assert response.status_code == 401
+    # The limit is reached: the right password is refused everywhere, from any address.
+    for i, path in enumerate(("/api/token/", "/api/token/rotate/")):
+        assert_throttled(APIClient(REMOTE_ADDR=f"10.3.2.{i}").post(
+            path, {"username": "pa", "password": PASSWORD}, format="json"))
+    assert sign_in(Client(REMOTE_ADDR="10.3.3.1"), "pa", PASSWORD).status_code == 429
+    assert not ApiToken.objects.filter(user=world.users["pa"]).exists()
+    # A signed-in caller needs no password and is not refused.
+    client = APIClient()
+    client.force_authenticate(world.users["pa"])
+    assert client.post("/api/token/").status_code == 201

@@ -10,12 +10,12 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.core.files.uploadedfile import SimpleUploadedFile, TemporaryUploadedFile
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from rest_framework.throttling import ScopedRateThrottle
 
 from leaderboard.api import views as api_views
 from leaderboard.models import Item, Run, RunPredictions, Task
 from leaderboard.services.tasks import create_task, create_team
+from leaderboard.services.tokens import create_token
 
 pytestmark = pytest.mark.django_db
 
@@ -131,7 +131,7 @@ def test_upload_a_run(api, task, team, participant, sent_jobs,
 def test_upload_with_a_token(task, team, participant, sent_jobs):
     from rest_framework.test import APIClient
 
-    token = Token.objects.create(user=participant)
+    token = create_token(user=participant)
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
     response = upload(client, gzip.compress(RUN), file_name="run.tsv.gz")

@@ -23,6 +23,7 @@ from annotation.models import (
 from annotation.services import request_verification, submit_judgment
 from evaluation.models import Draw, Look, PlanRound
 from leaderboard.models import (
+    ApiToken,
     Estimate,
     LabelModelFit,
     LeaderboardSnapshot,
@@ -30,6 +31,7 @@ from leaderboard.models import (
     RunEvent,
     Task,
 )
+from leaderboard.services.tokens import create_token
 
 from pipeline_support import add_items, add_run, annotator, make_task, make_team
 
@@ -79,6 +81,7 @@ def data():
     GoldAnswer.objects.create(gold=gold, annotator=user, assignment=lease,
                               client_id=uuid.uuid4(), answer="correct", correct=True)
     AnnotatorPause.objects.create(task=task, annotator=user, reason="review")
+    create_token(user=user)
     return task
 
 
@@ -173,3 +176,13 @@ def test_task_admin_edits_quality_control_and_hold(client, data):
     html = client.get(reverse("admin:leaderboard_run_change",
                               args=[data.runs.first().pk])).content.decode()
     assert 'name="link"' in html
+
+
+def test_api_tokens_are_listed_without_their_digest_and_cannot_be_added(client, data):
+    client.force_login(get_user_model().objects.create_superuser("root", password="x"))
+    token = ApiToken.objects.get()
+    for url in (reverse("admin:leaderboard_apitoken_changelist"),
+                reverse("admin:leaderboard_apitoken_change", args=[token.pk])):
+        html = client.get(url).content.decode()
+        assert token.user.get_username() in html and token.digest not in html
+    assert client.get(reverse("admin:leaderboard_apitoken_add")).status_code == 403

@@ -22,7 +22,6 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.test import Client
-from rest_framework.authtoken.models import Token
 from test_lb_pages_permissions import (
     build_page_world,
     organize_body,
@@ -32,7 +31,8 @@ from test_lb_pages_permissions import (
 
 from annotation.models import AnnotatorPause, Assignment, Judgment, VerificationRequest
 from annotation.services import answer_assignment, claim_assignments, pause_annotator
-from leaderboard.models import Run, Task
+from leaderboard.models import ApiToken, Run, Task
+from leaderboard.services.tokens import create_token
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[3]
@@ -82,7 +82,7 @@ def state(world) -> tuple:
     task = Task.objects.get(pk=world.task.pk)
     lease = Assignment.objects.get(token=world.live)
     return (task.board_held, task.title, Run.objects.count(),
-            Run.objects.get(pk=world.runs["A"].pk).name, Token.objects.count(),
+            Run.objects.get(pk=world.runs["A"].pk).name, ApiToken.objects.count(),
             lease.state, lease.expires_at, Judgment.objects.count(), Assignment.objects.count(),
             Judgment.objects.get(client_id=world.done).withdrawn_at,
             AnnotatorPause.objects.filter(lifted_at=None).count())
@@ -191,12 +191,12 @@ def test_login_form_needs_the_csrf_token(world):
 
 
 def test_token_authenticated_api_calls_need_no_csrf_token(world):
-    token = Token.objects.create(user=world.users["org"])
+    token = create_token(user=world.users["org"])
     client = Client(enforce_csrf_checks=True, HTTP_AUTHORIZATION=f"Token {token.key}")
     assert client.post("/api/tasks/main/publish/", json.dumps({}),
                        content_type="application/json").status_code == 200
     assert board_held(world) is False
-    ann = Token.objects.create(user=world.users["annotator"])
+    ann = create_token(user=world.users["annotator"])
     client = Client(enforce_csrf_checks=True, HTTP_AUTHORIZATION=f"Token {ann.key}")
     response = client.post("/annotate/api/assignments/release",
                            json.dumps({"tokens": [str(world.live)]}),

@@ -25,7 +25,7 @@ def test_my_runs_shows_progress_bar_published_scores_and_quota(client, board_wor
     client.force_login(board_world["alice"])
     html = client.get(reverse("task_runs", args=["ner"])).content.decode()
     assert "312 of 480 items verified" in html and 'role="progressbar"' in html
-    assert 'aria-valuenow="312"' in html and "width: 65%" in html
+    assert 'aria-valuenow="312"' in html and '<rect width="65"' in html
     assert "0.900" in html  # a1's published precision
     # a1 counts (created now); the failed a2 is refunded: 1 used of 3 today, 1 of 10 in total
     assert "<strong>2</strong> of 3 submissions left today" in html

@@ -19,6 +19,6 @@ def drop_new_items(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("leaderboard", "0004_label_model_fit")]
+    dependencies = [("leaderboard", "0006_throttle_cache_table")]
 
     operations = [migrations.RunPython(drop_new_items, migrations.RunPython.noop)]

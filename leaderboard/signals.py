@@ -1,0 +1,17 @@
+"""Receivers: a password change revokes the user's API token.
+
+Django has no "password changed" signal; ``set_password`` keeps the new raw password on the user
+(``_password``) until the next save, which is how Django itself calls ``password_changed``. So this
+covers every path that sets a password and saves: the admin's password form, the password change
+and reset views, ``changepassword``, scripts. The hash upgrade on sign-in clears ``_password``
+before saving and does not count.
+"""
+
+from __future__ import annotations
+
+from .services.tokens import revoke_token
+
+
+def revoke_token_on_password_change(sender, instance, created, **kwargs) -> None:
+    if not created and getattr(instance, "_password", None) is not None:
+        revoke_token(user=instance)
