@@ -187,6 +187,9 @@ def test_reload_mid_item_loses_nothing_and_sends_nothing_twice(live_server, page
     first = _open(page, live_server, login)
     second = _press(page, "y")
     wait_for(lambda: len(_answers()) == 1, message="the first answer")
+    # Once the answer is in, the page tops up to its limit (the answer's lease counted till then).
+    page.wait_for_function("""() => Object.keys(sessionStorage).some(k =>
+        k.startsWith('ann-held:') && JSON.parse(sessionStorage.getItem(k)).length === 3)""")
     page.reload()
     assert _shown(page) == second  # the same item, its lease still held
     # The prefetched items were given back when the page went away.
