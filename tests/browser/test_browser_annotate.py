@@ -284,3 +284,26 @@ def test_leases_are_renewed_and_status_screens_explain_why_nothing_is_shown(
     page.reload()
     page.wait_for_selector('#ann-screen[data-status="closed"]')
     _assert_blind_and_inert(page)
+
+
+def test_a_pause_takes_the_held_items_away_and_a_late_answer_is_said_not_counted(
+        live_server, page, login, wait_for, settings):
+    settings.ANNOTATION_LEASE_SECONDS = 6  # heartbeat every 2 s
+    task, user = _queue(4)
+    first = _open(page, live_server, login)
+    # The answer waits in the outbox (sends refused by the route) while the pause comes.
+    page.route("**/annotate/api/answers", lambda route: route.abort())
+    _press(page, "y")
+    pause_annotator(task=task, annotator=user, reason="review")
+    assert not Assignment.objects.filter(annotator=user, state="active").exists()
+    # The next heartbeat drops the revoked items; the page says why nothing is shown.
+    page.wait_for_selector('#ann-screen[data-status="paused"]', timeout=15000)
+    page.unroute("**/annotate/api/answers")
+    page.evaluate("window.dispatchEvent(new Event('online'))")
+    page.wait_for_function("document.getElementById('ann-message').textContent"
+                           ".includes('not counted')")
+    wait_for(lambda: _live().filter(request__item__index=first, late=True,
+                                    counted=False).exists(), message="the late answer kept")
+    assert not Judgment.objects.filter(counted=True).exists()
+    _assert_exactly_once()
+    _assert_blind_and_inert(page)
