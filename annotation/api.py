@@ -171,8 +171,9 @@ class UndoView(QueueAPIView):
     def post(self, request, client_id):
         undone = undo_answer(annotator=request.user, client_id=client_id)
         lease = undone.assignment
-        return Response({"undone": True, "assignment": s.assignment_out(lease),
-                         "progress": annotator_progress(task=lease.task,
+        return Response({"undone": True,
+                         "assignment": s.assignment_out(lease) if lease is not None else None,
+                         "progress": annotator_progress(task=undone.task,
                                                         annotator=request.user)})
 
 

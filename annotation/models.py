@@ -81,7 +81,8 @@ class Assignment(models.Model):
     """A lease: one annotator may answer one request (or gold item) until ``expires_at``.
 
     ``token`` is the only id the annotator's page sees. A lease in state ``active`` whose
-    ``expires_at`` has passed is expired: its slot is free at once, no sweeper needed.
+    ``expires_at`` has passed is expired: its slot is free at once, no sweeper needed, and it is
+    never renewed again. A pause revokes its annotator's leases on the task.
     """
 
     class State(models.TextChoices):
@@ -89,6 +90,7 @@ class Assignment(models.Model):
         ANSWERED = "answered", "answered"
         RELEASED = "released", "released"
         EXPIRED = "expired", "expired"
+        REVOKED = "revoked", "revoked (the annotator was paused)"
 
     task = models.ForeignKey("leaderboard.Task", on_delete=models.CASCADE,
                              related_name="assignments")
@@ -140,6 +142,9 @@ class Judgment(models.Model):
     seconds_spent = models.FloatField(null=True, blank=True)
     # False for skips and for answers the request no longer needed (kept, never counted twice).
     counted = models.BooleanField(default=True)
+    # Given on a lease its annotator no longer held (expired, released, revoked by a pause):
+    # kept as the audit trail, never counted.
+    late = models.BooleanField(default=False)
     created_at = models.DateTimeField(default=timezone.now)
     # Set when the annotator took the answer back (undo); the row stays as the audit trail.
     withdrawn_at = models.DateTimeField(null=True, blank=True)
@@ -170,6 +175,8 @@ class GoldAnswer(models.Model):
     client_id = models.UUIDField(unique=True)
     answer = models.CharField(max_length=12, choices=Answer.choices)
     correct = models.BooleanField(null=True, blank=True)
+    # As for judgments: a late gold answer is kept but measures nobody.
+    late = models.BooleanField(default=False)
     justification = models.CharField(max_length=500, blank=True)
     seconds_spent = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)

@@ -222,7 +222,7 @@ def _annotator_rows(task: Task, now: datetime, estimated: list) -> list[Annotato
     judgments, gold = _answers(task)
     for qs, is_gold in ((judgments, False), (gold, True)):
         fields = ["annotator_id", "created_at", "seconds_spent"]
-        fields += ["correct"] if is_gold else []
+        fields += ["correct", "late"] if is_gold else []
         for row in qs.values_list(*fields).iterator(chunk_size=5000):
             s = stats[row[0]]
             s["total"] += 1
@@ -231,7 +231,7 @@ def _annotator_rows(task: Task, now: datetime, estimated: list) -> list[Annotato
                 s["seconds"].append(row[2])
             if is_gold:
                 s["gold"] += 1
-                if row[3] is not None:
+                if row[3] is not None and not row[4]:  # a late answer measures nobody
                     s["judged"] += 1
                     s["right"] += bool(row[3])
     pauses = dict(AnnotatorPause.objects.filter(task=task, lifted_at=None)
@@ -255,31 +255,32 @@ def _annotator_rows(task: Task, now: datetime, estimated: list) -> list[Annotato
 
 ANSWER_EXPORT_HEADER = ("kind", "item_key", "annotator", "answer", "counted", "gold_correct",
                         "justification", "seconds_spent", "answered_at", "withdrawn_at",
-                        "client_id")
+                        "client_id", "late")
 
 
 def answers_export_rows(*, task: Task) -> Iterator[tuple]:
     """Every answer given on ``task`` (judgments, then gold answers), header first, streamed.
 
-    For organizers: kept, late, skipped and withdrawn answers are all listed (``counted`` and
-    ``withdrawn_at`` say which count); gold answers carry whether they matched the known answer.
+    For organizers: kept, late, skipped and withdrawn answers are all listed (``counted``,
+    ``withdrawn_at`` and ``late`` say which count: a late answer came on a lease its annotator no
+    longer held); gold answers carry whether they matched the known answer.
     """
     yield ANSWER_EXPORT_HEADER
     judgments = (Judgment.objects.filter(request__task=task)
                  .order_by("created_at", "id")
                  .values_list("request__item__key", "annotator__username", "answer", "counted",
                               "justification", "seconds_spent", "created_at", "withdrawn_at",
-                              "client_id"))
-    for key, user, answer, counted, why, seconds, at, withdrawn, client_id in (
+                              "client_id", "late"))
+    for key, user, answer, counted, why, seconds, at, withdrawn, client_id, late in (
             judgments.iterator(chunk_size=2000)):
         yield ("judgment", key, user, answer, counted, None, why, seconds, at, withdrawn,
-               client_id)
+               client_id, late)
     gold = (GoldAnswer.objects.filter(gold__task=task)
             .order_by("created_at", "id")
             .values_list("gold__item__key", "annotator__username", "answer", "correct",
                          "justification", "seconds_spent", "created_at", "withdrawn_at",
-                         "client_id"))
-    for key, user, answer, correct, why, seconds, at, withdrawn, client_id in (
+                         "client_id", "late"))
+    for key, user, answer, correct, why, seconds, at, withdrawn, client_id, late in (
             gold.iterator(chunk_size=2000)):
         yield ("gold", key, user, answer, False, correct, why, seconds, at, withdrawn,
-               client_id)
+               client_id, late)

@@ -84,7 +84,8 @@ def assignment_out(lease) -> dict:
 def answer_out(result) -> dict:
     record = result.record
     return {"client_id": str(record.client_id), "answer": record.answer,
-            "counted": result.counted, "undo_until": result.undo_until}
+            "counted": result.counted, "message": result.message,
+            "undo_until": result.undo_until}
 
 
 # -- response shapes (the OpenAPI schema's documentation of what the views return) -------------
@@ -125,7 +126,10 @@ class HeartbeatOut(serializers.Serializer):
 class StoredAnswerOut(serializers.Serializer):
     client_id = serializers.UUIDField()
     answer = serializers.ChoiceField(choices=Answer.values)
-    counted = serializers.BooleanField()
+    counted = serializers.BooleanField(help_text=(
+        "False for a skip and for an answer on a lease you no longer held (expired, given back, "
+        "or revoked by a pause): kept, not counted."))
+    message = serializers.CharField(allow_blank=True, help_text="Why it was not counted.")
     undo_until = serializers.DateTimeField()
 
 
@@ -136,7 +140,9 @@ class AnswerOut(serializers.Serializer):
 
 class UndoOut(serializers.Serializer):
     undone = serializers.BooleanField()
-    assignment = AssignmentOut(help_text="A fresh lease on the same item.")
+    assignment = AssignmentOut(allow_null=True, help_text=(
+        "A fresh lease on the same item; null when the answer taken back was late or your work "
+        "on the task is paused."))
     progress = ProgressOut()
 
 

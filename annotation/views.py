@@ -8,6 +8,7 @@ other annotators' answers, so that answers stay blind.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
@@ -42,7 +43,9 @@ def annotate(request, slug: str):
     if not page_selectors.is_annotator(task=task, user=request.user):
         return render(request, "annotation/not_annotator.html", {"task": task}, status=403)
     config = {"slug": task.slug, "user": request.user.pk,
-              "api": reverse("annotation:home") + "api/"}
+              "api": reverse("annotation:home") + "api/",
+              # The page holds as many items as the server lets one annotator hold.
+              "prefetch": settings.ANNOTATION_MAX_CLAIM}
     return render(request, "annotation/annotate.html", {"task": task, "config": config})
 
 

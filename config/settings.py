@@ -265,10 +265,13 @@ PIPELINE_MAX_ROUNDS = int(os.environ.get("PIPELINE_MAX_ROUNDS", "60"))
 
 # A claimed item is reserved for its annotator this long; the open page renews it (heartbeat).
 ANNOTATION_LEASE_SECONDS = float(os.environ.get("ANNOTATION_LEASE_SECONDS", "90"))
+# ...but never longer than this after it was handed out, however often it is renewed.
+ANNOTATION_LEASE_MAX_SECONDS = float(os.environ.get("ANNOTATION_LEASE_MAX_SECONDS", "600"))
 # An annotator may take back their last answer within this many seconds.
 ANNOTATION_UNDO_SECONDS = float(os.environ.get("ANNOTATION_UNDO_SECONDS", "60"))
-# Most items one page may hold at once (the current one plus those prefetched).
-ANNOTATION_MAX_CLAIM = int(os.environ.get("ANNOTATION_MAX_CLAIM", "5"))
+# Most live leases one annotator holds on a task, all tabs together: the annotator page's
+# prefetch depth (the item shown plus those ahead; the page reads it from here).
+ANNOTATION_MAX_CLAIM = int(os.environ.get("ANNOTATION_MAX_CLAIM", "3"))
 
 # --- Uploads -------------------------------------------------------------------------------------
 

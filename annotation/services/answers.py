@@ -1,8 +1,11 @@
 """Answers given through leases (the API), and taking one's last answer back (undo).
 
 Answers are idempotent by the client's ``client_id``: the same id with the same body returns
-the stored answer; with another body it is refused (``client_id_reused``). An answer on an
-expired or released lease is kept (a late answer): counted only if the request still needs it.
+the stored answer; with another body it is refused (``client_id_reused``). An answer on a lease
+its annotator no longer holds (expired, released, revoked by a pause) is kept as a late answer
+and never counted. What an answer or an undo tells the annotator depends only on what they did
+(their answer, their lease, their pause): never on others' answers, nor on whether the item is
+gold.
 """
 
 from __future__ import annotations
@@ -12,7 +15,6 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from leaderboard.jobs import enqueue_estimate
@@ -20,10 +22,12 @@ from leaderboard.models import Task
 
 from ..models import Answer, Assignment, GoldAnswer, Judgment, VerificationRequest
 from .errors import JudgmentError
-from .gold import evaluate_pause
+from .gold import evaluate_pause, open_pause
 from .judgments import (
     clean_answer_fields,
     client_id_in_use,
+    close_lease,
+    lock_annotator,
     lock_request,
     lock_request_of_item,
     next_judgments_version,
@@ -31,7 +35,7 @@ from .judgments import (
     record_judgment,
     recount,
 )
-from .queue import lease_length, parse_tokens
+from .queue import lease_expiry, parse_tokens
 
 
 @dataclass(frozen=True)
@@ -44,16 +48,22 @@ class AnswerResult:
 
     @property
     def counted(self) -> bool:
-        # A gold answer other than "can't tell" measures its annotator: to them it counts.
-        if isinstance(self.record, GoldAnswer):
-            return self.record.answer != Answer.CANNOT_TELL
-        return self.record.counted
+        """What the annotator is told: a skip or a late answer does not count, any other answer
+        does. Whether the item still needed it (others' answers: a judgment may be kept
+        uncounted because the request got every answer it asked meanwhile) and whether it is
+        gold are not theirs to learn; ``record.counted`` says what the engine counts."""
+        return self.record.answer != Answer.CANNOT_TELL and not self.record.late
+
+    @property
+    def message(self) -> str:
+        if not self.record.late:
+            return ""
+        return ("Your answer was kept but not counted: you no longer held this item (it was "
+                "held too long, given back, or your work on the task was paused).")
 
     @property
     def task(self) -> Task:
-        if isinstance(self.record, GoldAnswer):
-            return self.record.gold.task
-        return self.record.request.task
+        return record_task(self.record)
 
     @property
     def undo_until(self) -> datetime:
@@ -73,10 +83,7 @@ def answer_assignment(*, annotator, token, client_id, answer: str, justification
     client_uuid = parse_client_id(client_id)
     (token,) = parse_tokens([token])
     lease = (Assignment.objects.select_related("task", "gold")
-             .filter(token=token, annotator=annotator)
-             .annotate(by_annotator=Exists(Task.annotators.through.objects.filter(
-                 task_id=OuterRef("task_id"), user_id=annotator.pk)))
-             .first())
+             .filter(token=token, annotator=annotator).first())
     if lease is None:
         raise JudgmentError("no such assignment of yours", "unknown_assignment")
     for attempt in range(2):
@@ -103,32 +110,38 @@ def _answer(lease, annotator, client_uuid, answer, justification, seconds) -> An
     task = lease.task
     if task.state == Task.State.DRAFT:
         raise JudgmentError("this task is not open for annotation", "task_closed")
-    if not lease.by_annotator:
+    if not lock_annotator(task.pk, annotator.pk):
         raise JudgmentError("you are not an annotator of this task", "not_annotator")
+    # Read again with the annotator locked: a pause (which revokes) is either before or after.
+    lease.refresh_from_db(fields=["state", "expires_at"])
+    late = (lease.state != Assignment.State.ACTIVE or lease.expires_at <= timezone.now()
+            or open_pause(task=task, annotator=annotator) is not None)
     if lease.gold_id is not None:
-        return _answer_gold(lease, annotator, client_uuid, answer, justification, seconds)
+        return _answer_gold(lease, annotator, client_uuid, answer, justification, seconds, late)
     # A second answer on the item by the same annotator hits the partial unique index.
     request = (VerificationRequest.objects.select_for_update()
                .get(pk=lease.request_id))
     request.task = task
     outcome = record_judgment(request, annotator, answer, client_uuid, justification, seconds,
-                              lease)
+                              lease, late=late)
     return AnswerResult(outcome.judgment, created=True, resolved=outcome.resolved)
 
 
-def _answer_gold(lease, annotator, client_uuid, answer, justification, seconds) -> AnswerResult:
+def _answer_gold(lease, annotator, client_uuid, answer, justification, seconds, late
+                 ) -> AnswerResult:
     gold = lease.gold
     correct = None if answer == Answer.CANNOT_TELL else (answer == Answer.CORRECT) == gold.answer
+    measures = correct is not None and not late
     # Locked first, as every path locks a request before the task row.
-    drawn = lock_request_of_item(gold.item_id) if correct is not None else None
+    drawn = lock_request_of_item(gold.item_id) if measures else None
     record = GoldAnswer.objects.create(
         gold=gold, annotator=annotator, assignment=lease, client_id=client_uuid, answer=answer,
-        correct=correct, justification=justification, seconds_spent=seconds,
-        seq=next_judgments_version(lease.task_id) if correct is not None else None)
-    Assignment.objects.filter(pk=lease.pk).update(state=Assignment.State.ANSWERED)
+        correct=correct, late=late, justification=justification, seconds_spent=seconds,
+        seq=next_judgments_version(lease.task_id) if measures else None)
+    close_lease(lease, late=late)
     if drawn is not None:
         recount(drawn)
-    if correct is not None:
+    if measures:
         evaluate_pause(task=lease.task, annotator=annotator)
         # A gold answer measures the annotator: the engine's error rates move with it.
         enqueue_estimate(lease.task_id)
@@ -138,7 +151,13 @@ def _answer_gold(lease, annotator, client_uuid, answer, justification, seconds) 
 @dataclass(frozen=True)
 class Undo:
     record: Judgment | GoldAnswer
-    assignment: Assignment  # a fresh lease on the same item, item loaded
+    # A fresh lease on the same item, item loaded; None when the answer taken back was late or
+    # the annotator is paused (nothing to answer again).
+    assignment: Assignment | None
+
+    @property
+    def task(self) -> Task:
+        return record_task(self.record)
 
 
 def undo_answer(*, annotator, client_id) -> Undo:
@@ -146,9 +165,9 @@ def undo_answer(*, annotator, client_id) -> Undo:
 
     The answer is marked withdrawn (kept as the audit trail, with the judgment-set version its
     withdrawal made), counts are restored, a request it completed is pending again, and a fresh
-    lease on the same item is returned. The same for gold and real items, whatever others
-    answered: the engine simply sees one answer fewer. Replaying an undo returns the same fresh
-    lease while it is live.
+    lease on the same item is returned unless the answer was late or the annotator is paused.
+    The same for gold and real items, whatever others answered: the engine simply sees one
+    answer fewer. Replaying an undo returns the same fresh lease while it is live.
     """
     client_uuid = parse_client_id(client_id)
     record = client_id_in_use(client_uuid)
@@ -166,6 +185,7 @@ def undo_answer(*, annotator, client_id) -> Undo:
     if _last_answer(task_id, annotator) != (type(record), record.pk):
         raise JudgmentError("only your last answer can be taken back", "not_last_answer")
     with transaction.atomic():
+        lock_annotator(task_id, annotator.pk)
         if isinstance(record, GoldAnswer):
             drawn = lock_request_of_item(record.gold.item_id)
             withdrawn_seq = (next_judgments_version(task_id) if record.seq is not None
@@ -188,14 +208,21 @@ def undo_answer(*, annotator, client_id) -> Undo:
             raise JudgmentError("this answer was already taken back", "undo_expired")
         if withdrawn_seq is not None:
             enqueue_estimate(task_id)
-        Assignment.objects.filter(annotator=annotator, state=Assignment.State.ACTIVE,
-                                  expires_at__lte=now, **target).update(
-            state=Assignment.State.EXPIRED)
-        lease = Assignment.objects.create(task_id=task_id, annotator=annotator,
-                                          expires_at=now + lease_length(), created_at=now,
-                                          **target)
+        if record.late or open_pause(task=record_task(record), annotator=annotator):
+            lease = None
+        else:
+            Assignment.objects.filter(annotator=annotator, state=Assignment.State.ACTIVE,
+                                      expires_at__lte=now, **target).update(
+                state=Assignment.State.EXPIRED)
+            lease = Assignment.objects.create(task_id=task_id, annotator=annotator,
+                                              expires_at=lease_expiry(now, now),
+                                              created_at=now, **target)
     record.refresh_from_db()
-    return Undo(record, _loaded(lease))
+    return Undo(record, _loaded(lease) if lease is not None else None)
+
+
+def record_task(record: Judgment | GoldAnswer) -> Task:
+    return record.gold.task if isinstance(record, GoldAnswer) else record.request.task
 
 
 def _loaded(lease: Assignment) -> Assignment:

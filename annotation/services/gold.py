@@ -19,8 +19,9 @@ from django.utils import timezone
 from leaderboard.models import Item, Task
 from leaderboard.selectors import is_organizer
 
-from ..models import AnnotatorPause, GoldAnswer, GoldItem
+from ..models import AnnotatorPause, Assignment, GoldAnswer, GoldItem
 from .errors import JudgmentError
+from .judgments import lock_annotator
 
 GOLD_ANSWERS = {"correct": True, "incorrect": False}
 
@@ -104,7 +105,7 @@ def gold_record(*, task: Task, annotator) -> tuple[int, int]:
              .exclude(lifted_at=None).order_by("-lifted_at")
              .values_list("lifted_at", flat=True).first())
     answers = GoldAnswer.objects.filter(gold__task=task, annotator=annotator, withdrawn_at=None,
-                                        correct__isnull=False)
+                                        correct__isnull=False, late=False)
     if since is not None:
         answers = answers.filter(created_at__gt=since)
     verdicts = list(answers.values_list("correct", flat=True))
@@ -122,14 +123,21 @@ def evaluate_pause(*, task: Task, annotator) -> AnnotatorPause | None:
 
 
 def pause_annotator(*, task: Task, annotator, reason: str) -> AnnotatorPause:
-    """Pause ``annotator`` for ``task`` (idempotent: an open pause is kept as it is)."""
+    """Pause ``annotator`` for ``task`` (idempotent: an open pause is kept as it is) and revoke
+    their leases on it: answers given on them later are kept but never counted."""
     existing = open_pause(task=task, annotator=annotator)
     if existing is not None:
         return existing
     try:
         with transaction.atomic():
-            return AnnotatorPause.objects.create(task=task, annotator=annotator,
-                                                 reason=reason[:300])
+            # After their claims and answers in flight, before any that follow.
+            lock_annotator(task.pk, annotator.pk)
+            pause = AnnotatorPause.objects.create(task=task, annotator=annotator,
+                                                  reason=reason[:300])
+            Assignment.objects.filter(task=task, annotator=annotator,
+                                      state=Assignment.State.ACTIVE).update(
+                state=Assignment.State.REVOKED)
+            return pause
     except IntegrityError:
         return open_pause(task=task, annotator=annotator)
 

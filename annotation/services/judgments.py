@@ -55,7 +55,7 @@ def request_verification(*, task: Task, item_ids: Iterable[int], judgments: int 
         register_request_conflicts(task=task, item_ids=new_ids, run_items=run_items)
     # A gold item drawn after annotators answered it as gold: those answers count.
     answered_gold = set(GoldAnswer.objects.filter(gold__task=task, correct__isnull=False,
-                                                  withdrawn_at=None)
+                                                  late=False, withdrawn_at=None)
                         .values_list("gold__item_id", flat=True)) if new_ids else set()
     for item_id in sorted(answered_gold.intersection(new_ids)):
         recount(lock_request_of_item(item_id))
@@ -146,6 +146,16 @@ def client_id_in_use(client_uuid: uuid.UUID, *, lease_is_gold: bool = False):
     return None
 
 
+def lock_annotator(task_id: int, user_id: int) -> bool:
+    """Lock the annotator's membership of the task until the transaction ends; False if they
+    are not an annotator of it. Every claim, answer, undo and pause of one annotator on one task
+    takes it first, so they happen one at a time (a pause never slips between a check and a
+    lease or an answer), while other annotators are not held up."""
+    membership = (Task.annotators.through.objects.select_for_update()
+                  .filter(task_id=task_id, user_id=user_id).values_list("pk", flat=True))
+    return bool(list(membership))
+
+
 def lock_request(request_id: int) -> VerificationRequest | None:
     """The request, its row locked until the transaction ends (PostgreSQL; SQLite is serial)."""
     return (VerificationRequest.objects.select_for_update(of=("self",))
@@ -194,23 +204,25 @@ def submit_judgment(*, request_id: int, annotator, answer: str, client_id: uuid.
 
 
 def record_judgment(request: VerificationRequest, annotator, answer: str, client_uuid,
-                    justification: str, seconds_spent, lease: Assignment | None
-                    ) -> JudgmentOutcome:
+                    justification: str, seconds_spent, lease: Assignment | None,
+                    late: bool = False) -> JudgmentOutcome:
     """Store a judgment on a locked request and apply it: count it, resolve the request.
 
-    A "can't tell" is kept but is no judgment: the request waits for another annotator.
+    A "can't tell" is kept but is no judgment: the request waits for another annotator. A
+    ``late`` answer (on a lease its annotator no longer held) is kept and never counted: its
+    slot may be someone else's by now.
     """
     needed = request.judgments_required - request.judgments_counted
     pending = request.state == VerificationRequest.State.PENDING
-    counted = pending and answer in COUNTED_ANSWERS and needed > 0
+    counted = pending and answer in COUNTED_ANSWERS and needed > 0 and not late
     now = timezone.now()
     judgment = Judgment.objects.create(
         request=request, annotator=annotator, assignment=lease, client_id=client_uuid,
         answer=answer, justification=justification, seconds_spent=seconds_spent,
-        counted=counted, seq=next_judgments_version(request.task_id) if counted else None,
-        created_at=now)
+        counted=counted, late=late,
+        seq=next_judgments_version(request.task_id) if counted else None, created_at=now)
     if lease is not None:
-        Assignment.objects.filter(pk=lease.pk).update(state=Assignment.State.ANSWERED)
+        close_lease(lease, late=late)
     resolved = False
     if counted:
         request.judgments_counted += 1
@@ -222,6 +234,13 @@ def record_judgment(request: VerificationRequest, annotator, answer: str, client
         # A skip may leave the item to nobody: the runs waiting for it are looked at again.
         enqueue_estimate(request.task_id)
     return JudgmentOutcome(judgment, created=True, resolved=resolved)
+
+
+def close_lease(lease: Assignment, *, late: bool) -> None:
+    """The lease an answer was given on is done: answered, or expired if the answer came too
+    late (a released or revoked lease keeps its state, for the audit trail)."""
+    Assignment.objects.filter(pk=lease.pk, state=Assignment.State.ACTIVE).update(
+        state=Assignment.State.EXPIRED if late else Assignment.State.ANSWERED)
 
 
 def lock_request_of_item(item_id: int) -> VerificationRequest | None:
@@ -241,7 +260,7 @@ def recount(request: VerificationRequest) -> None:
     """
     judged = Judgment.objects.filter(request=request, counted=True)
     gold = GoldAnswer.objects.filter(gold__item_id=request.item_id, correct__isnull=False,
-                                     withdrawn_at=None)
+                                     late=False, withdrawn_at=None)
     counted = min(request.judgments_required, judged.count() + gold.count())
     complete = counted >= request.judgments_required
     now = timezone.now()

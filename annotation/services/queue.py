@@ -2,11 +2,14 @@
 
 A request may be leased while ``live leases + counted judgments < judgments required``; a lease
 is live while ``state == active`` and ``expires_at > now`` (an expired lease frees its slot at
-once, no sweeper). Claims lock candidate requests with ``SELECT ... FOR UPDATE SKIP LOCKED`` on
-PostgreSQL and re-check the free slots with the rows locked; on other databases (SQLite) each
-candidate is taken by a compare-and-set on ``lease_seq``. Every path that creates or revives a
-lease locks (or compare-and-sets) the request first, and a partial unique index allows one live
-lease per (request, annotator) as the last line of defence.
+once, no sweeper, and is never renewed again). An annotator holds at most
+``ANNOTATION_MAX_CLAIM`` live leases on a task, a heartbeat never takes a lease past
+``ANNOTATION_LEASE_MAX_SECONDS`` after it was handed out, and a pause revokes them. Claims lock
+candidate requests with ``SELECT ... FOR UPDATE SKIP LOCKED`` on PostgreSQL and re-check the free
+slots with the rows locked; on other databases (SQLite) each candidate is taken by a
+compare-and-set on ``lease_seq``. Every path that creates a lease by the slot rule locks (or
+compare-and-sets) the request first, and a partial unique index allows one live lease per
+(request, annotator) as the last line of defence.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from django.utils import timezone
 from leaderboard.models import Task
 
 from ..models import (
+    AnnotatorPause,
     Assignment,
     GoldAnswer,
     GoldItem,
@@ -36,12 +40,16 @@ from ..models import (
 from ..selectors import answers_today, is_annotator
 from .errors import JudgmentError
 from .gold import open_pause
+from .judgments import lock_annotator
 
 ACTIVE = Assignment.State.ACTIVE
 
 
-def lease_length() -> timedelta:
-    return timedelta(seconds=settings.ANNOTATION_LEASE_SECONDS)
+def lease_expiry(created_at, now):
+    """Until when a lease handed out at ``created_at`` holds if renewed ``now``: one lease
+    length, never past its lifetime (heartbeats cannot keep an item forever)."""
+    return min(now + timedelta(seconds=settings.ANNOTATION_LEASE_SECONDS),
+               created_at + timedelta(seconds=settings.ANNOTATION_LEASE_MAX_SECONDS))
 
 
 @dataclass(frozen=True)
@@ -84,7 +92,8 @@ def free_requests(*, task: Task, annotator, now):
 
 def claim_assignments(*, task: Task, annotator, count: int = 1, holding: Iterable = ()
                       ) -> Claim:
-    """Lease up to ``count`` items to ``annotator``, minus the live ones the page still holds.
+    """Lease up to ``count`` items to ``annotator``, minus the live ones the page still holds,
+    never past ``ANNOTATION_MAX_CLAIM`` live leases of theirs on the task (all tabs together).
 
     Gold items are mixed in at ``task.gold_rate`` (an rng seeded by task, annotator and the
     number of leases they ever had: reproducible, no global random state), only alongside real
@@ -94,49 +103,48 @@ def claim_assignments(*, task: Task, annotator, count: int = 1, holding: Iterabl
         raise JudgmentError("you are not an annotator of this task", "not_annotator")
     if task.state == Task.State.DRAFT:
         return Claim("closed", "This task is not open for annotation yet.")
+    count = max(1, min(int(count), settings.ANNOTATION_MAX_CLAIM))
+    holding = parse_tokens(holding)
+    attempts = 3
+    while True:
+        try:
+            with transaction.atomic():
+                return _claim_locked(task, annotator, count, holding, timezone.now())
+        except IntegrityError:
+            # Another tab of the same annotator took the same item at the same instant.
+            attempts -= 1
+            if not attempts:
+                raise
+
+
+def _claim_locked(task, annotator, count, holding, now) -> Claim:
+    # One claim (or answer, undo, pause) of this annotator on this task at a time, so their
+    # live leases are counted once and a pause cannot slip between the check and the lease.
+    lock_annotator(task.pk, annotator.pk)
     pause = open_pause(task=task, annotator=annotator)
     if pause is not None:
         return Claim("paused", f"Your work on this task is paused for review ({pause.reason}). "
                                "An organizer will get back to you.")
-    count = max(1, min(int(count), settings.ANNOTATION_MAX_CLAIM))
-    now = timezone.now()
-    holding = parse_tokens(holding)
-    held = 0
-    if holding:
-        held = Assignment.objects.filter(task=task, annotator=annotator, state=ACTIVE,
-                                         expires_at__gt=now, token__in=holding).count()
+    mine = Assignment.objects.filter(task=task, annotator=annotator, state=ACTIVE)
+    mine.filter(expires_at__lte=now).update(state=Assignment.State.EXPIRED)
+    live = mine.filter(expires_at__gt=now).count()
+    held = mine.filter(expires_at__gt=now, token__in=holding).count() if holding else 0
     wanted = count - held
     if wanted <= 0:
         return Claim("ok", "")
     cap = task.annotator_daily_cap
+    today = answers_today(task=task, annotator=annotator, now=now) if cap is not None else 0
+    if cap is not None and today >= cap:
+        return Claim("daily_cap", f"You reached today's limit of {cap} answers on this "
+                                  "task. Thank you! Come back tomorrow (days in UTC).")
+    wanted = min(wanted, settings.ANNOTATION_MAX_CLAIM - live)
+    if wanted <= 0:
+        return Claim("ok", f"You already hold {live} items of this task (perhaps in another "
+                           "tab): answer those first.")
     if cap is not None:
-        today = answers_today(task=task, annotator=annotator, now=now)
-        if today >= cap:
-            return Claim("daily_cap", f"You reached today's limit of {cap} answers on this "
-                                      "task. Thank you! Come back tomorrow (days in UTC).")
-        live = Assignment.objects.filter(task=task, annotator=annotator, state=ACTIVE,
-                                         expires_at__gt=now).count()
         wanted = min(wanted, cap - today - live)
         if wanted <= 0:
             return Claim("ok", "You hold as many items as today's limit allows.")
-    for attempt in range(3):
-        try:
-            with transaction.atomic():
-                new = _claim_locked(task, annotator, wanted, now, bool(held))
-            break
-        except IntegrityError:
-            # Another tab of the same annotator took the same item at the same instant.
-            if attempt == 2:
-                raise
-            now = timezone.now()
-    if not new:
-        return Claim("empty", "No item is waiting for you right now.")
-    return Claim("ok", "", new)
-
-
-def _claim_locked(task, annotator, wanted, now, holding_some) -> list[Assignment]:
-    Assignment.objects.filter(task=task, annotator=annotator, state=ACTIVE,
-                              expires_at__lte=now).update(state=Assignment.State.EXPIRED)
     n_gold, rng = 0, None
     if task.gold_rate > 0:
         served = Assignment.objects.filter(task=task, annotator=annotator).count()
@@ -144,10 +152,10 @@ def _claim_locked(task, annotator, wanted, now, holding_some) -> list[Assignment
         n_gold = sum(rng.random() < task.gold_rate for _ in range(wanted))
     gold_ids = _pick_gold(task, annotator, now, n_gold, rng) if n_gold else []
     request_ids = _take_requests(task, annotator, wanted - len(gold_ids), now)
-    if gold_ids and not request_ids and not holding_some and not _real_work_left(
+    if gold_ids and not request_ids and not held and not _real_work_left(
             task, annotator, now):
         gold_ids = []  # gold only alongside real work: an empty queue serves no gold
-    expires = now + lease_length()
+    expires = lease_expiry(now, now)
     rows = [Assignment(task=task, annotator=annotator, request_id=pk, expires_at=expires,
                        created_at=now) for pk in request_ids]
     for pk in gold_ids:
@@ -155,14 +163,14 @@ def _claim_locked(task, annotator, wanted, now, holding_some) -> list[Assignment
                     Assignment(task=task, annotator=annotator, gold_id=pk, expires_at=expires,
                                created_at=now))
     if not rows:
-        return []
+        return Claim("empty", "No item is waiting for you right now.")
     Assignment.objects.bulk_create(rows)
     tokens = [a.token for a in rows]
     loaded = {a.token: a for a in Assignment.objects.filter(token__in=tokens)
               .select_related("request__item", "gold__item")}
     for lease in loaded.values():
         lease.task = task
-    return [loaded[t] for t in tokens]
+    return Claim("ok", "", [loaded[t] for t in tokens])
 
 
 def _real_work_left(task, annotator, now) -> bool:
@@ -255,29 +263,24 @@ def _take_by_compare_and_set(task, annotator, n, now) -> list[int]:
     return chosen
 
 
-def request_has_free_slot(request: VerificationRequest, *, now, excluding=None) -> bool:
-    """Whether a locked request can take one more lease (``excluding``: a lease to disregard)."""
-    if request.state != VerificationRequest.State.PENDING:
-        return False
-    live = Assignment.objects.filter(request=request, state=ACTIVE, expires_at__gt=now)
-    if excluding is not None:
-        live = live.exclude(pk=excluding)
-    return request.judgments_required - request.judgments_counted - live.count() > 0
-
-
 def heartbeat(*, annotator, tokens: Iterable) -> list[dict]:
-    """Renew the caller's live leases; revive an expired one if its slot is still free.
+    """Renew the caller's live leases, each at most to the end of its lifetime.
 
+    An expired lease is never renewed, gold or real alike (reviving one whose slot was still
+    free would tell a gold item, whose slot nobody takes, from a real one), nor a lease on a
+    task the annotator is paused on (revoked here if the pause did not revoke it already).
     Returns one row per token (in the given order): ``token``, ``expires_at`` (None when not
-    valid) and ``valid`` (False for answered, released, unknown, or expired-and-taken leases).
+    valid) and ``valid`` (False for answered, released, revoked, expired or unknown leases).
     """
     tokens = parse_tokens(tokens)
     now = timezone.now()
-    until = now + lease_length()
     mine = Assignment.objects.filter(annotator=annotator, token__in=tokens)
-    mine.filter(state=ACTIVE, expires_at__gt=now).update(expires_at=until)
-    for lease in mine.filter(state=ACTIVE, expires_at__lte=now):
-        _revive(lease, now, until)
+    paused = AnnotatorPause.objects.filter(annotator=annotator, lifted_at=None).values("task")
+    mine.filter(state=ACTIVE, task__in=paused).update(state=Assignment.State.REVOKED)
+    mine.filter(state=ACTIVE, expires_at__lte=now).update(state=Assignment.State.EXPIRED)
+    for lease in mine.filter(state=ACTIVE, expires_at__gt=now).only("pk", "created_at"):
+        Assignment.objects.filter(pk=lease.pk, state=ACTIVE, expires_at__gt=now).update(
+            expires_at=lease_expiry(lease.created_at, now))
     current = {a.token: a for a in Assignment.objects.filter(annotator=annotator,
                                                              token__in=tokens)}
     rows = []
@@ -287,25 +290,6 @@ def heartbeat(*, annotator, tokens: Iterable) -> list[dict]:
         rows.append({"token": token, "expires_at": lease.expires_at if valid else None,
                      "valid": valid})
     return rows
-
-
-def _revive(lease: Assignment, now, until) -> None:
-    with transaction.atomic():
-        if lease.gold_id is not None:
-            ok = not GoldAnswer.objects.filter(gold_id=lease.gold_id, annotator=lease.annotator_id,
-                                               withdrawn_at=None).exists()
-        else:
-            request = (VerificationRequest.objects.select_for_update(of=("self",))
-                       .filter(pk=lease.request_id).first())
-            ok = (request is not None
-                  and request_has_free_slot(request, now=now, excluding=lease.pk)
-                  and not Judgment.objects.filter(request=request, withdrawn_at=None,
-                                                  annotator=lease.annotator_id).exists())
-            if ok:
-                VerificationRequest.objects.filter(pk=request.pk).update(
-                    lease_seq=F("lease_seq") + 1)
-        update = {"expires_at": until} if ok else {"state": Assignment.State.EXPIRED}
-        Assignment.objects.filter(pk=lease.pk, state=ACTIVE).update(**update)
 
 
 def release(*, annotator, tokens: Iterable) -> int:

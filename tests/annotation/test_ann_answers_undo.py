@@ -12,6 +12,7 @@ from annotation.services import (
     JudgmentError,
     answer_assignment,
     claim_assignments,
+    pause_annotator,
     request_verification,
     undo_answer,
 )
@@ -164,3 +165,55 @@ def test_undo_of_a_gold_answer_withdraws_it_and_serves_the_gold_item_again():
     assert undone.assignment.gold_id == gold.pk
     assert GoldAnswer.objects.get().withdrawn_at is not None
     assert Assignment.objects.filter(gold=gold, state="active").count() == 1
+
+
+def test_what_an_answer_after_an_undo_tells_never_depends_on_others_answers():
+    # The probe: with two judgments required, what undo and the next answer said told whether
+    # the other annotator had answered (and so what). Only the annotator's own acts show.
+    task, _ = setup_task(1, judgments=2)
+    a, b, c = annotator(task, "a"), annotator(task, "b"), annotator(task, "c")
+    la, lb = lease_for(task, a), lease_for(task, b)
+    skip = answer(a, la, "cannot_tell")  # a's slot is free again...
+    lc = lease_for(task, c)  # ...and c takes it
+    fresh = undo_answer(annotator=a, client_id=skip.record.client_id).assignment
+    assert fresh is not None and fresh.request_id == la.request_id
+    answer(b, lb, "correct")
+    assert answer(c, lc, "incorrect").resolved
+    after = answer(a, fresh, "correct")
+    assert after.counted and after.message == ""  # as if b and c had not answered yet
+    # The request never takes more judgments than it asked for: a's is kept, uncounted.
+    request = VerificationRequest.objects.get()
+    assert (request.judgments_counted, request.judgments_required) == (2, 2)
+    stored = Judgment.objects.get(pk=after.record.pk)
+    assert not stored.counted and not stored.late and stored.seq is None
+    # Taking it back is allowed as for any answer and changes nothing the engine reads.
+    undo_answer(annotator=a, client_id=after.record.client_id)
+    request.refresh_from_db()
+    assert (request.state, request.judgments_counted) == ("resolved", 2)
+
+
+def test_undo_of_a_late_answer_withdraws_it_and_hands_out_nothing_gold_or_real():
+    task, items = setup_task(2, judgments=1, gold_rate=1.0)
+    GoldItem.objects.create(task=task, item=items[1], answer=True)
+    VerificationRequest.objects.filter(item=items[1]).delete()
+    user = annotator(task)
+    leases = claim_assignments(task=task, annotator=user, count=2).assignments
+    Assignment.objects.filter(annotator=user).update(
+        expires_at=timezone.now() - timedelta(seconds=1))
+    for lease in leases:
+        out = answer(user, lease, "correct")
+        undone = undo_answer(annotator=user, client_id=out.record.client_id)
+        assert undone.assignment is None and undone.record.withdrawn_at is not None
+    assert not Assignment.objects.filter(annotator=user, state="active").exists()
+
+
+def test_undo_while_paused_withdraws_the_answer_and_hands_out_no_lease():
+    task, _ = setup_task(2, judgments=1)
+    user = annotator(task)
+    out = answer(user, lease_for(task, user), "correct")
+    pause_annotator(task=task, annotator=user, reason="review")
+    undone = undo_answer(annotator=user, client_id=out.record.client_id)
+    assert undone.assignment is None
+    request = VerificationRequest.objects.get(pk=out.record.request_id)
+    assert (request.state, request.judgments_counted) == ("pending", 0)
+    assert not Assignment.objects.filter(annotator=user, state="active").exists()

@@ -113,13 +113,13 @@ def test_the_claim_response_is_blind_to_runs_teams_scores_and_answers(task):
     lease = post(c_other, "/tasks/tk/claim").json()["assignments"][0]
     post(c_other, "/answers", {"client_id": str(uuid.uuid4()), "token": lease["token"],
                                "answer": "cannot_tell", "justification": "OtherJustification"})
-    text = post(client_for(user), "/tasks/tk/claim", {"count": 4}).content.decode()
+    text = post(client_for(user), "/tasks/tk/claim", {"count": 3}).content.decode()
     for secret in ("SecretTeamName", "SecretRunName", "0.91", "0.92", "0.93", "0.94",
                    "OtherJustification", "other-annotator", "cannot_tell", "priority",
                    "request", "\"k0\"", "run", "team", "score"):
         assert secret not in text, secret
     data = json.loads(text)
-    assert len(data["assignments"]) == 4
+    assert len(data["assignments"]) == 3
     for a in data["assignments"]:
         assert set(a) == {"token", "expires_at", "display"}
 
@@ -139,20 +139,19 @@ def test_session_auth_needs_the_csrf_token(task):
     assert r.status_code == 200 and r.json()["status"] == "ok"
 
 
-def test_late_answer_on_an_expired_lease_is_accepted(task):
+def test_late_answer_on_an_expired_lease_is_kept_and_said_not_counted(task):
     user = annotator(task, "ann")
     c = client_for(user)
     lease = post(c, "/tasks/tk/claim").json()["assignments"][0]
     Assignment.objects.filter(token=lease["token"]).update(
         expires_at=timezone.now() - timedelta(minutes=5))
     hb = post(c, "/assignments/heartbeat", {"tokens": [lease["token"]]}).json()
-    assert hb["assignments"][0]["valid"] is True  # nobody took it meanwhile: revived
-    Assignment.objects.filter(token=lease["token"]).update(
-        expires_at=timezone.now() - timedelta(minutes=5))
+    assert hb["assignments"][0]["valid"] is False  # expired: never revived
     r = post(c, "/answers", {"client_id": str(uuid.uuid4()), "token": lease["token"],
                              "answer": "incorrect"})
-    assert r.status_code == 201 and r.json()["answer"]["counted"] is True
-    assert Judgment.objects.filter(answer="incorrect", counted=True).count() == 1
+    assert r.status_code == 201 and r.json()["answer"]["counted"] is False
+    assert "not counted" in r.json()["answer"]["message"]
+    assert Judgment.objects.filter(answer="incorrect", counted=False, late=True).count() == 1
 
 
 def test_tasks_and_assignments_of_others_are_not_found(task):

@@ -148,3 +148,51 @@ PG_ITEMS = int(os.environ.get("ANN_CONCURRENCY_ITEMS", "1000"))
 def test_32_concurrent_clients_2_judgments_on_postgres(sent_messages):
     task, acked = run_clients(n_clients=32, n_items=PG_ITEMS, judgments=2, timeout=600)
     assert check(task, acked) >= 2 * PG_ITEMS
+
+
+def hoard(n_threads):
+    """One annotator's script claims from many connections at once, never saying what it holds:
+    the annotator still ends with at most ``ANNOTATION_MAX_CLAIM`` live leases."""
+    from django.conf import settings
+    from django.utils import timezone
+
+    from annotation.models import Assignment
+
+    task = make_task(judgments_per_item=1, gold_rate=0.0)
+    items = add_items(task, 60)
+    request_verification(task=task, item_ids=[it.pk for it in items])
+    user = annotator(task, "hoarder")
+    start, errors = threading.Barrier(n_threads), []
+
+    def grab():
+        try:
+            start.wait()
+            for _ in range(5):
+                claim_assignments(task=Task.objects.get(pk=task.pk), annotator=user,
+                                  count=settings.ANNOTATION_MAX_CLAIM)
+        except Exception as exc:  # reported by the test thread
+            errors.append(repr(exc))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=grab) for _ in range(n_threads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    live = Assignment.objects.filter(annotator=user, state="active",
+                                     expires_at__gt=timezone.now()).count()
+    assert live == settings.ANNOTATION_MAX_CLAIM
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_claims_of_one_annotator_stay_within_the_lease_limit_on_sqlite(sent_messages):
+    hoard(4)
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_claims_of_one_annotator_stay_within_the_lease_limit_on_postgres(
+        sent_messages):
+    hoard(12)

@@ -4,6 +4,7 @@ import json
 import re
 
 import pytest
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
@@ -97,7 +98,8 @@ def test_page_shell_has_the_keys_the_question_and_nothing_about_runs(client, que
     assert "annotation/annotate.js" in html and "annotation/annotate.css" in html
     config = json.loads(re.search(r'<script id="ann-config" type="application/json">(.*?)</script>',
                                   html).group(1))
-    assert config == {"slug": "pairs", "user": user.pk, "api": "/annotate/api/"}
+    assert config == {"slug": "pairs", "user": user.pk, "api": "/annotate/api/",
+                      "prefetch": settings.ANNOTATION_MAX_CLAIM}
     assert re.search(r'<meta name="csrf-token" content="[^"]+">', html)
 
 

@@ -187,6 +187,9 @@ def test_reload_mid_item_loses_nothing_and_sends_nothing_twice(live_server, page
     first = _open(page, live_server, login)
     second = _press(page, "y")
     wait_for(lambda: len(_answers()) == 1, message="the first answer")
+    # Once the answer is in, the page tops up to its limit (the answer's lease counted till then).
+    page.wait_for_function("""() => Object.keys(sessionStorage).some(k =>
+        k.startsWith('ann-held:') && JSON.parse(sessionStorage.getItem(k)).length === 3)""")
     page.reload()
     assert _shown(page) == second  # the same item, its lease still held
     # The prefetched items were given back when the page went away.
@@ -280,4 +283,27 @@ def test_leases_are_renewed_and_status_screens_explain_why_nothing_is_shown(
     task.save(update_fields=["state"])
     page.reload()
     page.wait_for_selector('#ann-screen[data-status="closed"]')
+    _assert_blind_and_inert(page)
+
+
+def test_a_pause_takes_the_held_items_away_and_a_late_answer_is_said_not_counted(
+        live_server, page, login, wait_for, settings):
+    settings.ANNOTATION_LEASE_SECONDS = 6  # heartbeat every 2 s
+    task, user = _queue(4)
+    first = _open(page, live_server, login)
+    # The answer waits in the outbox (sends refused by the route) while the pause comes.
+    page.route("**/annotate/api/answers", lambda route: route.abort())
+    _press(page, "y")
+    pause_annotator(task=task, annotator=user, reason="review")
+    assert not Assignment.objects.filter(annotator=user, state="active").exists()
+    # The next heartbeat drops the revoked items; the page says why nothing is shown.
+    page.wait_for_selector('#ann-screen[data-status="paused"]', timeout=15000)
+    page.unroute("**/annotate/api/answers")
+    page.evaluate("window.dispatchEvent(new Event('online'))")
+    page.wait_for_function("document.getElementById('ann-message').textContent"
+                           ".includes('not counted')")
+    wait_for(lambda: _live().filter(request__item__index=first, late=True,
+                                    counted=False).exists(), message="the late answer kept")
+    assert not Judgment.objects.filter(counted=True).exists()
+    _assert_exactly_once()
     _assert_blind_and_inert(page)

@@ -32,6 +32,7 @@ import uuid
 
 import numpy as np
 import pytest
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.test import Client
 
@@ -89,13 +90,19 @@ class Annotator:
 
     def answer(self, limit: int) -> int:
         n = 0
-        for token in self._claim(min(5, limit))[:limit]:
-            item = Assignment.objects.select_related("request__item").get(
-                token=token).request.item
-            client_id = str(uuid.uuid4())
-            self._answer(token, client_id, "correct" if self.truth[item.index] else "incorrect")
-            self.client_ids.append(client_id)
-            n += 1
+        while n < limit:
+            # An annotator holds at most ANNOTATION_MAX_CLAIM leases at a time.
+            tokens = self._claim(min(settings.ANNOTATION_MAX_CLAIM, limit - n))
+            if not tokens:
+                break
+            for token in tokens:
+                item = Assignment.objects.select_related("request__item").get(
+                    token=token).request.item
+                client_id = str(uuid.uuid4())
+                self._answer(token, client_id,
+                             "correct" if self.truth[item.index] else "incorrect")
+                self.client_ids.append(client_id)
+                n += 1
         return n
 
 

@@ -1,6 +1,7 @@
 // The annotator page: one item at a time, answered with one key, never lost, never sent twice.
 //
-// Items are claimed ahead (the current one and two prefetched) so the next one shows at once.
+// Items are claimed ahead (the current one and those prefetched: as many as the server lets one
+// annotator hold, `config.prefetch`) so the next one shows at once.
 // Answers go into an outbox in localStorage before anything is sent; the outbox is flushed with
 // retries and backoff and survives reloads. Each answer carries a client_id made once, when it is
 // given, so a retry can never create a second judgment (the server deduplicates by client_id).
@@ -13,7 +14,8 @@
   if (!configNode) { return; }
   var config = JSON.parse(configNode.textContent);
 
-  var PREFETCH = 3;               // current item + 2 ahead
+  // The server's limit of live leases per annotator (ANNOTATION_MAX_CLAIM): current + ahead.
+  var PREFETCH = Math.max(1, config.prefetch || 1);
   var RETRY_EMPTY_MS = 15000;     // empty queue / paused: ask again this often
   var MAX_BACKOFF_MS = 30000;
   var MAX_SECONDS = 3600;
@@ -304,8 +306,15 @@
         setProgress(data.progress);
         if (data.question) { el.question.textContent = data.question; }
         addAssignments(data.assignments);
+        // The server counts the leases of answers still in the outbox against this
+        // annotator's limit: short of items, send them now rather than after the grace.
+        var waitingForOutbox = data.status === "ok" && held.length < PREFETCH &&
+          outbox.length > 0;
+        if (waitingForOutbox) { flush(true); }
         if (held.length) {
           if (status !== "item" || shownToken !== held[0].token) { showCurrent(); }
+        } else if (waitingForOutbox) {
+          showScreen("loading");
         } else {
           showScreen(data.status === "ok" ? "empty" : data.status, data.message);
         }
@@ -356,7 +365,8 @@
     });
     saveHeld();
     if (before && (!held.length || held[0].token !== before)) {
-      say("That item was given to someone else after a long pause; here is another.");
+      say("That item is no longer yours (it was held too long, or your work was paused); " +
+          "here is another.");
       if (held.length) { showCurrent(); } else { showScreen("loading"); }
     }
     if (held.length < PREFETCH) { claim(); }
@@ -443,14 +453,16 @@
         failedSends = 0;
         backoff = 1000;
         dropFromOutbox(entry.client_id);
-        markSent(entry.client_id, result.data && result.data.answer);
+        var stored = result.data && result.data.answer;
+        markSent(entry.client_id, stored);
+        if (stored && stored.message) { say(stored.message); }
         setProgress(result.data && result.data.progress);
         renderOutbox();
         setButtons(status === "item");
         afterSend();
-        // Nothing on screen: the server's answer to a claim may differ now (e.g. the daily
-        // limit counts answers it has received).
-        if (!held.length) { claim(); }
+        // The server counts the leases of answers still in the outbox against this
+        // annotator's limit (and answers against the daily one): top up now they are in.
+        if (held.length < PREFETCH) { claim(); }
         return;
       }
       if (result.status >= 400 && result.status < 500 && result.status !== 408 &&
@@ -556,8 +568,15 @@
           history.pop();
           saveHistory();
           setProgress(result.data.progress);
-          reshow(result.data.assignment);
-          say("Undone: answer the item again.");
+          if (result.data.assignment) {
+            reshow(result.data.assignment);
+            say("Undone: answer the item again.");
+          } else {
+            // A late answer, or work paused: taken back, nothing to answer again.
+            say("Undone.");
+            setButtons(status === "item");
+            if (!held.length) { claim(); }
+          }
         } else {
           if (result.status === 409) {
             history = [];

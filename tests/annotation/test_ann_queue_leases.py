@@ -1,0 +1,213 @@
+"""Leases cannot be hoarded or outlive their holder's right to answer.
+
+At most ``ANNOTATION_MAX_CLAIM`` live leases per annotator and task (the page's prefetch depth),
+a lifetime heartbeats cannot extend, no revival of an expired lease, leases revoked by a pause;
+an answer on a lease its annotator no longer holds is kept but never counted, and gold and real
+leases behave alike throughout.
+"""
+
+import json
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from annotation.models import Assignment, GoldAnswer, GoldItem, Judgment, VerificationRequest
+from annotation.selectors import answers_export_rows, queue_health
+from annotation.services import (
+    answer_assignment,
+    claim_assignments,
+    heartbeat,
+    pause_annotator,
+    request_verification,
+)
+from annotation.services.gold import gold_record
+
+from pipeline_support import add_items, annotator, make_task
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def no_broker(sent_messages):
+    return sent_messages
+
+
+def queue(n=4, judgments=1, **task_fields):
+    task_fields.setdefault("gold_rate", 0.0)
+    task = make_task(judgments_per_item=judgments, **task_fields)
+    items = add_items(task, n)
+    request_verification(task=task, item_ids=[it.pk for it in items])
+    return task, items
+
+
+def claim(task, user, count=1, holding=()):
+    return claim_assignments(task=task, annotator=user, count=count, holding=holding)
+
+
+def answer(user, lease, value="correct"):
+    return answer_assignment(annotator=user, token=lease.token, client_id=uuid.uuid4(),
+                             answer=value)
+
+
+def expire(*leases):
+    Assignment.objects.filter(pk__in=[a.pk for a in leases]).update(
+        expires_at=timezone.now() - timedelta(seconds=1))
+
+
+def live(task, user):
+    return Assignment.objects.filter(task=task, annotator=user, state="active",
+                                     expires_at__gt=timezone.now()).count()
+
+
+def test_an_annotator_never_holds_more_live_leases_than_the_page_prefetches(settings):
+    # The probe: one annotator took all 38 pending items and the next one got "empty".
+    task, _ = queue(38)
+    hoarder, other = annotator(task, "hoarder"), annotator(task, "other")
+    for _ in range(20):  # a script that never says what it holds
+        claim(task, hoarder, count=settings.ANNOTATION_MAX_CLAIM)
+    assert live(task, hoarder) == settings.ANNOTATION_MAX_CLAIM
+    # Tokens it pretends not to hold, or someone else's, buy nothing.
+    mine = list(Assignment.objects.filter(annotator=hoarder).values_list("token", flat=True))
+    got = claim(task, other, count=settings.ANNOTATION_MAX_CLAIM, holding=mine)
+    assert len(got.assignments) == settings.ANNOTATION_MAX_CLAIM
+    again = claim(task, hoarder, count=1)
+    assert again.status == "ok" and again.assignments == [] and again.message
+    # Answering one frees one.
+    answer(hoarder, Assignment.objects.filter(annotator=hoarder, state="active").first())
+    assert len(claim(task, hoarder, count=settings.ANNOTATION_MAX_CLAIM).assignments) == 1
+
+
+def test_the_page_prefetches_what_the_server_allows(client, settings):
+    settings.ANNOTATION_MAX_CLAIM = 4
+    task, _ = queue(1)
+    user = annotator(task, "ann")
+    client.force_login(user)
+    page = client.get(f"/annotate/{task.slug}/").content.decode()
+    config = json.loads(page.split('id="ann-config" type="application/json">')[1]
+                        .split("</script>")[0])
+    assert config["prefetch"] == 4
+
+
+def test_heartbeats_never_extend_a_lease_past_its_lifetime(settings):
+    settings.ANNOTATION_LEASE_MAX_SECONDS = 300
+    task, _ = queue(1)
+    a, b = annotator(task, "a"), annotator(task, "b")
+    lease = claim(task, a).assignments[0]
+    born = timezone.now() - timedelta(seconds=250)
+    Assignment.objects.filter(pk=lease.pk).update(created_at=born)
+    row = heartbeat(annotator=a, tokens=[lease.token])[0]
+    assert row["valid"] and row["expires_at"] == born + timedelta(seconds=300)
+    Assignment.objects.filter(pk=lease.pk).update(created_at=born - timedelta(seconds=51))
+    assert heartbeat(annotator=a, tokens=[lease.token])[0]["valid"] is False
+    assert claim(task, b).assignments[0].request_id == lease.request_id
+
+
+def test_an_expired_lease_is_dead_for_gold_and_real_items_alike():
+    # Reviving an expired lease whose slot was still free told gold items apart: a real item's
+    # slot goes to someone else, a gold item's never does.
+    task, items = queue(2, judgments=1, gold_rate=1.0)
+    gold = GoldItem.objects.create(task=task, item=items[1], answer=True)
+    VerificationRequest.objects.filter(item=items[1]).delete()
+    user = annotator(task)
+    leases = claim(task, user, count=2).assignments
+    assert sorted(a.gold_id is not None for a in leases) == [False, True]
+    expire(*leases)
+    rows = heartbeat(annotator=user, tokens=[a.token for a in leases])
+    assert [r["valid"] for r in rows] == [False, False]
+    outs = [answer(user, lease, "correct") for lease in leases]
+    assert [(o.counted, bool(o.message)) for o in outs] == [(False, True), (False, True)]
+    assert all(o.record.late and o.record.seq is None for o in outs)
+    # Kept, never counted: not a judgment of the request, not in the annotator's accuracy.
+    assert VerificationRequest.objects.get().judgments_counted == 0
+    assert gold_record(task=task, annotator=user) == (0, 0)
+    assert GoldAnswer.objects.get(gold=gold).correct is True  # the audit trail stays whole
+    assert not any(row.gold_answers and row.gold_accuracy is not None
+                   for row in queue_health(task=task).annotators)
+
+
+def test_a_late_answer_never_counts_and_never_displaces_the_new_holder():
+    # The probe: an answer on an expired lease counted after the item went to someone else.
+    task, _ = queue(1, judgments=1)
+    a, b = annotator(task, "a"), annotator(task, "b")
+    la = claim(task, a).assignments[0]
+    expire(la)
+    lb = claim(task, b).assignments[0]
+    assert lb.request_id == la.request_id
+    late = answer(a, la, "incorrect")
+    assert late.created and not late.counted and "not counted" in late.message
+    stored = Judgment.objects.get(annotator=a)
+    assert (stored.counted, stored.late, stored.seq) == (False, True, None)
+    request = VerificationRequest.objects.get()
+    assert (request.state, request.judgments_counted) == ("pending", 0)
+    assert heartbeat(annotator=b, tokens=[lb.token])[0]["valid"]
+    on_time = answer(b, lb, "correct")
+    assert on_time.counted and on_time.resolved and on_time.record.seq == 1
+    # Organizers see both in the answers export, and which one came late.
+    header, *rows = answers_export_rows(task=task)
+    assert [(r[header.index("annotator")], r[header.index("counted")], r[header.index("late")])
+            for r in rows] == [("a", False, True), ("b", True, False)]
+
+
+def test_a_released_lease_takes_no_answer_either():
+    task, _ = queue(1, judgments=1)
+    user = annotator(task)
+    lease = claim(task, user).assignments[0]
+    Assignment.objects.filter(pk=lease.pk).update(state="released")
+    out = answer(user, lease)
+    assert not out.counted and out.record.late
+    assert Assignment.objects.get(pk=lease.pk).state == "released"
+
+
+def test_a_pause_revokes_live_leases_and_answers_on_them_are_kept_uncounted():
+    # The probe: 32 hoarded leases kept alive by heartbeat after the gold pause, all counted.
+    task, _ = queue(5, judgments=1)
+    user = annotator(task)
+    leases = claim(task, user, count=3).assignments
+    pause_annotator(task=task, annotator=user, reason="review")
+    assert set(Assignment.objects.filter(pk__in=[a.pk for a in leases])
+               .values_list("state", flat=True)) == {"revoked"}
+    assert not any(r["valid"] for r in heartbeat(annotator=user, tokens=[a.token
+                                                                        for a in leases]))
+    outs = [answer(user, lease) for lease in leases]
+    assert not any(o.counted for o in outs) and all(o.record.late for o in outs)
+    assert not VerificationRequest.objects.filter(judgments_counted__gt=0).exists()
+    task.refresh_from_db()
+    assert task.labels_version == 0
+    assert claim(task, user).status == "paused"
+    # The items went back to the queue at once.
+    other = annotator(task, "other")
+    assert len(claim(task, other, count=3).assignments) == 3
+
+
+def test_the_gold_answer_that_pauses_revokes_the_other_leases_it_held():
+    task, items = queue(3, judgments=1, gold_rate=1.0, gold_min_answers=1,
+                        gold_min_accuracy=0.9)
+    GoldItem.objects.create(task=task, item=items[2], answer=True)
+    VerificationRequest.objects.filter(item=items[2]).delete()
+    user = annotator(task)
+    leases = claim(task, user, count=3).assignments
+    gold_lease = next(a for a in leases if a.gold_id)
+    answer(user, gold_lease, "incorrect")  # wrong: paused
+    real = [a for a in leases if not a.gold_id]
+    assert real and not any(answer(user, lease).counted for lease in real)
+    assert not Judgment.objects.filter(counted=True).exists()
+
+
+def test_the_api_says_when_an_answer_was_not_counted():
+    task, _ = queue(1, judgments=1, slug="tk")
+    user = annotator(task)
+    c = Client()
+    c.force_login(user)
+    lease = c.post("/annotate/api/tasks/tk/claim", "{}",
+                   content_type="application/json").json()["assignments"][0]
+    Assignment.objects.filter(token=lease["token"]).update(
+        expires_at=timezone.now() - timedelta(minutes=5))
+    r = c.post("/annotate/api/answers", json.dumps({
+        "client_id": str(uuid.uuid4()), "token": lease["token"], "answer": "correct"}),
+        content_type="application/json")
+    assert r.status_code == 201
+    body = r.json()["answer"]
+    assert body["counted"] is False and "not counted" in body["message"]
