@@ -1,8 +1,9 @@
 """Gold items and the pauses they lead to.
 
 Organizers load gold items (items with a known answer) from a file; the queue mixes them in at
-``task.gold_rate``. Gold answers never count as votes and never touch an item's label: they only
-measure each annotator's accuracy. An annotator with at least ``task.gold_min_answers`` gold
+``task.gold_rate``. A gold item's label is its known answer; the answers annotators give on it
+measure them: the engine's annotator model fits each one's sensitivity and specificity to them,
+and this module pauses the inaccurate. An annotator with at least ``task.gold_min_answers`` gold
 answers (since their last pause was lifted) and an accuracy below ``task.gold_min_accuracy`` is
 paused for the task until an organizer lifts the pause. "Can't tell" on a gold item is neither
 right nor wrong: it is left out of the accuracy.
