@@ -15,7 +15,8 @@ What it does
    team A uploads the plain TSV, team B the gzip of a second file, at the same moment, through
    the participant client's streaming upload (``leaderboard_cli.client.Client.upload``).
 4. Meanwhile one client reads the board page and the board API in turn, one request at a time,
-   from before the uploads start until both runs have been validated by the worker.
+   from before the uploads start until both runs have been validated by the worker; and
+   ``--slow-clients`` connections (4) trickle their request headers one byte a second all along.
 5. The resident memory of every gunicorn process (master and workers, ``VmHWM`` and sampled
    ``VmRSS``) and of the worker.
 
@@ -29,6 +30,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import json
 import os
@@ -188,6 +190,33 @@ class BoardReader(threading.Thread):
             time.sleep(0.02)
 
 
+class SlowClients(threading.Thread):
+    """Connections that send a request's headers one byte a second and never finish (what held
+    both sync workers of the demo for ~33 s): each may hold one thread, never a whole worker."""
+
+    def __init__(self, port: int, n: int):
+        super().__init__(daemon=True)
+        self.port, self.n = port, n
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        import socket
+
+        sockets = [socket.create_connection(("127.0.0.1", self.port)) for _ in range(self.n)]
+        request = f"GET /tasks/{SLUG}/ HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + "a" * 10_000
+        try:
+            for ch in request.encode():
+                if self.stop.is_set():
+                    return
+                for sock in sockets:
+                    with contextlib.suppress(OSError):
+                        sock.send(bytes([ch]))
+                self.stop.wait(1.0)
+        finally:
+            for sock in sockets:
+                sock.close()
+
+
 def upload(port: int, token: str, path: str, name: str, out: dict) -> None:
     from leaderboard_cli.client import ApiError, Client
 
@@ -231,6 +260,8 @@ def main(argv=None) -> int:
     parser.add_argument("--lines", type=int, default=5_000_000)
     parser.add_argument("--timeout", type=float, default=900.0,
                         help="seconds to wait for the worker to validate both runs")
+    parser.add_argument("--slow-clients", type=int, default=4,
+                        help="connections that trickle their headers during the whole run")
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = parser.parse_args(argv)
@@ -274,6 +305,8 @@ def main(argv=None) -> int:
                 fetch(port, path)
         memory = MemoryWatch(web.pid)
         memory.start()
+        slow = SlowClients(port, args.slow_clients)
+        slow.start()
         reader = BoardReader(port)
         reader.start()
         time.sleep(2.0)  # a baseline before the uploads
@@ -296,6 +329,7 @@ def main(argv=None) -> int:
         all_seconds = time.perf_counter() - started
         reader.stop.set()
         reader.join()
+        slow.stop.set()
         memory.sample()
         memory.stop.set()
         memory.join()
@@ -319,6 +353,7 @@ def main(argv=None) -> int:
             "setup": {"database": "postgresql", "broker_and_cache": "redis",
                       "server": f"gunicorn -w {WEB_WORKERS} -k gthread --threads {WEB_THREADS}",
                       "worker": "celery --pool=solo (1 process)", "lines": args.lines,
+                      "slow_clients": args.slow_clients,
                       "files": {"A": {"bytes": sizes["A"], "gzip": False},
                                 "B": {"bytes": sizes["B"], "gzip": True,
                                       "decompressed_bytes": decompressed_b}},

@@ -16,8 +16,8 @@ from django.contrib.auth import get_user_model
 
 from annotation.services import load_gold
 from leaderboard.models import LabelModelFit, LeaderboardSnapshot, Run
-from leaderboard.services.reference import upload_reference
 from leaderboard.services.ingest import submit_and_ingest
+from leaderboard.services.reference import upload_reference
 from leaderboard.services.tasks import create_task, create_team
 
 from engine_audit import audit_task
