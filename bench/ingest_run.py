@@ -7,8 +7,9 @@ Timed phases
 ------------
 * ``parse_tsv`` / ``parse_gzip``: :func:`leaderboard.ingestion.parse_run_file` on the plain file and
   on its gzip variant (no database).
-* ``submit_new``: :func:`leaderboard.services.runs.submit_run` of the plain file to a fresh task:
-  parse, 1,000,000 new items, the predictions row, the run's transitions, all in one transaction.
+* ``submit_new``: :func:`leaderboard.services.ingest.submit_and_ingest` (received, then validated
+  at once as the worker does) of the plain file to a fresh task: copy to storage, parse,
+  1,000,000 new items, the predictions row, the run's transitions, all in one transaction.
 * ``submit_known``: the gzip variant submitted by a second team to the same task: every key is
   already an item (the existing-items lookup path).
 
@@ -77,7 +78,7 @@ def main(argv=None) -> int:
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", metavar="OUT", help="write the results as JSON to OUT")
-    ap.add_argument("--profile", action="store_true", help="cProfile the first submit_run")
+    ap.add_argument("--profile", action="store_true", help="cProfile the first submission")
     ap.add_argument("--top", type=int, default=15)
     args = ap.parse_args(argv)
 
@@ -96,7 +97,7 @@ def main(argv=None) -> int:
         from leaderboard import jobs
         from leaderboard.ingestion import parse_run_file
         from leaderboard.models import Run, Task
-        from leaderboard.services.runs import submit_run
+        from leaderboard.services.ingest import submit_and_ingest
         from leaderboard.services.tasks import create_task, create_team
 
         jobs._send = lambda *a, **k: None  # no Celery messages from a benchmark
@@ -121,13 +122,14 @@ def main(argv=None) -> int:
         hotspots = {}
 
         def timed_submit(phase: str, path: str, team):
-            """``submit_run`` of the file at ``path``, timed (and profiled with --profile)."""
+            """``submit_and_ingest`` of the file at ``path``, timed (profiled with --profile)."""
             with open(path, "rb") as fh, timer(phase):
                 kwargs = {"task": task, "team": team, "user": user, "upload": fh,
                           "file_name": os.path.basename(path)}
                 if not args.profile:
-                    return submit_run(**kwargs)
-                run, hotspots[phase], _text = profile_call(submit_run, top=args.top, **kwargs)
+                    return submit_and_ingest(**kwargs)
+                run, hotspots[phase], _text = profile_call(submit_and_ingest, top=args.top,
+                                                           **kwargs)
                 return run
 
         try:
@@ -166,7 +168,7 @@ def main(argv=None) -> int:
           f"{TARGET_SECONDS:.0f} s {'met' if out['target_met'] else 'MISSED'}; peak RSS "
           f"{out['peak_rss_mib']:.0f} MiB")
     for phase, rows in hotspots.items():
-        print(format_hotspots(rows, f"submit_run ({phase})"))
+        print(format_hotspots(rows, f"submit_and_ingest ({phase})"))
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w") as fh:

@@ -10,9 +10,9 @@ What it does
 ------------
 1. **Ingest**: the synthetic runs of ``bench/engine_scale.py`` (a universe of 3 x predictions
    items, a shared core, run-specific precision, ties and constant scores), each written as a
-   1,000,000-line TSV file and stored by ``leaderboard.services.runs.submit_run`` (parse,
-   validate, new items, packed predictions), one team per run; a reference sample of 1,000 true
-   items. No message is sent during ingestion.
+   1,000,000-line TSV file and stored by ``leaderboard.services.ingest.submit_and_ingest``
+   (parse, validate, new items, packed predictions), one team per run; a reference sample of
+   1,000 true items. No message is sent during ingestion.
 2. **Campaign**: one worker (``celery -A config worker --pool=solo``) plans every run; this
    process answers every pending request from the synthetic truth through the annotation
    service (``submit_judgment``, one judgment per item) until every run is final. The task's
@@ -200,7 +200,7 @@ def ingest(args, task, universe: Universe, rng, first: int, count: int,
            extra_pool=None) -> list[dict]:
     from django.contrib.auth import get_user_model
 
-    from leaderboard.services.runs import submit_run
+    from leaderboard.services.ingest import submit_and_ingest
     from leaderboard.services.tasks import create_team
 
     rows = []
@@ -217,8 +217,8 @@ def ingest(args, task, universe: Universe, rng, first: int, count: int,
         team = create_team(name=f"scale-team-{j}", members=[user])
         started = time.perf_counter()
         with open(path, "rb") as fh:
-            run = submit_run(task=task, team=team, user=user, upload=fh,
-                             file_name=f"run{j}.tsv", name=f"system-{j:03d}")
+            run = submit_and_ingest(task=task, team=team, user=user, upload=fh,
+                                    file_name=f"run{j}.tsv", name=f"system-{j:03d}")
         seconds = time.perf_counter() - started
         os.unlink(path)
         rows.append({"run": j, "seconds": round(seconds, 2), "new_items": run.n_new_items})

@@ -281,6 +281,13 @@ FILE_UPLOAD_TEMP_DIR = None
 # Hard ceiling for any request body; each task has its own, usually lower, limit.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 4 * 1024 * 1024
 UPLOAD_MAX_BYTES = int(os.environ.get("UPLOAD_MAX_BYTES", str(1024 * 1024 * 1024)))
+# Received run files wait here (Django's default storage, under MEDIA_ROOT) until a worker has
+# validated them; each is deleted once its run is queued or rejected. Web and worker processes
+# must share the directory (as they share the filesystem broker's).
+MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT") or VAR_DIR / "media")
+UPLOAD_DIR = "received-runs"
+# While a worker validates a file it updates the run's reason this often (seconds).
+INGEST_PROGRESS_SECONDS = float(os.environ.get("INGEST_PROGRESS_SECONDS", "1"))
 
 # --- REST API ------------------------------------------------------------------------------------
 

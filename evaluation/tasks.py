@@ -10,12 +10,19 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
+from leaderboard.services.ingest import ingest_run as ingest_received_run
+
 from . import services
 from .locks import EngineBusy
 
 TRANSIENT = (EngineBusy, OperationalError, InterfaceError)
 RETRY = {"autoretry_for": TRANSIENT, "retry_backoff": 1, "retry_backoff_max": 30,
          "retry_jitter": True, "max_retries": 50}
+
+
+@shared_task(name="evaluation.ingest_run", **RETRY)
+def ingest_run(run_id: int) -> str:
+    return ingest_received_run(run_id)
 
 
 @shared_task(name="evaluation.plan_run", **RETRY)

@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+INGEST_RUN = "evaluation.ingest_run"
 PLAN_RUN = "evaluation.plan_run"
 ESTIMATE_TASK = "evaluation.estimate_task"
 
@@ -37,6 +38,11 @@ def _send_or_log(name: str, args: list, countdown: float | None = None) -> None:
         _send(name, args, countdown=countdown)
     except Exception:  # any broker failure: kombu, redis-py and socket errors alike
         log.exception("could not send %s%s; the watchdog will send it again", name, args)
+
+
+def enqueue_ingest(run_id: int) -> None:
+    """Ask a worker to validate received run ``run_id`` once the current transaction commits."""
+    transaction.on_commit(lambda: _send_or_log(INGEST_RUN, [run_id]))
 
 
 def enqueue_plan(run_id: int) -> None:

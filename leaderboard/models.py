@@ -190,6 +190,8 @@ class Run(models.Model):
     file_format = models.CharField(max_length=10, blank=True)
     file_bytes = models.PositiveBigIntegerField(default=0)
     sha256 = models.CharField(max_length=64, blank=True)
+    # The received file in default storage, until a worker has validated it ("" after).
+    upload = models.CharField(max_length=255, blank=True)
     n_predictions = models.PositiveIntegerField(default=0)
     n_new_items = models.PositiveIntegerField(default=0)
     n_requested = models.PositiveIntegerField(default=0)

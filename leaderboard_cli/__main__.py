@@ -10,8 +10,8 @@ Examples::
     leaderboard scores linkage
 
 Exit codes: 0 done, 1 other error, 2 usage, 3 token rejected, 4 file rejected (or run rejected),
-5 refused (task closed, over quota, not allowed, too large), 6 not found, 7 server unreachable,
-8 timed out waiting, 9 run failed.
+5 refused (task closed, over quota, not allowed, too large, the same file already submitted),
+6 not found, 7 server unreachable, 8 timed out waiting, 9 run failed.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from .output import (
 EXIT_ERROR, EXIT_AUTH, EXIT_REJECTED, EXIT_REFUSED = 1, 3, 4, 5
 EXIT_NOT_FOUND, EXIT_UNREACHABLE, EXIT_TIMEOUT, EXIT_FAILED = 6, 7, 8, 9
 TERMINAL = {"rejected", "scored", "partial", "failed"}
+VALIDATING = {"received", "validating"}
 PROGRESS_FROM_BYTES = 1024 * 1024
 
 
@@ -90,7 +91,8 @@ def cmd_submit(args) -> int:
         if progress:
             progress.done()
     config.save(last_run=run["id"])
-    print(f"run {run['id']} submitted to {args.task}: {run['state']}")
+    print(f"run {run['id']} submitted to {args.task}: {run['state']} (a worker validates the "
+          "file next: problems, if any, are reported by line)")
     print(f"follow it with: leaderboard wait {run['id']}")
     return 0
 
@@ -121,11 +123,14 @@ def cmd_wait(args) -> int:
     last = None
     while True:
         run = client.get(f"/api/runs/{run_id}/")
-        if run["state"] != last:
+        # While the file is validated its reason tells how far the worker has read.
+        shown = (run["state"], run.get("reason") if run["state"] in VALIDATING else None)
+        if shown != last:
             print(f"run {run_id}: {run['state']}"
                   + (f" ({run['n_verified']} of {run['n_requested']} items verified)"
-                     if run.get("n_requested") else ""), file=sys.stderr)
-            last = run["state"]
+                     if run.get("n_requested") else "")
+                  + (f": {shown[1]}" if shown[1] else ""), file=sys.stderr)
+            last = shown
         if run["state"] in TERMINAL:
             break
         if deadline is not None and time.monotonic() + args.interval > deadline:

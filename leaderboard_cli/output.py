@@ -44,7 +44,8 @@ def print_error(exc, stream) -> None:
         return
     label = {"task_closed": "task closed", "over_quota": "over quota",
              "too_large": "file too large", "rejected": "file rejected",
-             "not_team_member": "not allowed"}.get(exc.code, "error")
+             "not_team_member": "not allowed",
+             "duplicate": "already submitted"}.get(exc.code, "error")
     print(f"{label}: {exc.message}", file=stream)
     for problem in exc.problems:
         where = f"line {problem['line']}" if problem.get("line") else "-"

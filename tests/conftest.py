@@ -132,6 +132,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip_postgres)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def received_files_dir(tmp_path_factory) -> Iterator[Path]:
+    """Received run files (MEDIA_ROOT) go to a temporary directory, shared with test workers."""
+    from django.test import override_settings
+
+    root = tmp_path_factory.mktemp("media")
+    previous = os.environ.get("MEDIA_ROOT")
+    os.environ["MEDIA_ROOT"] = str(root)  # inherited by worker processes
+    with override_settings(MEDIA_ROOT=root):
+        yield root
+    if previous is None:
+        os.environ.pop("MEDIA_ROOT", None)
+    else:
+        os.environ["MEDIA_ROOT"] = previous
+
+
 # --- Polling ------------------------------------------------------------------------------------
 
 

@@ -11,7 +11,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotation.models import VerificationRequest
-from leaderboard.jobs import enqueue_estimate, enqueue_plan
+from leaderboard.jobs import enqueue_estimate, enqueue_ingest, enqueue_plan
 from leaderboard.models import Run, Task
 from leaderboard.services.lifecycle import fail_run
 
@@ -21,18 +21,19 @@ log = logging.getLogger(__name__)
 def watchdog(*, now=None) -> dict:
     """Re-queue work untouched for ``PIPELINE_STUCK_SECONDS``; fail it after too many attempts.
 
-    A run in ``queued``, ``planning`` or ``estimating`` that has not moved is re-sent to a worker
-    (its message may have been lost with a broker, or its worker killed); after
-    ``PIPELINE_MAX_ATTEMPTS`` it fails with the reason and its quota is refunded. A run awaiting
-    labels is waiting for people, not for the platform, unless none of its items is still
-    pending: then it is planned again. A task whose requested estimation never ran gets one.
-    Returns counts of what it did.
+    A run in ``received``, ``validating``, ``queued``, ``planning`` or ``estimating`` that has not
+    moved is re-sent to a worker (its message may have been lost with a broker, or its worker
+    killed); after ``PIPELINE_MAX_ATTEMPTS`` it fails with the reason and its quota is
+    refunded. A run awaiting labels is waiting for people, not for the platform, unless none of
+    its items is still pending: then it is planned again. A task whose requested estimation never
+    ran gets one. Returns counts of what it did.
     """
     now = now or timezone.now()
     deadline = now - timedelta(seconds=settings.PIPELINE_STUCK_SECONDS)
     done = {"requeued": 0, "failed": 0, "replanned": 0, "estimates": 0}
     stuck = Run.objects.filter(
-        state__in=(Run.State.QUEUED, Run.State.PLANNING, Run.State.ESTIMATING),
+        state__in=(Run.State.RECEIVED, Run.State.VALIDATING, Run.State.QUEUED,
+                   Run.State.PLANNING, Run.State.ESTIMATING),
         state_changed_at__lt=deadline)
     for run in stuck:
         if run.attempts >= settings.PIPELINE_MAX_ATTEMPTS:
@@ -47,6 +48,8 @@ def watchdog(*, now=None) -> dict:
             continue
         if run.state == Run.State.ESTIMATING:
             enqueue_estimate(run.task_id, force=True)
+        elif run.state in (Run.State.RECEIVED, Run.State.VALIDATING):
+            enqueue_ingest(run.pk)
         else:
             enqueue_plan(run.pk)
         done["requeued"] += 1

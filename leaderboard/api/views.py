@@ -10,8 +10,9 @@ error has the same JSON body::
                "total": 1, "run": null}}
 
 Uploads are never read into memory: Django spools them to temporary files past
-``FILE_UPLOAD_MAX_MEMORY_SIZE`` and the parser streams the file object. A request whose declared
-length is already over the task's limit is refused before its body is read.
+``FILE_UPLOAD_MAX_MEMORY_SIZE``. A run upload is only copied to storage here (hashed, its sizes
+checked as it streams) and answered 202; a worker parses it. A request whose declared length is
+already over the task's limit is refused before its body is read.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ SUBMISSION_STATUS = {
     "missing_file": status.HTTP_400_BAD_REQUEST,
     "not_team_member": status.HTTP_403_FORBIDDEN,
     "task_closed": status.HTTP_409_CONFLICT,
+    "duplicate": status.HTTP_409_CONFLICT,
     "too_large": status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
     "over_quota": status.HTTP_429_TOO_MANY_REQUESTS,
 }
@@ -296,8 +298,10 @@ class TaskRunsView(ApiView):
                               RunSerializer)
 
     @extend_schema(request={"multipart/form-data": UPLOAD_REQUEST},
-                   responses=with_errors({201: RunSerializer}, 400, 401, 403, 404, 409, 413, 429))
+                   responses=with_errors({202: RunSerializer}, 400, 401, 403, 404, 409, 413, 429))
     def post(self, request, slug: str):
+        """Receive a run: 202 with the run ``received``; a worker validates it (follow it at its
+        ``url``: ``validating``, then ``queued`` or ``rejected`` with its problems by line)."""
         task = self.task(slug)
         self.check_declared_size(task)
         upload = self.upload()
@@ -307,8 +311,8 @@ class TaskRunsView(ApiView):
                             team=fields.validated_data["team"] or None, file_name=upload.name,
                             name=fields.validated_data["name"],
                             description=fields.validated_data["description"])
-        return Response(RunSerializer(run, context={"request": request}).data,
-                        status=status.HTTP_201_CREATED)
+        data = RunSerializer(run, context={"request": request}).data
+        return Response(data, status=status.HTTP_202_ACCEPTED, headers={"Location": data["url"]})
 
 
 class RunDetailView(ApiView):

@@ -11,14 +11,16 @@ Every problem is reported with its 1-based line number (up to ``max_problems`` o
 counted) and the whole upload is refused with :class:`UploadRejected` if there is any.
 
 Modules: ``results`` (what a parse returns or raises), ``reading`` (the raw bytes: counting,
-hashing, gzip, archives, format detection), ``fields`` (the key rules and the score / group field
-rules) and ``parser`` (the line parser, whose docstring tells how TSV blocks are made fast). The
-constants are re-exported here to be read; tests change them where they are read:
+hashing, gzip, archives, format detection), ``receiving`` (the web request's single pass that
+stores an upload: hash, size and decompressed size), ``fields`` (the key rules and the score /
+group field rules) and ``parser`` (the line parser, whose docstring tells how TSV blocks are
+made fast). The constants are re-exported here to be read; tests change them where they are read:
 ``reading.READ_SIZE``, ``parser.MAX_LINE_BYTES``, ``parser._FAST_PATH``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import chain
 from typing import IO
 
@@ -27,6 +29,7 @@ import numpy as np
 from .fields import _REFERENCE, _RUN, MAX_GROUP_LENGTH, MAX_KEY_LENGTH
 from .parser import MAX_LINE_BYTES, _Parser
 from .reading import READ_SIZE
+from .receiving import Receiver, too_large_message
 from .results import ParsedReference, ParsedRun, Problem, UploadRejected, human_bytes
 
 __all__ = [
@@ -38,20 +41,26 @@ __all__ = [
     "ParsedReference",
     "ParsedRun",
     "Problem",
+    "Receiver",
     "UploadRejected",
     "human_bytes",
     "parse_reference_file",
     "parse_run_file",
+    "too_large_message",
 ]
 
 MAX_PROBLEMS = 50
 
 
 def parse_run_file(stream: IO[bytes], *, file_name: str = "", max_bytes: int,
-                   max_predictions: int, max_problems: int = MAX_PROBLEMS) -> ParsedRun:
-    """Parse and validate a run file; raise :class:`UploadRejected` listing its problems."""
+                   max_predictions: int, max_problems: int = MAX_PROBLEMS,
+                   progress: Callable[[int, int], None] | None = None) -> ParsedRun:
+    """Parse and validate a run file; raise :class:`UploadRejected` listing its problems.
+
+    ``progress(raw_bytes_read, lines_read)`` is called after every block, if given.
+    """
     p = _Parser(stream, _RUN, file_name=file_name, max_bytes=max_bytes,
-                max_records=max_predictions, max_problems=max_problems)
+                max_records=max_predictions, max_problems=max_problems, progress=progress)
     p.parse()
     scores = (np.concatenate([np.asarray(c, dtype=np.float64) for c in p.value_chunks])
               if p.keys else np.zeros(0, dtype=np.float64))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import json
 import zlib
+from collections.abc import Callable
 from itertools import chain
 from typing import IO
 
@@ -32,6 +33,7 @@ from .fields import (
     _shown,
 )
 from .reading import _BOM, _GZIP_MAGIC, _archive, _format_from_name, _looks_like_json, _RawReader
+from .receiving import too_large_message
 from .results import Problem, UploadRejected, human_bytes
 
 MAX_LINE_BYTES = 4 * 1024 * 1024  # a longer line (a JSON payload gone wrong) is skipped, reported
@@ -48,8 +50,10 @@ class _Parser:
     """One upload: reads blocks of whole lines, validates them, collects records and problems."""
 
     def __init__(self, stream: IO[bytes], kind: _Scores | _Groups, *, file_name: str,
-                 max_bytes: int, max_records: int, max_problems: int):
+                 max_bytes: int, max_records: int, max_problems: int,
+                 progress: Callable[[int, int], None] | None = None):
         self.raw = _RawReader(stream)
+        self.progress = progress
         self.kind = kind
         self.max_bytes = max_bytes
         self.max_records = max_records
@@ -133,9 +137,8 @@ class _Parser:
                 break
             total += len(chunk)
             if total > self.max_bytes:
-                where = " once decompressed" if self.compressed else ""
-                self.stop(f"the file is larger than the limit of {human_bytes(self.max_bytes)}"
-                          f"{where}; reading stopped", code="too_large")
+                self.stop(too_large_message(self.max_bytes, compressed=self.compressed),
+                          code="too_large")
                 break
             if skipping:
                 newline = chunk.find(b"\n")
@@ -161,6 +164,8 @@ class _Parser:
                 self._n_lines += 1
                 offset += len(tail)
                 tail, skipping = b"", True
+            if self.progress is not None:
+                self.progress(self.raw.n_bytes, line - 1)
         if tail and not self.stopped and not skipping:
             self._block(tail + b"\n", line, offset)
         return total

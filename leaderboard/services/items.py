@@ -25,12 +25,15 @@ ITERATOR_CHUNK = 20_000  # rows fetched at a time when reading a whole task's it
 
 
 def ensure_items(*, task: Task, keys: Sequence[str],
-                 payloads: Mapping[str, object] | None = None) -> np.ndarray:
+                 payloads: Mapping[str, object] | None = None,
+                 fill_payloads: bool = False) -> np.ndarray:
     """The dense index of every key of ``keys``, in order, creating the items not seen before.
 
     New items get consecutive indices from ``task.n_items`` in order of first appearance (and
-    their payload from ``payloads``); an existing item without a payload gets the one given.
-    ``task.n_items`` is bumped in the database and on ``task``.
+    their payload from ``payloads``). An existing item's payload is what annotators see: a run
+    upload never changes it (its payload was set by the first upload that brought the item, or
+    it has none); only the organizer's reference sample (``fill_payloads``) gives one to an item
+    that has none. ``task.n_items`` is bumped in the database and on ``task``.
     """
     payloads = payloads or {}
     with transaction.atomic():
@@ -42,7 +45,7 @@ def ensure_items(*, task: Task, keys: Sequence[str],
         if new_keys:
             _insert(task.pk, new_keys, start, payloads)
             Task.objects.filter(pk=task.pk).update(n_items=start + len(new_keys))
-        if payloads and known:
+        if fill_payloads and payloads and known:
             _fill_payloads(task.pk, payloads, set(new_keys), start)
     task.n_items = start + len(new_keys)
     if len(new_keys) == len(keys):  # all new, each once: indices in order

@@ -41,7 +41,8 @@ def upload_reference(*, task: Task, user, upload: IO[bytes], file_name: str = ""
 
     with transaction.atomic():
         locked = Task.objects.select_for_update().get(pk=task.pk)
-        indices = ensure_items(task=locked, keys=parsed.keys, payloads=parsed.payloads)
+        indices = ensure_items(task=locked, keys=parsed.keys, payloads=parsed.payloads,
+                               fill_payloads=True)
         ids = item_ids(task=locked, indices=indices)
         ReferenceItem.objects.filter(task=locked).delete()
         ReferenceItem.objects.bulk_create(

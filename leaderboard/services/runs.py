@@ -1,27 +1,29 @@
-"""Submitting runs: who may submit what, parsing the upload, storing it, queueing the planner.
+"""Submitting runs: who may submit what, receiving the upload, and handing it to a worker.
 
-Parsing (seconds for a large file) happens before any transaction, so it never holds the task
-row's lock; then one transaction locks the task row, re-checks its state and the team's quota,
-allocates items, stores the predictions and queues the run. A refused file leaves one ``rejected``
-run (its problems by line) and nothing else: no items, no predictions.
+A web request never parses a run: it copies the file to storage (hashing it, with its size and
+decompressed size enforced as it streams), then one short transaction locks the task row,
+re-checks its state, refuses a file the team already submitted and checks the quota, and records
+the run ``received``. A worker validates and stores it (``services.ingest``). A received run
+counts against the quota until it is rejected (rejected runs never count).
 """
 
 from __future__ import annotations
 
 import os
+import uuid
 from datetime import datetime
 from typing import IO
 
-import numpy as np
 from django.conf import settings
+from django.core.files import File
+from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 
 from .. import jobs
-from ..ingestion import Problem, UploadRejected, human_bytes, parse_run_file
-from ..models import Run, RunPredictions, Task, Team
-from ..selectors import Quota, quota_for, teams_of
-from .items import ensure_items
+from ..ingestion import READ_SIZE, Problem, Receiver, UploadRejected, human_bytes
+from ..models import Run, Task, Team
+from ..selectors import Quota, counted_runs, quota_for, teams_of
 from .lifecycle import transition_run
 
 MAX_NAME_LENGTH = Run._meta.get_field("name").max_length
@@ -32,8 +34,9 @@ class SubmissionError(Exception):
     """An upload that was refused; ``code`` says why, ``message`` says it to a person.
 
     Codes: ``task_closed``, ``not_team_member``, ``over_quota``, ``rejected`` (problems in the
-    file, by line), ``too_large``, ``invalid`` (a bad request field), ``missing_file``. ``run`` is
-    the ``rejected`` run recorded for a refused file, if any.
+    file, by line), ``too_large``, ``duplicate`` (the team already submitted this file),
+    ``invalid`` (a bad request field), ``missing_file``. ``run`` is the ``rejected`` run recorded
+    for a refused file, or for ``duplicate`` the run that has the file.
     """
 
     def __init__(self, code: str, message: str, *, problems: list[Problem] | None = None,
@@ -147,9 +150,42 @@ def _rewind(upload) -> None:
         upload.seek(0)
 
 
+def check_duplicate(*, task: Task, team: Team, sha256: str) -> None:
+    """Refuse a file the team already submitted to the task (a run that counts or is pending)."""
+    first = counted_runs(task=task, team=team).filter(sha256=sha256).order_by("pk").first()
+    if first is not None:
+        raise SubmissionError(
+            "duplicate", f"this file was already submitted as run {first.pk} ({first.name!r}, "
+                         f"{first.state}): the same content is not evaluated twice, and nothing "
+                         "was stored or counted", run=first)
+
+
+class _ReceivedFile(File):
+    DEFAULT_CHUNK_SIZE = READ_SIZE
+
+
+def _store(upload: IO[bytes], *, task: Task) -> tuple[str, Receiver]:
+    """Copy the upload to storage through a :class:`Receiver`; return the stored name."""
+    receiver = Receiver(upload, max_bytes=upload_limit(task))
+    name = f"{settings.UPLOAD_DIR}/{task.pk}/{uuid.uuid4().hex}.upload"
+    try:
+        stored = default_storage.save(name, _ReceivedFile(receiver, name=name))
+        receiver.finish()
+    except BaseException:
+        default_storage.delete(name)  # the part written before the limit (if any)
+        raise
+    return stored, receiver
+
+
 def submit_run(*, task: Task, team: Team, user, upload: IO[bytes], file_name: str = "",
-               name: str = "", description: str = "") -> Run:
-    """Validate and store a run; raise :class:`SubmissionError` if it is refused."""
+               name: str = "", description: str = "", enqueue: bool = True) -> Run:
+    """Receive a run: store its file and record the run ``received`` for a worker to validate.
+
+    The file is only copied (hashed, its size and decompressed size checked on the way); parsing
+    is the worker's (:func:`leaderboard.services.ingest.ingest_run`, sent after commit unless
+    ``enqueue`` is false: :func:`leaderboard.services.ingest.submit_and_ingest` validates at
+    once). Raises :class:`SubmissionError` if the upload is refused before it is stored.
+    """
     name = _clean_name(name)
     file_name = os.path.basename(file_name or getattr(upload, "name", "") or "")
     file_name = file_name[-MAX_FILE_NAME_LENGTH:]
@@ -161,35 +197,31 @@ def submit_run(*, task: Task, team: Team, user, upload: IO[bytes], file_name: st
     fields = {"task": task, "team": team, "submitted_by": user, "description": description or "",
               "file_name": file_name}
     try:
-        parsed = parse_run_file(upload, file_name=file_name, max_bytes=upload_limit(task),
-                                max_predictions=task.max_predictions_per_run)
+        stored, received = _store(upload, task=task)
     except UploadRejected as exc:
         with transaction.atomic():
             run = Run(name=name or _default_name(task, team), file_bytes=exc.n_bytes, **fields)
-            _received(run)
+            transition_run(run, Run.State.RECEIVED, f"received {file_name or 'an upload'}")
             transition_run(run, Run.State.REJECTED, exc.summary,
                            errors=[p.as_dict() for p in exc.problems], error_count=exc.total)
         raise SubmissionError(exc.code, exc.summary, problems=exc.problems, total=exc.total,
                               run=run) from None
-
-    with transaction.atomic():
-        locked = Task.objects.select_for_update().get(pk=task.pk)
-        check_open(locked)
-        check_quota(task=locked, team=team)
-        n_before = locked.n_items
-        indices = ensure_items(task=locked, keys=parsed.keys, payloads=parsed.payloads)
-        n_new = locked.n_items - n_before
-        run = Run(name=name or _default_name(task, team), file_format=parsed.format,
-                  file_bytes=parsed.n_bytes, sha256=parsed.sha256, **fields)
-        _received(run)
-        order = np.argsort(indices, kind="stable")
-        RunPredictions.objects.create(run=run, items=indices[order].tobytes(),
-                                      scores=parsed.scores[order].tobytes())
-        # How many items are new says whether another team predicted them: not in the reason.
-        transition_run(run, Run.State.QUEUED, f"{len(parsed):,} predictions",
-                       n_predictions=len(parsed), n_new_items=n_new)
-        jobs.enqueue_plan(run.pk)
-    task.n_items = locked.n_items
+    try:
+        with transaction.atomic():
+            locked = Task.objects.select_for_update().get(pk=task.pk)
+            check_open(locked)
+            check_duplicate(task=locked, team=team, sha256=received.sha256)
+            check_quota(task=locked, team=team)
+            run = Run(name=name or _default_name(task, team), file_bytes=received.n_bytes,
+                      sha256=received.sha256, upload=stored, **fields)
+            transition_run(run, Run.State.RECEIVED,
+                           f"received {file_name or 'an upload'} "
+                           f"({human_bytes(received.n_bytes)}); waiting to be validated")
+            if enqueue:
+                jobs.enqueue_ingest(run.pk)
+    except BaseException:
+        default_storage.delete(stored)
+        raise
     return run
 
 
@@ -199,10 +231,3 @@ def submit_upload(*, task: Task, user, upload: IO[bytes], team: str | int | None
     check_open(task)
     return submit_run(task=task, team=resolve_team(user=user, team=team), user=user,
                       upload=upload, file_name=file_name, name=name, description=description)
-
-
-def _received(run: Run) -> None:
-    """Save a new run and log it as received, then as validating."""
-    what = run.file_name or "an upload"
-    transition_run(run, Run.State.RECEIVED, f"received {what}")
-    transition_run(run, Run.State.VALIDATING, "validating the file")

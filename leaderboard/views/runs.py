@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -15,7 +17,7 @@ from ..ingestion import human_bytes
 from ..services.board import RunDetailsError, update_run_details
 from ..services.runs import SubmissionError, submit_run, upload_limit
 from .common import task_or_404
-from .uploads import upload_too_large
+from .uploads import upload_throttle_wait, upload_too_large
 
 # Room for the multipart framing and the form's other fields around the file.
 MULTIPART_SLACK = 1024 * 1024
@@ -27,6 +29,7 @@ SUBMISSION_STATUS = {
     "too_large": 413,
     "not_team_member": 403,
     "task_closed": 409,
+    "duplicate": 409,
     "over_quota": 429,
 }
 
@@ -42,6 +45,14 @@ def submit(request, slug: str):
     if request.method != "POST":
         context["form"] = RunUploadForm(teams=teams)
         return render(request, "leaderboard/submit.html", context)
+    wait = upload_throttle_wait(request)
+    if wait is not None:
+        context.update(form=RunUploadForm(teams=teams), error=SubmissionError(
+            "throttled", f"too many uploads: try again in {math.ceil(wait)} s; nothing was "
+                         "stored"))
+        response = render(request, "leaderboard/submit.html", context, status=429)
+        response["Retry-After"] = str(math.ceil(wait))
+        return response
     too_large = _too_large(request, task)
     if too_large is not None:
         context.update(form=RunUploadForm(teams=teams), error=too_large)

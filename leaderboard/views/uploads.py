@@ -1,4 +1,5 @@
-"""A ceiling on the bytes of any uploaded file, enforced while the request body is read.
+"""Upload guards of the pages: the API's upload throttle, and a ceiling on the bytes of any
+uploaded file, enforced while the request body is read.
 
 Django writes an uploaded file to a temporary file before any view runs (the CSRF check of a
 page form already reads the body), so a per-task limit checked by the view cannot keep a huge
@@ -10,8 +11,25 @@ partial file is dropped, nothing is stored.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from django.conf import settings
 from django.core.files.uploadhandler import FileUploadHandler, StopUpload
+from rest_framework.settings import api_settings
+from rest_framework.throttling import ScopedRateThrottle
+
+UPLOAD_SCOPE = "uploads"  # the API's upload views' throttle scope
+
+
+def upload_throttle_wait(request) -> float | None:
+    """Count an upload from a page against the API's upload throttle (same class, scope, rate
+    and counter per user); the seconds to wait if over it, else ``None``."""
+    scoped = next((cls for cls in api_settings.DEFAULT_THROTTLE_CLASSES
+                   if issubclass(cls, ScopedRateThrottle)), ScopedRateThrottle)
+    throttle = scoped()
+    if throttle.allow_request(request, SimpleNamespace(throttle_scope=UPLOAD_SCOPE)):
+        return None
+    return throttle.wait() or 1.0
 
 
 def upload_too_large(request) -> bool:

@@ -1,6 +1,6 @@
 """A participant in real Chromium: submit a run through the page, find it on "my runs", and watch
-its state and progress bar move as the pipeline (driven in-process) plans, gets answers and
-scores it."""
+its state and progress bar move as the pipeline (driven in-process) validates, plans, gets
+answers and scores it."""
 
 import re
 
@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from annotation.models import VerificationRequest
 from annotation.services import submit_judgment
 from leaderboard.models import ReferenceItem, Run, Task
+from leaderboard.services.ingest import ingest_run
 
 from pipeline_support import PipelineDriver, add_items, annotator, answer_all, make_task, make_team
 
@@ -37,6 +38,19 @@ def world(monkeypatch, settings):
             "annotator": annotator(task), "file": run_file.encode()}
 
 
+def worker_validates(driver) -> None:
+    """The worker's first job: the upload's validation (the plan it sends stays queued)."""
+    name, args = driver.sent.pop(0)
+    assert name == "evaluation.ingest_run"
+    ingest_run(*args)
+
+
+def wait_for_state(page, state: str) -> None:
+    """The run page refreshes itself while the file is validated."""
+    page.wait_for_function(
+        "s => document.querySelector('#run-state').innerText === s", arg=state, timeout=15_000)
+
+
 def progress(page) -> tuple[int, int]:
     text = page.locator("#run-progress .progress-text").inner_text()
     verified, requested = map(int, re.match(r"(\d+) of (\d+) items? verified", text).groups())
@@ -54,7 +68,9 @@ def test_submit_through_the_page_and_watch_progress(live_server, page, login, wo
     page.get_by_role("button", name="Upload run").click()
     page.wait_for_url(re.compile(r"/runs/\d+/$"))
     assert page.locator("h1").inner_text().startswith("alice-bert")
-    assert page.locator("#run-state").inner_text() == "queued"
+    assert page.locator("#run-state").inner_text() == "received"
+    worker_validates(world["driver"])
+    wait_for_state(page, "queued")
     run = Run.objects.get(name="alice-bert")
     assert run.n_predictions == 150
 
@@ -109,7 +125,8 @@ def test_rejected_upload_shows_problems_by_line(live_server, page, login, world)
     page.set_input_files("input[name=file]", files=[{
         "name": "bad.tsv", "mimeType": "text/plain", "buffer": b"k1\t0.5\nk2\tlots\nk3\t9\n"}])
     page.get_by_role("button", name="Upload run").click()
-    alert = page.get_by_role("alert").first
-    assert "not accepted" in alert.inner_text()
+    page.wait_for_url(re.compile(r"/runs/\d+/$"))
+    worker_validates(world["driver"])
+    wait_for_state(page, "rejected")
     problems = page.locator("ol.problems").inner_text()
     assert "line 2" in problems and "line 3" in problems

@@ -14,10 +14,18 @@ from pathlib import Path
 import pytest
 
 from leaderboard.models import Run
+from leaderboard.services.ingest import ingest_run
 from leaderboard_cli import config
 from leaderboard_cli.__main__ import main
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def worker_validates(sent: list) -> None:
+    """What the worker does with the uploads the server received (their messages are recorded)."""
+    for name, args in list(sent):
+        if name == "evaluation.ingest_run":
+            ingest_run(*args)
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -69,7 +77,9 @@ def test_submit_a_valid_file_then_status(live_server, cli_world, client_home, ca
                            "--description", "first try")
     assert code == 0, out
     run = Run.objects.get(name="bm25")
-    assert f"run {run.pk} submitted to linkage" in out
+    assert f"run {run.pk} submitted to linkage: received" in out
+    worker_validates(sent)
+    run.refresh_from_db()
     assert (run.description, run.n_predictions, run.team.name) == ("first try", 3, "Alpha")
     assert ("evaluation.plan_run", [run.pk]) in sent
     code, out, _ = run_cli(capsys, "status")  # the last submitted run
@@ -77,7 +87,7 @@ def test_submit_a_valid_file_then_status(live_server, cli_world, client_home, ca
 
 
 def test_submit_a_large_file_shows_progress_and_streams(live_server, cli_world, client_home,
-                                                        capsys):
+                                                        capsys, sent):
     logged_in(live_server, cli_world)
     run_file = client_home / "big.tsv"
     with run_file.open("w") as out:
@@ -87,19 +97,33 @@ def test_submit_a_large_file_shows_progress_and_streams(live_server, cli_world, 
     code, out, err = run_cli(capsys, "submit", "linkage", str(run_file), "--name", "big")
     assert code == 0, err
     assert "uploading [" in err and "100.0%" in err
+    worker_validates(sent)
     assert Run.objects.get(name="big").n_predictions == 120_000
 
 
 def test_a_rejected_file_prints_problems_with_line_numbers(live_server, cli_world,
-                                                           client_home, capsys):
+                                                           client_home, capsys, sent):
     logged_in(live_server, cli_world)
     run_file = client_home / "bad.tsv"
     run_file.write_text("a\t0.9\nb\tlots\nc\t0.5\nd\t7\n")
-    code, _, err = run_cli(capsys, "submit", "linkage", str(run_file), "--name", "bad")
-    assert code == 4
-    assert "file rejected" in err
-    assert "line 2:" in err and "line 4:" in err
+    code, out, _ = run_cli(capsys, "submit", "linkage", str(run_file), "--name", "bad")
+    assert code == 0 and "received" in out  # a worker validates it
+    worker_validates(sent)
+    code, out, err = run_cli(capsys, "wait", "--interval", "1")
+    assert code == 4 and "run " in err and ": rejected" in err
+    assert "line 2:" in out and "line 4:" in out
     assert not Run.objects.filter(name="bad").exclude(state=Run.State.REJECTED).exists()
+
+
+def test_wait_shows_how_far_validation_has_got(live_server, cli_world, capsys):
+    logged_in(live_server, cli_world)
+    run = Run.objects.create(task=cli_world.task, team=cli_world.team, name="big",
+                             state=Run.State.VALIDATING,
+                             reason="45% of the file read (90 MiB, 2,250,000 lines)")
+    code, _, err = run_cli(capsys, "wait", str(run.pk), "--timeout", "0", "--interval", "1")
+    assert code == 8
+    assert (f"run {run.pk}: validating: 45% of the file read (90 MiB, 2,250,000 lines)"
+            in err)
 
 
 def test_a_bad_token_says_to_log_in_again(live_server, cli_world, capsys):

@@ -16,8 +16,8 @@ from django.contrib.auth import get_user_model
 
 from annotation.services import load_gold
 from leaderboard.models import LabelModelFit, LeaderboardSnapshot, Run
+from leaderboard.services.ingest import submit_and_ingest
 from leaderboard.services.reference import upload_reference
-from leaderboard.services.runs import submit_run
 from leaderboard.services.tasks import create_task, create_team
 
 from engine_audit import audit_task
@@ -62,8 +62,8 @@ def test_fallible_annotators_are_corrected_for_and_the_poor_one_found_out(celery
     team = create_team(name="A", members=[alice])
     for name in SYSTEMS:
         with open(SLICE / "systems" / name, "rb") as fh:
-            submit_run(task=task, team=team, user=alice, upload=fh, file_name=name,
-                       name=name.removesuffix(".tsv"))
+            submit_and_ingest(task=task, team=team, user=alice, upload=fh, file_name=name,
+                              name=name.removesuffix(".tsv"))
     items = sorted(task.items.values_list("key", flat=True))
     pick = random.Random(5)
     gold = ([f"{k}\tcorrect" for k in pick.sample([k for k in items if k in truth], 20)]

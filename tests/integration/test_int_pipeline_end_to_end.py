@@ -68,7 +68,7 @@ def test_three_runs_are_planned_verified_and_scored(celery_worker, wait_for):
         with open(SLICE / "systems" / name, "rb") as fh:
             runs.append(submit_run(task=task, team=team, user=user, upload=fh, file_name=name,
                                    name=name.removesuffix(".tsv")))
-    assert all(r.state == "queued" for r in runs)
+    assert all(r.state == "received" for r in runs)  # the worker validates them
 
     def settled():
         states = set(Run.objects.filter(task=task).values_list("state", flat=True))
@@ -83,6 +83,8 @@ def test_three_runs_are_planned_verified_and_scored(celery_worker, wait_for):
     for run in final:
         assert run.n_requested > 0 and run.n_verified == run.n_requested
         events = list(run.events.values_list("state", flat=True))
+        assert events[:3] == ["received", "validating", "queued"]
+        assert run.upload == "" and run.n_predictions > 0
         assert events[-4:] == ["awaiting_labels", "planning", "estimating", "scored"]
         assert events.index("queued") < events.index("planning")
     snapshot = wait_for(lambda: LeaderboardSnapshot.objects.filter(task=task).first(),

@@ -16,6 +16,7 @@ from annotation.models import VerificationRequest
 from annotation.services import answer_assignment, claim_assignments, submit_judgment
 from evaluation import services
 from leaderboard.models import Item, Run, RunPredictions, Task, Team
+from leaderboard.services.ingest import ingest_run
 
 
 def make_task(**fields) -> Task:
@@ -87,7 +88,8 @@ class PipelineDriver:
             if not self.sent:
                 return done
             name, args = self.sent.pop(0)
-            fn = {"evaluation.plan_run": services.plan_run,
+            fn = {"evaluation.ingest_run": ingest_run,
+                  "evaluation.plan_run": services.plan_run,
                   "evaluation.estimate_task": services.estimate_task}[name]
             done.append((name, args, fn(*args)))
         raise AssertionError("pipeline did not settle")

@@ -102,11 +102,17 @@ def port_open(host: str, port: int) -> bool:
         return sock.connect_ex((host, port)) == 0
 
 
+# gunicorn's threaded workers: a slow client holds one thread of WEB_THREADS, not a whole worker,
+# and idle keep-alive connections hold none (the production command in README uses the same).
+WEB_WORKERS, WEB_THREADS = 2, 16
+
+
 def web_command(host: str, port: int) -> list[str]:
     """gunicorn when installed (static files come from WhiteNoise), else Django's runserver."""
     if importlib.util.find_spec("gunicorn") is not None:
         return [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--bind",
-                f"{host}:{port}", "--workers", "2", "--access-logfile", "-"]
+                f"{host}:{port}", "--workers", str(WEB_WORKERS), "--worker-class", "gthread",
+                "--threads", str(WEB_THREADS), "--access-logfile", "-"]
     return [sys.executable, "manage.py", "runserver", f"{host}:{port}", "--noreload",
             "--insecure"]
 

@@ -26,9 +26,10 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.models import GoldItem
 from annotation.services import load_gold
 from leaderboard.models import ReferenceItem, Run, Task, Team
+from leaderboard.services.ingest import submit_and_ingest
 from leaderboard.services.items import ensure_items
 from leaderboard.services.reference import upload_reference
-from leaderboard.services.runs import SubmissionError, submit_run
+from leaderboard.services.runs import SubmissionError
 from leaderboard.services.tasks import TaskSettingsError, add_team_member, create_task, create_team
 
 from ._demo_processes import DemoProcesses
@@ -229,7 +230,7 @@ class Command(BaseCommand):
             path = data / "systems" / f"{system}.tsv"
             try:
                 with path.open("rb") as f:
-                    run = submit_run(task=task, team=team, user=users[username],
+                    run = submit_and_ingest(task=task, team=team, user=users[username],
                                      upload=File(f, name=path.name), file_name=path.name,
                                      name=run_name,
                                      description=f"febrl4 system {system}")

@@ -9,7 +9,8 @@ from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 
 from leaderboard.models import Task, Team
-from leaderboard.services.runs import SubmissionError, submit_run
+from leaderboard.services.ingest import submit_and_ingest
+from leaderboard.services.runs import SubmissionError
 
 from ._errors import report_problems
 
@@ -41,7 +42,7 @@ class Command(BaseCommand):
             raise CommandError(f"file not found: {file}")
         try:
             with file.open("rb") as f:
-                run = submit_run(task=task, team=team_obj, user=user_obj,
+                run = submit_and_ingest(task=task, team=team_obj, user=user_obj,
                                  upload=File(f, name=file.name), file_name=file.name,
                                  name=name, description=description)
         except SubmissionError as exc:

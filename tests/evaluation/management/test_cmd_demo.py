@@ -194,3 +194,14 @@ def test_the_demos_intervals_cover_the_slices_true_scores(monkeypatch):
     assert _assert_covers(last, expected) == 3 * len(RUNS)
     board = Client().get(f"/tasks/{TASK_SLUG}/").content.decode()
     assert board.count("Labels corrected for annotator error") == 1
+
+
+def test_the_demo_serves_with_threaded_workers():
+    """A slow client holds one thread, not a whole worker (two of them stalled the sync demo)."""
+    from evaluation.management.commands._demo_processes import web_command
+
+    argv = web_command("127.0.0.1", 8000)
+    if "gunicorn" not in argv:
+        pytest.skip("gunicorn is not installed: runserver serves the demo")
+    assert argv[argv.index("--worker-class") + 1] == "gthread"
+    assert int(argv[argv.index("--threads") + 1]) >= 8

@@ -49,7 +49,7 @@ MATRIX = [
     ("GET", "/api/tasks/main/runs/", None,             (401, 200, 200, 200, 200, 200, 200, 200)),
     ("GET", "/api/tasks/main/runs/?state=scored&team=team-A", None,
                                                        (401, 200, 200, 200, 200, 200, 200, 200)),
-    ("POST", "/api/tasks/main/runs/", upload_body,     (401, 201, 201, 403, 403, 403, 403, 403)),
+    ("POST", "/api/tasks/main/runs/", upload_body,     (401, 202, 202, 403, 403, 403, 403, 403)),
     ("POST", "/api/tasks/main/reference/", reference_body,
                                                        (401, 403, 403, 403, 201, 403, 403, 201)),
     ("GET", "/api/tasks/main/board/", None,            (200, 200, 200, 200, 200, 200, 200, 200)),

@@ -103,9 +103,9 @@ def test_uploads_have_their_own_scope_and_a_refused_upload_stores_nothing(world,
     pa = with_token(world.users["pa"])
     statuses = []
     for i in range(3):
-        body = {"file": SimpleUploadedFile("run.tsv", b"k1\t0.9\n"), "name": f"up-{i}"}
+        body = {"file": SimpleUploadedFile("run.tsv", b"k%d\t0.9\n" % i), "name": f"up-{i}"}
         statuses.append(pa.post("/api/tasks/main/runs/", body, format="multipart").status_code)
-    assert statuses == [201, 201, 429]
+    assert statuses == [202, 202, 429]
     assert not Run.objects.filter(name="up-2").exists()
     body = {"file": SimpleUploadedFile("run.tsv", b"k1\t0.9\n"), "name": "late"}
     assert_throttled(pa.post("/api/tasks/main/runs/", body, format="multipart"))

@@ -14,6 +14,8 @@ from rest_framework.throttling import ScopedRateThrottle
 
 from leaderboard.api import views as api_views
 from leaderboard.models import Item, Run, RunPredictions, Task
+from leaderboard.services import ingest
+from leaderboard.services.ingest import ingest_run
 from leaderboard.services.tasks import create_task, create_team
 from leaderboard.services.tokens import create_token
 
@@ -37,6 +39,13 @@ def error(response, status: int, code: str) -> dict:
 
 def upload(client, data: bytes = RUN, url: str = RUNS, file_name: str = "run.tsv", **fields):
     return client.post(url, {"file": run_file(data, file_name), **fields}, format="multipart")
+
+
+def validated(client, response) -> dict:
+    """After a 202: the worker's validation of the run, then the run as its team reads it."""
+    assert response.status_code == 202, response.content
+    ingest_run(response.json()["id"])
+    return client.get(response.json()["url"]).json()
 
 
 @pytest.fixture
@@ -119,13 +128,39 @@ def test_upload_a_run(api, task, team, participant, sent_jobs,
                       django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         response = upload(api(participant), name="baseline", description="d")
-    assert response.status_code == 201, response.content
+    assert response.status_code == 202, response.content
     body = response.json()
     run = Run.objects.get()
-    assert body["id"] == run.pk and body["name"] == "baseline" and body["state"] == "queued"
+    assert body["id"] == run.pk and body["name"] == "baseline" and body["state"] == "received"
+    assert body["url"] == f"http://testserver/api/runs/{run.pk}/" == response["Location"]
+    assert sent_jobs == [("evaluation.ingest_run", [run.pk])]
+    with django_capture_on_commit_callbacks(execute=True):
+        body = validated(api(participant), response)
+    assert body["state"] == "queued"
     assert (body["n_predictions"], body["n_new_items"], body["team"]) == (3, 3, "Alpha")
-    assert body["url"] == f"http://testserver/api/runs/{run.pk}/"
-    assert sent_jobs == [("evaluation.plan_run", [run.pk])]
+    assert sent_jobs.names() == ["evaluation.ingest_run", "evaluation.plan_run"]
+
+
+def test_an_upload_is_answered_before_it_is_parsed(api, task, team, participant, monkeypatch):
+    """A big file cannot hold a web worker: the request stores it, a worker parses it."""
+    calls = []
+    real = ingest.parse_run_file
+    monkeypatch.setattr(ingest, "parse_run_file",
+                        lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    response = upload(api(participant), b"".join(b"key-%d\t0.5\n" % i for i in range(5000)))
+    assert response.status_code == 202 and response.json()["state"] == "received"
+    assert calls == [] and not Item.objects.exists()
+    assert validated(api(participant), response)["n_predictions"] == 5000 and calls == [1]
+
+
+def test_the_same_file_twice_409_pointing_to_the_first_run(api, task, team, participant):
+    first = upload(api(participant), name="first")
+    body = error(upload(api(participant), name="again"), 409, "duplicate")
+    assert body["run"] == first.json()["id"]
+    assert body["message"].startswith(f"this file was already submitted as run "
+                                      f"{first.json()['id']} ('first', received)")
+    assert Run.objects.count() == 1
+    assert api(participant).get("/api/tasks/linkage/quota/").json()["teams"][0]["used_total"] == 1
 
 
 def test_upload_with_a_token(task, team, participant, sent_jobs):
@@ -135,7 +170,7 @@ def test_upload_with_a_token(task, team, participant, sent_jobs):
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
     response = upload(client, gzip.compress(RUN), file_name="run.tsv.gz")
-    assert response.status_code == 201, response.content
+    assert response.status_code == 202, response.content
     assert Run.objects.get().file_name == "run.tsv.gz"
 
 
@@ -167,9 +202,9 @@ def test_several_teams_need_the_team_field(api, task, team, participant, sent_jo
     body = error(upload(api(participant)), 400, "invalid")
     assert body["message"].startswith("you are in several teams ('Alpha', 'Beta')")
     response = upload(api(participant), team="Beta")
-    assert response.status_code == 201 and response.json()["team"] == "Beta"
+    assert response.status_code == 202 and response.json()["team"] == "Beta"
     response = upload(api(participant), team=str(team.pk))
-    assert response.status_code == 201 and response.json()["team"] == "Alpha"
+    assert response.status_code == 202 and response.json()["team"] == "Alpha"
 
 
 def test_over_quota_429(api, task, team, participant):
@@ -181,16 +216,17 @@ def test_over_quota_429(api, task, team, participant):
                                       "the last 24 hours, the limit is 3 per day; the next slot")
 
 
-def test_rejected_file_400_with_problems_by_line(api, task, team, participant, sent_jobs):
-    body = error(upload(api(participant), b"a\t0.5\nb\tx\na\t0.1\n"), 400, "rejected")
-    assert body["problems"] == [
+def test_rejected_file_with_problems_by_line(api, task, team, participant, sent_jobs):
+    body = validated(api(participant), upload(api(participant), b"a\t0.5\nb\tx\na\t0.1\n"))
+    assert body["state"] == "rejected"
+    assert body["errors"] == [
         {"line": 2, "message": "score 'x' is not a number"},
         {"line": 3, "message": "duplicate key 'a' (first on line 1)"}]
-    assert body["total"] == 2
-    assert body["message"] == "rejected: 2 problems (first: line 2: score 'x' is not a number)"
-    run = Run.objects.get(pk=body["run"])
-    assert run.state == Run.State.REJECTED
+    assert body["error_count"] == 2
+    assert body["reason"] == "rejected: 2 problems (first: line 2: score 'x' is not a number)"
     assert not Item.objects.exists() and not RunPredictions.objects.exists() and sent_jobs == []
+    quota = api(participant).get("/api/tasks/linkage/quota/").json()["teams"][0]
+    assert quota["used_total"] == 0  # a rejected run spends no quota
 
 
 def test_missing_file_400(api, task, team, participant):
@@ -233,17 +269,17 @@ def test_large_uploads_are_spooled_to_disk_not_memory(api, task, team, participa
     monkeypatch.setattr(api_views, "submit_upload", spy)
     data = b"".join(b"key-%d\t0.5\n" % i for i in range(2000))
     response = upload(api(participant), data)
-    assert response.status_code == 201, response.content
-    assert seen == [TemporaryUploadedFile] and response.json()["n_predictions"] == 2000
+    assert seen == [TemporaryUploadedFile]
+    assert validated(api(participant), response)["n_predictions"] == 2000
 
 
 def test_uploads_are_throttled(api, task, team, participant, monkeypatch, sent_jobs):
     monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES",
                         {**ScopedRateThrottle.THROTTLE_RATES, "uploads": "2/hour"})
     client = api(participant)
-    assert upload(client).status_code == 201
-    assert upload(client).status_code == 201
-    body = error(upload(client), 429, "throttled")
+    assert upload(client, b"a\n").status_code == 202
+    assert upload(client, b"b\n").status_code == 202
+    body = error(upload(client, b"c\n"), 429, "throttled")
     assert body["message"].startswith("Request was throttled.")
     assert client.get(RUNS).status_code == 200  # listing is not an upload
 
@@ -260,8 +296,9 @@ def test_run_lists(api, task, team, participant, organizer, stranger, sent_jobs)
 
 def test_run_detail_is_for_the_team_organizers_and_superusers(api, task, team, participant,
                                                               organizer, stranger, sent_jobs):
-    body = error(upload(api(participant), b"a\t0.5\n\nb\t2\n"), 400, "rejected")
-    url = f"/api/runs/{body['run']}/"
+    response = upload(api(participant), b"a\t0.5\n\nb\t2\n")
+    validated(api(participant), response)
+    url = f"/api/runs/{response.json()['id']}/"
     detail = api(participant).get(url).json()
     assert detail["state"] == "rejected" and detail["error_count"] == 2
     assert detail["reason"].startswith("rejected: 2 problems")
@@ -281,10 +318,8 @@ def test_run_detail_is_for_the_team_organizers_and_superusers(api, task, team, p
 
 
 def test_run_detail_shows_at_most_50_errors(api, task, team, participant):
-    body = error(upload(api(participant), b"".join(b"k%d\tbad\n" % i for i in range(80))), 400,
-                 "rejected")
-    assert len(body["problems"]) == 50 and body["total"] == 80
-    detail = api(participant).get(f"/api/runs/{body['run']}/").json()
+    response = upload(api(participant), b"".join(b"k%d\tbad\n" % i for i in range(80)))
+    detail = validated(api(participant), response)
     assert len(detail["errors"]) == 50 and detail["error_count"] == 80
 
 

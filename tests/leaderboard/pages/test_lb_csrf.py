@@ -102,7 +102,7 @@ POSTS = [
     ("pa", "post", "/runs/{a}/", run_edit_body, "form", 302),
     ("org", "post", "/annotate/main/queue/unpause", unpause_body, "form", 302),
     ("pa", "post", "/accounts/logout/", None, "form", 302),
-    ("pa", "post", "/api/tasks/main/runs/", submit_body, "multipart", 201),
+    ("pa", "post", "/api/tasks/main/runs/", submit_body, "multipart", 202),
     ("org", "post", "/api/tasks/main/hold/", None, "json", 200),
     ("org", "post", "/api/tasks/main/publish/", {"release_hold": True}, "json", 200),
     ("org", "patch", "/api/tasks/main/", {"title": "Renamed"}, "json", 200),

@@ -6,6 +6,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from leaderboard.models import Estimate, LeaderboardSnapshot, Run, RunEvent, Task
+from leaderboard.services.ingest import ingest_run
 
 from pipeline_support import add_items, add_run, make_task, make_team
 
@@ -129,19 +130,67 @@ def test_submit_form_and_success_redirects_to_the_run(client, world, sent,
     run = Run.objects.get(name="my run")
     assert response.status_code == 302
     assert response["Location"] == reverse("run_detail", args=[run.pk])
-    assert run.team == world["team_a"] and run.state == "queued" and run.n_predictions == 2
-    assert sent == [("evaluation.plan_run", [run.pk])]
+    assert run.team == world["team_a"] and run.state == "received"
+    assert sent == [("evaluation.ingest_run", [run.pk])]
+    html = client.get(response["Location"]).content.decode()
+    assert 'http-equiv="refresh"' in html and "the file is being validated" in html
+    ingest_run(run.pk)  # the worker
+    run.refresh_from_db()
+    assert run.state == "queued" and run.n_predictions == 2
+    assert 'http-equiv="refresh"' not in client.get(response["Location"]).content.decode()
 
 
 def test_submit_rejected_file_lists_problems_by_line(client, world):
     client.force_login(world["alice"])
     upload = SimpleUploadedFile("bad.tsv", b"k0\t0.9\nk1\tnot-a-number\nk2\t7\n")
     response = client.post(reverse("submit_run", args=["ner"]), {"file": upload, "name": "x"})
-    html = response.content.decode()
-    assert response.status_code == 400
+    run = Run.objects.get(name="x")
+    assert response.status_code == 302 and run.state == "received"
+    ingest_run(run.pk)
+    html = client.get(response["Location"]).content.decode()
+    assert "Rejected" in html or "rejected" in html
     assert "line 2" in html and "line 3" in html
-    assert 'type="file"' in html  # the form is kept
     assert Run.objects.get(name="x").state == "rejected"
+
+
+def test_page_uploads_share_the_api_upload_throttle(client, world, monkeypatch):
+    from django.core.cache import cache
+    from rest_framework.test import APIClient
+    from rest_framework.throttling import ScopedRateThrottle
+
+    cache.clear()
+    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES",
+                        {**ScopedRateThrottle.THROTTLE_RATES, "uploads": "3/hour"})
+    client.force_login(world["alice"])
+    for i in range(2):
+        upload = SimpleUploadedFile("p.tsv", b"k%d\tbad\n" % i)
+        assert client.post(reverse("submit_run", args=["ner"]),
+                           {"file": upload}).status_code == 302
+    api = APIClient()
+    api.force_authenticate(world["alice"])
+    upload = SimpleUploadedFile("p.tsv", b"k7\t0.5\n")
+    assert api.post("/api/tasks/ner/runs/", {"file": upload}, format="multipart").status_code \
+        == 202
+    n = Run.objects.count()
+    upload = SimpleUploadedFile("p.tsv", b"k8\tbad\n")
+    response = client.post(reverse("submit_run", args=["ner"]), {"file": upload})
+    assert response.status_code == 429 and int(response["Retry-After"]) > 0
+    assert "too many uploads: try again in" in response.content.decode()
+    assert Run.objects.count() == n  # nothing stored
+    cache.clear()
+
+
+def test_submit_the_same_file_twice_points_to_the_first_run(client, world):
+    client.force_login(world["alice"])
+    for name in ("first", "again"):
+        upload = SimpleUploadedFile("p.tsv", b"k0\t0.9\n")
+        response = client.post(reverse("submit_run", args=["ner"]),
+                               {"file": upload, "name": name})
+    first = Run.objects.get(name="first")
+    html = response.content.decode()
+    assert response.status_code == 409 and not Run.objects.filter(name="again").exists()
+    assert f"already submitted as run {first.pk}" in html
+    assert reverse("run_detail", args=[first.pk]) in html
 
 
 def test_submit_to_closed_task_is_409(client, world):
@@ -251,6 +300,7 @@ def test_rejected_upload_appears_on_the_run_page(client, world):
     upload = SimpleUploadedFile("bad.tsv", b"k0\tnope\n")
     client.post(reverse("submit_run", args=["ner"]), {"file": upload, "name": "broken"})
     run = Run.objects.get(name="broken")
+    ingest_run(run.pk)
     html = client.get(reverse("run_detail", args=[run.pk])).content.decode()
     assert "rejected" in html and "line 1" in html
 

@@ -31,8 +31,13 @@ def test_known_keys_and_payloads_either_lookup(task, monkeypatch, ratio):
                            payloads={"k1": {"p": "other"}, "k2": ["x"], "new": "n"})
     assert indices.tolist() == [9, 10, 1, 2]
     payloads = dict(Item.objects.values_list("key", "payload"))
-    assert payloads["k1"] == {"p": 1}  # never overwritten
-    assert payloads["k2"] == ["x"] and payloads["new"] == "n" and payloads["k3"] is None
+    # A run's payloads go only to the items it brings: what annotators see never changes.
+    assert payloads["k1"] == {"p": 1} and payloads["k2"] is None and payloads["new"] == "n"
+    # The organizer's reference sample fills an item without one (and overwrites none).
+    ensure_items(task=task, keys=["k1", "k2"], payloads={"k1": {"p": "org"}, "k2": ["x"]},
+                 fill_payloads=True)
+    payloads = dict(Item.objects.values_list("key", "payload"))
+    assert payloads["k1"] == {"p": 1} and payloads["k2"] == ["x"] and payloads["k3"] is None
     ids = item_ids(task=task, indices=[10, 0])
     assert ids == [Item.objects.get(key="new").pk, Item.objects.get(key="k0").pk]
 

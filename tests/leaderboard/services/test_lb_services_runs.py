@@ -1,4 +1,5 @@
-"""Submitting runs: stored whole or refused whole, quotas, task state, team membership."""
+"""Submitting runs: received by the request, validated by a worker (stored whole or refused
+whole), duplicates, quotas, task state, team membership."""
 
 from __future__ import annotations
 
@@ -9,10 +10,13 @@ from datetime import timedelta
 import numpy as np
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.files.storage import default_storage
 from django.utils import timezone
 
 from leaderboard.models import Item, Run, RunEvent, RunPredictions, Task
 from leaderboard.selectors import quota_for
+from leaderboard.services import ingest
+from leaderboard.services.ingest import ingest_run, submit_and_ingest
 from leaderboard.services.items import ensure_items
 from leaderboard.services.lifecycle import fail_run
 from leaderboard.services.runs import SubmissionError, resolve_team, submit_run, submit_upload
@@ -30,8 +34,23 @@ def upload_file(text: str | bytes, name: str = "run.tsv") -> io.BytesIO:
 
 
 def submit(task, team, user, text=RUN, name="", file_name="run.tsv", **kw):
-    return submit_run(task=task, team=team, user=user, upload=upload_file(text, file_name),
-                      file_name=file_name, name=name, **kw)
+    """Submit and validate at once (what a worker does after the request)."""
+    return submit_and_ingest(task=task, team=team, user=user,
+                             upload=upload_file(text, file_name), file_name=file_name, name=name,
+                             **kw)
+
+
+@pytest.fixture(autouse=True)
+def media(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path
+
+
+def received_files() -> list[str]:
+    """The received files still in storage."""
+    if not default_storage.exists("received-runs"):
+        return []
+    dirs, _files = default_storage.listdir("received-runs")
+    return [f"{d}/{f}" for d in dirs for f in default_storage.listdir(f"received-runs/{d}")[1]]
 
 
 def refused(*args, **kwargs) -> SubmissionError:
@@ -66,7 +85,110 @@ def test_the_plan_is_sent_only_after_commit(task, team, participant, sent_jobs,
                                             django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks() as callbacks:
         submit(task, team, participant)
-    assert sent_jobs == [] and len(callbacks) == 1
+    assert sent_jobs == [] and len(callbacks) == 2  # delete the received file, send the plan
+
+
+def test_the_request_only_receives_the_file_and_a_worker_validates_it(
+        task, team, participant, sent_jobs, monkeypatch, django_capture_on_commit_callbacks):
+    real = ingest.parse_run_file
+    parsed_in = []
+    monkeypatch.setattr(ingest, "parse_run_file",
+                        lambda *a, **kw: parsed_in.append("worker") or real(*a, **kw))
+    with django_capture_on_commit_callbacks(execute=True):
+        run = submit_run(task=task, team=team, user=participant, upload=upload_file(RUN),
+                         file_name="run.tsv")
+    assert parsed_in == [] and run.state == Run.State.RECEIVED
+    assert run.reason == "received run.tsv (17 bytes); waiting to be validated"
+    assert len(run.sha256) == 64 and run.file_bytes == len(RUN)
+    assert default_storage.open(run.upload).read() == RUN.encode()
+    assert not Item.objects.exists() and not RunPredictions.objects.exists()
+    assert sent_jobs == [("evaluation.ingest_run", [run.pk])]
+    # The worker's job.
+    stored = run.upload
+    sent_jobs.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert ingest_run(run.pk) == Run.State.QUEUED
+    run.refresh_from_db()
+    assert parsed_in == ["worker"] and run.n_predictions == 3 and run.upload == ""
+    assert list(RunEvent.objects.filter(run=run).values_list("state", flat=True)) == [
+        "received", "validating", "queued"]
+    assert not default_storage.exists(stored)  # deleted once the run is queued
+    assert sent_jobs == [("evaluation.plan_run", [run.pk])]
+
+
+def test_ingesting_again_changes_nothing(task, team, participant, sent_jobs,
+                                         django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        run = submit_run(task=task, team=team, user=participant, upload=upload_file(RUN))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert ingest_run(run.pk) == Run.State.QUEUED
+        assert ingest_run(run.pk) == Run.State.QUEUED  # a duplicated or retried message
+    assert Item.objects.count() == 3 and RunPredictions.objects.count() == 1
+    assert RunEvent.objects.filter(run=run).count() == 3
+    assert sent_jobs.names() == ["evaluation.ingest_run", "evaluation.plan_run"]
+    assert ingest_run(10**6) == "missing"
+
+
+def test_a_worker_killed_while_storing_leaves_the_run_to_retry(
+        task, team, participant, sent_jobs, monkeypatch, django_capture_on_commit_callbacks):
+    run = submit_run(task=task, team=team, user=participant, upload=upload_file(RUN))
+    real = RunPredictions.objects.create
+
+    def boom(**kwargs):
+        raise RuntimeError("worker lost")
+
+    monkeypatch.setattr(RunPredictions.objects, "create", boom)
+    with pytest.raises(RuntimeError):
+        ingest_run(run.pk)
+    run.refresh_from_db()
+    assert run.state == Run.State.VALIDATING and default_storage.exists(run.upload)
+    assert not Item.objects.exists() and not RunPredictions.objects.exists()
+    monkeypatch.setattr(RunPredictions.objects, "create", real)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert ingest_run(run.pk) == Run.State.QUEUED  # the redelivered message
+    assert Item.objects.count() == 3
+    assert list(RunEvent.objects.filter(run=run).values_list("state", flat=True)) == [
+        "received", "validating", "queued"]
+
+
+def test_a_lost_file_fails_the_run_and_refunds_it(task, team, participant, sent_jobs):
+    run = submit_run(task=task, team=team, user=participant, upload=upload_file(RUN))
+    default_storage.delete(run.upload)
+    assert ingest_run(run.pk) == Run.State.FAILED
+    run.refresh_from_db()
+    assert run.quota_refunded and "lost before it could be validated" in run.reason
+
+
+def test_the_same_file_twice_is_refused_and_costs_no_quota(task, team, participant, sent_jobs,
+                                                           django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        first = submit(task, team, participant, name="first")
+    before = quota_for(task=task, team=team)
+    exc = refused(task, team, participant, name="again")
+    assert exc.code == "duplicate" and exc.run == first
+    assert exc.message == (f"this file was already submitted as run {first.pk} ('first', "
+                           "queued): the same content is not evaluated twice, and nothing was "
+                           "stored or counted")
+    assert exc.as_dict()["run"] == first.pk
+    assert Run.objects.count() == 1 and quota_for(task=task, team=team) == before
+    assert received_files() == []
+    # The same content gzipped is another file; another team may send the same file.
+    submit(task, team, participant, gzip.compress(RUN.encode()), file_name="run.tsv.gz")
+    other = create_team(name="Other", members=[participant])
+    assert submit(task, other, participant).state == Run.State.QUEUED
+    # A file whose run failed on the platform may be sent again.
+    fail_run(first, "worker lost")
+    assert submit(task, team, participant).state == Run.State.QUEUED
+
+
+def test_a_rejected_file_spends_no_quota(task, team, participant, sent_jobs):
+    run = submit_run(task=task, team=team, user=participant, upload=upload_file("a\tx\n"))
+    assert quota_for(task=task, team=team).used_total == 1  # held while it waits
+    ingest_run(run.pk)
+    run.refresh_from_db()
+    assert run.state == Run.State.REJECTED and quota_for(task=task, team=team).used_total == 0
+    # The same bad file again is rejected again, not refused as a duplicate.
+    assert refused(task, team, participant, "a\tx\n").code == "rejected"
 
 
 def test_indices_stay_dense_across_runs_and_known_items_are_reused(task, team, participant,
@@ -92,7 +214,8 @@ def test_gzip_jsonl_with_payloads(task, team, participant, sent_jobs):
     run = submit(task, team, participant, gzip.compress(body), file_name="run.jsonl.gz")
     assert run.file_format == "jsonl" and run.n_new_items == 1
     payloads = dict(Item.objects.filter(task=task).values_list("key", "payload"))
-    assert payloads == {"old": {"v": 2}, "kept": {"v": "original"}, "new": {"v": 1}}
+    # A run's payload is taken for the items it brings; existing items keep theirs (or none).
+    assert payloads == {"old": None, "kept": {"v": "original"}, "new": {"v": 1}}
 
 
 def test_a_rejected_file_leaves_a_rejected_run_and_nothing_else(task, team, participant,
@@ -128,8 +251,8 @@ def test_a_failure_while_storing_rolls_everything_back(task, team, participant, 
     monkeypatch.setattr(RunPredictions.objects, "create", boom)
     with django_capture_on_commit_callbacks(execute=True), pytest.raises(RuntimeError):
         submit(task, team, participant)
-    assert not Item.objects.exists() and not Run.objects.exists()
-    assert not RunEvent.objects.exists() and sent_jobs == []
+    assert not Item.objects.exists() and not RunPredictions.objects.exists()
+    assert Run.objects.get().state == Run.State.VALIDATING and sent_jobs == []
     task.refresh_from_db()
     assert task.n_items == 0
 
@@ -149,6 +272,7 @@ def test_over_the_size_limit_before_and_after_decompression(task, team, particip
     assert exc.code == "too_large" and exc.run.state == Run.State.REJECTED
     assert exc.problems[0].message == ("the file is larger than the limit of 64 bytes once "
                                        "decompressed; reading stopped")
+    assert received_files() == []  # nothing kept
     # The site-wide ceiling applies too.
     task.max_upload_bytes = 10**9
     settings.UPLOAD_MAX_BYTES = 32
@@ -156,7 +280,7 @@ def test_over_the_size_limit_before_and_after_decompression(task, team, particip
 
 
 def test_too_many_predictions(task, team, participant):
-    task.max_predictions_per_run = 2
+    Task.objects.filter(pk=task.pk).update(max_predictions_per_run=2)  # the worker re-reads it
     exc = refused(task, team, participant)
     assert exc.code == "rejected"
     assert exc.problems[0].message == ("the file has more than 2 predictions (the limit); "
@@ -175,18 +299,19 @@ def test_closed_and_draft_tasks_take_no_runs(task, team, participant, state, mes
     assert not Run.objects.exists()
 
 
-def test_a_task_closed_while_parsing_takes_no_run(task, team, participant, monkeypatch):
+def test_a_task_closed_while_receiving_takes_no_run(task, team, participant, monkeypatch):
     from leaderboard.services import runs
 
-    real = runs.parse_run_file
+    real = runs._store
 
-    def close_then_parse(*args, **kwargs):
+    def close_then_store(*args, **kwargs):
         Task.objects.filter(pk=task.pk).update(state=Task.State.CLOSED)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(runs, "parse_run_file", close_then_parse)
+    monkeypatch.setattr(runs, "_store", close_then_store)
     assert refused(task, team, participant).code == "task_closed"
-    assert not Item.objects.exists()
+    assert not Item.objects.exists() and not Run.objects.exists()
+    assert received_files() == []
 
 
 def test_only_team_members_submit(task, team, sent_jobs):
@@ -212,7 +337,7 @@ def test_total_quota_counts_neither_rejected_nor_failed_runs(task, team, partici
                            "(rejected and failed runs do not count)")
     # A failed run gives its slot back.
     fail_run(Run.objects.filter(state=Run.State.QUEUED).first(), "worker lost")
-    submit(task, team, participant)
+    submit(task, team, participant, "z\t0.5\n")
 
 
 def test_daily_quota_says_when_the_next_slot_frees_up(task, team, participant):
@@ -286,3 +411,38 @@ def test_scores_default_to_one_without_a_score_column(task, team, participant):
     run = submit(task, team, participant, "x\ny\n")
     _items, scores = RunPredictions.objects.get(run=run).arrays()
     assert np.array_equal(scores, [1.0, 1.0])
+
+
+def test_another_teams_upload_never_changes_what_annotators_see(task, team, participant,
+                                                                sent_jobs):
+    bob = get_user_model().objects.create_user("bob")
+    bobs = create_team(name="Bob", members=[bob])
+    submit(task, bobs, bob, b'{"key": "shared", "score": 0.5}\n', file_name="b.jsonl")
+    submit(task, bobs, bob, b'{"key": "b-own", "score": 0.5, "payload": "Bob text"}\n',
+           file_name="b2.jsonl")
+    submit(task, team, participant,
+           b'{"key": "shared", "score": 0.5, "payload": "Alice text"}\n'
+           b'{"key": "b-own", "score": 0.5, "payload": "Alice again"}\n', file_name="a.jsonl")
+    payloads = dict(Item.objects.filter(task=task).values_list("key", "payload"))
+    assert payloads == {"shared": None, "b-own": "Bob text"}
+
+
+def test_validation_reports_its_progress_on_the_run(task, team, participant, sent_jobs,
+                                                    settings, monkeypatch):
+    from leaderboard.ingestion import reading
+
+    settings.INGEST_PROGRESS_SECONDS = 0
+    monkeypatch.setattr(reading, "READ_SIZE", 64)
+    text = "".join(f"key-{i}\t0.5\n" for i in range(100))
+    run = submit_run(task=task, team=team, user=participant, upload=upload_file(text))
+    seen = []
+    real = ingest._Progress.__call__
+
+    def spy(self, n_bytes, n_lines):
+        real(self, n_bytes, n_lines)
+        seen.append(Run.objects.get(pk=run.pk).reason)
+
+    monkeypatch.setattr(ingest._Progress, "__call__", spy)
+    ingest_run(run.pk)
+    assert len(seen) > 10 and seen[0] == "5% of the file read (64 bytes, 6 lines)"
+    assert all("% of the file read" in r for r in seen)

@@ -1,0 +1,104 @@
+"""Receiving an upload: read it through once, hashing it and counting its bytes, decompressed too.
+
+The web request only copies a run file to storage through a :class:`Receiver`; a worker parses it
+later. The receiver enforces the size limits as the bytes pass: the raw size, and for gzip data
+the decompressed size (inflated in bounded steps, so a zip bomb costs at most ``max_bytes`` of
+counting and never that much memory). Corrupt gzip data is not judged here: counting stops and the
+parser words the problem later.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import zlib
+from typing import IO
+
+from .reading import _GZIP_MAGIC, READ_SIZE
+from .results import Problem, UploadRejected, human_bytes
+
+
+def too_large_message(max_bytes: int, *, compressed: bool) -> str:
+    """The problem of a file over the limit (the parser says the same)."""
+    where = " once decompressed" if compressed else ""
+    return f"the file is larger than the limit of {human_bytes(max_bytes)}{where}; reading stopped"
+
+
+class Receiver:
+    """A file-like reader over ``stream`` that hashes and counts what passes through it.
+
+    ``read`` raises :class:`UploadRejected` (code ``too_large``) once the file, raw or
+    decompressed, passes ``max_bytes``. After the last read: ``n_bytes``, ``sha256``,
+    ``compressed``.
+    """
+
+    def __init__(self, stream: IO[bytes], *, max_bytes: int):
+        self._stream = stream
+        self.max_bytes = max_bytes
+        self._sha = hashlib.sha256()
+        self.n_bytes = 0
+        self.n_decompressed = 0
+        self.compressed: bool | None = None  # known from the first bytes
+        self._head = b""
+        self._inflater = None
+        self._counting = True  # False once the gzip data turned out corrupt
+
+    # File protocol, as far as storage backends use it.
+    def read(self, size: int = -1) -> bytes:
+        data = self._stream.read(size if size and size > 0 else READ_SIZE)
+        if isinstance(data, str):
+            raise TypeError("uploads must be read as bytes (open the file in binary mode)")
+        if not data:
+            return b""
+        self._sha.update(data)
+        self.n_bytes += len(data)
+        if self.compressed is None:  # counting starts once the first bytes tell the kind
+            self._head += data
+            if len(self._head) >= len(_GZIP_MAGIC):
+                self.finish()
+            return data
+        self._count(data)
+        return data
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        if offset != 0 or whence != 0 or self.n_bytes:
+            raise OSError("a received upload can only be read once, from its start")
+        return 0
+
+    def seekable(self) -> bool:
+        return False
+
+    @property
+    def sha256(self) -> str:
+        return self._sha.hexdigest()
+
+    def _too_large(self) -> UploadRejected:
+        message = too_large_message(self.max_bytes, compressed=bool(self.compressed))
+        return UploadRejected([Problem(None, message)], 1, code="too_large", n_bytes=self.n_bytes)
+
+    def _count(self, data: bytes) -> None:
+        if not self.compressed:
+            if self.n_bytes > self.max_bytes:
+                raise self._too_large()
+            return
+        while data and self._counting:
+            if self._inflater is None:  # a gzip member starts (a file may hold several)
+                self._inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            try:
+                out = self._inflater.decompress(data, READ_SIZE)
+            except zlib.error:
+                self._counting = False
+                return
+            self.n_decompressed += len(out)
+            if self.n_decompressed > self.max_bytes:
+                raise self._too_large()
+            if self._inflater.eof:
+                data, self._inflater = self._inflater.unused_data, None
+            else:
+                data = self._inflater.unconsumed_tail
+
+    def finish(self) -> None:
+        """After the last read: a short file whose head was still held is counted now."""
+        if self.compressed is None:
+            self.compressed = self._head.startswith(_GZIP_MAGIC)
+            head, self._head = self._head, b""
+            self._count(head)

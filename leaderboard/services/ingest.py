@@ -1,0 +1,159 @@
+"""Validating a received run (a worker's job): parse its stored file, then queue it or reject it.
+
+Safe to repeat: the run's row is locked and its state re-read before every write, so a retried or
+duplicated message finds the run past ``validating`` and does nothing; the items, the predictions
+and the ``queued`` state are written in one transaction, so a worker killed half-way leaves the
+run ``validating`` with nothing stored, and the redelivered message starts over. Parsing (seconds
+for millions of lines) happens outside any transaction. The stored file is deleted once the run
+is queued or rejected.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from django.conf import settings
+from django.core.files.storage import default_storage
+from django.db import transaction
+
+from .. import jobs
+from ..ingestion import UploadRejected, human_bytes, parse_run_file
+from ..models import Run, RunPredictions, Task
+from .items import ensure_items
+from .lifecycle import fail_run, transition_run
+from .runs import SubmissionError, submit_run, upload_limit
+
+WAITING = (Run.State.RECEIVED, Run.State.VALIDATING)
+
+
+def ingest_run(run_id: int) -> str:
+    """Validate run ``run_id`` if it is waiting for it; return the run's state."""
+    run = Run.objects.filter(pk=run_id).first()
+    if run is None:
+        return "missing"
+    ingest_received(run)
+    return run.state
+
+
+def submit_and_ingest(**submission) -> Run:
+    """:func:`~leaderboard.services.runs.submit_run`, then validate the file here and now.
+
+    For callers that are not web requests (``manage.py submit_run``, the demo, tests): the run is
+    ``queued`` on return, or :class:`SubmissionError` is raised with its problems (the run is
+    recorded ``rejected``, as a worker would have).
+    """
+    run = submit_run(**submission, enqueue=False)
+    rejected = ingest_received(run)
+    if rejected is not None:
+        raise SubmissionError(rejected.code, rejected.summary, problems=rejected.problems,
+                              total=rejected.total, run=run)
+    return run
+
+
+def ingest_received(run: Run) -> UploadRejected | None:
+    """Validate ``run``'s stored file and store its predictions, or reject it.
+
+    Returns the rejection (the problems are also recorded on the run), or ``None``. ``run`` is
+    updated in place.
+    """
+    if not _start(run):
+        return None
+    try:
+        with default_storage.open(run.upload, "rb") as stream:
+            parsed = parse_run_file(stream, file_name=run.file_name,
+                                    max_bytes=upload_limit(run.task),
+                                    max_predictions=run.task.max_predictions_per_run,
+                                    progress=_Progress(run))
+    except UploadRejected as exc:
+        _reject(run, exc)
+        return exc
+    except FileNotFoundError:
+        _lost(run)
+        return None
+    _store(run, parsed)
+    return None
+
+
+def _locked(run: Run) -> Run | None:
+    """``run`` re-read with its row locked, if it still waits for validation."""
+    current = Run.objects.select_for_update().filter(pk=run.pk, state__in=WAITING).first()
+    if current is None:
+        run.refresh_from_db()
+    return current
+
+
+def _start(run: Run) -> bool:
+    """Move a received run to ``validating``; ``False`` if someone else already finished it."""
+    with transaction.atomic():
+        current = _locked(run)
+        if current is None:
+            return False
+        if current.state == Run.State.RECEIVED:
+            transition_run(current, Run.State.VALIDATING, "validating the file")
+    run.refresh_from_db()
+    return True
+
+
+def _reject(run: Run, exc: UploadRejected) -> None:
+    with transaction.atomic():
+        current = _locked(run)
+        if current is None:
+            return
+        transition_run(current, Run.State.REJECTED, exc.summary, upload="",
+                       errors=[p.as_dict() for p in exc.problems], error_count=exc.total)
+        _delete_on_commit(run.upload)
+    run.refresh_from_db()
+
+
+def _lost(run: Run) -> None:
+    with transaction.atomic():
+        current = _locked(run)
+        if current is not None:
+            fail_run(current, "the received file was lost before it could be validated; "
+                              "your quota was refunded, please submit it again")
+    run.refresh_from_db()
+
+
+def _store(run: Run, parsed) -> None:
+    with transaction.atomic():
+        locked = Task.objects.select_for_update().get(pk=run.task_id)
+        current = _locked(run)
+        if current is None:
+            return
+        n_before = locked.n_items
+        indices = ensure_items(task=locked, keys=parsed.keys, payloads=parsed.payloads)
+        n_new = locked.n_items - n_before
+        order = np.argsort(indices, kind="stable")
+        RunPredictions.objects.create(run=current, items=indices[order].tobytes(),
+                                      scores=parsed.scores[order].tobytes())
+        # How many items are new says whether another team predicted them: not in the reason.
+        transition_run(current, Run.State.QUEUED, f"{len(parsed):,} predictions",
+                       n_predictions=len(parsed), n_new_items=n_new, file_format=parsed.format,
+                       upload="")
+        _delete_on_commit(run.upload)
+        jobs.enqueue_plan(current.pk)
+    run.task.n_items = locked.n_items
+    run.refresh_from_db()
+
+
+def _delete_on_commit(name: str) -> None:
+    transaction.on_commit(lambda: default_storage.delete(name))
+
+
+class _Progress:
+    """Tells the run page how far validation has got (the reason, at most every few seconds)."""
+
+    def __init__(self, run: Run):
+        self.run_id = run.pk
+        self.size = run.file_bytes
+        self.next = time.monotonic() + settings.INGEST_PROGRESS_SECONDS
+
+    def __call__(self, n_bytes: int, n_lines: int) -> None:
+        now = time.monotonic()
+        if now < self.next:
+            return
+        self.next = now + settings.INGEST_PROGRESS_SECONDS
+        share = f"{min(99, int(100 * n_bytes / self.size))}% of " if self.size else ""
+        Run.objects.filter(pk=self.run_id, state=Run.State.VALIDATING).update(
+            reason=f"{share}the file read ({human_bytes(n_bytes)}, {n_lines:,} lines)")

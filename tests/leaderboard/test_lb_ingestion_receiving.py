@@ -1,0 +1,60 @@
+"""Receiving an upload in the web request: one pass that hashes it and bounds its sizes."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import zlib
+
+import pytest
+
+from leaderboard.ingestion import Receiver, UploadRejected
+
+
+def received(data: bytes, max_bytes: int, size: int = 1000) -> tuple[Receiver, bytes]:
+    receiver = Receiver(io.BytesIO(data), max_bytes=max_bytes)
+    out = b"".join(iter(lambda: receiver.read(size), b""))
+    receiver.finish()
+    return receiver, out
+
+
+def test_passes_the_bytes_through_and_hashes_them():
+    data = b"a\t0.5\n" * 1000
+    receiver, out = received(data, max_bytes=len(data))
+    assert out == data and receiver.n_bytes == len(data) and receiver.compressed is False
+    assert receiver.sha256 == hashlib.sha256(data).hexdigest()
+    tiny, out = received(b"a", max_bytes=10)  # shorter than the gzip magic
+    assert out == b"a" and tiny.compressed is False and tiny.n_bytes == 1
+
+
+def test_plain_file_over_the_limit():
+    with pytest.raises(UploadRejected) as info:
+        received(b"x" * 101, max_bytes=100, size=10)
+    assert info.value.code == "too_large"
+    assert str(info.value.problems[0]) == ("the file is larger than the limit of 100 bytes; "
+                                           "reading stopped")
+
+
+def test_a_gzip_bomb_stops_at_the_limit_after_little_work():
+    bomb = gzip.compress(b"\0" * (200 * 2**20), compresslevel=9)  # 200 MiB in ~200 KB
+    receiver = Receiver(io.BytesIO(bomb), max_bytes=2**20)
+    with pytest.raises(UploadRejected) as info:
+        while receiver.read(64 * 1024):
+            pass
+    assert info.value.problems[0].message == ("the file is larger than the limit of 1 MiB once "
+                                              "decompressed; reading stopped")
+    assert receiver.n_decompressed <= 3 * 2**20 and receiver.n_bytes < len(bomb)
+
+
+def test_every_gzip_member_is_counted_and_corrupt_data_is_left_to_the_parser():
+    member = gzip.compress(b"k\t0.5\n" * 100)
+    receiver, _ = received(member * 3, max_bytes=10_000, size=7)
+    assert receiver.compressed and receiver.n_decompressed == 1800
+    with pytest.raises(UploadRejected):
+        received(member * 3, max_bytes=1000)
+    corrupt = member[:20] + b"\xff" * 50 + member[70:]
+    receiver, out = received(corrupt, max_bytes=10_000)
+    assert out == corrupt  # stored as sent; the parser words the problem
+    with pytest.raises(zlib.error):
+        zlib.decompress(corrupt, 16 + zlib.MAX_WBITS)
