@@ -200,3 +200,24 @@ def test_the_cache_keeps_the_most_recent_tasks_within_its_memory_budget(monkeypa
     forget_cached_states()
     load_task_state(first)
     assert not engine_state._cache
+
+
+def test_gold_items_loaded_while_the_state_loads_wait_for_the_next_load(monkeypatch):
+    # A job read the item count; gold items on items added since committed before it read the
+    # gold: the load failed ("item ids must lie in [0, n)") and the run being planned with it.
+    task = make_task()
+    add_items(task, 10)
+    add_run(task, make_team("A"), np.arange(10), np.linspace(0, 1, 10), "r")
+    real = engine_state.working_annotators
+
+    def gold_arrives(*, task):
+        add_items(task, 5)  # items 10..14, e.g. of a run uploaded meanwhile
+        load_gold(task=task, lines=["k12\tcorrect", "k3\tincorrect"])
+        return real(task=task)
+
+    monkeypatch.setattr(engine_state, "working_annotators", gold_arrives)
+    loaded = load_task_state(Task.objects.get(pk=task.pk))
+    assert loaded.state.n_items == 10
+    assert loaded.state.gold.items.tolist() == [3]
+    monkeypatch.setattr(engine_state, "working_annotators", real)
+    assert sorted(load_task_state(Task.objects.get(pk=task.pk)).state.gold.items) == [3, 12]

@@ -2,8 +2,8 @@
 
 Three annotators, 97%, 90% and 60% accurate, take items from the queue as people would (leases,
 gold items mixed in) and answer them; the worker plans, asks further looks where answers are
-doubtful, re-estimates and plans again until every run is final. Every final interval must hold
-the run's true score, the annotator who is right only 60% of the time must be found out, and the
+doubtful, re-estimates and plans again until every run is final. The final intervals must hold
+the runs' true scores (jointly: Bonferroni intervals at family level 99%), the annotator who is right only 60% of the time must be found out, and the
 stored history must replay in the core exactly (tests/support/engine_audit.py).
 """
 
@@ -20,7 +20,7 @@ from leaderboard.services.ingest import submit_and_ingest
 from leaderboard.services.reference import upload_reference
 from leaderboard.services.tasks import create_task, create_team
 
-from engine_audit import audit_task
+from engine_audit import audit_task, replay_task
 from pipeline_support import answer_what_is_served
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True),
@@ -86,13 +86,18 @@ def test_fallible_annotators_are_corrected_for_and_the_poor_one_found_out(celery
     snapshot = wait_for(lambda: LeaderboardSnapshot.objects.filter(
         task=task, labels_version=task.__class__.objects.get(pk=task.pk).labels_version).first(),
         message="a snapshot of the last answers")
+    # Nine 95% intervals all covering is a 1-in-5 failure by design (which answers reach the
+    # worker first depends on timing, so no seed fixes it): the claim checked here is the joint
+    # one, every true score inside its Bonferroni interval at family level 99%, on the state the
+    # snapshot rests on. Coverage at the nominal level is measured by the seeded simulations
+    # (tests/evaluation/core/test_core_annotator_campaigns.py).
+    runs, design, state = replay_task(task, snapshot.labels_version, until=snapshot.created_at)
+    joint = design.estimate(state, level=1 - 0.01 / 9)
     expected = _true_scores(truth)
-    for row in snapshot.rows:
-        for metric, value in zip(("precision", "recall", "f1"), expected[row["name"]],
-                                 strict=True):
-            cell = row[metric]
-            assert cell["low"] - 1e-9 <= value <= cell["high"] + 1e-9, (row["name"], metric,
-                                                                        value, cell)
+    for run, result in zip(runs, joint, strict=True):
+        for metric, value in zip(("precision", "recall", "f1"), expected[run.name], strict=True):
+            cell = getattr(result, metric)
+            assert cell.low - 1e-9 <= value <= cell.high + 1e-9, (run.name, metric, value, cell)
     fit = wait_for(lambda: LabelModelFit.objects.filter(task=task, snapshot=snapshot).first(),
                    message="the annotator model fitted for that snapshot")
     estimated = {a["annotator"]: a for a in fit.annotators}
