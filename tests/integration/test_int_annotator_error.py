@@ -3,8 +3,9 @@
 Three annotators, 97%, 90% and 60% accurate, take items from the queue as people would (leases,
 gold items mixed in) and answer them; the worker plans, asks further looks where answers are
 doubtful, re-estimates and plans again until every run is final. The final intervals must hold
-the runs' true scores (jointly: Bonferroni intervals at family level 99%), the annotator who is right only 60% of the time must be found out, and the
-stored history must replay in the core exactly (tests/support/engine_audit.py).
+the runs' true scores (jointly: Bonferroni intervals at family level 99%), the annotator who is
+right only 60% of the time must be found out, and the stored history must replay in the core
+exactly (tests/support/engine_audit.py).
 """
 
 import io
