@@ -21,7 +21,7 @@ from django.test import Client
 from django.utils import timezone
 
 from leaderboard.models import LeaderboardSnapshot, Run, RunEvent
-from leaderboard.services.runs import submit_run
+from leaderboard.services.ingest import submit_and_ingest
 
 pytestmark = pytest.mark.django_db
 
@@ -137,10 +137,10 @@ def upload(text: str) -> io.BytesIO:
 
 def test_only_organizers_learn_how_many_of_a_runs_items_were_new(api, lb_world, sent_jobs):
     task, users, teams = lb_world.task, lb_world.users, lb_world.teams
-    submit_run(task=task, team=teams["B"], user=users["pb"],
-               upload=upload("shared-key\t0.5\nb-only\t0.4\n"), file_name="run.tsv")
-    run = submit_run(task=task, team=teams["A"], user=users["pa"],
-                     upload=upload("shared-key\t0.9\na-only\t0.3\n"), file_name="run.tsv")
+    submit_and_ingest(task=task, team=teams["B"], user=users["pb"],
+                      upload=upload("shared-key\t0.5\nb-only\t0.4\n"), file_name="run.tsv")
+    run = submit_and_ingest(task=task, team=teams["A"], user=users["pa"],
+                            upload=upload("shared-key\t0.9\na-only\t0.3\n"), file_name="run.tsv")
     assert run.n_new_items == 1  # shared-key came with team B's run
     pa = api(users["pa"])
     response = pa.get(f"/api/runs/{run.pk}/")
