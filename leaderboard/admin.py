@@ -11,7 +11,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin
 from django.db import models
-from django.db.models import Count
+from django.db.models import Count, Q
 from django.db.models.functions import Length
 from django.utils import timezone
 
@@ -49,8 +49,15 @@ class TeamAdmin(admin.ModelAdmin):
     filter_horizontal = ("members",)
 
     def get_queryset(self, request):
-        return super().get_queryset(request).annotate(
-            _members=Count("members", distinct=True), _runs=Count("runs", distinct=True))
+        # Teams belong to no task: an organizer sees the teams with runs on their tasks, and
+        # counts only those runs (a team's work elsewhere is not theirs to see).
+        tasks = organized_tasks(request.user)
+        teams = super().get_queryset(request)
+        if not request.user.is_superuser:
+            teams = teams.filter(pk__in=Run.objects.filter(task__in=tasks).values("team"))
+        return teams.annotate(
+            _members=Count("members", distinct=True),
+            _runs=Count("runs", distinct=True, filter=Q(runs__task__in=tasks)))
 
     @admin.display(description="members", ordering="_members")
     def member_count(self, obj):

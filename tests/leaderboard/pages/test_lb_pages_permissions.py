@@ -22,6 +22,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.forms.models import model_to_dict
@@ -488,3 +489,19 @@ def test_a_staff_organizer_sees_only_their_tasks_rows_in_the_admin(world):
         text = text_of(response)
         for secret in ("run-A", "run-B", world.gold_key, world.judge.username):
             assert secret not in text, (secret, path)
+
+
+def test_a_staff_organizer_sees_only_the_teams_of_their_tasks_in_the_admin(world):
+    # Teams belong to no task; the team admin listed every team and its members.
+    text = text_of(client_for(world, "staff_org").get("/admin/leaderboard/team/"))
+    assert "team-A" not in text and "team-B" not in text
+    response = client_for(world, "staff_org").get(
+        f"/admin/leaderboard/team/{world.teams['A'].pk}/change/")
+    assert response.status_code == 302  # not found in their queryset: back to the index
+    # The organizer of ``main``, given the same admin access, sees its two teams.
+    org = world.users["org"]
+    org.is_staff = True
+    org.save(update_fields=["is_staff"])
+    org.user_permissions.add(Permission.objects.get(codename="view_team"))
+    listed = text_of(client_for(world, "org").get("/admin/leaderboard/team/"))
+    assert "team-A" in listed and "team-B" in listed
