@@ -10,10 +10,9 @@ from annotation.services import (
     JudgmentError,
     answer_assignment,
     claim_assignments,
-    request_verification,
 )
 
-from pipeline_support import add_items, annotator, make_task
+from pipeline_support import annotator, requested_queue
 
 pytestmark = pytest.mark.django_db
 
@@ -22,12 +21,6 @@ pytestmark = pytest.mark.django_db
 def no_broker(sent_messages):
     return sent_messages
 
-
-def setup_task(n=2, judgments=1):
-    task = make_task(judgments_per_item=judgments, gold_rate=0.0)
-    items = add_items(task, n)
-    request_verification(task=task, item_ids=[it.pk for it in items])
-    return task, items
 
 
 def lease_for(task, user):
@@ -40,7 +33,7 @@ def answer(user, lease, value="correct", client_id=None, **extra):
 
 
 def test_a_replay_returns_the_stored_answer_and_stores_nothing_new():
-    task, _ = setup_task()
+    task, _ = requested_queue(2)
     user = annotator(task)
     lease = lease_for(task, user)
     cid = uuid.uuid4()
@@ -56,7 +49,7 @@ def test_a_replay_returns_the_stored_answer_and_stores_nothing_new():
 @pytest.mark.parametrize("change", [
     {"value": "correct"}, {"justification": "other"}, {"seconds_spent": 9.0}])
 def test_the_same_client_id_with_another_body_is_refused(change):
-    task, _ = setup_task()
+    task, _ = requested_queue(2)
     user = annotator(task)
     lease = lease_for(task, user)
     cid = uuid.uuid4()
@@ -68,7 +61,7 @@ def test_the_same_client_id_with_another_body_is_refused(change):
 
 
 def test_a_client_id_reused_on_another_lease_or_by_another_annotator_is_refused():
-    task, _ = setup_task(3)
+    task, _ = requested_queue(3)
     a, b = annotator(task, "a"), annotator(task, "b")
     la, lb = lease_for(task, a), lease_for(task, b)
     cid = uuid.uuid4()
@@ -81,7 +74,7 @@ def test_a_client_id_reused_on_another_lease_or_by_another_annotator_is_refused(
 
 
 def test_a_second_answer_on_the_same_lease_is_already_answered():
-    task, _ = setup_task()
+    task, _ = requested_queue(2)
     user = annotator(task)
     lease = lease_for(task, user)
     answer(user, lease)
@@ -91,7 +84,7 @@ def test_a_second_answer_on_the_same_lease_is_already_answered():
 
 
 def test_unknown_tokens_and_other_peoples_leases_are_unknown():
-    task, _ = setup_task()
+    task, _ = requested_queue(2)
     a, b = annotator(task, "a"), annotator(task, "b")
     lease = lease_for(task, a)
     for user, token in ((a, uuid.uuid4()), (b, lease.token)):
@@ -109,7 +102,7 @@ def test_unknown_tokens_and_other_peoples_leases_are_unknown():
     ({"seconds_spent": "soon"}, "number"),
 ])
 def test_bad_fields_are_refused_with_a_reason(fields, message):
-    task, _ = setup_task()
+    task, _ = requested_queue(2)
     user = annotator(task)
     lease = lease_for(task, user)
     body = {"annotator": user, "token": lease.token, "client_id": uuid.uuid4(),
@@ -120,7 +113,7 @@ def test_bad_fields_are_refused_with_a_reason(fields, message):
 
 
 def test_an_hour_or_more_spent_is_stored_as_unknown():
-    task, _ = setup_task()
+    task, _ = requested_queue(2)
     user = annotator(task)
     out = answer(user, lease_for(task, user), seconds_spent=3601)
     assert out.record.seconds_spent is None
@@ -128,7 +121,7 @@ def test_an_hour_or_more_spent_is_stored_as_unknown():
 
 def test_a_request_resolves_once_every_judgment_asked_is_in_whatever_they_say():
     # No majority, no tie-break: the engine weighs the answers with each annotator's error rates.
-    task, items = setup_task(1, judgments=2)
+    task, items = requested_queue(1, judgments=2)
     a, b, c = (annotator(task, n) for n in "abc")
     la, lb = lease_for(task, a), lease_for(task, b)
     assert claim_assignments(task=task, annotator=c).status == "empty"
@@ -147,7 +140,7 @@ def test_a_request_resolves_once_every_judgment_asked_is_in_whatever_they_say():
 def test_a_look_reopens_a_resolved_request_for_another_annotator():
     from annotation.services import ask_again
 
-    task, items = setup_task(1, judgments=1)
+    task, items = requested_queue(1, judgments=1)
     a, b = annotator(task, "a"), annotator(task, "b")
     assert answer(a, lease_for(task, a), "incorrect").resolved
     assert ask_again(task=task, item_ids=[items[0].pk]) == 1
@@ -158,7 +151,7 @@ def test_a_look_reopens_a_resolved_request_for_another_annotator():
 
 
 def test_a_skip_is_no_judgment_and_another_annotator_answers():
-    task, _ = setup_task(1, judgments=1)
+    task, _ = requested_queue(1, judgments=1)
     a, b = annotator(task, "a"), annotator(task, "b")
     skipped = answer(a, lease_for(task, a), "cannot_tell")
     assert not skipped.counted and skipped.record.seq is None
@@ -170,7 +163,7 @@ def test_a_skip_is_no_judgment_and_another_annotator_answers():
 def test_every_annotator_skipping_leaves_the_request_pending_and_stuck():
     from annotation.selectors import queue_health
 
-    task, _ = setup_task(1, judgments=1)
+    task, _ = requested_queue(1, judgments=1)
     users = [annotator(task, f"u{i}") for i in range(2)]
     for user in users:
         answer(user, lease_for(task, user), "cannot_tell")

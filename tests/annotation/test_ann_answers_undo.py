@@ -13,12 +13,11 @@ from annotation.services import (
     answer_assignment,
     claim_assignments,
     pause_annotator,
-    request_verification,
     undo_answer,
 )
 from leaderboard.models import Item
 
-from pipeline_support import add_items, annotator, make_task
+from pipeline_support import annotator, requested_queue
 
 pytestmark = pytest.mark.django_db
 
@@ -27,13 +26,6 @@ pytestmark = pytest.mark.django_db
 def no_broker(sent_messages):
     return sent_messages
 
-
-def setup_task(n=3, judgments=2, **fields):
-    fields.setdefault("gold_rate", 0.0)
-    task = make_task(judgments_per_item=judgments, **fields)
-    items = add_items(task, n)
-    request_verification(task=task, item_ids=[it.pk for it in items])
-    return task, items
 
 
 def lease_for(task, user):
@@ -52,7 +44,7 @@ def code_of(fn):
 
 
 def test_undo_withdraws_the_answer_restores_counts_and_leases_the_item_again():
-    task, _ = setup_task()
+    task, _ = requested_queue(3, judgments=2)
     user = annotator(task)
     lease = lease_for(task, user)
     out = answer(user, lease, "correct")
@@ -75,7 +67,7 @@ def test_undo_withdraws_the_answer_restores_counts_and_leases_the_item_again():
 
 
 def test_undo_after_the_window_is_refused(settings):
-    task, _ = setup_task()
+    task, _ = requested_queue(3, judgments=2)
     user = annotator(task)
     out = answer(user, lease_for(task, user))
     Judgment.objects.filter(pk=out.record.pk).update(
@@ -85,7 +77,7 @@ def test_undo_after_the_window_is_refused(settings):
 
 
 def test_only_the_last_answer_can_be_undone_and_only_by_its_author():
-    task, _ = setup_task()
+    task, _ = requested_queue(3, judgments=2)
     a, b = annotator(task, "a"), annotator(task, "b")
     first = answer(a, lease_for(task, a))
     second = answer(a, lease_for(task, a))
@@ -103,7 +95,7 @@ def test_an_answer_that_completed_the_item_is_undone_like_any_other():
     # The engine reads the judgment set of a version: taking an answer back only changes the
     # set (the withdrawal takes the next version), the item waits for an answer again, and what
     # was planned or estimated before stays reproducible from its version.
-    task, _ = setup_task(1, judgments=1)
+    task, _ = requested_queue(1, judgments=1)
     user = annotator(task)
     out = answer(user, lease_for(task, user))
     assert out.resolved
@@ -121,7 +113,7 @@ def test_an_answer_that_completed_the_item_is_undone_like_any_other():
 
 
 def test_undoing_one_of_two_judgments_keeps_the_other_and_asks_for_one_again():
-    task, items = setup_task(1, judgments=2)
+    task, items = requested_queue(1, judgments=2)
     a, b, c = annotator(task, "a"), annotator(task, "b"), annotator(task, "c")
     first = answer(a, lease_for(task, a), "correct")
     second = answer(b, lease_for(task, b), "incorrect")
@@ -140,7 +132,7 @@ def test_undoing_one_of_two_judgments_keeps_the_other_and_asks_for_one_again():
 
 
 def test_undoing_a_skip_lets_the_annotator_answer_the_item():
-    task, _ = setup_task(1, judgments=1)
+    task, _ = requested_queue(1, judgments=1)
     user = annotator(task)
     lease = lease_for(task, user)
     skip = answer(user, lease, "cannot_tell")
@@ -154,7 +146,7 @@ def test_undoing_a_skip_lets_the_annotator_answer_the_item():
 
 
 def test_undo_of_a_gold_answer_withdraws_it_and_serves_the_gold_item_again():
-    task, items = setup_task(2, judgments=1, gold_rate=1.0)  # every slot gold, if any is left
+    task, items = requested_queue(2, judgments=1, gold_rate=1.0)  # every slot gold, if any is left
     gold = GoldItem.objects.create(task=task, item=items[1], answer=True)
     user = annotator(task)
     got = claim_assignments(task=task, annotator=user, count=2).assignments
@@ -170,7 +162,7 @@ def test_undo_of_a_gold_answer_withdraws_it_and_serves_the_gold_item_again():
 def test_what_an_answer_after_an_undo_tells_never_depends_on_others_answers():
     # The probe: with two judgments required, what undo and the next answer said told whether
     # the other annotator had answered (and so what). Only the annotator's own acts show.
-    task, _ = setup_task(1, judgments=2)
+    task, _ = requested_queue(1, judgments=2)
     a, b, c = annotator(task, "a"), annotator(task, "b"), annotator(task, "c")
     la, lb = lease_for(task, a), lease_for(task, b)
     skip = answer(a, la, "cannot_tell")  # a's slot is free again...
@@ -193,7 +185,7 @@ def test_what_an_answer_after_an_undo_tells_never_depends_on_others_answers():
 
 
 def test_undo_of_a_late_answer_withdraws_it_and_hands_out_nothing_gold_or_real():
-    task, items = setup_task(2, judgments=1, gold_rate=1.0)
+    task, items = requested_queue(2, judgments=1, gold_rate=1.0)
     GoldItem.objects.create(task=task, item=items[1], answer=True)
     VerificationRequest.objects.filter(item=items[1]).delete()
     user = annotator(task)
@@ -208,7 +200,7 @@ def test_undo_of_a_late_answer_withdraws_it_and_hands_out_nothing_gold_or_real()
 
 
 def test_undo_while_paused_withdraws_the_answer_and_hands_out_no_lease():
-    task, _ = setup_task(2, judgments=1)
+    task, _ = requested_queue(2, judgments=1)
     user = annotator(task)
     out = answer(user, lease_for(task, user), "correct")
     pause_annotator(task=task, annotator=user, reason="review")

@@ -15,7 +15,7 @@ from annotation.services import (
     request_verification,
 )
 
-from pipeline_support import add_items, annotator, make_task
+from pipeline_support import add_items, annotator, make_task, requested_queue
 
 pytestmark = pytest.mark.django_db
 
@@ -24,12 +24,6 @@ pytestmark = pytest.mark.django_db
 def no_broker(sent_messages):
     return sent_messages
 
-
-def queue(n=4, judgments=1, **task_fields):
-    task = make_task(judgments_per_item=judgments, gold_rate=0.0, **task_fields)
-    items = add_items(task, n)
-    request_verification(task=task, item_ids=[it.pk for it in items])
-    return task, items
 
 
 def claim(task, user, count=1, holding=()):
@@ -63,7 +57,7 @@ def test_claims_follow_priority_then_id_and_never_repeat_an_item():
 
 
 def test_two_tabs_never_hold_the_same_item():
-    task, _ = queue(3)
+    task, _ = requested_queue(3)
     user = annotator(task)
     first, second = claim(task, user), claim(task, user)
     a, b = first.assignments[0], second.assignments[0]
@@ -74,7 +68,7 @@ def test_two_tabs_never_hold_the_same_item():
 
 
 def test_holding_tokens_reduce_the_count_and_are_never_returned_again():
-    task, _ = queue(5)
+    task, _ = requested_queue(5)
     user = annotator(task)
     got = claim(task, user, count=2)
     held = [a.token for a in got.assignments]
@@ -87,12 +81,12 @@ def test_holding_tokens_reduce_the_count_and_are_never_returned_again():
 
 def test_count_is_capped_by_the_setting(settings):
     settings.ANNOTATION_MAX_CLAIM = 2
-    task, _ = queue(5)
+    task, _ = requested_queue(5)
     assert len(claim(task, annotator(task), count=5).assignments) == 2
 
 
 def test_the_last_slot_goes_to_one_annotator_only_until_the_lease_expires():
-    task, _items = queue(1, judgments=2)
+    task, _items = requested_queue(1, judgments=2)
     a, b, c = (annotator(task, n) for n in "abc")
     la, lb = claim(task, a).assignments[0], claim(task, b).assignments[0]
     assert la.request_id == lb.request_id
@@ -106,7 +100,7 @@ def test_the_last_slot_goes_to_one_annotator_only_until_the_lease_expires():
 def test_heartbeat_renews_live_leases_only(settings):
     # An expired lease is never revived, free slot or not (tests/annotation/
     # test_ann_queue_leases.py: reviving told gold items apart).
-    task, _ = queue(2, judgments=1)
+    task, _ = requested_queue(2, judgments=1)
     a, b = annotator(task, "a"), annotator(task, "b")
     la = claim(task, a, count=2).assignments
     old = la[0].expires_at
@@ -124,7 +118,7 @@ def test_heartbeat_renews_live_leases_only(settings):
 
 
 def test_release_frees_the_slot_at_once():
-    task, _ = queue(1)
+    task, _ = requested_queue(1)
     a, b = annotator(task, "a"), annotator(task, "b")
     la = claim(task, a).assignments[0]
     assert claim(task, b).status == "empty"
@@ -141,7 +135,7 @@ def test_draft_task_is_closed_and_non_annotators_are_refused():
 
     from annotation.services import JudgmentError
 
-    task, _ = queue(1, state="draft")
+    task, _ = requested_queue(1, state="draft")
     assert claim(task, annotator(task)).status == "closed"
     outsider = get_user_model().objects.create(username="x")
     with pytest.raises(JudgmentError) as exc:
@@ -150,7 +144,7 @@ def test_draft_task_is_closed_and_non_annotators_are_refused():
 
 
 def test_daily_cap_counts_answers_of_the_utc_day_and_live_leases():
-    task, _ = queue(6, annotator_daily_cap=3)
+    task, _ = requested_queue(6, annotator_daily_cap=3)
     user = annotator(task)
     got = claim(task, user, count=5)
     assert len(got.assignments) == 3  # the cap bounds the leases too

@@ -21,11 +21,10 @@ from annotation.services import (
     claim_assignments,
     heartbeat,
     pause_annotator,
-    request_verification,
 )
 from annotation.services.gold import gold_record
 
-from pipeline_support import add_items, annotator, make_task
+from pipeline_support import annotator, requested_queue
 
 pytestmark = pytest.mark.django_db
 
@@ -34,13 +33,6 @@ pytestmark = pytest.mark.django_db
 def no_broker(sent_messages):
     return sent_messages
 
-
-def queue(n=4, judgments=1, **task_fields):
-    task_fields.setdefault("gold_rate", 0.0)
-    task = make_task(judgments_per_item=judgments, **task_fields)
-    items = add_items(task, n)
-    request_verification(task=task, item_ids=[it.pk for it in items])
-    return task, items
 
 
 def claim(task, user, count=1, holding=()):
@@ -64,7 +56,7 @@ def live(task, user):
 
 def test_an_annotator_never_holds_more_live_leases_than_the_page_prefetches(settings):
     # The probe: one annotator took all 38 pending items and the next one got "empty".
-    task, _ = queue(38)
+    task, _ = requested_queue(38)
     hoarder, other = annotator(task, "hoarder"), annotator(task, "other")
     for _ in range(20):  # a script that never says what it holds
         claim(task, hoarder, count=settings.ANNOTATION_MAX_CLAIM)
@@ -82,7 +74,7 @@ def test_an_annotator_never_holds_more_live_leases_than_the_page_prefetches(sett
 
 def test_the_page_prefetches_what_the_server_allows(client, settings):
     settings.ANNOTATION_MAX_CLAIM = 4
-    task, _ = queue(1)
+    task, _ = requested_queue(1)
     user = annotator(task, "ann")
     client.force_login(user)
     page = client.get(f"/annotate/{task.slug}/").content.decode()
@@ -93,7 +85,7 @@ def test_the_page_prefetches_what_the_server_allows(client, settings):
 
 def test_heartbeats_never_extend_a_lease_past_its_lifetime(settings):
     settings.ANNOTATION_LEASE_MAX_SECONDS = 300
-    task, _ = queue(1)
+    task, _ = requested_queue(1)
     a, b = annotator(task, "a"), annotator(task, "b")
     lease = claim(task, a).assignments[0]
     born = timezone.now() - timedelta(seconds=250)
@@ -108,7 +100,7 @@ def test_heartbeats_never_extend_a_lease_past_its_lifetime(settings):
 def test_an_expired_lease_is_dead_for_gold_and_real_items_alike():
     # Reviving an expired lease whose slot was still free told gold items apart: a real item's
     # slot goes to someone else, a gold item's never does.
-    task, items = queue(2, judgments=1, gold_rate=1.0)
+    task, items = requested_queue(2, judgments=1, gold_rate=1.0)
     gold = GoldItem.objects.create(task=task, item=items[1], answer=True)
     VerificationRequest.objects.filter(item=items[1]).delete()
     user = annotator(task)
@@ -130,7 +122,7 @@ def test_an_expired_lease_is_dead_for_gold_and_real_items_alike():
 
 def test_a_late_answer_never_counts_and_never_displaces_the_new_holder():
     # The probe: an answer on an expired lease counted after the item went to someone else.
-    task, _ = queue(1, judgments=1)
+    task, _ = requested_queue(1, judgments=1)
     a, b = annotator(task, "a"), annotator(task, "b")
     la = claim(task, a).assignments[0]
     expire(la)
@@ -152,7 +144,7 @@ def test_a_late_answer_never_counts_and_never_displaces_the_new_holder():
 
 
 def test_a_released_lease_takes_no_answer_either():
-    task, _ = queue(1, judgments=1)
+    task, _ = requested_queue(1, judgments=1)
     user = annotator(task)
     lease = claim(task, user).assignments[0]
     Assignment.objects.filter(pk=lease.pk).update(state="released")
@@ -163,7 +155,7 @@ def test_a_released_lease_takes_no_answer_either():
 
 def test_a_pause_revokes_live_leases_and_answers_on_them_are_kept_uncounted():
     # The probe: 32 hoarded leases kept alive by heartbeat after the gold pause, all counted.
-    task, _ = queue(5, judgments=1)
+    task, _ = requested_queue(5, judgments=1)
     user = annotator(task)
     leases = claim(task, user, count=3).assignments
     pause_annotator(task=task, annotator=user, reason="review")
@@ -183,7 +175,7 @@ def test_a_pause_revokes_live_leases_and_answers_on_them_are_kept_uncounted():
 
 
 def test_the_gold_answer_that_pauses_revokes_the_other_leases_it_held():
-    task, items = queue(3, judgments=1, gold_rate=1.0, gold_min_answers=1,
+    task, items = requested_queue(3, judgments=1, gold_rate=1.0, gold_min_answers=1,
                         gold_min_accuracy=0.9)
     GoldItem.objects.create(task=task, item=items[2], answer=True)
     VerificationRequest.objects.filter(item=items[2]).delete()
@@ -197,7 +189,7 @@ def test_the_gold_answer_that_pauses_revokes_the_other_leases_it_held():
 
 
 def test_the_api_says_when_an_answer_was_not_counted():
-    task, _ = queue(1, judgments=1, slug="tk")
+    task, _ = requested_queue(1, judgments=1, slug="tk")
     user = annotator(task)
     c = Client()
     c.force_login(user)

@@ -13,7 +13,12 @@ import numpy as np
 from django.contrib.auth import get_user_model
 
 from annotation.models import VerificationRequest
-from annotation.services import answer_assignment, claim_assignments, submit_judgment
+from annotation.services import (
+    answer_assignment,
+    claim_assignments,
+    request_verification,
+    submit_judgment,
+)
 from evaluation import services
 from leaderboard.models import Item, Run, RunPredictions, Task, Team
 from leaderboard.services.ingest import ingest_run
@@ -32,6 +37,16 @@ def add_items(task: Task, n: int) -> list[Item]:
     Task.objects.filter(pk=task.pk).update(n_items=start + n)
     task.refresh_from_db()
     return items
+
+
+def requested_queue(n: int = 4, judgments: int = 1, **fields) -> tuple[Task, list[Item]]:
+    """A task with ``n`` items, each requested for ``judgments`` judgments, and (unless
+    ``fields`` say otherwise) no gold item mixed in."""
+    fields.setdefault("gold_rate", 0.0)
+    task = make_task(judgments_per_item=judgments, **fields)
+    items = add_items(task, n)
+    request_verification(task=task, item_ids=[it.pk for it in items])
+    return task, items
 
 
 def make_team(name="A", *members) -> Team:
