@@ -1,21 +1,20 @@
 """The annotator page's JSON API: claim, heartbeat, release, answer, undo, progress.
 
-Session (with CSRF) or token authentication. Every error is ``{"error": {"code", "message"}}``
-with a 4xx status; the views only validate, call one service or selector, and serialise.
+Session (with CSRF) or token authentication. Every error has the REST API's body
+(``leaderboard.api.errors``) with a 4xx status (503 for a lost database); the views only validate,
+call one service or selector, and serialise.
 """
 
 from __future__ import annotations
 
-import logging
-
-from django.db import InterfaceError, OperationalError
 from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
+from leaderboard.api.openapi import errors
+from leaderboard.api.views import ApiView
 from leaderboard.models import Task
 
 from . import serializers as s
@@ -28,13 +27,6 @@ from .services import (
     release,
     undo_answer,
 )
-
-STATUS = {
-    "invalid": 400, "not_annotator": 403, "not_organizer": 403, "task_closed": 409,
-    "unknown_assignment": 404, "not_found": 404, "client_id_reused": 409,
-    "undo_expired": 409, "not_last_answer": 409, "already_answered": 409,
-}
-
 
 ERROR_TEXT = {
     400: "Invalid body (`invalid`): the message names the field.",
@@ -50,53 +42,17 @@ ERROR_TEXT = {
 
 def documented(ok: dict, *codes: int, summary: str, request=None):
     """``extend_schema`` for a queue endpoint: its success bodies and the error statuses it
-    really returns, each with the queue's error body."""
-    responses = {**ok, **{code: OpenApiResponse(s.QueueError, description=ERROR_TEXT[code])
-                          for code in (*codes, 401, 429)}}
+    really returns, each with the error body."""
     return extend_schema(tags=["annotation"], summary=summary, request=request,
-                         responses=responses)
+                         responses={**ok, **errors(*codes, 401, 429, text=ERROR_TEXT)})
 
 
-log = logging.getLogger(__name__)
-
-
-def error(code: str, message: str, http_status: int | None = None) -> Response:
-    return Response({"error": {"code": code, "message": message}},
-                    status=http_status or STATUS.get(code, 400))
-
-
-def _flatten(detail) -> str:
-    if isinstance(detail, dict):
-        return "; ".join(f"{k}: {_flatten(v)}" if k != "non_field_errors" else _flatten(v)
-                         for k, v in detail.items())
-    if isinstance(detail, list):
-        return "; ".join(_flatten(d) for d in detail)
-    return str(detail)
-
-
-class QueueAPIView(APIView):
+class QueueAPIView(ApiView):
     permission_classes = [IsAuthenticated]
-
-    def handle_exception(self, exc):
-        if isinstance(exc, JudgmentError):
-            return error(exc.code, exc.message)
-        if isinstance(exc, Http404):
-            return error("not_found", str(exc) or "not found", 404)
-        if isinstance(exc, OperationalError | InterfaceError):
-            # The client's retry is safe: answers are idempotent by client id.
-            log.error("database unavailable during an annotation API request: %s", exc)
-            response = error("unavailable", "the database is unavailable; retry shortly", 503)
-            response["Retry-After"] = "5"
-            return response
-        response = super().handle_exception(exc)
-        code = {400: "invalid", 401: "not_authenticated", 403: "forbidden",
-                404: "not_found", 405: "method_not_allowed",
-                415: "invalid", 429: "throttled"}.get(response.status_code, "error")
-        if isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed):
-            code = "not_authenticated"
-        response.data = {"error": {"code": code, "message": _flatten(exc.detail)
-                                   if isinstance(exc, exceptions.APIException) else str(exc)}}
-        return response
+    # The queue's names for DRF's errors, which its page and clients have always known.
+    error_codes = {"parse_error": "invalid", "unsupported_media_type": "invalid",
+                   "authentication_failed": "not_authenticated", "permission_denied": "forbidden",
+                   "not_acceptable": "error"}
 
     def valid(self, serializer_class):
         serializer = serializer_class(data=self.request.data)
@@ -175,16 +131,3 @@ class UndoView(QueueAPIView):
                          "assignment": s.assignment_out(lease) if lease is not None else None,
                          "progress": annotator_progress(task=undone.task,
                                                         annotator=request.user)})
-
-
-class UnknownEndpointView(QueueAPIView):
-    """Any other path under ``/annotate/api/``: 404 with the queue's error body (not HTML)."""
-
-    permission_classes = []
-    authentication_classes = []
-    schema = None
-
-    def unknown(self, request, *args, **kwargs):
-        raise Http404(f"there is no annotation API endpoint {request.path!r}")
-
-    get = post = put = patch = delete = head = unknown

@@ -2,6 +2,8 @@
 
 from django.urls import path, re_path
 
+from leaderboard.api.views import UnknownEndpointView
+
 from . import api
 
 urlpatterns = [
@@ -12,5 +14,5 @@ urlpatterns = [
     path("answers", api.AnswerView.as_view(), name="api_answer"),
     path("answers/<uuid:client_id>/undo", api.UndoView.as_view(), name="api_undo"),
     # Last: any other path (a slug or uuid that does not parse) gets the JSON error body.
-    re_path(r"^[\s\S]*$", api.UnknownEndpointView.as_view(), name="api_unknown"),
+    re_path(r"^[\s\S]*$", UnknownEndpointView.as_view(), name="api_unknown"),
 ]

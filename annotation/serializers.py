@@ -144,15 +144,3 @@ class UndoOut(serializers.Serializer):
         "A fresh lease on the same item; null when the answer taken back was late or your work "
         "on the task is paused."))
     progress = ProgressOut()
-
-
-class QueueErrorDetail(serializers.Serializer):
-    code = serializers.CharField(help_text="invalid, not_authenticated, forbidden, not_annotator, "
-                                           "not_found, unknown_assignment, task_closed, "
-                                           "client_id_reused, undo_expired, not_last_answer, "
-                                           "already_answered, throttled, ...")
-    message = serializers.CharField()
-
-
-class QueueError(serializers.Serializer):
-    error = QueueErrorDetail()

@@ -322,15 +322,16 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # One error body for both JSON APIs (the REST API and the annotation queue's).
+    "EXCEPTION_HANDLER": "leaderboard.api.errors.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "On-demand evaluation leaderboard API",
     "DESCRIPTION": (
         "Tasks, run uploads, run status, leaderboard snapshots with confidence intervals, "
-        "quotas, organizer controls and API tokens. Errors share one body: "
-        '`{"error": {"code", "message", "problems", "total", "run"}}`. The annotation queue '
-        "(tag `annotation`, under `/annotate/api/`) answers errors with "
-        '`{"error": {"code", "message"}}`. See docs/API.md.'
+        "quotas, organizer controls and API tokens, and the annotation queue (tag `annotation`, "
+        "under `/annotate/api/`). Errors of both share one body: "
+        '`{"error": {"code", "message", "problems", "total", "run"}}`. See docs/API.md.'
     ),
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from leaderboard.errors import ServiceError
 
-class JudgmentError(ValueError):
+
+class JudgmentError(ServiceError):
     """A request of an annotator that cannot be granted; ``message`` says why (shown to them).
 
     ``code`` is one of the API's error codes (``invalid``, ``not_annotator``, ``task_closed``,
@@ -11,7 +13,9 @@ class JudgmentError(ValueError):
     ``already_answered``, ``not_found``).
     """
 
+    statuses = {"not_annotator": 403, "not_organizer": 403, "unknown_assignment": 404,
+                "not_found": 404, "task_closed": 409, "client_id_reused": 409,
+                "undo_expired": 409, "not_last_answer": 409, "already_answered": 409}
+
     def __init__(self, message: str, code: str = "invalid"):
-        super().__init__(message)
-        self.message = message
-        self.code = code
+        super().__init__(message, code=code)

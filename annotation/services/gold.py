@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from leaderboard.errors import ServiceError
 from leaderboard.models import Item, Task
 from leaderboard.selectors import is_organizer
 
@@ -27,11 +28,14 @@ from .judgments import lock_annotator
 GOLD_ANSWERS = {"correct": True, "incorrect": False}
 
 
-class GoldFileError(ValueError):
+class GoldFileError(ServiceError):
     """A gold file with problems; ``errors`` lists them with their line numbers."""
 
+    code = "rejected"
+
     def __init__(self, errors: list[str]):
-        super().__init__("\n".join(errors))
+        super().__init__("\n".join(errors),
+                         problems=[{"line": None, "message": error} for error in errors])
         self.errors = errors
 
 

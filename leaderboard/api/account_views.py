@@ -8,7 +8,6 @@ caller (session or token) or a username and password in the body; both are throt
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.contrib.auth import authenticate
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, status
@@ -16,10 +15,9 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 
 from ..selectors import api_token_of, user_roles
-from ..services.sign_in import REFUSED, count_failed_sign_in, failure_keys, sign_in_refused
+from ..services.sign_in import check_sign_in_allowed, count_failed_sign_in, failure_keys
 from ..services.tokens import (
     IssuedToken,
-    TokenExists,
     create_token,
     revoke_token,
     rotate_token,
@@ -31,7 +29,7 @@ from .serializers import (
     TokenKeySerializer,
     TokenStatusSerializer,
 )
-from .views import ApiView, Conflict
+from .views import ApiView
 
 
 class TokenWriteMixin:
@@ -57,8 +55,7 @@ class TokenWriteMixin:
             raise exceptions.ValidationError(
                 {"username" if username is None else "password": ["needed with the other"]})
         keys = failure_keys(request, username)
-        if sign_in_refused(keys):
-            raise exceptions.Throttled(wait=settings.LOGIN_FAILURE_WINDOW, detail=REFUSED)
+        check_sign_in_allowed(keys)
         user = authenticate(request=request._request, username=username, password=password)
         if user is None or not user.is_active:
             count_failed_sign_in(keys)
@@ -89,12 +86,7 @@ class TokenView(TokenWriteMixin, ApiView):
                    auth=[{"tokenAuth": []}, {"cookieAuth": []}, {}])
     def post(self, request):
         user = self.token_owner(request)
-        try:
-            token = create_token(user=user)
-        except TokenExists:
-            raise Conflict("you already have a token: POST /api/token/rotate/ for a new key "
-                           "(the old one stops working)", code="token_exists") from None
-        return key_response(token)
+        return key_response(create_token(user=user))
 
     @extend_schema(responses=with_errors({204: None}, 401))
     def delete(self, request):

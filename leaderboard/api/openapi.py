@@ -27,10 +27,10 @@ FORMAT = OpenApiParameter("format", OpenApiTypes.STR, enum=["json", "csv"],
                           description="`csv` for a CSV file (same as `Accept: text/csv`).")
 
 
-def errors(*codes: int) -> dict:
-    """Response documentation for the given error statuses (every one has the error body)."""
-    return {code: OpenApiResponse(ErrorSerializer, description=ERROR_TEXT[code])
-            for code in codes}
+def errors(*codes: int, text: dict[int, str] = ERROR_TEXT) -> dict:
+    """Response documentation for the given error statuses (every one has the error body, the
+    same in both APIs); ``text`` describes each status."""
+    return {code: OpenApiResponse(ErrorSerializer, description=text[code]) for code in codes}
 
 
 def with_errors(ok: dict, *codes: int) -> dict:

@@ -145,18 +145,20 @@ class RunDetailsSerializer(RefuseUnknownFields, serializers.Serializer):
     link = serializers.CharField(required=False, allow_blank=True)
 
 
-# -- error body (documentation of the shape every error has) ------------------------------------
+# -- error body (documentation of the shape every error of both APIs has) -----------------------
 class ProblemSerializer(serializers.Serializer):
     line = serializers.IntegerField(allow_null=True)
     message = serializers.CharField()
 
 
 class ErrorDetailSerializer(serializers.Serializer):
-    code = serializers.CharField()
-    message = serializers.CharField()
-    problems = ProblemSerializer(many=True)
-    total = serializers.IntegerField()
-    run = serializers.JSONField(allow_null=True)
+    code = serializers.CharField(help_text="What went wrong, for programs (see docs/API.md).")
+    message = serializers.CharField(help_text="What went wrong, for people.")
+    problems = ProblemSerializer(many=True, help_text="The first problems, by field or line.")
+    total = serializers.IntegerField(help_text="How many problems there are in all.")
+    run = serializers.JSONField(allow_null=True, help_text=(
+        "The run the error concerns (a rejected upload, the run with a duplicate file), else "
+        "null."))
 
 
 class ErrorSerializer(serializers.Serializer):

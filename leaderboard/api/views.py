@@ -4,10 +4,7 @@ The board, snapshots and run history are in ``board_views``; organizer actions i
 ``organizer_views``; tokens and the caller in ``account_views``.
 
 Each view validates its input, calls one service or selector and serialises the result. Every
-error has the same JSON body::
-
-    {"error": {"code": "...", "message": "...", "problems": [{"line": 7, "message": "..."}],
-               "total": 1, "run": null}}
+error has the same JSON body (``leaderboard.api.errors``).
 
 Uploads are never read into memory: Django spools them to temporary files past
 ``FILE_UPLOAD_MAX_MEMORY_SIZE``. A run upload is only copied to storage here (hashed, its sizes
@@ -17,12 +14,7 @@ already over the task's limit is refused before its body is read.
 
 from __future__ import annotations
 
-import logging
-
 import django_filters
-from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.db import InterfaceError, OperationalError
-from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import exceptions, serializers, status
@@ -30,7 +22,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
-from rest_framework.views import APIView, exception_handler
+from rest_framework.views import APIView
 
 from ..ingestion import human_bytes
 from ..models import Run, Task
@@ -42,10 +34,10 @@ from ..selectors import (
     visible_task,
     visible_tasks,
 )
-from ..services.board import RunDetailsError, update_run_details
+from ..services.board import update_run_details
 from ..services.reference import upload_reference
 from ..services.runs import SubmissionError, submit_upload, upload_limit
-from ..services.tasks import TaskSettingsError, create_task, update_task
+from ..services.tasks import create_task, update_task
 from .openapi import PAGE, page_of, with_errors
 from .permissions import CanCreateTasksOrReadOnly, IsTaskOrganizer, IsTaskOrganizerOrReadOnly
 from .serializers import (
@@ -57,93 +49,14 @@ from .serializers import (
     TaskWriteSerializer,
 )
 
-SUBMISSION_STATUS = {
-    "rejected": status.HTTP_400_BAD_REQUEST,
-    "invalid": status.HTTP_400_BAD_REQUEST,
-    "missing_file": status.HTTP_400_BAD_REQUEST,
-    "not_team_member": status.HTTP_403_FORBIDDEN,
-    "task_closed": status.HTTP_409_CONFLICT,
-    "duplicate": status.HTTP_409_CONFLICT,
-    "too_large": status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
-    "over_quota": status.HTTP_429_TOO_MANY_REQUESTS,
-}
 # Room for the multipart envelope and the form fields around the file.
 MULTIPART_SLACK = 1024 * 1024
 
 
-def error_body(code: str, message: str, *, problems=(), total: int = 0, run=None,
-               **extra) -> dict:
-    return {"error": {"code": code, "message": message, "problems": list(problems),
-                      "total": total or len(problems), "run": run, **extra}}
-
-
-def _field_problems(detail, prefix: str = "") -> list[dict]:
-    """Flatten DRF validation details into ``{"line": None, "message": "field: ..."}``."""
-    if isinstance(detail, dict):
-        return [p for name, sub in detail.items()
-                for p in _field_problems(sub, f"{prefix}{name}: " if name != "non_field_errors"
-                                         else prefix)]
-    if isinstance(detail, list):
-        return [p for sub in detail for p in _field_problems(sub, prefix)]
-    return [{"line": None, "message": f"{prefix}{detail}"}]
-
-
-log = logging.getLogger(__name__)
-# How long a client should wait before retrying after the database was unreachable.
-RETRY_AFTER_SECONDS = 5
-
-
-def database_unavailable(exc: Exception) -> Response:
-    """503 with ``Retry-After`` for a lost or unreachable database: a retry may well succeed, and
-    every write of the API is idempotent or refused as a duplicate, so retrying is safe."""
-    log.error("database unavailable during an API request: %s", exc)
-    return Response(error_body("unavailable", "the database is unavailable; retry shortly"),
-                    status=status.HTTP_503_SERVICE_UNAVAILABLE,
-                    headers={"Retry-After": str(RETRY_AFTER_SECONDS)})
-
-
-def api_exception_handler(exc, context):
-    """DRF's handler, with every error in the one body shape."""
-    if isinstance(exc, (OperationalError, InterfaceError)):
-        return database_unavailable(exc)
-    if isinstance(exc, SubmissionError):
-        return Response({"error": exc.as_dict()},
-                        status=SUBMISSION_STATUS.get(exc.code, status.HTTP_400_BAD_REQUEST))
-    if isinstance(exc, (TaskSettingsError, RunDetailsError)):
-        problems = [{"line": None, "message": f"{name}: {' '.join(messages)}"}
-                    for name, messages in exc.field_errors.items()]
-        return Response(error_body("invalid", exc.message, problems=problems,
-                                   fields=exc.field_errors), status=status.HTTP_400_BAD_REQUEST)
-    if isinstance(exc, Http404):
-        exc = exceptions.NotFound(str(exc) or None)
-    elif isinstance(exc, DjangoPermissionDenied):
-        exc = exceptions.PermissionDenied(str(exc) or None)
-    response = exception_handler(exc, context)
-    if response is None:
-        return None
-    if isinstance(exc, exceptions.ValidationError):
-        problems = _field_problems(exc.detail)
-        message = "invalid request: " + "; ".join(p["message"] for p in problems)
-        response.data = error_body("invalid", message, problems=problems)
-    else:
-        code = exc.default_code if isinstance(exc, exceptions.APIException) else "error"
-        detail = getattr(exc, "detail", str(exc))
-        response.data = error_body(getattr(detail, "code", None) or code, str(detail))
-    return response
-
-
-class Conflict(exceptions.APIException):
-    status_code = status.HTTP_409_CONFLICT
-    default_detail = "conflict with the current state"
-    default_code = "conflict"
-
-
+# The base of the views of both APIs: CSV requests get JSON errors, pagination, lookups. Errors
+# are answered by ``leaderboard.api.errors`` (the project's exception handler). A comment, not a
+# docstring: the schema would describe every view without a docstring of its own with it.
 class ApiView(APIView):
-    """Base of the API views: the error body above, pagination helper."""
-
-    def get_exception_handler(self):
-        return api_exception_handler
-
     def finalize_response(self, request, response, *args, **kwargs):
         # Error bodies are JSON even when CSV was asked for (``?format=csv``).
         renderer = getattr(request, "accepted_renderer", None)
@@ -361,7 +274,8 @@ class TaskReferenceView(ApiView):
 
 
 class UnknownEndpointView(ApiView):
-    """Any other path under ``/api/``: 404 with the API's error body (not the HTML page)."""
+    """Any other path under ``/api/`` or ``/annotate/api/``: 404 with the error body (not the
+    HTML page)."""
 
     permission_classes = []
     authentication_classes = []

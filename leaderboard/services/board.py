@@ -11,18 +11,14 @@ from django.core.validators import URLValidator
 from django.db import transaction
 from django.utils import timezone
 
+from ..errors import InvalidFields
 from ..models import LeaderboardSnapshot, Run, Task
 
 RUN_DETAIL_FIELDS = ("name", "description", "link")
 
 
-class RunDetailsError(ValueError):
+class RunDetailsError(InvalidFields):
     """Run details that cannot be accepted; ``field_errors`` maps a field to its messages."""
-
-    def __init__(self, message: str, field_errors: dict[str, list[str]]):
-        super().__init__(message)
-        self.message = message
-        self.field_errors = field_errors
 
 
 def hold_board(*, task: Task) -> Task:

@@ -21,6 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from .. import jobs
+from ..errors import ServiceError
 from ..ingestion import READ_SIZE, Problem, Receiver, UploadRejected, human_bytes
 from ..models import Run, Task, Team
 from ..selectors import Quota, counted_runs, quota_for, teams_of
@@ -30,28 +31,24 @@ MAX_NAME_LENGTH = Run._meta.get_field("name").max_length
 MAX_FILE_NAME_LENGTH = Run._meta.get_field("file_name").max_length
 
 
-class SubmissionError(Exception):
+class SubmissionError(ServiceError):
     """An upload that was refused; ``code`` says why, ``message`` says it to a person.
 
     Codes: ``task_closed``, ``not_team_member``, ``over_quota``, ``rejected`` (problems in the
     file, by line), ``too_large``, ``duplicate`` (the team already submitted this file),
-    ``invalid`` (a bad request field), ``missing_file``. ``run`` is the ``rejected`` run recorded
-    for a refused file, or for ``duplicate`` the run that has the file.
+    ``invalid`` (a bad request field), ``missing_file``, ``throttled`` (the pages' upload
+    throttle). ``run`` is the ``rejected`` run recorded for a refused file, or for ``duplicate``
+    the run that has the file.
     """
 
-    def __init__(self, code: str, message: str, *, problems: list[Problem] | None = None,
-                 total: int = 0, run: Run | None = None):
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.problems = list(problems or [])
-        self.total = total or len(self.problems)
-        self.run = run
+    statuses = {"not_team_member": 403, "task_closed": 409, "duplicate": 409, "too_large": 413,
+                "over_quota": 429, "throttled": 429}
 
-    def as_dict(self) -> dict:
-        return {"code": self.code, "message": self.message,
-                "problems": [p.as_dict() for p in self.problems], "total": self.total,
-                "run": self.run.pk if self.run is not None else None}
+    def __init__(self, code: str, message: str, *, problems: list[Problem] | None = None,
+                 total: int = 0, run: Run | None = None, headers: dict[str, str] | None = None):
+        super().__init__(message, code=code, problems=problems or (), total=total,
+                         headers=headers, run=run.pk if run is not None else None)
+        self.run = run
 
 
 def upload_limit(task: Task) -> int:

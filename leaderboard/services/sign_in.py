@@ -17,7 +17,19 @@ from django.conf import settings
 from django.core.cache import caches
 from rest_framework.throttling import BaseThrottle
 
+from ..errors import ServiceError, retry_after
+
 REFUSED = "Too many failed sign-ins. Wait a few minutes and try again."
+
+
+class SignInRefused(ServiceError):
+    """Past the limit of failed sign-ins: no password is checked until the window ends."""
+
+    code = "throttled"
+    http_status = 429
+
+    def __init__(self) -> None:
+        super().__init__(REFUSED, headers=retry_after(settings.LOGIN_FAILURE_WINDOW))
 
 
 def failure_keys(request, username: str) -> list[str]:
@@ -28,10 +40,11 @@ def failure_keys(request, username: str) -> list[str]:
     return [f"login-failures:addr:{address}", f"login-failures:name:{digest}"]
 
 
-def sign_in_refused(keys: list[str]) -> bool:
-    """Whether any of the counters has reached the limit."""
+def check_sign_in_allowed(keys: list[str]) -> None:
+    """Raise :class:`SignInRefused` if any of the counters has reached the limit."""
     counts = caches["throttle"].get_many(keys)
-    return any(count >= settings.LOGIN_FAILURE_LIMIT for count in counts.values())
+    if any(count >= settings.LOGIN_FAILURE_LIMIT for count in counts.values()):
+        raise SignInRefused()
 
 
 def count_failed_sign_in(keys: list[str]) -> None:

@@ -10,6 +10,7 @@ from django.db import IntegrityError, transaction
 from evaluation.core.designs import SERVICE_DESIGNS, ServiceDesign, make_service_design
 
 from ..display_templates import validate_display_template
+from ..errors import InvalidFields, ServiceError
 from ..models import Task, Team
 
 # Settings an organizer may set; the engine's bookkeeping fields are not editable.
@@ -21,16 +22,11 @@ TASK_FIELDS = frozenset(
 FROZEN_ONCE_RUNS = frozenset({"design", "design_options"})
 
 
-class TaskSettingsError(ValueError):
+class TaskSettingsError(InvalidFields):
     """Task settings that cannot be accepted; ``field_errors`` maps a field to its messages."""
 
-    def __init__(self, message: str, field_errors: dict[str, list[str]] | None = None):
-        super().__init__(message)
-        self.message = message
-        self.field_errors = dict(field_errors or {})
 
-
-class TeamError(ValueError):
+class TeamError(ServiceError):
     """A team that cannot be created or changed (the message says why)."""
 
 

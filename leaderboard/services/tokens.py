@@ -15,11 +15,19 @@ from datetime import datetime
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
+from ..errors import ServiceError
 from ..models import ApiToken
 
 
-class TokenExists(Exception):
+class TokenExists(ServiceError):
     """The user already has a token (rotate it to get a new key)."""
+
+    code = "token_exists"
+    http_status = 409
+
+    def __init__(self) -> None:
+        super().__init__("you already have a token: POST /api/token/rotate/ for a new key "
+                         "(the old one stops working)")
 
 
 @dataclass(frozen=True)
@@ -41,10 +49,10 @@ def create_token(*, user) -> IssuedToken:
     try:
         with transaction.atomic():
             if ApiToken.objects.filter(user=user).exists():
-                raise TokenExists(user.get_username())
+                raise TokenExists()
             return _issue(user)
     except IntegrityError as exc:  # a concurrent create won the race
-        raise TokenExists(user.get_username()) from exc
+        raise TokenExists() from exc
 
 
 def rotate_token(*, user) -> IssuedToken:

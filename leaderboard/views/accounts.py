@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import functools
 
-from django.conf import settings
 from django.contrib.auth.views import LoginView
 from django.http import HttpResponse
 
-from ..services.sign_in import REFUSED, count_failed_sign_in, failure_keys, sign_in_refused
+from ..errors import with_headers
+from ..services.sign_in import (
+    SignInRefused,
+    check_sign_in_allowed,
+    count_failed_sign_in,
+    failure_keys,
+)
 
 
 def _signed_in(response) -> bool:
@@ -24,12 +29,12 @@ class ThrottledLoginView(LoginView):
 
     def post(self, request, *args, **kwargs):
         keys = failure_keys(request, request.POST.get("username", ""))
-        if sign_in_refused(keys):
-            response = self.render_to_response(
+        try:
+            check_sign_in_allowed(keys)
+        except SignInRefused as refused:
+            return with_headers(self.render_to_response(
                 self.get_context_data(form=self.get_form_class()(request), throttled=True),
-                status=429)
-            response["Retry-After"] = str(settings.LOGIN_FAILURE_WINDOW)
-            return response
+                status=refused.http_status), refused)
         response = super().post(request, *args, **kwargs)
         if not _signed_in(response):
             count_failed_sign_in(keys)
@@ -44,10 +49,11 @@ def limit_failed_logins(view):
         if request.method != "POST":
             return view(request, *args, **kwargs)
         keys = failure_keys(request, request.POST.get("username", ""))
-        if sign_in_refused(keys):
-            response = HttpResponse(REFUSED, status=429, content_type="text/plain; charset=utf-8")
-            response["Retry-After"] = str(settings.LOGIN_FAILURE_WINDOW)
-            return response
+        try:
+            check_sign_in_allowed(keys)
+        except SignInRefused as refused:
+            return with_headers(HttpResponse(refused.message, status=refused.http_status,
+                                             content_type="text/plain; charset=utf-8"), refused)
         response = view(request, *args, **kwargs)
         if not _signed_in(response):
             count_failed_sign_in(keys)

@@ -12,6 +12,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from .. import page_selectors
+from ..errors import retry_after, with_headers
 from ..forms import RunDetailsForm, RunUploadForm
 from ..ingestion import human_bytes
 from ..services.board import RunDetailsError, update_run_details
@@ -21,17 +22,6 @@ from .uploads import upload_throttle_wait, upload_too_large
 
 # Room for the multipart framing and the form's other fields around the file.
 MULTIPART_SLACK = 1024 * 1024
-
-# HTTP status of each refusal of an upload (the page is re-rendered with the form).
-SUBMISSION_STATUS = {
-    "rejected": 400,
-    "invalid": 400,
-    "too_large": 413,
-    "not_team_member": 403,
-    "task_closed": 409,
-    "duplicate": 409,
-    "over_quota": 429,
-}
 
 
 @login_required
@@ -47,16 +37,12 @@ def submit(request, slug: str):
         return render(request, "leaderboard/submit.html", context)
     wait = upload_throttle_wait(request)
     if wait is not None:
-        context.update(form=RunUploadForm(teams=teams), error=SubmissionError(
+        return _refused(request, context | {"form": RunUploadForm(teams=teams)}, SubmissionError(
             "throttled", f"too many uploads: try again in {math.ceil(wait)} s; nothing was "
-                         "stored"))
-        response = render(request, "leaderboard/submit.html", context, status=429)
-        response["Retry-After"] = str(math.ceil(wait))
-        return response
+                         "stored", headers=retry_after(wait)))
     too_large = _too_large(request, task)
     if too_large is not None:
-        context.update(form=RunUploadForm(teams=teams), error=too_large)
-        return render(request, "leaderboard/submit.html", context, status=413)
+        return _refused(request, context | {"form": RunUploadForm(teams=teams)}, too_large)
 
     form = RunUploadForm(request.POST, request.FILES, teams=teams)
     context["form"] = form
@@ -69,10 +55,15 @@ def submit(request, slug: str):
                          name=form.cleaned_data["name"],
                          description=form.cleaned_data["description"])
     except SubmissionError as exc:
-        context["error"] = exc
-        return render(request, "leaderboard/submit.html", context,
-                      status=SUBMISSION_STATUS.get(exc.code, 400))
+        return _refused(request, context, exc)
     return redirect("run_detail", run_id=run.pk)
+
+
+def _refused(request, context: dict, error: SubmissionError):
+    """The form again with why the upload was refused, with the refusal's status and headers."""
+    response = render(request, "leaderboard/submit.html", context | {"error": error},
+                      status=error.http_status)
+    return with_headers(response, error)
 
 
 def _too_large(request, task) -> SubmissionError | None:

@@ -1,5 +1,5 @@
-"""Bad input to the queue API: always a 4xx with ``{"error": {"code", "message"}}``, never a 500,
-and nothing stored."""
+"""Bad input to the queue API: always a 4xx with the error body (``{"error": {"code", "message",
+"problems", "total", "run"}}``), never a 500, and nothing stored."""
 
 import json
 import uuid
@@ -110,7 +110,8 @@ def test_a_lost_database_is_a_json_503_with_retry_after_and_the_retry_stores_onc
     assert response.status_code == 503
     assert response["Retry-After"] == "5"
     assert response.json() == {"error": {"code": "unavailable",
-                                         "message": "the database is unavailable; retry shortly"}}
+                                         "message": "the database is unavailable; retry shortly",
+                                         "problems": [], "total": 0, "run": None}}
     assert "server closed" not in response.content.decode()
     monkeypatch.setattr(annotation.api, "answer_assignment", real)
     retry = client.post(API + "/answers", data=json.dumps(body), content_type="application/json")

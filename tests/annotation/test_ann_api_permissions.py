@@ -37,7 +37,7 @@ pytestmark = pytest.mark.django_db
 API = "/annotate/api"
 ROLES = ("anonymous", "conflicted", "annotator", "other_ann", "org", "other_org", "staff_org",
          "admin", "paused")
-ERROR_KEYS = {"code", "message"}
+ERROR_KEYS = {"code", "message", "problems", "total", "run"}
 
 
 @pytest.fixture(autouse=True)

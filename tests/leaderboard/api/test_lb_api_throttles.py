@@ -133,7 +133,7 @@ def test_the_annotation_api_is_throttled_too(world, rates):
             for _ in range(2)] == [200, 200]
     response = client.get("/annotate/api/tasks/main/progress")
     assert response.status_code == 429 and int(response["Retry-After"]) > 0
-    assert set(response.json()["error"]) == {"code", "message"}
+    assert set(response.json()["error"]) == {"code", "message", "problems", "total", "run"}
     assert response.json()["error"]["code"] == "throttled"
 
 
