@@ -19,7 +19,8 @@ from typing import Any, ClassVar, TypeVar
 
 from django.http import HttpResponseBase
 
-Response = TypeVar("Response", bound=HttpResponseBase)
+ResponseT = TypeVar("ResponseT", bound=HttpResponseBase)
+
 
 class ServiceError(Exception):
     """A request a service refuses; see the module's docstring."""
@@ -85,7 +86,7 @@ def retry_after(seconds: float) -> dict[str, str]:
     return {"Retry-After": str(math.ceil(seconds))}
 
 
-def with_headers(response: Response, error: ServiceError) -> Response:
+def with_headers(response: ResponseT, error: ServiceError) -> ResponseT:
     """``response`` (a page showing ``error``) with the error's headers."""
     for name, value in error.headers.items():
         response[name] = value
