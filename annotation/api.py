@@ -17,9 +17,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from leaderboard.models import Task
+from leaderboard.selectors import TaskForbidden, task_for
 
 from . import serializers as s
-from .selectors import annotator_progress, is_annotator
+from .selectors import annotator_progress
 from .services import (
     JudgmentError,
     answer_assignment,
@@ -106,12 +107,12 @@ class QueueAPIView(APIView):
         return serializer.validated_data
 
     def task(self, slug: str, *, check_annotator: bool = True) -> Task:
-        task = Task.objects.filter(slug=slug).first()
-        if task is None:
-            raise Http404(f"no task {slug!r}")
-        if check_annotator and not is_annotator(task=task, user=self.request.user):
-            raise JudgmentError("you are not an annotator of this task", "not_annotator")
-        return task
+        try:
+            return task_for(slug, self.request.user, role="annotator")
+        except TaskForbidden as refused:
+            if not check_annotator:  # the service refuses it, after the body is checked
+                return refused.task
+            raise JudgmentError(str(refused), "not_annotator") from refused
 
 
 class ClaimView(QueueAPIView):
