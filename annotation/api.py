@@ -7,7 +7,6 @@ call one service or selector, and serialise.
 
 from __future__ import annotations
 
-from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, status
 from rest_framework.permissions import IsAuthenticated
@@ -16,9 +15,10 @@ from rest_framework.response import Response
 from leaderboard.api.openapi import errors
 from leaderboard.api.views import ApiView
 from leaderboard.models import Task
+from leaderboard.selectors import TaskForbidden, task_for
 
 from . import serializers as s
-from .selectors import annotator_progress, is_annotator
+from .selectors import annotator_progress
 from .services import (
     JudgmentError,
     answer_assignment,
@@ -62,12 +62,12 @@ class QueueAPIView(ApiView):
         return serializer.validated_data
 
     def task(self, slug: str, *, check_annotator: bool = True) -> Task:
-        task = Task.objects.filter(slug=slug).first()
-        if task is None:
-            raise Http404(f"no task {slug!r}")
-        if check_annotator and not is_annotator(task=task, user=self.request.user):
-            raise JudgmentError("you are not an annotator of this task", "not_annotator")
-        return task
+        try:
+            return task_for(slug, self.request.user, role="annotator")
+        except TaskForbidden as refused:
+            if not check_annotator:  # the service refuses it, after the body is checked
+                return refused.task
+            raise JudgmentError(str(refused), "not_annotator") from refused
 
 
 class ClaimView(QueueAPIView):

@@ -25,11 +25,6 @@ from .models import (
 )
 
 
-def is_annotator(*, task: Task, user) -> bool:
-    return bool(user and user.is_authenticated
-                and task.annotators.filter(pk=user.pk).exists())
-
-
 def start_of_day(now: datetime) -> datetime:
     """Midnight UTC of ``now``'s day: daily caps count answers per UTC day."""
     day = now.astimezone(UTC).date()

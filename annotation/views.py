@@ -12,13 +12,11 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
-from django.http import Http404, StreamingHttpResponse
+from django.http import StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from leaderboard import page_selectors
 from leaderboard import selectors as leaderboard_selectors
 from leaderboard.exports import csv_lines
 
@@ -30,7 +28,7 @@ from . import selectors, services
 def home(request):
     annotated = [{"task": task,
                   "progress": selectors.annotator_progress(task=task, annotator=request.user)}
-                 for task in page_selectors.tasks_annotated_by(request.user)]
+                 for task in leaderboard_selectors.annotated_tasks(request.user).order_by("title")]
     organized = list(leaderboard_selectors.user_roles(request.user)["organized"])
     return render(request, "annotation/home.html",
                   {"annotated": annotated, "organized": organized})
@@ -39,9 +37,11 @@ def home(request):
 @login_required
 @require_GET
 def annotate(request, slug: str):
-    task = _task_or_404(request, slug)
-    if not page_selectors.is_annotator(task=task, user=request.user):
-        return render(request, "annotation/not_annotator.html", {"task": task}, status=403)
+    try:
+        task = leaderboard_selectors.task_for(slug, request.user, role="annotator")
+    except leaderboard_selectors.TaskForbidden as refused:
+        return render(request, "annotation/not_annotator.html", {"task": refused.task},
+                      status=403)
     config = {"slug": task.slug, "user": request.user.pk,
               "api": reverse("annotation:home") + "api/",
               # The page holds as many items as the server lets one annotator hold.
@@ -49,27 +49,10 @@ def annotate(request, slug: str):
     return render(request, "annotation/annotate.html", {"task": task, "config": config})
 
 
-def _task_or_404(request, slug: str):
-    """The task if the user annotates it or may see it: a draft's slug is no-one else's business
-    (403 would tell that it exists)."""
-    task = page_selectors.annotatable_task(slug=slug)
-    if task is None or not (page_selectors.is_annotator(task=task, user=request.user)
-                            or page_selectors.visible_task(request.user, slug) is not None):
-        raise Http404("No such task.")
-    return task
-
-
-def _organized_task(request, slug: str):
-    task = _task_or_404(request, slug)
-    if not page_selectors.is_organizer(task=task, user=request.user):
-        raise PermissionDenied("Only the task's organizers see its queue.")
-    return task
-
-
 @login_required
 @require_GET
 def queue(request, slug: str):
-    task = _organized_task(request, slug)
+    task = leaderboard_selectors.task_for(slug, request.user, role="organizer")
     health = selectors.queue_health(task=task)
     export_url = reverse("verified_items_csv", args=[task.slug])
     answers_url = reverse("annotation:answers_csv", args=[task.slug])
@@ -82,7 +65,7 @@ def queue(request, slug: str):
 @require_GET
 def answers_csv(request, slug: str):
     """Every answer of the task as CSV (organizers only), streamed."""
-    task = _organized_task(request, slug)
+    task = leaderboard_selectors.task_for(slug, request.user, role="organizer")
     response = StreamingHttpResponse(csv_lines(selectors.answers_export_rows(task=task)),
                                      content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{task.slug}-answers.csv"'
@@ -93,7 +76,7 @@ def answers_csv(request, slug: str):
 @login_required
 @require_POST
 def unpause(request, slug: str):
-    task = _organized_task(request, slug)
+    task = leaderboard_selectors.task_for(slug, request.user, role="organizer")
     username = request.POST.get("username", "")
     user = get_user_model().objects.filter(username=username).first()
     if user is None:

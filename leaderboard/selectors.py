@@ -1,13 +1,23 @@
-"""Reads of the leaderboard app: tasks a user may see, teams, runs, quotas, snapshots, spend."""
+"""Reads of the leaderboard app: tasks a user may see, teams, runs, quotas, snapshots, spend.
+
+The only module that decides who sees what: which tasks (:func:`task_for`), runs
+(:func:`runs_seen_by`, :func:`run_for`) and snapshots (:func:`snapshots_visible_to`) a user
+reaches, and in which order a board lists its runs (:func:`board_order`). Pages, both APIs, the
+annotation app and the admin ask here; ``leaderboard.presenters`` only shapes what they get.
+"""
 
 from __future__ import annotations
 
 import copy
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Literal
 
+from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, QuerySet, Sum
+from django.http import Http404
 from django.utils import timezone
 
 from .models import ApiToken, Estimate, Item, LeaderboardSnapshot, Run, RunEvent, Task, Team
@@ -66,16 +76,6 @@ def quota_for(*, task: Task, team: Team, now: datetime | None = None) -> Quota:
                  used_today=len(recent), limit_today=limit_today, next_slot_at=next_slot_at)
 
 
-def task_by_slug(slug: str) -> Task:
-    """The task called ``slug``; raises ``Task.DoesNotExist``."""
-    return Task.objects.get(slug=slug)
-
-
-def visible_task(*, slug: str, user) -> Task | None:
-    """The task called ``slug`` if ``user`` may see it (see :func:`visible_tasks`)."""
-    return visible_tasks(user).filter(slug=slug).first()
-
-
 def organized_tasks(user) -> QuerySet[Task]:
     """The tasks ``user`` organizes: the one rule for organizer rights, used by both APIs, the
     pages and the admin. Only a task's organizer list grants them (superusers hold them on every
@@ -93,8 +93,70 @@ def is_organizer(*, task: Task, user) -> bool:
 
 def visible_tasks(user) -> QuerySet[Task]:
     """Open and closed tasks for everyone; drafts only for their organizers."""
+    return Task.objects.filter(_visible(user))
+
+
+def _visible(user) -> Q:
     public = Q(state__in=[Task.State.OPEN, Task.State.CLOSED])
-    return Task.objects.filter(public | Q(pk__in=organized_tasks(user).values("pk")))
+    return public | Q(pk__in=organized_tasks(user).values("pk"))
+
+
+def annotated_tasks(user) -> QuerySet[Task]:
+    """The tasks ``user`` annotates, in any state (a closed task may still have runs to
+    verify; an annotator of a draft sees it in the annotation app only)."""
+    if not getattr(user, "is_authenticated", False):
+        return Task.objects.none()
+    return Task.objects.filter(annotators=user)
+
+
+def is_annotator(*, task: Task, user) -> bool:
+    return annotated_tasks(user).filter(pk=task.pk).exists()
+
+
+# -- reaching a task by its slug: the one rule --------------------------------------------------
+Role = Literal["viewer", "organizer", "annotator"]
+
+
+class TaskNotFound(Http404):
+    """No task called ``slug`` that the user may reach: unknown and invisible alike (404), so a
+    slug never tells that a draft exists."""
+
+    def __init__(self, slug: str):
+        super().__init__(f"there is no task {slug!r}")
+        self.slug = slug
+
+
+class TaskForbidden(PermissionDenied):
+    """The user may know of ``task`` but does not hold ``role`` on it (403)."""
+
+    MESSAGES = {"organizer": "only the organizers of task {slug!r} may do this",
+                "annotator": "you are not an annotator of this task"}
+
+    def __init__(self, task: Task, role: Role):
+        super().__init__(self.MESSAGES[role].format(slug=task.slug))
+        self.task, self.role = task, role
+
+
+def task_for(slug: str, user, *, role: Role = "viewer") -> Task:
+    """The task called ``slug`` as ``user`` reaches it in ``role``; every task-by-slug lookup
+    of the pages, both APIs and the annotation app is this one.
+
+    - ``viewer`` (the public, participants): :func:`visible_tasks`, else :class:`TaskNotFound`.
+    - ``organizer``: a task the user may see (else :class:`TaskNotFound`) and organizes
+      (:func:`organized_tasks`; else :class:`TaskForbidden`).
+    - ``annotator``: a task the user may see or annotates (else :class:`TaskNotFound`: a draft
+      is no-one else's business) and annotates (else :class:`TaskForbidden`).
+    """
+    reachable = _visible(user)
+    if role == "annotator":
+        reachable |= Q(pk__in=annotated_tasks(user).values("pk"))
+    task = Task.objects.filter(reachable, slug=slug).first()
+    if task is None:
+        raise TaskNotFound(slug)
+    holds_role = {"viewer": None, "organizer": is_organizer, "annotator": is_annotator}[role]
+    if holds_role is not None and not holds_role(task=task, user=user):
+        raise TaskForbidden(task, role)
+    return task
 
 
 def teams_of(user) -> QuerySet[Team]:
@@ -196,18 +258,21 @@ def _as_of_snapshot(run: Run, events: list[RunEvent], snapshot: LeaderboardSnaps
 
 
 # -- snapshots and scores -------------------------------------------------------------------------
+def published_snapshots(task: Task) -> QuerySet[LeaderboardSnapshot]:
+    """The task's published snapshots: what anyone who may see the task may see."""
+    return LeaderboardSnapshot.objects.filter(task=task, published=True)
+
+
 def latest_published_snapshot(task: Task) -> LeaderboardSnapshot | None:
     """What the public board shows: the task's latest published snapshot (``None`` if none)."""
-    return (LeaderboardSnapshot.objects.filter(task=task, published=True)
-            .select_related("task").order_by("-version").first())
+    return published_snapshots(task).select_related("task").order_by("-version").first()
 
 
 def snapshots_visible_to(*, task: Task, user) -> QuerySet[LeaderboardSnapshot]:
     """Published snapshots, newest first; the task's organizers also see held ones."""
-    snapshots = LeaderboardSnapshot.objects.filter(task=task).select_related("task")
-    if not is_organizer(task=task, user=user):
-        snapshots = snapshots.filter(published=True)
-    return snapshots.order_by("-version")
+    snapshots = (LeaderboardSnapshot.objects.filter(task=task)
+                 if is_organizer(task=task, user=user) else published_snapshots(task))
+    return snapshots.select_related("task").order_by("-version")
 
 
 def snapshot_for(*, task: Task, version: int, user) -> LeaderboardSnapshot | None:
@@ -218,10 +283,20 @@ def snapshot_for(*, task: Task, version: int, user) -> LeaderboardSnapshot | Non
 def run_estimates_visible_to(*, run: Run, user) -> QuerySet[Estimate]:
     """The run's estimates across snapshots, oldest first: published ones, held ones too for
     the task's organizers. The caller has already checked that ``user`` may see the run."""
-    estimates = Estimate.objects.filter(run=run).select_related("snapshot")
-    if not is_organizer(task=run.task, user=user):
-        estimates = estimates.filter(snapshot__published=True)
-    return estimates.order_by("snapshot__version", "metric")
+    visible = snapshots_visible_to(task=run.task, user=user)
+    return (Estimate.objects.filter(run=run, snapshot__in=visible).select_related("snapshot")
+            .order_by("snapshot__version", "metric"))
+
+
+def board_order(rows: Iterable[dict], metric: str, *, descending: bool = True) -> list[dict]:
+    """Snapshot rows by ``metric``'s value (highest first, or lowest), rows without one last,
+    ties by run name then run id: the one board order of the pages and the API."""
+    def key(row: dict):
+        cell = row.get(metric)
+        value = cell.get("value") if isinstance(cell, dict) else None
+        signed = 0.0 if value is None else (-value if descending else value)
+        return (value is None, signed, str(row.get("name", "")), row.get("run") or 0)
+    return sorted(rows, key=key)
 
 
 # -- quotas, spend, people ---------------------------------------------------------------------
@@ -272,7 +347,7 @@ def user_roles(user) -> dict[str, QuerySet]:
     """What a signed-in user is: their teams, the tasks they organize and annotate."""
     return {"teams": teams_of(user),
             "organized": organized_tasks(user).order_by("slug"),
-            "annotated": Task.objects.filter(annotators=user).order_by("slug")}
+            "annotated": annotated_tasks(user).order_by("slug")}
 
 
 def may_edit_run(*, run: Run, user) -> bool:

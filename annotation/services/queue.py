@@ -27,6 +27,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from leaderboard.models import Task
+from leaderboard.selectors import is_annotator
 
 from ..models import (
     AnnotatorPause,
@@ -37,7 +38,7 @@ from ..models import (
     RequestConflict,
     VerificationRequest,
 )
-from ..selectors import answers_today, is_annotator
+from ..selectors import answers_today
 from .errors import JudgmentError
 from .gold import open_pause
 from .judgments import lock_annotator

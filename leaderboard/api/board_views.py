@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from ..exports import METRICS, csv_lines, snapshot_csv_rows, snapshot_json
 from ..models import LeaderboardSnapshot
 from ..selectors import (
+    board_order,
     latest_published_snapshot,
     run_estimates_visible_to,
     snapshot_for,
@@ -56,7 +57,7 @@ class CsvExportMixin:
 
 
 def sorted_rows(rows: list[dict], *, sort: str | None, order: str | None) -> list[dict]:
-    """``rows`` ordered by a metric's value (``None`` values last), or as stored."""
+    """``rows`` in the board order (``selectors.board_order``) of a metric, or as stored."""
     if sort is None:
         if order is not None:
             raise exceptions.ValidationError({"order": ["only together with `sort`"]})
@@ -65,15 +66,7 @@ def sorted_rows(rows: list[dict], *, sort: str | None, order: str | None) -> lis
         raise exceptions.ValidationError({"sort": [f"one of {', '.join(METRICS)}"]})
     if order not in (None, "asc", "desc"):
         raise exceptions.ValidationError({"order": ["`asc` or `desc`"]})
-    descending = order != "asc"
-
-    def key(row):
-        value = (row.get(sort) or {}).get("value")
-        if value is None:
-            return (1, 0.0)
-        return (0, -value if descending else value)
-
-    return sorted(rows, key=key)
+    return board_order(rows, sort, descending=order != "asc")
 
 
 class SnapshotResponseMixin(CsvExportMixin):

@@ -31,7 +31,7 @@ from ..selectors import (
     may_edit_run,
     run_for,
     runs_seen_by,
-    visible_task,
+    task_for,
     visible_tasks,
 )
 from ..services.board import update_run_details
@@ -82,18 +82,11 @@ class ApiView(APIView):
 
     def organized_task(self, slug: str) -> Task:
         """The task if the user may see it (else 404) and organizes it (else 403)."""
-        task = self.task(slug)
-        if not is_organizer(task=task, user=self.request.user):
-            raise exceptions.PermissionDenied(
-                f"only the organizers of task {task.slug!r} may do this")
-        return task
+        return task_for(slug, self.request.user, role="organizer")
 
     def task(self, slug: str) -> Task:
         """The task if the user may see it, else 404 naming the slug."""
-        task = visible_task(slug=slug, user=self.request.user)
-        if task is None:
-            raise exceptions.NotFound(f"there is no task {slug!r}")
-        return task
+        return task_for(slug, self.request.user)
 
     def check_declared_size(self, task: Task) -> None:
         """Refuse (413) a request whose declared length is over the limit, before reading it."""

@@ -44,7 +44,7 @@ def _rank_html(rank) -> str:
 
 @register.simple_tag
 def board_rows(board) -> SafeString:
-    """The ``<tr>`` of every run of ``board`` (a :class:`leaderboard.page_selectors.Board`)."""
+    """The ``<tr>`` of every run of ``board`` (a :class:`leaderboard.presenters.Board`)."""
     return mark_safe(_rows_html(board))  # every piece is escaped or numeric (see _rows_html)
 
 

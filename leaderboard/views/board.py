@@ -9,63 +9,60 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from .. import page_selectors
+from .. import presenters, selectors
 from ..exports import snapshot_csv_rows
 from ..exports import snapshot_json as snapshot_json_data
 from ..services.board import hold_board, publish_board
-from .common import csv_download, json_download, organized_task_or_403, task_or_404
+from .common import csv_download, json_download
 
 
 def home(request):
     return render(request, "leaderboard/home.html",
-                  {"tasks": page_selectors.task_list(request.user)})
+                  {"tasks": presenters.task_list(request.user)})
 
 
 def _sort_or_400(request):
-    sort = request.GET.get("sort", page_selectors.board.DEFAULT_SORT)
-    if sort not in page_selectors.METRICS:
+    sort = request.GET.get("sort", presenters.board.DEFAULT_SORT)
+    if sort not in presenters.METRICS:
         return None, HttpResponseBadRequest(
-            f"Unknown sort {sort!r}: use one of {', '.join(page_selectors.METRICS)}.",
+            f"Unknown sort {sort!r}: use one of {', '.join(presenters.METRICS)}.",
             content_type="text/plain; charset=utf-8")
     return sort, None
 
 
 def _board_context(request, task, board):
-    organizer = page_selectors.is_organizer(task=task, user=request.user)
+    organizer = selectors.is_organizer(task=task, user=request.user)
     return {"task": task, "board": board, "is_organizer": organizer,
-            "hold": page_selectors.hold_status(task) if organizer or task.board_held else None}
+            "hold": presenters.hold_status(task) if organizer or task.board_held else None}
 
 
 @require_GET
 def board(request, slug: str):
-    task = task_or_404(request, slug)
+    task = selectors.task_for(slug, request.user)
     sort, error = _sort_or_400(request)
     if error:
         return error
-    board = page_selectors.board_for(task=task, sort=sort)
+    board = presenters.board_for(task=task, sort=sort)
     return render(request, "leaderboard/board.html",
                   {**_board_context(request, task, board), "permalink": False})
 
 
 @require_GET
 def snapshots(request, slug: str):
-    task = task_or_404(request, slug)
-    organizer = page_selectors.is_organizer(task=task, user=request.user)
+    task = selectors.task_for(slug, request.user)
     return render(request, "leaderboard/snapshots.html", {
-        "task": task, "is_organizer": organizer,
-        "snapshots": page_selectors.snapshot_list(task=task, organizer=organizer),
+        "task": task, "is_organizer": selectors.is_organizer(task=task, user=request.user),
+        "snapshots": presenters.snapshot_list(task=task, user=request.user),
     })
 
 
 @require_GET
 def snapshot_detail(request, slug: str, version: int):
-    task = task_or_404(request, slug)
+    task = selectors.task_for(slug, request.user)
     sort, error = _sort_or_400(request)
     if error:
         return error
-    organizer = page_selectors.is_organizer(task=task, user=request.user)
-    board = page_selectors.snapshot_board(task=task, version=version, organizer=organizer,
-                                          sort=sort)
+    board = presenters.snapshot_board(task=task, version=version, user=request.user, sort=sort)
     if board is None:
         raise Http404("No such snapshot.")
     return render(request, "leaderboard/board.html",
@@ -73,10 +70,8 @@ def snapshot_detail(request, slug: str, version: int):
 
 
 def _download_snapshot(request, slug: str, version: int):
-    task = task_or_404(request, slug)
-    organizer = page_selectors.is_organizer(task=task, user=request.user)
-    snapshot = page_selectors.snapshot_for_download(task=task, version=version,
-                                                    organizer=organizer)
+    task = selectors.task_for(slug, request.user)
+    snapshot = selectors.snapshot_for(task=task, version=version, user=request.user)
     if snapshot is None:
         raise Http404("No such snapshot.")
     return snapshot
@@ -103,7 +98,7 @@ def _back(request, slug: str):
 @login_required
 @require_POST
 def hold(request, slug: str):
-    task = organized_task_or_403(request, slug)
+    task = selectors.task_for(slug, request.user, role="organizer")
     hold_board(task=task)
     messages.success(request, "The public board is held: new snapshots wait until you publish.")
     return _back(request, slug)
@@ -112,7 +107,7 @@ def hold(request, slug: str):
 @login_required
 @require_POST
 def publish(request, slug: str):
-    task = organized_task_or_403(request, slug)
+    task = selectors.task_for(slug, request.user, role="organizer")
     snapshot = publish_board(task=task)
     if snapshot is None:
         messages.info(request, "There is no snapshot to publish yet; the board is no longer held.")

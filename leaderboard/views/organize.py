@@ -7,17 +7,17 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from .. import page_selectors
+from .. import presenters, selectors
 from ..exports import verified_items_rows
 from ..forms import TaskSettingsForm
 from ..services.tasks import TaskSettingsError, update_task
-from .common import csv_download, organized_task_or_403
+from .common import csv_download
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def organize(request, slug: str):
-    task = organized_task_or_403(request, slug)
+    task = selectors.task_for(slug, request.user, role="organizer")
     form = TaskSettingsForm(task=task)
     status = 200
     if request.method == "POST":
@@ -36,8 +36,8 @@ def organize(request, slug: str):
         status = 400
     return render(request, "leaderboard/organize.html", {
         "task": task, "form": form, "is_organizer": True,
-        "budget": page_selectors.budget_summary(task),
-        "hold": page_selectors.hold_status(task),
+        "budget": presenters.budget_summary(task),
+        "hold": presenters.hold_status(task),
         "queue_url": f"/annotate/{task.slug}/queue/",
     }, status=status)
 
@@ -45,5 +45,5 @@ def organize(request, slug: str):
 @login_required
 @require_GET
 def verified_items_csv(request, slug: str):
-    task = organized_task_or_403(request, slug)
+    task = selectors.task_for(slug, request.user, role="organizer")
     return csv_download(verified_items_rows(task), f"{task.slug}-verified-items.csv")

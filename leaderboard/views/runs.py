@@ -11,13 +11,12 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from .. import page_selectors
+from .. import presenters, selectors
 from ..errors import retry_after, with_headers
 from ..forms import RunDetailsForm, RunUploadForm
 from ..ingestion import human_bytes
 from ..services.board import RunDetailsError, update_run_details
 from ..services.runs import SubmissionError, submit_run, upload_limit
-from .common import task_or_404
 from .uploads import upload_throttle_wait, upload_too_large
 
 # Room for the multipart framing and the form's other fields around the file.
@@ -27,8 +26,8 @@ MULTIPART_SLACK = 1024 * 1024
 @login_required
 @require_http_methods(["GET", "POST"])
 def submit(request, slug: str):
-    task = task_or_404(request, slug)
-    teams = page_selectors.teams_of(request.user)
+    task = selectors.task_for(slug, request.user)
+    teams = list(selectors.teams_of(request.user))
     context = {"task": task, "teams": teams}
     if not teams:
         return render(request, "leaderboard/submit.html", context, status=403)
@@ -83,21 +82,21 @@ def _too_large(request, task) -> SubmissionError | None:
 
 @login_required
 def task_runs(request, slug: str):
-    task = task_or_404(request, slug)
+    task = selectors.task_for(slug, request.user)
     return render(request, "leaderboard/runs.html", {
         "task": task,
-        "mine": page_selectors.my_runs(task=task, user=request.user),
-        "is_organizer": page_selectors.is_organizer(task=task, user=request.user),
+        "mine": presenters.my_runs(task=task, user=request.user),
+        "is_organizer": selectors.is_organizer(task=task, user=request.user),
     })
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def run_detail(request, run_id: int):
-    run = page_selectors.run_for_viewer(run_id=run_id, user=request.user)
+    run = selectors.run_for(run_id=run_id, user=request.user)
     if run is None:
         raise Http404("No such run.")
-    page = page_selectors.run_page(run=run, user=request.user)
+    page = presenters.run_page(run=run, user=request.user)
     form = RunDetailsForm.for_run(run) if page.can_edit else None
     status = 200
     if request.method == "POST":

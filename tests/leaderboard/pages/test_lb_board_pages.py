@@ -210,3 +210,19 @@ def test_a_rename_after_the_board_was_shown_is_never_stale(client, board_world, 
         assert "a-one v2" in html and ">a-one<" not in html
     assert "a-one v2" in client.get(
         reverse("snapshot_detail", args=["ner", 1])).content.decode()
+
+
+def test_the_page_and_the_api_list_tied_runs_in_the_same_order(client, board_world, snapshots):
+    """One board order (``selectors.board_order``): ties by run name, then run id. The rows are
+    stored in another order (b-one, a-two, a-one), which the API's sort used to keep."""
+    runs = board_world["runs"]
+    tied = {"precision": (0.7, 0.6, 0.8), "recall": (0.5, 0.4, 0.6), "f1": (0.6, 0.5, 0.7)}
+    snapshots.write(board_world["task"], [(runs[k], tied, None) for k in ("b1", "a2", "a1")],
+                    version=1)
+    expected = ["a-one", "a-two", "b-one"]
+    for metric in ("precision", "recall", "f1"):
+        page = run_order(client.get(board_url(sort=metric)).content.decode())
+        api = client.get(f"/api/tasks/ner/board/?sort={metric}").json()["rows"]
+        assert page == [row["name"] for row in api] == expected
+    ascending = client.get("/api/tasks/ner/board/?sort=f1&order=asc").json()["rows"]
+    assert [row["name"] for row in ascending] == expected

@@ -1,6 +1,7 @@
-"""Reads behind the public board and its snapshot permalinks, shaped for templates.
+"""The public board and its snapshot permalinks, shaped for templates.
 
-No statistics happen here: a board is one stored snapshot, its rows sorted by the chosen metric.
+No statistics happen here: a board is one stored snapshot the viewer may see
+(:mod:`leaderboard.selectors`), its rows in the board order (``selectors.board_order``).
 Rank intervals come from the snapshot rows (``row["rank"][metric] = {"best", "worst"}``), written
 by the worker; snapshots from before rank groups existed show "rank not computed".
 """
@@ -14,6 +15,7 @@ from functools import cached_property
 from django.core.cache import cache
 from django.db.models import Count, Max, Q
 
+from .. import selectors
 from ..models import LeaderboardSnapshot, Run, Task
 from .plots import interval_plot
 
@@ -247,14 +249,6 @@ def parse_sort(value) -> str:
     return value if value in METRICS else DEFAULT_SORT
 
 
-def _sorted(rows: list[dict], sort: str) -> list[dict]:
-    """By the metric's value, highest first; runs without a value last; then by name."""
-    def key(row):
-        value = (row.get(sort) or {}).get("value") if isinstance(row.get(sort), dict) else None
-        return (value is None, -(value or 0.0), str(row.get("name", "")), row.get("run") or 0)
-    return sorted(rows, key=key)
-
-
 def _methods(rows: list[BoardRow]) -> dict[str, str]:
     methods = {}
     for metric in METRICS:
@@ -301,7 +295,7 @@ class BoardBody:
 
 
 def _body(*, snapshot_rows, details, sort: str, live: dict) -> BoardBody:
-    raw = _sorted([r for r in snapshot_rows or [] if isinstance(r, dict)], sort)
+    raw = selectors.board_order([r for r in snapshot_rows or [] if isinstance(r, dict)], sort)
     rows = []
     for position, row in enumerate(raw, start=1):
         run_id = row.get("run") if isinstance(row.get("run"), int) else None
@@ -339,50 +333,32 @@ def build_board(*, task: Task, snapshot: LeaderboardSnapshot, sort: str, n_snaps
                  live=live)
 
 
-def visible_snapshots(*, task: Task, organizer: bool):
-    """Snapshots the viewer may see: organizers see held ones too; the public, published ones."""
-    snapshots = LeaderboardSnapshot.objects.filter(task=task)
-    return snapshots if organizer else snapshots.filter(published=True)
-
-
-def _counts(*, task: Task, organizer: bool) -> tuple[int, int | None]:
-    agg = visible_snapshots(task=task, organizer=organizer).aggregate(n=Count("pk"),
-                                                                      latest=Max("version"))
-    return agg["n"], agg["latest"]
+def _board_of(task: Task, snapshots, sort: str, **version) -> Board | None:
+    """The board of the newest of ``snapshots`` (or the one of ``version``), which counts
+    them; ``None`` if there is none."""
+    snapshot = snapshots.filter(**version).defer("rows", "details").order_by("-version").first()
+    if snapshot is None:
+        return None
+    agg = snapshots.aggregate(n=Count("pk"), latest=Max("version"))
+    return build_board(task=task, snapshot=snapshot, sort=sort, n_snapshots=agg["n"],
+                       latest_version=agg["latest"])
 
 
 def board_for(*, task: Task, sort: str = DEFAULT_SORT) -> Board | None:
     """The public board: the task's latest published snapshot; None before the first one."""
-    snapshot = (LeaderboardSnapshot.objects.filter(task=task, published=True)
-                .defer("rows", "details").order_by("-version").first())
-    if snapshot is None:
-        return None
-    n, latest = _counts(task=task, organizer=False)
-    return build_board(task=task, snapshot=snapshot, sort=sort, n_snapshots=n,
-                       latest_version=latest)
+    return _board_of(task, selectors.published_snapshots(task), sort)
 
 
-def snapshot_board(*, task: Task, version: int, organizer: bool,
-                   sort: str = DEFAULT_SORT) -> Board | None:
+def snapshot_board(*, task: Task, version: int, user, sort: str = DEFAULT_SORT) -> Board | None:
     """One snapshot by version, if the viewer may see it (held ones for organizers only)."""
-    snapshot = (visible_snapshots(task=task, organizer=organizer).filter(version=version)
-                .defer("rows", "details").first())
-    if snapshot is None:
-        return None
-    n, latest = _counts(task=task, organizer=organizer)
-    return build_board(task=task, snapshot=snapshot, sort=sort, n_snapshots=n,
-                       latest_version=latest)
+    return _board_of(task, selectors.snapshots_visible_to(task=task, user=user), sort,
+                     version=version)
 
 
-def snapshot_for_download(*, task: Task, version: int, organizer: bool):
-    return visible_snapshots(task=task, organizer=organizer).filter(version=version) \
-        .select_related("task").first()
-
-
-def snapshot_list(*, task: Task, organizer: bool):
-    """Newest first, without the rows (a list page needs none of them)."""
-    return (visible_snapshots(task=task, organizer=organizer)
-            .defer("rows", "details").order_by("-version"))
+def snapshot_list(*, task: Task, user):
+    """The snapshots the viewer may see, newest first, without the rows (a list page needs
+    none of them)."""
+    return selectors.snapshots_visible_to(task=task, user=user).defer("rows", "details")
 
 
 @dataclass(frozen=True)

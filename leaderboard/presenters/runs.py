@@ -1,7 +1,7 @@
-"""Reads behind the participant pages: a team's runs, one run with its scores and history.
+"""The participant pages: a team's runs, one run with its scores and history.
 
 Teams see published estimates only, and runs' progress as ``selectors.runs_seen_by`` shows it;
-organizers also see held estimates, marked as held.
+organizers also see held estimates, marked as held (``selectors.run_estimates_visible_to``).
 """
 
 from __future__ import annotations
@@ -13,16 +13,9 @@ from datetime import datetime
 from django.db.models import Q
 
 from .. import selectors
-from ..models import Estimate, LeaderboardSnapshot, Run, RunEvent, Task, Team
+from ..models import LeaderboardSnapshot, Run, RunEvent, Task, Team
 from .board import METRIC_LABELS, METRICS, MetricCell, RankInterval, safe_link
-from .common import is_organizer
 from .plots import history_chart
-
-
-def run_for_viewer(*, run_id: int, user) -> Run | None:
-    """The run as the user may see it if they are on its team or organize its task; else
-    None."""
-    return selectors.run_for(run_id=run_id, user=user)
 
 
 @dataclass(frozen=True)
@@ -74,11 +67,8 @@ def _row_of(snapshot: LeaderboardSnapshot, run_id: int) -> dict:
 
 
 def run_page(*, run: Run, user) -> RunPage:
-    organizer = is_organizer(task=run.task, user=user)
-    estimates = Estimate.objects.filter(run=run)
-    if not organizer:
-        estimates = estimates.filter(snapshot__published=True)
-    values = list(estimates.order_by("snapshot__version").values(
+    organizer = selectors.is_organizer(task=run.task, user=user)
+    values = list(selectors.run_estimates_visible_to(run=run, user=user).values(
         "metric", "value", "low", "high", "labels_used", "method", "snapshot_id",
         "snapshot__version"))
     history: dict[str, list[HistoryPoint]] = defaultdict(list)
@@ -151,8 +141,7 @@ class MyRuns:
 def my_runs(*, task: Task, user) -> MyRuns:
     """The team's runs (all runs for organizers) with published scores and the teams' quotas."""
     runs = list(selectors.runs_seen_by(task=task, user=user))
-    snapshot = (LeaderboardSnapshot.objects.filter(task=task, published=True)
-                .order_by("-version").first())
+    snapshot = selectors.latest_published_snapshot(task)
     by_run = {}
     if snapshot is not None:
         by_run = {r.get("run"): r for r in snapshot.rows or [] if isinstance(r, dict)}

@@ -1,0 +1,28 @@
+"""Presenters: what the selectors (:mod:`leaderboard.selectors`) selected, shaped for the pages'
+templates, from stored rows only. Who sees what is decided there, never here."""
+
+from .board import (
+    METRIC_LABELS,
+    METRICS,
+    Board,
+    BoardRow,
+    HoldStatus,
+    MetricCell,
+    RankInterval,
+    board_for,
+    hold_status,
+    parse_sort,
+    safe_link,
+    snapshot_board,
+    snapshot_list,
+)
+from .common import task_list
+from .organize import BudgetSummary, budget_summary
+from .runs import RunListRow, RunPage, TeamQuota, my_runs, run_page
+
+__all__ = [
+    "METRICS", "METRIC_LABELS", "Board", "BoardRow", "BudgetSummary", "HoldStatus", "MetricCell",
+    "RankInterval", "RunListRow", "RunPage", "TeamQuota", "board_for", "budget_summary",
+    "hold_status", "my_runs", "parse_sort", "run_page", "safe_link", "snapshot_board",
+    "snapshot_list", "task_list",
+]
