@@ -195,38 +195,42 @@ class DomainLabels:
 def _solve_domains(labels, items, weights, domains, n_domains, inclusion):
     lam = labels.evidence[items]
     exact = ~np.isfinite(lam)
-    total = np.bincount(domains, weights=weights, minlength=n_domains)
-    fixed = np.bincount(domains[exact], weights=weights[exact] * (lam[exact] > 0),
-                        minlength=n_domains)
     free = ~exact
+    total = np.bincount(domains, weights=weights, minlength=n_domains)
+    # Items with exact labels (gold items, above all) are often chosen by their answer, so the
+    # uncertain items of a domain are not a sample of the same population: their prior is the
+    # rate of the uncertain items alone (with exact items in the fixed point, 40 gold items of
+    # which half incorrect pulled a 3-run task's precision down by 0.015, coverage 0.85).
+    free_total = np.bincount(domains[free], weights=weights[free], minlength=n_domains)
     # A weak prior on each domain's rate, worth DOMAIN_PRIOR_ITEMS of its items, centred on what
     # the annotator model says of them: a domain of one or two items has no maximum-likelihood
     # rate (it sits on 0 or 1 and takes every doubt away); a large one does not notice.
-    count = np.bincount(domains, minlength=n_domains).astype(float)
-    mean_weight = np.where(count > 0, total / np.maximum(count, 1.0), 0.0)
+    count = np.bincount(domains[free], minlength=n_domains).astype(float)
+    mean_weight = np.where(count > 0, free_total / np.maximum(count, 1.0), 0.0)
     prior_weight = DOMAIN_PRIOR_ITEMS * mean_weight
     with np.errstate(invalid="ignore", divide="ignore"):
-        centre = np.where(total > 0, np.bincount(domains, weights=weights * labels.value[items],
-                                                 minlength=n_domains) / total, 0.5)
-    start = np.where(total > 0, (fixed + 0.5 * np.bincount(
-        domains[free], weights=weights[free], minlength=n_domains)) / np.maximum(total, 1e-300),
-        0.5)
-    log_odds = _fixed_points(lam[free], weights[free], domains[free],
-                             fixed + prior_weight * centre, total + prior_weight,
-                             special.logit(np.clip(start, 1e-6, 1 - 1e-6)), n_domains)
+        centre = np.where(free_total > 0, np.bincount(
+            domains[free], weights=weights[free] * labels.value[items[free]],
+            minlength=n_domains) / free_total, 0.5)
+    log_odds = _fixed_points(lam[free], weights[free], domains[free], prior_weight * centre,
+                             free_total + prior_weight, np.zeros(n_domains), n_domains)
     with np.errstate(invalid="ignore"):
-        z = special.expit(log_odds[domains] + lam)
+        # An exact label stays what it is when the uncertain items' rate is 0 or 1 (inf - inf).
+        z = np.where(exact, lam > 0, special.expit(log_odds[domains] + lam))
     v = z * (1 - z)
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.where(total > 0, np.bincount(domains, weights=weights * z,
                                                minlength=n_domains) / total, np.nan)
+        free_rate = np.where(free_total > 0, np.bincount(
+            domains[free], weights=weights[free] * z[free], minlength=n_domains) / free_total,
+            np.nan)
     # gamma at the Jeffreys-smoothed rate where the root is on the boundary.
-    n = np.bincount(domains, minlength=n_domains).astype(float)
-    r_eval = np.where(np.isfinite(log_odds), rate, (np.nan_to_num(rate) * n + 0.5) / (n + 1.0))
+    r_eval = np.where(np.isfinite(log_odds), free_rate,
+                      (np.nan_to_num(free_rate) * count + 0.5) / (count + 1.0))
     with np.errstate(invalid="ignore"):
-        e = special.expit(special.logit(r_eval)[domains] + lam)
+        e = special.expit(special.logit(r_eval)[domains] + np.where(exact, 0.0, lam))
     slope = np.where(exact, 0.0, e * (1 - e))
-    base = (total + prior_weight) * r_eval * (1 - r_eval)
+    base = np.nan_to_num((free_total + prior_weight) * r_eval * (1 - r_eval))
     with np.errstate(invalid="ignore", divide="ignore"):
         missing = np.where(base > 0, np.clip(
             np.bincount(domains, weights=weights * slope, minlength=n_domains) / base,

@@ -124,3 +124,32 @@ def test_a_domain_of_one_item_keeps_its_doubt():
     dl = labels.in_domains(np.array([0]), np.ones(1), np.zeros(1, np.int64), 1,
                            inclusion=np.ones(1))
     assert 0.0 < dl.value[0] < 1.0 and dl.variance[0] > 0
+
+
+def test_gold_items_chosen_by_their_answer_do_not_drag_a_domain_down():
+    # Organizers pick gold items by their known answer (here: half of the incorrect items of a
+    # domain of rate 0.8), so the domain's other items are not a sample of the same population.
+    # With exact items in the domain's fixed point their prior was the whole domain's rate, and
+    # the estimate came out 0.047 low (measured over these 40 seeds; 0.014 high now, the
+    # residual of single judgments at an accuracy the prior cannot tell from 0.9).
+    errors = []
+    for seed in range(40):
+        rng = np.random.default_rng([11, seed])
+        n = 400
+        truth = rng.random(n) < 0.8
+        wrong = np.flatnonzero(~truth)
+        gold = np.sort(rng.choice(wrong, size=wrong.size // 2, replace=False))
+        state = TaskState(n)
+        state.set_gold(gold, np.zeros(gold.size, bool))
+        items, anns, says = [], [], []
+        for x in range(n):
+            for a in rng.permutation(4)[: 2 if x in gold else 1]:
+                items.append(x)
+                anns.append(a)
+                says.append(rng.random() < (0.9 if truth[x] else 0.1))
+        state.add_judgments(items, anns, says)
+        labels = item_labels(state, item_class=np.zeros(n, np.int64))
+        dl = labels.in_domains(np.arange(n), np.ones(n), np.zeros(n, np.int64), 1,
+                               inclusion=np.full(n, 0.01))
+        errors.append(dl.value.mean() - truth.mean())
+    assert abs(np.mean(errors)) < 0.025, np.mean(errors)
