@@ -29,18 +29,21 @@ lint: venv
 # All tests, slow ones included (no marker filter), on SQLite; then, when TEST_POSTGRES_URL is set,
 # the integration and postgres tests again on PostgreSQL (pytest-django creates test_<name>).
 # REQUIRE_POSTGRES=1 (set by .ci/run) makes a missing TEST_POSTGRES_URL an error, before any test.
+# Hypothesis runs its `ci` profile here (tests/conftest.py) and its `dev` profile in test-fast.
 test: check-test-env venv lint
-	$(BIN)/pytest
+	$(BIN)/pytest --hypothesis-profile=ci
 	@if [ -n "$$TEST_POSTGRES_URL" ]; then \
 		echo "make test: integration and postgres tests on PostgreSQL (TEST_POSTGRES_URL)"; \
 		echo 'DATABASE_URL=$$TEST_POSTGRES_URL $(BIN)/pytest -m "integration or postgres"'; \
-		DATABASE_URL="$$TEST_POSTGRES_URL" $(BIN)/pytest -m "integration or postgres"; \
+		DATABASE_URL="$$TEST_POSTGRES_URL" $(BIN)/pytest --hypothesis-profile=ci \
+			-m "integration or postgres"; \
 	else \
 		echo "make test: TEST_POSTGRES_URL is not set: PostgreSQL pass skipped"; \
 	fi
 
+# The loop while editing (about a minute): every test that needs no service, browser or long run.
 test-fast: venv lint
-	$(BIN)/pytest -m "not slow"
+	$(BIN)/pytest --hypothesis-profile=dev -m "not slow and not integration and not browser and not postgres"
 
 check-test-env:
 	@case "$$REQUIRE_POSTGRES" in 1|true|yes|on) \

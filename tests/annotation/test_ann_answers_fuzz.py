@@ -21,7 +21,7 @@ from urllib.parse import quote
 import pytest
 from django.core.cache import caches
 from django.test import Client
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 from annotation.models import Answer, Assignment, GoldAnswer, Judgment
@@ -30,10 +30,7 @@ from leaderboard.services.tokens import create_token
 
 from pipeline_support import add_items, annotator, make_task
 
-pytestmark = pytest.mark.django_db
-FUZZ = settings(deadline=None, derandomize=True, database=None,
-                suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                       HealthCheck.too_slow, HealthCheck.data_too_large])
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 API = "/annotate/api"
 FIXED_IDS = [uuid.UUID(int=i + 1) for i in range(6)]  # a small pool: replays are frequent
 MISSING = object()
@@ -41,11 +38,6 @@ JUNK = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**130),
                  st.floats(allow_nan=False), st.text(max_size=20),
                  st.lists(st.integers(), max_size=3),
                  st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
-
-
-@pytest.fixture(autouse=True)
-def no_broker(sent_messages):
-    return sent_messages
 
 
 @pytest.fixture
@@ -132,7 +124,6 @@ def normalized(body: dict) -> tuple:
     return (body["token"], body["answer"], (body.get("justification") or "").strip(), seconds)
 
 
-@settings(FUZZ, max_examples=400)
 @given(bodies=st.lists(answer_bodies(), min_size=1, max_size=3), raw=st.sampled_from(
     [None] * 12 + [b"", b"[]", b"null", b'"x"', b"{", b"\xff", b"{}" * 2]))
 def test_answers_are_2xx_or_4xx_idempotent_and_stored_once(queue, bodies, raw):
@@ -178,7 +169,6 @@ def test_answers_are_2xx_or_4xx_idempotent_and_stored_once(queue, bodies, raw):
     assert len(live) == len(set(live))
 
 
-@settings(FUZZ, max_examples=150)
 @given(first=answer_bodies(), changes=st.dictionaries(
     st.sampled_from(["answer", "justification", "seconds_spent", "token"]),
     st.one_of(st.sampled_from(Answer.values), st.text(max_size=5), st.floats(0, 100),
@@ -207,7 +197,6 @@ TOKEN_LISTS = st.one_of(st.lists(st.one_of(st.uuids().map(str), st.just("LEASE")
                                  max_size=60), JUNK)
 
 
-@settings(FUZZ, max_examples=300)
 @given(endpoint=st.sampled_from(["claim", "heartbeat", "release", "undo", "progress"]),
        body=st.one_of(
            st.fixed_dictionaries({}, optional={"count": st.one_of(st.integers(-5, 10**20), JUNK),

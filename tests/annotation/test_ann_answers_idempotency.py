@@ -17,12 +17,6 @@ from pipeline_support import annotator, requested_queue
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def no_broker(sent_messages):
-    return sent_messages
-
-
-
 def lease_for(task, user):
     return claim_assignments(task=task, annotator=user).assignments[0]
 

@@ -19,11 +19,6 @@ pytestmark = pytest.mark.django_db
 API = "/annotate/api"
 
 
-@pytest.fixture(autouse=True)
-def no_broker(sent_messages):
-    return sent_messages
-
-
 @pytest.fixture
 def task():
     task = make_task(slug="tk", judgments_per_item=1, gold_rate=0.0,

@@ -40,16 +40,6 @@ ROLES = ("anonymous", "conflicted", "annotator", "other_ann", "org", "other_org"
 ERROR_KEYS = {"code", "message", "problems", "total", "run"}
 
 
-@pytest.fixture(autouse=True)
-def no_broker(sent_messages):
-    return sent_messages
-
-
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def build_queue_world():
     User = get_user_model()
     users = {name: User.objects.create_user(name, password="pw",

@@ -130,6 +130,7 @@ def check(task, acked):
     return len(stored)
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_clients_on_sqlite(sent_messages):
     task, acked = run_clients(n_clients=8, n_items=200, judgments=2, timeout=300)

@@ -17,17 +17,14 @@ import re
 
 import pytest
 from django.core.management import CommandError, call_command
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given
 from hypothesis import strategies as st
 
 from annotation.models import GoldItem
 
 from pipeline_support import add_items, make_task
 
-pytestmark = pytest.mark.django_db
-FUZZ = settings(deadline=None, derandomize=True, database=None, max_examples=300,
-                suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                       HealthCheck.too_slow])
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 KNOWN = [f"k{i}" for i in range(8)]  # add_items' keys
 GOOD_LINES = st.tuples(st.sampled_from(KNOWN), st.sampled_from(["correct", "incorrect"]))
 BAD_LINES = st.one_of(
@@ -60,7 +57,6 @@ def expected_gold(lines: list[tuple[str, str | None]]) -> dict[str, bool] | None
     return gold
 
 
-@settings(FUZZ)
 @given(lines=st.lists(st.one_of(GOOD_LINES, GOOD_LINES, BAD_LINES,
                                 st.sampled_from([("", None), ("# a comment", None)])),
                       max_size=10),

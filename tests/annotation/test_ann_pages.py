@@ -22,11 +22,6 @@ PAIR = {"left": {"given_name": "rachael", "surname": "dent", "postcode": "4129"}
         "right": {"given_name": "rachael", "surname": "dent", "postcode": "4219"}}
 
 
-@pytest.fixture(autouse=True)
-def no_broker(sent_messages):
-    return sent_messages
-
-
 @pytest.fixture
 def queue():
     task = make_task(slug="pairs", title="Record pairs", question="Same person? " + EVIL)

@@ -27,11 +27,6 @@ from pipeline_support import add_items, annotator, make_task
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def no_broker(sent_messages):
-    return sent_messages
-
-
 def answer(user, lease, value):
     return answer_assignment(annotator=user, token=lease.token, client_id=uuid.uuid4(),
                              answer=value)
@@ -47,6 +42,7 @@ def gold_task(n_items=20, n_gold=10, **fields):
     return task, items, golds
 
 
+@pytest.mark.slow
 def test_gold_is_mixed_in_at_the_task_rate_over_many_claims():
     task, _, _ = gold_task(n_items=400, n_gold=150, gold_rate=0.1)
     user = annotator(task)

@@ -20,12 +20,6 @@ from pipeline_support import add_items, annotator, make_task, requested_queue
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def no_broker(sent_messages):
-    return sent_messages
-
-
-
 def claim(task, user, count=1, holding=()):
     return claim_assignments(task=task, annotator=user, count=count, holding=holding)
 

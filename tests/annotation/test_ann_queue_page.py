@@ -21,11 +21,6 @@ pytestmark = pytest.mark.django_db
 EVIL = '<script>alert(1)</script>'
 
 
-@pytest.fixture(autouse=True)
-def no_broker(sent_messages):
-    return sent_messages
-
-
 @pytest.fixture
 def world():
     users = get_user_model().objects

@@ -14,11 +14,6 @@ from pipeline_support import add_items, make_task
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def no_broker(sent_messages):
-    return sent_messages
-
-
 @pytest.fixture
 def task(tmp_path):
     task = make_task(slug="sim", judgments_per_item=1)

@@ -11,17 +11,16 @@ import numpy as np
 import pytest
 from django.contrib.auth import get_user_model
 
-from leaderboard.models import LeaderboardSnapshot, ReferenceItem, Task
+from leaderboard.models import LeaderboardSnapshot, Task
 
 from pipeline_support import (
     PipelineDriver,
-    add_items,
     add_run,
     annotator,
     answer_all,
-    make_task,
     make_team,
 )
+from worlds import truth_world
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -30,17 +29,13 @@ METRICS = ("precision", "recall", "f1")
 
 
 @pytest.fixture
-def world(monkeypatch, settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def world(monkeypatch):
     rng = np.random.default_rng(5)
     org = get_user_model().objects.create_user("olga", password="olga-pass")
-    task = make_task(slug="demo", title="Demo task", state=Task.State.OPEN,
-                     target_half_width=0.12)
+    base = truth_world(rng, n_items=N, p_true=0.7, reference=60, groups=12, slug="demo",
+                       title="Demo task", state=Task.State.OPEN, target_half_width=0.12)
+    task, truth = base.task, base.truth
     task.organizers.add(org)
-    items = add_items(task, N)
-    truth = {i: bool(t) for i, t in enumerate(rng.random(N) < 0.7)}
-    for i in rng.choice([i for i, t in truth.items() if t], 60, replace=False):
-        ReferenceItem.objects.create(task=task, item=items[int(i)], group=f"g{int(i) % 12}")
     teams = [make_team("Alpha"), make_team("Beta")]
     driver = PipelineDriver(monkeypatch)
     world = {"task": task, "truth": truth, "driver": driver, "annotator": annotator(task),

@@ -9,17 +9,16 @@ import numpy as np
 import pytest
 from django.contrib.auth import get_user_model
 
-from leaderboard.models import ReferenceItem, Run, Task
+from leaderboard.models import Run, Task
 
 from pipeline_support import (
     PipelineDriver,
-    add_items,
     add_run,
     annotator,
     answer_all,
-    make_task,
     make_team,
 )
+from worlds import truth_world
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -36,20 +35,16 @@ document.addEventListener('securitypolicyviolation', e => window.__csp.push(
 
 
 @pytest.fixture
-def world(monkeypatch, settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def world(monkeypatch):
     rng = np.random.default_rng(3)
     users = get_user_model().objects
     alice = users.create_user("alice", password="alice-pass")
     users.create_user("olga", password="olga-pass", is_staff=True)
     users.create_superuser("root", password="root-pass")
-    task = make_task(slug="demo", title="Demo task", state=Task.State.OPEN,
-                     target_half_width=0.15)
+    base = truth_world(rng, n_items=N, p_true=0.7, reference=40, groups=8, slug="demo",
+                       title="Demo task", state=Task.State.OPEN, target_half_width=0.15)
+    task, truth = base.task, base.truth
     task.organizers.add(users.get(username="olga"))
-    items = add_items(task, N)
-    truth = {i: bool(t) for i, t in enumerate(rng.random(N) < 0.7)}
-    for i in rng.choice([i for i, t in truth.items() if t], 40, replace=False):
-        ReferenceItem.objects.create(task=task, item=items[int(i)], group=f"g{int(i) % 8}")
     driver = PipelineDriver(monkeypatch)
     judge = annotator(task, "judge")
     teams = [make_team("Alpha", alice), make_team("Beta")]

@@ -18,8 +18,7 @@ JS_LINK = "javascript:window.__xss=1"
 
 
 @pytest.fixture
-def hostile(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def hostile():
     User = get_user_model()
     member = User.objects.create_user("mallory", password="pw-mallory")
     org = User.objects.create_user("olga", password="pw-olga")

@@ -10,10 +10,11 @@ from django.contrib.auth import get_user_model
 
 from annotation.models import VerificationRequest
 from annotation.services import submit_judgment
-from leaderboard.models import ReferenceItem, Run, Task
+from leaderboard.models import Run, Task
 from leaderboard.services.ingest import ingest_run
 
-from pipeline_support import PipelineDriver, add_items, annotator, answer_all, make_task, make_team
+from pipeline_support import PipelineDriver, annotator, answer_all, make_team
+from worlds import truth_world
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -21,16 +22,12 @@ N = 300
 
 
 @pytest.fixture
-def world(monkeypatch, settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def world(monkeypatch):
     rng = np.random.default_rng(11)
     alice = get_user_model().objects.create_user("alice", password="alice-pass")
-    task = make_task(slug="demo", title="Demo task", state=Task.State.OPEN,
-                     target_half_width=0.1)
-    items = add_items(task, N)
-    truth = {i: bool(t) for i, t in enumerate(rng.random(N) < 0.7)}
-    for i in rng.choice([i for i, t in truth.items() if t], 60, replace=False):
-        ReferenceItem.objects.create(task=task, item=items[int(i)], group=f"g{int(i) % 12}")
+    base = truth_world(rng, n_items=N, p_true=0.7, reference=60, groups=12, slug="demo",
+                       title="Demo task", state=Task.State.OPEN, target_half_width=0.1)
+    task, truth = base.task, base.truth
     make_team("Alpha", alice)
     keys = rng.choice(N, 150, replace=False)
     run_file = "".join(f"k{k}\t{s:.3f}\n" for k, s in zip(keys, rng.random(150), strict=True))

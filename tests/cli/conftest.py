@@ -13,11 +13,6 @@ PASSWORD = "alice-pw"
 
 
 @pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture(autouse=True)
 def client_home(tmp_path, monkeypatch):
     """The client's config lives under a fresh directory; no environment overrides leak in."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))

@@ -112,6 +112,7 @@ def test_cached_loads_follow_rounds_labels_runs_items_and_reference(monkeypatch)
     _assert_same(task)
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)  # answers enqueue the estimation when they commit
 def test_cached_loads_follow_judgments_gold_answers_looks_and_undos(monkeypatch, settings):
     settings.ANNOTATION_UNDO_SECONDS = 3600

@@ -323,6 +323,7 @@ def test_annotator_table_shows_judgments_and_stop_columns(capsys):
     assert "cov. at stop" in out
 
 
+@pytest.mark.slow
 def test_hard_items_make_every_annotator_err_more_on_them_and_are_reported(capsys):
     base = run_json(capsys, *SMALL, "--seed", "4", "--annotators", "0.95x3")
     hard = run_json(capsys, *SMALL, "--seed", "4", "--annotators", "0.95x3",

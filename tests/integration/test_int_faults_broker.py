@@ -40,10 +40,11 @@ from annotation.models import Assignment, Judgment, VerificationRequest
 from annotation.services import answer_assignment, claim_assignments
 from config.celery import app
 from leaderboard.jobs import enqueue_plan
-from leaderboard.models import LeaderboardSnapshot, ReferenceItem, Run, Task
+from leaderboard.models import LeaderboardSnapshot, Run, Task
 from leaderboard.services.runs import submit_run
 
-from pipeline_support import add_items, add_run, annotator, make_task, make_team
+from pipeline_support import annotator, make_team
+from worlds import random_runs, truth_world
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True),
               pytest.mark.timeout(150)]
@@ -134,15 +135,12 @@ def test_redis_crash_mid_flow_loses_no_run_and_no_answer(front, celery_worker_fa
     settings.PIPELINE_STUCK_SECONDS = 2
     settings.PIPELINE_MAX_ATTEMPTS = 20
     rng = np.random.default_rng(3)
-    task = make_task(slug="outage", target_half_width=0.1)
-    items = add_items(task, N_ITEMS)
-    truth = {i: bool(t) for i, t in enumerate(rng.random(N_ITEMS) < 0.7)}
-    for i in rng.choice([i for i, t in truth.items() if t], 60, replace=False):
-        ReferenceItem.objects.create(task=task, item=items[int(i)], group=f"g{int(i) % 12}")
+    base = truth_world(rng, n_items=N_ITEMS, p_true=0.7, reference=60, groups=12,
+                       slug="outage", target_half_width=0.1)
+    task, truth = base.task, base.truth
     alice = get_user_model().objects.create_user("alice")
     team = make_team("A", alice)
-    runs = [add_run(task, team, rng.choice(N_ITEMS, 220, replace=False), rng.random(220),
-                    f"r{k}") for k in range(2)]
+    runs = random_runs(task, team, rng, n_runs=2, size=220, among=N_ITEMS)
     marker = tmp_path / "in-flight.json"
     worker = celery_worker_factory(env={"FAULT_PAUSE_AT": "estimate_store",
                                         "FAULT_MARKER": str(marker), "FAULT_PAUSE_SECONDS": "3"})

@@ -29,16 +29,14 @@ from annotation.models import VerificationRequest
 from annotation.services import submit_judgment
 from evaluation.models import Draw, PlanRound
 from leaderboard.jobs import enqueue_plan
-from leaderboard.models import Estimate, Item, LeaderboardSnapshot, ReferenceItem, Run, Task
+from leaderboard.models import Estimate, Item, LeaderboardSnapshot, Run, Task
 
 from pipeline_support import (
-    add_items,
-    add_run,
     annotator,
-    make_task,
     make_team,
     settle_runs,
 )
+from worlds import random_runs, truth_world
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True),
               pytest.mark.timeout(120)]
@@ -53,15 +51,11 @@ FINAL = {Run.State.SCORED, Run.State.PARTIAL}
 
 def _world(n_runs: int = 2) -> dict:
     rng = np.random.default_rng(11)
-    task = make_task(slug="faults", target_half_width=0.1)
-    items = add_items(task, N_ITEMS)
-    truth = {i: bool(t) for i, t in enumerate(rng.random(N_ITEMS) < 0.7)}
-    true_items = [i for i, t in truth.items() if t]
-    for i in rng.choice(true_items, 60, replace=False):
-        ReferenceItem.objects.create(task=task, item=items[int(i)], group=f"g{int(i) % 12}")
+    base = truth_world(rng, n_items=N_ITEMS, p_true=0.7, reference=60, groups=12,
+                       slug="faults", target_half_width=0.1)
+    task, truth = base.task, base.truth
     team = make_team("A")
-    runs = [add_run(task, team, rng.choice(N_ITEMS, 220, replace=False), rng.random(220),
-                    f"r{k}") for k in range(n_runs)]
+    runs = random_runs(task, team, rng, n_runs=n_runs, size=220, among=N_ITEMS)
     return {"task": task, "truth": truth, "runs": runs, "user": annotator(task)}
 
 

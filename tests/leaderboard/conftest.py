@@ -1,4 +1,5 @@
-"""Fixtures for the upload tests (services and API): people, a team, an open task, sent jobs."""
+"""Fixtures for the upload tests (services and API): people, a team, an open task, sent jobs;
+and ``lb_world``, the world of the permission matrices (API and pages)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from django.contrib.auth import get_user_model
 from leaderboard.services.tasks import create_task, create_team
 
 from pipeline_support import PipelineDriver
+from role_world import build_world
 
 
 class SentJobs(list):
@@ -58,3 +60,9 @@ def upload_file(text: str | bytes, name: str = "run.tsv") -> io.BytesIO:
 @pytest.fixture
 def make_upload():
     return upload_file
+
+
+@pytest.fixture
+def lb_world(db):
+    """The permission matrices' world (``tests/support/role_world.py``)."""
+    return build_world()

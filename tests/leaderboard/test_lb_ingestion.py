@@ -10,7 +10,7 @@ import zlib
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from leaderboard.ingestion import (
@@ -398,8 +398,6 @@ def _both_ways(data: bytes, kind: str, monkeypatch):
     return outcomes
 
 
-@settings(max_examples=300, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(_PIECES, max_size=60), st.sampled_from(["run", "reference"]),
        st.integers(4, 64))
 def test_fast_and_careful_paths_agree(monkeypatch, pieces, kind, read_size):
@@ -408,8 +406,6 @@ def test_fast_and_careful_paths_agree(monkeypatch, pieces, kind, read_size):
     assert fast == careful
 
 
-@settings(max_examples=200, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.binary(max_size=400), st.sampled_from(["run.tsv", "run.jsonl", "", "x.gz"]),
        st.booleans())
 def test_arbitrary_bytes_only_ever_raise_upload_rejected(monkeypatch, data, name, packed):
@@ -431,8 +427,6 @@ _KEYS = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp"),
                 min_size=1, max_size=40).filter(lambda k: not k.isspace())
 
 
-@settings(max_examples=150, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.dictionaries(_KEYS, st.floats(0, 1), min_size=1, max_size=40),
        st.sampled_from(["tsv", "jsonl"]), st.booleans(), st.integers(3, 200))
 def test_valid_files_round_trip(monkeypatch, records, fmt, packed, read_size):

@@ -26,7 +26,7 @@ from django.contrib.auth import get_user_model
 from django.core.cache import caches
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from rest_framework.test import APIClient
 
@@ -35,10 +35,7 @@ from leaderboard.models import Item, ReferenceItem, Run, RunPredictions
 from leaderboard.services.ingest import ingest_run
 from leaderboard.services.tasks import create_task, create_team
 
-pytestmark = pytest.mark.django_db
-FUZZ = settings(deadline=None, derandomize=True, database=None,
-                suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                       HealthCheck.too_slow, HealthCheck.data_too_large])
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 MAX_LINE = 300  # parser.MAX_LINE_BYTES while these tests run: over-long lines stay cheap
 FAULTS_TSV = ("bad_utf8", "nul", "nan", "inf", "huge", "negative", "bom", "cr_only",
               "duplicate", "overlong", "three_columns", "not_a_number")
@@ -193,7 +190,6 @@ def check_error_body(response) -> dict:
 
 
 # -- runs through the API -------------------------------------------------------------------------
-@settings(FUZZ, max_examples=400)
 @given(data=st.binary(max_size=600), name=st.sampled_from(["r.tsv", "r.jsonl", "r", "r.gz"]),
        wrap=st.sampled_from(["none", "gzip", "truncated_gzip"]))
 def test_arbitrary_bytes_are_stored_or_rejected_clearly(world, data, name, wrap):
@@ -222,7 +218,6 @@ def test_arbitrary_bytes_are_stored_or_rejected_clearly(world, data, name, wrap)
         assert Item.objects.filter(task=task).count() == before  # a refused file adds nothing
 
 
-@settings(FUZZ, max_examples=250)
 @given(records=RECORDS, fmt=st.sampled_from(["tsv", "jsonl"]), gz=st.booleans(),
        bom=st.booleans(), crlf=st.booleans(), payload=st.booleans())
 def test_valid_runs_are_accepted_and_stored_exactly(world, records, fmt, gz, bom, crlf,
@@ -248,7 +243,6 @@ def test_valid_runs_are_accepted_and_stored_exactly(world, records, fmt, gz, bom
                    for k in records if k not in before)
 
 
-@settings(FUZZ, max_examples=400)
 @given(data=st.data(), records=RECORDS, fmt=st.sampled_from(["tsv", "jsonl"]), gz=st.booleans())
 def test_a_fault_is_refused_with_its_line_number(world, data, records, fmt, gz):
     task, participant, _ = world
@@ -265,7 +259,6 @@ def test_a_fault_is_refused_with_its_line_number(world, data, records, fmt, gz):
     assert Item.objects.filter(task=task).count() == items_before
 
 
-@settings(FUZZ, max_examples=60)
 @given(records=RECORDS, cut=st.floats(0, 1, exclude_max=True))
 def test_truncated_gzip_is_refused_as_a_whole_file_problem(world, records, cut):
     task, participant, _ = world
@@ -285,7 +278,6 @@ def test_a_control_character_line_at_the_end_is_reported_not_skipped_as_blank(wo
 
 
 # -- runs through the submit page -----------------------------------------------------------------
-@settings(FUZZ, max_examples=150)
 @given(data=st.data(), records=RECORDS, fmt=st.sampled_from(["tsv", "jsonl"]),
        faulty=st.booleans())
 def test_the_submit_page_redirects_or_shows_the_problem_by_line(world, data, records, fmt,
@@ -320,7 +312,6 @@ def test_the_submit_page_redirects_or_shows_the_problem_by_line(world, data, rec
 
 
 # -- reference samples through the API ------------------------------------------------------------
-@settings(FUZZ, max_examples=300)
 @given(data=st.one_of(
     st.binary(max_size=400),
     st.lists(st.tuples(KEYS, st.text(max_size=8)), max_size=15).map(

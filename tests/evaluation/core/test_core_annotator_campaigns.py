@@ -95,6 +95,7 @@ def test_a_run_with_every_item_correct_is_covered_when_answers_are_noisy(synthet
     assert covered.mean() >= 0.95, covered.mean(axis=0)
 
 
+@pytest.mark.slow
 def test_perfect_annotators_cost_little_more_than_a_perfect_oracle(synthetic):
     """A single annotator who is always right, measured only by gold items (5% of judgments,
     counted): what not knowing that they are perfect costs. Measured on this task: 1.25x."""
@@ -143,6 +144,7 @@ def test_sampled_part_keeps_cells_with_enough_verified_items():
     assert not sampled_part(rec, pool, np.empty(0, np.int64)).any()
 
 
+@pytest.mark.slow
 def test_identical_runs_get_identical_estimates_with_fallible_annotators(synthetic):
     names = [s.name for s in synthetic.systems]
     est, _, _ = campaigns(synthetic, "default", repeats=4, seed=66, annotators="0.95x3")

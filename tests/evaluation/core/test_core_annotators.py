@@ -97,6 +97,7 @@ def test_specificity_is_not_pushed_up_by_many_nearly_pure_classes():
     assert abs(np.mean(estimates) - 0.95) < 0.006, np.mean(estimates)
 
 
+@pytest.mark.slow
 def test_parameter_covariance_matches_the_spread_of_the_estimates():
     # The inverse observed information (Louis) against the spread over repeated data sets.
     fitted, predicted = [], []

@@ -20,6 +20,7 @@ def synthetic():
     return synthetic_dataset()
 
 
+@pytest.mark.slow
 def test_default_design_is_unbiased_and_covers_on_edge_cases(synthetic):
     est, truths, _ = campaigns(synthetic, "default", repeats=80, seed=11)
     names = [s.name for s in synthetic.systems]
@@ -27,6 +28,7 @@ def test_default_design_is_unbiased_and_covers_on_edge_cases(synthetic):
                                 bias_slack=0.004)
 
 
+@pytest.mark.slow
 def test_default_design_meets_the_target_for_every_run(synthetic):
     est, _, _ = campaigns(synthetic, "default", repeats=30, seed=12)
     half = (est[:, :, 0, 2] - est[:, :, 0, 1]) / 2
@@ -61,6 +63,7 @@ def test_other_interval_families_keep_coverage(synthetic, interval):
                                 bias_slack=0.004)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("confidence", [0.8, 0.9])
 def test_coverage_follows_the_requested_level(synthetic, confidence):
     est, truths, _ = campaigns(synthetic, "default", repeats=60, seed=41,
@@ -71,6 +74,7 @@ def test_coverage_follows_the_requested_level(synthetic, confidence):
     assert confidence - 0.03 <= rate <= 0.995
 
 
+@pytest.mark.slow
 def test_published_design_reproduces_its_baseline_behaviour(synthetic):
     est, truths, labels = campaigns(synthetic, "published", repeats=20, seed=51)
     # The paper's mixture estimator of precision is unbiased (draws are i.i.d.).
@@ -81,6 +85,7 @@ def test_published_design_reproduces_its_baseline_behaviour(synthetic):
     assert default_labels.mean() < 0.5 * labels.mean()
 
 
+@pytest.mark.slow
 def test_febrl_slice_default_beats_published_and_covers():
     dataset = load_dataset(SLICE)
     base = simulate(dataset, design="published", systems=30, repeats=6, seed=5,

@@ -2,6 +2,7 @@
 misclassification are consistent, their sandwich variance covers, looks must follow one rule."""
 
 import numpy as np
+import pytest
 
 from evaluation.core.labels import item_labels
 from evaluation.core.state import TaskState
@@ -55,6 +56,7 @@ def _domain_rate(state, items, cls, weights=None):
     return rate, float(dl.rate_variance(design)[0]), dl
 
 
+@pytest.mark.slow
 def test_a_mixed_domain_is_estimated_consistently_and_its_interval_covers():
     # A run's stratum mixes items that are mostly correct and items that are mostly wrong (they
     # come from different cells of the pool, the model's prior classes): the domain's own rate
@@ -76,6 +78,7 @@ def test_a_mixed_domain_is_estimated_consistently_and_its_interval_covers():
     assert np.mean(covered) >= 0.92
 
 
+@pytest.mark.slow
 def test_looks_by_context_bias_a_domain_and_looks_by_answer_do_not():
     # Items of class 0 (mostly correct) get a second look when their first answer is
     # "incorrect"; items of class 1 never do. A domain mixing both classes is then biased: this

@@ -26,19 +26,18 @@ from evaluation.core import ENGINE_VERSION
 from evaluation.engine_state import load_task_state
 from evaluation.models import Draw, Look, PlanRound
 from evaluation.services import estimate_task
-from leaderboard.models import LabelModelFit, LeaderboardSnapshot, ReferenceItem, Run
+from leaderboard.models import LabelModelFit, LeaderboardSnapshot, Run
 from leaderboard.selectors import label_spend
 
 from engine_audit import audit_task, replay_task
 from pipeline_support import (
     PipelineDriver,
-    add_items,
     add_run,
     annotator,
     answer_what_is_served,
-    make_task,
     make_team,
 )
+from worlds import truth_world
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -49,18 +48,17 @@ ACCURACY = {"good": 0.97, "fair": 0.9, "poor": 0.75}
 @pytest.fixture
 def world(monkeypatch):
     rng = np.random.default_rng(3)
-    task = make_task(target_half_width=0.08, gold_rate=0.1, label_budget=100_000, seed=2024)
-    items = add_items(task, N + 40)
-    truth = {i: bool(t) for i, t in enumerate(rng.random(N + 40) < 0.7)}
-    true_items = [i for i in range(N) if truth[i]]
-    for i in rng.choice(true_items, 120, replace=False):
-        ReferenceItem.objects.create(task=task, item=items[int(i)], group=f"g{int(i) % 30}")
+    base = truth_world(rng, n_items=N + 40, p_true=0.7, reference=120, groups=30,
+                       reference_among=N, target_half_width=0.08, gold_rate=0.1,
+                       label_budget=100_000, seed=2024)
+    task, truth = base.task, base.truth
+    true_items = base.indices(True, below=N)
     # Gold items outside every run (the last 40).
     load_gold(task=task, lines=[f"k{i}\t{'correct' if truth[i] else 'incorrect'}"
                                 for i in range(N, N + 40)])
     team = make_team("A")
     # Two good runs (their strata nearly all correct: a single "incorrect" there is doubtful).
-    false_items = [i for i in range(N) if not truth[i]]
+    false_items = base.indices(False, below=N)
     runs = []
     for k in range(2):
         picked = np.concatenate([rng.choice(true_items, 370, replace=False),
@@ -89,6 +87,7 @@ def plan_all(world):
         world["driver"].sent.append(("evaluation.plan_run", [run.pk]))
 
 
+@pytest.mark.slow
 def test_looks_reach_other_annotators_and_every_snapshot_replays_exactly(world):
     task = world["task"]
     plan_all(world)
@@ -123,6 +122,7 @@ def test_looks_reach_other_annotators_and_every_snapshot_replays_exactly(world):
     assert spend.requested > Draw.objects.filter(plan_round__task=task).count()
 
 
+@pytest.mark.slow
 def test_the_organizers_view_of_the_fit_and_what_participants_see(world):
     task = world["task"]
     plan_all(world)
@@ -158,6 +158,7 @@ def test_the_organizers_view_of_the_fit_and_what_participants_see(world):
     assert ((values > 0) & (values < 1)).any()  # fallible answers leave doubt
 
 
+@pytest.mark.slow
 def test_an_answer_undone_after_its_item_was_used_changes_the_judgment_set(world, settings):
     settings.ANNOTATION_UNDO_SECONDS = 3600
     task = world["task"]
@@ -203,6 +204,7 @@ def test_an_answer_undone_after_its_item_was_used_changes_the_judgment_set(world
     assert audit_task(task)["estimates"] > 0
 
 
+@pytest.mark.slow
 def test_a_look_nobody_at_work_can_give_does_not_hold_a_run_back(world):
     task, driver = world["task"], world["driver"]
     plan_all(world)

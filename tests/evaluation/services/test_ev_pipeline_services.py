@@ -13,18 +13,17 @@ from evaluation.core.designs import CoordinatedPoissonDesign
 from evaluation.locks import EngineBusy, engine_lock
 from evaluation.models import Draw, PlanRound
 from evaluation.services import estimate_task, plan_run, watchdog
-from leaderboard.models import Estimate, LeaderboardSnapshot, ReferenceItem, Run
+from leaderboard.models import Estimate, LeaderboardSnapshot, Run
 
 from engine_audit import audit_task, replay_task
 from pipeline_support import (
     PipelineDriver,
-    add_items,
     add_run,
     annotator,
     answer_what_is_served,
-    make_task,
     make_team,
 )
+from worlds import random_runs, truth_world
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -39,17 +38,13 @@ def world(monkeypatch):
     # One annotator, right every time, whom the engine can only trust through the gold answers
     # the queue mixes in (the last GOLD items, outside every run): without them the annotator's
     # error rates stay as uncertain as the prior, and runs end annotator-limited.
-    task = make_task(target_half_width=0.06, gold_rate=0.2, seed=SEED)
-    items = add_items(task, N + GOLD)
-    truth = {i: bool(t) for i, t in enumerate(rng.random(N + GOLD) < 0.75)}
+    base = truth_world(rng, n_items=N + GOLD, p_true=0.75, reference=150, groups=40,
+                       reference_among=N, target_half_width=0.06, gold_rate=0.2, seed=SEED)
+    task, truth = base.task, base.truth
     load_gold(task=task, lines=[f"k{i}\t{'correct' if truth[i] else 'incorrect'}"
                                 for i in range(N, N + GOLD)])
-    true_items = [i for i in range(N) if truth[i]]
-    for i in rng.choice(true_items, 150, replace=False):
-        ReferenceItem.objects.create(task=task, item=items[int(i)], group=f"g{int(i) % 40}")
     team = make_team("A")
-    runs = [add_run(task, team, rng.choice(N, 700, replace=False), rng.random(700), f"r{k}")
-            for k in range(3)]
+    runs = random_runs(task, team, rng, n_runs=3, size=700, among=N)
     return {"task": task, "truth": truth, "runs": runs, "team": team, "rng": rng,
             "driver": PipelineDriver(monkeypatch), "user": annotator(task),
             "served": random.Random(7)}
@@ -78,6 +73,7 @@ def direct_estimates(task):
     return runs, design.estimate(state)
 
 
+@pytest.mark.slow
 def test_runs_reach_scored_and_stored_estimates_equal_the_core(world):
     task = world["task"]
     enqueue_all(world)
@@ -111,6 +107,7 @@ def finished(run: Run) -> bool:
     return run.state == "scored" or (run.state == "partial" and run.outcome == "annotator_limited")
 
 
+@pytest.mark.slow
 def test_identical_run_needs_no_new_labels(world):
     task = world["task"]
     enqueue_all(world)
@@ -147,6 +144,7 @@ def test_budget_exhausted_ends_partial_with_reason(world):
     assert "the task's budget (40 judgments) is spent" in partial.reason
 
 
+@pytest.mark.slow
 def test_a_run_partial_for_the_annotators_is_scored_once_it_meets_the_target(world):
     task = world["task"]
     enqueue_all(world)
@@ -168,6 +166,7 @@ def test_a_run_partial_for_the_annotators_is_scored_once_it_meets_the_target(wor
     assert spent.state == "partial" and spent.reason == "budget spent"
 
 
+@pytest.mark.slow
 def test_estimate_writes_no_new_snapshot_when_nothing_changed(world):
     enqueue_all(world)
     settle(world)
@@ -244,6 +243,7 @@ def test_plan_skips_terminal_and_missing_runs(world):
     assert plan_run(10**9) == "missing"
 
 
+@pytest.mark.slow
 def test_independent_replay_of_plans_and_estimates_matches(world):
     enqueue_all(world)
     settle(world)

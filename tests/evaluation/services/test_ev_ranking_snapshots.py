@@ -11,19 +11,18 @@ from annotation.models import VerificationRequest
 from evaluation.core import ENGINE_VERSION
 from evaluation.core.ranking import bonferroni_level, rank_intervals
 from evaluation.services import estimate_task, plan_run
-from leaderboard.models import Estimate, LeaderboardSnapshot, ReferenceItem, Run
+from leaderboard.models import Estimate, LeaderboardSnapshot, Run
 from leaderboard.services.lifecycle import fail_run
 
 from engine_audit import replay_task
 from pipeline_support import (
     PipelineDriver,
-    add_items,
     add_run,
     annotator,
     answer_all,
-    make_task,
     make_team,
 )
+from worlds import truth_world
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -34,12 +33,9 @@ N = 1500
 @pytest.fixture
 def world(monkeypatch):
     rng = np.random.default_rng(11)
-    task = make_task(target_half_width=0.06)
-    items = add_items(task, N)
-    truth = {i: bool(t) for i, t in enumerate(rng.random(N) < 0.6)}
-    true_items = [i for i, t in truth.items() if t]
-    for i in rng.choice(true_items, 150, replace=False):
-        ReferenceItem.objects.create(task=task, item=items[int(i)], group=f"g{int(i) % 40}")
+    base = truth_world(rng, n_items=N, p_true=0.6, reference=150, groups=40,
+                       target_half_width=0.06)
+    task, truth = base.task, base.truth
     team = make_team("A")
     # A strong run, a weak run and a copy of the strong one (tied in truth on every metric).
     good = np.array([i for i in range(N) if truth[i]][:500] + [i for i in range(N)
@@ -93,6 +89,7 @@ def check_ranks_match_stored_intervals(snapshot):
             assert k[0] <= r[metric]["low"] + 1e-12 and k[1] >= r[metric]["high"] - 1e-12
 
 
+@pytest.mark.slow
 def test_snapshots_carry_rank_intervals_consistent_with_the_adjusted_intervals(world):
     task = world["task"]
     settle(world)
@@ -122,6 +119,7 @@ def test_snapshots_carry_rank_intervals_consistent_with_the_adjusted_intervals(w
     assert LeaderboardSnapshot.objects.filter(task=task).count() == count
 
 
+@pytest.mark.slow
 def test_every_snapshot_has_estimates_for_every_listed_run_in_version_order(world):
     task = world["task"]
     settle(world)
@@ -145,6 +143,7 @@ def test_every_snapshot_has_estimates_for_every_listed_run_in_version_order(worl
     assert history[-1][2] - history[-1][1] <= history[0][2] - history[0][1]
 
 
+@pytest.mark.slow
 def test_failed_runs_are_not_ranked_and_not_counted(world):
     task = world["task"]
     failed = world["runs"][1]

@@ -1,17 +1,11 @@
-"""API test fixtures: a fresh cache per test, API clients, a task with every role."""
+"""API test fixtures: a fresh cache per test, API clients (the world with every role,
+``lb_world``, is in ``tests/leaderboard/conftest.py``)."""
 
 from __future__ import annotations
 
-from datetime import timedelta
-
-import numpy as np
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Permission
 from django.core.cache import cache
 from rest_framework.test import APIClient
-
-from evaluation.management.commands.demo import ORGANIZER_PERMISSIONS, VIEWABLE_APPS
 
 
 @pytest.fixture(autouse=True)
@@ -21,12 +15,6 @@ def fresh_cache():
     cache.clear()
     yield
     cache.clear()
-
-
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    """The default hasher takes most of a second per password on a busy machine."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture
@@ -40,139 +28,3 @@ def api():
         return client
 
     return make
-
-
-# -- a task with two teams, an annotator, two organizers, published and held snapshots ----------
-# Markers that must never reach a participant or the public (checked in the responses' text).
-HELD_VALUE = 0.31415926
-GOLD_KEY = "GOLDKEY"
-REFERENCE_KEY = "REFSECRET"
-SECRET_FILE = {"A": "SECRETFILE-A.tsv", "B": "SECRETFILE-B.tsv"}
-SECRET_DESCRIPTION = {"A": "A-description-secret", "B": "B-description-secret"}
-PUBLISHED_VALUE = 0.6180339
-# The items' posteriors as the latest estimation stored them (organizers' export only).
-POSTERIORS = (0.987654, 0.012345, 0.991, 0.004, 0.975, 0.5)
-# Their judgments, by an annotator who is none of the roles, with a note; and that annotator's
-# estimated error rates: none of it may reach a participant, an annotator or the public.
-ANSWERS = ("correct", "incorrect", "correct", "incorrect", "correct", "correct")
-JUDGE = "annotator-two"
-JUDGE_NOTE = "JUDGE-NOTE-secret"
-JUDGE_RATES = {"sensitivity": [0.913579, 0.824681, 0.957913],
-               "specificity": [0.864213, 0.753197, 0.931975]}
-
-
-def _estimates(run, value):
-    return {m: {"value": value, "low": max(0.0, value - 0.05), "high": min(1.0, value + 0.05),
-                "labels_used": 40, "method": "wilson"} for m in ("precision", "recall", "f1")}
-
-
-def build_world(password: str = "pw-secret-123"):
-    """Task ``main`` (open) with teams A and B (one run each), an annotator, the task's
-    organizer, two organizers of task ``other`` (one of them staff, with the demo organizer's
-    admin permissions), a draft task of ``main``'s organizer, an admin; verified (gold) items,
-    a reference sample, snapshot 1 published and snapshot 2 held (with the distinctive
-    ``HELD_VALUE``)."""
-    from types import SimpleNamespace
-
-    from django.utils import timezone
-
-    from annotation.models import Judgment, VerificationRequest
-    from leaderboard.models import (
-        Estimate,
-        Item,
-        LabelModelFit,
-        LeaderboardSnapshot,
-        ReferenceItem,
-        Run,
-        Task,
-    )
-    from leaderboard.services.board import hold_board
-    from leaderboard.services.tasks import create_task, create_team
-
-    users = {}
-    for name, staff, superuser in (("pa", False, False), ("pb", False, False),
-                                   ("annotator", False, False), ("org", False, False),
-                                   ("other_org", False, False), ("staff_org", True, False),
-                                   ("admin", True, True)):
-        users[name] = get_user_model().objects.create_user(
-            name, password=password, is_staff=staff, is_superuser=superuser)
-    # The demo's organizer: staff with the admin permissions an organizer needs.
-    users["staff_org"].user_permissions.add(*Permission.objects.filter(
-        content_type__app_label__in=VIEWABLE_APPS, codename__startswith="view_"), *[
-        Permission.objects.get(content_type__app_label=app, codename=code)
-        for app, code in ORGANIZER_PERMISSIONS])
-    task = create_task(slug="main", title="Main task", organizers=[users["org"]],
-                       label_budget=500, max_runs_per_team=5, max_runs_per_team_per_day=3)
-    judge = get_user_model().objects.create_user(JUDGE)
-    task.annotators.add(users["annotator"], judge)
-    create_task(slug="other", title="Other task",
-                organizers=[users["other_org"], users["staff_org"]])
-    Task.objects.create(slug="hidden-draft", title="Draft task DRAFTTITLE",
-                        state=Task.State.DRAFT).organizers.add(users["org"])
-    teams = {"A": create_team(name="team-A", members=[users["pa"]]),
-             "B": create_team(name="team-B", members=[users["pb"]])}
-    now = timezone.now()
-    judged_at = now - timedelta(days=2)
-    items = Item.objects.bulk_create(
-        [Item(task=task, key=f"{GOLD_KEY}-{i}", index=i,
-              verified_at=judged_at + timedelta(seconds=i)) for i in range(6)]
-        + [Item(task=task, key=f"{REFERENCE_KEY}-{i}", index=6 + i) for i in range(3)])
-    ReferenceItem.objects.bulk_create(
-        [ReferenceItem(task=task, item=item, group="doc") for item in items[6:]])
-    task.n_items, task.labels_version, task.reference_version = 9, 6, 1
-    task.save(update_fields=["n_items", "labels_version", "reference_version"])
-    # The verified items were drawn and judged once each by the annotator (judgment set v6).
-    requests = VerificationRequest.objects.bulk_create(
-        [VerificationRequest(task=task, item=item, state=VerificationRequest.State.RESOLVED,
-                             judgments_required=1, judgments_counted=1,
-                             resolved_at=judged_at)
-         for item in items[:6]])
-    Judgment.objects.bulk_create(
-        [Judgment(request=request, annotator=judge, answer=answer, justification=JUDGE_NOTE,
-                  counted=True, seq=i + 1, created_at=judged_at + timedelta(seconds=i))
-         for i, (request, answer) in enumerate(zip(
-             requests, ANSWERS, strict=True))])
-    runs = {}
-    for name, team in teams.items():
-        runs[name] = Run.objects.create(
-            task=task, team=team, submitted_by=users[f"p{name.lower()}"], name=f"run-{name}",
-            description=SECRET_DESCRIPTION[name], file_name=SECRET_FILE[name],
-            state=Run.State.SCORED, n_predictions=5, n_requested=4, n_verified=4)
-    snapshots = []
-    for version, value, published in ((1, PUBLISHED_VALUE, True), (2, HELD_VALUE, False)):
-        snapshot = LeaderboardSnapshot.objects.create(
-            task=task, version=version, engine_version="test-1", design="default",
-            labels_version=6, reference_version=1, n_labels=6, n_reference=3, confidence=0.95,
-            published=published, published_at=now if published else None,
-            details={"label_model": {"method": "dawid-skene-2class/em-map/louis",
-                                     "judgments": 6, "items": 6, "annotators": 1,
-                                     "converged": True}},
-            rows=[{"run": run.pk, "name": run.name, "team": run.team.name, "state": run.state,
-                   "provisional": False, "n_predictions": 5, "n_requested": 4, "n_verified": 4,
-                   **_estimates(run, value)} for run in runs.values()])
-        Estimate.objects.bulk_create(
-            [Estimate(snapshot=snapshot, run=run, metric=m, value=value, low=value - 0.05,
-                      high=value + 0.05, level=0.95, labels_used=40, method="wilson")
-             for run in runs.values() for m in ("precision", "recall", "f1")])
-        snapshots.append(snapshot)
-    LabelModelFit.objects.create(
-        task=task, snapshot=snapshots[-1], indices=np.arange(6, dtype="<i8").tobytes(),
-        values=np.array(POSTERIORS, dtype="<f8").tobytes(),
-        judgments=np.ones(6, dtype="<i4").tobytes(),
-        says_correct=np.array([a == "correct" for a in ANSWERS], dtype="<i4").tobytes(),
-        annotators=[{"annotator": judge.pk, **JUDGE_RATES, "judgments": 6,
-                     "gold_judgments": 0, "weight": 1.2345}])
-    hold_board(task=task)
-    return SimpleNamespace(users=users, task=task, teams=teams, runs=runs, snapshots=snapshots,
-                           password=password, held_value=HELD_VALUE,
-                           published_value=PUBLISHED_VALUE, gold_key=GOLD_KEY,
-                           reference_key=REFERENCE_KEY, secret_file=SECRET_FILE,
-                           posteriors=POSTERIORS, judge=judge,
-                           annotator_secrets=[JUDGE, JUDGE_NOTE, "0.987654", "0.913579",
-                                              "0.864213"],
-                           secret_description=SECRET_DESCRIPTION)
-
-
-@pytest.fixture
-def lb_world(db):
-    return build_world()

@@ -22,7 +22,7 @@ from django.contrib.auth import get_user_model
 from django.core.cache import caches
 from django.forms.models import model_to_dict
 from django.test import Client
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from rest_framework.renderers import JSONRenderer
 
@@ -32,10 +32,7 @@ from leaderboard.forms import TASK_SETTING_FIELDS
 from leaderboard.models import Task
 from leaderboard.services.tasks import _validate, create_task
 
-pytestmark = pytest.mark.django_db
-FUZZ = settings(deadline=None, derandomize=True, database=None,
-                suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                       HealthCheck.too_slow, HealthCheck.data_too_large])
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 # -- values ---------------------------------------------------------------------------------------
 JUNK = st.one_of(
@@ -156,7 +153,6 @@ def check_response(response) -> dict | None:
     return body
 
 
-@settings(FUZZ, max_examples=300)
 @given(body=st.one_of(BODIES, BODIES.map(lambda b: {"slug": "fuzz-new", "title": "N", **b})))
 def test_task_create_is_201_or_400_and_stores_a_valid_task(api, organizer, body):
     caches["throttle"].clear()
@@ -173,7 +169,6 @@ def test_task_create_is_201_or_400_and_stores_a_valid_task(api, organizer, body)
     Task.objects.filter(pk=task.pk).delete()  # the next example may reuse the slug
 
 
-@settings(FUZZ, max_examples=300)
 @given(body=BODIES)
 def test_task_patch_is_200_or_400_and_keeps_the_task_valid(api, organizer, task, body):
     caches["throttle"].clear()
@@ -228,7 +223,6 @@ FORM_VALUES = st.one_of(st.text(max_size=15), st.sampled_from(
      "[" * 3000 + "]" * 3000, "1_000", "١٢", " 3 "]))
 
 
-@settings(FUZZ, max_examples=200)
 @given(form=st.dictionaries(st.sampled_from((*TASK_SETTING_FIELDS, "design", "bogus")),
                             FORM_VALUES, max_size=6))
 def test_organizer_form_redirects_or_shows_field_errors(organizer, task, form):

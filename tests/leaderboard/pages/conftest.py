@@ -15,11 +15,6 @@ from leaderboard.models import Estimate, LeaderboardSnapshot, Task
 from pipeline_support import add_items, add_run, make_task, make_team
 
 
-@pytest.fixture(autouse=True)
-def _fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def estimate(value, low, high, labels=40, method="wilson"):
     return {"value": value, "low": low, "high": high, "labels_used": labels, "method": method}
 

@@ -35,16 +35,11 @@ from leaderboard.services.tokens import create_token
 
 from pipeline_support import add_items, add_run, annotator, make_task, make_team
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sent_messages")]
 
 # The task form's quality-control fields (the checkbox ``board_held`` is left unticked).
 QC_FIELDS = {"annotator_daily_cap": "", "gold_rate": 0.05, "gold_min_accuracy": 0.7,
              "gold_min_answers": 10}
-
-
-@pytest.fixture(autouse=True)
-def no_broker(sent_messages):
-    return sent_messages
 
 
 @pytest.fixture

@@ -22,17 +22,14 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.test import Client
-from test_lb_pages_permissions import (
-    build_page_world,
-    organize_body,
-    run_edit_body,
-    submit_body,
-)
+from test_lb_pages_permissions import organize_body, run_edit_body, submit_body
 
 from annotation.models import AnnotatorPause, Assignment, Judgment, VerificationRequest
 from annotation.services import answer_assignment, claim_assignments, pause_annotator
 from leaderboard.models import ApiToken, Run, Task
 from leaderboard.services.tokens import create_token
+
+from role_world import build_page_world
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[3]

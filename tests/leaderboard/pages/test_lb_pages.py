@@ -16,11 +16,6 @@ XSS = "<script>alert(1)</script>"
 
 
 @pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture(autouse=True)
 def sent(sent_messages):
     return sent_messages
 

@@ -16,9 +16,7 @@ and annotation API answers are searched for run names, team names and scores.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -28,16 +26,12 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.forms.models import model_to_dict
 from django.test import Client
 
-from annotation.services import request_verification
 from leaderboard.forms import TASK_SETTING_FIELDS
 from leaderboard.models import Item, Task
 
-pytestmark = pytest.mark.django_db
+from role_world import build_page_world
 
-_spec = importlib.util.spec_from_file_location(
-    "lb_api_world", Path(__file__).resolve().parents[1] / "api" / "conftest.py")
-_api_world = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_api_world)
+pytestmark = pytest.mark.django_db
 
 ROLES = ("anonymous", "pa", "pb", "annotator", "org", "other_org", "staff_org", "admin")
 HELD_TEXTS = ("0.314", "0.264", "0.364", "0.31415926")
@@ -48,19 +42,6 @@ def _fresh_cache():
     cache.clear()
     yield
     cache.clear()
-
-
-def build_page_world():
-    world = _api_world.build_world()
-    task = world.task
-    # Items for annotation: a payload an annotator sees, open verification requests.
-    items = list(Item.objects.filter(task=task, verified_at__isnull=True))
-    for item in items:
-        item.payload = {"left": {"title": f"Left {item.index}"},
-                        "right": {"title": f"Right {item.index}"}}
-        item.save(update_fields=["payload"])
-    request_verification(task=task, item_ids=[item.pk for item in items])
-    return world
 
 
 @pytest.fixture

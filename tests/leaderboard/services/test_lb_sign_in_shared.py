@@ -17,7 +17,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from rest_framework.throttling import SimpleRateThrottle
 
-from tests.conftest import REPO_ROOT, worker_database_url
+from live_services import REPO_ROOT, worker_database_url
 
 PASSWORD = "right-password-42"
 LIMIT = 3

@@ -1,0 +1,52 @@
+"""Test worlds: a task whose items have a known truth, a reference sample of its true items, and
+runs over its items. The pipeline, service, browser and integration tests build theirs here.
+
+Each world draws from the test's own ``numpy`` generator in a fixed order (the truth, then the
+reference sample, then the runs), so a test keeps its data for a given seed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from leaderboard.models import Item, ReferenceItem, Run, Task, Team
+
+from pipeline_support import add_items, add_run, make_task
+
+
+@dataclass
+class TruthWorld:
+    task: Task
+    items: list[Item]
+    truth: dict[int, bool]  # item index -> the item is correct
+
+    def indices(self, correct: bool, below: int | None = None) -> list[int]:
+        """Indices of the items whose truth is ``correct`` (among the first ``below``)."""
+        end = len(self.items) if below is None else below
+        return [i for i in range(end) if self.truth[i] is correct]
+
+
+def truth_world(rng: np.random.Generator, *, n_items: int, p_true: float, reference: int,
+                groups: int, reference_among: int | None = None, **task_fields) -> TruthWorld:
+    """A task (``make_task(**task_fields)``) with ``n_items`` items, each correct with
+    probability ``p_true``; ``reference`` of the correct ones among the first ``reference_among``
+    (default: all) form the reference sample, item ``i`` in group ``g{i % groups}``."""
+    task = make_task(**task_fields)
+    items = add_items(task, n_items)
+    truth = {i: bool(t) for i, t in enumerate(rng.random(n_items) < p_true)}
+    world = TruthWorld(task=task, items=items, truth=truth)
+    sample = rng.choice(world.indices(True, below=reference_among), reference, replace=False)
+    ReferenceItem.objects.bulk_create(
+        [ReferenceItem(task=task, item=items[int(i)], group=f"g{int(i) % groups}")
+         for i in sample])
+    return world
+
+
+def random_runs(task: Task, team: Team, rng: np.random.Generator, *, n_runs: int, size: int,
+                among: int) -> list[Run]:
+    """``n_runs`` runs ``r0``, ``r1``, … of ``size`` distinct items among the first ``among``,
+    with uniform scores."""
+    return [add_run(task, team, rng.choice(among, size, replace=False), rng.random(size),
+                    f"r{k}") for k in range(n_runs)]
