@@ -45,7 +45,7 @@ test: check-test-env venv lint
 		echo "make test: TEST_POSTGRES_URL is not set: PostgreSQL pass skipped"; \
 	fi
 
-# The loop while editing (about a minute): every test that needs no service, browser or long run.
+# The loop while editing (a minute or two): every test that needs no service, browser or long run.
 test-fast: venv lint
 	$(BIN)/pytest --hypothesis-profile=dev -n auto \
 		-m "not slow and not integration and not browser and not postgres"
