@@ -26,12 +26,16 @@ lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 
-# All tests, slow ones included (no marker filter), on SQLite; then, when TEST_POSTGRES_URL is set,
-# the integration and postgres tests again on PostgreSQL (pytest-django creates test_<name>).
-# REQUIRE_POSTGRES=1 (set by .ci/run) makes a missing TEST_POSTGRES_URL an error, before any test.
-# Hypothesis runs its `ci` profile here (tests/conftest.py) and its `dev` profile in test-fast.
+# All tests, slow ones included, on SQLite: those that need no service or browser on every core
+# (pytest-xdist: each worker has its own test database), then the integration and browser tests
+# one at a time (they start Redis, Celery workers, Chromium and a live server of their own, and
+# wait on them). Then, when TEST_POSTGRES_URL is set, the integration and postgres tests again on
+# PostgreSQL (pytest-django creates test_<name>). REQUIRE_POSTGRES=1 (set by .ci/run) makes a
+# missing TEST_POSTGRES_URL an error, before any test. Hypothesis runs its `ci` profile here and
+# its `dev` profile in test-fast (tests/support/hypothesis_profiles.py).
 test: check-test-env venv lint
-	$(BIN)/pytest --hypothesis-profile=ci
+	$(BIN)/pytest --hypothesis-profile=ci -n auto -m "not integration and not browser"
+	$(BIN)/pytest --hypothesis-profile=ci -m "integration or browser"
 	@if [ -n "$$TEST_POSTGRES_URL" ]; then \
 		echo "make test: integration and postgres tests on PostgreSQL (TEST_POSTGRES_URL)"; \
 		echo 'DATABASE_URL=$$TEST_POSTGRES_URL $(BIN)/pytest -m "integration or postgres"'; \
@@ -41,9 +45,10 @@ test: check-test-env venv lint
 		echo "make test: TEST_POSTGRES_URL is not set: PostgreSQL pass skipped"; \
 	fi
 
-# The loop while editing (about a minute): every test that needs no service, browser or long run.
+# The loop while editing (a minute or two): every test that needs no service, browser or long run.
 test-fast: venv lint
-	$(BIN)/pytest --hypothesis-profile=dev -m "not slow and not integration and not browser and not postgres"
+	$(BIN)/pytest --hypothesis-profile=dev -n auto \
+		-m "not slow and not integration and not browser and not postgres"
 
 check-test-env:
 	@case "$$REQUIRE_POSTGRES" in 1|true|yes|on) \
