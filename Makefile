@@ -24,7 +24,9 @@ run: venv
 
 lint: venv
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	$(BIN)/python manage.py makemigrations --check --dry-run
 
 # All tests, slow ones included, on SQLite: those that need no service or browser on every core
 # (pytest-xdist: each worker has its own test database), then the integration and browser tests

@@ -33,8 +33,16 @@ class JudgmentInline(admin.TabularInline):
     model = Judgment
     extra = 0
     can_delete = False
-    fields = ("annotator", "answer", "counted", "seconds_spent", "justification", "created_at",
-              "withdrawn_at", "client_id")
+    fields = (
+        "annotator",
+        "answer",
+        "counted",
+        "seconds_spent",
+        "justification",
+        "created_at",
+        "withdrawn_at",
+        "client_id",
+    )
     readonly_fields = fields
 
     def has_add_permission(self, request, obj=None):
@@ -43,13 +51,30 @@ class JudgmentInline(admin.TabularInline):
 
 @admin.register(VerificationRequest)
 class VerificationRequestAdmin(QueueAdmin):
-    list_display = ("id", "item", "task", "state", "judgments_counted", "judgments_required",
-                    "priority", "created_at", "resolved_at")
+    list_display = (
+        "id",
+        "item",
+        "task",
+        "state",
+        "judgments_counted",
+        "judgments_required",
+        "priority",
+        "created_at",
+        "resolved_at",
+    )
     list_filter = ("state", "task")
     search_fields = ("item__key",)
     list_select_related = ("item", "task")
-    readonly_fields = ("task", "item", "state", "judgments_required", "judgments_counted",
-                       "priority", "created_at", "resolved_at")
+    readonly_fields = (
+        "task",
+        "item",
+        "state",
+        "judgments_required",
+        "judgments_counted",
+        "priority",
+        "created_at",
+        "resolved_at",
+    )
     inlines = (JudgmentInline,)
     show_full_result_count = False
 
@@ -57,14 +82,34 @@ class VerificationRequestAdmin(QueueAdmin):
 @admin.register(Judgment)
 class JudgmentAdmin(QueueAdmin):
     task_path = "request__task"
-    list_display = ("id", "item_key", "annotator", "answer", "counted", "seq", "seconds_spent",
-                    "created_at", "withdrawn_at")
+    list_display = (
+        "id",
+        "item_key",
+        "annotator",
+        "answer",
+        "counted",
+        "seq",
+        "seconds_spent",
+        "created_at",
+        "withdrawn_at",
+    )
     list_filter = ("answer", "counted", "request__task")
     search_fields = ("annotator__username", "request__item__key", "client_id")
     list_select_related = ("annotator", "request__item")
-    readonly_fields = ("request", "annotator", "assignment", "client_id", "answer",
-                       "justification", "seconds_spent", "counted", "seq", "created_at",
-                       "withdrawn_at", "withdrawn_seq")
+    readonly_fields = (
+        "request",
+        "annotator",
+        "assignment",
+        "client_id",
+        "answer",
+        "justification",
+        "seconds_spent",
+        "counted",
+        "seq",
+        "created_at",
+        "withdrawn_at",
+        "withdrawn_seq",
+    )
     date_hierarchy = "created_at"
     show_full_result_count = False
 
@@ -75,13 +120,29 @@ class JudgmentAdmin(QueueAdmin):
 
 @admin.register(Assignment)
 class AssignmentAdmin(QueueAdmin):
-    list_display = ("id", "task", "annotator", "request", "gold", "state", "expires_at",
-                    "created_at")
+    list_display = (
+        "id",
+        "task",
+        "annotator",
+        "request",
+        "gold",
+        "state",
+        "expires_at",
+        "created_at",
+    )
     list_filter = ("state", "task")
     search_fields = ("annotator__username", "token")
     list_select_related = ("task", "annotator")
-    readonly_fields = ("task", "annotator", "request", "gold", "token", "state", "expires_at",
-                       "created_at")
+    readonly_fields = (
+        "task",
+        "annotator",
+        "request",
+        "gold",
+        "token",
+        "state",
+        "expires_at",
+        "created_at",
+    )
     show_full_result_count = False
 
 
@@ -101,9 +162,20 @@ class GoldAnswerAdmin(QueueAdmin):
     list_filter = ("correct", "gold__task")
     search_fields = ("annotator__username", "gold__item__key")
     list_select_related = ("gold", "annotator")
-    readonly_fields = ("gold", "annotator", "assignment", "client_id", "answer", "correct",
-                       "justification", "seconds_spent", "seq", "created_at", "withdrawn_at",
-                       "withdrawn_seq")
+    readonly_fields = (
+        "gold",
+        "annotator",
+        "assignment",
+        "client_id",
+        "answer",
+        "correct",
+        "justification",
+        "seconds_spent",
+        "seq",
+        "created_at",
+        "withdrawn_at",
+        "withdrawn_seq",
+    )
 
 
 @admin.register(AnnotatorPause)

@@ -27,8 +27,12 @@ class Agreement:
     method: str
 
     def as_dict(self) -> dict:
-        return {"alpha": self.alpha, "pairwise": self.pairwise, "items": self.items,
-                "method": self.method}
+        return {
+            "alpha": self.alpha,
+            "pairwise": self.pairwise,
+            "items": self.items,
+            "method": self.method,
+        }
 
 
 def agreement_from_counts(counts: np.ndarray) -> tuple[float | None, float | None]:
@@ -57,12 +61,16 @@ def task_agreement(*, task) -> Agreement:
     eligible = VerificationRequest.objects.filter(task=task, judgments_counted__gte=2)
     request_ids = eligible.order_by("-id").values("pk")[:MAX_ITEMS]
     votes = defaultdict(lambda: [0, 0])
-    for request_id, answer in (Judgment.objects.filter(request_id__in=request_ids, counted=True)
-                               .values_list("request_id", "answer").iterator(chunk_size=5000)):
+    for request_id, answer in (
+        Judgment.objects.filter(request_id__in=request_ids, counted=True)
+        .values_list("request_id", "answer")
+        .iterator(chunk_size=5000)
+    ):
         votes[request_id][0 if answer == Answer.CORRECT else 1] += 1
     counts = np.array(list(votes.values()), dtype=np.int64).reshape(-1, 2)
     alpha, pairwise = agreement_from_counts(counts)
     items = int((counts.sum(axis=1) >= 2).sum()) if counts.size else 0
-    method = METHOD + (f" (the latest {MAX_ITEMS} such items)"
-                       if eligible.count() > MAX_ITEMS else "")
+    method = METHOD + (
+        f" (the latest {MAX_ITEMS} such items)" if eligible.count() > MAX_ITEMS else ""
+    )
     return Agreement(alpha=alpha, pairwise=pairwise, items=items, method=method)

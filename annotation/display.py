@@ -49,6 +49,7 @@ def _text(value: Any) -> str:
 
 # --- rendering ----------------------------------------------------------------------------------
 
+
 def _label(spec: dict, field: str) -> str:
     return (spec.get("labels") or {}).get(field, field)
 
@@ -62,26 +63,46 @@ def _pair(payload: dict, spec: dict) -> dict | None:
     rows = []
     for field in fields:
         lv, rv = _text(left.get(field)), _text(right.get(field))
-        rows.append({"field": field, "label": _label(spec, field), "left": lv, "right": rv,
-                     "differs": lv != rv})
-    extra = [{"field": k, "label": _label(spec, k), "value": _text(v)}
-             for k, v in payload.items() if k not in (left_key, right_key)]
-    return {"layout": "pair", "titles": list(spec.get("titles") or DEFAULT_TITLES),
-            "rows": rows, "extra": extra}
+        rows.append(
+            {
+                "field": field,
+                "label": _label(spec, field),
+                "left": lv,
+                "right": rv,
+                "differs": lv != rv,
+            }
+        )
+    extra = [
+        {"field": k, "label": _label(spec, k), "value": _text(v)}
+        for k, v in payload.items()
+        if k not in (left_key, right_key)
+    ]
+    return {
+        "layout": "pair",
+        "titles": list(spec.get("titles") or DEFAULT_TITLES),
+        "rows": rows,
+        "extra": extra,
+    }
 
 
 def _table(payload: dict, spec: dict) -> dict:
     fields = spec.get("fields") or list(payload)
-    return {"layout": "table",
-            "rows": [{"field": f, "label": _label(spec, f), "value": _text(payload.get(f))}
-                     for f in fields]}
+    return {
+        "layout": "table",
+        "rows": [
+            {"field": f, "label": _label(spec, f), "value": _text(payload.get(f))} for f in fields
+        ],
+    }
 
 
 def _segments(text: str, highlight: Any) -> list[dict]:
     """Split ``text`` around the highlighted span (offsets ``[start, end]`` or a substring)."""
     start = end = None
-    if (isinstance(highlight, list) and len(highlight) == 2
-            and all(isinstance(x, int) and not isinstance(x, bool) for x in highlight)):
+    if (
+        isinstance(highlight, list)
+        and len(highlight) == 2
+        and all(isinstance(x, int) and not isinstance(x, bool) for x in highlight)
+    ):
         start, end = highlight
         if not 0 <= start < end <= len(text):
             start = end = None
@@ -91,8 +112,11 @@ def _segments(text: str, highlight: Any) -> list[dict]:
             start, end = found, found + len(highlight)
     if start is None:
         return [{"text": text, "mark": False}]
-    parts = [{"text": text[:start], "mark": False}, {"text": text[start:end], "mark": True},
-             {"text": text[end:], "mark": False}]
+    parts = [
+        {"text": text[:start], "mark": False},
+        {"text": text[start:end], "mark": True},
+        {"text": text[end:], "mark": False},
+    ]
     return [p for p in parts if p["text"]]
 
 
@@ -101,17 +125,27 @@ def _text_layout(payload: dict, spec: dict) -> dict | None:
     if field not in payload:
         return None
     highlight = payload.get(spec["highlight"]) if "highlight" in spec else None
-    extra = [{"field": f, "label": _label(spec, f), "value": _text(payload.get(f))}
-             for f in spec.get("fields") or []]
-    return {"layout": "text", "label": spec.get("label") or _label(spec, field),
-            "segments": _segments(_text(payload[field]), highlight), "extra": extra}
+    extra = [
+        {"field": f, "label": _label(spec, f), "value": _text(payload.get(f))}
+        for f in spec.get("fields") or []
+    ]
+    return {
+        "layout": "text",
+        "label": spec.get("label") or _label(spec, field),
+        "segments": _segments(_text(payload[field]), highlight),
+        "extra": extra,
+    }
 
 
 def _automatic(payload: Any) -> dict:
     if isinstance(payload, dict):
         return _pair(payload, {}) or _table(payload, {})
-    return {"layout": "text", "label": "", "segments": [{"text": _text(payload), "mark": False}],
-            "extra": []}
+    return {
+        "layout": "text",
+        "label": "",
+        "segments": [{"text": _text(payload), "mark": False}],
+        "extra": [],
+    }
 
 
 def display_for_payload(payload: Any, spec: dict | None, *, key: str = "") -> dict:

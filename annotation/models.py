@@ -39,10 +39,12 @@ class VerificationRequest(models.Model):
         PENDING = "pending", "pending"
         RESOLVED = "resolved", "resolved"
 
-    task = models.ForeignKey("leaderboard.Task", on_delete=models.CASCADE,
-                             related_name="verification_requests")
-    item = models.OneToOneField("leaderboard.Item", on_delete=models.CASCADE,
-                                related_name="verification_request")
+    task = models.ForeignKey(
+        "leaderboard.Task", on_delete=models.CASCADE, related_name="verification_requests"
+    )
+    item = models.OneToOneField(
+        "leaderboard.Item", on_delete=models.CASCADE, related_name="verification_request"
+    )
     state = models.CharField(max_length=10, choices=State.choices, default=State.PENDING)
     judgments_required = models.PositiveSmallIntegerField(default=1)
     judgments_counted = models.PositiveSmallIntegerField(default=0)
@@ -56,8 +58,9 @@ class VerificationRequest(models.Model):
     class Meta:
         ordering = ["priority", "id"]
         # In claim order, so a claim walks the index and stops at the first free request.
-        indexes = [models.Index(fields=["task", "state", "priority", "id"],
-                                name="request_queue_order")]
+        indexes = [
+            models.Index(fields=["task", "state", "priority", "id"], name="request_queue_order")
+        ]
 
 
 class GoldItem(models.Model):
@@ -66,8 +69,9 @@ class GoldItem(models.Model):
     class Source(models.TextChoices):
         ORGANIZER = "organizer", "loaded by an organizer"
 
-    task = models.ForeignKey("leaderboard.Task", on_delete=models.CASCADE,
-                             related_name="gold_items")
+    task = models.ForeignKey(
+        "leaderboard.Task", on_delete=models.CASCADE, related_name="gold_items"
+    )
     item = models.ForeignKey("leaderboard.Item", on_delete=models.CASCADE, related_name="+")
     answer = models.BooleanField(help_text="True: the prediction is correct.")
     source = models.CharField(max_length=20, choices=Source.choices, default=Source.ORGANIZER)
@@ -92,14 +96,22 @@ class Assignment(models.Model):
         EXPIRED = "expired", "expired"
         REVOKED = "revoked", "revoked (the annotator was paused)"
 
-    task = models.ForeignKey("leaderboard.Task", on_delete=models.CASCADE,
-                             related_name="assignments")
-    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
-                                  related_name="assignments")
-    request = models.ForeignKey(VerificationRequest, null=True, blank=True,
-                                on_delete=models.CASCADE, related_name="assignments")
-    gold = models.ForeignKey(GoldItem, null=True, blank=True, on_delete=models.CASCADE,
-                             related_name="assignments")
+    task = models.ForeignKey(
+        "leaderboard.Task", on_delete=models.CASCADE, related_name="assignments"
+    )
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments"
+    )
+    request = models.ForeignKey(
+        VerificationRequest,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="assignments",
+    )
+    gold = models.ForeignKey(
+        GoldItem, null=True, blank=True, on_delete=models.CASCADE, related_name="assignments"
+    )
     token = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     state = models.CharField(max_length=10, choices=State.choices, default=State.ACTIVE)
     expires_at = models.DateTimeField()
@@ -108,16 +120,23 @@ class Assignment(models.Model):
     class Meta:
         constraints = [
             models.CheckConstraint(
-                condition=(Q(request__isnull=False, gold__isnull=True)
-                           | Q(request__isnull=True, gold__isnull=False)),
-                name="assignment_request_xor_gold"),
+                condition=(
+                    Q(request__isnull=False, gold__isnull=True)
+                    | Q(request__isnull=True, gold__isnull=False)
+                ),
+                name="assignment_request_xor_gold",
+            ),
             # One live lease per (request, annotator): two tabs never hold the same item.
-            models.UniqueConstraint(fields=["request", "annotator"],
-                                    condition=Q(state="active", request__isnull=False),
-                                    name="assignment_one_active_request"),
-            models.UniqueConstraint(fields=["gold", "annotator"],
-                                    condition=Q(state="active", gold__isnull=False),
-                                    name="assignment_one_active_gold"),
+            models.UniqueConstraint(
+                fields=["request", "annotator"],
+                condition=Q(state="active", request__isnull=False),
+                name="assignment_one_active_request",
+            ),
+            models.UniqueConstraint(
+                fields=["gold", "annotator"],
+                condition=Q(state="active", gold__isnull=False),
+                name="assignment_one_active_gold",
+            ),
         ]
         indexes = [
             models.Index(fields=["request", "state", "expires_at"], name="assignment_slots"),
@@ -130,12 +149,15 @@ class Judgment(models.Model):
 
     Answer = Answer
 
-    request = models.ForeignKey(VerificationRequest, on_delete=models.CASCADE,
-                                related_name="judgments")
-    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
-                                  related_name="judgments")
-    assignment = models.ForeignKey(Assignment, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="judgments")
+    request = models.ForeignKey(
+        VerificationRequest, on_delete=models.CASCADE, related_name="judgments"
+    )
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="judgments"
+    )
+    assignment = models.ForeignKey(
+        Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="judgments"
+    )
     client_id = models.UUIDField(default=uuid.uuid4, unique=True)
     answer = models.CharField(max_length=12, choices=Answer.choices)
     justification = models.CharField(max_length=500, blank=True)
@@ -155,9 +177,11 @@ class Judgment(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["request", "annotator"],
-                                    condition=Q(withdrawn_at__isnull=True),
-                                    name="judgment_unique_pair"),
+            models.UniqueConstraint(
+                fields=["request", "annotator"],
+                condition=Q(withdrawn_at__isnull=True),
+                name="judgment_unique_pair",
+            ),
         ]
         indexes = [models.Index(fields=["annotator", "created_at"], name="judgment_by_annotator")]
 
@@ -168,10 +192,12 @@ class GoldAnswer(models.Model):
     Answer = Answer
 
     gold = models.ForeignKey(GoldItem, on_delete=models.CASCADE, related_name="answers")
-    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
-                                  related_name="gold_answers")
-    assignment = models.ForeignKey(Assignment, null=True, blank=True, on_delete=models.SET_NULL,
-                                   related_name="gold_answers")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="gold_answers"
+    )
+    assignment = models.ForeignKey(
+        Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="gold_answers"
+    )
     client_id = models.UUIDField(unique=True)
     answer = models.CharField(max_length=12, choices=Answer.choices)
     correct = models.BooleanField(null=True, blank=True)
@@ -187,39 +213,47 @@ class GoldAnswer(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["gold", "annotator"],
-                                    condition=Q(withdrawn_at__isnull=True),
-                                    name="gold_answer_unique_pair"),
+            models.UniqueConstraint(
+                fields=["gold", "annotator"],
+                condition=Q(withdrawn_at__isnull=True),
+                name="gold_answer_unique_pair",
+            ),
         ]
-        indexes = [models.Index(fields=["annotator", "created_at"],
-                                name="gold_answer_by_annotator")]
+        indexes = [
+            models.Index(fields=["annotator", "created_at"], name="gold_answer_by_annotator")
+        ]
 
 
 class AnnotatorPause(models.Model):
     """An annotator kept away from a task's queue until an organizer lifts the pause."""
 
     task = models.ForeignKey("leaderboard.Task", on_delete=models.CASCADE, related_name="+")
-    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
-                                  related_name="annotation_pauses")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotation_pauses"
+    )
     reason = models.CharField(max_length=300)
     created_at = models.DateTimeField(default=timezone.now)
     lifted_at = models.DateTimeField(null=True, blank=True)
-    lifted_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
-                                  on_delete=models.SET_NULL, related_name="+")
+    lifted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["task", "annotator"],
-                                    condition=Q(lifted_at__isnull=True),
-                                    name="pause_one_open"),
+            models.UniqueConstraint(
+                fields=["task", "annotator"],
+                condition=Q(lifted_at__isnull=True),
+                name="pause_one_open",
+            ),
         ]
 
 
 class RequestConflict(models.Model):
     """A team one of whose runs predicted the request's item: its members never get it."""
 
-    request = models.ForeignKey(VerificationRequest, on_delete=models.CASCADE,
-                                related_name="conflicts")
+    request = models.ForeignKey(
+        VerificationRequest, on_delete=models.CASCADE, related_name="conflicts"
+    )
     team = models.ForeignKey("leaderboard.Team", on_delete=models.CASCADE, related_name="+")
 
     class Meta:

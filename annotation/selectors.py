@@ -43,30 +43,42 @@ def answers_today(*, task: Task, annotator, now: datetime | None = None) -> int:
     """Answers (skips and gold answers included, undone ones not) since midnight UTC."""
     since = start_of_day(now or timezone.now())
     judgments, gold = _answers(task, annotator)
-    return (judgments.filter(created_at__gte=since).count()
-            + gold.filter(created_at__gte=since).count())
+    return (
+        judgments.filter(created_at__gte=since).count() + gold.filter(created_at__gte=since).count()
+    )
 
 
 def working_annotators(*, task: Task) -> int:
     """Annotators of ``task`` who have answered on it and are not paused: those who can give
     the further judgments the planner asks of an item (each by a different annotator)."""
     judgments, gold = _answers(task)
-    answered = (set(judgments.values_list("annotator_id", flat=True).distinct())
-                | set(gold.values_list("annotator_id", flat=True).distinct()))
-    paused = set(AnnotatorPause.objects.filter(task=task, lifted_at=None)
-                 .values_list("annotator_id", flat=True))
+    answered = set(judgments.values_list("annotator_id", flat=True).distinct()) | set(
+        gold.values_list("annotator_id", flat=True).distinct()
+    )
+    paused = set(
+        AnnotatorPause.objects.filter(task=task, lifted_at=None).values_list(
+            "annotator_id", flat=True
+        )
+    )
     current = set(task.annotators.values_list("pk", flat=True))
     return len((answered & current) - paused)
 
 
 def open_requests_for(*, task: Task, annotator):
     """Pending requests ``annotator`` has not answered and may see (conflicts excluded)."""
-    return (VerificationRequest.objects
-            .filter(task=task, state=VerificationRequest.State.PENDING)
-            .filter(~Exists(Judgment.objects.filter(request=OuterRef("pk"), annotator=annotator,
-                                                    withdrawn_at=None)))
-            .filter(~Exists(RequestConflict.objects.filter(request=OuterRef("pk"),
-                                                           team__members=annotator))))
+    return (
+        VerificationRequest.objects.filter(task=task, state=VerificationRequest.State.PENDING)
+        .filter(
+            ~Exists(
+                Judgment.objects.filter(
+                    request=OuterRef("pk"), annotator=annotator, withdrawn_at=None
+                )
+            )
+        )
+        .filter(
+            ~Exists(RequestConflict.objects.filter(request=OuterRef("pk"), team__members=annotator))
+        )
+    )
 
 
 def annotator_progress(*, task: Task, annotator) -> dict:
@@ -142,22 +154,30 @@ def queue_health(*, task: Task) -> QueueHealth:
     now = timezone.now()
     requests = VerificationRequest.objects.filter(task=task)
     pending = requests.filter(state=VerificationRequest.State.PENDING)
-    outstanding = sum(max(0, r - c) for r, c in pending.values_list("judgments_required",
-                                                                    "judgments_counted"))
+    outstanding = sum(
+        max(0, r - c) for r, c in pending.values_list("judgments_required", "judgments_counted")
+    )
     judgments, gold = _answers(task)
 
     def answered_since(moment):
-        return (judgments.filter(created_at__gte=moment).count()
-                + gold.filter(created_at__gte=moment).count())
+        return (
+            judgments.filter(created_at__gte=moment).count()
+            + gold.filter(created_at__gte=moment).count()
+        )
 
-    fit = (LabelModelFit.objects.filter(task=task).select_related("snapshot")
-           .only("annotators", "level", "snapshot__version", "snapshot__details").first())
+    fit = (
+        LabelModelFit.objects.filter(task=task)
+        .select_related("snapshot")
+        .only("annotators", "level", "snapshot__version", "snapshot__details")
+        .first()
+    )
     model = (fit.snapshot.details or {}).get("label_model") if fit is not None else None
     return QueueHealth(
         pending_requests=pending.count(),
         judgments_outstanding=outstanding,
-        leased_now=Assignment.objects.filter(task=task, state=Assignment.State.ACTIVE,
-                                             expires_at__gt=now).count(),
+        leased_now=Assignment.objects.filter(
+            task=task, state=Assignment.State.ACTIVE, expires_at__gt=now
+        ).count(),
         stuck=len(stuck_items(task=task)),
         resolved=requests.filter(state=VerificationRequest.State.RESOLVED).count(),
         answers_last_hour=answered_since(now - timedelta(hours=1)),
@@ -179,29 +199,36 @@ def stuck_items(*, task: Task) -> set[int]:
     """
     paused = AnnotatorPause.objects.filter(task=task, lifted_at=None).values("annotator")
     active = set(task.annotators.exclude(pk__in=paused).values_list("pk", flat=True))
-    requests = VerificationRequest.objects.filter(task=task,
-                                                  state=VerificationRequest.State.PENDING)
+    requests = VerificationRequest.objects.filter(
+        task=task, state=VerificationRequest.State.PENDING
+    )
     pending = dict(requests.values_list("pk", "item__index"))
     if not active:
         return set(pending.values())
     blocked = defaultdict(set)
-    for request_id, user_id in (Judgment.objects.filter(request__in=requests, withdrawn_at=None)
-                                .values_list("request_id", "annotator_id").iterator()):
+    for request_id, user_id in (
+        Judgment.objects.filter(request__in=requests, withdrawn_at=None)
+        .values_list("request_id", "annotator_id")
+        .iterator()
+    ):
         blocked[request_id].add(user_id)
-    for request_id, user_id in (GoldAnswer.objects
-                                .filter(gold__item__verification_request__in=requests,
-                                        withdrawn_at=None)
-                                .values_list("gold__item__verification_request",
-                                             "annotator_id").iterator()):
+    for request_id, user_id in (
+        GoldAnswer.objects.filter(gold__item__verification_request__in=requests, withdrawn_at=None)
+        .values_list("gold__item__verification_request", "annotator_id")
+        .iterator()
+    ):
         blocked[request_id].add(user_id)
     teams = defaultdict(set)
-    for team_id, user_id in Team.members.through.objects.filter(
-            user_id__in=active).values_list("team_id", "user_id"):
+    for team_id, user_id in Team.members.through.objects.filter(user_id__in=active).values_list(
+        "team_id", "user_id"
+    ):
         teams[team_id].add(user_id)
     if teams:
-        for request_id, team_id in (RequestConflict.objects
-                                    .filter(request__in=requests, team_id__in=list(teams))
-                                    .values_list("request_id", "team_id").iterator()):
+        for request_id, team_id in (
+            RequestConflict.objects.filter(request__in=requests, team_id__in=list(teams))
+            .values_list("request_id", "team_id")
+            .iterator()
+        ):
             blocked[request_id] |= teams[team_id]
     # (A request that turned pending meanwhile is left for the next look.)
     return {pending[pk] for pk, users in blocked.items() if pk in pending and active <= users}
@@ -209,11 +236,19 @@ def stuck_items(*, task: Task) -> set[int]:
 
 def _annotator_rows(task: Task, now: datetime, estimated: list) -> list[AnnotatorRow]:
     since = start_of_day(now)
-    users = {u.pk: u.username for u in get_user_model().objects.filter(
-        Q(annotated_tasks=task) | Q(judgments__request__task=task)
-        | Q(gold_answers__gold__task=task)).distinct()}
-    stats = defaultdict(lambda: {"total": 0, "today": 0, "gold": 0, "right": 0, "judged": 0,
-                                 "seconds": []})
+    users = {
+        u.pk: u.username
+        for u in get_user_model()
+        .objects.filter(
+            Q(annotated_tasks=task)
+            | Q(judgments__request__task=task)
+            | Q(gold_answers__gold__task=task)
+        )
+        .distinct()
+    }
+    stats = defaultdict(
+        lambda: {"total": 0, "today": 0, "gold": 0, "right": 0, "judged": 0, "seconds": []}
+    )
     judgments, gold = _answers(task)
     for qs, is_gold in ((judgments, False), (gold, True)):
         fields = ["annotator_id", "created_at", "seconds_spent"]
@@ -229,28 +264,48 @@ def _annotator_rows(task: Task, now: datetime, estimated: list) -> list[Annotato
                 if row[3] is not None and not row[4]:  # a late answer measures nobody
                     s["judged"] += 1
                     s["right"] += bool(row[3])
-    pauses = dict(AnnotatorPause.objects.filter(task=task, lifted_at=None)
-                  .values_list("annotator_id", "reason"))
+    pauses = dict(
+        AnnotatorPause.objects.filter(task=task, lifted_at=None).values_list(
+            "annotator_id", "reason"
+        )
+    )
     model = {row["annotator"]: row for row in estimated}
     rows = []
     for pk, username in users.items():
         s = stats[pk]
         m = model.get(pk, {})
-        rows.append(AnnotatorRow(
-            username=username, answers_total=s["total"], answers_today=s["today"],
-            gold_answers=s["gold"],
-            gold_accuracy=s["right"] / s["judged"] if s["judged"] else None,
-            median_seconds=statistics.median(s["seconds"]) if s["seconds"] else None,
-            paused=pk in pauses, paused_reason=pauses.get(pk, ""),
-            sensitivity=tuple(m["sensitivity"]) if m else None,
-            specificity=tuple(m["specificity"]) if m else None,
-            weight=m.get("weight")))
+        rows.append(
+            AnnotatorRow(
+                username=username,
+                answers_total=s["total"],
+                answers_today=s["today"],
+                gold_answers=s["gold"],
+                gold_accuracy=s["right"] / s["judged"] if s["judged"] else None,
+                median_seconds=statistics.median(s["seconds"]) if s["seconds"] else None,
+                paused=pk in pauses,
+                paused_reason=pauses.get(pk, ""),
+                sensitivity=tuple(m["sensitivity"]) if m else None,
+                specificity=tuple(m["specificity"]) if m else None,
+                weight=m.get("weight"),
+            )
+        )
     return sorted(rows, key=lambda r: r.username)
 
 
-ANSWER_EXPORT_HEADER = ("kind", "item_key", "annotator", "answer", "counted", "gold_correct",
-                        "justification", "seconds_spent", "answered_at", "withdrawn_at",
-                        "client_id", "late")
+ANSWER_EXPORT_HEADER = (
+    "kind",
+    "item_key",
+    "annotator",
+    "answer",
+    "counted",
+    "gold_correct",
+    "justification",
+    "seconds_spent",
+    "answered_at",
+    "withdrawn_at",
+    "client_id",
+    "late",
+)
 
 
 def answers_export_rows(*, task: Task) -> Iterator[tuple]:
@@ -261,21 +316,78 @@ def answers_export_rows(*, task: Task) -> Iterator[tuple]:
     longer held); gold answers carry whether they matched the known answer.
     """
     yield ANSWER_EXPORT_HEADER
-    judgments = (Judgment.objects.filter(request__task=task)
-                 .order_by("created_at", "id")
-                 .values_list("request__item__key", "annotator__username", "answer", "counted",
-                              "justification", "seconds_spent", "created_at", "withdrawn_at",
-                              "client_id", "late"))
-    for key, user, answer, counted, why, seconds, at, withdrawn, client_id, late in (
-            judgments.iterator(chunk_size=2000)):
-        yield ("judgment", key, user, answer, counted, None, why, seconds, at, withdrawn,
-               client_id, late)
-    gold = (GoldAnswer.objects.filter(gold__task=task)
-            .order_by("created_at", "id")
-            .values_list("gold__item__key", "annotator__username", "answer", "correct",
-                         "justification", "seconds_spent", "created_at", "withdrawn_at",
-                         "client_id", "late"))
-    for key, user, answer, correct, why, seconds, at, withdrawn, client_id, late in (
-            gold.iterator(chunk_size=2000)):
-        yield ("gold", key, user, answer, False, correct, why, seconds, at, withdrawn,
-               client_id, late)
+    judgments = (
+        Judgment.objects.filter(request__task=task)
+        .order_by("created_at", "id")
+        .values_list(
+            "request__item__key",
+            "annotator__username",
+            "answer",
+            "counted",
+            "justification",
+            "seconds_spent",
+            "created_at",
+            "withdrawn_at",
+            "client_id",
+            "late",
+        )
+    )
+    for (
+        key,
+        user,
+        answer,
+        counted,
+        why,
+        seconds,
+        at,
+        withdrawn,
+        client_id,
+        late,
+    ) in judgments.iterator(chunk_size=2000):
+        yield (
+            "judgment",
+            key,
+            user,
+            answer,
+            counted,
+            None,
+            why,
+            seconds,
+            at,
+            withdrawn,
+            client_id,
+            late,
+        )
+    gold = (
+        GoldAnswer.objects.filter(gold__task=task)
+        .order_by("created_at", "id")
+        .values_list(
+            "gold__item__key",
+            "annotator__username",
+            "answer",
+            "correct",
+            "justification",
+            "seconds_spent",
+            "created_at",
+            "withdrawn_at",
+            "client_id",
+            "late",
+        )
+    )
+    for key, user, answer, correct, why, seconds, at, withdrawn, client_id, late in gold.iterator(
+        chunk_size=2000
+    ):
+        yield (
+            "gold",
+            key,
+            user,
+            answer,
+            False,
+            correct,
+            why,
+            seconds,
+            at,
+            withdrawn,
+            client_id,
+            late,
+        )

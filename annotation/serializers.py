@@ -48,13 +48,15 @@ class StrictSerializer(RefuseUnknownFields, serializers.Serializer):
 
 class ClaimIn(StrictSerializer):
     count = serializers.IntegerField(min_value=1, required=False, default=1)
-    holding = serializers.ListField(child=UUIDText(), required=False, default=list,
-                                    max_length=MAX_TOKENS)
+    holding = serializers.ListField(
+        child=UUIDText(), required=False, default=list, max_length=MAX_TOKENS
+    )
 
     def validate_count(self, value):
         if value > settings.ANNOTATION_MAX_CLAIM:
             raise serializers.ValidationError(
-                f"at most {settings.ANNOTATION_MAX_CLAIM} items may be claimed at once")
+                f"at most {settings.ANNOTATION_MAX_CLAIM} items may be claimed at once"
+            )
         return value
 
 
@@ -77,15 +79,22 @@ def assignment_out(lease) -> dict:
     like a real one.
     """
     item = lease.request.item if lease.request_id is not None else lease.gold.item
-    return {"token": str(lease.token), "expires_at": lease.expires_at,
-            "display": item_display(lease.task, item)}
+    return {
+        "token": str(lease.token),
+        "expires_at": lease.expires_at,
+        "display": item_display(lease.task, item),
+    }
 
 
 def answer_out(result) -> dict:
     record = result.record
-    return {"client_id": str(record.client_id), "answer": record.answer,
-            "counted": result.counted, "message": result.message,
-            "undo_until": result.undo_until}
+    return {
+        "client_id": str(record.client_id),
+        "answer": record.answer,
+        "counted": result.counted,
+        "message": result.message,
+        "undo_until": result.undo_until,
+    }
 
 
 # -- response shapes (the OpenAPI schema's documentation of what the views return) -------------
@@ -101,8 +110,10 @@ class ProgressOut(serializers.Serializer):
 class AssignmentOut(serializers.Serializer):
     token = serializers.UUIDField(help_text="Opaque lease token: all the page ever sees.")
     expires_at = serializers.DateTimeField()
-    display = serializers.DictField(help_text="What to show: the task's display layout of the "
-                                              "item's payload (see docs/ANNOTATION.md).")
+    display = serializers.DictField(
+        help_text="What to show: the task's display layout of the "
+        "item's payload (see docs/ANNOTATION.md)."
+    )
 
 
 class ClaimOut(serializers.Serializer):
@@ -126,9 +137,12 @@ class HeartbeatOut(serializers.Serializer):
 class StoredAnswerOut(serializers.Serializer):
     client_id = serializers.UUIDField()
     answer = serializers.ChoiceField(choices=Answer.values)
-    counted = serializers.BooleanField(help_text=(
-        "False for a skip and for an answer on a lease you no longer held (expired, given back, "
-        "or revoked by a pause): kept, not counted."))
+    counted = serializers.BooleanField(
+        help_text=(
+            "False for a skip and for an answer on a lease you no longer held (expired, given "
+            "back, or revoked by a pause): kept, not counted."
+        )
+    )
     message = serializers.CharField(allow_blank=True, help_text="Why it was not counted.")
     undo_until = serializers.DateTimeField()
 
@@ -140,7 +154,11 @@ class AnswerOut(serializers.Serializer):
 
 class UndoOut(serializers.Serializer):
     undone = serializers.BooleanField()
-    assignment = AssignmentOut(allow_null=True, help_text=(
-        "A fresh lease on the same item; null when the answer taken back was late or your work "
-        "on the task is paused."))
+    assignment = AssignmentOut(
+        allow_null=True,
+        help_text=(
+            "A fresh lease on the same item; null when the answer taken back was late or your work "
+            "on the task is paused."
+        ),
+    )
     progress = ProgressOut()

@@ -26,12 +26,12 @@ from . import selectors, services
 @login_required
 @require_GET
 def home(request):
-    annotated = [{"task": task,
-                  "progress": selectors.annotator_progress(task=task, annotator=request.user)}
-                 for task in leaderboard_selectors.annotated_tasks(request.user).order_by("title")]
+    annotated = [
+        {"task": task, "progress": selectors.annotator_progress(task=task, annotator=request.user)}
+        for task in leaderboard_selectors.annotated_tasks(request.user).order_by("title")
+    ]
     organized = list(leaderboard_selectors.user_roles(request.user)["organized"])
-    return render(request, "annotation/home.html",
-                  {"annotated": annotated, "organized": organized})
+    return render(request, "annotation/home.html", {"annotated": annotated, "organized": organized})
 
 
 @login_required
@@ -40,12 +40,14 @@ def annotate(request, slug: str):
     try:
         task = leaderboard_selectors.task_for(slug, request.user, role="annotator")
     except leaderboard_selectors.TaskForbidden as refused:
-        return render(request, "annotation/not_annotator.html", {"task": refused.task},
-                      status=403)
-    config = {"slug": task.slug, "user": request.user.pk,
-              "api": reverse("annotation:home") + "api/",
-              # The page holds as many items as the server lets one annotator hold.
-              "prefetch": settings.ANNOTATION_MAX_CLAIM}
+        return render(request, "annotation/not_annotator.html", {"task": refused.task}, status=403)
+    config = {
+        "slug": task.slug,
+        "user": request.user.pk,
+        "api": reverse("annotation:home") + "api/",
+        # The page holds as many items as the server lets one annotator hold.
+        "prefetch": settings.ANNOTATION_MAX_CLAIM,
+    }
     return render(request, "annotation/annotate.html", {"task": task, "config": config})
 
 
@@ -56,9 +58,11 @@ def queue(request, slug: str):
     health = selectors.queue_health(task=task)
     export_url = reverse("verified_items_csv", args=[task.slug])
     answers_url = reverse("annotation:answers_csv", args=[task.slug])
-    return render(request, "annotation/queue.html",
-                  {"task": task, "health": health, "export_url": export_url,
-                   "answers_url": answers_url})
+    return render(
+        request,
+        "annotation/queue.html",
+        {"task": task, "health": health, "export_url": export_url, "answers_url": answers_url},
+    )
 
 
 @login_required
@@ -66,8 +70,9 @@ def queue(request, slug: str):
 def answers_csv(request, slug: str):
     """Every answer of the task as CSV (organizers only), streamed."""
     task = leaderboard_selectors.task_for(slug, request.user, role="organizer")
-    response = StreamingHttpResponse(csv_lines(selectors.answers_export_rows(task=task)),
-                                     content_type="text/csv; charset=utf-8")
+    response = StreamingHttpResponse(
+        csv_lines(selectors.answers_export_rows(task=task)), content_type="text/csv; charset=utf-8"
+    )
     response["Content-Disposition"] = f'attachment; filename="{task.slug}-answers.csv"'
     response["X-Content-Type-Options"] = "nosniff"
     return response

@@ -28,13 +28,16 @@ def code_version() -> dict:
 
     def git(*args):
         try:
-            return subprocess.run(["git", "-C", REPO, *args], capture_output=True, text=True,
-                                  timeout=10).stdout.strip()
+            return subprocess.run(
+                ["git", "-C", REPO, *args], capture_output=True, text=True, timeout=10
+            ).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             return ""
 
-    return {"commit": git("rev-parse", "--short", "HEAD"),
-            "evaluation_dirty": bool(git("status", "--porcelain", "evaluation/core"))}
+    return {
+        "commit": git("rev-parse", "--short", "HEAD"),
+        "evaluation_dirty": bool(git("status", "--porcelain", "evaluation/core")),
+    }
 
 
 def machine() -> dict:
@@ -54,9 +57,15 @@ def machine() -> dict:
     mem_gib = None
     with suppress(ValueError, OSError):
         mem_gib = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
-    return {"cpu": cpu, "cores": os.cpu_count(), "mem_gib": mem_gib,
-            "python": platform.python_version(), "numpy": numpy.__version__,
-            "scipy": scipy.__version__, **code_version()}
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "mem_gib": mem_gib,
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "scipy": scipy.__version__,
+        **code_version(),
+    }
 
 
 class Timer:
@@ -90,8 +99,14 @@ def profile_call(fn, *args, top: int = 20, **kwargs):
     rows = []
     for (path, line, func), (_cc, ncalls, tottime, cumtime, _callers) in stats.stats.items():
         where = f"{_short(path)}:{line}({func})"
-        rows.append({"where": where, "calls": ncalls, "tottime": round(tottime, 4),
-                     "cumtime": round(cumtime, 4)})
+        rows.append(
+            {
+                "where": where,
+                "calls": ncalls,
+                "tottime": round(tottime, 4),
+                "cumtime": round(cumtime, 4),
+            }
+        )
     rows.sort(key=lambda r: r["tottime"], reverse=True)
     buf = io.StringIO()
     pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(top)
@@ -108,8 +123,10 @@ def _short(path: str) -> str:
 
 
 def format_hotspots(rows, title: str) -> str:
-    lines = [f"-- {title}: top functions by own time --",
-             f"{'tottime':>8} {'cumtime':>8} {'calls':>7}  where"]
+    lines = [
+        f"-- {title}: top functions by own time --",
+        f"{'tottime':>8} {'cumtime':>8} {'calls':>7}  where",
+    ]
     for r in rows:
         lines.append(f"{r['tottime']:8.3f} {r['cumtime']:8.3f} {r['calls']:7d}  {r['where']}")
     return "\n".join(lines)

@@ -88,20 +88,36 @@ def prepare(n_items: int, judgments: int, n_clients: int) -> tuple[str, list[str
     from leaderboard.models import Item, Task
     from leaderboard.services.tokens import create_token
 
-    task = Task.objects.create(slug="bench-queue", title="Queue benchmark",
-                               judgments_per_item=judgments, gold_rate=0.05,
-                               gold_min_answers=10**6, question="Same paper?")
+    task = Task.objects.create(
+        slug="bench-queue",
+        title="Queue benchmark",
+        judgments_per_item=judgments,
+        gold_rate=0.05,
+        gold_min_answers=10**6,
+        question="Same paper?",
+    )
     total = n_items + 40
     items = Item.objects.bulk_create(
-        [Item(task=task, key=f"k{i}", index=i,
-              payload={"left": {"title": f"Paper {i}", "year": 2000 + i % 20},
-                       "right": {"title": f"Paper {i}.", "year": 2000 + i % 20}})
-         for i in range(total)], batch_size=2000)
+        [
+            Item(
+                task=task,
+                key=f"k{i}",
+                index=i,
+                payload={
+                    "left": {"title": f"Paper {i}", "year": 2000 + i % 20},
+                    "right": {"title": f"Paper {i}.", "year": 2000 + i % 20},
+                },
+            )
+            for i in range(total)
+        ],
+        batch_size=2000,
+    )
     Task.objects.filter(pk=task.pk).update(n_items=total)
     truth = {f"Paper {i}": i % 3 == 0 for i in range(total)}
     request_verification(task=task, item_ids=[it.pk for it in items[:n_items]], priority=1)
-    GoldItem.objects.bulk_create([GoldItem(task=task, item=it, answer=it.index % 3 == 0)
-                                  for it in items[n_items:]])
+    GoldItem.objects.bulk_create(
+        [GoldItem(task=task, item=it, answer=it.index % 3 == 0) for it in items[n_items:]]
+    )
     tokens = []
     for i in range(n_clients):
         user = get_user_model().objects.create(username=f"bench-annotator-{i}")
@@ -111,12 +127,29 @@ def prepare(n_items: int, judgments: int, n_clients: int) -> tuple[str, list[str
 
 
 def start_server(port: int, workers: int, threads: int, env: dict) -> subprocess.Popen:
-    cmd = [os.path.join(os.path.dirname(sys.executable), "gunicorn"),
-           "--chdir", BENCH_DIR, "--pythonpath", REPO, "-w", str(workers), "-k", "gthread",
-           "--threads", str(threads), "-b", f"127.0.0.1:{port}", "--log-level", "warning",
-           "--timeout", "120", "annotation_queue:application"]
-    server = subprocess.Popen(cmd, env={**env, "ANNOTATION_BENCH_SERVER": "1"},
-                              start_new_session=True)
+    cmd = [
+        os.path.join(os.path.dirname(sys.executable), "gunicorn"),
+        "--chdir",
+        BENCH_DIR,
+        "--pythonpath",
+        REPO,
+        "-w",
+        str(workers),
+        "-k",
+        "gthread",
+        "--threads",
+        str(threads),
+        "-b",
+        f"127.0.0.1:{port}",
+        "--log-level",
+        "warning",
+        "--timeout",
+        "120",
+        "annotation_queue:application",
+    ]
+    server = subprocess.Popen(
+        cmd, env={**env, "ANNOTATION_BENCH_SERVER": "1"}, start_new_session=True
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -168,8 +201,9 @@ class Client(threading.Thread):
         self.barrier.wait()
         idle = 0
         while not self.errors:
-            status, claim, t_claim = self.call(f"/annotate/api/tasks/{self.slug}/claim",
-                                               {"count": 1})
+            status, claim, t_claim = self.call(
+                f"/annotate/api/tasks/{self.slug}/claim", {"count": 1}
+            )
             self.claims.append(t_claim)
             if status != 200:
                 return
@@ -185,12 +219,22 @@ class Client(threading.Thread):
             title = lease["display"]["rows"][0]["left"] if "rows" in lease["display"] else None
             right = self.truth.get(title, False)
             roll = self.rng.random()
-            answer = ("cannot_tell" if roll < 0.02 else
-                      ("correct" if right else "incorrect") if roll < 0.95 else
-                      ("incorrect" if right else "correct"))
-            status, _, t_answer = self.call("/annotate/api/answers", {
-                "client_id": str(uuid.uuid4()), "token": lease["token"], "answer": answer,
-                "seconds_spent": round(self.rng.uniform(1, 20), 2)})
+            answer = (
+                "cannot_tell"
+                if roll < 0.02
+                else ("correct" if right else "incorrect")
+                if roll < 0.95
+                else ("incorrect" if right else "correct")
+            )
+            status, _, t_answer = self.call(
+                "/annotate/api/answers",
+                {
+                    "client_id": str(uuid.uuid4()),
+                    "token": lease["token"],
+                    "answer": answer,
+                    "seconds_spent": round(self.rng.uniform(1, 20), 2),
+                },
+            )
             self.answers.append(t_answer)
             self.pairs.append(t_claim + t_answer)
             if self.think:
@@ -205,9 +249,14 @@ def percentiles(values) -> dict:
     def pct(p):
         return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
-    return {"n": len(values), "p50": round(pct(50), 1), "p95": round(pct(95), 1),
-            "p99": round(pct(99), 1), "max": round(ordered[-1], 1),
-            "mean": round(statistics.fmean(values), 1)}
+    return {
+        "n": len(values),
+        "p50": round(pct(50), 1),
+        "p95": round(pct(95), 1),
+        "p99": round(pct(99), 1),
+        "max": round(ordered[-1], 1),
+        "mean": round(statistics.fmean(values), 1),
+    }
 
 
 def main(argv=None) -> int:
@@ -218,15 +267,23 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--port", type=int, default=8765)
-    parser.add_argument("--think-ms", type=float, default=0.0,
-                        help="mean pause between an answer and the next claim (uniform 0 to "
-                             "twice this); 0: clients hammer the server back to back")
+    parser.add_argument(
+        "--think-ms",
+        type=float,
+        default=0.0,
+        help="mean pause between an answer and the next claim (uniform 0 to "
+        "twice this); 0: clients hammer the server back to back",
+    )
     parser.add_argument("--db", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_DB))
     parser.add_argument("--json", default=None, help="where to write the results")
     args = parser.parse_args(argv)
 
-    env = {**os.environ, "DATABASE_URL": args.db, "DJANGO_SETTINGS_MODULE": "config.settings",
-           "API_THROTTLE_USER": "1000000/minute"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": args.db,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "API_THROTTLE_USER": "1000000/minute",
+    }
     os.environ.update(env)
     load_before = os.getloadavg()
     recreate_database(args.db)
@@ -236,8 +293,10 @@ def main(argv=None) -> int:
     server = start_server(args.port, args.workers, args.threads, env)
     try:
         barrier = threading.Barrier(args.clients + 1)
-        clients = [Client(args.port, slug, tokens[i], truth, i, barrier, args.think_ms)
-                   for i in range(args.clients)]
+        clients = [
+            Client(args.port, slug, tokens[i], truth, i, barrier, args.think_ms)
+            for i in range(args.clients)
+        ]
         for c in clients:
             c.start()
         barrier.wait()
@@ -254,8 +313,11 @@ def main(argv=None) -> int:
     errors = [e for c in clients for e in c.errors]
     answers = [t for c in clients for t in c.answers]
     result = {
-        "benchmark": "annotation_queue", "database": "postgresql",
-        "clients": args.clients, "items": args.items, "judgments_per_item": args.judgments,
+        "benchmark": "annotation_queue",
+        "database": "postgresql",
+        "clients": args.clients,
+        "items": args.items,
+        "judgments_per_item": args.judgments,
         "think_ms": args.think_ms,
         "server": f"gunicorn -w {args.workers} -k gthread --threads {args.threads}",
         "wall_seconds": round(wall, 2),
@@ -274,20 +336,25 @@ def main(argv=None) -> int:
         "load_average_before_after": [load_before, os.getloadavg()],
         "machine": machine(),
     }
-    print(f"{args.clients} clients (think {args.think_ms:g} ms), {args.items} items x "
-          f"{args.judgments} judgments, {result['server']}, PostgreSQL on loopback")
+    print(
+        f"{args.clients} clients (think {args.think_ms:g} ms), {args.items} items x "
+        f"{args.judgments} judgments, {result['server']}, PostgreSQL on loopback"
+    )
     print(f"{'':22}{'n':>7}{'p50':>9}{'p95':>9}{'p99':>9}{'max':>9}  (ms)")
     for name in ("claim_ms", "answer_ms", "claim_plus_answer_ms"):
         row = result[name]
-        print(f"{name:22}{row['n']:>7}{row['p50']:>9}{row['p95']:>9}{row['p99']:>9}"
-              f"{row['max']:>9}")
-    print(f"answers/s: {result['answers_per_second']} ({result['answers']} answers in "
-          f"{result['wall_seconds']} s); unresolved requests: "
-          f"{result['unresolved_requests']}; errors: {len(errors)}")
+        print(f"{name:22}{row['n']:>7}{row['p50']:>9}{row['p95']:>9}{row['p99']:>9}{row['max']:>9}")
+    print(
+        f"answers/s: {result['answers_per_second']} ({result['answers']} answers in "
+        f"{result['wall_seconds']} s); unresolved requests: "
+        f"{result['unresolved_requests']}; errors: {len(errors)}"
+    )
     out = args.json or os.path.join(
-        BENCH_DIR, "results",
+        BENCH_DIR,
+        "results",
         f"annotation_queue-{result['machine'].get('commit') or 'dev'}-postgresql"
-        f"-think{args.think_ms:g}.json")
+        f"-think{args.think_ms:g}.json",
+    )
     with open(out, "w") as fh:
         json.dump(result, fh, indent=2)
     print(f"written to {out}")

@@ -119,45 +119,93 @@ def populate(*, n_runs: int, n_teams: int, n_snapshots: int, seed: int) -> dict:
         task = Task.objects.create(slug=SLUG, title="Board latency benchmark", state="open")
         teams = [Team.objects.create(name=f"bench-team-{k:02d}") for k in range(n_teams)]
         teams[0].members.add(member)
-        runs = Run.objects.bulk_create([
-            Run(task=task, team=teams[i % n_teams], name=f"system {i:03d} (bench)",
-                state=Run.State.SCORED, n_predictions=10_000, n_requested=400, n_verified=400)
-            for i in range(n_runs)])
+        runs = Run.objects.bulk_create(
+            [
+                Run(
+                    task=task,
+                    team=teams[i % n_teams],
+                    name=f"system {i:03d} (bench)",
+                    state=Run.State.SCORED,
+                    n_predictions=10_000,
+                    n_requested=400,
+                    n_verified=400,
+                )
+                for i in range(n_runs)
+            ]
+        )
         truth = {m: rng.uniform(0.3, 0.95, n_runs) for m in METRICS}
         now = timezone.now()
         for version in range(1, n_snapshots + 1):
             width = 0.25 / np.sqrt(version)  # intervals narrow as answers arrive
             rows, estimates = [], []
-            values = {m: np.clip(truth[m] + rng.normal(0, width / 3, n_runs), 0, 1)
-                      for m in METRICS}
+            values = {
+                m: np.clip(truth[m] + rng.normal(0, width / 3, n_runs), 0, 1) for m in METRICS
+            }
             for m in METRICS:
                 order = np.argsort(-values[m])
                 rank_of = np.empty(n_runs, int)
                 rank_of[order] = np.arange(1, n_runs + 1)
                 values[m + "_rank"] = rank_of
             for i, run in enumerate(runs):
-                row = {"run": run.pk, "name": run.name, "team": run.team.name,
-                       "state": run.state, "provisional": version < n_snapshots and i % 7 == 0,
-                       "n_predictions": run.n_predictions, "n_requested": 400,
-                       "n_verified": 400, "rank": {}}
+                row = {
+                    "run": run.pk,
+                    "name": run.name,
+                    "team": run.team.name,
+                    "state": run.state,
+                    "provisional": version < n_snapshots and i % 7 == 0,
+                    "n_predictions": run.n_predictions,
+                    "n_requested": 400,
+                    "n_verified": 400,
+                    "rank": {},
+                }
                 for m in METRICS:
                     v = float(values[m][i])
                     low, high = max(0.0, v - width * 1.1), min(1.0, v + width * 0.9)
-                    row[m] = {"value": v, "low": low, "high": high,
-                              "labels_used": 40 * version, "method": "wilson-cluster"}
+                    row[m] = {
+                        "value": v,
+                        "low": low,
+                        "high": high,
+                        "labels_used": 40 * version,
+                        "method": "wilson-cluster",
+                    }
                     r = int(values[m + "_rank"][i])
                     row["rank"][m] = {"best": max(1, r - 3), "worst": min(n_runs, r + 3)}
-                    estimates.append(Estimate(
-                        run=run, metric=m, value=v, low=low, high=high, level=0.95,
-                        labels_used=40 * version, method="wilson-cluster", computed_at=now))
+                    estimates.append(
+                        Estimate(
+                            run=run,
+                            metric=m,
+                            value=v,
+                            low=low,
+                            high=high,
+                            level=0.95,
+                            labels_used=40 * version,
+                            method="wilson-cluster",
+                            computed_at=now,
+                        )
+                    )
                 rows.append(row)
             snapshot = LeaderboardSnapshot.objects.create(
-                task=task, version=version, created_at=now, engine_version="bench",
-                design="default", labels_version=version * 100, reference_version=1,
-                n_labels=400 * version, n_reference=200, confidence=0.95, published=True,
-                published_at=now, rows=rows,
-                details={"ranking": {"method": "pairwise intervals, Bonferroni",
-                                     "family_level": 0.95, "interval_level": 0.9997}})
+                task=task,
+                version=version,
+                created_at=now,
+                engine_version="bench",
+                design="default",
+                labels_version=version * 100,
+                reference_version=1,
+                n_labels=400 * version,
+                n_reference=200,
+                confidence=0.95,
+                published=True,
+                published_at=now,
+                rows=rows,
+                details={
+                    "ranking": {
+                        "method": "pairwise intervals, Bonferroni",
+                        "family_level": 0.95,
+                        "interval_level": 0.9997,
+                    }
+                },
+            )
             for estimate in estimates:
                 estimate.snapshot = snapshot
             Estimate.objects.bulk_create(estimates, batch_size=2000)
@@ -181,9 +229,24 @@ def start_server(port: int, workers: int, log_path: str) -> subprocess.Popen:
     env = {**os.environ, "DJANGO_DEBUG": "0", "PYTHONUNBUFFERED": "1"}
     log = open(log_path, "w")  # noqa: SIM115 - closed with the process
     return subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--bind",
-         f"127.0.0.1:{port}", "--workers", str(workers), "--log-level", "warning"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "config.wsgi:application",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(workers),
+            "--log-level",
+            "warning",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
 
 
 def fetch(port: int, path: str, cookie: str = "") -> tuple[int, float, int]:
@@ -212,10 +275,14 @@ def wait_ready(port: int, timeout: float = 60.0) -> None:
 
 def summary(seconds: list[float]) -> dict:
     ms = np.asarray(seconds) * 1000.0
-    return {"n": int(ms.size), "p50_ms": round(float(np.percentile(ms, 50)), 1),
-            "p95_ms": round(float(np.percentile(ms, 95)), 1),
-            "p99_ms": round(float(np.percentile(ms, 99)), 1),
-            "mean_ms": round(float(ms.mean()), 1), "max_ms": round(float(ms.max()), 1)}
+    return {
+        "n": int(ms.size),
+        "p50_ms": round(float(np.percentile(ms, 50)), 1),
+        "p95_ms": round(float(np.percentile(ms, 95)), 1),
+        "p99_ms": round(float(np.percentile(ms, 99)), 1),
+        "mean_ms": round(float(ms.mean()), 1),
+        "max_ms": round(float(ms.max()), 1),
+    }
 
 
 def sequential(port: int, path: str, *, n: int, warmup: int, cookie: str = "") -> dict:
@@ -258,9 +325,13 @@ def concurrent(port: int, paths: list[str], *, clients: int, n_per_client: int) 
         t.join()
     elapsed = time.perf_counter() - start
     total = sum(len(v) for v in results.values())
-    return {"clients": clients, "requests": total, "errors": errors[:5],
-            "throughput_rps": round(total / elapsed, 1),
-            "paths": {p: summary(v) for p, v in results.items() if v}}
+    return {
+        "clients": clients,
+        "requests": total,
+        "errors": errors[:5],
+        "throughput_rps": round(total / elapsed, 1),
+        "paths": {p: summary(v) for p, v in results.items() if v},
+    }
 
 
 def measure_in_process(paths: dict, *, n: int, member_run: int) -> dict:
@@ -309,8 +380,9 @@ def main(argv=None) -> int:
         from django.db import connection
 
         started = time.perf_counter()
-        ids = populate(n_runs=args.runs, n_teams=args.teams, n_snapshots=args.snapshots,
-                       seed=args.seed)
+        ids = populate(
+            n_runs=args.runs, n_teams=args.teams, n_snapshots=args.snapshots, seed=args.seed
+        )
         build_seconds = time.perf_counter() - started
         connection.close()
         port = free_port()
@@ -328,8 +400,13 @@ def main(argv=None) -> int:
         }
         results = {}
         for name, path in paths.items():
-            results[name] = sequential(port, path, n=args.requests, warmup=args.warmup,
-                                       cookie=cookie if name == "run_page" else "")
+            results[name] = sequential(
+                port,
+                path,
+                n=args.requests,
+                warmup=args.warmup,
+                cookie=cookie if name == "run_page" else "",
+            )
             print(f"{name:14s} {json.dumps(results[name])}", flush=True)
         cold = []
         for version in range(1, args.snapshots + 1):
@@ -337,8 +414,7 @@ def main(argv=None) -> int:
             if status == 200:
                 cold.append(seconds)
         results["snapshot_page_cold"] = summary(cold)
-        print(f"{'snapshot_page_cold':14s} {json.dumps(results['snapshot_page_cold'])}",
-              flush=True)
+        print(f"{'snapshot_page_cold':14s} {json.dumps(results['snapshot_page_cold'])}", flush=True)
         mixed = [paths["board"]]
         if "p95_ms" in results["board_api"]:
             mixed.append(paths["board_api"])
@@ -350,21 +426,31 @@ def main(argv=None) -> int:
         print(f"in_process     {json.dumps(in_process)}", flush=True)
         vendor = connection.vendor
         report = {
-            "benchmark": "board_latency", "database": vendor,
+            "benchmark": "board_latency",
+            "database": vendor,
             "database_url": db_url.split("@")[-1] if "@" in db_url else "sqlite (temporary)",
-            "runs": args.runs, "snapshots": args.snapshots, "teams": args.teams,
-            "gunicorn_workers": args.workers, "build_seconds": round(build_seconds, 1),
-            "target_p95_ms": TARGET_P95_MS, "sequential": results, "concurrent": together,
-            "in_process": in_process, "load_average": os.getloadavg(),
-            "target_met": all(results[k].get("p95_ms", 1e9) <= TARGET_P95_MS
-                              for k in ("board", "board_api")),
+            "runs": args.runs,
+            "snapshots": args.snapshots,
+            "teams": args.teams,
+            "gunicorn_workers": args.workers,
+            "build_seconds": round(build_seconds, 1),
+            "target_p95_ms": TARGET_P95_MS,
+            "sequential": results,
+            "concurrent": together,
+            "in_process": in_process,
+            "load_average": os.getloadavg(),
+            "target_met": all(
+                results[k].get("p95_ms", 1e9) <= TARGET_P95_MS for k in ("board", "board_api")
+            ),
             "machine": machine(),
         }
         if args.json:
             with open(args.json, "w") as fh:
                 json.dump(report, fh, indent=2)
-        print(f"target p95 <= {TARGET_P95_MS} ms for board and board API on {vendor}: "
-              f"{'met' if report['target_met'] else 'NOT met'}")
+        print(
+            f"target p95 <= {TARGET_P95_MS} ms for board and board API on {vendor}: "
+            f"{'met' if report['target_met'] else 'NOT met'}"
+        )
         return 0
     finally:
         if server is not None:

@@ -68,8 +68,9 @@ TARGET_PLAN_S = 1.0
 class Universe:
     """Truth and the core/outside split of the item universe."""
 
-    def __init__(self, n_items: int, n_core: int, correct: float, core_rate: float,
-                 rng: np.random.Generator):
+    def __init__(
+        self, n_items: int, n_core: int, correct: float, core_rate: float, rng: np.random.Generator
+    ):
         n_core = min(n_core, n_items)
         self.n_items = n_items
         n_correct = round(correct * n_items)
@@ -83,16 +84,23 @@ class Universe:
         self.truth = truth
 
 
-def _weighted_without_replacement(pool: np.ndarray, k: int, weights: np.ndarray,
-                                  rng: np.random.Generator) -> np.ndarray:
+def _weighted_without_replacement(
+    pool: np.ndarray, k: int, weights: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
     """``k`` items of ``pool`` drawn without replacement with probability ~ ``weights``."""
     k = min(k, pool.size)
     keys = rng.standard_exponential(pool.size) / weights  # Efraimidis-Spirakis
     return pool[np.argpartition(keys, k - 1)[:k]] if k < pool.size else pool.copy()
 
 
-def make_run(universe: Universe, j: int, n_pred: int, rng: np.random.Generator,
-             extra_pool: np.ndarray | None = None, extra_share: float = 0.0):
+def make_run(
+    universe: Universe,
+    j: int,
+    n_pred: int,
+    rng: np.random.Generator,
+    extra_pool: np.ndarray | None = None,
+    extra_share: float = 0.0,
+):
     """Items (unsorted) and scores of synthetic run ``j``; ``extra_pool`` holds brand-new items."""
     truth = universe.truth
     n_extra = round(extra_share * n_pred) if extra_pool is not None else 0
@@ -103,8 +111,10 @@ def make_run(universe: Universe, j: int, n_pred: int, rng: np.random.Generator,
     pref = math.exp(rng.uniform(0.0, 2.0))
     w_core = np.where(truth[universe.core], pref, 1.0)
     w_out = np.where(truth[universe.outside], pref, 1.0)
-    parts = [_weighted_without_replacement(universe.core, n_core, w_core, rng),
-             _weighted_without_replacement(universe.outside, n_out, w_out, rng)]
+    parts = [
+        _weighted_without_replacement(universe.core, n_core, w_core, rng),
+        _weighted_without_replacement(universe.outside, n_out, w_out, rng),
+    ]
     if n_extra:
         parts.append(extra_pool[:n_extra])
     items = np.concatenate(parts)
@@ -121,8 +131,14 @@ def make_run(universe: Universe, j: int, n_pred: int, rng: np.random.Generator,
     return items, scores
 
 
-def answer_by_panel(state: TaskState, truth: np.ndarray, spec: str, judgments: int,
-                    n_gold: int, rng: np.random.Generator) -> dict:
+def answer_by_panel(
+    state: TaskState,
+    truth: np.ndarray,
+    spec: str,
+    judgments: int,
+    n_gold: int,
+    rng: np.random.Generator,
+) -> dict:
     """Replace the exact labels of ``state`` by ``judgments`` answers per verified item from a
     simulated panel (``spec``), different annotators on each item, plus gold items."""
     profiles = np.array(parse_annotators(spec))
@@ -142,19 +158,27 @@ def answer_by_panel(state: TaskState, truth: np.ndarray, spec: str, judgments: i
     state.clear_labels()
     state.add_judgments(what, who, says)
     state.set_gold(gold, truth[gold])
-    return {"annotators": spec, "judgments_per_item": judgments, "items": int(items.size),
-            "gold_items": int(gold.size), "judgments": int(what.size)}
+    return {
+        "annotators": spec,
+        "judgments_per_item": judgments,
+        "items": int(items.size),
+        "gold_items": int(gold.size),
+        "judgments": int(what.size),
+    }
 
 
 # -- campaign ---------------------------------------------------------------------------------
-def plan_all(design, state: TaskState, truth: np.ndarray, rng, runs, max_rounds: int,
-             stats: dict, log=None) -> None:
+def plan_all(
+    design, state: TaskState, truth: np.ndarray, rng, runs, max_rounds: int, stats: dict, log=None
+) -> None:
     """Plan every run of ``runs`` in rounds until the design stops, answering from ``truth``."""
     started = time.perf_counter()
     for run in runs:
         if log is not None and run % 10 == 0:
-            log(f"  run {run}: {stats['rounds']} rounds, {state.n_labelled:,} verified, "
-                f"{time.perf_counter() - started:.0f} s")
+            log(
+                f"  run {run}: {stats['rounds']} rounds, {state.n_labelled:,} verified, "
+                f"{time.perf_counter() - started:.0f} s"
+            )
         for _ in range(max_rounds):
             t = time.perf_counter()
             plan = design.plan(state, run, rng=rng)
@@ -173,30 +197,51 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--predictions", type=int, default=1_000_000)
-    ap.add_argument("--verified", type=int, default=50_000,
-                    help="labels the campaign should leave (approximately)")
+    ap.add_argument(
+        "--verified",
+        type=int,
+        default=50_000,
+        help="labels the campaign should leave (approximately)",
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--universe", type=int, default=None, help="default 3 x predictions")
     ap.add_argument("--core", type=int, default=None, help="default 1.2 x predictions")
     ap.add_argument("--correct", type=float, default=0.30)
     ap.add_argument("--reference", type=int, default=1000)
-    ap.add_argument("--target-half-width", type=float, default=0.008,
-                    help="campaign target (chosen so the default task ends near 50k labels)")
+    ap.add_argument(
+        "--target-half-width",
+        type=float,
+        default=0.008,
+        help="campaign target (chosen so the default task ends near 50k labels)",
+    )
     ap.add_argument("--campaign-min-batch", type=int, default=1024)
     ap.add_argument("--max-rounds", type=int, default=50)
     ap.add_argument("--max-passes", type=int, default=4)
-    ap.add_argument("--new-share", type=float, default=0.05,
-                    help="share of the new run's items never seen before")
+    ap.add_argument(
+        "--new-share",
+        type=float,
+        default=0.05,
+        help="share of the new run's items never seen before",
+    )
     ap.add_argument("--estimate-repeats", type=int, default=3)
-    ap.add_argument("--judgments", type=int, default=0,
-                    help="answer every verified item this many times by fallible annotators "
-                         "(0: exact labels)")
-    ap.add_argument("--annotators", default="0.98,0.95x3,0.9",
-                    help="the panel with --judgments (default: %(default)s)")
+    ap.add_argument(
+        "--judgments",
+        type=int,
+        default=0,
+        help="answer every verified item this many times by fallible annotators (0: exact labels)",
+    )
+    ap.add_argument(
+        "--annotators",
+        default="0.98,0.95x3,0.9",
+        help="the panel with --judgments (default: %(default)s)",
+    )
     ap.add_argument("--gold", type=int, default=500, help="gold items with --judgments")
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--profile", action="store_true",
-                    help="cProfile one extra estimate() and one extra new-run plan()")
+    ap.add_argument(
+        "--profile",
+        action="store_true",
+        help="cProfile one extra estimate() and one extra new-run plan()",
+    )
     ap.add_argument("--save", metavar="PATH", help="also write the JSON object to PATH")
     ap.add_argument("--top", type=int, default=15)
     ap.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -225,31 +270,40 @@ def main(argv=None) -> int:
             state.add_run(items, scores, name=f"run{j:03d}")
         del items, scores
     true_ids = np.flatnonzero(universe.truth)
-    state.set_reference(np.sort(rng.choice(true_ids, min(args.reference, true_ids.size),
-                                           replace=False)))
+    state.set_reference(
+        np.sort(rng.choice(true_ids, min(args.reference, true_ids.size), replace=False))
+    )
     rss["after_add_run"] = peak_rss_mib()
-    log(f"built {state.n_runs} runs: generate {timer.seconds['generate']:.1f} s, "
-        f"add_run {timer.seconds['add_run']:.1f} s")
+    log(
+        f"built {state.n_runs} runs: generate {timer.seconds['generate']:.1f} s, "
+        f"add_run {timer.seconds['add_run']:.1f} s"
+    )
 
     # 2. the design's record (score strata of every run), then the campaign through plan()
     target = args.target_half_width
-    design = CoordinatedPoissonDesign(target_half_width=target,
-                                      min_batch=args.campaign_min_batch)
+    design = CoordinatedPoissonDesign(target_half_width=target, min_batch=args.campaign_min_batch)
     with timer("record"):
         design.record(state)
-    campaign = {"rounds": 0, "plan_seconds": [], "status": {}, "passes": [],
-                "by_status": {}}
+    campaign = {"rounds": 0, "plan_seconds": [], "status": {}, "passes": [], "by_status": {}}
     plan_rng = np.random.default_rng([args.seed, 1])
     with timer("campaign"):
         for p in range(args.max_passes):
             budget = None if p == 0 else args.verified
-            design = CoordinatedPoissonDesign(target_half_width=target,
-                                              min_batch=args.campaign_min_batch, budget=budget)
+            design = CoordinatedPoissonDesign(
+                target_half_width=target, min_batch=args.campaign_min_batch, budget=budget
+            )
             log(f"campaign pass {p}: target {target:.4f}, budget {budget}")
-            plan_all(design, state, universe.truth, plan_rng, range(state.n_runs),
-                     args.max_rounds, campaign, log)
-            campaign["passes"].append({"target_half_width": target,
-                                       "verified": state.n_labelled})
+            plan_all(
+                design,
+                state,
+                universe.truth,
+                plan_rng,
+                range(state.n_runs),
+                args.max_rounds,
+                campaign,
+                log,
+            )
+            campaign["passes"].append({"target_half_width": target, "verified": state.n_labelled})
             if state.n_labelled >= 0.95 * args.verified:
                 break
             target *= 0.7
@@ -257,15 +311,27 @@ def main(argv=None) -> int:
     plan_s = campaign.pop("plan_seconds")
     campaign["plan_round_s_by_status"] = {
         k: {"mean": statistics.fmean(v), "max": max(v)}
-        for k, v in campaign.pop("by_status").items()}
-    campaign.update({"verified": state.n_labelled, "plan_round_mean_s": statistics.fmean(plan_s),
-                     "plan_round_max_s": max(plan_s)})
+        for k, v in campaign.pop("by_status").items()
+    }
+    campaign.update(
+        {
+            "verified": state.n_labelled,
+            "plan_round_mean_s": statistics.fmean(plan_s),
+            "plan_round_max_s": max(plan_s),
+        }
+    )
 
     panel = None
     if args.judgments:
         with timer("judgments"):
-            panel = answer_by_panel(state, universe.truth, args.annotators, args.judgments,
-                                    args.gold, np.random.default_rng([args.seed, 4]))
+            panel = answer_by_panel(
+                state,
+                universe.truth,
+                args.annotators,
+                args.judgments,
+                args.gold,
+                np.random.default_rng([args.seed, 4]),
+            )
         log(f"answered by {args.annotators}: {panel['judgments']:,} judgments")
 
     # 3. estimate(state) for every run, repeated
@@ -305,28 +371,44 @@ def main(argv=None) -> int:
 
     if args.profile:
         _restore(state, design.name, snapshot)
-        _, rows, _ = profile_call(est_design.plan, state, new_run,
-                                  rng=np.random.default_rng([args.seed, 3]), top=args.top)
+        _, rows, _ = profile_call(
+            est_design.plan, state, new_run, rng=np.random.default_rng([args.seed, 3]), top=args.top
+        )
         profiles["plan_new_run"] = rows
 
     out = {
         "machine": host,
-        "sizes": {"runs": args.runs, "predictions": n_pred, "universe": n_universe,
-                  "core": n_core, "reference": args.reference, "seed": args.seed,
-                  "verified_goal": args.verified, "pool": int(np.count_nonzero(state.in_pool))},
+        "sizes": {
+            "runs": args.runs,
+            "predictions": n_pred,
+            "universe": n_universe,
+            "core": n_core,
+            "reference": args.reference,
+            "seed": args.seed,
+            "verified_goal": args.verified,
+            "pool": int(np.count_nonzero(state.in_pool)),
+        },
         "seconds": {k: round(v, 3) for k, v in timer.seconds.items()},
         "campaign": campaign,
         "judgments": panel,
-        "estimate": {"runs": len(estimates), "seconds": [round(s, 4) for s in est_times],
-                     "min_s": min(est_times), "median_s": statistics.median(est_times),
-                     "target_s": TARGET_ESTIMATE_S,
-                     "meets_target": statistics.median(est_times) <= TARGET_ESTIMATE_S,
-                     "precision_half_width_median": float(np.median(prec)),
-                     "precision_coverage": float(covered)},
-        "plan_new_run": {"seconds": new_plan_s, "status": new_plan.status,
-                         "requested": int(new_plan.items.size),
-                         "current_half_width": new_plan.current_half_width,
-                         "target_s": TARGET_PLAN_S, "meets_target": new_plan_s <= TARGET_PLAN_S},
+        "estimate": {
+            "runs": len(estimates),
+            "seconds": [round(s, 4) for s in est_times],
+            "min_s": min(est_times),
+            "median_s": statistics.median(est_times),
+            "target_s": TARGET_ESTIMATE_S,
+            "meets_target": statistics.median(est_times) <= TARGET_ESTIMATE_S,
+            "precision_half_width_median": float(np.median(prec)),
+            "precision_coverage": float(covered),
+        },
+        "plan_new_run": {
+            "seconds": new_plan_s,
+            "status": new_plan.status,
+            "requested": int(new_plan.items.size),
+            "current_half_width": new_plan.current_half_width,
+            "target_s": TARGET_PLAN_S,
+            "meets_target": new_plan_s <= TARGET_PLAN_S,
+        },
         "peak_rss_mib": rss,
         "profiles": profiles,
     }
@@ -344,17 +426,24 @@ def main(argv=None) -> int:
 def _snapshot(state: TaskState, name: str):
     """What one plan() call mutates in the record, so that a profiled call replays the same."""
     rec = state.design_state[name]
-    return (rec.inclusion.copy(), rec.requested.copy(), list(rec.rounds), len(rec.log),
-            len(rec.strata), rec.cell.copy(), rec.n_cells)
+    return (
+        rec.inclusion.copy(),
+        rec.requested.copy(),
+        list(rec.rounds),
+        len(rec.log),
+        len(rec.strata),
+        rec.cell.copy(),
+        rec.n_cells,
+    )
 
 
 def _restore(state: TaskState, name: str, snap) -> None:
     rec = state.design_state[name]
     rec.inclusion, rec.requested = snap[0].copy(), snap[1].copy()
     rec.rounds[:] = snap[2]
-    del rec.rounds[snap[4]:]
-    del rec.log[snap[3]:]
-    del rec.strata[snap[4]:]
+    del rec.rounds[snap[4] :]
+    del rec.log[snap[3] :]
+    del rec.strata[snap[4] :]
     rec.cell, rec.n_cells = snap[5].copy(), snap[6]
 
 
@@ -363,33 +452,52 @@ def _print_report(out: dict, args) -> None:
     sec = out["seconds"]
     if out["judgments"]:
         j = out["judgments"]
-        print(f"labels: {j['items']:,} verified items x {j['judgments_per_item']} judgments by "
-              f"{j['annotators']}, {j['gold_items']} gold items ({j['judgments']:,} judgments)")
-    print(f"synthetic task: {s['runs']} runs x {s['predictions']:,} predictions, universe "
-          f"{s['universe']:,} (pool {s['pool']:,}), reference {s['reference']}, seed {s['seed']}")
+        print(
+            f"labels: {j['items']:,} verified items x {j['judgments_per_item']} judgments by "
+            f"{j['annotators']}, {j['gold_items']} gold items ({j['judgments']:,} judgments)"
+        )
+    print(
+        f"synthetic task: {s['runs']} runs x {s['predictions']:,} predictions, universe "
+        f"{s['universe']:,} (pool {s['pool']:,}), reference {s['reference']}, seed {s['seed']}"
+    )
     print(f"{'phase':<42} {'seconds':>9}  note")
     rows = [
         ("generate synthetic data (not engine)", sec.get("generate", 0.0), ""),
         (f"add_run x {s['runs']}", sec["add_run"], ""),
         ("record() (score strata of every run)", sec["record"], ""),
-        ("campaign: plan every run in rounds", sec["campaign"],
-         f"{c['rounds']} rounds, mean {c['plan_round_mean_s']:.3f} s, "
-         f"max {c['plan_round_max_s']:.3f} s; {c['verified']:,} verified; {c['status']}"),
+        (
+            "campaign: plan every run in rounds",
+            sec["campaign"],
+            f"{c['rounds']} rounds, mean {c['plan_round_mean_s']:.3f} s, "
+            f"max {c['plan_round_max_s']:.3f} s; {c['verified']:,} verified; {c['status']}",
+        ),
         (f"estimate(state), {e['runs']} runs: min", e["min_s"], ""),
-        ("estimate(state): median", e["median_s"],
-         f"target <= {e['target_s']:.0f} s: {'ok' if e['meets_target'] else 'MISSED'}"),
+        (
+            "estimate(state): median",
+            e["median_s"],
+            f"target <= {e['target_s']:.0f} s: {'ok' if e['meets_target'] else 'MISSED'}",
+        ),
         ("new run: add_items + add_run", sec["new_add"], ""),
-        ("new run: plan round 1", p["seconds"],
-         f"target <= {p['target_s']:.0f} s: {'ok' if p['meets_target'] else 'MISSED'}; "
-         f"{p['status']}, {p['requested']} items"),
+        (
+            "new run: plan round 1",
+            p["seconds"],
+            f"target <= {p['target_s']:.0f} s: {'ok' if p['meets_target'] else 'MISSED'}; "
+            f"{p['status']}, {p['requested']} items",
+        ),
     ]
     for name, secs, note in rows:
         print(f"{name:<42} {secs:9.3f}  {note}")
-    print("campaign plan() per round by status: " + ", ".join(
-        f"{k} mean {v['mean']:.3f} s / max {v['max']:.3f} s"
-        for k, v in c["plan_round_s_by_status"].items()))
-    print(f"estimate runs: {e['seconds']}; precision half-width median "
-          f"{e['precision_half_width_median']:.4f}, coverage {e['precision_coverage']:.2f}")
+    print(
+        "campaign plan() per round by status: "
+        + ", ".join(
+            f"{k} mean {v['mean']:.3f} s / max {v['max']:.3f} s"
+            for k, v in c["plan_round_s_by_status"].items()
+        )
+    )
+    print(
+        f"estimate runs: {e['seconds']}; precision half-width median "
+        f"{e['precision_half_width_median']:.4f}, coverage {e['precision_coverage']:.2f}"
+    )
     print("peak RSS (MiB): " + ", ".join(f"{k} {v:.0f}" for k, v in out["peak_rss_mib"].items()))
     for name, rows in out["profiles"].items():
         print()

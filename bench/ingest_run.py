@@ -49,8 +49,9 @@ def write_files(directory: str, n_lines: int, seed: int) -> tuple[str, str]:
         step = 100_000
         for start in range(0, n_lines, step):
             stop = min(n_lines, start + step)
-            fh.write("".join(f"rec-{i}-org|rec-{i}-dup-0\t{scores[i]:.4f}\n"
-                             for i in range(start, stop)))
+            fh.write(
+                "".join(f"rec-{i}-org|rec-{i}-dup-0\t{scores[i]:.4f}\n" for i in range(start, stop))
+            )
     packed = plain + ".gz"
     with open(plain, "rb") as src, gzip.open(packed, "wb", compresslevel=6) as dst:
         shutil.copyfileobj(src, dst, 1 << 20)
@@ -104,8 +105,12 @@ def main(argv=None) -> int:
 
         def parse(path):
             with open(path, "rb") as fh:
-                return parse_run_file(fh, file_name=os.path.basename(path), max_bytes=1 << 40,
-                                      max_predictions=args.lines)
+                return parse_run_file(
+                    fh,
+                    file_name=os.path.basename(path),
+                    max_bytes=1 << 40,
+                    max_predictions=args.lines,
+                )
 
         with timer("parse_tsv"):
             parsed = parse(plain)
@@ -117,19 +122,29 @@ def main(argv=None) -> int:
         stamp = f"{os.getpid()}-{int(time.time())}"
         user = get_user_model().objects.create_user(f"bench-{stamp}")
         teams = [create_team(name=f"bench-{stamp}-{i}", members=[user]) for i in range(2)]
-        task = create_task(slug=f"bench-ingest-{stamp}", title="ingestion benchmark",
-                           max_predictions_per_run=args.lines, max_upload_bytes=1 << 40)
+        task = create_task(
+            slug=f"bench-ingest-{stamp}",
+            title="ingestion benchmark",
+            max_predictions_per_run=args.lines,
+            max_upload_bytes=1 << 40,
+        )
         hotspots = {}
 
         def timed_submit(phase: str, path: str, team):
             """``submit_and_ingest`` of the file at ``path``, timed (profiled with --profile)."""
             with open(path, "rb") as fh, timer(phase):
-                kwargs = {"task": task, "team": team, "user": user, "upload": fh,
-                          "file_name": os.path.basename(path)}
+                kwargs = {
+                    "task": task,
+                    "team": team,
+                    "user": user,
+                    "upload": fh,
+                    "file_name": os.path.basename(path),
+                }
                 if not args.profile:
                     return submit_and_ingest(**kwargs)
-                run, hotspots[phase], _text = profile_call(submit_and_ingest, top=args.top,
-                                                           **kwargs)
+                run, hotspots[phase], _text = profile_call(
+                    submit_and_ingest, top=args.top, **kwargs
+                )
                 return run
 
         try:
@@ -162,11 +177,13 @@ def main(argv=None) -> int:
     }
     for phase, rows in hotspots.items():
         out[f"hotspots_{phase}"] = rows
-    print(f"{args.lines:,} lines on {vendor}: parse {seconds['parse_tsv']:.2f} s (gzip "
-          f"{seconds['parse_gzip']:.2f} s); parse + store {seconds['submit_new']:.2f} s (new "
-          f"items), {seconds['submit_known']:.2f} s (known items, gzip); target "
-          f"{TARGET_SECONDS:.0f} s {'met' if out['target_met'] else 'MISSED'}; peak RSS "
-          f"{out['peak_rss_mib']:.0f} MiB")
+    print(
+        f"{args.lines:,} lines on {vendor}: parse {seconds['parse_tsv']:.2f} s (gzip "
+        f"{seconds['parse_gzip']:.2f} s); parse + store {seconds['submit_new']:.2f} s (new "
+        f"items), {seconds['submit_known']:.2f} s (known items, gzip); target "
+        f"{TARGET_SECONDS:.0f} s {'met' if out['target_met'] else 'MISSED'}; peak RSS "
+        f"{out['peak_rss_mib']:.0f} MiB"
+    )
     for phase, rows in hotspots.items():
         print(format_hotspots(rows, f"submit_and_ingest ({phase})"))
     if args.json:

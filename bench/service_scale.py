@@ -73,8 +73,11 @@ def recreate_database(url: str, template: str | None = None) -> None:
     admin = parts._replace(path="/postgres").geturl()
     with psycopg.connect(admin, autocommit=True) as conn:
         for db in {name, template} - {None}:
-            conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                         "WHERE datname = %s AND pid <> pg_backend_pid()", [db])
+            conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = %s AND pid <> pg_backend_pid()",
+                [db],
+            )
         conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
         conn.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
 
@@ -88,9 +91,23 @@ def start_redis(workdir: str) -> tuple[subprocess.Popen, str]:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     proc = subprocess.Popen(
-        [shutil.which("redis-server") or "redis-server", "--port", str(port), "--bind",
-         "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", workdir],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        [
+            shutil.which("redis-server") or "redis-server",
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            workdir,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         try:
@@ -108,11 +125,29 @@ class Worker:
         self.name, self.log_path = name, log_path
         env = {**os.environ, "DATABASE_URL": database_url, "PYTHONUNBUFFERED": "1"}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo",
-             "--loglevel=INFO", "-n", f"{name}@%h", "-Q", f"celery,{name}", "--without-gossip",
-             "--without-mingle", "--without-heartbeat"],
-            cwd=REPO, env=env, stdout=open(log_path, "w"),  # noqa: SIM115 - closed on exit
-            stderr=subprocess.STDOUT, start_new_session=True)
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "--pool=solo",
+                "--loglevel=INFO",
+                "-n",
+                f"{name}@%h",
+                "-Q",
+                f"celery,{name}",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=open(log_path, "w"),  # noqa: SIM115 - closed on exit
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
     def wait_ready(self, timeout: float = 120.0) -> None:
         deadline = time.monotonic() + timeout
@@ -147,11 +182,17 @@ class Worker:
 
 
 def setup_django(database_url: str, redis_url: str) -> None:
-    os.environ.update({
-        "DJANGO_SETTINGS_MODULE": "config.settings", "DATABASE_URL": database_url,
-        "REDIS_URL": redis_url, "ESTIMATE_DEBOUNCE_SECONDS": "1",
-        # Nothing here is stuck: keep the watchdog out of the measurements.
-        "PIPELINE_STUCK_SECONDS": "86400", "API_THROTTLE_ANON": "1000000/minute"})
+    os.environ.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "DATABASE_URL": database_url,
+            "REDIS_URL": redis_url,
+            "ESTIMATE_DEBOUNCE_SECONDS": "1",
+            # Nothing here is stuck: keep the watchdog out of the measurements.
+            "PIPELINE_STUCK_SECONDS": "86400",
+            "API_THROTTLE_ANON": "1000000/minute",
+        }
+    )
     sys.path.insert(0, REPO)
     import django
 
@@ -165,9 +206,14 @@ def summary(values) -> dict:
     a = np.asarray(list(values), float)
     if not a.size:
         return {"n": 0}
-    return {"n": int(a.size), "mean": round(float(a.mean()), 3),
-            "median": round(float(np.median(a)), 3), "p95": round(float(np.percentile(a, 95)), 3),
-            "max": round(float(a.max()), 3), "total": round(float(a.sum()), 1)}
+    return {
+        "n": int(a.size),
+        "mean": round(float(a.mean()), 3),
+        "median": round(float(np.median(a)), 3),
+        "p95": round(float(np.percentile(a, 95)), 3),
+        "max": round(float(a.max()), 3),
+        "total": round(float(a.sum()), 1),
+    }
 
 
 # -- phases ---------------------------------------------------------------------------------
@@ -180,11 +226,19 @@ def build_task(args, universe: Universe, rng) -> dict:
     users = get_user_model().objects
     organizer = users.create_user("scale-organizer", password="x")
     annotator = users.create_user("scale-annotator")
-    task = create_task(slug=SLUG, title="Service scale benchmark", organizers=[organizer],
-                       target_half_width=args.target_half_width, judgments_per_item=1,
-                       gold_rate=0.0, design_options={"min_batch": args.min_batch},
-                       max_runs_per_team=10, max_runs_per_team_per_day=10,
-                       max_upload_bytes=1 << 40, max_predictions_per_run=args.predictions)
+    task = create_task(
+        slug=SLUG,
+        title="Service scale benchmark",
+        organizers=[organizer],
+        target_half_width=args.target_half_width,
+        judgments_per_item=1,
+        gold_rate=0.0,
+        design_options={"min_batch": args.min_batch},
+        max_runs_per_team=10,
+        max_runs_per_team_per_day=10,
+        max_upload_bytes=1 << 40,
+        max_predictions_per_run=args.predictions,
+    )
     task.annotators.add(annotator)
     true_ids = np.flatnonzero(universe.truth)
     reference = np.sort(rng.choice(true_ids, min(args.reference, true_ids.size), replace=False))
@@ -196,8 +250,9 @@ def build_task(args, universe: Universe, rng) -> dict:
     return {"task": task, "annotator": annotator}
 
 
-def ingest(args, task, universe: Universe, rng, first: int, count: int,
-           extra_pool=None) -> list[dict]:
+def ingest(
+    args, task, universe: Universe, rng, first: int, count: int, extra_pool=None
+) -> list[dict]:
     from django.contrib.auth import get_user_model
 
     from leaderboard.services.ingest import submit_and_ingest
@@ -205,20 +260,34 @@ def ingest(args, task, universe: Universe, rng, first: int, count: int,
 
     rows = []
     for j in range(first, first + count):
-        items, scores = make_run(universe, j, args.predictions, rng, extra_pool,
-                                 0.05 if extra_pool is not None else 0.0)
+        items, scores = make_run(
+            universe, j, args.predictions, rng, extra_pool, 0.05 if extra_pool is not None else 0.0
+        )
         path = os.path.join(args.tmp, f"run{j}.tsv")
         with open(path, "w") as fh:
             for start in range(0, items.size, 100_000):
-                fh.write("".join(f"i{i}\t{s:.4f}\n" for i, s in
-                                 zip(items[start:start + 100_000].tolist(),
-                                     scores[start:start + 100_000].tolist(), strict=True)))
+                fh.write(
+                    "".join(
+                        f"i{i}\t{s:.4f}\n"
+                        for i, s in zip(
+                            items[start : start + 100_000].tolist(),
+                            scores[start : start + 100_000].tolist(),
+                            strict=True,
+                        )
+                    )
+                )
         user = get_user_model().objects.create_user(f"scale-member-{j}")
         team = create_team(name=f"scale-team-{j}", members=[user])
         started = time.perf_counter()
         with open(path, "rb") as fh:
-            run = submit_and_ingest(task=task, team=team, user=user, upload=fh,
-                                    file_name=f"run{j}.tsv", name=f"system-{j:03d}")
+            run = submit_and_ingest(
+                task=task,
+                team=team,
+                user=user,
+                upload=fh,
+                file_name=f"run{j}.tsv",
+                name=f"system-{j:03d}",
+            )
         seconds = time.perf_counter() - started
         os.unlink(path)
         rows.append({"run": j, "seconds": round(seconds, 2), "new_items": run.n_new_items})
@@ -230,11 +299,15 @@ def answer_pending(task, truth: np.ndarray, annotator) -> int:
     from annotation.models import VerificationRequest
     from annotation.services import submit_judgment
 
-    pending = list(VerificationRequest.objects.filter(task=task, state="pending")
-                   .values_list("pk", "item__index"))
+    pending = list(
+        VerificationRequest.objects.filter(task=task, state="pending").values_list(
+            "pk", "item__index"
+        )
+    )
     for pk, index in pending:
-        submit_judgment(request_id=pk, annotator=annotator,
-                        answer="correct" if truth[index] else "incorrect")
+        submit_judgment(
+            request_id=pk, annotator=annotator, answer="correct" if truth[index] else "incorrect"
+        )
     return len(pending)
 
 
@@ -259,9 +332,12 @@ def campaign(args, task, truth, annotator, workers: list[Worker], timeout: float
         if not n:
             time.sleep(1.0)
         log(f"  {states} answered {answered:,}")
-    return {"wall_seconds": round(time.perf_counter() - started, 1), "answers": answered,
-            "answer_seconds_in_bench_process": round(answer_seconds, 1),
-            "states": _state_counts(task)}
+    return {
+        "wall_seconds": round(time.perf_counter() - started, 1),
+        "answers": answered,
+        "answer_seconds_in_bench_process": round(answer_seconds, 1),
+        "states": _state_counts(task),
+    }
 
 
 def _state_counts(task) -> dict:
@@ -277,9 +353,12 @@ def worker_times(workers: list[Worker]) -> dict:
     plans = [s for name, s, _ in times if name == "evaluation.plan_run"]
     first = [s for name, s, result in times if name == "evaluation.plan_run"]
     estimates = [s for name, s, _ in times if name == "evaluation.estimate_task"]
-    return {"plan_run_s": summary(plans), "estimate_task_s": summary(estimates),
-            "plan_results": sorted({r for n, _, r in times if n == "evaluation.plan_run"}),
-            "first_job_s": round(first[0], 2) if first else None}
+    return {
+        "plan_run_s": summary(plans),
+        "estimate_task_s": summary(estimates),
+        "plan_results": sorted({r for n, _, r in times if n == "evaluation.plan_run"}),
+        "first_job_s": round(first[0], 2) if first else None,
+    }
 
 
 def plan_and_wait(db, runs: list[int], timeout: float = 3600.0) -> float:
@@ -291,8 +370,11 @@ def plan_and_wait(db, runs: list[int], timeout: float = 3600.0) -> float:
     started = time.perf_counter()
     for pk in runs:
         current_app.send_task("evaluation.plan_run", args=[pk])
-    while db.execute("SELECT count(*) FROM leaderboard_run WHERE id = ANY(%s) AND state IN "
-                     "('queued', 'planning')", [runs]).fetchone()[0]:
+    while db.execute(
+        "SELECT count(*) FROM leaderboard_run WHERE id = ANY(%s) AND state IN "
+        "('queued', 'planning')",
+        [runs],
+    ).fetchone()[0]:
         if time.perf_counter() - started > timeout:
             raise RuntimeError(f"{len(runs)} runs were not planned within {timeout:.0f} s")
         time.sleep(0.2)
@@ -309,8 +391,10 @@ def speedup(args, task_pk: int, base_url: str, redis_url: str, n_workers: int) -
     connections.close_all()
     table = Run._meta.db_table
     db = psycopg.connect(base_url, autocommit=True)  # the database these workers use
-    workers = [Worker(f"w{k}", base_url, os.path.join(args.tmp, f"speed{n_workers}-w{k}.log"))
-               for k in range(n_workers)]
+    workers = [
+        Worker(f"w{k}", base_url, os.path.join(args.tmp, f"speed{n_workers}-w{k}.log"))
+        for k in range(n_workers)
+    ]
     try:
         for w in workers:
             w.wait_ready()
@@ -322,15 +406,23 @@ def speedup(args, task_pk: int, base_url: str, redis_url: str, n_workers: int) -
             if time.monotonic() > deadline:
                 raise RuntimeError("warm-up did not finish")
             time.sleep(0.5)
-        queued = [row[0] for row in db.execute(
-            f"SELECT id FROM {table} WHERE task_id = %s AND state = 'queued'", [task_pk])]
+        queued = [
+            row[0]
+            for row in db.execute(
+                f"SELECT id FROM {table} WHERE task_id = %s AND state = 'queued'", [task_pk]
+            )
+        ]
         marks = [len(w.task_times()) for w in workers]
         wall = plan_and_wait(db, queued)
         done = [t for w, m in zip(workers, marks, strict=True) for t in w.task_times()[m:]]
-        return {"workers": n_workers, "runs_planned": len(queued), "wall_seconds": round(wall, 1),
-                "jobs": summary(s for _, s, _ in done),
-                "plan_results": [r for n, _, r in done if n == "evaluation.plan_run"],
-                "peak_worker_rss_mib": [round(w.peak_rss_mib()) for w in workers]}
+        return {
+            "workers": n_workers,
+            "runs_planned": len(queued),
+            "wall_seconds": round(wall, 1),
+            "jobs": summary(s for _, s, _ in done),
+            "plan_results": [r for n, _, r in done if n == "evaluation.plan_run"],
+            "peak_worker_rss_mib": [round(w.peak_rss_mib()) for w in workers],
+        }
     finally:
         db.close()
         for w in workers:
@@ -356,9 +448,21 @@ def main(argv=None) -> int:
     args.tmp = tempfile.mkdtemp(prefix="service-scale-")
     redis, redis_url = start_redis(args.tmp)
     timer = Timer()
-    out: dict = {"machine": host, "sizes": {k: getattr(args, k) for k in (
-        "runs", "predictions", "reference", "target_half_width", "min_batch", "speedup_runs",
-        "seed")}}
+    out: dict = {
+        "machine": host,
+        "sizes": {
+            k: getattr(args, k)
+            for k in (
+                "runs",
+                "predictions",
+                "reference",
+                "target_half_width",
+                "min_batch",
+                "speedup_runs",
+                "seed",
+            )
+        },
+    }
     workers: list[Worker] = []
     try:
         recreate_database(base_url)
@@ -375,9 +479,12 @@ def main(argv=None) -> int:
         with timer("ingest"):
             rows = ingest(args, task, universe, rng, 0, args.runs)
         jobs._send = real_send
-        out["ingest"] = {"per_run_s": summary(r["seconds"] for r in rows),
-                         "first_run_s": rows[0]["seconds"], "runs": rows,
-                         "items": Item.objects.filter(task=task).count()}
+        out["ingest"] = {
+            "per_run_s": summary(r["seconds"] for r in rows),
+            "first_run_s": rows[0]["seconds"],
+            "runs": rows,
+            "items": Item.objects.filter(task=task).count(),
+        }
 
         log("campaign with 1 worker")
         workers = [Worker("campaign", base_url, os.path.join(args.tmp, "campaign.log"))]
@@ -385,7 +492,8 @@ def main(argv=None) -> int:
         out["campaign"] = campaign(args, task, universe.truth, annotator, workers, 4 * 3600)
         out["campaign"].update(worker_times(workers))
         out["campaign"]["verified_items"] = Item.objects.filter(
-            task=task, verified_at__isnull=False).count()
+            task=task, verified_at__isnull=False
+        ).count()
         out["campaign"]["peak_worker_rss_mib"] = round(workers[0].peak_rss_mib())
         workers[0].stop()
         shutil.copy(workers[0].log_path, os.path.join(args.tmp, "campaign-kept.log"))
@@ -410,8 +518,10 @@ def main(argv=None) -> int:
             wait_ready(port)
             out["board"] = {
                 "page": sequential(port, f"/tasks/{SLUG}/", n=args.board_requests, warmup=20),
-                "api": sequential(port, f"/api/tasks/{SLUG}/board/", n=args.board_requests,
-                                  warmup=20)}
+                "api": sequential(
+                    port, f"/api/tasks/{SLUG}/board/", n=args.board_requests, warmup=20
+                ),
+            }
         finally:
             os.killpg(server.pid, signal.SIGTERM)
             server.wait(30)
@@ -420,19 +530,30 @@ def main(argv=None) -> int:
             log(f"speed-up: {args.speedup_runs} more runs")
             jobs._send = lambda *a, **k: None
             extra = universe.n_items + np.arange(args.predictions)
-            ingest(args, Task.objects.get(pk=task.pk), universe, rng, args.runs,
-                   args.speedup_runs, extra_pool=extra)
+            ingest(
+                args,
+                Task.objects.get(pk=task.pk),
+                universe,
+                rng,
+                args.runs,
+                args.speedup_runs,
+                extra_pool=extra,
+            )
             jobs._send = real_send
             copy_name = urlparse(base_url).path.lstrip("/") + "_copy"
             from django.db import connections
 
             connections.close_all()
-            recreate_database(with_database(base_url, copy_name),
-                              template=urlparse(base_url).path.lstrip("/"))
+            recreate_database(
+                with_database(base_url, copy_name), template=urlparse(base_url).path.lstrip("/")
+            )
             one = speedup(args, task.pk, base_url, redis_url, 1)
             two = speedup(args, task.pk, with_database(base_url, copy_name), redis_url, 2)
-            out["speedup"] = {"one_worker": one, "two_workers": two,
-                              "speedup": round(one["wall_seconds"] / two["wall_seconds"], 2)}
+            out["speedup"] = {
+                "one_worker": one,
+                "two_workers": two,
+                "speedup": round(one["wall_seconds"] / two["wall_seconds"], 2),
+            }
         out["final_states"] = dict(_state_counts(task))
         out["runs_total"] = Run.objects.filter(task=task).count()
     finally:

@@ -39,8 +39,9 @@ def bench_design(dataset, design: str, *, systems: int, repeats: int, seed: int)
         marks.append(time.perf_counter())
 
     started = time.perf_counter()
-    summary = simulate(dataset, design=design, systems=systems, repeats=repeats, seed=seed,
-                       progress=progress)
+    summary = simulate(
+        dataset, design=design, systems=systems, repeats=repeats, seed=seed, progress=progress
+    )
     finished = time.perf_counter()
     # simulate() starts its own clock after true_scores(); its `seconds` covers the repeats.
     loop_start = marks[-1] - summary.seconds if marks else started
@@ -73,8 +74,11 @@ def main(argv=None) -> int:
     ap.add_argument("--designs", nargs="+", default=["default", "published"])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", action="store_true", help="print one JSON object instead")
-    ap.add_argument("--profile", action="store_true",
-                    help="also cProfile one extra simulate() of --profile-repeats per design")
+    ap.add_argument(
+        "--profile",
+        action="store_true",
+        help="also cProfile one extra simulate() of --profile-repeats per design",
+    )
     ap.add_argument("--profile-repeats", type=int, default=3)
     ap.add_argument("--save", metavar="PATH", help="also write the JSON object to PATH")
     ap.add_argument("--top", type=int, default=15)
@@ -84,23 +88,41 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     dataset = load_dataset(args.dataset)
     load_s = time.perf_counter() - t0
-    info = {"dataset": dataset.name, "path": args.dataset, "items": len(dataset.keys),
-            "systems_available": len(dataset.systems), "n_truth": dataset.n_truth,
-            "load_s": load_s}
+    info = {
+        "dataset": dataset.name,
+        "path": args.dataset,
+        "items": len(dataset.keys),
+        "systems_available": len(dataset.systems),
+        "n_truth": dataset.n_truth,
+        "load_s": load_s,
+    }
 
-    results = [bench_design(dataset, d, systems=args.systems, repeats=args.repeats,
-                            seed=args.seed) for d in args.designs]
+    results = [
+        bench_design(dataset, d, systems=args.systems, repeats=args.repeats, seed=args.seed)
+        for d in args.designs
+    ]
 
     profiles = {}
     if args.profile:
         for d in args.designs:
-            _, rows, _text = profile_call(simulate, dataset, design=d, systems=args.systems,
-                                          repeats=args.profile_repeats, seed=args.seed,
-                                          top=args.top)
+            _, rows, _text = profile_call(
+                simulate,
+                dataset,
+                design=d,
+                systems=args.systems,
+                repeats=args.profile_repeats,
+                seed=args.seed,
+                top=args.top,
+            )
             profiles[d] = rows
 
-    out = {"machine": host, "data": info, "results": results, "profiles": profiles,
-           "peak_rss_mib": peak_rss_mib()}
+    out = {
+        "machine": host,
+        "data": info,
+        "results": results,
+        "profiles": profiles,
+        "peak_rss_mib": peak_rss_mib(),
+    }
     if args.save:
         with open(args.save, "w") as fh:
             json.dump(out, fh, indent=2, default=float)
@@ -109,18 +131,26 @@ def main(argv=None) -> int:
         print()
         return 0
 
-    print(f"dataset {info['dataset']} ({info['items']} items, {info['systems_available']} "
-          f"systems, {info['n_truth']} true); load_dataset {load_s:.3f} s (excluded below)")
-    print(f"K={args.systems} systems, {args.repeats} repeats, seed {args.seed}; "
-          f"target <= {TARGET_SECONDS:.1f} s per repeat")
-    header = (f"{'design':<10} {'mean s':>8} {'median':>8} {'min':>8} {'max':>8} "
-              f"{'labels':>8} {'rounds':>7}  target")
+    print(
+        f"dataset {info['dataset']} ({info['items']} items, {info['systems_available']} "
+        f"systems, {info['n_truth']} true); load_dataset {load_s:.3f} s (excluded below)"
+    )
+    print(
+        f"K={args.systems} systems, {args.repeats} repeats, seed {args.seed}; "
+        f"target <= {TARGET_SECONDS:.1f} s per repeat"
+    )
+    header = (
+        f"{'design':<10} {'mean s':>8} {'median':>8} {'min':>8} {'max':>8} "
+        f"{'labels':>8} {'rounds':>7}  target"
+    )
     print(header)
     print("-" * len(header))
     for r in results:
-        print(f"{r['design']:<10} {r['mean_s']:8.3f} {r['median_s']:8.3f} {r['min_s']:8.3f} "
-              f"{r['max_s']:8.3f} {r['labels_mean']:8.1f} {r['rounds_mean']:7.1f}  "
-              f"{'ok' if r['meets_target'] else 'MISSED'}")
+        print(
+            f"{r['design']:<10} {r['mean_s']:8.3f} {r['median_s']:8.3f} {r['min_s']:8.3f} "
+            f"{r['max_s']:8.3f} {r['labels_mean']:8.1f} {r['rounds_mean']:7.1f}  "
+            f"{'ok' if r['meets_target'] else 'MISSED'}"
+        )
     print(f"peak RSS {out['peak_rss_mib']:.0f} MiB")
     for d, rows in profiles.items():
         print()

@@ -53,11 +53,18 @@ WEB_WORKERS, WEB_THREADS = 2, 16  # as evaluation/management/commands/_demo_proc
 
 
 def setup_django(database_url: str, redis_url: str, media: str) -> None:
-    os.environ.update({
-        "DJANGO_SETTINGS_MODULE": "config.settings", "DATABASE_URL": database_url,
-        "REDIS_URL": redis_url, "MEDIA_ROOT": media, "DJANGO_DEBUG": "0",
-        "PIPELINE_STUCK_SECONDS": "86400", "API_THROTTLE_ANON": "1000000/minute",
-        "API_THROTTLE_USER": "1000000/minute"})
+    os.environ.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "DATABASE_URL": database_url,
+            "REDIS_URL": redis_url,
+            "MEDIA_ROOT": media,
+            "DJANGO_DEBUG": "0",
+            "PIPELINE_STUCK_SECONDS": "86400",
+            "API_THROTTLE_ANON": "1000000/minute",
+            "API_THROTTLE_USER": "1000000/minute",
+        }
+    )
     sys.path.insert(0, REPO)
     import django
 
@@ -80,8 +87,12 @@ def build_world() -> dict:
         teams[name] = create_team(name=f"team-{name}", members=[user])
         tokens[name] = Token.objects.create(user=user).key
     publish_board(task, teams["A"])
-    return {"task": task, "tokens": tokens, "limit_bytes": task.max_upload_bytes,
-            "limit_predictions": task.max_predictions_per_run}
+    return {
+        "task": task,
+        "tokens": tokens,
+        "limit_bytes": task.max_upload_bytes,
+        "limit_predictions": task.max_predictions_per_run,
+    }
 
 
 def publish_board(task, team) -> None:
@@ -90,31 +101,86 @@ def publish_board(task, team) -> None:
 
     from leaderboard.models import Estimate, LeaderboardSnapshot, Run
 
-    run = Run.objects.create(task=task, team=team, name="baseline", state=Run.State.SCORED,
-                             n_predictions=10, n_requested=8, n_verified=8)
-    estimate = {"value": 0.618, "low": 0.568, "high": 0.668, "labels_used": 8,
-                "method": "wilson"}
+    run = Run.objects.create(
+        task=task,
+        team=team,
+        name="baseline",
+        state=Run.State.SCORED,
+        n_predictions=10,
+        n_requested=8,
+        n_verified=8,
+    )
+    estimate = {"value": 0.618, "low": 0.568, "high": 0.668, "labels_used": 8, "method": "wilson"}
     snapshot = LeaderboardSnapshot.objects.create(
-        task=task, version=1, engine_version="bench", design="default", labels_version=8,
-        reference_version=0, n_labels=8, n_reference=0, confidence=0.95, published=True,
+        task=task,
+        version=1,
+        engine_version="bench",
+        design="default",
+        labels_version=8,
+        reference_version=0,
+        n_labels=8,
+        n_reference=0,
+        confidence=0.95,
+        published=True,
         published_at=timezone.now(),
-        rows=[{"run": run.pk, "name": "baseline", "team": team.name, "state": "scored",
-               "provisional": False, "n_predictions": 10, "n_requested": 8, "n_verified": 8,
-               "precision": estimate, "recall": estimate, "f1": estimate}])
-    Estimate.objects.bulk_create([
-        Estimate(snapshot=snapshot, run=run, metric=m, value=0.618, low=0.568, high=0.668,
-                 level=0.95, labels_used=8, method="wilson")
-        for m in ("precision", "recall", "f1")])
+        rows=[
+            {
+                "run": run.pk,
+                "name": "baseline",
+                "team": team.name,
+                "state": "scored",
+                "provisional": False,
+                "n_predictions": 10,
+                "n_requested": 8,
+                "n_verified": 8,
+                "precision": estimate,
+                "recall": estimate,
+                "f1": estimate,
+            }
+        ],
+    )
+    Estimate.objects.bulk_create(
+        [
+            Estimate(
+                snapshot=snapshot,
+                run=run,
+                metric=m,
+                value=0.618,
+                low=0.568,
+                high=0.668,
+                level=0.95,
+                labels_used=8,
+                method="wilson",
+            )
+            for m in ("precision", "recall", "f1")
+        ]
+    )
 
 
 def start_web(port: int, log_path: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--bind",
-         f"127.0.0.1:{port}", "--workers", str(WEB_WORKERS), "--worker-class", "gthread",
-         "--threads", str(WEB_THREADS), "--log-level", "warning"],
-        cwd=REPO, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "config.wsgi:application",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(WEB_WORKERS),
+            "--worker-class",
+            "gthread",
+            "--threads",
+            str(WEB_THREADS),
+            "--log-level",
+            "warning",
+        ],
+        cwd=REPO,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
         stdout=open(log_path, "w"),
-        stderr=subprocess.STDOUT, start_new_session=True)
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
 
 
 def _status(pid: int) -> dict[str, float]:
@@ -223,7 +289,8 @@ def upload(port: int, token: str, path: str, name: str, out: dict) -> None:
     start = time.perf_counter()
     try:
         run = Client(f"http://127.0.0.1:{port}", token, timeout=600).upload(
-            f"/api/tasks/{SLUG}/runs/", path, {"name": name})
+            f"/api/tasks/{SLUG}/runs/", path, {"name": name}
+        )
         out.update(status=202, run=run["id"], state=run["state"])
     except ApiError as exc:
         out.update(status=exc.status, error=exc.message)
@@ -246,22 +313,37 @@ def wait_validated(run_ids: list[int], timeout: float) -> dict:
         events = {e.state: e.at for e in RunEvent.objects.filter(run=run)}
         done = events.get("queued") or events.get("rejected")
         result[run.pk] = {
-            "state": run.state, "n_predictions": run.n_predictions, "file_bytes": run.file_bytes,
+            "state": run.state,
+            "n_predictions": run.n_predictions,
+            "file_bytes": run.file_bytes,
             "reason": run.reason,
-            "validation_seconds": (round((done - events["validating"]).total_seconds(), 1)
-                                   if done and "validating" in events else None),
-            "received_to_queued_seconds": (round((done - events["received"]).total_seconds(), 1)
-                                           if done else None)}
+            "validation_seconds": (
+                round((done - events["validating"]).total_seconds(), 1)
+                if done and "validating" in events
+                else None
+            ),
+            "received_to_queued_seconds": (
+                round((done - events["received"]).total_seconds(), 1) if done else None
+            ),
+        }
     return result
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=5_000_000)
-    parser.add_argument("--timeout", type=float, default=900.0,
-                        help="seconds to wait for the worker to validate both runs")
-    parser.add_argument("--slow-clients", type=int, default=4,
-                        help="connections that trickle their headers during the whole run")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=900.0,
+        help="seconds to wait for the worker to validate both runs",
+    )
+    parser.add_argument(
+        "--slow-clients",
+        type=int,
+        default=4,
+        help="connections that trickle their headers during the whole run",
+    )
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = parser.parse_args(argv)
@@ -310,13 +392,18 @@ def main(argv=None) -> int:
         reader = BoardReader(port)
         reader.start()
         time.sleep(2.0)  # a baseline before the uploads
-        log(f"uploading {sizes['A'] / 2**20:.0f} MiB (plain) and {sizes['B'] / 2**20:.0f} MiB "
-            f"(gzip of {decompressed_b / 2**20:.0f} MiB) at once")
+        log(
+            f"uploading {sizes['A'] / 2**20:.0f} MiB (plain) and {sizes['B'] / 2**20:.0f} MiB "
+            f"(gzip of {decompressed_b / 2**20:.0f} MiB) at once"
+        )
         results = {"A": {}, "B": {}}
         started = time.perf_counter()
-        threads = [threading.Thread(target=upload, args=(port, world["tokens"][k], files[k],
-                                                         f"big-{k}", results[k]))
-                   for k in ("A", "B")]
+        threads = [
+            threading.Thread(
+                target=upload, args=(port, world["tokens"][k], files[k], f"big-{k}", results[k])
+            )
+            for k in ("A", "B")
+        ]
         for t in threads:
             t.start()
         for t in threads:
@@ -334,37 +421,61 @@ def main(argv=None) -> int:
         memory.stop.set()
         memory.join()
         board_all = summary(reader.times)
-        while_uploading = [t for t, at in zip(reader.times, reader.started, strict=True)
-                           if started <= at <= started + uploads_seconds]
+        while_uploading = [
+            t
+            for t, at in zip(reader.times, reader.started, strict=True)
+            if started <= at <= started + uploads_seconds
+        ]
         board_uploads = summary(while_uploading) if while_uploading else {}
         web_peaks = {str(pid): round(mib, 1) for pid, mib in sorted(memory.peak.items())}
-        requests_failed = reader.failures + [f"upload {k}: {r.get('status')} {r.get('error')}"
-                                             for k, r in results.items() if r.get("status") != 202]
+        requests_failed = reader.failures + [
+            f"upload {k}: {r.get('status')} {r.get('error')}"
+            for k, r in results.items()
+            if r.get("status") != 202
+        ]
         ok = {
             "board_p95_le_100ms": board_all["p95_ms"] <= BOARD_P95_MS,
             "no_request_failed": not requests_failed,
             "web_rss_le_300mib": max(memory.peak.values()) <= WEB_RSS_MIB,
-            "both_runs_accepted": (len(runs) == 2 and all(
-                r["state"] not in ("received", "validating", "rejected", "failed")
-                and r["n_predictions"] == args.lines for r in runs.values())),
+            "both_runs_accepted": (
+                len(runs) == 2
+                and all(
+                    r["state"] not in ("received", "validating", "rejected", "failed")
+                    and r["n_predictions"] == args.lines
+                    for r in runs.values()
+                )
+            ),
         }
         report = {
-            "benchmark": "upload_stall", "machine": machine(),
-            "setup": {"database": "postgresql", "broker_and_cache": "redis",
-                      "server": f"gunicorn -w {WEB_WORKERS} -k gthread --threads {WEB_THREADS}",
-                      "worker": "celery --pool=solo (1 process)", "lines": args.lines,
-                      "slow_clients": args.slow_clients,
-                      "files": {"A": {"bytes": sizes["A"], "gzip": False},
-                                "B": {"bytes": sizes["B"], "gzip": True,
-                                      "decompressed_bytes": decompressed_b}},
-                      "task_limits": {"bytes": world["limit_bytes"],
-                                      "predictions": world["limit_predictions"]}},
-            "uploads": results, "uploads_wall_seconds": round(uploads_seconds, 2),
-            "runs": runs, "until_both_validated_seconds": round(all_seconds, 1),
-            "board_during_uploads": board_uploads, "board_until_validated": board_all,
+            "benchmark": "upload_stall",
+            "machine": machine(),
+            "setup": {
+                "database": "postgresql",
+                "broker_and_cache": "redis",
+                "server": f"gunicorn -w {WEB_WORKERS} -k gthread --threads {WEB_THREADS}",
+                "worker": "celery --pool=solo (1 process)",
+                "lines": args.lines,
+                "slow_clients": args.slow_clients,
+                "files": {
+                    "A": {"bytes": sizes["A"], "gzip": False},
+                    "B": {"bytes": sizes["B"], "gzip": True, "decompressed_bytes": decompressed_b},
+                },
+                "task_limits": {
+                    "bytes": world["limit_bytes"],
+                    "predictions": world["limit_predictions"],
+                },
+            },
+            "uploads": results,
+            "uploads_wall_seconds": round(uploads_seconds, 2),
+            "runs": runs,
+            "until_both_validated_seconds": round(all_seconds, 1),
+            "board_during_uploads": board_uploads,
+            "board_until_validated": board_all,
             "failed_requests": requests_failed[:20],
-            "web_peak_rss_mib": web_peaks, "worker_peak_rss_mib": round(worker.peak_rss_mib(), 1),
-            "targets": {"board_p95_ms": BOARD_P95_MS, "web_rss_mib": WEB_RSS_MIB}, "ok": ok,
+            "web_peak_rss_mib": web_peaks,
+            "worker_peak_rss_mib": round(worker.peak_rss_mib(), 1),
+            "targets": {"board_p95_ms": BOARD_P95_MS, "web_rss_mib": WEB_RSS_MIB},
+            "ok": ok,
         }
         text = json.dumps(report, indent=2, default=str)
         print(text)

@@ -54,15 +54,24 @@ def build(args) -> list[int]:
     try:
         for t in range(args.tasks):
             rng = np.random.default_rng([args.seed, t])
-            universe = Universe(3 * args.predictions, int(1.2 * args.predictions), 0.30, 0.55,
-                                rng)
-            task = create_task(slug=f"scaling-{t}", title=f"Scaling {t}",
-                               organizers=[organizer], target_half_width=0.05,
-                               max_upload_bytes=1 << 40,
-                               max_predictions_per_run=args.predictions)
+            universe = Universe(3 * args.predictions, int(1.2 * args.predictions), 0.30, 0.55, rng)
+            task = create_task(
+                slug=f"scaling-{t}",
+                title=f"Scaling {t}",
+                organizers=[organizer],
+                target_half_width=0.05,
+                max_upload_bytes=1 << 40,
+                max_predictions_per_run=args.predictions,
+            )
             log(f"task {t}: {args.runs} runs")
-            ingest(SimpleNamespace(predictions=args.predictions, tmp=args.tmp), task, universe,
-                   rng, t * 1000, args.runs)
+            ingest(
+                SimpleNamespace(predictions=args.predictions, tmp=args.tmp),
+                task,
+                universe,
+                rng,
+                t * 1000,
+                args.runs,
+            )
             task_ids.append(task.pk)
     finally:
         jobs._send = real_send
@@ -73,23 +82,36 @@ def measure(args, database_url: str, n_workers: int) -> dict:
     import psycopg
 
     db = psycopg.connect(database_url, autocommit=True)
-    workers = [Worker(f"s{n_workers}w{k}", database_url,
-                      os.path.join(args.tmp, f"scaling{n_workers}-w{k}.log"))
-               for k in range(n_workers)]
+    workers = [
+        Worker(
+            f"s{n_workers}w{k}",
+            database_url,
+            os.path.join(args.tmp, f"scaling{n_workers}-w{k}.log"),
+        )
+        for k in range(n_workers)
+    ]
     try:
         for w in workers:
             w.wait_ready()
         # Submissions to different tasks interleave, as when several shared tasks are open at
         # once: the k-th run of every task, then the (k+1)-th.
-        queued = [row[0] for row in db.execute(
-            "SELECT id FROM leaderboard_run WHERE state = 'queued' ORDER BY "
-            "row_number() OVER (PARTITION BY task_id ORDER BY id), task_id")]
+        queued = [
+            row[0]
+            for row in db.execute(
+                "SELECT id FROM leaderboard_run WHERE state = 'queued' ORDER BY "
+                "row_number() OVER (PARTITION BY task_id ORDER BY id), task_id"
+            )
+        ]
         wall = plan_and_wait(db, queued)
         jobs = [t for w in workers for t in w.task_times()]
-        return {"workers": n_workers, "runs": len(queued), "wall_seconds": round(wall, 1),
-                "plan_jobs_s": summary(s for name, s, _ in jobs if name == "evaluation.plan_run"),
-                "jobs_per_worker": [len(w.task_times()) for w in workers],
-                "peak_worker_rss_mib": [round(w.peak_rss_mib()) for w in workers]}
+        return {
+            "workers": n_workers,
+            "runs": len(queued),
+            "wall_seconds": round(wall, 1),
+            "plan_jobs_s": summary(s for name, s, _ in jobs if name == "evaluation.plan_run"),
+            "jobs_per_worker": [len(w.task_times()) for w in workers],
+            "peak_worker_rss_mib": [round(w.peak_rss_mib()) for w in workers],
+        }
     finally:
         db.close()
         for w in workers:
@@ -108,8 +130,10 @@ def main(argv=None) -> int:
     base_url = os.environ.get("DATABASE_URL", "")
     if not base_url.startswith(("postgres://", "postgresql://")):
         ap.error("set DATABASE_URL to a PostgreSQL database (it is dropped and re-created)")
-    out = {"machine": machine(), "sizes": {"tasks": args.tasks, "runs": args.runs,
-                                           "predictions": args.predictions}}
+    out = {
+        "machine": machine(),
+        "sizes": {"tasks": args.tasks, "runs": args.runs, "predictions": args.predictions},
+    }
     args.tmp = tempfile.mkdtemp(prefix="worker-scaling-")
     redis, redis_url = start_redis(args.tmp)
     try:

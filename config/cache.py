@@ -101,13 +101,15 @@ class CountingDatabaseCache(DatabaseCache):
         stored_key = self.make_and_validate_key(key, version=version)
         with transaction.atomic(using=db), connection.cursor() as cursor:
             if connection.features.has_select_for_update:
-                cursor.execute(f"SELECT cache_key FROM {table} WHERE cache_key = %s FOR UPDATE",
-                               [stored_key])
+                cursor.execute(
+                    f"SELECT cache_key FROM {table} WHERE cache_key = %s FOR UPDATE", [stored_key]
+                )
             value = self.get(key, self._missing_key, version=version)
             if value is self._missing_key:
                 raise ValueError(f"Key '{key}' not found")
             value += delta
             pickled = base64.b64encode(pickle.dumps(value, self.pickle_protocol)).decode("latin1")
-            cursor.execute(f"UPDATE {table} SET value = %s WHERE cache_key = %s",
-                           [pickled, stored_key])
+            cursor.execute(
+                f"UPDATE {table} SET value = %s WHERE cache_key = %s", [pickled, stored_key]
+            )
         return value

@@ -117,8 +117,11 @@ def cache_config_from_env(env: Mapping[str, str]) -> dict[str, Any]:
     redis_url = env.get("REDIS_URL")
     if redis_url:
         # Fails soft (config/cache.py): an outage costs the cache, never a request.
-        return {"BACKEND": "config.cache.ForgivingRedisCache", "LOCATION": redis_url,
-                "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}}
+        return {
+            "BACKEND": "config.cache.ForgivingRedisCache",
+            "LOCATION": redis_url,
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+        }
     return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 
 
@@ -137,8 +140,11 @@ def throttle_cache_config_from_env(env: Mapping[str, str]) -> dict[str, Any]:
         return {**cache_config_from_env(env), "KEY_PREFIX": "throttle"}
     # Past MAX_ENTRIES, expired counters are dropped first; only a flood of live ones (tens of
     # thousands of clients within a window) would evict live counters.
-    return {"BACKEND": "config.cache.CountingDatabaseCache", "LOCATION": THROTTLE_CACHE_TABLE,
-            "OPTIONS": {"MAX_ENTRIES": 50_000}}
+    return {
+        "BACKEND": "config.cache.CountingDatabaseCache",
+        "LOCATION": THROTTLE_CACHE_TABLE,
+        "OPTIONS": {"MAX_ENTRIES": 50_000},
+    }
 
 
 # --- Core ---------------------------------------------------------------------------------------
@@ -209,8 +215,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "NAME": os.environ.get("TEST_SQLITE_NAME")
         or str(VAR_DIR / f"test-db-{os.getpid()}.sqlite3")
     }
-CACHES = {"default": cache_config_from_env(os.environ),
-          "throttle": throttle_cache_config_from_env(os.environ)}
+CACHES = {
+    "default": cache_config_from_env(os.environ),
+    "throttle": throttle_cache_config_from_env(os.environ),
+}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Celery (read by config/celery.py with namespace "CELERY") ---------------------------------
@@ -225,7 +233,8 @@ if "visibility_timeout" in CELERY_BROKER_TRANSPORT_OPTIONS:
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         **CELERY_BROKER_TRANSPORT_OPTIONS,
         "unacked_restore_interval": max(
-            1, min(10, int(CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] / 4))),
+            1, min(10, int(CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] / 4))
+        ),
         "unacked_restore_throttle": 1,
     }
 for _dir in filesystem_broker_dirs(CELERY_BROKER_TRANSPORT_OPTIONS):
@@ -382,8 +391,9 @@ SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 # DJANGO_SECURE_PROXY=1 when a proxy terminates TLS and sets X-Forwarded-Proto.
 SECURE_DEPLOYMENT = env_bool(os.environ.get("DJANGO_SECURE"), default=False)
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = SECURE_SSL_REDIRECT = SECURE_DEPLOYMENT
-SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_HSTS_SECONDS",
-                                         "31536000" if SECURE_DEPLOYMENT else "0"))
+SECURE_HSTS_SECONDS = int(
+    os.environ.get("DJANGO_HSTS_SECONDS", "31536000" if SECURE_DEPLOYMENT else "0")
+)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_DEPLOYMENT
 # Browser preload lists are hard to leave again: only on explicit request.
 SECURE_HSTS_PRELOAD = env_bool(os.environ.get("DJANGO_HSTS_PRELOAD"), default=False)

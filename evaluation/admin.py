@@ -29,16 +29,31 @@ class ReadOnlyAdmin(OrganizerScopedAdmin):
 @admin.register(PlanRound)
 class PlanRoundAdmin(ReadOnlyAdmin):
     task_path = "task"
-    list_display = ("id", "task", "run", "round", "status", "n_items", "draw_count", "look_count",
-                    "predicted_half_width", "current_half_width", "expected_labels",
-                    "engine_version", "created_at")
+    list_display = (
+        "id",
+        "task",
+        "run",
+        "round",
+        "status",
+        "n_items",
+        "draw_count",
+        "look_count",
+        "predicted_half_width",
+        "current_half_width",
+        "expected_labels",
+        "engine_version",
+        "created_at",
+    )
     list_filter = ("status", "task")
     search_fields = ("run__name",)
     list_select_related = ("task", "run")
 
     def get_queryset(self, request):
-        return super().get_queryset(request).annotate(_draws=Count("draws", distinct=True),
-                                                      _looks=Count("looks", distinct=True))
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(_draws=Count("draws", distinct=True), _looks=Count("looks", distinct=True))
+        )
 
     @admin.display(description="draws", ordering="_draws")
     def draw_count(self, obj):

@@ -39,20 +39,31 @@ from .models import Draw, Look, PlanRound
 
 # Runs whose predictions are in the engine: accepted ones, whatever happened to them since (a
 # failed run's earlier rounds still shaped every inclusion probability).
-ENGINE_STATES = (Run.State.QUEUED, Run.State.PLANNING, Run.State.AWAITING_LABELS,
-                 Run.State.ESTIMATING, Run.State.SCORED, Run.State.PARTIAL, Run.State.FAILED)
+ENGINE_STATES = (
+    Run.State.QUEUED,
+    Run.State.PLANNING,
+    Run.State.AWAITING_LABELS,
+    Run.State.ESTIMATING,
+    Run.State.SCORED,
+    Run.State.PARTIAL,
+    Run.State.FAILED,
+)
 
 
 def _load_answers(state: TaskState, task: Task, version: int) -> None:
     """The task's judgment set of ``version``: counted judgments and gold answers with
     ``seq <= version`` not withdrawn by then; gold items' answers as exact."""
     live = {"seq__lte": version}
-    judged = list(Judgment.objects.filter(request__task=task, **live)
-                  .exclude(withdrawn_seq__lte=version)
-                  .values_list("seq", "request__item__index", "annotator_id", "answer"))
-    gold_answers = list(GoldAnswer.objects.filter(gold__task=task, **live)
-                        .exclude(withdrawn_seq__lte=version)
-                        .values_list("seq", "gold__item__index", "annotator_id", "answer"))
+    judged = list(
+        Judgment.objects.filter(request__task=task, **live)
+        .exclude(withdrawn_seq__lte=version)
+        .values_list("seq", "request__item__index", "annotator_id", "answer")
+    )
+    gold_answers = list(
+        GoldAnswer.objects.filter(gold__task=task, **live)
+        .exclude(withdrawn_seq__lte=version)
+        .values_list("seq", "gold__item__index", "annotator_id", "answer")
+    )
     # In the order they were given: the same set always gives the same state, bit for bit. An
     # annotator counts once per item (a gold item can also have been drawn): the first answer.
     rows, seen = [], set()
@@ -61,12 +72,18 @@ def _load_answers(state: TaskState, task: Task, version: int) -> None:
             seen.add((index, annotator))
             rows.append((index, annotator, answer))
     if rows:
-        state.add_judgments([r[0] for r in rows], [r[1] for r in rows],
-                            [r[2] == GoldAnswer.Answer.CORRECT for r in rows])
+        state.add_judgments(
+            [r[0] for r in rows],
+            [r[1] for r in rows],
+            [r[2] == GoldAnswer.Answer.CORRECT for r in rows],
+        )
     # Gold items are not versioned: one loaded after the item count was read may name an item
     # the state does not hold yet (no run of this state predicts it); it counts from the next load.
-    gold = list(GoldItem.objects.filter(task=task, item__index__lt=state.n_items)
-                .values_list("item__index", "answer"))
+    gold = list(
+        GoldItem.objects.filter(task=task, item__index__lt=state.n_items).values_list(
+            "item__index", "answer"
+        )
+    )
     if gold:
         state.set_gold([g[0] for g in gold], [g[1] for g in gold])
 
@@ -107,8 +124,10 @@ class LoadedTask:
         if not waiting.size:
             return 0
         if self.stuck is None:
-            self.stuck = np.array(sorted(stuck_items(task=self.task)) if self.annotators_at_work
-                                  else [], dtype=np.int64)
+            self.stuck = np.array(
+                sorted(stuck_items(task=self.task)) if self.annotators_at_work else [],
+                dtype=np.int64,
+            )
         return int(np.count_nonzero(~np.isin(waiting, self.stuck)))
 
     def drawn_for_run(self, run_pk: int) -> tuple[int, int]:
@@ -128,12 +147,15 @@ def load_task_state(task: Task) -> LoadedTask:
     # state rests on exactly the judgment set ``labels_version`` names, however busy the queue.
     # The item count is read after the runs and the reference sample, so it covers every item
     # they name even if an upload commits meanwhile.
-    labels_version, reference_version = (Task.objects.filter(pk=task.pk)
-                                         .values_list("labels_version", "reference_version").get())
-    runs = list(Run.objects.filter(task=task, state__in=ENGINE_STATES)
-                .select_related("team").order_by("id"))
-    reference = list(ReferenceItem.objects.filter(task=task).order_by("id")
-                     .values_list("item__index", "group"))
+    labels_version, reference_version = (
+        Task.objects.filter(pk=task.pk).values_list("labels_version", "reference_version").get()
+    )
+    runs = list(
+        Run.objects.filter(task=task, state__in=ENGINE_STATES).select_related("team").order_by("id")
+    )
+    reference = list(
+        ReferenceItem.objects.filter(task=task).order_by("id").values_list("item__index", "group")
+    )
     n_items = Task.objects.filter(pk=task.pk).values_list("n_items", flat=True).get()
     # Further looks go up to one judgment per annotator at work (who answered on the task and
     # is not paused), so that a look never waits for someone who is not there.
@@ -145,11 +167,23 @@ def load_task_state(task: Task) -> LoadedTask:
     _load_answers(state, task, labels_version)
     if reference:
         items = np.array([r[0] for r in reference], dtype=np.int64)
-        _, groups = np.unique(np.array([r[1] or f"#{i}" for i, r in enumerate(reference)],
-                                       dtype=object), return_inverse=True)
+        _, groups = np.unique(
+            np.array([r[1] or f"#{i}" for i, r in enumerate(reference)], dtype=object),
+            return_inverse=True,
+        )
         state.set_reference(items, groups.astype(np.int64))
-    return LoadedTask(task, state, design, runs, run_index, list(cached.rounds),
-                      list(cached.round_runs), labels_version, reference_version, at_work)
+    return LoadedTask(
+        task,
+        state,
+        design,
+        runs,
+        run_index,
+        list(cached.rounds),
+        list(cached.round_runs),
+        labels_version,
+        reference_version,
+        at_work,
+    )
 
 
 @dataclass
@@ -158,9 +192,9 @@ class _CachedTask:
 
     config: tuple
     state: TaskState
-    run_keys: list = field(default_factory=list)    # (pk, created_at, n_predictions) per run
+    run_keys: list = field(default_factory=list)  # (pk, created_at, n_predictions) per run
     round_keys: list = field(default_factory=list)  # (PlanRound pk, created_at), replay order
-    rounds: list = field(default_factory=list)      # RoundRecord per replayed round
+    rounds: list = field(default_factory=list)  # RoundRecord per replayed round
     round_runs: list = field(default_factory=list)  # Run.pk per replayed round
 
 
@@ -177,16 +211,26 @@ def forget_cached_states() -> None:
 def _config(task: Task) -> tuple:
     # Creation times tell a task, run or round from another that reuses its id (a restored or
     # re-created database).
-    return (task.created_at, task.design, task.target_half_width, task.confidence,
-            task.label_budget, json.dumps(task.design_options or {}, sort_keys=True))
+    return (
+        task.created_at,
+        task.design,
+        task.target_half_width,
+        task.confidence,
+        task.label_budget,
+        json.dumps(task.design_options or {}, sort_keys=True),
+    )
 
 
 def _up_to_date(task: Task, design, runs: list, run_index: dict, n_items: int) -> _CachedTask:
     budget = settings.ENGINE_STATE_CACHE_MB * 2**20
     entry = _cache.pop(task.pk, None)
     run_keys = [(run.pk, run.created_at, run.n_predictions) for run in runs]
-    if (entry is None or entry.config != _config(task) or n_items < entry.state.n_items
-            or run_keys[:len(entry.run_keys)] != entry.run_keys):
+    if (
+        entry is None
+        or entry.config != _config(task)
+        or n_items < entry.state.n_items
+        or run_keys[: len(entry.run_keys)] != entry.run_keys
+    ):
         entry = _CachedTask(_config(task), TaskState(0))
     # The entry is out of the cache until it is complete: one a failure left half-updated is
     # never reused.
@@ -211,8 +255,13 @@ def _nbytes(entry: _CachedTask) -> int:
         arrays += [run.items, run.scores]
     for extra in state.design_state.values():
         arrays += [v for v in vars(extra).values() if isinstance(v, np.ndarray)]
-        arrays += [a for v in vars(extra).values() if isinstance(v, list)
-                   for a in v if isinstance(a, np.ndarray)]
+        arrays += [
+            a
+            for v in vars(extra).values()
+            if isinstance(v, list)
+            for a in v
+            if isinstance(a, np.ndarray)
+        ]
     return sum(a.nbytes for a in arrays)
 
 
@@ -220,11 +269,12 @@ def _add_runs(entry: _CachedTask, runs: list, run_keys: list, n_items: int) -> N
     state = entry.state
     if n_items > state.n_items:
         state.add_items(n_items - state.n_items)
-    new = runs[len(entry.run_keys):]
+    new = runs[len(entry.run_keys) :]
     for start in range(0, len(new), _PREDICTIONS_PER_QUERY):
-        chunk = new[start:start + _PREDICTIONS_PER_QUERY]
-        stored = {p.run_id: p for p in RunPredictions.objects.filter(
-            run_id__in=[run.pk for run in chunk])}
+        chunk = new[start : start + _PREDICTIONS_PER_QUERY]
+        stored = {
+            p.run_id: p for p in RunPredictions.objects.filter(run_id__in=[run.pk for run in chunk])
+        }
         for run in chunk:
             items, scores = stored[run.pk].arrays()
             state.add_run(items, scores, name=run.name)
@@ -237,8 +287,11 @@ _NONE = np.empty(0, np.int64)
 def _items_by_round(model, round_ids: list) -> dict:
     """Sorted item indices per round of a per-item table (draws, looks)."""
     found = defaultdict(list)
-    rows = (model.objects.filter(plan_round_id__in=round_ids)
-            .values_list("plan_round_id", "item__index").iterator(chunk_size=20000))
+    rows = (
+        model.objects.filter(plan_round_id__in=round_ids)
+        .values_list("plan_round_id", "item__index")
+        .iterator(chunk_size=20000)
+    )
     for round_id, index in rows:
         found[round_id].append(index)
     return {pk: np.sort(np.array(v, dtype=np.int64)) for pk, v in found.items()}
@@ -247,9 +300,22 @@ def _items_by_round(model, round_ids: list) -> dict:
 def _replay_new_rounds(entry: _CachedTask, task: Task, design, run_index: dict) -> bool:
     """Replay the rounds stored since ``entry`` was last brought up to date; ``False`` when the
     stored rounds do not extend the replayed ones (the entry must be rebuilt)."""
-    stored = list(PlanRound.objects.filter(task=task).order_by("id")
-                  .values_list("pk", "run_id", "round", "levels", "fraction", "seed",
-                               "created_at", "judgments", "bands", "patterns"))
+    stored = list(
+        PlanRound.objects.filter(task=task)
+        .order_by("id")
+        .values_list(
+            "pk",
+            "run_id",
+            "round",
+            "levels",
+            "fraction",
+            "seed",
+            "created_at",
+            "judgments",
+            "bands",
+            "patterns",
+        )
+    )
     done = len(entry.round_keys)
     if [(row[0], row[6]) for row in stored[:done]] != entry.round_keys:
         return False
@@ -259,13 +325,21 @@ def _replay_new_rounds(entry: _CachedTask, task: Task, design, run_index: dict) 
         return True
     ids = [row[0] for row in new]
     drawn, looked = _items_by_round(Draw, ids), _items_by_round(Look, ids)
-    records = [RoundRecord(run_index[run_id], number, drawn.get(pk, _NONE), levels, fraction,
-                           seed, again=looked.get(pk, _NONE),
-                           bands=(bands.get("cells", ()), bands.get("bands", ())),
-                           patterns=tuple((b, tuple(map(tuple, p))) for b, p in patterns),
-                           judgments=judgments)
-               for pk, run_id, number, levels, fraction, seed, _, judgments, bands, patterns
-               in new]
+    records = [
+        RoundRecord(
+            run_index[run_id],
+            number,
+            drawn.get(pk, _NONE),
+            levels,
+            fraction,
+            seed,
+            again=looked.get(pk, _NONE),
+            bands=(bands.get("cells", ()), bands.get("bands", ())),
+            patterns=tuple((b, tuple(map(tuple, p))) for b, p in patterns),
+            judgments=judgments,
+        )
+        for pk, run_id, number, levels, fraction, seed, _, judgments, bands, patterns in new
+    ]
     design.replay(entry.state, records, extend=True)
     entry.round_keys += [(row[0], row[6]) for row in new]
     entry.rounds += records

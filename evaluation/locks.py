@@ -35,16 +35,19 @@ def engine_lock(task_id: int, *, seconds: float | None = None):
     seconds = settings.ENGINE_LOCK_SECONDS if seconds is None else seconds
     token = secrets.token_hex(16)
     now = timezone.now()
-    won = (Task.objects.filter(pk=task_id)
-           .filter(Q(engine_lock_until__isnull=True) | Q(engine_lock_until__lt=now))
-           .update(engine_lock_token=token, engine_lock_until=now + timedelta(seconds=seconds)))
+    won = (
+        Task.objects.filter(pk=task_id)
+        .filter(Q(engine_lock_until__isnull=True) | Q(engine_lock_until__lt=now))
+        .update(engine_lock_token=token, engine_lock_until=now + timedelta(seconds=seconds))
+    )
     if not won:
         raise EngineBusy(f"task {task_id} is being planned or estimated by another worker")
     try:
         yield token
     finally:
         Task.objects.filter(pk=task_id, engine_lock_token=token).update(
-            engine_lock_token="", engine_lock_until=None)
+            engine_lock_token="", engine_lock_until=None
+        )
 
 
 def assert_lock_held(task_id: int, token: str) -> Task:

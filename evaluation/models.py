@@ -15,8 +15,9 @@ from django.utils import timezone
 class PlanRound(models.Model):
     """One call of the engine's planner for one run (``round`` 1, 2, ...), in task-wide order."""
 
-    task = models.ForeignKey("leaderboard.Task", on_delete=models.CASCADE,
-                             related_name="plan_rounds")
+    task = models.ForeignKey(
+        "leaderboard.Task", on_delete=models.CASCADE, related_name="plan_rounds"
+    )
     run = models.ForeignKey("leaderboard.Run", on_delete=models.CASCADE, related_name="plan_rounds")
     round = models.PositiveIntegerField()
     status = models.CharField(max_length=20)

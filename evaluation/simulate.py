@@ -27,35 +27,81 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m evaluation.simulate",
         description="Simulate on-demand evaluation on a labelled data set: how many labels a "
-                    "design needs and whether its intervals cover the true scores.")
+        "design needs and whether its intervals cover the true scores.",
+    )
     p.add_argument("dataset", metavar="DATASET_DIR", help="directory with truth.tsv and systems/")
-    p.add_argument("--design", choices=sorted(DESIGNS), default="default",
-                   help="sampling design (default: %(default)s)")
-    p.add_argument("--systems", type=int, default=None, metavar="K",
-                   help="systems per repeat, chosen at random (default: all)")
+    p.add_argument(
+        "--design",
+        choices=sorted(DESIGNS),
+        default="default",
+        help="sampling design (default: %(default)s)",
+    )
+    p.add_argument(
+        "--systems",
+        type=int,
+        default=None,
+        metavar="K",
+        help="systems per repeat, chosen at random (default: all)",
+    )
     p.add_argument("--repeats", type=int, default=20, metavar="R", help="default: %(default)s")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="default: %(default)s")
-    p.add_argument("--target-half-width", type=float, default=0.05, metavar="H",
-                   help="precision half-width each run should reach (default: %(default)s)")
-    p.add_argument("--confidence", type=float, default=0.95, metavar="C",
-                   help="confidence level of every interval (default: %(default)s)")
-    p.add_argument("--reference-size", type=int, default=300, metavar="N",
-                   help="true items in the reference sample (default: %(default)s)")
-    p.add_argument("--interval", choices=INTERVAL_METHODS, default=None,
-                   help="interval family of the default design (default: clopper-pearson)")
-    p.add_argument("--budget", type=int, default=None, metavar="LABELS",
-                   help="label budget per repeat (default: unlimited)")
-    p.add_argument("--annotators", default=None, metavar="SPEC",
-                   help="fallible annotators instead of a perfect oracle: comma list of "
-                        "accuracies (0.95) or sensitivity:specificity (0.99:0.85), each with "
-                        "an optional xN, e.g. 0.98,0.95x2,0.9,0.5")
-    p.add_argument("--gold-rate", type=float, default=0.05, metavar="R",
-                   help="share of all judgments spent on gold items, with --annotators "
-                        "(default: %(default)s)")
-    p.add_argument("--hard-items", default=None, metavar="SHARE:ACCURACY",
-                   help="with --annotators: a share of items on which every annotator is right "
-                        "only with this probability (correlated errors, which the annotator "
-                        "model assumes away), e.g. 0.1:0.7")
+    p.add_argument(
+        "--target-half-width",
+        type=float,
+        default=0.05,
+        metavar="H",
+        help="precision half-width each run should reach (default: %(default)s)",
+    )
+    p.add_argument(
+        "--confidence",
+        type=float,
+        default=0.95,
+        metavar="C",
+        help="confidence level of every interval (default: %(default)s)",
+    )
+    p.add_argument(
+        "--reference-size",
+        type=int,
+        default=300,
+        metavar="N",
+        help="true items in the reference sample (default: %(default)s)",
+    )
+    p.add_argument(
+        "--interval",
+        choices=INTERVAL_METHODS,
+        default=None,
+        help="interval family of the default design (default: clopper-pearson)",
+    )
+    p.add_argument(
+        "--budget",
+        type=int,
+        default=None,
+        metavar="LABELS",
+        help="label budget per repeat (default: unlimited)",
+    )
+    p.add_argument(
+        "--annotators",
+        default=None,
+        metavar="SPEC",
+        help="fallible annotators instead of a perfect oracle: comma list of "
+        "accuracies (0.95) or sensitivity:specificity (0.99:0.85), each with "
+        "an optional xN, e.g. 0.98,0.95x2,0.9,0.5",
+    )
+    p.add_argument(
+        "--gold-rate",
+        type=float,
+        default=0.05,
+        metavar="R",
+        help="share of all judgments spent on gold items, with --annotators (default: %(default)s)",
+    )
+    p.add_argument(
+        "--hard-items",
+        default=None,
+        metavar="SHARE:ACCURACY",
+        help="with --annotators: a share of items on which every annotator is right "
+        "only with this probability (correlated errors, which the annotator "
+        "model assumes away), e.g. 0.1:0.7",
+    )
     p.add_argument("--per-system", action="store_true", help="also print a row per system")
     p.add_argument("--json", action="store_true", help="print one line of JSON")
     return p
@@ -131,27 +177,41 @@ def format_table(summary: SimulationSummary, *, per_system: bool = False) -> str
     ]
     noisy = s.annotators is not None
     if noisy:
-        lines.append(f"annotators {s.annotators}, gold rate {s.gold_rate}: judgments per repeat "
-                     f"{s.judgments_mean:.1f} ({s.gold_judgments_mean:.1f} on gold)")
+        lines.append(
+            f"annotators {s.annotators}, gold rate {s.gold_rate}: judgments per repeat "
+            f"{s.judgments_mean:.1f} ({s.gold_judgments_mean:.1f} on gold)"
+        )
         if s.hard_items is not None:
-            lines.append(f"hard items: {s.hard_items[0]:.0%} of items, on which every annotator "
-                         f"is right with probability {s.hard_items[1]}")
-    lines += ["", f"{'metric':<10} {'coverage':>9} {'median half-width':>18} {'bias':>9} "
-                  f"{'(se)':>8}" + (f" {'cov. at stop':>13} {'bias at stop':>13}" if noisy else "")]
+            lines.append(
+                f"hard items: {s.hard_items[0]:.0%} of items, on which every annotator "
+                f"is right with probability {s.hard_items[1]}"
+            )
+    lines += [
+        "",
+        f"{'metric':<10} {'coverage':>9} {'median half-width':>18} {'bias':>9} "
+        f"{'(se)':>8}" + (f" {'cov. at stop':>13} {'bias at stop':>13}" if noisy else ""),
+    ]
     for m in METRICS:
-        row = (f"{m:<10} {_fmt(s.coverage[m], 3):>9} {_fmt(s.half_width_median[m]):>18} "
-               f"{_fmt(s.bias[m]):>9} {_fmt(s.bias_se.get(m, math.nan)):>8}")
+        row = (
+            f"{m:<10} {_fmt(s.coverage[m], 3):>9} {_fmt(s.half_width_median[m]):>18} "
+            f"{_fmt(s.bias[m]):>9} {_fmt(s.bias_se.get(m, math.nan)):>8}"
+        )
         if noisy:
             row += f" {_fmt(s.coverage_at_stop[m], 3):>13} {_fmt(s.bias_at_stop[m]):>13}"
         lines.append(row)
     if per_system:
-        lines += ["", f"{'system':<32} {'cells':>5} {'cov P':>6} {'cov R':>6} {'cov F1':>6} "
-                      f"{'hw P':>7} {'bias P':>8} {'bias R':>8}"]
+        lines += [
+            "",
+            f"{'system':<32} {'cells':>5} {'cov P':>6} {'cov R':>6} {'cov F1':>6} "
+            f"{'hw P':>7} {'bias P':>8} {'bias R':>8}",
+        ]
         for row in s.per_system:
             c, h, b = row["coverage"], row["half_width_median"], row["bias"]
-            lines.append(f"{row['system'][:32]:<32} {row['cells']:>5} {c['precision']:>6.2f} "
-                         f"{c['recall']:>6.2f} {c['f1']:>6.2f} {h['precision']:>7.4f} "
-                         f"{_fmt(b['precision']):>8} {_fmt(b['recall']):>8}")
+            lines.append(
+                f"{row['system'][:32]:<32} {row['cells']:>5} {c['precision']:>6.2f} "
+                f"{c['recall']:>6.2f} {c['f1']:>6.2f} {h['precision']:>7.4f} "
+                f"{_fmt(b['precision']):>8} {_fmt(b['recall']):>8}"
+            )
     return "\n".join(lines)
 
 
@@ -190,16 +250,27 @@ def main(argv=None) -> int:
     progress = None if args.json or not sys.stderr.isatty() else _ProgressBar(sys.stderr)
     annotators = None
     if args.annotators is not None:
-        hard_share, hard_accuracy = (_hard_items(args.hard_items) if args.hard_items
-                                     else (0.0, 0.5))
-        annotators = Annotators(args.annotators, gold_rate=args.gold_rate,
-                                hard_share=hard_share, hard_accuracy=hard_accuracy)
+        hard_share, hard_accuracy = _hard_items(args.hard_items) if args.hard_items else (0.0, 0.5)
+        annotators = Annotators(
+            args.annotators,
+            gold_rate=args.gold_rate,
+            hard_share=hard_share,
+            hard_accuracy=hard_accuracy,
+        )
     try:
-        summary = simulate(dataset, design=args.design, systems=args.systems,
-                           repeats=args.repeats, seed=args.seed,
-                           target_half_width=args.target_half_width,
-                           confidence=args.confidence, reference_size=args.reference_size,
-                           design_options=options, progress=progress, annotators=annotators)
+        summary = simulate(
+            dataset,
+            design=args.design,
+            systems=args.systems,
+            repeats=args.repeats,
+            seed=args.seed,
+            target_half_width=args.target_half_width,
+            confidence=args.confidence,
+            reference_size=args.reference_size,
+            design_options=options,
+            progress=progress,
+            annotators=annotators,
+        )
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130

@@ -16,8 +16,13 @@ from . import services
 from .locks import EngineBusy
 
 TRANSIENT = (EngineBusy, OperationalError, InterfaceError)
-RETRY = {"autoretry_for": TRANSIENT, "retry_backoff": 1, "retry_backoff_max": 30,
-         "retry_jitter": True, "max_retries": 50}
+RETRY = {
+    "autoretry_for": TRANSIENT,
+    "retry_backoff": 1,
+    "retry_backoff_max": 30,
+    "retry_jitter": True,
+    "max_retries": 50,
+}
 
 
 @shared_task(name="evaluation.ingest_run", **RETRY)

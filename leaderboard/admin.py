@@ -38,8 +38,11 @@ class OrganizerScopedAdmin(admin.ModelAdmin):
     task_path = "task"
 
     def get_queryset(self, request):
-        return super().get_queryset(request).filter(
-            **{f"{self.task_path}__in": organized_tasks(request.user)})
+        return (
+            super()
+            .get_queryset(request)
+            .filter(**{f"{self.task_path}__in": organized_tasks(request.user)})
+        )
 
 
 @admin.register(Team)
@@ -57,7 +60,8 @@ class TeamAdmin(admin.ModelAdmin):
             teams = teams.filter(pk__in=Run.objects.filter(task__in=tasks).values("team"))
         return teams.annotate(
             _members=Count("members", distinct=True),
-            _runs=Count("runs", distinct=True, filter=Q(runs__task__in=tasks)))
+            _runs=Count("runs", distinct=True, filter=Q(runs__task__in=tasks)),
+        )
 
     @admin.display(description="members", ordering="_members")
     def member_count(self, obj):
@@ -83,11 +87,16 @@ class TaskAdminForm(forms.ModelForm):
             self.add_error("design_options", "must be a JSON object")
             return data
         try:
-            task_design(Task(design=design, design_options=options,
-                             target_half_width=data.get("target_half_width"),
-                             confidence=data.get("confidence"),
-                             label_budget=data.get("label_budget"),
-                             judgments_per_item=data.get("judgments_per_item") or 1))
+            task_design(
+                Task(
+                    design=design,
+                    design_options=options,
+                    target_half_width=data.get("target_half_width"),
+                    confidence=data.get("confidence"),
+                    label_budget=data.get("label_budget"),
+                    judgments_per_item=data.get("judgments_per_item") or 1,
+                )
+            )
         except (TypeError, ValueError) as exc:
             self.add_error("design_options" if options else "design", str(exc))
         return data
@@ -96,31 +105,79 @@ class TaskAdminForm(forms.ModelForm):
 @admin.register(Task)
 class TaskAdmin(admin.ModelAdmin):
     form = TaskAdminForm
-    list_display = ("slug", "title", "state", "n_items", "run_count", "target_half_width",
-                    "confidence", "label_budget", "created_at")
+    list_display = (
+        "slug",
+        "title",
+        "state",
+        "n_items",
+        "run_count",
+        "target_half_width",
+        "confidence",
+        "label_budget",
+        "created_at",
+    )
     list_filter = ("state", "design")
     search_fields = ("slug", "title")
     prepopulated_fields = {"slug": ("title",)}
     filter_horizontal = ("organizers", "annotators")
-    readonly_fields = ("seed", "n_items", "labels_version", "reference_version",
-                       "estimate_pending", "estimate_requested_at", "engine_lock_until")
+    readonly_fields = (
+        "seed",
+        "n_items",
+        "labels_version",
+        "reference_version",
+        "estimate_pending",
+        "estimate_requested_at",
+        "engine_lock_until",
+    )
     fieldsets = (
         (None, {"fields": ("slug", "title", "description", "state")}),
-        ("Annotation", {"fields": ("question", "display_template", "judgments_per_item",
-                                   "label_budget", "annotators")}),
+        (
+            "Annotation",
+            {
+                "fields": (
+                    "question",
+                    "display_template",
+                    "judgments_per_item",
+                    "label_budget",
+                    "annotators",
+                )
+            },
+        ),
         ("Targets", {"fields": ("target_half_width", "confidence", "design", "design_options")}),
-        ("Quality control", {"fields": ("annotator_daily_cap", "gold_rate", "gold_min_accuracy",
-                                        "gold_min_answers")}),
-        ("Submission limits", {"fields": ("max_runs_per_team", "max_runs_per_team_per_day",
-                                          "max_upload_bytes", "max_predictions_per_run")}),
+        (
+            "Quality control",
+            {
+                "fields": (
+                    "annotator_daily_cap",
+                    "gold_rate",
+                    "gold_min_accuracy",
+                    "gold_min_answers",
+                )
+            },
+        ),
+        (
+            "Submission limits",
+            {
+                "fields": (
+                    "max_runs_per_team",
+                    "max_runs_per_team_per_day",
+                    "max_upload_bytes",
+                    "max_predictions_per_run",
+                )
+            },
+        ),
         ("Publication", {"fields": ("board_held",)}),
         ("People", {"fields": ("organizers",)}),
         ("Engine (read-only)", {"classes": ("collapse",), "fields": readonly_fields}),
     )
 
     def get_queryset(self, request):
-        return (super().get_queryset(request).filter(pk__in=organized_tasks(request.user))
-                .annotate(_runs=Count("runs", distinct=True)))
+        return (
+            super()
+            .get_queryset(request)
+            .filter(pk__in=organized_tasks(request.user))
+            .annotate(_runs=Count("runs", distinct=True))
+        )
 
     @admin.display(description="runs", ordering="_runs")
     def run_count(self, obj):
@@ -162,18 +219,46 @@ class RunEventInline(admin.TabularInline):
 
 @admin.register(Run)
 class RunAdmin(OrganizerScopedAdmin):
-    list_display = ("id", "name", "task", "team", "state", "outcome", "n_predictions",
-                    "n_verified", "n_requested", "created_at")
+    list_display = (
+        "id",
+        "name",
+        "task",
+        "team",
+        "state",
+        "outcome",
+        "n_predictions",
+        "n_verified",
+        "n_requested",
+        "created_at",
+    )
     list_filter = ("state", "outcome", "task")
     search_fields = ("name", "team__name", "file_name", "sha256")
     list_select_related = ("task", "team")
     date_hierarchy = "created_at"
     inlines = (RunEventInline,)
     readonly_fields = (
-        "task", "team", "submitted_by", "state", "reason", "errors", "error_count", "outcome",
-        "file_name", "file_format", "file_bytes", "sha256", "n_predictions", "n_new_items",
-        "n_requested", "n_verified", "rounds", "attempts", "quota_refunded", "created_at",
-        "state_changed_at", "finished_at",
+        "task",
+        "team",
+        "submitted_by",
+        "state",
+        "reason",
+        "errors",
+        "error_count",
+        "outcome",
+        "file_name",
+        "file_format",
+        "file_bytes",
+        "sha256",
+        "n_predictions",
+        "n_new_items",
+        "n_requested",
+        "n_verified",
+        "rounds",
+        "attempts",
+        "quota_refunded",
+        "created_at",
+        "state_changed_at",
+        "finished_at",
     )
     fields = ("name", "description", "link", *readonly_fields)
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
@@ -208,8 +293,12 @@ class RunPredictionsAdmin(OrganizerScopedAdmin):
     readonly_fields = ("run", "prediction_count", "items_size", "scores_size")
 
     def get_queryset(self, request):
-        return (super().get_queryset(request).defer("items", "scores")
-                .annotate(_items_bytes=Length("items"), _scores_bytes=Length("scores")))
+        return (
+            super()
+            .get_queryset(request)
+            .defer("items", "scores")
+            .annotate(_items_bytes=Length("items"), _scores_bytes=Length("scores"))
+        )
 
     def has_add_permission(self, request):
         return False
@@ -256,15 +345,36 @@ class EstimateInline(admin.TabularInline):
 class LeaderboardSnapshotAdmin(OrganizerScopedAdmin):
     """Snapshots are immutable except for whether they are published."""
 
-    list_display = ("task", "version", "published", "created_at", "n_labels", "n_reference",
-                    "confidence", "design", "engine_version")
+    list_display = (
+        "task",
+        "version",
+        "published",
+        "created_at",
+        "n_labels",
+        "n_reference",
+        "confidence",
+        "design",
+        "engine_version",
+    )
     list_filter = ("published", "task", "design")
     list_editable = ("published",)
     list_select_related = ("task",)
     inlines = (EstimateInline,)
-    readonly_fields = ("task", "version", "created_at", "published_at", "engine_version",
-                       "design", "labels_version", "reference_version", "n_labels",
-                       "n_reference", "confidence", "details", "rows")
+    readonly_fields = (
+        "task",
+        "version",
+        "created_at",
+        "published_at",
+        "engine_version",
+        "design",
+        "labels_version",
+        "reference_version",
+        "n_labels",
+        "n_reference",
+        "confidence",
+        "details",
+        "rows",
+    )
     fields = ("published", *readonly_fields)
 
     def has_add_permission(self, request):
@@ -282,13 +392,33 @@ class LeaderboardSnapshotAdmin(OrganizerScopedAdmin):
 @admin.register(Estimate)
 class EstimateAdmin(OrganizerScopedAdmin):
     task_path = "run__task"
-    list_display = ("run", "metric", "value", "low", "high", "level", "labels_used", "method",
-                    "snapshot", "computed_at")
+    list_display = (
+        "run",
+        "metric",
+        "value",
+        "low",
+        "high",
+        "level",
+        "labels_used",
+        "method",
+        "snapshot",
+        "computed_at",
+    )
     list_filter = ("metric", "method")
     search_fields = ("run__name",)
     list_select_related = ("run", "snapshot")
-    readonly_fields = ("snapshot", "run", "metric", "value", "low", "high", "level",
-                       "labels_used", "method", "computed_at")
+    readonly_fields = (
+        "snapshot",
+        "run",
+        "metric",
+        "value",
+        "low",
+        "high",
+        "level",
+        "labels_used",
+        "method",
+        "computed_at",
+    )
     show_full_result_count = False
 
     def has_add_permission(self, request):

@@ -11,5 +11,8 @@ class LeaderboardConfig(AppConfig):
 
         from .signals import revoke_token_on_password_change
 
-        post_save.connect(revoke_token_on_password_change, sender=get_user_model(),
-                          dispatch_uid="leaderboard.revoke_token_on_password_change")
+        post_save.connect(
+            revoke_token_on_password_change,
+            sender=get_user_model(),
+            dispatch_uid="leaderboard.revoke_token_on_password_change",
+        )

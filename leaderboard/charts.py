@@ -15,7 +15,7 @@ from html import escape
 
 __all__ = ["HistoryPoint", "PlotPoint", "history_svg", "interval_plot_svg"]
 
-_FONT = "font-family=\"system-ui, sans-serif\""
+_FONT = 'font-family="system-ui, sans-serif"'
 _INK = "#1f2933"
 _MUTED = "#7b8794"
 _ACCENT = "#1f6feb"
@@ -80,8 +80,9 @@ def _open(width: float, height: float, label: str, css: str) -> list[str]:
     ]
 
 
-def interval_plot_svg(points: Sequence[PlotPoint], *, metric_label: str, width: int = 720,
-                      row_height: int = 22) -> str:
+def interval_plot_svg(
+    points: Sequence[PlotPoint], *, metric_label: str, width: int = 720, row_height: int = 22
+) -> str:
     """Points with whiskers per run on a 0-1 axis, one row per run, in the order given.
 
     Provisional estimates (runs still awaiting answers) are drawn hollow; ``highlight`` rows get
@@ -105,15 +106,23 @@ def interval_plot_svg(points: Sequence[PlotPoint], *, metric_label: str, width: 
     for k in range(5):
         tick = k / 4
         x = x_of(tick)
-        out.append(f'<line class="lb-grid" x1="{_num(x)}" y1="{_num(top - 4)}" x2="{_num(x)}" '
-                   f'y2="{_num(bottom)}" stroke="#e4e7eb" stroke-width="1"/>')
-        out.append(f'<text class="lb-tick" x="{_num(x)}" y="{_num(top - 10)}" '
-                   f'text-anchor="middle" fill="{_MUTED}">{tick:g}</text>')
-    out.append(f'<text x="{_num(left - 8)}" y="{_num(top - 10)}" text-anchor="end" '
-               f'font-weight="bold">{escape(metric_label)}</text>')
+        out.append(
+            f'<line class="lb-grid" x1="{_num(x)}" y1="{_num(top - 4)}" x2="{_num(x)}" '
+            f'y2="{_num(bottom)}" stroke="#e4e7eb" stroke-width="1"/>'
+        )
+        out.append(
+            f'<text class="lb-tick" x="{_num(x)}" y="{_num(top - 10)}" '
+            f'text-anchor="middle" fill="{_MUTED}">{tick:g}</text>'
+        )
+    out.append(
+        f'<text x="{_num(left - 8)}" y="{_num(top - 10)}" text-anchor="end" '
+        f'font-weight="bold">{escape(metric_label)}</text>'
+    )
     if not points:
-        out.append(f'<text x="{_num(left)}" y="{_num(top + row_height * 0.7)}" '
-                   f'fill="{_MUTED}">no runs to plot</text>')
+        out.append(
+            f'<text x="{_num(left)}" y="{_num(top + row_height * 0.7)}" '
+            f'fill="{_MUTED}">no runs to plot</text>'
+        )
     for row, p in enumerate(points):
         y = top + row * row_height + row_height / 2
         colour = _HIGHLIGHT if p.highlight else _ACCENT
@@ -121,28 +130,40 @@ def interval_plot_svg(points: Sequence[PlotPoint], *, metric_label: str, width: 
         weight = ' font-weight="bold"' if p.highlight else ""
         state = "provisional" if p.provisional else "final"
         out.append(f'<g class="lb-row lb-{state}">')
-        out.append(f"<title>{escape(label)}: {_fmt(p.value)} [{_fmt(p.low)}, {_fmt(p.high)}]"
-                   f"{' (provisional)' if p.provisional else ''}</title>")
-        out.append(f'<text class="lb-label" x="{_num(left - 8)}" y="{_num(y + 4)}" '
-                   f'text-anchor="end"{weight}>{escape(_short(label))}</text>')
+        out.append(
+            f"<title>{escape(label)}: {_fmt(p.value)} [{_fmt(p.low)}, {_fmt(p.high)}]"
+            f"{' (provisional)' if p.provisional else ''}</title>"
+        )
+        out.append(
+            f'<text class="lb-label" x="{_num(left - 8)}" y="{_num(y + 4)}" '
+            f'text-anchor="end"{weight}>{escape(_short(label))}</text>'
+        )
         has_bounds = _finite(p.low) and _finite(p.high)
         if has_bounds:
             x1, x2 = x_of(min(p.low, p.high)), x_of(max(p.low, p.high))
             faint = "" if _finite(p.value) else ' stroke-opacity="0.35" stroke-dasharray="3 3"'
-            out.append(f'<line class="lb-whisker" x1="{_num(x1)}" y1="{_num(y)}" '
-                       f'x2="{_num(x2)}" y2="{_num(y)}" stroke="{colour}" '
-                       f'stroke-width="2"{faint}/>')
+            out.append(
+                f'<line class="lb-whisker" x1="{_num(x1)}" y1="{_num(y)}" '
+                f'x2="{_num(x2)}" y2="{_num(y)}" stroke="{colour}" '
+                f'stroke-width="2"{faint}/>'
+            )
             for xe in (x1, x2):
-                out.append(f'<line class="lb-cap" x1="{_num(xe)}" y1="{_num(y - 4)}" '
-                           f'x2="{_num(xe)}" y2="{_num(y + 4)}" stroke="{colour}" '
-                           f'stroke-width="1.5"{faint}/>')
+                out.append(
+                    f'<line class="lb-cap" x1="{_num(xe)}" y1="{_num(y - 4)}" '
+                    f'x2="{_num(xe)}" y2="{_num(y + 4)}" stroke="{colour}" '
+                    f'stroke-width="1.5"{faint}/>'
+                )
         if _finite(p.value):
             fill = "#ffffff" if p.provisional else colour
-            out.append(f'<circle class="lb-point" cx="{_num(x_of(p.value))}" cy="{_num(y)}" '
-                       f'r="4.5" fill="{fill}" stroke="{colour}" stroke-width="2"/>')
+            out.append(
+                f'<circle class="lb-point" cx="{_num(x_of(p.value))}" cy="{_num(y)}" '
+                f'r="4.5" fill="{fill}" stroke="{colour}" stroke-width="2"/>'
+            )
         else:
-            out.append(f'<text class="lb-missing" x="{_num(left + 4)}" y="{_num(y + 4)}" '
-                       f'fill="{_MUTED}" font-style="italic">no estimate</text>')
+            out.append(
+                f'<text class="lb-missing" x="{_num(left + 4)}" y="{_num(y + 4)}" '
+                f'fill="{_MUTED}" font-style="italic">no estimate</text>'
+            )
         out.append("</g>")
     out.append("</g></svg>")
     return "\n".join(out)
@@ -158,19 +179,29 @@ def history_svg(points: Sequence[HistoryPoint], *, width: int = 320, height: int
     width = max(int(width), 120)
     height = max(int(height), 48)
     pad_l, pad_r, pad_t, pad_b = 34.0, 8.0, 6.0, 14.0
-    usable = sorted((p for p in points if _finite(p.value) and _finite(p.low)
-                     and _finite(p.high) and _finite(p.x)), key=lambda p: p.x)
+    usable = sorted(
+        (
+            p
+            for p in points
+            if _finite(p.value) and _finite(p.low) and _finite(p.high) and _finite(p.x)
+        ),
+        key=lambda p: p.x,
+    )
     if usable:
         last = usable[-1]
-        summary = (f"Estimate history over {len(usable)} snapshots: now {_fmt(last.value)} "
-                   f"[{_fmt(last.low)}, {_fmt(last.high)}]")
+        summary = (
+            f"Estimate history over {len(usable)} snapshots: now {_fmt(last.value)} "
+            f"[{_fmt(last.low)}, {_fmt(last.high)}]"
+        )
     else:
         summary = "Estimate history: no estimate yet"
     out = _open(width, height, summary, "lb-history")
     out.append(f'<g {_FONT} font-size="10" fill="{_INK}">')
     if not usable:
-        out.append(f'<text x="{_num(width / 2)}" y="{_num(height / 2 + 3)}" '
-                   f'text-anchor="middle" fill="{_MUTED}">no estimate yet</text>')
+        out.append(
+            f'<text x="{_num(width / 2)}" y="{_num(height / 2 + 3)}" '
+            f'text-anchor="middle" fill="{_MUTED}">no estimate yet</text>'
+        )
         out.append("</g></svg>")
         return "\n".join(out)
 
@@ -194,34 +225,53 @@ def history_svg(points: Sequence[HistoryPoint], *, width: int = 320, height: int
     def y_of(v: float) -> float:
         return bottom - (v - y_lo) / (y_hi - y_lo) * (bottom - top)
 
-    out.append(f'<line x1="{_num(left)}" y1="{_num(top)}" x2="{_num(left)}" '
-               f'y2="{_num(bottom)}" stroke="#cbd2d9" stroke-width="1"/>')
-    out.append(f'<text class="lb-tick" x="{_num(left - 3)}" y="{_num(top + 7)}" '
-               f'text-anchor="end" fill="{_MUTED}">{y_hi:.2f}</text>')
-    out.append(f'<text class="lb-tick" x="{_num(left - 3)}" y="{_num(bottom)}" '
-               f'text-anchor="end" fill="{_MUTED}">{y_lo:.2f}</text>')
-    out.append(f'<text class="lb-tick" x="{_num(left)}" y="{_num(height - 2)}" '
-               f'fill="{_MUTED}">{int(x_min)}</text>')
+    out.append(
+        f'<line x1="{_num(left)}" y1="{_num(top)}" x2="{_num(left)}" '
+        f'y2="{_num(bottom)}" stroke="#cbd2d9" stroke-width="1"/>'
+    )
+    out.append(
+        f'<text class="lb-tick" x="{_num(left - 3)}" y="{_num(top + 7)}" '
+        f'text-anchor="end" fill="{_MUTED}">{y_hi:.2f}</text>'
+    )
+    out.append(
+        f'<text class="lb-tick" x="{_num(left - 3)}" y="{_num(bottom)}" '
+        f'text-anchor="end" fill="{_MUTED}">{y_lo:.2f}</text>'
+    )
+    out.append(
+        f'<text class="lb-tick" x="{_num(left)}" y="{_num(height - 2)}" '
+        f'fill="{_MUTED}">{int(x_min)}</text>'
+    )
     if x_max != x_min:
-        out.append(f'<text class="lb-tick" x="{_num(right)}" y="{_num(height - 2)}" '
-                   f'text-anchor="end" fill="{_MUTED}">{int(x_max)}</text>')
+        out.append(
+            f'<text class="lb-tick" x="{_num(right)}" y="{_num(height - 2)}" '
+            f'text-anchor="end" fill="{_MUTED}">{int(x_max)}</text>'
+        )
     if len(usable) == 1:
         x = x_of(usable[0].x)
-        out.append(f'<line class="lb-band" x1="{_num(x)}" y1="{_num(y_of(highs[0]))}" '
-                   f'x2="{_num(x)}" y2="{_num(y_of(lows[0]))}" stroke="{_ACCENT}" '
-                   f'stroke-opacity="0.4" stroke-width="6"/>')
+        out.append(
+            f'<line class="lb-band" x1="{_num(x)}" y1="{_num(y_of(highs[0]))}" '
+            f'x2="{_num(x)}" y2="{_num(y_of(lows[0]))}" stroke="{_ACCENT}" '
+            f'stroke-opacity="0.4" stroke-width="6"/>'
+        )
     else:
         upper = [f"{_num(x_of(p.x))},{_num(y_of(h))}" for p, h in zip(usable, highs, strict=True)]
         lower = [f"{_num(x_of(p.x))},{_num(y_of(lo))}" for p, lo in zip(usable, lows, strict=True)]
-        out.append(f'<polygon class="lb-band" points="{" ".join(upper + lower[::-1])}" '
-                   f'fill="{_ACCENT}" fill-opacity="0.2" stroke="none"/>')
-        line = " ".join(f"{_num(x_of(p.x))},{_num(y_of(v))}"
-                        for p, v in zip(usable, values, strict=True))
-        out.append(f'<polyline class="lb-line" points="{line}" fill="none" '
-                   f'stroke="{_ACCENT}" stroke-width="1.5"/>')
+        out.append(
+            f'<polygon class="lb-band" points="{" ".join(upper + lower[::-1])}" '
+            f'fill="{_ACCENT}" fill-opacity="0.2" stroke="none"/>'
+        )
+        line = " ".join(
+            f"{_num(x_of(p.x))},{_num(y_of(v))}" for p, v in zip(usable, values, strict=True)
+        )
+        out.append(
+            f'<polyline class="lb-line" points="{line}" fill="none" '
+            f'stroke="{_ACCENT}" stroke-width="1.5"/>'
+        )
     for p, v in zip(usable, values, strict=True):
-        out.append(f'<circle class="lb-point" cx="{_num(x_of(p.x))}" cy="{_num(y_of(v))}" '
-                   f'r="2" fill="{_ACCENT}"><title>{int(p.x)}: {_fmt(p.value)} '
-                   f"[{_fmt(p.low)}, {_fmt(p.high)}]</title></circle>")
+        out.append(
+            f'<circle class="lb-point" cx="{_num(x_of(p.x))}" cy="{_num(y_of(v))}" '
+            f'r="2" fill="{_ACCENT}"><title>{int(p.x)}: {_fmt(p.value)} '
+            f"[{_fmt(p.low)}, {_fmt(p.high)}]</title></circle>"
+        )
     out.append("</g></svg>")
     return "\n".join(out)

@@ -30,6 +30,7 @@ def _is_name(value: Any) -> bool:
 
 # --- validation ---------------------------------------------------------------------------------
 
+
 def _check_fields(spec: dict, problems: list[str]) -> None:
     if "fields" not in spec:
         return
@@ -40,8 +41,9 @@ def _check_fields(spec: dict, problems: list[str]) -> None:
     if len(fields) > MAX_FIELDS:
         problems.append(f'"fields" may list at most {MAX_FIELDS} fields.')
     if not all(_is_name(f) for f in fields):
-        problems.append(f'every entry of "fields" must be a field name of 1 to {MAX_NAME_CHARS} '
-                        'characters.')
+        problems.append(
+            f'every entry of "fields" must be a field name of 1 to {MAX_NAME_CHARS} characters.'
+        )
     elif len(set(fields)) != len(fields):
         problems.append('"fields" lists a field twice.')
 
@@ -49,10 +51,14 @@ def _check_fields(spec: dict, problems: list[str]) -> None:
 def _check_labels(spec: dict, problems: list[str]) -> None:
     if "labels" in spec:
         labels = spec["labels"]
-        if not isinstance(labels, dict) or len(labels) > MAX_FIELDS or not all(
-                _is_name(k) and _is_name(v) for k, v in labels.items()):
-            problems.append(f'"labels" must map field names to labels of 1 to {MAX_NAME_CHARS} '
-                            'characters.')
+        if (
+            not isinstance(labels, dict)
+            or len(labels) > MAX_FIELDS
+            or not all(_is_name(k) and _is_name(v) for k, v in labels.items())
+        ):
+            problems.append(
+                f'"labels" must map field names to labels of 1 to {MAX_NAME_CHARS} characters.'
+            )
     if "label" in spec and not _is_name(spec["label"]):
         problems.append(f'"label" must be text of 1 to {MAX_NAME_CHARS} characters.')
 
@@ -77,8 +83,10 @@ def validate_display_template(text: str) -> list[str]:
     problems: list[str] = []
     unknown = sorted(set(spec) - _KEYS[layout])
     if unknown:
-        problems.append(f'Unknown keys for the {layout} layout: {", ".join(unknown)} '
-                        f'(allowed: {", ".join(sorted(_KEYS[layout]))}).')
+        problems.append(
+            f"Unknown keys for the {layout} layout: {', '.join(unknown)} "
+            f"(allowed: {', '.join(sorted(_KEYS[layout]))})."
+        )
     for key in ("left", "right", "field", "highlight"):
         if key in spec and not _is_name(spec[key]):
             problems.append(f'"{key}" must be a field name of 1 to {MAX_NAME_CHARS} characters.')
@@ -86,8 +94,9 @@ def validate_display_template(text: str) -> list[str]:
         if spec.get("left", "left") == spec.get("right", "right"):
             problems.append('"left" and "right" must name different fields.')
         titles = spec.get("titles")
-        if titles is not None and not (isinstance(titles, list) and len(titles) == 2
-                                       and all(_is_name(t) for t in titles)):
+        if titles is not None and not (
+            isinstance(titles, list) and len(titles) == 2 and all(_is_name(t) for t in titles)
+        ):
             problems.append('"titles" must be a list of two labels.')
     if layout == "text" and "field" not in spec:
         problems.append('The text layout needs "field": the payload field holding the text.')

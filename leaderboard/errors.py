@@ -30,9 +30,17 @@ class ServiceError(Exception):
     # For a family whose codes differ in status: the status of each code (else ``http_status``).
     statuses: ClassVar[Mapping[str, int]] = {}
 
-    def __init__(self, message: str, *, code: str | None = None, http_status: int | None = None,
-                 problems: Iterable[Any] = (), total: int = 0,
-                 headers: Mapping[str, str] | None = None, **extra: Any):
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        http_status: int | None = None,
+        problems: Iterable[Any] = (),
+        total: int = 0,
+        headers: Mapping[str, str] | None = None,
+        **extra: Any,
+    ):
         super().__init__(message)
         self.message = message
         self.code = code or type(self).code
@@ -44,9 +52,14 @@ class ServiceError(Exception):
 
     def as_dict(self) -> dict[str, Any]:
         """The error's fields in the API's body: ``run`` is the run it concerns, if any."""
-        return {"code": self.code, "message": self.message,
-                "problems": [_problem(p) for p in self.problems], "total": self.total,
-                "run": None, **self.extra}
+        return {
+            "code": self.code,
+            "message": self.message,
+            "problems": [_problem(p) for p in self.problems],
+            "total": self.total,
+            "run": None,
+            **self.extra,
+        }
 
 
 def _problem(problem: Any) -> dict[str, Any]:
@@ -59,9 +72,14 @@ class InvalidFields(ServiceError):
 
     def __init__(self, message: str, field_errors: Mapping[str, list[str]] | None = None):
         field_errors = dict(field_errors or {})
-        super().__init__(message, problems=[
-            {"line": None, "message": f"{name}: {' '.join(messages)}"}
-            for name, messages in field_errors.items()], fields=field_errors)
+        super().__init__(
+            message,
+            problems=[
+                {"line": None, "message": f"{name}: {' '.join(messages)}"}
+                for name, messages in field_errors.items()
+            ],
+            fields=field_errors,
+        )
         self.field_errors = field_errors
 
 
@@ -77,8 +95,9 @@ class DatabaseUnavailable(ServiceError):
     http_status = 503
 
     def __init__(self) -> None:
-        super().__init__("the database is unavailable; retry shortly",
-                         headers=retry_after(RETRY_AFTER_SECONDS))
+        super().__init__(
+            "the database is unavailable; retry shortly", headers=retry_after(RETRY_AFTER_SECONDS)
+        )
 
 
 def retry_after(seconds: float) -> dict[str, str]:

@@ -22,8 +22,16 @@ from .models import Item, LabelModelFit, LeaderboardSnapshot, Task
 
 METRICS = ("precision", "recall", "f1")
 METRIC_FIELDS = ("value", "low", "high", "labels_used", "method")
-ROW_FIELDS = ("run", "name", "team", "state", "provisional", "n_predictions", "n_requested",
-              "n_verified")
+ROW_FIELDS = (
+    "run",
+    "name",
+    "team",
+    "state",
+    "provisional",
+    "n_predictions",
+    "n_requested",
+    "n_verified",
+)
 VERIFIED_ITEM_FIELDS = ("key", "posterior", "judgments", "says_correct", "verified_at")
 ITEM_CHUNK = 2000
 # A spreadsheet opening the CSV runs a cell starting with one of these as a formula ("CSV
@@ -129,14 +137,16 @@ def verified_items(task: Task) -> Iterator[tuple]:
         indices = np.empty(0, np.int64)
     else:
         indices, values, judgments, says_correct = stored.arrays()
-    rows = (Item.objects.filter(task=task, verified_at__isnull=False)
-            .order_by("verified_at", "index").values_list("key", "index", "verified_at")
-            .iterator(chunk_size=ITEM_CHUNK))
+    rows = (
+        Item.objects.filter(task=task, verified_at__isnull=False)
+        .order_by("verified_at", "index")
+        .values_list("key", "index", "verified_at")
+        .iterator(chunk_size=ITEM_CHUNK)
+    )
     for key, index, verified_at in rows:
         at = int(np.searchsorted(indices, index))
         if at < indices.size and indices[at] == index:
-            yield (key, float(values[at]), int(judgments[at]), int(says_correct[at]),
-                   verified_at)
+            yield (key, float(values[at]), int(judgments[at]), int(says_correct[at]), verified_at)
         else:
             yield key, None, None, None, verified_at
 
@@ -155,9 +165,13 @@ def verified_items_json_chunks(task: Task) -> Iterator[str]:
     yield '{"task": ' + json.dumps(task.slug) + ', "items": ['
     first = True
     for key, posterior, judgments, says_correct, verified_at in verified_items(task):
-        item = {"key": key, "posterior": posterior, "judgments": judgments,
-                "says_correct": says_correct,
-                "verified_at": verified_at.isoformat() if verified_at else None}
+        item = {
+            "key": key,
+            "posterior": posterior,
+            "judgments": judgments,
+            "says_correct": says_correct,
+            "verified_at": verified_at.isoformat() if verified_at else None,
+        }
         yield ("" if first else ", ") + json.dumps(item)
         first = False
     yield "]}\n"

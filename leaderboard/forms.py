@@ -10,17 +10,22 @@ from .models import Run, Task, Team
 
 class RunUploadForm(forms.Form):
     file = forms.FileField(help_text="TSV (key, tab, score per line) or JSONL.")
-    name = forms.CharField(max_length=120, required=False,
-                           help_text="Shown on the leaderboard (default: the file name).")
+    name = forms.CharField(
+        max_length=120,
+        required=False,
+        help_text="Shown on the leaderboard (default: the file name).",
+    )
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
-    team = forms.ModelChoiceField(queryset=Team.objects.none(), required=False,
-                                  empty_label="— choose a team —")
+    team = forms.ModelChoiceField(
+        queryset=Team.objects.none(), required=False, empty_label="— choose a team —"
+    )
 
     def __init__(self, *args, teams: list[Team], **kwargs):
         super().__init__(*args, **kwargs)
         self.teams = teams
-        self.fields["team"].queryset = Team.objects.filter(pk__in=[t.pk for t in teams]) \
-            .order_by("name")
+        self.fields["team"].queryset = Team.objects.filter(pk__in=[t.pk for t in teams]).order_by(
+            "name"
+        )
         if len(teams) == 1:
             self.fields["team"].widget = forms.HiddenInput()
             self.fields["team"].initial = teams[0].pk
@@ -39,14 +44,18 @@ class RunDetailsForm(forms.Form):
 
     name = forms.CharField(max_length=Run._meta.get_field("name").max_length)
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 4}))
-    link = forms.CharField(required=False, max_length=Run._meta.get_field("link").max_length,
-                           help_text="Paper, code or system description (http or https).",
-                           widget=forms.URLInput())
+    link = forms.CharField(
+        required=False,
+        max_length=Run._meta.get_field("link").max_length,
+        help_text="Paper, code or system description (http or https).",
+        widget=forms.URLInput(),
+    )
 
     @classmethod
     def for_run(cls, run: Run, data=None) -> RunDetailsForm:
-        return cls(data, initial={"name": run.name, "description": run.description,
-                                  "link": run.link})
+        return cls(
+            data, initial={"name": run.name, "description": run.description, "link": run.link}
+        )
 
     def add_service_errors(self, field_errors: dict[str, list[str]]) -> None:
         for name, messages in field_errors.items():
@@ -57,10 +66,22 @@ class RunDetailsForm(forms.Form):
 # The settings an organizer edits on the task page. Hold/publish are buttons of their own; the
 # design is fixed at creation (and frozen once runs exist), so it stays in the admin.
 TASK_SETTING_FIELDS = (
-    "title", "description", "question", "display_template", "state",
-    "target_half_width", "confidence", "label_budget", "judgments_per_item",
-    "annotator_daily_cap", "gold_rate", "gold_min_accuracy", "gold_min_answers",
-    "max_runs_per_team", "max_runs_per_team_per_day", "max_upload_bytes",
+    "title",
+    "description",
+    "question",
+    "display_template",
+    "state",
+    "target_half_width",
+    "confidence",
+    "label_budget",
+    "judgments_per_item",
+    "annotator_daily_cap",
+    "gold_rate",
+    "gold_min_accuracy",
+    "gold_min_answers",
+    "max_runs_per_team",
+    "max_runs_per_team_per_day",
+    "max_upload_bytes",
     "max_predictions_per_run",
 )
 
@@ -76,8 +97,9 @@ class TaskSettingsForm(forms.Form):
             self.fields[name].widget.attrs["rows"] = 3
 
     def changed_settings(self) -> dict:
-        return {name: self.cleaned_data[name] for name in self.changed_data
-                if name in self.cleaned_data}
+        return {
+            name: self.cleaned_data[name] for name in self.changed_data if name in self.cleaned_data
+        }
 
     def add_service_errors(self, field_errors: dict[str, list[str]]) -> None:
         for name, messages in field_errors.items():

@@ -69,6 +69,5 @@ def enqueue_estimate(task_id: int, *, force: bool = False) -> bool:
     if force:
         Task.objects.filter(pk=task_id).update(estimate_pending=True, estimate_requested_at=now)
     delay = settings.ESTIMATE_DEBOUNCE_SECONDS
-    transaction.on_commit(
-        lambda: _send_or_log(ESTIMATE_TASK, [task_id], countdown=delay or None))
+    transaction.on_commit(lambda: _send_or_log(ESTIMATE_TASK, [task_id], countdown=delay or None))
     return True

@@ -67,30 +67,39 @@ class Task(models.Model):
         default=0.95, validators=[MinValueValidator(0.5), MaxValueValidator(0.999)]
     )
     label_budget = models.PositiveIntegerField(
-        null=True, blank=True,
+        null=True,
+        blank=True,
         help_text="Most judgments the task may ask annotators for, gold answers included "
-                  "(empty: none)."
+        "(empty: none).",
     )
     judgments_per_item = models.PositiveSmallIntegerField(
-        default=1, validators=[MinValueValidator(1), MaxValueValidator(9)],
+        default=1,
+        validators=[MinValueValidator(1), MaxValueValidator(9)],
         help_text="Judgments each new item gets at first, each by another annotator: a minimum "
-                  "(the planner asks more where answers are doubtful)."
+        "(the planner asks more where answers are doubtful).",
     )
     design = models.CharField(max_length=40, default="default")
     design_options = models.JSONField(default=dict, blank=True)
 
     # Annotator quality control (enforced by the annotation queue).
     annotator_daily_cap = models.PositiveIntegerField(
-        null=True, blank=True,
-        help_text="Most answers one annotator may give per day (empty: none).")
+        null=True,
+        blank=True,
+        help_text="Most answers one annotator may give per day (empty: none).",
+    )
     gold_rate = models.FloatField(
-        default=0.05, validators=[MinValueValidator(0.0), MaxValueValidator(0.5)],
-        help_text="Share of served items that are gold items with known answers.")
+        default=0.05,
+        validators=[MinValueValidator(0.0), MaxValueValidator(0.5)],
+        help_text="Share of served items that are gold items with known answers.",
+    )
     gold_min_accuracy = models.FloatField(
-        default=0.7, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
-        help_text="Annotators whose gold accuracy falls below this are paused for review.")
+        default=0.7,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="Annotators whose gold accuracy falls below this are paused for review.",
+    )
     gold_min_answers = models.PositiveIntegerField(
-        default=10, help_text="Gold answers needed before an annotator's accuracy is judged.")
+        default=10, help_text="Gold answers needed before an annotator's accuracy is judged."
+    )
 
     # Submission limits, per team.
     max_runs_per_team = models.PositiveIntegerField(default=20)
@@ -101,7 +110,8 @@ class Task(models.Model):
     # While held, new snapshots are stored unpublished: the public board keeps showing the last
     # published one until an organizer publishes (e.g. after a deadline).
     board_held = models.BooleanField(
-        default=False, help_text="Hold the public leaderboard: new snapshots wait for publishing.")
+        default=False, help_text="Hold the public leaderboard: new snapshots wait for publishing."
+    )
 
     # Engine bookkeeping.
     seed = models.BigIntegerField(default=_new_seed, editable=False)
@@ -177,8 +187,9 @@ class Run(models.Model):
     )
     name = models.CharField(max_length=120)
     description = models.TextField(blank=True)
-    link = models.URLField(max_length=500, blank=True,
-                           help_text="Paper, code or system description (http or https).")
+    link = models.URLField(
+        max_length=500, blank=True, help_text="Paper, code or system description (http or https)."
+    )
     state = models.CharField(max_length=20, choices=State.choices, default=State.RECEIVED)
     reason = models.TextField(blank=True, help_text="Why the run is in its state (terminal ones).")
     errors = models.JSONField(default=list, blank=True, help_text="Rejection problems by line.")
@@ -234,14 +245,17 @@ class RunEvent(models.Model):
 class RunPredictions(models.Model):
     """A run's predictions as packed arrays: sorted ``int64`` item indices, ``float64`` scores."""
 
-    run = models.OneToOneField(Run, on_delete=models.CASCADE, primary_key=True,
-                               related_name="predictions")
+    run = models.OneToOneField(
+        Run, on_delete=models.CASCADE, primary_key=True, related_name="predictions"
+    )
     items = models.BinaryField()
     scores = models.BinaryField()
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        return (np.frombuffer(bytes(self.items), dtype=np.int64),
-                np.frombuffer(bytes(self.scores), dtype=np.float64))
+        return (
+            np.frombuffer(bytes(self.items), dtype=np.int64),
+            np.frombuffer(bytes(self.scores), dtype=np.float64),
+        )
 
 
 class ReferenceItem(models.Model):
@@ -291,8 +305,9 @@ class Estimate(models.Model):
         RECALL = "recall", "recall"
         F1 = "f1", "F1"
 
-    snapshot = models.ForeignKey(LeaderboardSnapshot, on_delete=models.CASCADE,
-                                 related_name="estimates")
+    snapshot = models.ForeignKey(
+        LeaderboardSnapshot, on_delete=models.CASCADE, related_name="estimates"
+    )
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="estimates")
     metric = models.CharField(max_length=10, choices=Metric.choices)
     value = models.FloatField(null=True)
@@ -305,8 +320,9 @@ class Estimate(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["snapshot", "run", "metric"],
-                                    name="estimate_unique_metric"),
+            models.UniqueConstraint(
+                fields=["snapshot", "run", "metric"], name="estimate_unique_metric"
+            ),
         ]
 
 
@@ -321,8 +337,7 @@ class LabelModelFit(models.Model):
     """
 
     task = models.OneToOneField(Task, on_delete=models.CASCADE, related_name="label_fit")
-    snapshot = models.ForeignKey(LeaderboardSnapshot, on_delete=models.CASCADE,
-                                 related_name="+")
+    snapshot = models.ForeignKey(LeaderboardSnapshot, on_delete=models.CASCADE, related_name="+")
     indices = models.BinaryField()
     values = models.BinaryField()
     judgments = models.BinaryField()
@@ -334,10 +349,12 @@ class LabelModelFit(models.Model):
 
     def arrays(self):
         """``(item indices, posteriors, judgments, says correct)`` as numpy arrays."""
-        return (np.frombuffer(bytes(self.indices), dtype="<i8"),
-                np.frombuffer(bytes(self.values), dtype="<f8"),
-                np.frombuffer(bytes(self.judgments), dtype="<i4"),
-                np.frombuffer(bytes(self.says_correct), dtype="<i4"))
+        return (
+            np.frombuffer(bytes(self.indices), dtype="<i8"),
+            np.frombuffer(bytes(self.values), dtype="<f8"),
+            np.frombuffer(bytes(self.judgments), dtype="<i4"),
+            np.frombuffer(bytes(self.says_correct), dtype="<i4"),
+        )
 
 
 class ApiToken(models.Model):
@@ -347,8 +364,9 @@ class ApiToken(models.Model):
     lets a request's key be looked up by index.
     """
 
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
-                                related_name="api_token")
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_token"
+    )
     digest = models.CharField(max_length=64, unique=True)
     created = models.DateTimeField(default=timezone.now)
 

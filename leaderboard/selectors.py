@@ -51,29 +51,39 @@ class Quota:
 
     @property
     def remaining(self) -> int:
-        return max(0, min(self.limit_total - self.used_total,
-                          self.limit_today - self.used_today))
+        return max(0, min(self.limit_total - self.used_total, self.limit_today - self.used_today))
 
 
 def counted_runs(*, task: Task, team: Team) -> QuerySet[Run]:
     """The team's runs on the task that count against its quota."""
-    return (Run.objects.filter(task=task, team=team)
-            .exclude(state__in=NOT_COUNTED).exclude(quota_refunded=True))
+    return (
+        Run.objects.filter(task=task, team=team)
+        .exclude(state__in=NOT_COUNTED)
+        .exclude(quota_refunded=True)
+    )
 
 
 def quota_for(*, task: Task, team: Team, now: datetime | None = None) -> Quota:
     now = now or timezone.now()
     counted = counted_runs(task=task, team=team)
     used_total = counted.count()
-    recent = list(counted.filter(created_at__gt=now - QUOTA_WINDOW)
-                  .order_by("created_at").values_list("created_at", flat=True))
+    recent = list(
+        counted.filter(created_at__gt=now - QUOTA_WINDOW)
+        .order_by("created_at")
+        .values_list("created_at", flat=True)
+    )
     limit_today = task.max_runs_per_team_per_day
     next_slot_at = None
     if recent and len(recent) >= limit_today and used_total < task.max_runs_per_team:
         # The daily window slides: the slot of the run that leaves it first frees up first.
         next_slot_at = recent[len(recent) - limit_today] + QUOTA_WINDOW if limit_today else None
-    return Quota(used_total=used_total, limit_total=task.max_runs_per_team,
-                 used_today=len(recent), limit_today=limit_today, next_slot_at=next_slot_at)
+    return Quota(
+        used_total=used_total,
+        limit_total=task.max_runs_per_team,
+        used_today=len(recent),
+        limit_today=limit_today,
+        next_slot_at=next_slot_at,
+    )
 
 
 def organized_tasks(user) -> QuerySet[Task]:
@@ -129,8 +139,10 @@ class TaskNotFound(Http404):
 class TaskForbidden(PermissionDenied):
     """The user may know of ``task`` but does not hold ``role`` on it (403)."""
 
-    MESSAGES = {"organizer": "only the organizers of task {slug!r} may do this",
-                "annotator": "you are not an annotator of this task"}
+    MESSAGES = {
+        "organizer": "only the organizers of task {slug!r} may do this",
+        "annotator": "you are not an annotator of this task",
+    }
 
     def __init__(self, task: Task, role: Role):
         super().__init__(self.MESSAGES[role].format(slug=task.slug))
@@ -194,12 +206,20 @@ def run_for(*, run_id: int, user) -> Run | None:
 # -- what a viewer learns of a run's progress --------------------------------------------------
 # States a run reaches before the engine reads any label, or in which it leaves the pipeline:
 # what they say never rests on labels, so participants see them even while the board is held.
-LABEL_FREE_STATES = frozenset({Run.State.RECEIVED, Run.State.VALIDATING, Run.State.REJECTED,
-                               Run.State.QUEUED, Run.State.FAILED})
+LABEL_FREE_STATES = frozenset(
+    {
+        Run.State.RECEIVED,
+        Run.State.VALIDATING,
+        Run.State.REJECTED,
+        Run.State.QUEUED,
+        Run.State.FAILED,
+    }
+)
 
 
-def runs_seen_by(*, task: Task, user, states=(),
-                 team: str | None = None) -> QuerySet[Run] | list[Run]:
+def runs_seen_by(
+    *, task: Task, user, states=(), team: str | None = None
+) -> QuerySet[Run] | list[Run]:
     """The task's runs ``user`` may see (:func:`runs_visible_to`), newest first, as they may see
     them, optionally only in ``states`` (as shown) or of the team named ``team``.
 
@@ -216,8 +236,11 @@ def runs_seen_by(*, task: Task, user, states=(),
         runs = runs.filter(team__name=team)
     if is_organizer(task=task, user=user):
         return runs.filter(state__in=states) if states else runs
-    return [run for run in _as_seen_by(runs, task=task, organizer=False)
-            if not states or run.state in states]
+    return [
+        run
+        for run in _as_seen_by(runs, task=task, organizer=False)
+        if not states or run.state in states
+    ]
 
 
 def _as_seen_by(runs, *, task: Task, organizer: bool, with_events: bool = False) -> list[Run]:
@@ -228,8 +251,9 @@ def _as_seen_by(runs, *, task: Task, organizer: bool, with_events: bool = False)
         for event in RunEvent.objects.filter(run__in=[r.pk for r in runs]).order_by("id"):
             events[event.run_id].append(event)
     snapshot = latest_published_snapshot(task) if as_of else None
-    rows = {row.get("run"): row for row in (snapshot.rows if snapshot else [])
-            if isinstance(row, dict)}
+    rows = {
+        row.get("run"): row for row in (snapshot.rows if snapshot else []) if isinstance(row, dict)
+    }
     for run in runs:
         shown = events[run.pk]
         if not organizer:
@@ -241,15 +265,20 @@ def _as_seen_by(runs, *, task: Task, organizer: bool, with_events: bool = False)
     return runs
 
 
-def _as_of_snapshot(run: Run, events: list[RunEvent], snapshot: LeaderboardSnapshot | None,
-                    row: dict) -> list[RunEvent]:
+def _as_of_snapshot(
+    run: Run, events: list[RunEvent], snapshot: LeaderboardSnapshot | None, row: dict
+) -> list[RunEvent]:
     """Set ``run``'s progress as of ``snapshot``; returns the events logged up to it."""
     cutoff = snapshot.created_at if snapshot is not None else None
-    shown = [e for e in events
-             if e.state in LABEL_FREE_STATES or (cutoff is not None and e.at <= cutoff)]
+    shown = [
+        e for e in events if e.state in LABEL_FREE_STATES or (cutoff is not None and e.at <= cutoff)
+    ]
     if shown:
-        run.state, run.reason, run.state_changed_at = shown[-1].state, shown[-1].reason, \
-            shown[-1].at
+        run.state, run.reason, run.state_changed_at = (
+            shown[-1].state,
+            shown[-1].reason,
+            shown[-1].at,
+        )
     if run.state not in Run.TERMINAL:
         run.finished_at = None
     run.outcome = run.rounds = None
@@ -270,8 +299,11 @@ def latest_published_snapshot(task: Task) -> LeaderboardSnapshot | None:
 
 def snapshots_visible_to(*, task: Task, user) -> QuerySet[LeaderboardSnapshot]:
     """Published snapshots, newest first; the task's organizers also see held ones."""
-    snapshots = (LeaderboardSnapshot.objects.filter(task=task)
-                 if is_organizer(task=task, user=user) else published_snapshots(task))
+    snapshots = (
+        LeaderboardSnapshot.objects.filter(task=task)
+        if is_organizer(task=task, user=user)
+        else published_snapshots(task)
+    )
     return snapshots.select_related("task").order_by("-version")
 
 
@@ -284,18 +316,23 @@ def run_estimates_visible_to(*, run: Run, user) -> QuerySet[Estimate]:
     """The run's estimates across snapshots, oldest first: published ones, held ones too for
     the task's organizers. The caller has already checked that ``user`` may see the run."""
     visible = snapshots_visible_to(task=run.task, user=user)
-    return (Estimate.objects.filter(run=run, snapshot__in=visible).select_related("snapshot")
-            .order_by("snapshot__version", "metric"))
+    return (
+        Estimate.objects.filter(run=run, snapshot__in=visible)
+        .select_related("snapshot")
+        .order_by("snapshot__version", "metric")
+    )
 
 
 def board_order(rows: Iterable[dict], metric: str, *, descending: bool = True) -> list[dict]:
     """Snapshot rows by ``metric``'s value (highest first, or lowest), rows without one last,
     ties by run name then run id: the one board order of the pages and the API."""
+
     def key(row: dict):
         cell = row.get(metric)
         value = cell.get("value") if isinstance(cell, dict) else None
         signed = 0.0 if value is None else (-value if descending else value)
         return (value is None, signed, str(row.get("name", "")), row.get("run") or 0)
+
     return sorted(rows, key=key)
 
 
@@ -307,8 +344,10 @@ def refunded_runs(*, task: Task, team: Team) -> QuerySet[Run]:
 
 def quotas_for_user(*, task: Task, user) -> list[tuple[Team, Quota, int]]:
     """For each of the user's teams: its quota on the task and how many runs were refunded."""
-    return [(team, quota_for(task=task, team=team), refunded_runs(task=task, team=team).count())
-            for team in teams_of(user)]
+    return [
+        (team, quota_for(task=task, team=team), refunded_runs(task=task, team=team).count())
+        for team in teams_of(user)
+    ]
 
 
 @dataclass(frozen=True)
@@ -332,10 +371,16 @@ def label_spend(task: Task) -> LabelSpend:
     (reached through reverse relations so this layer imports nothing above it)."""
     requests = Item.objects.filter(task=task, verification_request__isnull=False).aggregate(
         asked=Sum("verification_request__judgments_required"),
-        answered=Sum("verification_request__judgments_counted"))
-    gold = Task.objects.filter(pk=task.pk).aggregate(answered=Count(
-        "gold_items__answers", filter=Q(gold_items__answers__correct__isnull=False,
-                                        gold_items__answers__withdrawn_at=None)))
+        answered=Sum("verification_request__judgments_counted"),
+    )
+    gold = Task.objects.filter(pk=task.pk).aggregate(
+        answered=Count(
+            "gold_items__answers",
+            filter=Q(
+                gold_items__answers__correct__isnull=False, gold_items__answers__withdrawn_at=None
+            ),
+        )
+    )
     verified = (requests["answered"] or 0) + gold["answered"]
     requested = (requests["asked"] or 0) + gold["answered"]
     budget = task.label_budget
@@ -345,9 +390,11 @@ def label_spend(task: Task) -> LabelSpend:
 
 def user_roles(user) -> dict[str, QuerySet]:
     """What a signed-in user is: their teams, the tasks they organize and annotate."""
-    return {"teams": teams_of(user),
-            "organized": organized_tasks(user).order_by("slug"),
-            "annotated": annotated_tasks(user).order_by("slug")}
+    return {
+        "teams": teams_of(user),
+        "organized": organized_tasks(user).order_by("slug"),
+        "annotated": annotated_tasks(user).order_by("slug"),
+    }
 
 
 def may_edit_run(*, run: Run, user) -> bool:

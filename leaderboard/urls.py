@@ -8,17 +8,21 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("tasks/<slug:slug>/", views.board, name="task_board"),
     path("tasks/<slug:slug>/snapshots/", views.snapshots, name="task_snapshots"),
-    path("tasks/<slug:slug>/snapshots/<int:version>/", views.snapshot_detail,
-         name="snapshot_detail"),
-    path("tasks/<slug:slug>/snapshots/<int:version>.csv", views.snapshot_csv,
-         name="snapshot_csv"),
-    path("tasks/<slug:slug>/snapshots/<int:version>.json", views.snapshot_json,
-         name="snapshot_json"),
+    path(
+        "tasks/<slug:slug>/snapshots/<int:version>/", views.snapshot_detail, name="snapshot_detail"
+    ),
+    path("tasks/<slug:slug>/snapshots/<int:version>.csv", views.snapshot_csv, name="snapshot_csv"),
+    path(
+        "tasks/<slug:slug>/snapshots/<int:version>.json", views.snapshot_json, name="snapshot_json"
+    ),
     path("tasks/<slug:slug>/board/hold/", views.hold, name="board_hold"),
     path("tasks/<slug:slug>/board/publish/", views.publish, name="board_publish"),
     path("tasks/<slug:slug>/organize/", views.organize, name="task_organize"),
-    path("tasks/<slug:slug>/organize/verified-items.csv", views.verified_items_csv,
-         name="verified_items_csv"),
+    path(
+        "tasks/<slug:slug>/organize/verified-items.csv",
+        views.verified_items_csv,
+        name="verified_items_csv",
+    ),
     path("tasks/<slug:slug>/submit/", views.submit, name="submit_run"),
     path("tasks/<slug:slug>/runs/", views.task_runs, name="task_runs"),
     path("runs/<int:run_id>/", views.run_detail, name="run_detail"),

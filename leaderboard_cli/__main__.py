@@ -44,8 +44,7 @@ PROGRESS_FROM_BYTES = 1024 * 1024
 def _client(args, *, need_token: bool = True) -> Client:
     settings = config.load(args.url)
     if need_token and not settings.token:
-        raise ApiError(401, {"error": {"code": "not_authenticated",
-                                       "message": "no token saved"}})
+        raise ApiError(401, {"error": {"code": "not_authenticated", "message": "no token saved"}})
     return Client(settings.url, settings.token)
 
 
@@ -55,8 +54,11 @@ def cmd_login(args) -> int:
     token = args.token
     if token is None:
         username = args.username or input("username: ")
-        password = sys.stdin.readline().rstrip("\n") if args.password_stdin \
+        password = (
+            sys.stdin.readline().rstrip("\n")
+            if args.password_stdin
             else getpass.getpass("password: ")
+        )
         anonymous = Client(settings.url)
         credentials = {"username": username, "password": password}
         try:
@@ -65,8 +67,7 @@ def cmd_login(args) -> int:
             if exc.code != "token_exists":
                 raise
             token = anonymous.post("/api/token/rotate/", credentials)["key"]
-            print("you had a token: it was replaced (the old one no longer works)",
-                  file=sys.stderr)
+            print("you had a token: it was replaced (the old one no longer works)", file=sys.stderr)
     me = Client(settings.url, token).get("/api/me/")
     path = config.save(url=settings.url, token=token)
     teams = ", ".join(me.get("teams") or []) or "no team"
@@ -85,14 +86,20 @@ def cmd_submit(args) -> int:
     progress = Progress(size, sys.stderr) if show else None
     fields = {"name": args.name, "description": args.description, "team": args.team}
     try:
-        run = client.upload(f"/api/tasks/{args.task}/runs/", args.file, fields,
-                            progress=progress.update if progress else None)
+        run = client.upload(
+            f"/api/tasks/{args.task}/runs/",
+            args.file,
+            fields,
+            progress=progress.update if progress else None,
+        )
     finally:
         if progress:
             progress.done()
     config.save(last_run=run["id"])
-    print(f"run {run['id']} submitted to {args.task}: {run['state']} (a worker validates the "
-          "file next: problems, if any, are reported by line)")
+    print(
+        f"run {run['id']} submitted to {args.task}: {run['state']} (a worker validates the "
+        "file next: problems, if any, are reported by line)"
+    )
     print(f"follow it with: leaderboard wait {run['id']}")
     return 0
 
@@ -126,16 +133,24 @@ def cmd_wait(args) -> int:
         # While the file is validated its reason tells how far the worker has read.
         shown = (run["state"], run.get("reason") if run["state"] in VALIDATING else None)
         if shown != last:
-            print(f"run {run_id}: {run['state']}"
-                  + (f" ({run['n_verified']} of {run['n_requested']} items verified)"
-                     if run.get("n_requested") else "")
-                  + (f": {shown[1]}" if shown[1] else ""), file=sys.stderr)
+            print(
+                f"run {run_id}: {run['state']}"
+                + (
+                    f" ({run['n_verified']} of {run['n_requested']} items verified)"
+                    if run.get("n_requested")
+                    else ""
+                )
+                + (f": {shown[1]}" if shown[1] else ""),
+                file=sys.stderr,
+            )
             last = shown
         if run["state"] in TERMINAL:
             break
         if deadline is not None and time.monotonic() + args.interval > deadline:
-            print(f"leaderboard: run {run_id} is still {run['state']} after {args.timeout:g} s",
-                  file=sys.stderr)
+            print(
+                f"leaderboard: run {run_id} is still {run['state']} after {args.timeout:g} s",
+                file=sys.stderr,
+            )
             return EXIT_TIMEOUT
         time.sleep(args.interval)
     print(format_run(run))
@@ -146,8 +161,9 @@ def cmd_wait(args) -> int:
 
 
 def cmd_scores(args) -> int:
-    board = _client(args, need_token=False).get(f"/api/tasks/{args.task}/board/",
-                                                sort=args.sort, order=args.order)
+    board = _client(args, need_token=False).get(
+        f"/api/tasks/{args.task}/board/", sort=args.sort, order=args.order
+    )
     print(format_board(board))
     return 0
 
@@ -166,17 +182,25 @@ def cmd_quota(args) -> int:
 # -- parsing and errors ----------------------------------------------------------------------
 def parser() -> argparse.ArgumentParser:
     summary, _, details = __doc__.replace("``", "").replace("::", ":").partition("\n")
-    top = argparse.ArgumentParser(prog="leaderboard", description=summary, epilog=details,
-                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    top.add_argument("--url", help="the server (default: saved, $LEADERBOARD_URL, "
-                                   f"{config.DEFAULT_URL})")
+    top = argparse.ArgumentParser(
+        prog="leaderboard",
+        description=summary,
+        epilog=details,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    top.add_argument(
+        "--url", help=f"the server (default: saved, $LEADERBOARD_URL, {config.DEFAULT_URL})"
+    )
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("login", help="save an API token (asks for username and password)")
     p.add_argument("--token", help="save this token instead of asking for a password")
     p.add_argument("--username")
-    p.add_argument("--password-stdin", action="store_true",
-                   help="read the password from the first line of standard input")
+    p.add_argument(
+        "--password-stdin",
+        action="store_true",
+        help="read the password from the first line of standard input",
+    )
     p.set_defaults(func=cmd_login)
 
     p = sub.add_parser("submit", help="submit a run file (TSV or JSON Lines, gzip accepted)")
@@ -188,8 +212,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_submit)
 
-    for name, func, text in (("status", cmd_status, "show a run's state and progress"),
-                             ("wait", cmd_wait, "wait until a run is scored, print scores")):
+    for name, func, text in (
+        ("status", cmd_status, "show a run's state and progress"),
+        ("wait", cmd_wait, "wait until a run is scored, print scores"),
+    ):
         p = sub.add_parser(name, help=text)
         p.add_argument("run", type=int, nargs="?", help="run id (default: your last submission)")
         if name == "wait":
@@ -234,8 +260,10 @@ def main(argv: list[str] | None = None) -> int:
         print_error(exc, sys.stderr)
         return exit_code(exc)
     except ConnectionFailed as exc:
-        print(f"leaderboard: {exc} (is the server running? set --url or LEADERBOARD_URL)",
-              file=sys.stderr)
+        print(
+            f"leaderboard: {exc} (is the server running? set --url or LEADERBOARD_URL)",
+            file=sys.stderr,
+        )
         return EXIT_UNREACHABLE
     except ValueError as exc:  # a bad URL
         print(f"leaderboard: {exc}", file=sys.stderr)

@@ -56,8 +56,9 @@ class Client:
     # -- plumbing --------------------------------------------------------------------------------
     def _connection(self) -> http.client.HTTPConnection:
         if self.scheme == "https":
-            return http.client.HTTPSConnection(self.host, self.port, timeout=self.timeout,
-                                               context=ssl.create_default_context())
+            return http.client.HTTPSConnection(
+                self.host, self.port, timeout=self.timeout, context=ssl.create_default_context()
+            )
         return http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
 
     def _headers(self, extra: dict | None = None) -> dict:
@@ -75,8 +76,11 @@ class Client:
         return f"{self.prefix}{path}{query}"
 
     def _failed(self, exc: Exception) -> ConnectionFailed:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or \
-            type(exc).__name__
+        reason = (
+            exc.strerror
+            if isinstance(exc, OSError) and exc.strerror
+            else str(exc) or type(exc).__name__
+        )
         if isinstance(exc, ConnectionRefusedError):
             reason = "connection refused"
         elif isinstance(exc, socket.timeout | TimeoutError):
@@ -97,8 +101,9 @@ class Client:
             raise ApiError(response.status, body, text)
         return body if body is not None else text
 
-    def request(self, method: str, path: str, *, params: dict | None = None,
-                data: dict | None = None):
+    def request(
+        self, method: str, path: str, *, params: dict | None = None, data: dict | None = None
+    ):
         body = json.dumps(data).encode() if data is not None else None
         headers = self._headers({"Content-Type": "application/json"} if body else None)
         conn = self._connection()
@@ -111,8 +116,9 @@ class Client:
             conn.close()
 
     def get(self, path: str, **params):
-        return self.request("GET", path, params={k: v for k, v in params.items()
-                                                 if v is not None} or None)
+        return self.request(
+            "GET", path, params={k: v for k, v in params.items() if v is not None} or None
+        )
 
     def post(self, path: str, data: dict | None = None):
         return self.request("POST", path, data=data)
@@ -127,24 +133,35 @@ class Client:
             page = self.get(page["next"])
 
     # -- uploads ---------------------------------------------------------------------------------
-    def upload(self, path: str, file_path: str, fields: dict[str, str],
-               progress: Callable[[int, int], None] | None = None):
+    def upload(
+        self,
+        path: str,
+        file_path: str,
+        fields: dict[str, str],
+        progress: Callable[[int, int], None] | None = None,
+    ):
         """POST ``file_path`` as the multipart field ``file`` with ``fields``, streamed."""
         boundary = "leaderboard-" + secrets.token_hex(16)
         head = b"".join(
-            f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'
-            .encode() + value.encode("utf-8") + b"\r\n"
-            for name, value in fields.items() if value is not None)
+            f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n'.encode()
+            + value.encode("utf-8")
+            + b"\r\n"
+            for name, value in fields.items()
+            if value is not None
+        )
         file_name = os.path.basename(file_path).replace('"', "_")
-        head += (f'--{boundary}\r\nContent-Disposition: form-data; name="file"; '
-                 f'filename="{file_name}"\r\nContent-Type: application/octet-stream\r\n\r\n'
-                 ).encode()
+        head += (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; '
+            f'filename="{file_name}"\r\nContent-Type: application/octet-stream\r\n\r\n'
+        ).encode()
         tail = f"\r\n--{boundary}--\r\n".encode()
         size = os.path.getsize(file_path)
-        headers = self._headers({
-            "Content-Type": f"multipart/form-data; boundary={boundary}",
-            "Content-Length": str(len(head) + size + len(tail)),
-        })
+        headers = self._headers(
+            {
+                "Content-Type": f"multipart/form-data; boundary={boundary}",
+                "Content-Length": str(len(head) + size + len(tail)),
+            }
+        )
         conn = self._connection()
         try:
             conn.putrequest("POST", self._path(path), skip_accept_encoding=True)

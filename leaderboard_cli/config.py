@@ -42,8 +42,9 @@ def load(url: str | None = None) -> Settings:
     saved file, then the default."""
     saved = load_saved()
     return Settings(
-        url=(url or os.environ.get("LEADERBOARD_URL") or saved.get("url") or DEFAULT_URL)
-        .rstrip("/"),
+        url=(url or os.environ.get("LEADERBOARD_URL") or saved.get("url") or DEFAULT_URL).rstrip(
+            "/"
+        ),
         token=os.environ.get("LEADERBOARD_TOKEN") or saved.get("token"),
         last_run=saved.get("last_run"),
     )

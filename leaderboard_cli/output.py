@@ -28,8 +28,10 @@ class Progress:
             return
         self.last = now
         filled = int(BAR * done / self.total)
-        self.stream.write(f"\ruploading [{'#' * filled}{'.' * (BAR - filled)}] "
-                          f"{100 * done / self.total:5.1f}% {_bytes(done)} / {_bytes(total)}")
+        self.stream.write(
+            f"\ruploading [{'#' * filled}{'.' * (BAR - filled)}] "
+            f"{100 * done / self.total:5.1f}% {_bytes(done)} / {_bytes(total)}"
+        )
         self.stream.flush()
 
     def done(self) -> None:
@@ -42,10 +44,14 @@ def print_error(exc, stream) -> None:
     if exc.status == 401:
         print(f"token rejected: run `leaderboard login` ({exc.message})", file=stream)
         return
-    label = {"task_closed": "task closed", "over_quota": "over quota",
-             "too_large": "file too large", "rejected": "file rejected",
-             "not_team_member": "not allowed",
-             "duplicate": "already submitted"}.get(exc.code, "error")
+    label = {
+        "task_closed": "task closed",
+        "over_quota": "over quota",
+        "too_large": "file too large",
+        "rejected": "file rejected",
+        "not_team_member": "not allowed",
+        "duplicate": "already submitted",
+    }.get(exc.code, "error")
     print(f"{label}: {exc.message}", file=stream)
     for problem in exc.problems:
         where = f"line {problem['line']}" if problem.get("line") else "-"
@@ -55,15 +61,16 @@ def print_error(exc, stream) -> None:
 
 
 def format_run(run: dict) -> str:
-    lines = [f"run {run['id']} {run['name']!r} ({run['team']}, task {run['task']}): "
-             f"{run['state']}"]
+    lines = [f"run {run['id']} {run['name']!r} ({run['team']}, task {run['task']}): {run['state']}"]
     if run.get("reason"):
         lines.append(f"  {run['reason']}")
     if run.get("n_requested"):
         share = run["n_verified"] / run["n_requested"]
         filled = int(BAR * share)
-        lines.append(f"  [{'#' * filled}{'.' * (BAR - filled)}] {run['n_verified']} of "
-                     f"{run['n_requested']} items verified")
+        lines.append(
+            f"  [{'#' * filled}{'.' * (BAR - filled)}] {run['n_verified']} of "
+            f"{run['n_requested']} items verified"
+        )
     lines.append(f"  {run['n_predictions']} predictions, submitted {run['created_at']}")
     for problem in run.get("errors") or []:
         where = f"line {problem['line']}" if problem.get("line") else "-"
@@ -90,31 +97,57 @@ def format_history(history: dict) -> str:
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(str(c)) for c in col) for col in zip(header, *rows, strict=False)]
-    return "\n".join("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=False)).rstrip()
-                     for r in [header, *rows])
+    return "\n".join(
+        "  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=False)).rstrip()
+        for r in [header, *rows]
+    )
 
 
 def format_board(board: dict) -> str:
     level = f"{100 * board['confidence']:g}%"
-    title = (f"{board['task']}: snapshot {board['version']} ({board['n_labels']} labels, "
-             f"{level} intervals, published {board['published_at']})")
+    title = (
+        f"{board['task']}: snapshot {board['version']} ({board['n_labels']} labels, "
+        f"{level} intervals, published {board['published_at']})"
+    )
     rows = []
     for position, row in enumerate(board["rows"], 1):
         rank = row.get("rank", {}).get("f1") if isinstance(row.get("rank"), dict) else None
-        place = (f"{rank['best']}-{rank['worst']}" if rank and rank.get("best") != rank.get("worst")
-                 else str(rank["best"]) if rank else str(position))
-        rows.append([place, row.get("team", ""), row.get("name", ""),
-                     *(_interval(row.get(m)) for m in METRICS),
-                     "provisional" if row.get("provisional") else row.get("state", "")])
+        place = (
+            f"{rank['best']}-{rank['worst']}"
+            if rank and rank.get("best") != rank.get("worst")
+            else str(rank["best"])
+            if rank
+            else str(position)
+        )
+        rows.append(
+            [
+                place,
+                row.get("team", ""),
+                row.get("name", ""),
+                *(_interval(row.get(m)) for m in METRICS),
+                "provisional" if row.get("provisional") else row.get("state", ""),
+            ]
+        )
     return title + "\n" + _table(["rank", "team", "run", *METRICS, "state"], rows)
 
 
 def format_runs(runs: list[dict]) -> str:
     if not runs:
         return "no runs"
-    return _table(["id", "name", "team", "state", "verified", "submitted"],
-                  [[r["id"], r["name"], r["team"], r["state"],
-                    f"{r['n_verified']}/{r['n_requested']}", r["created_at"]] for r in runs])
+    return _table(
+        ["id", "name", "team", "state", "verified", "submitted"],
+        [
+            [
+                r["id"],
+                r["name"],
+                r["team"],
+                r["state"],
+                f"{r['n_verified']}/{r['n_requested']}",
+                r["created_at"],
+            ]
+            for r in runs
+        ],
+    )
 
 
 def format_quota(quota: dict) -> str:
@@ -125,4 +158,5 @@ def format_quota(quota: dict) -> str:
         f"{t['remaining_total']} of {t['limit_total']} in total"
         + (f" ({t['refunded']} refunded)" if t["refunded"] else "")
         + (f"; next slot at {t['next_slot_at']}" if t.get("next_slot_at") else "")
-        for t in quota["teams"])
+        for t in quota["teams"]
+    )

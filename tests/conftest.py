@@ -38,7 +38,8 @@ def fresh_throttle_counts(request: pytest.FixtureRequest) -> None:
     emptied by pytest-django's flush after a transactional one.
     """
     uses_db = request.node.get_closest_marker("django_db") is not None or any(
-        name in request.fixturenames for name in ("db", "transactional_db", "live_server"))
+        name in request.fixturenames for name in ("db", "transactional_db", "live_server")
+    )
     if not uses_db:
         return
     request.getfixturevalue("django_db_setup")

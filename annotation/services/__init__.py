@@ -12,8 +12,24 @@ from .judgments import JudgmentOutcome, ask_again, request_verification, submit_
 from .queue import Claim, claim_assignments, heartbeat, release
 
 __all__ = [
-    "AnswerResult", "Claim", "GoldFileError", "GoldLoad", "JudgmentError", "JudgmentOutcome",
-    "Undo", "answer_assignment", "ask_again", "claim_assignments", "heartbeat", "load_gold",
-    "pause_annotator", "register_request_conflicts", "register_run_conflicts", "release",
-    "request_verification", "submit_judgment", "undo_answer", "unpause_annotator",
+    "AnswerResult",
+    "Claim",
+    "GoldFileError",
+    "GoldLoad",
+    "JudgmentError",
+    "JudgmentOutcome",
+    "Undo",
+    "answer_assignment",
+    "ask_again",
+    "claim_assignments",
+    "heartbeat",
+    "load_gold",
+    "pause_annotator",
+    "register_request_conflicts",
+    "register_run_conflicts",
+    "release",
+    "request_verification",
+    "submit_judgment",
+    "undo_answer",
+    "unpause_annotator",
 ]

@@ -58,8 +58,10 @@ class AnswerResult:
     def message(self) -> str:
         if not self.record.late:
             return ""
-        return ("Your answer was kept but not counted: you no longer held this item (it was "
-                "held too long, given back, or your work on the task was paused).")
+        return (
+            "Your answer was kept but not counted: you no longer held this item (it was "
+            "held too long, given back, or your work on the task was paused)."
+        )
 
     @property
     def task(self) -> Task:
@@ -71,36 +73,51 @@ class AnswerResult:
 
 
 def _same_answer(record, lease_id, answer, justification, seconds) -> bool:
-    return (record.assignment_id == lease_id and record.answer == answer
-            and record.justification == justification and record.seconds_spent == seconds)
+    return (
+        record.assignment_id == lease_id
+        and record.answer == answer
+        and record.justification == justification
+        and record.seconds_spent == seconds
+    )
 
 
-def answer_assignment(*, annotator, token, client_id, answer: str, justification: str = "",
-                      seconds_spent: float | None = None) -> AnswerResult:
+def answer_assignment(
+    *,
+    annotator,
+    token,
+    client_id,
+    answer: str,
+    justification: str = "",
+    seconds_spent: float | None = None,
+) -> AnswerResult:
     """Record ``annotator``'s answer on the item of lease ``token``; safe to retry."""
-    answer, justification, seconds_spent = clean_answer_fields(answer, justification,
-                                                               seconds_spent)
+    answer, justification, seconds_spent = clean_answer_fields(answer, justification, seconds_spent)
     client_uuid = parse_client_id(client_id)
     (token,) = parse_tokens([token])
-    lease = (Assignment.objects.select_related("task", "gold")
-             .filter(token=token, annotator=annotator).first())
+    lease = (
+        Assignment.objects.select_related("task", "gold")
+        .filter(token=token, annotator=annotator)
+        .first()
+    )
     if lease is None:
         raise JudgmentError("no such assignment of yours", "unknown_assignment")
     for attempt in range(2):
         previous = client_id_in_use(client_uuid, lease_is_gold=lease.gold_id is not None)
         if previous is not None:
-            if (previous.annotator_id != annotator.pk or previous.withdrawn_at is not None
-                    or not _same_answer(previous, lease.pk, answer, justification,
-                                        seconds_spent)):
-                raise JudgmentError("this client_id was already used for another answer",
-                                    "client_id_reused")
+            if (
+                previous.annotator_id != annotator.pk
+                or previous.withdrawn_at is not None
+                or not _same_answer(previous, lease.pk, answer, justification, seconds_spent)
+            ):
+                raise JudgmentError(
+                    "this client_id was already used for another answer", "client_id_reused"
+                )
             return AnswerResult(previous, created=False)
         if attempt:
             break
         try:
             with transaction.atomic():
-                return _answer(lease, annotator, client_uuid, answer, justification,
-                               seconds_spent)
+                return _answer(lease, annotator, client_uuid, answer, justification, seconds_spent)
         except IntegrityError:
             continue  # a concurrent retry stored it first (or the pair is taken): look again
     raise JudgmentError("you have already answered this item", "already_answered")
@@ -114,30 +131,42 @@ def _answer(lease, annotator, client_uuid, answer, justification, seconds) -> An
         raise JudgmentError("you are not an annotator of this task", "not_annotator")
     # Read again with the annotator locked: a pause (which revokes) is either before or after.
     lease.refresh_from_db(fields=["state", "expires_at"])
-    late = (lease.state != Assignment.State.ACTIVE or lease.expires_at <= timezone.now()
-            or open_pause(task=task, annotator=annotator) is not None)
+    late = (
+        lease.state != Assignment.State.ACTIVE
+        or lease.expires_at <= timezone.now()
+        or open_pause(task=task, annotator=annotator) is not None
+    )
     if lease.gold_id is not None:
         return _answer_gold(lease, annotator, client_uuid, answer, justification, seconds, late)
     # A second answer on the item by the same annotator hits the partial unique index.
-    request = (VerificationRequest.objects.select_for_update()
-               .get(pk=lease.request_id))
+    request = VerificationRequest.objects.select_for_update().get(pk=lease.request_id)
     request.task = task
-    outcome = record_judgment(request, annotator, answer, client_uuid, justification, seconds,
-                              lease, late=late)
+    outcome = record_judgment(
+        request, annotator, answer, client_uuid, justification, seconds, lease, late=late
+    )
     return AnswerResult(outcome.judgment, created=True, resolved=outcome.resolved)
 
 
-def _answer_gold(lease, annotator, client_uuid, answer, justification, seconds, late
-                 ) -> AnswerResult:
+def _answer_gold(
+    lease, annotator, client_uuid, answer, justification, seconds, late
+) -> AnswerResult:
     gold = lease.gold
     correct = None if answer == Answer.CANNOT_TELL else (answer == Answer.CORRECT) == gold.answer
     measures = correct is not None and not late
     # Locked first, as every path locks a request before the task row.
     drawn = lock_request_of_item(gold.item_id) if measures else None
     record = GoldAnswer.objects.create(
-        gold=gold, annotator=annotator, assignment=lease, client_id=client_uuid, answer=answer,
-        correct=correct, late=late, justification=justification, seconds_spent=seconds,
-        seq=next_judgments_version(lease.task_id) if measures else None)
+        gold=gold,
+        annotator=annotator,
+        assignment=lease,
+        client_id=client_uuid,
+        answer=answer,
+        correct=correct,
+        late=late,
+        justification=justification,
+        seconds_spent=seconds,
+        seq=next_judgments_version(lease.task_id) if measures else None,
+    )
     close_lease(lease, late=late)
     if drawn is not None:
         recount(drawn)
@@ -181,17 +210,17 @@ def undo_answer(*, annotator, client_id) -> Undo:
         return Undo(record, again)
     if now > record.created_at + timedelta(seconds=settings.ANNOTATION_UNDO_SECONDS):
         raise JudgmentError("too late to take this answer back", "undo_expired")
-    task_id = (record.request.task_id if isinstance(record, Judgment) else record.gold.task_id)
+    task_id = record.request.task_id if isinstance(record, Judgment) else record.gold.task_id
     if _last_answer(task_id, annotator) != (type(record), record.pk):
         raise JudgmentError("only your last answer can be taken back", "not_last_answer")
     with transaction.atomic():
         lock_annotator(task_id, annotator.pk)
         if isinstance(record, GoldAnswer):
             drawn = lock_request_of_item(record.gold.item_id)
-            withdrawn_seq = (next_judgments_version(task_id) if record.seq is not None
-                             else None)
+            withdrawn_seq = next_judgments_version(task_id) if record.seq is not None else None
             updated = GoldAnswer.objects.filter(pk=record.pk, withdrawn_at=None).update(
-                withdrawn_at=now, withdrawn_seq=withdrawn_seq)
+                withdrawn_at=now, withdrawn_seq=withdrawn_seq
+            )
             if updated and drawn is not None and record.seq is not None:
                 recount(drawn)
             target = {"gold_id": record.gold_id}
@@ -200,7 +229,8 @@ def undo_answer(*, annotator, client_id) -> Undo:
             record.refresh_from_db()
             withdrawn_seq = next_judgments_version(task_id) if record.counted else None
             updated = Judgment.objects.filter(pk=record.pk, withdrawn_at=None).update(
-                withdrawn_at=now, withdrawn_seq=withdrawn_seq, counted=False)
+                withdrawn_at=now, withdrawn_seq=withdrawn_seq, counted=False
+            )
             if updated and record.counted:
                 recount(request)
             target = {"request_id": record.request_id}
@@ -211,12 +241,16 @@ def undo_answer(*, annotator, client_id) -> Undo:
         if record.late or open_pause(task=record_task(record), annotator=annotator):
             lease = None
         else:
-            Assignment.objects.filter(annotator=annotator, state=Assignment.State.ACTIVE,
-                                      expires_at__lte=now, **target).update(
-                state=Assignment.State.EXPIRED)
-            lease = Assignment.objects.create(task_id=task_id, annotator=annotator,
-                                              expires_at=lease_expiry(now, now),
-                                              created_at=now, **target)
+            Assignment.objects.filter(
+                annotator=annotator, state=Assignment.State.ACTIVE, expires_at__lte=now, **target
+            ).update(state=Assignment.State.EXPIRED)
+            lease = Assignment.objects.create(
+                task_id=task_id,
+                annotator=annotator,
+                expires_at=lease_expiry(now, now),
+                created_at=now,
+                **target,
+            )
     record.refresh_from_db()
     return Undo(record, _loaded(lease) if lease is not None else None)
 
@@ -226,26 +260,38 @@ def record_task(record: Judgment | GoldAnswer) -> Task:
 
 
 def _loaded(lease: Assignment) -> Assignment:
-    return (Assignment.objects.select_related("request__item", "gold__item", "task")
-            .get(pk=lease.pk))
+    return Assignment.objects.select_related("request__item", "gold__item", "task").get(pk=lease.pk)
 
 
 def _lease_after_undo(record, annotator, now) -> Assignment | None:
-    target = ({"gold_id": record.gold_id} if isinstance(record, GoldAnswer)
-              else {"request_id": record.request_id})
-    lease = (Assignment.objects.filter(annotator=annotator, state=Assignment.State.ACTIVE,
-                                       expires_at__gt=now, created_at__gte=record.withdrawn_at,
-                                       **target).first())
+    target = (
+        {"gold_id": record.gold_id}
+        if isinstance(record, GoldAnswer)
+        else {"request_id": record.request_id}
+    )
+    lease = Assignment.objects.filter(
+        annotator=annotator,
+        state=Assignment.State.ACTIVE,
+        expires_at__gt=now,
+        created_at__gte=record.withdrawn_at,
+        **target,
+    ).first()
     return _loaded(lease) if lease is not None else None
 
 
 def _last_answer(task_id: int, annotator) -> tuple[type, int] | None:
-    judgment = (Judgment.objects.filter(request__task_id=task_id, annotator=annotator,
-                                        withdrawn_at=None)
-                .order_by("-created_at", "-pk").values_list("pk", "created_at").first())
-    gold = (GoldAnswer.objects.filter(gold__task_id=task_id, annotator=annotator,
-                                      withdrawn_at=None)
-            .order_by("-created_at", "-pk").values_list("pk", "created_at").first())
+    judgment = (
+        Judgment.objects.filter(request__task_id=task_id, annotator=annotator, withdrawn_at=None)
+        .order_by("-created_at", "-pk")
+        .values_list("pk", "created_at")
+        .first()
+    )
+    gold = (
+        GoldAnswer.objects.filter(gold__task_id=task_id, annotator=annotator, withdrawn_at=None)
+        .order_by("-created_at", "-pk")
+        .values_list("pk", "created_at")
+        .first()
+    )
     if judgment is None and gold is None:
         return None
     if gold is None or (judgment is not None and judgment[1] >= gold[1]):

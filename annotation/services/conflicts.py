@@ -32,9 +32,13 @@ def _team_predictions(task: Task, since=None) -> dict[int, np.ndarray]:
     return {team: np.unique(np.concatenate(arrays)) for team, arrays in per_team.items()}
 
 
-def register_request_conflicts(*, task: Task, item_ids: list[int],
-                               run_items: Iterable[tuple[int, np.ndarray]] | None = None,
-                               since=None) -> int:
+def register_request_conflicts(
+    *,
+    task: Task,
+    item_ids: list[int],
+    run_items: Iterable[tuple[int, np.ndarray]] | None = None,
+    since=None,
+) -> int:
     """Record the conflicting teams of the requests on ``item_ids``; returns rows created
     (idempotent).
 
@@ -44,8 +48,11 @@ def register_request_conflicts(*, task: Task, item_ids: list[int],
     them, ``since`` reads only the runs submitted from then on (a request re-opened needs only
     the teams of runs that came after it was opened).
     """
-    requests = list(VerificationRequest.objects.filter(task=task, item_id__in=item_ids)
-                    .values_list("pk", "item__index"))
+    requests = list(
+        VerificationRequest.objects.filter(task=task, item_id__in=item_ids).values_list(
+            "pk", "item__index"
+        )
+    )
     if not requests:
         return 0
     pks = np.array([r[0] for r in requests], dtype=np.int64)
@@ -72,9 +79,11 @@ def register_run_conflicts(*, run: Run) -> int:
     if preds is None:
         return 0
     items, _ = preds.arrays()
-    pending = list(VerificationRequest.objects
-                   .filter(task_id=run.task_id, state=VerificationRequest.State.PENDING)
-                   .values_list("pk", "item__index"))
+    pending = list(
+        VerificationRequest.objects.filter(
+            task_id=run.task_id, state=VerificationRequest.State.PENDING
+        ).values_list("pk", "item__index")
+    )
     if not pending:
         return 0
     pks = np.array([r[0] for r in pending], dtype=np.int64)
@@ -82,6 +91,7 @@ def register_run_conflicts(*, run: Run) -> int:
     hit = pks[np.isin(indices, items)]
     RequestConflict.objects.bulk_create(
         [RequestConflict(request_id=int(pk), team_id=run.team_id) for pk in hit],
-        batch_size=2000, ignore_conflicts=True)
+        batch_size=2000,
+        ignore_conflicts=True,
+    )
     return int(hit.size)
-

@@ -13,9 +13,17 @@ class JudgmentError(ServiceError):
     ``already_answered``, ``not_found``).
     """
 
-    statuses = {"not_annotator": 403, "not_organizer": 403, "unknown_assignment": 404,
-                "not_found": 404, "task_closed": 409, "client_id_reused": 409,
-                "undo_expired": 409, "not_last_answer": 409, "already_answered": 409}
+    statuses = {
+        "not_annotator": 403,
+        "not_organizer": 403,
+        "unknown_assignment": 404,
+        "not_found": 404,
+        "task_closed": 409,
+        "client_id_reused": 409,
+        "undo_expired": 409,
+        "not_last_answer": 409,
+        "already_answered": 409,
+    }
 
     def __init__(self, message: str, code: str = "invalid"):
         super().__init__(message, code=code)

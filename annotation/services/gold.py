@@ -34,8 +34,9 @@ class GoldFileError(ServiceError):
     code = "rejected"
 
     def __init__(self, errors: list[str]):
-        super().__init__("\n".join(errors),
-                         problems=[{"line": None, "message": error} for error in errors])
+        super().__init__(
+            "\n".join(errors), problems=[{"line": None, "message": error} for error in errors]
+        )
         self.errors = errors
 
 
@@ -60,16 +61,18 @@ def load_gold(*, task: Task, lines: Iterable[str]) -> GoldLoad:
             continue
         parts = line.split("\t")
         if len(parts) != 2:
-            errors.append(f"line {number}: expected key<TAB>correct|incorrect, got "
-                          f"{len(parts)} field(s)")
+            errors.append(
+                f"line {number}: expected key<TAB>correct|incorrect, got {len(parts)} field(s)"
+            )
             continue
         key, answer = parts[0], parts[1].strip().lower()
         if not key.strip():
             errors.append(f"line {number}: empty key")
             continue
         if answer not in GOLD_ANSWERS:
-            errors.append(f"line {number}: answer must be 'correct' or 'incorrect', "
-                          f"got {parts[1]!r}")
+            errors.append(
+                f"line {number}: answer must be 'correct' or 'incorrect', got {parts[1]!r}"
+            )
             continue
         if key in seen:
             errors.append(f"line {number}: key {key!r} already given on line {seen[key]}")
@@ -77,14 +80,18 @@ def load_gold(*, task: Task, lines: Iterable[str]) -> GoldLoad:
         seen[key] = number
         wanted[key] = GOLD_ANSWERS[answer]
     items = dict(Item.objects.filter(task=task, key__in=list(wanted)).values_list("key", "pk"))
-    errors.extend(f"line {seen[key]}: no item with key {key!r} in task {task.slug}"
-                  for key in wanted if key not in items)
+    errors.extend(
+        f"line {seen[key]}: no item with key {key!r} in task {task.slug}"
+        for key in wanted
+        if key not in items
+    )
     if errors:
         raise GoldFileError(sorted(errors, key=lambda e: int(e.split(":")[0].split()[1])))
     created = updated = unchanged = 0
     with transaction.atomic():
-        existing = {g.item_id: g for g in GoldItem.objects.filter(task=task,
-                                                                  item_id__in=items.values())}
+        existing = {
+            g.item_id: g for g in GoldItem.objects.filter(task=task, item_id__in=items.values())
+        }
         new = []
         for key, answer in wanted.items():
             gold = existing.get(items[key])
@@ -106,11 +113,16 @@ def open_pause(*, task: Task, annotator) -> AnnotatorPause | None:
 
 def gold_record(*, task: Task, annotator) -> tuple[int, int]:
     """(gold answers judged right, gold answers with a verdict) since the last lifted pause."""
-    since = (AnnotatorPause.objects.filter(task=task, annotator=annotator)
-             .exclude(lifted_at=None).order_by("-lifted_at")
-             .values_list("lifted_at", flat=True).first())
-    answers = GoldAnswer.objects.filter(gold__task=task, annotator=annotator, withdrawn_at=None,
-                                        correct__isnull=False, late=False)
+    since = (
+        AnnotatorPause.objects.filter(task=task, annotator=annotator)
+        .exclude(lifted_at=None)
+        .order_by("-lifted_at")
+        .values_list("lifted_at", flat=True)
+        .first()
+    )
+    answers = GoldAnswer.objects.filter(
+        gold__task=task, annotator=annotator, withdrawn_at=None, correct__isnull=False, late=False
+    )
     if since is not None:
         answers = answers.filter(created_at__gt=since)
     verdicts = list(answers.values_list("correct", flat=True))
@@ -122,8 +134,10 @@ def evaluate_pause(*, task: Task, annotator) -> AnnotatorPause | None:
     right, total = gold_record(task=task, annotator=annotator)
     if total < max(1, task.gold_min_answers) or right / total >= task.gold_min_accuracy:
         return None
-    reason = (f"gold accuracy {right / total:.2f} over {total} gold answers is below "
-              f"{task.gold_min_accuracy:.2f}")
+    reason = (
+        f"gold accuracy {right / total:.2f} over {total} gold answers is below "
+        f"{task.gold_min_accuracy:.2f}"
+    )
     return pause_annotator(task=task, annotator=annotator, reason=reason)
 
 
@@ -137,11 +151,12 @@ def pause_annotator(*, task: Task, annotator, reason: str) -> AnnotatorPause:
         with transaction.atomic():
             # After their claims and answers in flight, before any that follow.
             lock_annotator(task.pk, annotator.pk)
-            pause = AnnotatorPause.objects.create(task=task, annotator=annotator,
-                                                  reason=reason[:300])
-            Assignment.objects.filter(task=task, annotator=annotator,
-                                      state=Assignment.State.ACTIVE).update(
-                state=Assignment.State.REVOKED)
+            pause = AnnotatorPause.objects.create(
+                task=task, annotator=annotator, reason=reason[:300]
+            )
+            Assignment.objects.filter(
+                task=task, annotator=annotator, state=Assignment.State.ACTIVE
+            ).update(state=Assignment.State.REVOKED)
             return pause
     except IntegrityError:
         return open_pause(task=task, annotator=annotator)
@@ -154,5 +169,8 @@ def unpause_annotator(*, task: Task, annotator, by=None) -> bool:
     """
     if by is not None and not is_organizer(task=task, user=by):
         raise JudgmentError("only an organizer of the task may lift a pause", "not_organizer")
-    return bool(AnnotatorPause.objects.filter(task=task, annotator=annotator, lifted_at=None)
-                .update(lifted_at=timezone.now(), lifted_by=by))
+    return bool(
+        AnnotatorPause.objects.filter(task=task, annotator=annotator, lifted_at=None).update(
+            lifted_at=timezone.now(), lifted_by=by
+        )
+    )

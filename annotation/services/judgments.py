@@ -33,8 +33,14 @@ MAX_SECONDS_SPENT = 3600.0
 MAX_JUSTIFICATION = 500
 
 
-def request_verification(*, task: Task, item_ids: Iterable[int], judgments: int | None = None,
-                         priority: int = 0, run_items=None) -> int:
+def request_verification(
+    *,
+    task: Task,
+    item_ids: Iterable[int],
+    judgments: int | None = None,
+    priority: int = 0,
+    run_items=None,
+) -> int:
     """Open one pending request per item, asking ``judgments`` answers of it (default: the
     task's judgments per item); items that already have one are skipped.
 
@@ -44,19 +50,31 @@ def request_verification(*, task: Task, item_ids: Iterable[int], judgments: int 
     """
     judgments = task.judgments_per_item if judgments is None else judgments
     item_ids = list(item_ids)
-    existing = set(VerificationRequest.objects.filter(item_id__in=item_ids)
-                   .values_list("item_id", flat=True))
+    existing = set(
+        VerificationRequest.objects.filter(item_id__in=item_ids).values_list("item_id", flat=True)
+    )
     new_ids = [i for i in dict.fromkeys(item_ids) if i not in existing]
     VerificationRequest.objects.bulk_create(
-        [VerificationRequest(task=task, item_id=i, priority=priority,
-                             judgments_required=judgments) for i in new_ids],
-        batch_size=2000)
+        [
+            VerificationRequest(
+                task=task, item_id=i, priority=priority, judgments_required=judgments
+            )
+            for i in new_ids
+        ],
+        batch_size=2000,
+    )
     if new_ids:
         register_request_conflicts(task=task, item_ids=new_ids, run_items=run_items)
     # A gold item drawn after annotators answered it as gold: those answers count.
-    answered_gold = set(GoldAnswer.objects.filter(gold__task=task, correct__isnull=False,
-                                                  late=False, withdrawn_at=None)
-                        .values_list("gold__item_id", flat=True)) if new_ids else set()
+    answered_gold = (
+        set(
+            GoldAnswer.objects.filter(
+                gold__task=task, correct__isnull=False, late=False, withdrawn_at=None
+            ).values_list("gold__item_id", flat=True)
+        )
+        if new_ids
+        else set()
+    )
     for item_id in sorted(answered_gold.intersection(new_ids)):
         recount(lock_request_of_item(item_id))
     if len(new_ids) >= FRESH_STATISTICS_AT:
@@ -74,8 +92,9 @@ def _refresh_statistics() -> None:
     if connection.vendor != "postgresql":
         return
     with connection.cursor() as cursor:
-        cursor.execute(f"ANALYZE {VerificationRequest._meta.db_table}, "
-                       f"{RequestConflict._meta.db_table}")
+        cursor.execute(
+            f"ANALYZE {VerificationRequest._meta.db_table}, {RequestConflict._meta.db_table}"
+        )
 
 
 def ask_again(*, task: Task, item_ids: Iterable[int], run_items=None) -> int:
@@ -89,12 +108,17 @@ def ask_again(*, task: Task, item_ids: Iterable[int], run_items=None) -> int:
     item_ids = list(item_ids)
     if not item_ids:
         return 0
-    pks = list(VerificationRequest.objects.select_for_update(of=("self",))
-               .filter(task=task, item_id__in=item_ids).order_by("pk")
-               .values_list("pk", flat=True))
+    pks = list(
+        VerificationRequest.objects.select_for_update(of=("self",))
+        .filter(task=task, item_id__in=item_ids)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
     VerificationRequest.objects.filter(pk__in=pks).update(
         judgments_required=F("judgments_required") + 1,
-        state=VerificationRequest.State.PENDING, resolved_at=None)
+        state=VerificationRequest.State.PENDING,
+        resolved_at=None,
+    )
     register_request_conflicts(task=task, item_ids=item_ids, run_items=run_items)
     return len(pks)
 
@@ -151,20 +175,33 @@ def lock_annotator(task_id: int, user_id: int) -> bool:
     are not an annotator of it. Every claim, answer, undo and pause of one annotator on one task
     takes it first, so they happen one at a time (a pause never slips between a check and a
     lease or an answer), while other annotators are not held up."""
-    membership = (Task.annotators.through.objects.select_for_update()
-                  .filter(task_id=task_id, user_id=user_id).values_list("pk", flat=True))
+    membership = (
+        Task.annotators.through.objects.select_for_update()
+        .filter(task_id=task_id, user_id=user_id)
+        .values_list("pk", flat=True)
+    )
     return bool(list(membership))
 
 
 def lock_request(request_id: int) -> VerificationRequest | None:
     """The request, its row locked until the transaction ends (PostgreSQL; SQLite is serial)."""
-    return (VerificationRequest.objects.select_for_update(of=("self",))
-            .select_related("task").filter(pk=request_id).first())
+    return (
+        VerificationRequest.objects.select_for_update(of=("self",))
+        .select_related("task")
+        .filter(pk=request_id)
+        .first()
+    )
 
 
-def submit_judgment(*, request_id: int, annotator, answer: str, client_id: uuid.UUID | str | None
-                    = None, justification: str = "", seconds_spent: float | None = None
-                    ) -> JudgmentOutcome:
+def submit_judgment(
+    *,
+    request_id: int,
+    annotator,
+    answer: str,
+    client_id: uuid.UUID | str | None = None,
+    justification: str = "",
+    seconds_spent: float | None = None,
+) -> JudgmentOutcome:
     """Record an annotator's answer on a request, lease or not; idempotent by ``client_id``.
 
     A second answer by the same annotator on the same item is refused; an answer the request no
@@ -172,15 +209,18 @@ def submit_judgment(*, request_id: int, annotator, answer: str, client_id: uuid.
     annotator's live lease on the request, if any, is marked answered. The API answers by lease
     token instead (:func:`annotation.services.answers.answer_assignment`).
     """
-    answer, justification, seconds_spent = clean_answer_fields(answer, justification,
-                                                               seconds_spent)
+    answer, justification, seconds_spent = clean_answer_fields(answer, justification, seconds_spent)
     client_uuid = parse_client_id(client_id) if client_id is not None else uuid.uuid4()
     previous = client_id_in_use(client_uuid)
     if previous is not None:
-        if (not isinstance(previous, Judgment) or previous.request_id != request_id
-                or previous.annotator_id != annotator.pk):
-            raise JudgmentError("this client_id was already used for another answer",
-                                "client_id_reused")
+        if (
+            not isinstance(previous, Judgment)
+            or previous.request_id != request_id
+            or previous.annotator_id != annotator.pk
+        ):
+            raise JudgmentError(
+                "this client_id was already used for another answer", "client_id_reused"
+            )
         return JudgmentOutcome(previous, created=False, resolved=False)
     try:
         with transaction.atomic():
@@ -189,13 +229,16 @@ def submit_judgment(*, request_id: int, annotator, answer: str, client_id: uuid.
                 raise JudgmentError(f"no verification request {request_id}", "not_found")
             if not request.task.annotators.filter(pk=annotator.pk).exists():
                 raise JudgmentError("you are not an annotator of this task", "not_annotator")
-            if Judgment.objects.filter(request=request, annotator=annotator,
-                                       withdrawn_at=None).exists():
+            if Judgment.objects.filter(
+                request=request, annotator=annotator, withdrawn_at=None
+            ).exists():
                 raise JudgmentError("you have already answered this item", "already_answered")
-            lease = (Assignment.objects.filter(request=request, annotator=annotator,
-                                               state=Assignment.State.ACTIVE).first())
-            return record_judgment(request, annotator, answer, client_uuid, justification,
-                                   seconds_spent, lease)
+            lease = Assignment.objects.filter(
+                request=request, annotator=annotator, state=Assignment.State.ACTIVE
+            ).first()
+            return record_judgment(
+                request, annotator, answer, client_uuid, justification, seconds_spent, lease
+            )
     except IntegrityError:
         again = Judgment.objects.filter(client_id=client_uuid).first()
         if again is not None and again.annotator_id == annotator.pk:
@@ -203,9 +246,16 @@ def submit_judgment(*, request_id: int, annotator, answer: str, client_id: uuid.
         raise JudgmentError("you have already answered this item", "already_answered") from None
 
 
-def record_judgment(request: VerificationRequest, annotator, answer: str, client_uuid,
-                    justification: str, seconds_spent, lease: Assignment | None,
-                    late: bool = False) -> JudgmentOutcome:
+def record_judgment(
+    request: VerificationRequest,
+    annotator,
+    answer: str,
+    client_uuid,
+    justification: str,
+    seconds_spent,
+    lease: Assignment | None,
+    late: bool = False,
+) -> JudgmentOutcome:
     """Store a judgment on a locked request and apply it: count it, resolve the request.
 
     A "can't tell" is kept but is no judgment: the request waits for another annotator. A
@@ -217,17 +267,26 @@ def record_judgment(request: VerificationRequest, annotator, answer: str, client
     counted = pending and answer in COUNTED_ANSWERS and needed > 0 and not late
     now = timezone.now()
     judgment = Judgment.objects.create(
-        request=request, annotator=annotator, assignment=lease, client_id=client_uuid,
-        answer=answer, justification=justification, seconds_spent=seconds_spent,
-        counted=counted, late=late,
-        seq=next_judgments_version(request.task_id) if counted else None, created_at=now)
+        request=request,
+        annotator=annotator,
+        assignment=lease,
+        client_id=client_uuid,
+        answer=answer,
+        justification=justification,
+        seconds_spent=seconds_spent,
+        counted=counted,
+        late=late,
+        seq=next_judgments_version(request.task_id) if counted else None,
+        created_at=now,
+    )
     if lease is not None:
         close_lease(lease, late=late)
     resolved = False
     if counted:
         request.judgments_counted += 1
         VerificationRequest.objects.filter(pk=request.pk).update(
-            judgments_counted=F("judgments_counted") + 1)
+            judgments_counted=F("judgments_counted") + 1
+        )
         Item.objects.filter(pk=request.item_id, verified_at=None).update(verified_at=now)
         resolved = resolve_if_complete(request)
     elif pending and answer == Answer.CANNOT_TELL:
@@ -240,14 +299,19 @@ def close_lease(lease: Assignment, *, late: bool) -> None:
     """The lease an answer was given on is done: answered, or expired if the answer came too
     late (a released or revoked lease keeps its state, for the audit trail)."""
     Assignment.objects.filter(pk=lease.pk, state=Assignment.State.ACTIVE).update(
-        state=Assignment.State.EXPIRED if late else Assignment.State.ANSWERED)
+        state=Assignment.State.EXPIRED if late else Assignment.State.ANSWERED
+    )
 
 
 def lock_request_of_item(item_id: int) -> VerificationRequest | None:
     """The request on ``item_id``, if the planner drew it, its row locked (as
     :func:`lock_request`)."""
-    return (VerificationRequest.objects.select_for_update(of=("self",))
-            .select_related("task").filter(item_id=item_id).first())
+    return (
+        VerificationRequest.objects.select_for_update(of=("self",))
+        .select_related("task")
+        .filter(item_id=item_id)
+        .first()
+    )
 
 
 def recount(request: VerificationRequest) -> None:
@@ -259,25 +323,34 @@ def recount(request: VerificationRequest) -> None:
     The item is verified from its earliest counted answer on.
     """
     judged = Judgment.objects.filter(request=request, counted=True)
-    gold = GoldAnswer.objects.filter(gold__item_id=request.item_id, correct__isnull=False,
-                                     late=False, withdrawn_at=None)
+    gold = GoldAnswer.objects.filter(
+        gold__item_id=request.item_id, correct__isnull=False, late=False, withdrawn_at=None
+    )
     counted = min(request.judgments_required, judged.count() + gold.count())
     complete = counted >= request.judgments_required
     now = timezone.now()
     VerificationRequest.objects.filter(pk=request.pk).update(
-        judgments_counted=counted, lease_seq=F("lease_seq") + 1,
-        state=VerificationRequest.State.RESOLVED if complete
-        else VerificationRequest.State.PENDING,
-        resolved_at=(request.resolved_at or now) if complete else None)
-    first = [t for t in (judged.aggregate(t=Min("created_at"))["t"],
-                         gold.aggregate(t=Min("created_at"))["t"]) if t is not None]
+        judgments_counted=counted,
+        lease_seq=F("lease_seq") + 1,
+        state=VerificationRequest.State.RESOLVED if complete else VerificationRequest.State.PENDING,
+        resolved_at=(request.resolved_at or now) if complete else None,
+    )
+    first = [
+        t
+        for t in (
+            judged.aggregate(t=Min("created_at"))["t"],
+            gold.aggregate(t=Min("created_at"))["t"],
+        )
+        if t is not None
+    ]
     Item.objects.filter(pk=request.item_id).update(verified_at=min(first, default=None))
     if complete and request.state == VerificationRequest.State.PENDING:
         enqueue_estimate(request.task_id)
     elif not complete and request.state == VerificationRequest.State.RESOLVED:
         # Runs submitted while it was resolved have not been checked against it.
-        register_request_conflicts(task=request.task, item_ids=[request.item_id],
-                                   since=request.created_at)
+        register_request_conflicts(
+            task=request.task, item_ids=[request.item_id], since=request.created_at
+        )
     request.judgments_counted = counted
 
 
@@ -303,6 +376,9 @@ def next_judgments_version(task_id: int) -> int:
     up to ``v``."""
     table = Task._meta.db_table
     with connection.cursor() as cursor:
-        cursor.execute(f"UPDATE {table} SET labels_version = labels_version + 1 "
-                       "WHERE id = %s RETURNING labels_version", [task_id])
+        cursor.execute(
+            f"UPDATE {table} SET labels_version = labels_version + 1 "
+            "WHERE id = %s RETURNING labels_version",
+            [task_id],
+        )
         return int(cursor.fetchone()[0])

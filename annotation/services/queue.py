@@ -49,8 +49,10 @@ ACTIVE = Assignment.State.ACTIVE
 def lease_expiry(created_at, now):
     """Until when a lease handed out at ``created_at`` holds if renewed ``now``: one lease
     length, never past its lifetime (heartbeats cannot keep an item forever)."""
-    return min(now + timedelta(seconds=settings.ANNOTATION_LEASE_SECONDS),
-               created_at + timedelta(seconds=settings.ANNOTATION_LEASE_MAX_SECONDS))
+    return min(
+        now + timedelta(seconds=settings.ANNOTATION_LEASE_SECONDS),
+        created_at + timedelta(seconds=settings.ANNOTATION_LEASE_MAX_SECONDS),
+    )
 
 
 @dataclass(frozen=True)
@@ -77,22 +79,33 @@ def free_requests(*, task: Task, annotator, now):
     """
     live = Assignment.objects.filter(request=OuterRef("pk"), state=ACTIVE, expires_at__gt=now)
     live_count = Subquery(live.order_by().values("request").annotate(n=Count("pk")).values("n"))
-    qs = (VerificationRequest.objects
-          .filter(task=task, state=VerificationRequest.State.PENDING)
-          .filter(~Exists(Judgment.objects.filter(request=OuterRef("pk"), annotator=annotator,
-                                                  withdrawn_at=None)))
-          .filter(~Exists(live.filter(annotator=annotator)))
-          .filter(~Exists(GoldAnswer.objects.filter(gold__item=OuterRef("item_id"),
-                                                    annotator=annotator, withdrawn_at=None)))
-          .filter(~Exists(RequestConflict.objects.filter(request=OuterRef("pk"),
-                                                         team__members=annotator)))
-          .annotate(live=Coalesce(live_count, 0))
-          .filter(judgments_required__gt=F("judgments_counted") + F("live")))
+    qs = (
+        VerificationRequest.objects.filter(task=task, state=VerificationRequest.State.PENDING)
+        .filter(
+            ~Exists(
+                Judgment.objects.filter(
+                    request=OuterRef("pk"), annotator=annotator, withdrawn_at=None
+                )
+            )
+        )
+        .filter(~Exists(live.filter(annotator=annotator)))
+        .filter(
+            ~Exists(
+                GoldAnswer.objects.filter(
+                    gold__item=OuterRef("item_id"), annotator=annotator, withdrawn_at=None
+                )
+            )
+        )
+        .filter(
+            ~Exists(RequestConflict.objects.filter(request=OuterRef("pk"), team__members=annotator))
+        )
+        .annotate(live=Coalesce(live_count, 0))
+        .filter(judgments_required__gt=F("judgments_counted") + F("live"))
+    )
     return qs.order_by("priority", "id")
 
 
-def claim_assignments(*, task: Task, annotator, count: int = 1, holding: Iterable = ()
-                      ) -> Claim:
+def claim_assignments(*, task: Task, annotator, count: int = 1, holding: Iterable = ()) -> Claim:
     """Lease up to ``count`` items to ``annotator``, minus the live ones the page still holds,
     never past ``ANNOTATION_MAX_CLAIM`` live leases of theirs on the task (all tabs together).
 
@@ -124,8 +137,11 @@ def _claim_locked(task, annotator, count, holding, now) -> Claim:
     lock_annotator(task.pk, annotator.pk)
     pause = open_pause(task=task, annotator=annotator)
     if pause is not None:
-        return Claim("paused", f"Your work on this task is paused for review ({pause.reason}). "
-                               "An organizer will get back to you.")
+        return Claim(
+            "paused",
+            f"Your work on this task is paused for review ({pause.reason}). "
+            "An organizer will get back to you.",
+        )
     mine = Assignment.objects.filter(task=task, annotator=annotator, state=ACTIVE)
     mine.filter(expires_at__lte=now).update(state=Assignment.State.EXPIRED)
     live = mine.filter(expires_at__gt=now).count()
@@ -136,12 +152,18 @@ def _claim_locked(task, annotator, count, holding, now) -> Claim:
     cap = task.annotator_daily_cap
     today = answers_today(task=task, annotator=annotator, now=now) if cap is not None else 0
     if cap is not None and today >= cap:
-        return Claim("daily_cap", f"You reached today's limit of {cap} answers on this "
-                                  "task. Thank you! Come back tomorrow (days in UTC).")
+        return Claim(
+            "daily_cap",
+            f"You reached today's limit of {cap} answers on this "
+            "task. Thank you! Come back tomorrow (days in UTC).",
+        )
     wanted = min(wanted, settings.ANNOTATION_MAX_CLAIM - live)
     if wanted <= 0:
-        return Claim("ok", f"You already hold {live} items of this task (perhaps in another "
-                           "tab): answer those first.")
+        return Claim(
+            "ok",
+            f"You already hold {live} items of this task (perhaps in another "
+            "tab): answer those first.",
+        )
     if cap is not None:
         wanted = min(wanted, cap - today - live)
         if wanted <= 0:
@@ -153,22 +175,32 @@ def _claim_locked(task, annotator, count, holding, now) -> Claim:
         n_gold = sum(rng.random() < task.gold_rate for _ in range(wanted))
     gold_ids = _pick_gold(task, annotator, now, n_gold, rng) if n_gold else []
     request_ids = _take_requests(task, annotator, wanted - len(gold_ids), now)
-    if gold_ids and not request_ids and not held and not _real_work_left(
-            task, annotator, now):
+    if gold_ids and not request_ids and not held and not _real_work_left(task, annotator, now):
         gold_ids = []  # gold only alongside real work: an empty queue serves no gold
     expires = lease_expiry(now, now)
-    rows = [Assignment(task=task, annotator=annotator, request_id=pk, expires_at=expires,
-                       created_at=now) for pk in request_ids]
+    rows = [
+        Assignment(
+            task=task, annotator=annotator, request_id=pk, expires_at=expires, created_at=now
+        )
+        for pk in request_ids
+    ]
     for pk in gold_ids:
-        rows.insert(rng.randint(0, len(rows)),
-                    Assignment(task=task, annotator=annotator, gold_id=pk, expires_at=expires,
-                               created_at=now))
+        rows.insert(
+            rng.randint(0, len(rows)),
+            Assignment(
+                task=task, annotator=annotator, gold_id=pk, expires_at=expires, created_at=now
+            ),
+        )
     if not rows:
         return Claim("empty", "No item is waiting for you right now.")
     Assignment.objects.bulk_create(rows)
     tokens = [a.token for a in rows]
-    loaded = {a.token: a for a in Assignment.objects.filter(token__in=tokens)
-              .select_related("request__item", "gold__item")}
+    loaded = {
+        a.token: a
+        for a in Assignment.objects.filter(token__in=tokens).select_related(
+            "request__item", "gold__item"
+        )
+    }
     for lease in loaded.values():
         lease.task = task
     return Claim("ok", "", [loaded[t] for t in tokens])
@@ -181,13 +213,30 @@ def _real_work_left(task, annotator, now) -> bool:
 def _pick_gold(task, annotator, now, n, rng) -> list[int]:
     candidates = list(
         GoldItem.objects.filter(task=task)
-        .filter(~Exists(GoldAnswer.objects.filter(gold=OuterRef("pk"), annotator=annotator,
-                                                  withdrawn_at=None)))
-        .filter(~Exists(Assignment.objects.filter(gold=OuterRef("pk"), annotator=annotator,
-                                                  state=ACTIVE, expires_at__gt=now)))
-        .filter(~Exists(Judgment.objects.filter(request__item=OuterRef("item_id"),
-                                                annotator=annotator, withdrawn_at=None)))
-        .order_by("pk").values_list("pk", flat=True))
+        .filter(
+            ~Exists(
+                GoldAnswer.objects.filter(
+                    gold=OuterRef("pk"), annotator=annotator, withdrawn_at=None
+                )
+            )
+        )
+        .filter(
+            ~Exists(
+                Assignment.objects.filter(
+                    gold=OuterRef("pk"), annotator=annotator, state=ACTIVE, expires_at__gt=now
+                )
+            )
+        )
+        .filter(
+            ~Exists(
+                Judgment.objects.filter(
+                    request__item=OuterRef("item_id"), annotator=annotator, withdrawn_at=None
+                )
+            )
+        )
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
     return rng.sample(candidates, min(n, len(candidates)))
 
 
@@ -222,8 +271,9 @@ WHERE r.task_id = %(task)s AND r.state = 'pending' {extra}
 ORDER BY r.priority, r.id
 {tail}
 """
-_LOCK_SQL = _FREE_REQUESTS_SQL.format(extra="AND NOT (r.id = ANY(%(tried)s))",
-                                      tail="LIMIT %(limit)s FOR UPDATE OF r SKIP LOCKED")
+_LOCK_SQL = _FREE_REQUESTS_SQL.format(
+    extra="AND NOT (r.id = ANY(%(tried)s))", tail="LIMIT %(limit)s FOR UPDATE OF r SKIP LOCKED"
+)
 _RECHECK_SQL = _FREE_REQUESTS_SQL.format(extra="AND r.id = ANY(%(ids)s)", tail="")
 
 
@@ -253,13 +303,15 @@ def _take_by_compare_and_set(task, annotator, n, now) -> list[int]:
         need = n - len(chosen)
         if need <= 0:
             break
-        rows = list(free_requests(task=task, annotator=annotator, now=now)
-                    .exclude(pk__in=chosen).values_list("pk", "lease_seq")[:need])
+        rows = list(
+            free_requests(task=task, annotator=annotator, now=now)
+            .exclude(pk__in=chosen)
+            .values_list("pk", "lease_seq")[:need]
+        )
         if not rows:
             break
         for pk, seq in rows:
-            if VerificationRequest.objects.filter(pk=pk, lease_seq=seq).update(
-                    lease_seq=seq + 1):
+            if VerificationRequest.objects.filter(pk=pk, lease_seq=seq).update(lease_seq=seq + 1):
                 chosen.append(pk)
     return chosen
 
@@ -281,20 +333,21 @@ def heartbeat(*, annotator, tokens: Iterable) -> list[dict]:
     mine.filter(state=ACTIVE, expires_at__lte=now).update(state=Assignment.State.EXPIRED)
     for lease in mine.filter(state=ACTIVE, expires_at__gt=now).only("pk", "created_at"):
         Assignment.objects.filter(pk=lease.pk, state=ACTIVE, expires_at__gt=now).update(
-            expires_at=lease_expiry(lease.created_at, now))
-    current = {a.token: a for a in Assignment.objects.filter(annotator=annotator,
-                                                             token__in=tokens)}
+            expires_at=lease_expiry(lease.created_at, now)
+        )
+    current = {a.token: a for a in Assignment.objects.filter(annotator=annotator, token__in=tokens)}
     rows = []
     for token in tokens:
         lease = current.get(token)
         valid = lease is not None and lease.state == ACTIVE and lease.expires_at > now
-        rows.append({"token": token, "expires_at": lease.expires_at if valid else None,
-                     "valid": valid})
+        rows.append(
+            {"token": token, "expires_at": lease.expires_at if valid else None, "valid": valid}
+        )
     return rows
 
 
 def release(*, annotator, tokens: Iterable) -> int:
     """Give back the caller's live leases at once (the page is closing); returns how many."""
-    return (Assignment.objects
-            .filter(annotator=annotator, token__in=parse_tokens(tokens), state=ACTIVE)
-            .update(state=Assignment.State.RELEASED))
+    return Assignment.objects.filter(
+        annotator=annotator, token__in=parse_tokens(tokens), state=ACTIVE
+    ).update(state=Assignment.State.RELEASED)

@@ -165,10 +165,19 @@ class LabelModel:
         for k in range(n):
             se_l, se_h = _logit_interval(self.sensitivity[k], var[k], z)
             sp_l, sp_h = _logit_interval(self.specificity[k], var[n + k], z)
-            out.append(AnnotatorSummary(
-                int(self.annotators[k]), float(self.sensitivity[k]), se_l, se_h,
-                float(self.specificity[k]), sp_l, sp_h, int(self.judgments_per_annotator[k]),
-                int(self.gold_per_annotator[k])))
+            out.append(
+                AnnotatorSummary(
+                    int(self.annotators[k]),
+                    float(self.sensitivity[k]),
+                    se_l,
+                    se_h,
+                    float(self.specificity[k]),
+                    sp_l,
+                    sp_h,
+                    int(self.judgments_per_annotator[k]),
+                    int(self.gold_per_annotator[k]),
+                )
+            )
         return out
 
     def parameter_variance(self, gradient: np.ndarray) -> float:
@@ -182,9 +191,18 @@ def _logit_interval(p: float, var: float, z: float) -> tuple[float, float]:
     return float(special.expit(centre - half)), float(special.expit(centre + half))
 
 
-def fit_label_model(items, annotators, says_correct, *, item_class, exact_items=None,
-                    exact_labels=None, prior: AnnotatorPrior | None = None,
-                    max_iter: int = 2000, tol: float = 1e-9) -> LabelModel:
+def fit_label_model(
+    items,
+    annotators,
+    says_correct,
+    *,
+    item_class,
+    exact_items=None,
+    exact_labels=None,
+    prior: AnnotatorPrior | None = None,
+    max_iter: int = 2000,
+    tol: float = 1e-9,
+) -> LabelModel:
     """Fit the two-class Dawid-Skene model to a task's judgments.
 
     Parameters
@@ -223,10 +241,14 @@ def fit_label_model(items, annotators, says_correct, *, item_class, exact_items=
     if not (items.shape == annotators.shape == y.shape):
         raise ValueError("items, annotators and says_correct must have the same length")
     item_class = np.asarray(item_class, dtype=np.int64)
-    exact_items = np.empty(0, np.int64) if exact_items is None else np.asarray(
-        exact_items, dtype=np.int64).ravel()
-    exact_labels = np.empty(0, bool) if exact_labels is None else np.asarray(
-        exact_labels, dtype=bool).ravel()
+    exact_items = (
+        np.empty(0, np.int64)
+        if exact_items is None
+        else np.asarray(exact_items, dtype=np.int64).ravel()
+    )
+    exact_labels = (
+        np.empty(0, bool) if exact_labels is None else np.asarray(exact_labels, dtype=bool).ravel()
+    )
     if exact_items.shape != exact_labels.shape:
         raise ValueError("exact_items and exact_labels must have the same length")
     if items.size and (items.min() < 0 or items.max() >= item_class.size):
@@ -240,8 +262,9 @@ def fit_label_model(items, annotators, says_correct, *, item_class, exact_items=
     pos[pos >= exact_sorted.size] = 0
     is_exact = exact_sorted.size > 0
     is_exact = (exact_sorted[pos] == items) if is_exact else np.zeros(items.size, bool)
-    truth_of_exact = np.where(is_exact, exact_sorted_labels[pos] if exact_sorted.size else False,
-                              False)
+    truth_of_exact = np.where(
+        is_exact, exact_sorted_labels[pos] if exact_sorted.size else False, False
+    )
 
     unc_items, row = np.unique(items[~is_exact], return_inverse=True)
     n_unc = unc_items.size
@@ -274,10 +297,32 @@ def fit_label_model(items, annotators, says_correct, *, item_class, exact_items=
     for _ in range(max_iter):
         iterations += 1
         if fit_prior:
-            rate_prior = _fit_rate_prior(np.bincount(cls, weights=mu, minlength=n_cls), n_class,
-                                         rate_prior, (ar, br), steps=2)
-        se, sp, rho = _m_step(mu, u_ann, u_y, u_row, cls, n_ann, n_cls, k_s1, k_n1, k_s0, k_n0,
-                              n_class, a1, b1, a0, b0, *rate_prior)
+            rate_prior = _fit_rate_prior(
+                np.bincount(cls, weights=mu, minlength=n_cls),
+                n_class,
+                rate_prior,
+                (ar, br),
+                steps=2,
+            )
+        se, sp, rho = _m_step(
+            mu,
+            u_ann,
+            u_y,
+            u_row,
+            cls,
+            n_ann,
+            n_cls,
+            k_s1,
+            k_n1,
+            k_s0,
+            k_n0,
+            n_class,
+            a1,
+            b1,
+            a0,
+            b0,
+            *rate_prior,
+        )
         new_mu = _posterior(se, sp, rho, u_ann, u_y, u_row, cls, n_unc)
         change = float(np.max(np.abs(new_mu - mu))) if n_unc else 0.0
         mu = new_mu
@@ -285,37 +330,90 @@ def fit_label_model(items, annotators, says_correct, *, item_class, exact_items=
             converged = True
             break
     ar, br = rate_prior
-    se, sp, rho = _m_step(mu, u_ann, u_y, u_row, cls, n_ann, n_cls, k_s1, k_n1, k_s0, k_n0,
-                          n_class, a1, b1, a0, b0, ar, br)
+    se, sp, rho = _m_step(
+        mu,
+        u_ann,
+        u_y,
+        u_row,
+        cls,
+        n_ann,
+        n_cls,
+        k_s1,
+        k_n1,
+        k_s0,
+        k_n0,
+        n_class,
+        a1,
+        b1,
+        a0,
+        b0,
+        ar,
+        br,
+    )
     mu = _posterior(se, sp, rho, u_ann, u_y, u_row, cls, n_unc)
     evidence = _evidence(se, sp, u_ann, u_y, u_row, n_unc)
 
     scores = _score_differences(se, sp, u_ann, u_y, u_row, cls, n_unc, n_ann, n_cls)
     n1 = np.bincount(u_ann, weights=mu[u_row], minlength=n_ann) + k_n1
     n0 = np.bincount(u_ann, weights=1 - mu[u_row], minlength=n_ann) + k_n0
-    complete = np.concatenate([se * (1 - se) * (a1 + b1 + n1), sp * (1 - sp) * (a0 + b0 + n0),
-                               rho * (1 - rho) * (ar + br + n_class)])
+    complete = np.concatenate(
+        [
+            se * (1 - se) * (a1 + b1 + n1),
+            sp * (1 - sp) * (a0 + b0 + n0),
+            rho * (1 - rho) * (ar + br + n_class),
+        ]
+    )
     weights = mu * (1 - mu)
     missing = (scores.T @ sparse.diags(weights) @ scores).toarray()
     information = np.diag(complete) - missing
     # A class rate at its bound is where the U-shaped prior puts a pure class: its logit has no
     # curvature to speak of, so it is held fixed (its items' labels are what the answers say).
-    free = np.concatenate([np.ones(2 * n_ann, bool),
-                           (rho > 2 * _RATE_FLOOR) & (rho < 1 - 2 * _RATE_FLOOR)])
+    free = np.concatenate(
+        [np.ones(2 * n_ann, bool), (rho > 2 * _RATE_FLOOR) & (rho < 1 - 2 * _RATE_FLOOR)]
+    )
     covariance = np.zeros_like(information)
-    covariance[np.ix_(free, free)] = _inverse_information(information[np.ix_(free, free)],
-                                                          complete[free], 2 * n_ann)
+    covariance[np.ix_(free, free)] = _inverse_information(
+        information[np.ix_(free, free)], complete[free], 2 * n_ann
+    )
     return LabelModel(
-        items=unc_items, mean=mu, evidence=evidence, annotators=ann_ids, sensitivity=se,
-        specificity=sp, classes=class_ids, rate=rho, rate_prior=(float(ar), float(br)),
-        covariance=covariance, scores=scores,
+        items=unc_items,
+        mean=mu,
+        evidence=evidence,
+        annotators=ann_ids,
+        sensitivity=se,
+        specificity=sp,
+        classes=class_ids,
+        rate=rho,
+        rate_prior=(float(ar), float(br)),
+        covariance=covariance,
+        scores=scores,
         judgments_per_annotator=np.bincount(ann, minlength=n_ann),
-        gold_per_annotator=np.bincount(k_ann, minlength=n_ann), iterations=iterations,
-        converged=converged)
+        gold_per_annotator=np.bincount(k_ann, minlength=n_ann),
+        iterations=iterations,
+        converged=converged,
+    )
 
 
-def _m_step(mu, u_ann, u_y, u_row, cls, n_ann, n_cls, k_s1, k_n1, k_s0, k_n0, n_class,
-            a1, b1, a0, b0, ar, br):
+def _m_step(
+    mu,
+    u_ann,
+    u_y,
+    u_row,
+    cls,
+    n_ann,
+    n_cls,
+    k_s1,
+    k_n1,
+    k_s0,
+    k_n0,
+    n_class,
+    a1,
+    b1,
+    a0,
+    b0,
+    ar,
+    br,
+):
     m = mu[u_row]
     s1 = np.bincount(u_ann, weights=m * u_y, minlength=n_ann) + k_s1
     n1 = np.bincount(u_ann, weights=m, minlength=n_ann) + k_n1
@@ -326,8 +424,11 @@ def _m_step(mu, u_ann, u_y, u_row, cls, n_ann, n_cls, k_s1, k_n1, k_s0, k_n0, n_
     correct = np.bincount(cls, weights=mu, minlength=n_cls)
     # Large classes: the mode on the probability scale (a pure class goes to its bound); small
     # ones: the posterior mean, which the data of one or two items cannot push to a bound.
-    rho = np.where(n_class >= _MODE_FROM, _beta_mode(ar + correct, br + n_class - correct),
-                   (ar + correct) / (ar + br + n_class))
+    rho = np.where(
+        n_class >= _MODE_FROM,
+        _beta_mode(ar + correct, br + n_class - correct),
+        (ar + correct) / (ar + br + n_class),
+    )
     rho = np.clip(rho, _RATE_FLOOR, 1.0 - _RATE_FLOOR)
     return se, sp, rho
 
@@ -349,13 +450,17 @@ def _beta_mode(alpha: np.ndarray, beta: np.ndarray) -> np.ndarray:
     """
     with np.errstate(invalid="ignore", divide="ignore"):
         inner = (alpha - 1.0) / (alpha + beta - 2.0)
-    mode = np.where((alpha > 1) & (beta > 1), inner,
-                    np.where(alpha <= 1, np.where((beta <= 1) & (beta < alpha), 1.0, 0.0), 1.0))
+    mode = np.where(
+        (alpha > 1) & (beta > 1),
+        inner,
+        np.where(alpha <= 1, np.where((beta <= 1) & (beta < alpha), 1.0, 0.0), 1.0),
+    )
     return np.clip(mode, _RATE_FLOOR, 1.0 - _RATE_FLOOR)
 
 
-def _fit_rate_prior(correct: np.ndarray, size: np.ndarray, start: tuple, centre: tuple,
-                    steps: int = 8) -> tuple[float, float]:
+def _fit_rate_prior(
+    correct: np.ndarray, size: np.ndarray, start: tuple, centre: tuple, steps: int = 8
+) -> tuple[float, float]:
     """Beta(a, b) prior of the class rates by maximum marginal likelihood (beta-binomial with the
     expected counts), with a weak normal hyperprior on ``log a``, ``log b`` around ``centre``
     and bounds that keep it proper: a few Newton steps from ``start`` (each EM iteration moves
@@ -374,13 +479,13 @@ def _fit_rate_prior(correct: np.ndarray, size: np.ndarray, start: tuple, centre:
         args = np.concatenate([correct + a, wrong + b, n_s, [a, b, s]])
         dg = special.digamma(args)
         tg = special.zeta(2.0, args)  # the trigamma function
-        dg_a, dg_b, dg_s = dg[3 * m:]
-        tg_a, tg_b, tg_s = tg[3 * m:]
-        g0 = a * float(np.sum(dg[:m] - dg_a - dg[2 * m:3 * m] + dg_s)) - hyper * (x0 - c0)
-        g1 = b * float(np.sum(dg[m:2 * m] - dg_b - dg[2 * m:3 * m] + dg_s)) - hyper * (x1 - c1)
-        common = float(np.sum(tg_s - tg[2 * m:3 * m]))
+        dg_a, dg_b, dg_s = dg[3 * m :]
+        tg_a, tg_b, tg_s = tg[3 * m :]
+        g0 = a * float(np.sum(dg[:m] - dg_a - dg[2 * m : 3 * m] + dg_s)) - hyper * (x0 - c0)
+        g1 = b * float(np.sum(dg[m : 2 * m] - dg_b - dg[2 * m : 3 * m] + dg_s)) - hyper * (x1 - c1)
+        common = float(np.sum(tg_s - tg[2 * m : 3 * m]))
         haa = float(np.sum(tg[:m] - tg_a)) + common
-        hbb = float(np.sum(tg[m:2 * m] - tg_b)) + common
+        hbb = float(np.sum(tg[m : 2 * m] - tg_b)) + common
         h00 = a * a * haa + g0 + hyper * (x0 - c0) - hyper
         h11 = b * b * hbb + g1 + hyper * (x1 - c1) - hyper
         h01 = a * b * common
@@ -427,8 +532,7 @@ def _score_differences(se, sp, u_ann, u_y, u_row, cls, n_unc, n_ann, n_cls):
     return sparse.csr_matrix((vals, (rows, cols)), shape=(n_unc, 2 * n_ann + n_cls))
 
 
-def _inverse_information(information: np.ndarray, complete: np.ndarray,
-                         k: int) -> np.ndarray:
+def _inverse_information(information: np.ndarray, complete: np.ndarray, k: int) -> np.ndarray:
     """Inverse of the observed information; eigenvalues clipped from below for safety.
 
     The first ``k`` parameters are the annotators'; the others are class rates, whose block is

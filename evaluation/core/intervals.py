@@ -101,8 +101,13 @@ def binomial_interval(successes, trials, *, level: float = 0.95, method: str = "
             p = np.where(ok, x / np.where(ok, n, 1.0), 0.5)
             denom = 1.0 + z * z / np.where(ok, n, 1.0)
             centre = (p + z * z / (2.0 * np.where(ok, n, 1.0))) / denom
-            half = z * np.sqrt(p * (1 - p) / np.where(ok, n, 1.0)
-                               + z * z / (4.0 * np.where(ok, n, 1.0) ** 2)) / denom
+            half = (
+                z
+                * np.sqrt(
+                    p * (1 - p) / np.where(ok, n, 1.0) + z * z / (4.0 * np.where(ok, n, 1.0) ** 2)
+                )
+                / denom
+            )
         low = np.where(ok & (x > 0), np.clip(centre - half, 0.0, 1.0), 0.0)
         high = np.where(ok & (x < n), np.clip(centre + half, 0.0, 1.0), 1.0)
     else:
@@ -112,9 +117,15 @@ def binomial_interval(successes, trials, *, level: float = 0.95, method: str = "
     return low, high
 
 
-def effective_binomial_interval(estimate: float, variance: float, *, smoothed: float | None = None,
-                                level: float = 0.95, method: str = "clopper-pearson",
-                                max_trials: float = 1e9):
+def effective_binomial_interval(
+    estimate: float,
+    variance: float,
+    *,
+    smoothed: float | None = None,
+    level: float = 0.95,
+    method: str = "clopper-pearson",
+    max_trials: float = 1e9,
+):
     """Interval for a proportion estimated with known variance, as a binomial on ``n_eff`` trials.
 
     Parameters
@@ -150,9 +161,15 @@ def effective_binomial_interval(estimate: float, variance: float, *, smoothed: f
     return min(low, estimate), max(high, estimate), n_eff
 
 
-def misclassified_interval(estimate: float, variance: float, *, smoothed: float | None = None,
-                           shape: tuple[float, float] = (1.0, 1.0), level: float = 0.95,
-                           method: str = "clopper-pearson") -> tuple[float, float]:
+def misclassified_interval(
+    estimate: float,
+    variance: float,
+    *,
+    smoothed: float | None = None,
+    shape: tuple[float, float] = (1.0, 1.0),
+    level: float = 0.95,
+    method: str = "clopper-pearson",
+) -> tuple[float, float]:
     """Interval for a rate estimated from fallible answers, drawn on the scale of the answers.
 
     A rate ``r`` seen through answers of sensitivity ``se`` and specificity ``sp`` shows as the
@@ -165,8 +182,9 @@ def misclassified_interval(estimate: float, variance: float, *, smoothed: float 
     """
     se, sp = shape
     if se + sp >= 2.0 - 1e-12:
-        low, high, _ = effective_binomial_interval(estimate, variance, smoothed=smoothed,
-                                                   level=level, method=method)
+        low, high, _ = effective_binomial_interval(
+            estimate, variance, smoothed=smoothed, level=level, method=method
+        )
         return low, high
     if not math.isfinite(estimate):
         return 0.0, 1.0
@@ -174,8 +192,9 @@ def misclassified_interval(estimate: float, variance: float, *, smoothed: float 
     a = min(max(1.0 - sp, 0.0), 1.0 - b)
     centre = a + b * min(max(estimate, 0.0), 1.0)
     smooth = None if smoothed is None else a + b * smoothed
-    lo, hi, _ = effective_binomial_interval(centre, b * b * variance, smoothed=smooth,
-                                            level=level, method=method)
+    lo, hi, _ = effective_binomial_interval(
+        centre, b * b * variance, smoothed=smooth, level=level, method=method
+    )
     low = min(max((lo - a) / b, 0.0), 1.0)
     high = min(max((hi - a) / b, 0.0), 1.0)
     return min(low, estimate), max(high, estimate)
@@ -192,11 +211,18 @@ def wald_interval(estimate: float, variance: float, *, level: float = 0.95):
     return max(0.0, estimate - half), min(1.0, estimate + half)
 
 
-def proportion_interval(estimate: float, variance: float, *, smoothed: float | None = None,
-                        level: float = 0.95, method: str = "clopper-pearson"):
+def proportion_interval(
+    estimate: float,
+    variance: float,
+    *,
+    smoothed: float | None = None,
+    level: float = 0.95,
+    method: str = "clopper-pearson",
+):
     """``(low, high)`` for a proportion with known variance: ``method="wald"`` or a Beta type."""
     if method == "wald":
         return wald_interval(estimate, variance, level=level)
-    low, high, _ = effective_binomial_interval(estimate, variance, smoothed=smoothed, level=level,
-                                               method=method)
+    low, high, _ = effective_binomial_interval(
+        estimate, variance, smoothed=smoothed, level=level, method=method
+    )
     return low, high

@@ -84,8 +84,15 @@ class ItemLabels:
         """Whether any label is uncertain (otherwise every extra term is zero)."""
         return self.model is not None and self.model.items.size > 0
 
-    def in_domains(self, items: np.ndarray, weights: np.ndarray, domains: np.ndarray,
-                   n_domains: int, *, inclusion: np.ndarray) -> DomainLabels:
+    def in_domains(
+        self,
+        items: np.ndarray,
+        weights: np.ndarray,
+        domains: np.ndarray,
+        n_domains: int,
+        *,
+        inclusion: np.ndarray,
+    ) -> DomainLabels:
         """Posterior labels of ``items`` with each domain's own rate as the prior.
 
         ``weights`` are the design weights (``1 / pi`` for a Poisson sample), ``domains`` each
@@ -98,12 +105,15 @@ class ItemLabels:
         if self.model is None or self.model.annotators.size == 0:
             return 1.0, 1.0
         n = self.model.judgments_per_annotator.astype(float)
-        return (float(n @ self.model.sensitivity / n.sum()),
-                float(n @ self.model.specificity / n.sum()))
+        return (
+            float(n @ self.model.sensitivity / n.sum()),
+            float(n @ self.model.specificity / n.sum()),
+        )
 
 
-def item_labels(state: TaskState, *, item_class: np.ndarray,
-                prior: AnnotatorPrior | None = None) -> ItemLabels:
+def item_labels(
+    state: TaskState, *, item_class: np.ndarray, prior: AnnotatorPrior | None = None
+) -> ItemLabels:
     """Fit the annotator model to ``state``'s judgments and return every item's label view.
 
     ``item_class``: the prior class of every item (``-1`` where the caller has none).
@@ -119,16 +129,25 @@ def item_labels(state: TaskState, *, item_class: np.ndarray,
     evidence = np.where(exact, np.where(value == 1.0, np.inf, -np.inf), 0.0)
     judged = state.judgments
     counts = np.bincount(judged.items, minlength=n) if judged.size else np.zeros(n, np.int64)
-    yes = (np.bincount(judged.items, weights=judged.says_correct, minlength=n).astype(np.int64)
-           if judged.size else np.zeros(n, np.int64))
+    yes = (
+        np.bincount(judged.items, weights=judged.says_correct, minlength=n).astype(np.int64)
+        if judged.size
+        else np.zeros(n, np.int64)
+    )
     verified = (state.labels >= 0) | state.judged
     row = np.full(n, -1, np.int64)
     if judged.size == 0:
         return ItemLabels(verified, value, np.zeros(n), counts, yes, evidence, row, None, None)
     exact_items = np.flatnonzero(exact)
-    model = fit_label_model(judged.items, judged.annotators, judged.says_correct,
-                            item_class=item_class, exact_items=exact_items,
-                            exact_labels=value[exact_items] == 1.0, prior=prior)
+    model = fit_label_model(
+        judged.items,
+        judged.annotators,
+        judged.says_correct,
+        item_class=item_class,
+        exact_items=exact_items,
+        exact_labels=value[exact_items] == 1.0,
+        prior=prior,
+    )
     value[model.items] = model.mean
     variance = np.zeros(n)
     variance[model.items] = model.mean * (1.0 - model.mean)
@@ -176,8 +195,9 @@ class DomainLabels:
         model = labels.model
         if model is None or model.items.size == 0:
             return 0.0
-        s = np.bincount(self._domains, weights=coefficients * self.variance,
-                        minlength=self.rate.size)
+        s = np.bincount(
+            self._domains, weights=coefficients * self.variance, minlength=self.rate.size
+        )
         with np.errstate(invalid="ignore", divide="ignore"):
             through_rate = np.where(self._denominator > 0, s / self._denominator, 0.0)
         total = (coefficients + self._weights * through_rate[self._domains]) * self.variance
@@ -209,38 +229,64 @@ def _solve_domains(labels, items, weights, domains, n_domains, inclusion):
     mean_weight = np.where(count > 0, free_total / np.maximum(count, 1.0), 0.0)
     prior_weight = DOMAIN_PRIOR_ITEMS * mean_weight
     with np.errstate(invalid="ignore", divide="ignore"):
-        centre = np.where(free_total > 0, np.bincount(
-            domains[free], weights=weights[free] * labels.value[items[free]],
-            minlength=n_domains) / free_total, 0.5)
-    log_odds = _fixed_points(lam[free], weights[free], domains[free], prior_weight * centre,
-                             free_total + prior_weight, np.zeros(n_domains), n_domains)
+        centre = np.where(
+            free_total > 0,
+            np.bincount(
+                domains[free],
+                weights=weights[free] * labels.value[items[free]],
+                minlength=n_domains,
+            )
+            / free_total,
+            0.5,
+        )
+    log_odds = _fixed_points(
+        lam[free],
+        weights[free],
+        domains[free],
+        prior_weight * centre,
+        free_total + prior_weight,
+        np.zeros(n_domains),
+        n_domains,
+    )
     with np.errstate(invalid="ignore"):
         # An exact label stays what it is when the uncertain items' rate is 0 or 1 (inf - inf).
         z = np.where(exact, lam > 0, special.expit(log_odds[domains] + lam))
     v = z * (1 - z)
     with np.errstate(invalid="ignore", divide="ignore"):
-        rate = np.where(total > 0, np.bincount(domains, weights=weights * z,
-                                               minlength=n_domains) / total, np.nan)
-        free_rate = np.where(free_total > 0, np.bincount(
-            domains[free], weights=weights[free] * z[free], minlength=n_domains) / free_total,
-            np.nan)
+        rate = np.where(
+            total > 0,
+            np.bincount(domains, weights=weights * z, minlength=n_domains) / total,
+            np.nan,
+        )
+        free_rate = np.where(
+            free_total > 0,
+            np.bincount(domains[free], weights=weights[free] * z[free], minlength=n_domains)
+            / free_total,
+            np.nan,
+        )
     # gamma at the Jeffreys-smoothed rate where the root is on the boundary.
-    r_eval = np.where(np.isfinite(log_odds), free_rate,
-                      (np.nan_to_num(free_rate) * count + 0.5) / (count + 1.0))
+    r_eval = np.where(
+        np.isfinite(log_odds), free_rate, (np.nan_to_num(free_rate) * count + 0.5) / (count + 1.0)
+    )
     with np.errstate(invalid="ignore"):
         e = special.expit(special.logit(r_eval)[domains] + np.where(exact, 0.0, lam))
     slope = np.where(exact, 0.0, e * (1 - e))
     base = np.nan_to_num((free_total + prior_weight) * r_eval * (1 - r_eval))
     with np.errstate(invalid="ignore", divide="ignore"):
-        missing = np.where(base > 0, np.clip(
-            np.bincount(domains, weights=weights * slope, minlength=n_domains) / base,
-            0.0, 0.98), 0.0)
-        measured = np.bincount(domains, weights=weights**2 * inclusion * v,
-                               minlength=n_domains) * (1.0 - missing) / np.where(
-            total > 0, total**2, 1.0)
+        missing = np.where(
+            base > 0,
+            np.clip(
+                np.bincount(domains, weights=weights * slope, minlength=n_domains) / base, 0.0, 0.98
+            ),
+            0.0,
+        )
+        measured = (
+            np.bincount(domains, weights=weights**2 * inclusion * v, minlength=n_domains)
+            * (1.0 - missing)
+            / np.where(total > 0, total**2, 1.0)
+        )
     denominator = np.where(np.isfinite(log_odds), base * (1 - missing), 0.0)
-    return DomainLabels(z, v, rate, missing, measured, labels, items, weights, domains,
-                        denominator)
+    return DomainLabels(z, v, rate, missing, measured, labels, items, weights, domains, denominator)
 
 
 _LOGIT_BOUND = 40.0
@@ -255,8 +301,7 @@ def _fixed_points(lam, w, d, fixed, total, start, n_domains, iterations: int = 6
     one way has its rate at 0 or 1: ``l = -inf`` or ``+inf``."""
     if lam.size == 0:
         with np.errstate(invalid="ignore", divide="ignore"):
-            return special.logit(np.where(total > 0, fixed / np.where(total > 0, total, 1.0),
-                                          0.5))
+            return special.logit(np.where(total > 0, fixed / np.where(total > 0, total, 1.0), 0.5))
     lo = np.full(n_domains, -_LOGIT_BOUND)
     hi = np.full(n_domains, _LOGIT_BOUND)
     ell = np.clip(start, lo, hi)

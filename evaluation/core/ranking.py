@@ -105,8 +105,16 @@ class RankIntervals:
         return best == 1 and worst is not None and worst > 1
 
 
-def rank_intervals(values, low, high, *, family_level: float, level: float,
-                   runs: Sequence | None = None, rtol: float = 1e-9) -> RankIntervals:
+def rank_intervals(
+    values,
+    low,
+    high,
+    *,
+    family_level: float,
+    level: float,
+    runs: Sequence | None = None,
+    rtol: float = 1e-9,
+) -> RankIntervals:
     """Rank intervals from intervals that hold simultaneously (higher value = better rank).
 
     Parameters
@@ -158,8 +166,13 @@ def rank_intervals(values, low, high, *, family_level: float, level: float,
     return RankIntervals(runs, tuple(best), tuple(worst), k, float(level), float(family_level))
 
 
-def rank_estimates(estimates: Sequence[RunEstimate], metric: str, *, family_level: float,
-                   runs: Sequence | None = None) -> RankIntervals:
+def rank_estimates(
+    estimates: Sequence[RunEstimate],
+    metric: str,
+    *,
+    family_level: float,
+    runs: Sequence | None = None,
+) -> RankIntervals:
     """Rank intervals of ``metric`` from a design's ``estimate(state, level=...)`` output.
 
     The estimates must all be at one level, at least ``bonferroni_level(family_level, K)`` with
@@ -172,6 +185,11 @@ def rank_estimates(estimates: Sequence[RunEstimate], metric: str, *, family_leve
         raise ValueError(f"estimates at several levels: {sorted(levels)}")
     level = levels.pop() if levels else family_level
     ids = [e.run for e in estimates] if runs is None else list(runs)
-    return rank_intervals([e.value for e in picked], [e.low for e in picked],
-                          [e.high for e in picked], family_level=family_level, level=level,
-                          runs=ids)
+    return rank_intervals(
+        [e.value for e in picked],
+        [e.low for e in picked],
+        [e.high for e in picked],
+        family_level=family_level,
+        level=level,
+        runs=ids,
+    )

@@ -38,8 +38,9 @@ class ReferenceRatio:
     groups: int
 
 
-def reference_ratio(reference: ReferenceSample, numer: np.ndarray, denom: np.ndarray | None = None
-                    ) -> ReferenceRatio:
+def reference_ratio(
+    reference: ReferenceSample, numer: np.ndarray, denom: np.ndarray | None = None
+) -> ReferenceRatio:
     """Estimate ``P(numer | denom)`` over a reference sample.
 
     Parameters

@@ -38,8 +38,10 @@ def parse_annotators(spec: str) -> tuple[tuple[float, float], ...]:
         entry = raw.strip()
         match = _ENTRY.match(entry)
         if not match:
-            raise ValueError(f"annotator {entry!r}: use an accuracy like 0.95, or "
-                             "sensitivity:specificity like 0.99:0.85, optionally xN")
+            raise ValueError(
+                f"annotator {entry!r}: use an accuracy like 0.95, or "
+                "sensitivity:specificity like 0.99:0.85, optionally xN"
+            )
         se = float(match["a"])
         sp = float(match["b"]) if match["b"] is not None else se
         count = int(match["n"]) if match["n"] is not None else 1
@@ -115,8 +117,9 @@ class AnnotatorPanel:
     def answer(self, state: TaskState, plan: Plan) -> None:
         """Judge the plan's new items (``judgments_per_item`` each) and its ``again`` items (one
         more each), then the gold judgments owed at ``gold_rate``."""
-        items = np.concatenate([np.repeat(plan.items, min(self.judgments_per_item, self.size)),
-                                plan.again]).astype(np.int64)
+        items = np.concatenate(
+            [np.repeat(plan.items, min(self.judgments_per_item, self.size)), plan.again]
+        ).astype(np.int64)
         self._judge(state, items)
         if items.size and self.gold_rate > 0 and self.gold_items.size:
             self._gold_owed += items.size * self.gold_rate / (1.0 - self.gold_rate)
@@ -165,8 +168,9 @@ class AnnotatorPanel:
         return np.array(out, dtype=np.int64)
 
 
-def choose_gold(truth: np.ndarray, candidates: np.ndarray, size: int,
-                rng: np.random.Generator) -> np.ndarray:
+def choose_gold(
+    truth: np.ndarray, candidates: np.ndarray, size: int, rng: np.random.Generator
+) -> np.ndarray:
     """Up to ``size`` gold items among ``candidates``: half correct, half incorrect where the
     candidates allow (sorted)."""
     correct = candidates[truth[candidates]]
@@ -174,6 +178,7 @@ def choose_gold(truth: np.ndarray, candidates: np.ndarray, size: int,
     n_wrong = min(size // 2, wrong.size)
     n_correct = min(size - n_wrong, correct.size)
     n_wrong = min(size - n_correct, wrong.size)
-    chosen = np.concatenate([rng.choice(correct, n_correct, replace=False),
-                             rng.choice(wrong, n_wrong, replace=False)])
+    chosen = np.concatenate(
+        [rng.choice(correct, n_correct, replace=False), rng.choice(wrong, n_wrong, replace=False)]
+    )
     return np.sort(chosen.astype(np.int64))

@@ -22,8 +22,15 @@ from .designs import make_design
 from .simulated_annotators import AnnotatorPanel, PerfectOracle, choose_gold, parse_annotators
 from .state import TaskState
 
-__all__ = ["METRICS", "Annotators", "RepeatOutcome", "SimulationSummary", "run_repeat",
-           "simulate", "true_scores"]
+__all__ = [
+    "METRICS",
+    "Annotators",
+    "RepeatOutcome",
+    "SimulationSummary",
+    "run_repeat",
+    "simulate",
+    "true_scores",
+]
 
 METRICS = ("precision", "recall", "f1")
 
@@ -82,24 +89,38 @@ class SimulationSummary:
 
     def as_dict(self) -> dict:
         out = {
-            "design": self.design, "dataset": self.dataset, "systems": self.systems,
-            "repeats": self.repeats, "seed": self.seed,
-            "target_half_width": self.target_half_width, "confidence": self.confidence,
-            "reference_size": self.reference_size, "labels_mean": self.labels_mean,
-            "labels_sd": self.labels_sd, "target_met": self.target_met,
-            "coverage": self.coverage, "half_width_median": self.half_width_median,
-            "bias": self.bias, "bias_se": self.bias_se, "rounds_mean": self.rounds_mean,
-            "seconds": self.seconds, "per_system": self.per_system,
+            "design": self.design,
+            "dataset": self.dataset,
+            "systems": self.systems,
+            "repeats": self.repeats,
+            "seed": self.seed,
+            "target_half_width": self.target_half_width,
+            "confidence": self.confidence,
+            "reference_size": self.reference_size,
+            "labels_mean": self.labels_mean,
+            "labels_sd": self.labels_sd,
+            "target_met": self.target_met,
+            "coverage": self.coverage,
+            "half_width_median": self.half_width_median,
+            "bias": self.bias,
+            "bias_se": self.bias_se,
+            "rounds_mean": self.rounds_mean,
+            "seconds": self.seconds,
+            "per_system": self.per_system,
         }
         if self.annotators is not None:
-            out.update({"annotators": self.annotators, "gold_rate": self.gold_rate,
-                        "judgments_mean": self.judgments_mean,
-                        "gold_judgments_mean": self.gold_judgments_mean,
-                        "coverage_at_stop": self.coverage_at_stop,
-                        "bias_at_stop": self.bias_at_stop})
+            out.update(
+                {
+                    "annotators": self.annotators,
+                    "gold_rate": self.gold_rate,
+                    "judgments_mean": self.judgments_mean,
+                    "gold_judgments_mean": self.gold_judgments_mean,
+                    "coverage_at_stop": self.coverage_at_stop,
+                    "bias_at_stop": self.bias_at_stop,
+                }
+            )
             if self.hard_items is not None:
-                out["hard_items"] = {"share": self.hard_items[0],
-                                     "accuracy": self.hard_items[1]}
+                out["hard_items"] = {"share": self.hard_items[0], "accuracy": self.hard_items[1]}
         return out
 
 
@@ -131,10 +152,18 @@ class Annotators:
         return parse_annotators(self.spec)
 
 
-def run_repeat(dataset: Dataset, design, *, n_systems: int | None, reference_size: int,
-               rng: np.random.Generator, campaign_rng: np.random.Generator | None = None,
-               truth_scores: np.ndarray | None = None, annotators: Annotators | None = None,
-               annotator_rng: np.random.Generator | None = None) -> RepeatOutcome:
+def run_repeat(
+    dataset: Dataset,
+    design,
+    *,
+    n_systems: int | None,
+    reference_size: int,
+    rng: np.random.Generator,
+    campaign_rng: np.random.Generator | None = None,
+    truth_scores: np.ndarray | None = None,
+    annotators: Annotators | None = None,
+    annotator_rng: np.random.Generator | None = None,
+) -> RepeatOutcome:
     """One campaign with ``design`` (a design object) on a fresh task state.
 
     ``campaign_rng`` picks the systems, their order and the reference sample (``rng`` when
@@ -148,15 +177,32 @@ def run_repeat(dataset: Dataset, design, *, n_systems: int | None, reference_siz
     order = campaign_rng.permutation(total)[:k]
     truth_ids = np.flatnonzero(dataset.truth)
     ref = campaign_rng.choice(truth_ids, size=min(reference_size, truth_ids.size), replace=False)
-    return _campaign(dataset, design, order, np.sort(ref), rng, truth_scores, annotators,
-                     annotator_rng if annotator_rng is not None else rng)
+    return _campaign(
+        dataset,
+        design,
+        order,
+        np.sort(ref),
+        rng,
+        truth_scores,
+        annotators,
+        annotator_rng if annotator_rng is not None else rng,
+    )
 
 
-def simulate(dataset: Dataset, *, design: str, systems: int | None = None, repeats: int = 1,
-             seed: int = 0, target_half_width: float = 0.05, confidence: float = 0.95,
-             reference_size: int = 300, design_options: dict | None = None,
-             annotators: Annotators | None = None,
-             progress: Callable[[int, int], None] | None = None) -> SimulationSummary:
+def simulate(
+    dataset: Dataset,
+    *,
+    design: str,
+    systems: int | None = None,
+    repeats: int = 1,
+    seed: int = 0,
+    target_half_width: float = 0.05,
+    confidence: float = 0.95,
+    reference_size: int = 300,
+    design_options: dict | None = None,
+    annotators: Annotators | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> SimulationSummary:
     """Run ``repeats`` campaigns and summarise labels, target attainment, coverage and bias.
 
     Repeat ``r`` uses the generator ``default_rng([seed, r])``: results are reproducible and
@@ -175,21 +221,41 @@ def simulate(dataset: Dataset, *, design: str, systems: int | None = None, repea
     started = time.perf_counter()
     outcomes = []
     for r in range(repeats):
-        d = make_design(design, target_half_width=target_half_width, confidence=confidence,
-                        **options)
+        d = make_design(
+            design, target_half_width=target_half_width, confidence=confidence, **options
+        )
         rng = np.random.default_rng([seed, r])
         # The campaign's choices (systems, order, reference) come first from their own stream,
         # so that both designs face the same campaigns.
         campaign_rng = np.random.default_rng([seed, r, 1])
-        outcomes.append(run_repeat(dataset, d, n_systems=systems, reference_size=reference_size,
-                                   rng=rng, campaign_rng=campaign_rng, truth_scores=truth_scores,
-                                   annotators=annotators,
-                                   annotator_rng=np.random.default_rng([seed, r, 2])))
+        outcomes.append(
+            run_repeat(
+                dataset,
+                d,
+                n_systems=systems,
+                reference_size=reference_size,
+                rng=rng,
+                campaign_rng=campaign_rng,
+                truth_scores=truth_scores,
+                annotators=annotators,
+                annotator_rng=np.random.default_rng([seed, r, 2]),
+            )
+        )
         if progress is not None:
             progress(r + 1, repeats)
     seconds = time.perf_counter() - started
-    summary = _summarise(dataset, design, systems, repeats, seed, target_half_width, confidence,
-                         reference_size, outcomes, seconds)
+    summary = _summarise(
+        dataset,
+        design,
+        systems,
+        repeats,
+        seed,
+        target_half_width,
+        confidence,
+        reference_size,
+        outcomes,
+        seconds,
+    )
     if annotators is None:
         return summary
     return _with_judgments(summary, annotators, outcomes)
@@ -205,18 +271,38 @@ def _answerer(dataset, order, annotators, design, rng, state):
     if annotators.hard_share > 0:
         hard = rng.random(dataset.truth.size) < annotators.hard_share
         hard[gold] = False
-    return AnnotatorPanel(annotators.profiles, dataset.truth, gold, annotators.gold_rate,
-                          getattr(design, "judgments_per_item", 1), rng, hard=hard,
-                          hard_accuracy=annotators.hard_accuracy)
+    return AnnotatorPanel(
+        annotators.profiles,
+        dataset.truth,
+        gold,
+        annotators.gold_rate,
+        getattr(design, "judgments_per_item", 1),
+        rng,
+        hard=hard,
+        hard_accuracy=annotators.hard_accuracy,
+    )
 
 
 def _as_array(estimates) -> np.ndarray:
-    return np.array([[[getattr(e, m).value, getattr(e, m).low, getattr(e, m).high]
-                      for m in METRICS] for e in estimates])
+    return np.array(
+        [
+            [[getattr(e, m).value, getattr(e, m).low, getattr(e, m).high] for m in METRICS]
+            for e in estimates
+        ]
+    )
 
 
-def _campaign(dataset, design, order, reference, rng, truth_scores, annotators=None,
-              annotator_rng=None, max_rounds: int = 200):
+def _campaign(
+    dataset,
+    design,
+    order,
+    reference,
+    rng,
+    truth_scores,
+    annotators=None,
+    annotator_rng=None,
+    max_rounds: int = 200,
+):
     state = TaskState(len(dataset.keys))
     state.set_reference(reference)
     answerer = _answerer(dataset, order, annotators, design, annotator_rng, state)
@@ -237,14 +323,22 @@ def _campaign(dataset, design, order, reference, rng, truth_scores, annotators=N
         if annotators is not None:
             at_stop.append(_as_array(design.estimate(state, runs=[run]))[0])
     est = _as_array(design.estimate(state))
-    return RepeatOutcome(state.n_labelled, rounds, order, truth_scores[order], est, gave_up,
-                         judgments=answerer.judgments,
-                         gold_judgments=getattr(answerer, "gold_judgments", 0),
-                         stop_estimates=np.array(at_stop) if at_stop else None)
+    return RepeatOutcome(
+        state.n_labelled,
+        rounds,
+        order,
+        truth_scores[order],
+        est,
+        gave_up,
+        judgments=answerer.judgments,
+        gold_judgments=getattr(answerer, "gold_judgments", 0),
+        stop_estimates=np.array(at_stop) if at_stop else None,
+    )
 
 
-def _with_judgments(summary: SimulationSummary, annotators: Annotators,
-                    outcomes) -> SimulationSummary:
+def _with_judgments(
+    summary: SimulationSummary, annotators: Annotators, outcomes
+) -> SimulationSummary:
     """The summary with judgments and the coverage and bias of the estimates at stop."""
     est = np.concatenate([o.stop_estimates for o in outcomes])
     truth = np.concatenate([o.truth for o in outcomes])
@@ -252,18 +346,27 @@ def _with_judgments(summary: SimulationSummary, annotators: Annotators,
     covered = (low - 1e-12 <= truth) & (truth <= high + 1e-12)
     err = value - truth
     coverage = {m: float(covered[:, k].mean()) for k, m in enumerate(METRICS)}
-    bias = {m: float(np.nanmean(err[:, k])) if np.isfinite(err[:, k]).any() else math.nan
-            for k, m in enumerate(METRICS)}
-    return replace(summary, annotators=annotators.spec, gold_rate=annotators.gold_rate,
-                   judgments_mean=float(np.mean([o.judgments for o in outcomes])),
-                   gold_judgments_mean=float(np.mean([o.gold_judgments for o in outcomes])),
-                   coverage_at_stop=coverage, bias_at_stop=bias,
-                   hard_items=((annotators.hard_share, annotators.hard_accuracy)
-                               if annotators.hard_share > 0 else None))
+    bias = {
+        m: float(np.nanmean(err[:, k])) if np.isfinite(err[:, k]).any() else math.nan
+        for k, m in enumerate(METRICS)
+    }
+    return replace(
+        summary,
+        annotators=annotators.spec,
+        gold_rate=annotators.gold_rate,
+        judgments_mean=float(np.mean([o.judgments for o in outcomes])),
+        gold_judgments_mean=float(np.mean([o.gold_judgments for o in outcomes])),
+        coverage_at_stop=coverage,
+        bias_at_stop=bias,
+        hard_items=(
+            (annotators.hard_share, annotators.hard_accuracy) if annotators.hard_share > 0 else None
+        ),
+    )
 
 
-def _summarise(dataset, design, systems, repeats, seed, target, confidence, reference_size,
-               outcomes, seconds) -> SimulationSummary:
+def _summarise(
+    dataset, design, systems, repeats, seed, target, confidence, reference_size, outcomes, seconds
+) -> SimulationSummary:
     labels = np.array([o.labels for o in outcomes], dtype=float)
     est = np.concatenate([o.estimates for o in outcomes])  # (cells, metric, 3)
     truth = np.concatenate([o.truth for o in outcomes])  # (cells, metric)
@@ -281,20 +384,41 @@ def _summarise(dataset, design, systems, repeats, seed, target, confidence, refe
         finite = np.isfinite(err[:, m])
         e = err[finite, m]
         bias[name] = float(e.mean()) if e.size else math.nan
-        per_repeat = np.array([e_r.mean() for r in range(len(outcomes))
-                               if (e_r := err[(repeat_of_cell == r) & finite, m]).size])
-        bias_se[name] = (float(per_repeat.std(ddof=1) / math.sqrt(per_repeat.size))
-                         if per_repeat.size > 1 else math.nan)
+        per_repeat = np.array(
+            [
+                e_r.mean()
+                for r in range(len(outcomes))
+                if (e_r := err[(repeat_of_cell == r) & finite, m]).size
+            ]
+        )
+        bias_se[name] = (
+            float(per_repeat.std(ddof=1) / math.sqrt(per_repeat.size))
+            if per_repeat.size > 1
+            else math.nan
+        )
     met = float(np.mean(half[:, 0] <= target + 1e-12))
     per_system = _per_system(dataset, outcomes, covered, half, err)
     k = len(outcomes[0].systems)
     return SimulationSummary(
-        design=design, dataset=dataset.name, systems=k, repeats=repeats, seed=seed,
-        target_half_width=target, confidence=confidence, reference_size=reference_size,
-        labels_mean=float(labels.mean()), labels_sd=float(labels.std(ddof=1)) if repeats > 1
-        else 0.0, target_met=met, coverage=coverage, half_width_median=median, bias=bias,
-        seconds=round(seconds, 3), rounds_mean=float(np.mean([o.rounds for o in outcomes])),
-        bias_se=bias_se, per_system=per_system)
+        design=design,
+        dataset=dataset.name,
+        systems=k,
+        repeats=repeats,
+        seed=seed,
+        target_half_width=target,
+        confidence=confidence,
+        reference_size=reference_size,
+        labels_mean=float(labels.mean()),
+        labels_sd=float(labels.std(ddof=1)) if repeats > 1 else 0.0,
+        target_met=met,
+        coverage=coverage,
+        half_width_median=median,
+        bias=bias,
+        seconds=round(seconds, 3),
+        rounds_mean=float(np.mean([o.rounds for o in outcomes])),
+        bias_se=bias_se,
+        per_system=per_system,
+    )
 
 
 def _per_system(dataset, outcomes, covered, half, err) -> list:
@@ -302,12 +426,20 @@ def _per_system(dataset, outcomes, covered, half, err) -> list:
     rows = []
     for name in sorted(set(names)):
         sel = names == name
-        rows.append({
-            "system": str(name), "cells": int(sel.sum()),
-            "coverage": {m: float(covered[sel, k].mean()) for k, m in enumerate(METRICS)},
-            "half_width_median": {m: float(np.median(half[sel, k]))
-                                  for k, m in enumerate(METRICS)},
-            "bias": {m: float(np.nanmean(err[sel, k])) if np.isfinite(err[sel, k]).any()
-                     else math.nan for k, m in enumerate(METRICS)},
-        })
+        rows.append(
+            {
+                "system": str(name),
+                "cells": int(sel.sum()),
+                "coverage": {m: float(covered[sel, k].mean()) for k, m in enumerate(METRICS)},
+                "half_width_median": {
+                    m: float(np.median(half[sel, k])) for k, m in enumerate(METRICS)
+                },
+                "bias": {
+                    m: float(np.nanmean(err[sel, k]))
+                    if np.isfinite(err[sel, k]).any()
+                    else math.nan
+                    for k, m in enumerate(METRICS)
+                },
+            }
+        )
     return rows

@@ -179,9 +179,11 @@ class TaskState:
         if annotators.size and annotators.min() < 0:
             raise ValueError("annotator ids must be >= 0")
         old = self.judgments
-        new = Judgments(np.concatenate([old.items, items]),
-                        np.concatenate([old.annotators, annotators]),
-                        np.concatenate([old.says_correct, says.astype(bool)]))
+        new = Judgments(
+            np.concatenate([old.items, items]),
+            np.concatenate([old.annotators, annotators]),
+            np.concatenate([old.says_correct, says.astype(bool)]),
+        )
         pairs = new.items * (int(new.annotators.max(initial=0)) + 1) + new.annotators
         if np.unique(pairs).size != pairs.size:
             raise ValueError("an annotator judged the same item twice")
@@ -280,7 +282,8 @@ class TaskState:
         forked.labels_version = self.labels_version
         forked.design_state = {
             name: extra.copy() if callable(getattr(extra, "copy", None)) else copy.deepcopy(extra)
-            for name, extra in self.design_state.items()}
+            for name, extra in self.design_state.items()
+        }
         return forked
 
     # -- helpers ----------------------------------------------------------------------------

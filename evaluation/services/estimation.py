@@ -51,11 +51,11 @@ def estimate_task(task_id: int) -> LeaderboardSnapshot | None:
 class _Ranking:
     """Rank intervals of the listed runs per metric, and the adjusted estimates behind them."""
 
-    indices: tuple            # positions in ``loaded.runs`` of the ranked (listed) runs
+    indices: tuple  # positions in ``loaded.runs`` of the ranked (listed) runs
     family_level: float
     interval_level: float
-    ranks: dict               # metric -> RankIntervals over ``indices``
-    adjusted: dict            # position -> RunEstimate at ``interval_level``
+    ranks: dict  # metric -> RankIntervals over ``indices``
+    adjusted: dict  # position -> RunEstimate at ``interval_level``
 
 
 def _listed_indices(loaded: LoadedTask) -> tuple:
@@ -70,19 +70,30 @@ def _rank_runs(loaded: LoadedTask, results, indices: tuple) -> _Ranking:
     conservatively (its intervals are at a higher level than it needs).
     """
     family = float(loaded.design.confidence)
-    k = max((sum(math.isfinite(getattr(results[i], m).value) for i in indices)
-             for m in METRICS), default=0)
+    k = max(
+        (sum(math.isfinite(getattr(results[i], m).value) for i in indices) for m in METRICS),
+        default=0,
+    )
     level = bonferroni_level(family, k)
     if not indices:
         adjusted = {}
     elif level == family:
         adjusted = {i: results[i] for i in indices}
     else:
-        adjusted = dict(zip(indices, loaded.design.estimate(loaded.state, runs=indices,
-                                                             level=level), strict=True))
+        adjusted = dict(
+            zip(
+                indices,
+                loaded.design.estimate(loaded.state, runs=indices, level=level),
+                strict=True,
+            )
+        )
     estimates = [adjusted[i] for i in indices]
-    ranks = {m: rank_estimates(estimates, m, family_level=family, runs=indices) if indices
-             else RankIntervals((), (), (), 0, level, family) for m in METRICS}
+    ranks = {
+        m: rank_estimates(estimates, m, family_level=family, runs=indices)
+        if indices
+        else RankIntervals((), (), (), 0, level, family)
+        for m in METRICS
+    }
     return _Ranking(indices, family, level, ranks, adjusted)
 
 
@@ -93,19 +104,30 @@ def _move_runs_on(loaded: LoadedTask, results) -> None:
         drawn, verified = loaded.drawn_for_run(run.pk)
         counts = {"n_requested": drawn, "n_verified": verified}
         if run.state == Run.State.AWAITING_LABELS and loaded.pending_in_run(index) == 0:
-            transition_run(run, Run.State.PLANNING, "answers are in: planning the next round",
-                           **counts)
+            transition_run(
+                run, Run.State.PLANNING, "answers are in: planning the next round", **counts
+            )
             enqueue_plan(run.pk)
         elif run.state == Run.State.ESTIMATING:
             precision = results[index].precision
-            state, reason = _final_state(run.outcome, precision.half_width, target,
-                                         loaded.task.label_budget, run.rounds)
+            state, reason = _final_state(
+                run.outcome, precision.half_width, target, loaded.task.label_budget, run.rounds
+            )
             transition_run(run, state, reason, **counts)
-        elif (run.state == Run.State.PARTIAL and run.outcome == "annotator_limited"
-              and results[index].precision.half_width <= target):
-            transition_run(run, Run.State.SCORED, (
-                f"precision ±{results[index].precision.half_width:.3f} meets the target "
-                f"±{target:g} now that the annotators' error rates are known better"), **counts)
+        elif (
+            run.state == Run.State.PARTIAL
+            and run.outcome == "annotator_limited"
+            and results[index].precision.half_width <= target
+        ):
+            transition_run(
+                run,
+                Run.State.SCORED,
+                (
+                    f"precision ±{results[index].precision.half_width:.3f} meets the target "
+                    f"±{target:g} now that the annotators' error rates are known better"
+                ),
+                **counts,
+            )
         elif (run.n_requested, run.n_verified) != (drawn, verified):
             Run.objects.filter(pk=run.pk).update(**counts)
             run.n_requested, run.n_verified = drawn, verified
@@ -117,19 +139,23 @@ def _final_state(outcome: str, half_width: float, target: float, budget, rounds:
     if outcome == "budget_exhausted":
         return Run.State.PARTIAL, (
             f"the task's budget ({budget} judgments) is spent; precision ±{half_width:.3f} "
-            f"is wider than the target ±{target:g}")
+            f"is wider than the target ±{target:g}"
+        )
     if outcome == "annotator_limited":
         return Run.State.PARTIAL, (
             f"precision ±{half_width:.3f} is wider than the target ±{target:g} because the "
             "annotators' error rates are not known well enough yet; more answers anywhere in "
-            "the task (gold answers most) narrow it, and the board updates as they come")
+            "the task (gold answers most) narrow it, and the board updates as they come"
+        )
     return Run.State.PARTIAL, (
         f"stopped after {rounds} planning rounds; precision ±{half_width:.3f} is wider than "
-        f"the target ±{target:g}")
+        f"the target ±{target:g}"
+    )
 
 
-def _store_snapshot(task: Task, loaded: LoadedTask, results,
-                    ranking: _Ranking) -> LeaderboardSnapshot | None:
+def _store_snapshot(
+    task: Task, loaded: LoadedTask, results, ranking: _Ranking
+) -> LeaderboardSnapshot | None:
     listed = [(i, run) for i, run in enumerate(loaded.runs) if run.state != Run.State.FAILED]
     if tuple(i for i, _ in listed) != ranking.indices:
         # A run failed while the engine ran: rank the runs the snapshot lists.
@@ -141,20 +167,40 @@ def _store_snapshot(task: Task, loaded: LoadedTask, results,
     version = (task.snapshots.aggregate(v=Max("version"))["v"] or 0) + 1
     now = timezone.now()
     snapshot = LeaderboardSnapshot.objects.create(
-        task=task, version=version, created_at=now, engine_version=ENGINE_VERSION,
-        design=loaded.design.name, labels_version=loaded.labels_version,
-        reference_version=loaded.reference_version, n_labels=loaded.state.n_labelled,
-        n_reference=loaded.state.reference.size, confidence=task.confidence, rows=rows,
+        task=task,
+        version=version,
+        created_at=now,
+        engine_version=ENGINE_VERSION,
+        design=loaded.design.name,
+        labels_version=loaded.labels_version,
+        reference_version=loaded.reference_version,
+        n_labels=loaded.state.n_labelled,
+        n_reference=loaded.state.reference.size,
+        confidence=task.confidence,
+        rows=rows,
         details={"ranking": _ranking_details(ranking, loaded), **_label_details(loaded)},
-        **snapshot_publication(task))
+        **snapshot_publication(task),
+    )
     _store_label_fit(task, snapshot, loaded)
-    Estimate.objects.bulk_create([
-        Estimate(snapshot=snapshot, run=run, metric=m, value=_value(getattr(results[i], m).value),
-                 low=getattr(results[i], m).low, high=getattr(results[i], m).high,
-                 level=getattr(results[i], m).level,
-                 labels_used=getattr(results[i], m).labels_used,
-                 method=getattr(results[i], m).method, computed_at=now)
-        for i, run in listed for m in METRICS], batch_size=2000)
+    Estimate.objects.bulk_create(
+        [
+            Estimate(
+                snapshot=snapshot,
+                run=run,
+                metric=m,
+                value=_value(getattr(results[i], m).value),
+                low=getattr(results[i], m).low,
+                high=getattr(results[i], m).high,
+                level=getattr(results[i], m).level,
+                labels_used=getattr(results[i], m).labels_used,
+                method=getattr(results[i], m).method,
+                computed_at=now,
+            )
+            for i, run in listed
+            for m in METRICS
+        ],
+        batch_size=2000,
+    )
     return snapshot
 
 
@@ -164,10 +210,15 @@ def _label_details(loaded: LoadedTask) -> dict:
     model = loaded.design.labels(loaded.state).model
     if model is None:
         return {}
-    return {"label_model": {
-        "method": model.method, "judgments": loaded.state.n_judgments,
-        "items": int(model.items.size), "annotators": int(model.annotators.size),
-        "converged": bool(model.converged)}}
+    return {
+        "label_model": {
+            "method": model.method,
+            "judgments": loaded.state.n_judgments,
+            "items": int(model.items.size),
+            "annotators": int(model.annotators.size),
+            "converged": bool(model.converged),
+        }
+    }
 
 
 def _store_label_fit(task: Task, snapshot: LeaderboardSnapshot, loaded: LoadedTask) -> None:
@@ -178,26 +229,44 @@ def _store_label_fit(task: Task, snapshot: LeaderboardSnapshot, loaded: LoadedTa
     level = float(loaded.design.confidence)
     summaries = [] if labels.model is None else labels.model.summaries(level=level)
     indices = np.flatnonzero(labels.verified)
-    LabelModelFit.objects.update_or_create(task=task, defaults={
-        "snapshot": snapshot, "indices": indices.astype("<i8").tobytes(),
-        "values": labels.value[indices].astype("<f8").tobytes(),
-        "judgments": labels.judgments[indices].astype("<i4").tobytes(),
-        "says_correct": labels.says_correct[indices].astype("<i4").tobytes(),
-        "level": level,
-        "annotators": [
-            {"annotator": a.annotator,
-             "sensitivity": [_value(a.sensitivity), _value(a.sensitivity_low),
-                             _value(a.sensitivity_high)],
-             "specificity": [_value(a.specificity), _value(a.specificity_low),
-                             _value(a.specificity_high)],
-             "judgments": a.judgments, "gold_judgments": a.gold_judgments,
-             "weight": _value(a.weight)} for a in summaries]})
+    LabelModelFit.objects.update_or_create(
+        task=task,
+        defaults={
+            "snapshot": snapshot,
+            "indices": indices.astype("<i8").tobytes(),
+            "values": labels.value[indices].astype("<f8").tobytes(),
+            "judgments": labels.judgments[indices].astype("<i4").tobytes(),
+            "says_correct": labels.says_correct[indices].astype("<i4").tobytes(),
+            "level": level,
+            "annotators": [
+                {
+                    "annotator": a.annotator,
+                    "sensitivity": [
+                        _value(a.sensitivity),
+                        _value(a.sensitivity_low),
+                        _value(a.sensitivity_high),
+                    ],
+                    "specificity": [
+                        _value(a.specificity),
+                        _value(a.specificity_low),
+                        _value(a.specificity_high),
+                    ],
+                    "judgments": a.judgments,
+                    "gold_judgments": a.gold_judgments,
+                    "weight": _value(a.weight),
+                }
+                for a in summaries
+            ],
+        },
+    )
 
 
 def _same(latest: LeaderboardSnapshot, loaded: LoadedTask, rows: list) -> bool:
-    return (latest.labels_version == loaded.labels_version
-            and latest.reference_version == loaded.reference_version
-            and latest.rows == rows)
+    return (
+        latest.labels_version == loaded.labels_version
+        and latest.reference_version == loaded.reference_version
+        and latest.rows == rows
+    )
 
 
 def _rank_entry(ranking: _Ranking, index: int) -> dict:
@@ -214,7 +283,8 @@ def _ranking_details(ranking: _Ranking, loaded: LoadedTask) -> dict:
     for i in ranking.indices:
         result = ranking.adjusted[i]
         intervals[str(loaded.runs[i].pk)] = {
-            m: [getattr(result, m).low, getattr(result, m).high] for m in METRICS}
+            m: [getattr(result, m).low, getattr(result, m).high] for m in METRICS
+        }
     return {
         "method": ranking.ranks["precision"].method,
         "family_level": ranking.family_level,
@@ -225,14 +295,25 @@ def _ranking_details(ranking: _Ranking, loaded: LoadedTask) -> dict:
 
 
 def _row(run: Run, result, rank: dict) -> dict:
-    row = {"run": run.pk, "name": run.name, "team": run.team.name, "state": run.state,
-           "provisional": run.state not in (Run.State.SCORED, Run.State.PARTIAL),
-           "n_predictions": run.n_predictions, "n_requested": run.n_requested,
-           "n_verified": run.n_verified}
+    row = {
+        "run": run.pk,
+        "name": run.name,
+        "team": run.team.name,
+        "state": run.state,
+        "provisional": run.state not in (Run.State.SCORED, Run.State.PARTIAL),
+        "n_predictions": run.n_predictions,
+        "n_requested": run.n_requested,
+        "n_verified": run.n_verified,
+    }
     for m in METRICS:
         est = getattr(result, m)
-        row[m] = {"value": _value(est.value), "low": est.low, "high": est.high,
-                  "labels_used": est.labels_used, "method": est.method}
+        row[m] = {
+            "value": _value(est.value),
+            "low": est.low,
+            "high": est.high,
+            "labels_used": est.labels_used,
+            "method": est.method,
+        }
     row["rank"] = rank
     return row
 

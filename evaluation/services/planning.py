@@ -85,50 +85,78 @@ def _store_round(run: Run, plan, inclusion: np.ndarray, loaded) -> PlanRound:
     cells, bands = plan.bands
     design = loaded.design
     plan_round = PlanRound.objects.create(
-        task_id=run.task_id, run=run, round=plan.round, status=plan.status, seed=plan.seed,
-        levels=plan.details.get("levels"), fraction=plan.details.get("fraction", 1.0),
+        task_id=run.task_id,
+        run=run,
+        round=plan.round,
+        status=plan.status,
+        seed=plan.seed,
+        levels=plan.details.get("levels"),
+        fraction=plan.details.get("fraction", 1.0),
         n_items=int(plan.items.size),
         predicted_half_width=_finite(plan.predicted_half_width),
         current_half_width=_finite(plan.current_half_width),
-        expected_labels=float(plan.expected_labels), details=_jsonable(details),
-        labels_version=loaded.labels_version, engine_version=ENGINE_VERSION,
-        judgments=design.judgments_per_item, max_judgments=design.max_judgments_per_item,
-        bands={"cells": _jsonable(list(cells)), "bands": _jsonable(list(bands))} if len(cells)
+        expected_labels=float(plan.expected_labels),
+        details=_jsonable(details),
+        labels_version=loaded.labels_version,
+        engine_version=ENGINE_VERSION,
+        judgments=design.judgments_per_item,
+        max_judgments=design.max_judgments_per_item,
+        bands={"cells": _jsonable(list(cells)), "bands": _jsonable(list(bands))}
+        if len(cells)
         else {},
-        patterns=[[int(b), [list(map(int, p)) for p in patterns]] for b, patterns in plan.patterns])
+        patterns=[[int(b), [list(map(int, p)) for p in patterns]] for b, patterns in plan.patterns],
+    )
     if plan.round == 1:
         # Items of this run may already be queued for earlier runs: its team must not verify them.
         register_run_conflicts(run=run)
     wanted = np.concatenate([plan.items, plan.again]).tolist()
-    pks = dict(Item.objects.filter(task_id=run.task_id, index__in=wanted)
-               .values_list("index", "pk")) if wanted else {}
-    run_items = [(other.team_id, loaded.state.runs[k].items)
-                 for k, other in enumerate(loaded.runs)]
+    pks = (
+        dict(Item.objects.filter(task_id=run.task_id, index__in=wanted).values_list("index", "pk"))
+        if wanted
+        else {}
+    )
+    run_items = [(other.team_id, loaded.state.runs[k].items) for k, other in enumerate(loaded.runs)]
     if plan.items.size:
         Draw.objects.bulk_create(
-            [Draw(plan_round=plan_round, item_id=pks[int(i)], inclusion=float(p))
-             for i, p in zip(plan.items, inclusion, strict=True)], batch_size=2000)
-        request_verification(task=run.task, item_ids=[pks[int(i)] for i in plan.items],
-                             judgments=design.judgments_per_item, priority=plan_round.pk,
-                             run_items=run_items)
+            [
+                Draw(plan_round=plan_round, item_id=pks[int(i)], inclusion=float(p))
+                for i, p in zip(plan.items, inclusion, strict=True)
+            ],
+            batch_size=2000,
+        )
+        request_verification(
+            task=run.task,
+            item_ids=[pks[int(i)] for i in plan.items],
+            judgments=design.judgments_per_item,
+            priority=plan_round.pk,
+            run_items=run_items,
+        )
     if plan.again.size:
-        Look.objects.bulk_create([Look(plan_round=plan_round, item_id=pks[int(i)])
-                                  for i in plan.again], batch_size=2000)
-        ask_again(task=run.task, item_ids=[pks[int(i)] for i in plan.again],
-                  run_items=run_items)
+        Look.objects.bulk_create(
+            [Look(plan_round=plan_round, item_id=pks[int(i)]) for i in plan.again], batch_size=2000
+        )
+        ask_again(task=run.task, item_ids=[pks[int(i)] for i in plan.again], run_items=run_items)
     return plan_round
 
 
 def _advance(run: Run, plan, loaded, index: int) -> str:
     """Move the run on after its round is stored (inside the round's transaction)."""
-    fields = {"rounds": plan.round, "outcome": plan.status,
-              "n_requested": run.n_requested + int(plan.items.size)}
+    fields = {
+        "rounds": plan.round,
+        "outcome": plan.status,
+        "n_requested": run.n_requested + int(plan.items.size),
+    }
     target = loaded.task.target_half_width
     if plan.items.size or (plan.status == "sample" and plan.again.size):
-        asked = (f"{plan.items.size} items" if not plan.again.size else
-                 f"{plan.items.size} items and {plan.again.size} further looks")
-        reason = (f"round {plan.round}: {asked} sent for verification "
-                  f"(precision ±{_fmt(plan.current_half_width)} now, target ±{target:g})")
+        asked = (
+            f"{plan.items.size} items"
+            if not plan.again.size
+            else f"{plan.items.size} items and {plan.again.size} further looks"
+        )
+        reason = (
+            f"round {plan.round}: {asked} sent for verification "
+            f"(precision ±{_fmt(plan.current_half_width)} now, target ±{target:g})"
+        )
         transition_run(run, Run.State.AWAITING_LABELS, reason, **fields)
         return "sample"
     if plan.status == "sample":

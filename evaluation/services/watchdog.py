@@ -32,18 +32,26 @@ def watchdog(*, now=None) -> dict:
     deadline = now - timedelta(seconds=settings.PIPELINE_STUCK_SECONDS)
     done = {"requeued": 0, "failed": 0, "replanned": 0, "estimates": 0}
     stuck = Run.objects.filter(
-        state__in=(Run.State.RECEIVED, Run.State.VALIDATING, Run.State.QUEUED,
-                   Run.State.PLANNING, Run.State.ESTIMATING),
-        state_changed_at__lt=deadline)
+        state__in=(
+            Run.State.RECEIVED,
+            Run.State.VALIDATING,
+            Run.State.QUEUED,
+            Run.State.PLANNING,
+            Run.State.ESTIMATING,
+        ),
+        state_changed_at__lt=deadline,
+    )
     for run in stuck:
         if run.attempts >= settings.PIPELINE_MAX_ATTEMPTS:
-            reason = (f"the pipeline did not finish {run.state} after {run.attempts + 1} "
-                      "attempts; your quota was refunded")
+            reason = (
+                f"the pipeline did not finish {run.state} after {run.attempts + 1} "
+                "attempts; your quota was refunded"
+            )
             done["failed"] += _fail_if_unmoved(run, reason)
             continue
-        moved = Run.objects.filter(pk=run.pk, state=run.state,
-                                   state_changed_at=run.state_changed_at).update(
-            attempts=F("attempts") + 1, state_changed_at=now)
+        moved = Run.objects.filter(
+            pk=run.pk, state=run.state, state_changed_at=run.state_changed_at
+        ).update(attempts=F("attempts") + 1, state_changed_at=now)
         if not moved:
             continue
         if run.state == Run.State.ESTIMATING:
@@ -56,14 +64,15 @@ def watchdog(*, now=None) -> dict:
     idle = Run.objects.filter(state=Run.State.AWAITING_LABELS, state_changed_at__lt=deadline)
     for run in idle:
         pending = VerificationRequest.objects.filter(
-            item__draws__plan_round__run=run, state=VerificationRequest.State.PENDING)
+            item__draws__plan_round__run=run, state=VerificationRequest.State.PENDING
+        )
         if not pending.exists():
             Run.objects.filter(pk=run.pk).update(state_changed_at=now)
             enqueue_plan(run.pk)
             done["replanned"] += 1
-    for task_id in Task.objects.filter(estimate_pending=True,
-                                       estimate_requested_at__lt=deadline).values_list(
-            "pk", flat=True):
+    for task_id in Task.objects.filter(
+        estimate_pending=True, estimate_requested_at__lt=deadline
+    ).values_list("pk", flat=True):
         enqueue_estimate(task_id, force=True)
         done["estimates"] += 1
     if any(done.values()):
@@ -78,9 +87,11 @@ def _fail_if_unmoved(run: Run, reason: str) -> int:
     has just advanced is never overwritten with the stale copy read above.
     """
     with transaction.atomic():
-        current = (Run.objects.select_for_update()
-                   .filter(pk=run.pk, state=run.state, state_changed_at=run.state_changed_at)
-                   .first())
+        current = (
+            Run.objects.select_for_update()
+            .filter(pk=run.pk, state=run.state, state_changed_at=run.state_changed_at)
+            .first()
+        )
         if current is None:
             return 0
         fail_run(current, reason)

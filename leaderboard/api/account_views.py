@@ -48,12 +48,12 @@ class TokenWriteMixin:
         password = credentials.validated_data.get("password")
         if username is None and password is None:
             if not request.user.is_authenticated:
-                raise exceptions.NotAuthenticated(
-                    "sign in, or send your username and password")
+                raise exceptions.NotAuthenticated("sign in, or send your username and password")
             return request.user
         if username is None or password is None:
             raise exceptions.ValidationError(
-                {"username" if username is None else "password": ["needed with the other"]})
+                {"username" if username is None else "password": ["needed with the other"]}
+            )
         keys = failure_keys(request, username)
         check_sign_in_allowed(keys)
         user = authenticate(request=request._request, username=username, password=password)
@@ -64,8 +64,10 @@ class TokenWriteMixin:
 
 
 def key_response(token: IssuedToken) -> Response:
-    return Response(TokenKeySerializer({"key": token.key, "created": token.created}).data,
-                    status=status.HTTP_201_CREATED)
+    return Response(
+        TokenKeySerializer({"key": token.key, "created": token.created}).data,
+        status=status.HTTP_201_CREATED,
+    )
 
 
 class TokenView(TokenWriteMixin, ApiView):
@@ -78,12 +80,17 @@ class TokenView(TokenWriteMixin, ApiView):
     def get(self, request):
         self.require_user(request)
         token = api_token_of(request.user)
-        return Response(TokenStatusSerializer({"exists": token is not None,
-                                               "created": token.created if token else None}).data)
+        return Response(
+            TokenStatusSerializer(
+                {"exists": token is not None, "created": token.created if token else None}
+            ).data
+        )
 
-    @extend_schema(request=CredentialsSerializer,
-                   responses=with_errors({201: TokenKeySerializer}, 400, 401, 409, 429),
-                   auth=[{"tokenAuth": []}, {"cookieAuth": []}, {}])
+    @extend_schema(
+        request=CredentialsSerializer,
+        responses=with_errors({201: TokenKeySerializer}, 400, 401, 409, 429),
+        auth=[{"tokenAuth": []}, {"cookieAuth": []}, {}],
+    )
     def post(self, request):
         user = self.token_owner(request)
         return key_response(create_token(user=user))
@@ -105,9 +112,11 @@ class TokenRotateView(TokenWriteMixin, ApiView):
 
     permission_classes = [AllowAny]
 
-    @extend_schema(request=CredentialsSerializer,
-                   responses=with_errors({201: TokenKeySerializer}, 400, 401, 429),
-                   auth=[{"tokenAuth": []}, {"cookieAuth": []}, {}])
+    @extend_schema(
+        request=CredentialsSerializer,
+        responses=with_errors({201: TokenKeySerializer}, 400, 401, 429),
+        auth=[{"tokenAuth": []}, {"cookieAuth": []}, {}],
+    )
     def post(self, request):
         return key_response(rotate_token(user=self.token_owner(request)))
 
@@ -120,8 +129,14 @@ class MeView(ApiView):
     @extend_schema(responses=with_errors({200: MeSerializer}, 401))
     def get(self, request):
         roles = user_roles(request.user)
-        return Response(MeSerializer({
-            "username": request.user.get_username(), "is_staff": request.user.is_staff,
-            "teams": [team.name for team in roles["teams"]],
-            "organizes": [task.slug for task in roles["organized"]],
-            "annotates": [task.slug for task in roles["annotated"]]}).data)
+        return Response(
+            MeSerializer(
+                {
+                    "username": request.user.get_username(),
+                    "is_staff": request.user.is_staff,
+                    "teams": [team.name for team in roles["teams"]],
+                    "organizes": [task.slug for task in roles["organized"]],
+                    "annotates": [task.slug for task in roles["annotated"]],
+                }
+            ).data
+        )

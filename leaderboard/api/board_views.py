@@ -32,13 +32,23 @@ from .serializers import (
 )
 from .views import ApiView
 
-SORT = OpenApiParameter("sort", OpenApiTypes.STR, enum=list(METRICS),
-                        description="Order the rows by this metric's value (runs without a "
-                                    "value last). Default: the stored order.")
-ORDER = OpenApiParameter("order", OpenApiTypes.STR, enum=["desc", "asc"],
-                         description="With `sort`: descending (default) or ascending.")
-SNAPSHOT_RESPONSES = {(200, "application/json"): SnapshotSerializer,
-                      (200, "text/csv"): OpenApiTypes.STR}
+SORT = OpenApiParameter(
+    "sort",
+    OpenApiTypes.STR,
+    enum=list(METRICS),
+    description="Order the rows by this metric's value (runs without a "
+    "value last). Default: the stored order.",
+)
+ORDER = OpenApiParameter(
+    "order",
+    OpenApiTypes.STR,
+    enum=["desc", "asc"],
+    description="With `sort`: descending (default) or ascending.",
+)
+SNAPSHOT_RESPONSES = {
+    (200, "application/json"): SnapshotSerializer,
+    (200, "text/csv"): OpenApiTypes.STR,
+}
 
 
 class CsvExportMixin:
@@ -72,44 +82,55 @@ def sorted_rows(rows: list[dict], *, sort: str | None, order: str | None) -> lis
 class SnapshotResponseMixin(CsvExportMixin):
     def snapshot_response(self, snapshot: LeaderboardSnapshot):
         if self.wants_csv():
-            return self.csv_response(snapshot_csv_rows(snapshot),
-                                     f"{snapshot.task.slug}-snapshot-{snapshot.version}.csv")
+            return self.csv_response(
+                snapshot_csv_rows(snapshot), f"{snapshot.task.slug}-snapshot-{snapshot.version}.csv"
+            )
         data = snapshot_json(snapshot)
-        data["rows"] = sorted_rows(data["rows"], sort=self.request.query_params.get("sort"),
-                                   order=self.request.query_params.get("order"))
+        data["rows"] = sorted_rows(
+            data["rows"],
+            sort=self.request.query_params.get("sort"),
+            order=self.request.query_params.get("order"),
+        )
         return Response(data)
 
 
 class BoardView(SnapshotResponseMixin, ApiView):
     """The public board: the task's latest published snapshot."""
 
-    @extend_schema(parameters=[FORMAT, SORT, ORDER],
-                   responses={**SNAPSHOT_RESPONSES, **errors(400, 404)})
+    @extend_schema(
+        parameters=[FORMAT, SORT, ORDER], responses={**SNAPSHOT_RESPONSES, **errors(400, 404)}
+    )
     def get(self, request, slug: str):
         task = self.task(slug)
         snapshot = latest_published_snapshot(task)
         if snapshot is None:
-            raise exceptions.NotFound(f"task {slug!r} has no published leaderboard yet",
-                                      code="no_snapshot")
+            raise exceptions.NotFound(
+                f"task {slug!r} has no published leaderboard yet", code="no_snapshot"
+            )
         return self.snapshot_response(snapshot)
 
 
 class SnapshotListView(ApiView):
     """The task's snapshots, newest first (published ones; organizers also see held ones)."""
 
-    @extend_schema(operation_id="tasks_snapshots_list", parameters=[PAGE],
-                   responses=with_errors({200: page_of(SnapshotSummarySerializer)}, 404))
+    @extend_schema(
+        operation_id="tasks_snapshots_list",
+        parameters=[PAGE],
+        responses=with_errors({200: page_of(SnapshotSummarySerializer)}, 404),
+    )
     def get(self, request, slug: str):
         task = self.task(slug)
-        return self.paginated(snapshots_visible_to(task=task, user=request.user),
-                              SnapshotSummarySerializer)
+        return self.paginated(
+            snapshots_visible_to(task=task, user=request.user), SnapshotSummarySerializer
+        )
 
 
 class SnapshotDetailView(SnapshotResponseMixin, ApiView):
     """One snapshot by version (a permalink): JSON, or CSV with ``?format=csv``."""
 
-    @extend_schema(parameters=[FORMAT, SORT, ORDER],
-                   responses={**SNAPSHOT_RESPONSES, **errors(400, 404)})
+    @extend_schema(
+        parameters=[FORMAT, SORT, ORDER], responses={**SNAPSHOT_RESPONSES, **errors(400, 404)}
+    )
     def get(self, request, slug: str, version: int):
         task = self.task(slug)
         snapshot = snapshot_for(task=task, version=version, user=request.user)

@@ -58,19 +58,30 @@ def service_error(exc: Exception, *, error_codes: dict[str, str]) -> ServiceErro
         headers.update(retry_after(exc.wait))
     if isinstance(exc, exceptions.ValidationError):
         problems = field_problems(exc.detail)
-        return ServiceError("invalid request: " + "; ".join(p["message"] for p in problems),
-                            problems=problems, headers=headers)
+        return ServiceError(
+            "invalid request: " + "; ".join(p["message"] for p in problems),
+            problems=problems,
+            headers=headers,
+        )
     code = getattr(exc.detail, "code", None) or exc.default_code
-    return ServiceError(str(exc.detail), code=error_codes.get(code, code),
-                        http_status=exc.status_code, headers=headers)
+    return ServiceError(
+        str(exc.detail),
+        code=error_codes.get(code, code),
+        http_status=exc.status_code,
+        headers=headers,
+    )
 
 
 def field_problems(detail: Any, prefix: str = "") -> list[dict[str, Any]]:
     """Flatten DRF validation details into ``{"line": None, "message": "field: ..."}``."""
     if isinstance(detail, dict):
-        return [p for name, sub in detail.items()
-                for p in field_problems(sub, f"{prefix}{name}: " if name != "non_field_errors"
-                                        else prefix)]
+        return [
+            p
+            for name, sub in detail.items()
+            for p in field_problems(
+                sub, f"{prefix}{name}: " if name != "non_field_errors" else prefix
+            )
+        ]
     if isinstance(detail, list):
         return [p for sub in detail for p in field_problems(sub, prefix)]
     return [{"line": None, "message": f"{prefix}{detail}"}]

@@ -23,8 +23,12 @@ ERROR_TEXT = {
     429: "Over a quota or throttled.",
 }
 PAGE = OpenApiParameter("page", OpenApiTypes.INT, description="Page number (50 per page).")
-FORMAT = OpenApiParameter("format", OpenApiTypes.STR, enum=["json", "csv"],
-                          description="`csv` for a CSV file (same as `Accept: text/csv`).")
+FORMAT = OpenApiParameter(
+    "format",
+    OpenApiTypes.STR,
+    enum=["json", "csv"],
+    description="`csv` for a CSV file (same as `Accept: text/csv`).",
+)
 
 
 def errors(*codes: int, text: dict[int, str] = ERROR_TEXT) -> dict:
@@ -41,13 +45,17 @@ def with_errors(ok: dict, *codes: int) -> dict:
 def page_of(serializer_class: type[serializers.Serializer]) -> type[serializers.Serializer]:
     """The paginated envelope of a list of ``serializer_class`` (PageNumberPagination)."""
     name = serializer_class.__name__.removesuffix("Serializer")
-    return type(f"Paginated{name}ListSerializer", (serializers.Serializer,), {
-        "count": serializers.IntegerField(),
-        "next": serializers.URLField(allow_null=True),
-        "previous": serializers.URLField(allow_null=True),
-        "results": serializer_class(many=True),
-        "__module__": __name__,
-    })
+    return type(
+        f"Paginated{name}ListSerializer",
+        (serializers.Serializer,),
+        {
+            "count": serializers.IntegerField(),
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            "results": serializer_class(many=True),
+            "__module__": __name__,
+        },
+    )
 
 
 class CSVRenderer(BaseRenderer):

@@ -25,8 +25,11 @@ from .views import ApiView
 
 def board_state(task) -> dict:
     latest = latest_published_snapshot(task)
-    return {"task": task.slug, "board_held": task.board_held,
-            "latest_published": latest.version if latest else None}
+    return {
+        "task": task.slug,
+        "board_held": task.board_held,
+        "latest_published": latest.version if latest else None,
+    }
 
 
 class HoldBoardView(ApiView):
@@ -35,8 +38,7 @@ class HoldBoardView(ApiView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(request=None, responses=with_errors({200: BoardStateSerializer}, 401, 403,
-                                                       404))
+    @extend_schema(request=None, responses=with_errors({200: BoardStateSerializer}, 401, 403, 404))
     def post(self, request, slug: str):
         task = hold_board(task=self.organized_task(slug))
         return Response(board_state(task))
@@ -48,8 +50,10 @@ class PublishBoardView(ApiView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(request=PublishSerializer,
-                   responses=with_errors({200: BoardStateSerializer}, 400, 401, 403, 404))
+    @extend_schema(
+        request=PublishSerializer,
+        responses=with_errors({200: BoardStateSerializer}, 400, 401, 403, 404),
+    )
     def post(self, request, slug: str):
         task = self.organized_task(slug)
         options = PublishSerializer(data=request.data)
@@ -68,14 +72,28 @@ class SpendView(ApiView):
     def get(self, request, slug: str):
         task = self.organized_task(slug)
         spend = label_spend(task)
-        runs = [{"id": run.pk, "name": run.name, "team": run.team.name, "state": run.state,
-                 "n_predictions": run.n_predictions, "n_requested": run.n_requested,
-                 "n_verified": run.n_verified}
-                for run in runs_visible_to(task=task, user=request.user)]
-        return Response({"task": task.slug, "label_budget": spend.budget,
-                         "labels_requested": spend.requested,
-                         "labels_verified": spend.verified, "remaining": spend.remaining,
-                         "runs": runs})
+        runs = [
+            {
+                "id": run.pk,
+                "name": run.name,
+                "team": run.team.name,
+                "state": run.state,
+                "n_predictions": run.n_predictions,
+                "n_requested": run.n_requested,
+                "n_verified": run.n_verified,
+            }
+            for run in runs_visible_to(task=task, user=request.user)
+        ]
+        return Response(
+            {
+                "task": task.slug,
+                "label_budget": spend.budget,
+                "labels_requested": spend.requested,
+                "labels_verified": spend.verified,
+                "remaining": spend.remaining,
+                "runs": runs,
+            }
+        )
 
 
 class VerifiedItemsExportView(CsvExportMixin, ApiView):
@@ -84,16 +102,21 @@ class VerifiedItemsExportView(CsvExportMixin, ApiView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(parameters=[FORMAT],
-                   responses={(200, "application/json"): OpenApiTypes.OBJECT,
-                              (200, "text/csv"): OpenApiTypes.STR,
-                              **errors(401, 403, 404)})
+    @extend_schema(
+        parameters=[FORMAT],
+        responses={
+            (200, "application/json"): OpenApiTypes.OBJECT,
+            (200, "text/csv"): OpenApiTypes.STR,
+            **errors(401, 403, 404),
+        },
+    )
     def get(self, request, slug: str):
         task = self.organized_task(slug)
         if self.wants_csv():
             return self.csv_response(verified_items_rows(task), f"{task.slug}-verified-items.csv")
-        response = StreamingHttpResponse(verified_items_json_chunks(task),
-                                         content_type="application/json")
+        response = StreamingHttpResponse(
+            verified_items_json_chunks(task), content_type="application/json"
+        )
         response["Content-Disposition"] = f'attachment; filename="{task.slug}-verified-items.json"'
         return response
 
@@ -108,12 +131,18 @@ class QuotaView(ApiView):
         task = self.task(slug)
         teams = []
         for team, quota, refunded in quotas_for_user(task=task, user=request.user):
-            teams.append({
-                "team": team.name, "used_total": quota.used_total,
-                "limit_total": quota.limit_total,
-                "remaining_total": max(0, quota.limit_total - quota.used_total),
-                "used_today": quota.used_today, "limit_today": quota.limit_today,
-                "remaining_today": max(0, quota.limit_today - quota.used_today),
-                "remaining": quota.remaining, "next_slot_at": quota.next_slot_at,
-                "refunded": refunded})
+            teams.append(
+                {
+                    "team": team.name,
+                    "used_total": quota.used_total,
+                    "limit_total": quota.limit_total,
+                    "remaining_total": max(0, quota.limit_total - quota.used_total),
+                    "used_today": quota.used_today,
+                    "limit_today": quota.limit_today,
+                    "remaining_today": max(0, quota.limit_today - quota.used_today),
+                    "remaining": quota.remaining,
+                    "next_slot_at": quota.next_slot_at,
+                    "refunded": refunded,
+                }
+            )
         return Response(QuotaSerializer({"task": task.slug, "teams": teams}).data)

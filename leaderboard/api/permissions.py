@@ -8,8 +8,9 @@ from ..selectors import is_organizer
 
 
 def can_create_tasks(user) -> bool:
-    return bool(user and user.is_authenticated
-                and (user.is_staff or user.has_perm("leaderboard.add_task")))
+    return bool(
+        user and user.is_authenticated and (user.is_staff or user.has_perm("leaderboard.add_task"))
+    )
 
 
 class CanCreateTasksOrReadOnly(BasePermission):

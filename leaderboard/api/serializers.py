@@ -8,9 +8,20 @@ from rest_framework import serializers
 from ..models import Run, RunEvent, Task
 
 PUBLIC_TASK_FIELDS = (
-    "slug", "title", "description", "question", "display_template", "state",
-    "target_half_width", "confidence", "label_budget", "judgments_per_item", "design",
-    "max_runs_per_team", "max_runs_per_team_per_day", "max_upload_bytes",
+    "slug",
+    "title",
+    "description",
+    "question",
+    "display_template",
+    "state",
+    "target_half_width",
+    "confidence",
+    "label_budget",
+    "judgments_per_item",
+    "design",
+    "max_runs_per_team",
+    "max_runs_per_team_per_day",
+    "max_upload_bytes",
     "max_predictions_per_run",
 )
 MAX_ERRORS_SHOWN = 50
@@ -46,8 +57,14 @@ class TaskSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Task
-        fields = (*PUBLIC_TASK_FIELDS, "n_items", "reference_version", "created_at", "url",
-                  "runs_url")
+        fields = (
+            *PUBLIC_TASK_FIELDS,
+            "n_items",
+            "reference_version",
+            "created_at",
+            "url",
+            "runs_url",
+        )
         read_only_fields = fields
 
     def get_url(self, task: Task) -> str:
@@ -78,22 +95,56 @@ class RunSerializer(serializers.ModelSerializer):
     link = serializers.CharField(read_only=True, help_text="http(s) URL, or empty.")
     team = serializers.SlugRelatedField(slug_field="name", read_only=True)
     url = serializers.SerializerMethodField()
-    outcome = serializers.CharField(read_only=True, allow_null=True, help_text=(
-        "The planner's last verdict; null for participants while the board is held."))
-    n_new_items = serializers.IntegerField(read_only=True, allow_null=True, help_text=(
-        "Items no earlier run had predicted; for the task's organizers only (else null)."))
-    n_requested = serializers.IntegerField(read_only=True, help_text=(
-        "Items drawn for verification; while the board is held, participants see the count "
-        "of the latest published snapshot."))
-    n_verified = serializers.IntegerField(read_only=True, help_text=(
-        "Items verified; while the board is held, as of the latest published snapshot."))
+    outcome = serializers.CharField(
+        read_only=True,
+        allow_null=True,
+        help_text=("The planner's last verdict; null for participants while the board is held."),
+    )
+    n_new_items = serializers.IntegerField(
+        read_only=True,
+        allow_null=True,
+        help_text=(
+            "Items no earlier run had predicted; for the task's organizers only (else null)."
+        ),
+    )
+    n_requested = serializers.IntegerField(
+        read_only=True,
+        help_text=(
+            "Items drawn for verification; while the board is held, participants see the count "
+            "of the latest published snapshot."
+        ),
+    )
+    n_verified = serializers.IntegerField(
+        read_only=True,
+        help_text=("Items verified; while the board is held, as of the latest published snapshot."),
+    )
 
     class Meta:
         model = Run
-        fields = ("id", "name", "description", "link", "task", "team", "state", "reason", "outcome",
-                  "n_predictions", "n_new_items", "n_requested", "n_verified", "error_count",
-                  "file_name", "file_format", "file_bytes", "sha256", "created_at",
-                  "state_changed_at", "finished_at", "url")
+        fields = (
+            "id",
+            "name",
+            "description",
+            "link",
+            "task",
+            "team",
+            "state",
+            "reason",
+            "outcome",
+            "n_predictions",
+            "n_new_items",
+            "n_requested",
+            "n_verified",
+            "error_count",
+            "file_name",
+            "file_format",
+            "file_bytes",
+            "sha256",
+            "created_at",
+            "state_changed_at",
+            "finished_at",
+            "url",
+        )
         read_only_fields = fields
 
     def get_url(self, run: Run) -> str:
@@ -111,15 +162,30 @@ class RunDetailSerializer(RunSerializer):
     """A run with its problems (the first 50) and its event log."""
 
     errors = serializers.SerializerMethodField()
-    rounds = serializers.IntegerField(read_only=True, allow_null=True, help_text=(
-        "Planning rounds; null for participants while the board is held."))
-    events = RunEventSerializer(source="visible_events", many=True, read_only=True, help_text=(
-        "While the board is held, participants see the events up to the latest published "
-        "snapshot, and later ones only of upload and failure."))
+    rounds = serializers.IntegerField(
+        read_only=True,
+        allow_null=True,
+        help_text=("Planning rounds; null for participants while the board is held."),
+    )
+    events = RunEventSerializer(
+        source="visible_events",
+        many=True,
+        read_only=True,
+        help_text=(
+            "While the board is held, participants see the events up to the latest published "
+            "snapshot, and later ones only of upload and failure."
+        ),
+    )
 
     class Meta(RunSerializer.Meta):
-        fields = (*RunSerializer.Meta.fields, "rounds", "attempts", "quota_refunded", "errors",
-                  "events")
+        fields = (
+            *RunSerializer.Meta.fields,
+            "rounds",
+            "attempts",
+            "quota_refunded",
+            "errors",
+            "events",
+        )
         read_only_fields = fields
 
     def get_errors(self, run: Run) -> list:
@@ -131,8 +197,12 @@ class RunUploadSerializer(RefuseUnknownFields, serializers.Serializer):
 
     also_accepted = ("file",)
 
-    name = serializers.CharField(max_length=Run._meta.get_field("name").max_length,
-                                 required=False, allow_blank=True, default="")
+    name = serializers.CharField(
+        max_length=Run._meta.get_field("name").max_length,
+        required=False,
+        allow_blank=True,
+        default="",
+    )
     description = serializers.CharField(required=False, allow_blank=True, default="")
     team = serializers.CharField(max_length=120, required=False, allow_blank=True, default="")
 
@@ -156,9 +226,13 @@ class ErrorDetailSerializer(serializers.Serializer):
     message = serializers.CharField(help_text="What went wrong, for people.")
     problems = ProblemSerializer(many=True, help_text="The first problems, by field or line.")
     total = serializers.IntegerField(help_text="How many problems there are in all.")
-    run = serializers.JSONField(allow_null=True, help_text=(
-        "The run the error concerns (a rejected upload, the run with a duplicate file), else "
-        "null."))
+    run = serializers.JSONField(
+        allow_null=True,
+        help_text=(
+            "The run the error concerns (a rejected upload, the run with a duplicate file), else "
+            "null."
+        ),
+    )
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -192,9 +266,10 @@ class SnapshotSummarySerializer(_SnapshotProvenanceSerializer):
         return len(snapshot.rows or [])
 
     def get_url(self, snapshot) -> str:
-        return _absolute(self.context.get("request"),
-                         reverse("api:snapshot-detail", args=[snapshot.task.slug,
-                                                              snapshot.version]))
+        return _absolute(
+            self.context.get("request"),
+            reverse("api:snapshot-detail", args=[snapshot.task.slug, snapshot.version]),
+        )
 
 
 class SnapshotSerializer(_SnapshotProvenanceSerializer):
@@ -234,8 +309,9 @@ class TeamQuotaSerializer(serializers.Serializer):
     remaining_today = serializers.IntegerField()
     remaining = serializers.IntegerField()
     next_slot_at = serializers.DateTimeField(allow_null=True)
-    refunded = serializers.IntegerField(help_text="Runs whose slot was given back (failed "
-                                                  "for platform reasons).")
+    refunded = serializers.IntegerField(
+        help_text="Runs whose slot was given back (failed for platform reasons)."
+    )
 
 
 class QuotaSerializer(serializers.Serializer):
@@ -256,10 +332,11 @@ class RunCostSerializer(serializers.Serializer):
 class SpendSerializer(serializers.Serializer):
     task = serializers.CharField()
     label_budget = serializers.IntegerField(
-        allow_null=True, help_text="Most judgments the task may ask, gold answers included.")
+        allow_null=True, help_text="Most judgments the task may ask, gold answers included."
+    )
     labels_requested = serializers.IntegerField(
-        help_text="Judgments asked of annotators, gold answers included: what the budget "
-                  "counts.")
+        help_text="Judgments asked of annotators, gold answers included: what the budget counts."
+    )
     labels_verified = serializers.IntegerField(help_text="Judgments in, gold answers included.")
     remaining = serializers.IntegerField(allow_null=True, help_text="Budget less requested.")
     runs = RunCostSerializer(many=True)
@@ -267,7 +344,8 @@ class SpendSerializer(serializers.Serializer):
 
 class PublishSerializer(RefuseUnknownFields, serializers.Serializer):
     release_hold = serializers.BooleanField(
-        default=True, help_text="Publish later snapshots as they come (false: one-off).")
+        default=True, help_text="Publish later snapshots as they come (false: one-off)."
+    )
 
 
 class BoardStateSerializer(serializers.Serializer):
@@ -281,8 +359,9 @@ class CredentialsSerializer(RefuseUnknownFields, serializers.Serializer):
     """Username and password, for clients without a session (e.g. the CLI's first login)."""
 
     username = serializers.CharField(required=False)
-    password = serializers.CharField(required=False, style={"input_type": "password"},
-                                     trim_whitespace=False)
+    password = serializers.CharField(
+        required=False, style={"input_type": "password"}, trim_whitespace=False
+    )
 
 
 class TokenStatusSerializer(serializers.Serializer):

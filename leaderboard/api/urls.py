@@ -17,20 +17,25 @@ urlpatterns = [
     path("tasks/", views.TaskListView.as_view(), name="task-list"),
     path("tasks/<slug:slug>/", views.TaskDetailView.as_view(), name="task-detail"),
     path("tasks/<slug:slug>/runs/", views.TaskRunsView.as_view(), name="task-runs"),
-    path("tasks/<slug:slug>/reference/", views.TaskReferenceView.as_view(),
-         name="task-reference"),
+    path("tasks/<slug:slug>/reference/", views.TaskReferenceView.as_view(), name="task-reference"),
     path("tasks/<slug:slug>/board/", board_views.BoardView.as_view(), name="board"),
-    path("tasks/<slug:slug>/snapshots/", board_views.SnapshotListView.as_view(),
-         name="snapshot-list"),
-    path("tasks/<slug:slug>/snapshots/<int:version>/", board_views.SnapshotDetailView.as_view(),
-         name="snapshot-detail"),
+    path(
+        "tasks/<slug:slug>/snapshots/", board_views.SnapshotListView.as_view(), name="snapshot-list"
+    ),
+    path(
+        "tasks/<slug:slug>/snapshots/<int:version>/",
+        board_views.SnapshotDetailView.as_view(),
+        name="snapshot-detail",
+    ),
     path("tasks/<slug:slug>/quota/", organizer_views.QuotaView.as_view(), name="quota"),
     path("tasks/<slug:slug>/hold/", organizer_views.HoldBoardView.as_view(), name="hold"),
-    path("tasks/<slug:slug>/publish/", organizer_views.PublishBoardView.as_view(),
-         name="publish"),
+    path("tasks/<slug:slug>/publish/", organizer_views.PublishBoardView.as_view(), name="publish"),
     path("tasks/<slug:slug>/spend/", organizer_views.SpendView.as_view(), name="spend"),
-    path("tasks/<slug:slug>/export/items/", organizer_views.VerifiedItemsExportView.as_view(),
-         name="export-items"),
+    path(
+        "tasks/<slug:slug>/export/items/",
+        organizer_views.VerifiedItemsExportView.as_view(),
+        name="export-items",
+    ),
     path("runs/<int:run_id>/", views.RunDetailView.as_view(), name="run-detail"),
     path("runs/<int:run_id>/history/", board_views.RunHistoryView.as_view(), name="run-history"),
     path("token/", account_views.TokenView.as_view(), name="token"),
@@ -38,8 +43,15 @@ urlpatterns = [
     path("me/", account_views.MeView.as_view(), name="me"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     # Swagger UI draws its icons from data: URLs (images only; no script can run from them).
-    path("docs/", csp_update({"img-src": ["data:"]})(SpectacularSwaggerSplitView.as_view(
-        url_name="api:schema", template_name="api/swagger_ui.html")), name="docs"),
+    path(
+        "docs/",
+        csp_update({"img-src": ["data:"]})(
+            SpectacularSwaggerSplitView.as_view(
+                url_name="api:schema", template_name="api/swagger_ui.html"
+            )
+        ),
+        name="docs",
+    ),
     # Last: every other path under /api/ gets the JSON error body, not the HTML 404 page.
     re_path(r"^[\s\S]*$", views.UnknownEndpointView.as_view(), name="unknown"),
 ]

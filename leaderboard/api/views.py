@@ -60,8 +60,12 @@ class ApiView(APIView):
     def finalize_response(self, request, response, *args, **kwargs):
         # Error bodies are JSON even when CSV was asked for (``?format=csv``).
         renderer = getattr(request, "accepted_renderer", None)
-        if (isinstance(response, Response) and response.status_code >= 400
-                and renderer is not None and renderer.format not in ("json", "api")):
+        if (
+            isinstance(response, Response)
+            and response.status_code >= 400
+            and renderer is not None
+            and renderer.format not in ("json", "api")
+        ):
             request.accepted_renderer = JSONRenderer()
             request.accepted_media_type = JSONRenderer.media_type
         return super().finalize_response(request, response, *args, **kwargs)
@@ -69,8 +73,7 @@ class ApiView(APIView):
     def paginated(self, queryset, serializer_class, **context):
         paginator = api_settings.DEFAULT_PAGINATION_CLASS()
         page = paginator.paginate_queryset(queryset, self.request, view=self)
-        data = serializer_class(page, many=True,
-                                context={"request": self.request, **context}).data
+        data = serializer_class(page, many=True, context={"request": self.request, **context}).data
         return paginator.get_paginated_response(data)
 
     def run(self, run_id: int) -> Run:
@@ -96,28 +99,39 @@ class ApiView(APIView):
             return
         limit = upload_limit(task)
         if declared > limit + MULTIPART_SLACK:
-            raise SubmissionError("too_large", f"the request is {human_bytes(declared)}, over "
-                                               f"the limit of {human_bytes(limit)} for task "
-                                               f"{task.slug!r}")
+            raise SubmissionError(
+                "too_large",
+                f"the request is {human_bytes(declared)}, over "
+                f"the limit of {human_bytes(limit)} for task "
+                f"{task.slug!r}",
+            )
 
     def upload(self):
         upload = self.request.FILES.get("file")
         if upload is None:
-            raise SubmissionError("missing_file", "no file: send it as the multipart form "
-                                                  "field `file`")
+            raise SubmissionError(
+                "missing_file", "no file: send it as the multipart form field `file`"
+            )
         return upload
 
 
-UPLOAD_REQUEST = inline_serializer("RunUpload", {
-    "file": serializers.FileField(help_text="TSV or JSON Lines, optionally gzipped."),
-    "name": serializers.CharField(required=False, allow_blank=True),
-    "description": serializers.CharField(required=False, allow_blank=True),
-    "team": serializers.CharField(required=False, allow_blank=True,
-                                  help_text="Needed only when you are in several teams."),
-})
-REFERENCE_REQUEST = inline_serializer("ReferenceUpload", {
-    "file": serializers.FileField(help_text="TSV `key<TAB>group` or JSON Lines."),
-})
+UPLOAD_REQUEST = inline_serializer(
+    "RunUpload",
+    {
+        "file": serializers.FileField(help_text="TSV or JSON Lines, optionally gzipped."),
+        "name": serializers.CharField(required=False, allow_blank=True),
+        "description": serializers.CharField(required=False, allow_blank=True),
+        "team": serializers.CharField(
+            required=False, allow_blank=True, help_text="Needed only when you are in several teams."
+        ),
+    },
+)
+REFERENCE_REQUEST = inline_serializer(
+    "ReferenceUpload",
+    {
+        "file": serializers.FileField(help_text="TSV `key<TAB>group` or JSON Lines."),
+    },
+)
 
 
 class RunFilter(django_filters.FilterSet):
@@ -136,14 +150,19 @@ class TaskListView(ApiView):
 
     permission_classes = [CanCreateTasksOrReadOnly]
 
-    @extend_schema(operation_id="tasks_list", parameters=[PAGE],
-                   responses=with_errors({200: page_of(TaskSerializer)}, 404))
+    @extend_schema(
+        operation_id="tasks_list",
+        parameters=[PAGE],
+        responses=with_errors({200: page_of(TaskSerializer)}, 404),
+    )
     def get(self, request):
-        return self.paginated(visible_tasks(request.user).order_by("-created_at", "slug"),
-                              TaskSerializer)
+        return self.paginated(
+            visible_tasks(request.user).order_by("-created_at", "slug"), TaskSerializer
+        )
 
-    @extend_schema(request=TaskWriteSerializer,
-                   responses=with_errors({201: TaskSerializer}, 400, 401, 403))
+    @extend_schema(
+        request=TaskWriteSerializer, responses=with_errors({201: TaskSerializer}, 400, 401, 403)
+    )
     def post(self, request):
         serializer = TaskWriteSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -161,19 +180,21 @@ class TaskDetailView(ApiView):
     def get(self, request, slug: str):
         task = self.task(slug)
         organizer = is_organizer(task=task, user=request.user)
-        return Response(TaskSerializer(task, context={"request": request,
-                                                      "organizer": organizer}).data)
+        return Response(
+            TaskSerializer(task, context={"request": request, "organizer": organizer}).data
+        )
 
-    @extend_schema(request=TaskWriteSerializer,
-                   responses=with_errors({200: TaskSerializer}, 400, 401, 403, 404))
+    @extend_schema(
+        request=TaskWriteSerializer,
+        responses=with_errors({200: TaskSerializer}, 400, 401, 403, 404),
+    )
     def patch(self, request, slug: str):
         task = self.task(slug)
         self.check_object_permissions(request, task)
         serializer = TaskWriteSerializer(task, data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
         update_task(task=task, **serializer.validated_data)
-        return Response(TaskSerializer(task, context={"request": request,
-                                                      "organizer": True}).data)
+        return Response(TaskSerializer(task, context={"request": request, "organizer": True}).data)
 
 
 class TaskRunsView(ApiView):
@@ -187,24 +208,38 @@ class TaskRunsView(ApiView):
 
     @extend_schema(
         operation_id="tasks_runs_list",
-        parameters=[PAGE,
-                    OpenApiParameter("state", OpenApiTypes.STR, many=True,
-                                     enum=[s.value for s in Run.State],
-                                     description="Only runs in these states (repeatable)."),
-                    OpenApiParameter("team", OpenApiTypes.STR, description="A team's name.")],
-        responses=with_errors({200: page_of(RunSerializer)}, 400, 401, 404))
+        parameters=[
+            PAGE,
+            OpenApiParameter(
+                "state",
+                OpenApiTypes.STR,
+                many=True,
+                enum=[s.value for s in Run.State],
+                description="Only runs in these states (repeatable).",
+            ),
+            OpenApiParameter("team", OpenApiTypes.STR, description="A team's name."),
+        ],
+        responses=with_errors({200: page_of(RunSerializer)}, 400, 401, 404),
+    )
     def get(self, request, slug: str):
         task = self.task(slug)
         query = RunFilter(request.query_params, queryset=Run.objects.none())
         if not query.is_valid():
             raise exceptions.ValidationError(query.errors)
-        return self.paginated(runs_seen_by(task=task, user=request.user,
-                                           states=query.form.cleaned_data["state"],
-                                           team=query.form.cleaned_data["team"] or None),
-                              RunSerializer)
+        return self.paginated(
+            runs_seen_by(
+                task=task,
+                user=request.user,
+                states=query.form.cleaned_data["state"],
+                team=query.form.cleaned_data["team"] or None,
+            ),
+            RunSerializer,
+        )
 
-    @extend_schema(request={"multipart/form-data": UPLOAD_REQUEST},
-                   responses=with_errors({202: RunSerializer}, 400, 401, 403, 404, 409, 413, 429))
+    @extend_schema(
+        request={"multipart/form-data": UPLOAD_REQUEST},
+        responses=with_errors({202: RunSerializer}, 400, 401, 403, 404, 409, 413, 429),
+    )
     def post(self, request, slug: str):
         """Receive a run: 202 with the run ``received``; a worker validates it (follow it at its
         ``url``: ``validating``, then ``queued`` or ``rejected`` with its problems by line)."""
@@ -213,10 +248,15 @@ class TaskRunsView(ApiView):
         upload = self.upload()
         fields = RunUploadSerializer(data=request.data)
         fields.is_valid(raise_exception=True)
-        run = submit_upload(task=task, user=request.user, upload=upload,
-                            team=fields.validated_data["team"] or None, file_name=upload.name,
-                            name=fields.validated_data["name"],
-                            description=fields.validated_data["description"])
+        run = submit_upload(
+            task=task,
+            user=request.user,
+            upload=upload,
+            team=fields.validated_data["team"] or None,
+            file_name=upload.name,
+            name=fields.validated_data["name"],
+            description=fields.validated_data["description"],
+        )
         data = RunSerializer(run, context={"request": request}).data
         return Response(data, status=status.HTTP_202_ACCEPTED, headers={"Location": data["url"]})
 
@@ -230,13 +270,16 @@ class RunDetailView(ApiView):
         run = self.run(run_id)
         return Response(RunDetailSerializer(run, context={"request": request}).data)
 
-    @extend_schema(request=RunDetailsSerializer,
-                   responses=with_errors({200: RunDetailSerializer}, 400, 401, 403, 404))
+    @extend_schema(
+        request=RunDetailsSerializer,
+        responses=with_errors({200: RunDetailSerializer}, 400, 401, 403, 404),
+    )
     def patch(self, request, run_id: int):
         run = self.run(run_id)
         if not may_edit_run(run=run, user=request.user):
             raise exceptions.PermissionDenied(
-                f"only the members of team {run.team.name!r} may change this run")
+                f"only the members of team {run.team.name!r} may change this run"
+            )
         if not isinstance(request.data, dict):
             raise exceptions.ValidationError({"non_field_errors": ["send a JSON object"]})
         fields = RunDetailsSerializer(data=request.data, partial=True)
@@ -251,19 +294,36 @@ class TaskReferenceView(ApiView):
     permission_classes = [IsAuthenticated, IsTaskOrganizer]
     throttle_scope = "uploads"
 
-    @extend_schema(request={"multipart/form-data": REFERENCE_REQUEST},
-                   responses=with_errors({201: inline_serializer("ReferenceUploaded", {
-                       "items": serializers.IntegerField(),
-                       "reference_version": serializers.IntegerField()})},
-                       400, 401, 403, 404, 413, 429))
+    @extend_schema(
+        request={"multipart/form-data": REFERENCE_REQUEST},
+        responses=with_errors(
+            {
+                201: inline_serializer(
+                    "ReferenceUploaded",
+                    {
+                        "items": serializers.IntegerField(),
+                        "reference_version": serializers.IntegerField(),
+                    },
+                )
+            },
+            400,
+            401,
+            403,
+            404,
+            413,
+            429,
+        ),
+    )
     def post(self, request, slug: str):
         task = self.task(slug)
         self.check_object_permissions(request, task)
         self.check_declared_size(task)
         upload = self.upload()
         n = upload_reference(task=task, user=request.user, upload=upload, file_name=upload.name)
-        return Response({"items": n, "reference_version": task.reference_version},
-                        status=status.HTTP_201_CREATED)
+        return Response(
+            {"items": n, "reference_version": task.reference_version},
+            status=status.HTTP_201_CREATED,
+        )
 
 
 class UnknownEndpointView(ApiView):

@@ -52,29 +52,69 @@ __all__ = [
 MAX_PROBLEMS = 50
 
 
-def parse_run_file(stream: IO[bytes], *, file_name: str = "", max_bytes: int,
-                   max_predictions: int, max_problems: int = MAX_PROBLEMS,
-                   progress: Callable[[int, int], None] | None = None) -> ParsedRun:
+def parse_run_file(
+    stream: IO[bytes],
+    *,
+    file_name: str = "",
+    max_bytes: int,
+    max_predictions: int,
+    max_problems: int = MAX_PROBLEMS,
+    progress: Callable[[int, int], None] | None = None,
+) -> ParsedRun:
     """Parse and validate a run file; raise :class:`UploadRejected` listing its problems.
 
     ``progress(raw_bytes_read, lines_read)`` is called after every block, if given.
     """
-    p = _Parser(stream, _RUN, file_name=file_name, max_bytes=max_bytes,
-                max_records=max_predictions, max_problems=max_problems, progress=progress)
+    p = _Parser(
+        stream,
+        _RUN,
+        file_name=file_name,
+        max_bytes=max_bytes,
+        max_records=max_predictions,
+        max_problems=max_problems,
+        progress=progress,
+    )
     p.parse()
-    scores = (np.concatenate([np.asarray(c, dtype=np.float64) for c in p.value_chunks])
-              if p.keys else np.zeros(0, dtype=np.float64))
-    return ParsedRun(keys=p.keys, scores=scores, payloads=p.payloads, format=p.format or "tsv",
-                     compressed=p.compressed, n_bytes=p.raw.n_bytes, sha256=p.raw.hexdigest())
+    scores = (
+        np.concatenate([np.asarray(c, dtype=np.float64) for c in p.value_chunks])
+        if p.keys
+        else np.zeros(0, dtype=np.float64)
+    )
+    return ParsedRun(
+        keys=p.keys,
+        scores=scores,
+        payloads=p.payloads,
+        format=p.format or "tsv",
+        compressed=p.compressed,
+        n_bytes=p.raw.n_bytes,
+        sha256=p.raw.hexdigest(),
+    )
 
 
-def parse_reference_file(stream: IO[bytes], *, file_name: str = "", max_bytes: int,
-                         max_items: int, max_problems: int = MAX_PROBLEMS) -> ParsedReference:
+def parse_reference_file(
+    stream: IO[bytes],
+    *,
+    file_name: str = "",
+    max_bytes: int,
+    max_items: int,
+    max_problems: int = MAX_PROBLEMS,
+) -> ParsedReference:
     """Parse and validate a reference sample file; raise :class:`UploadRejected` on problems."""
-    p = _Parser(stream, _REFERENCE, file_name=file_name, max_bytes=max_bytes,
-                max_records=max_items, max_problems=max_problems)
+    p = _Parser(
+        stream,
+        _REFERENCE,
+        file_name=file_name,
+        max_bytes=max_bytes,
+        max_records=max_items,
+        max_problems=max_problems,
+    )
     p.parse()
-    return ParsedReference(keys=p.keys, groups=list(chain.from_iterable(p.value_chunks)),
-                           payloads=p.payloads, format=p.format or "tsv",
-                           compressed=p.compressed, n_bytes=p.raw.n_bytes,
-                           sha256=p.raw.hexdigest())
+    return ParsedReference(
+        keys=p.keys,
+        groups=list(chain.from_iterable(p.value_chunks)),
+        payloads=p.payloads,
+        format=p.format or "tsv",
+        compressed=p.compressed,
+        n_bytes=p.raw.n_bytes,
+        sha256=p.raw.hexdigest(),
+    )

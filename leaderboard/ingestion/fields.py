@@ -48,13 +48,18 @@ def _forbidden_problem(what: str, text: str) -> str | None:
         return None
     char = match.group()
     if "\ud800" <= char <= "\udfff":
-        return (f"{what} contains a lone surrogate U+{ord(char):04X} at position "
-                f"{match.start() + 1} (an invalid \\u escape)")
+        return (
+            f"{what} contains a lone surrogate U+{ord(char):04X} at position "
+            f"{match.start() + 1} (an invalid \\u escape)"
+        )
     if char == "\ufeff":
-        return (f"{what} contains a byte order mark (U+FEFF), allowed only at the very start of "
-                "the file")
-    return (f"{what} contains the control character U+{ord(char):04X} at position "
-            f"{match.start() + 1}")
+        return (
+            f"{what} contains a byte order mark (U+FEFF), allowed only at the very start of "
+            "the file"
+        )
+    return (
+        f"{what} contains the control character U+{ord(char):04X} at position {match.start() + 1}"
+    )
 
 
 def _payload_problem(payload: object) -> str | None:
@@ -69,13 +74,18 @@ def _payload_problem(payload: object) -> str | None:
         elif isinstance(value, list):
             stack.extend(value)
         elif isinstance(value, float) and not math.isfinite(value):
-            return (f'"payload" contains the number {value!r} (NaN, Infinity and numbers too '
-                    "large for a double are not JSON)")
+            return (
+                f'"payload" contains the number {value!r} (NaN, Infinity and numbers too '
+                "large for a double are not JSON)"
+            )
         elif isinstance(value, str):
             match = _UNSTORABLE_RE.search(value)
             if match:
-                what = ("a NUL character (\\u0000)" if match.group() == "\x00"
-                        else f"a lone surrogate (\\u{ord(match.group()):04x})")
+                what = (
+                    "a NUL character (\\u0000)"
+                    if match.group() == "\x00"
+                    else f"a lone surrogate (\\u{ord(match.group()):04x})"
+                )
                 return f'"payload" contains {what}, which cannot be stored'
     return None
 
@@ -172,4 +182,3 @@ class _Json:
     """A value that came from JSON (typed), as opposed to TSV text."""
 
     value: object
-

@@ -49,9 +49,17 @@ def _printable(name: str, limit: int = 40) -> str:
 class _Parser:
     """One upload: reads blocks of whole lines, validates them, collects records and problems."""
 
-    def __init__(self, stream: IO[bytes], kind: _Scores | _Groups, *, file_name: str,
-                 max_bytes: int, max_records: int, max_problems: int,
-                 progress: Callable[[int, int], None] | None = None):
+    def __init__(
+        self,
+        stream: IO[bytes],
+        kind: _Scores | _Groups,
+        *,
+        file_name: str,
+        max_bytes: int,
+        max_records: int,
+        max_problems: int,
+        progress: Callable[[int, int], None] | None = None,
+    ):
         self.raw = _RawReader(stream)
         self.progress = progress
         self.kind = kind
@@ -101,15 +109,19 @@ class _Parser:
         self.compressed = head.startswith(_GZIP_MAGIC)
         archive = _archive(head)
         if archive:
-            self.stop(f"the file is {archive}; upload plain text (.tsv or .jsonl), optionally "
-                      "gzipped (.gz)")
+            self.stop(
+                f"the file is {archive}; upload plain text (.tsv or .jsonl), optionally "
+                "gzipped (.gz)"
+            )
         if not self.stopped and self.compressed:
             try:
                 with gzip.GzipFile(fileobj=self.raw, mode="rb") as source:
                     n = self._read(source)
             except EOFError:
-                self.stop("the gzip data is truncated (the file ends before the end of the "
-                          "compressed stream)")
+                self.stop(
+                    "the gzip data is truncated (the file ends before the end of the "
+                    "compressed stream)"
+                )
             except (OSError, zlib.error) as exc:
                 self.stop(f"the gzip data is corrupt ({exc})")
         elif not self.stopped:
@@ -122,8 +134,12 @@ class _Parser:
             elif not self.keys and not self.total:
                 self.stop(f"the file has no {self.kind.noun}s (only blank lines)")
         if self.total:
-            raise UploadRejected(self.problems[: self.max_problems], self.total, code=self.code,
-                                 n_bytes=self.raw.n_bytes)
+            raise UploadRejected(
+                self.problems[: self.max_problems],
+                self.total,
+                code=self.code,
+                n_bytes=self.raw.n_bytes,
+            )
 
     def _read(self, source) -> int:
         """Feed ``source`` to :meth:`_block` in blocks of whole lines; return the bytes read."""
@@ -137,8 +153,9 @@ class _Parser:
                 break
             total += len(chunk)
             if total > self.max_bytes:
-                self.stop(too_large_message(self.max_bytes, compressed=self.compressed),
-                          code="too_large")
+                self.stop(
+                    too_large_message(self.max_bytes, compressed=self.compressed), code="too_large"
+                )
                 break
             if skipping:
                 newline = chunk.find(b"\n")
@@ -148,7 +165,7 @@ class _Parser:
                 skipping = False
                 offset += newline + 1
                 line += 1
-                chunk = chunk[newline + 1:]
+                chunk = chunk[newline + 1 :]
             data = tail + chunk if tail else chunk
             cut = data.rfind(b"\n") + 1
             if cut:
@@ -175,7 +192,7 @@ class _Parser:
         if self._at_start:
             self._at_start = False
             if block.startswith(_BOM):
-                block, offset = block[len(_BOM):], offset + len(_BOM)
+                block, offset = block[len(_BOM) :], offset + len(_BOM)
         if self._named_tsv or self.format is None:
             stripped = block.lstrip()
             if stripped:
@@ -183,8 +200,11 @@ class _Parser:
                     self.format = "jsonl" if stripped.startswith(b"{") else "tsv"
                 elif _looks_like_json(stripped):
                     at = line + block.count(b"\n", 0, len(block) - len(stripped))
-                    self.problem(at, "this looks like JSON, but the file name says TSV: name "
-                                     "a JSON Lines file .jsonl")
+                    self.problem(
+                        at,
+                        "this looks like JSON, but the file name says TSV: name "
+                        "a JSON Lines file .jsonl",
+                    )
                 self._named_tsv = False
         if not (_FAST_PATH and self.format == "tsv" and self._fast_tsv(block, line)):
             self._slow(block, line, offset)
@@ -264,9 +284,14 @@ class _Parser:
         if len(first) == n:
             return
         lines = np.fromiter(chain.from_iterable(self._line_chunks), dtype=np.int64, count=n)
-        found = [Problem(int(lines[pos]), f"duplicate key {_shown(key, 60)} (first on line "
-                                          f"{lines[first[key]]})")
-                 for pos, key in enumerate(self.keys) if first[key] != pos]
+        found = [
+            Problem(
+                int(lines[pos]),
+                f"duplicate key {_shown(key, 60)} (first on line {lines[first[key]]})",
+            )
+            for pos, key in enumerate(self.keys)
+            if first[key] != pos
+        ]
         # Both lists are in line order (file problems first), and the kept problems are the
         # first ones of theirs.
         self.total += len(found)
@@ -288,9 +313,12 @@ class _Parser:
         except UnicodeDecodeError as exc:
             self._flush_blanks()
             self._n_lines += 1
-            self.problem(line, f"not valid UTF-8: byte 0x{raw[exc.start]:02X} at byte "
-                               f"{exc.start + 1} of the line (offset {offset + exc.start:,} "
-                               "of the file)")
+            self.problem(
+                line,
+                f"not valid UTF-8: byte 0x{raw[exc.start]:02X} at byte "
+                f"{exc.start + 1} of the line (offset {offset + exc.start:,} "
+                "of the file)",
+            )
             return False
         if text.endswith("\r"):
             text = text[:-1]
@@ -302,12 +330,13 @@ class _Parser:
         self._flush_blanks()
         self._n_lines += 1
         if self._n_lines > self.max_records:
-            self.stop(f"the file has more than {self.max_records:,} {self.kind.noun}s (the "
-                      f"limit); reading stopped at line {line:,}")
+            self.stop(
+                f"the file has more than {self.max_records:,} {self.kind.noun}s (the "
+                f"limit); reading stopped at line {line:,}"
+            )
             return False
         try:
-            key, value, payload = (self._tsv(text) if self.format == "tsv"
-                                   else self._jsonl(text))
+            key, value, payload = self._tsv(text) if self.format == "tsv" else self._jsonl(text)
             value = self._check(key, value, line)
         except _Bad as exc:
             self.problem(line, str(exc))
@@ -321,16 +350,20 @@ class _Parser:
     def _tsv(self, text: str) -> tuple[str, object, None]:
         parts = text.split("\t")
         if len(parts) > 2:
-            raise _Bad(f"{len(parts)} tab-separated columns; expected key or "
-                       f"key<TAB>{self.kind.field}")
+            raise _Bad(
+                f"{len(parts)} tab-separated columns; expected key or key<TAB>{self.kind.field}"
+            )
         return parts[0], (parts[1] if len(parts) == 2 else _MISSING), None
 
     def _jsonl(self, text: str) -> tuple[str, object, object]:
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
-            hint = (" (give one JSON object per line, not an array)"
-                    if text.lstrip().startswith("[") else "")
+            hint = (
+                " (give one JSON object per line, not an array)"
+                if text.lstrip().startswith("[")
+                else ""
+            )
             raise _Bad(f"invalid JSON: {exc.msg} at column {exc.colno}{hint}") from None
         except (ValueError, RecursionError) as exc:  # huge integers, deep nesting
             raise _Bad(f"invalid JSON: {exc}") from None
@@ -365,10 +398,14 @@ class _Parser:
             elif has_value != self._has_value:
                 field, first = self.kind.field, self._mode_line
                 if has_value:
-                    raise _Bad(f"unexpected {field}: line {first} has none, so no line may have "
-                               f"one ({field}s are all-or-none)")
-                raise _Bad(f"{field} missing: line {first} has one, so every line needs one "
-                           f"({field}s are all-or-none)")
+                    raise _Bad(
+                        f"unexpected {field}: line {first} has none, so no line may have "
+                        f"one ({field}s are all-or-none)"
+                    )
+                raise _Bad(
+                    f"{field} missing: line {first} has one, so every line needs one "
+                    f"({field}s are all-or-none)"
+                )
         if not has_value:
             return self.kind.missing
         if isinstance(value, _Json):

@@ -18,8 +18,13 @@ _ARCHIVES = {
     b"\x28\xb5\x2f\xfd": "zstd data",
 }
 _BZIP2_RE = re.compile(rb"BZh[1-9]1AY&SY")
-_EXTENSIONS = {".tsv": "tsv", ".txt": "tsv", ".jsonl": "jsonl", ".json": "jsonl",
-               ".ndjson": "jsonl"}
+_EXTENSIONS = {
+    ".tsv": "tsv",
+    ".txt": "tsv",
+    ".jsonl": "jsonl",
+    ".json": "jsonl",
+    ".ndjson": "jsonl",
+}
 
 
 class _RawReader:
@@ -87,4 +92,3 @@ def _format_from_name(file_name: str) -> str | None:
     name = name.removesuffix(".gz").removesuffix(".gzip")
     dot = name.rfind(".")
     return _EXTENSIONS.get(name[dot:]) if dot >= 0 else None
-

@@ -31,8 +31,9 @@ class UploadRejected(ValueError):
     ``"rejected"``.
     """
 
-    def __init__(self, problems: list[Problem], total: int, *, code: str = "rejected",
-                 n_bytes: int = 0):
+    def __init__(
+        self, problems: list[Problem], total: int, *, code: str = "rejected", n_bytes: int = 0
+    ):
         self.problems = list(problems)
         self.total = max(total, len(self.problems))
         self.code = code
@@ -84,4 +85,3 @@ def human_bytes(n: float) -> str:
             text = f"{n:,.1f}"
             return f"{text.removesuffix('.0')} {unit}"
     raise AssertionError("unreachable")
-

@@ -54,8 +54,13 @@ class MetricCell:
     @classmethod
     def from_row(cls, data) -> MetricCell:
         data = data if isinstance(data, dict) else {}
-        return cls(value=data.get("value"), low=data.get("low"), high=data.get("high"),
-                   labels_used=data.get("labels_used"), method=str(data.get("method") or ""))
+        return cls(
+            value=data.get("value"),
+            low=data.get("low"),
+            high=data.get("high"),
+            labels_used=data.get("labels_used"),
+            method=str(data.get("method") or ""),
+        )
 
     @property
     def value_text(self) -> str:
@@ -182,8 +187,11 @@ class Board:
     def body(self) -> BoardBody:
         body = cache.get(self.cache_key)
         if body is None:
-            rows, details = (LeaderboardSnapshot.objects.filter(pk=self.snapshot.pk)
-                             .values_list("rows", "details").get())
+            rows, details = (
+                LeaderboardSnapshot.objects.filter(pk=self.snapshot.pk)
+                .values_list("rows", "details")
+                .get()
+            )
             body = _body(snapshot_rows=rows, details=details, sort=self.sort, live=self.live)
             cache.set(self.cache_key, body, BOARD_CACHE_SECONDS)
         return body
@@ -237,8 +245,10 @@ class Board:
         parts = []
         if ranking.get("method"):
             parts.append(str(ranking["method"]))
-        for key, label in (("family_level", "family-wise level"),
-                           ("interval_level", "pairwise interval level")):
+        for key, label in (
+            ("family_level", "family-wise level"),
+            ("interval_level", "pairwise interval level"),
+        ):
             value = ranking.get(key)
             if isinstance(value, (int, float)):
                 parts.append(f"{label} {value * 100:g}%")
@@ -260,16 +270,20 @@ def _methods(rows: list[BoardRow]) -> dict[str, str]:
 
 def _live_runs(task: Task) -> dict[int, tuple[str, str]]:
     """Names and links as the teams last edited them (one query, whatever the number of runs)."""
-    return {pk: (name, link) for pk, name, link in
-            Run.objects.filter(task=task).values_list("pk", "name", "link")}
+    return {
+        pk: (name, link)
+        for pk, name, link in Run.objects.filter(task=task).values_list("pk", "name", "link")
+    }
 
 
 def _cache_key(task: Task, snapshot: LeaderboardSnapshot, sort: str, live: dict) -> str:
     """Everything a board's body depends on: the (immutable) snapshot, the sort, live names."""
     names = hashlib.sha1(repr(sorted(live.items())).encode(), usedforsecurity=False)
     stamp = snapshot.created_at.timestamp() if snapshot.created_at else 0
-    return (f"lb:board:{task.pk}:{snapshot.pk}:{snapshot.version}:{stamp}:{sort}:"
-            f"{names.hexdigest()[:20]}")
+    return (
+        f"lb:board:{task.pk}:{snapshot.pk}:{snapshot.version}:{stamp}:{sort}:"
+        f"{names.hexdigest()[:20]}"
+    )
 
 
 def safe_link(url: str) -> str:
@@ -302,35 +316,59 @@ def _body(*, snapshot_rows, details, sort: str, live: dict) -> BoardBody:
         name, link = live.get(run_id, (None, ""))
         rank_data = row.get("rank") if isinstance(row.get("rank"), dict) else {}
         ranks = {m: RankInterval.from_row(rank_data.get(m)) for m in METRICS}
-        rows.append(BoardRow(
-            position=position, run_id=run_id if run_id in live else None,
-            name=str(name if name is not None else row.get("name", "")),
-            team=str(row.get("team", "")), link=safe_link(link),
-            state=str(row.get("state", "")), provisional=bool(row.get("provisional")),
-            n_requested=row.get("n_requested"), n_verified=row.get("n_verified"),
-            precision=MetricCell.from_row(row.get("precision")),
-            recall=MetricCell.from_row(row.get("recall")),
-            f1=MetricCell.from_row(row.get("f1")),
-            ranks=ranks, rank=ranks[sort],
-        ))
+        rows.append(
+            BoardRow(
+                position=position,
+                run_id=run_id if run_id in live else None,
+                name=str(name if name is not None else row.get("name", "")),
+                team=str(row.get("team", "")),
+                link=safe_link(link),
+                state=str(row.get("state", "")),
+                provisional=bool(row.get("provisional")),
+                n_requested=row.get("n_requested"),
+                n_verified=row.get("n_verified"),
+                precision=MetricCell.from_row(row.get("precision")),
+                recall=MetricCell.from_row(row.get("recall")),
+                f1=MetricCell.from_row(row.get("f1")),
+                ranks=ranks,
+                rank=ranks[sort],
+            )
+        )
     details = details if isinstance(details, dict) else {}
     ranking = details.get("ranking") if isinstance(details.get("ranking"), dict) else {}
     plot = interval_plot(rows, sort=sort, metric_label=METRIC_LABELS[sort]) if rows else ""
-    return BoardBody(rows=rows, methods=_methods(rows), ranking=ranking,
-                     ranks_computed=any(r.rank is not None for r in rows), plot_svg=plot,
-                     labels_corrected=isinstance(details.get("label_model"), dict))
+    return BoardBody(
+        rows=rows,
+        methods=_methods(rows),
+        ranking=ranking,
+        ranks_computed=any(r.rank is not None for r in rows),
+        plot_svg=plot,
+        labels_corrected=isinstance(details.get("label_model"), dict),
+    )
 
 
-def build_board(*, task: Task, snapshot: LeaderboardSnapshot, sort: str, n_snapshots: int,
-                latest_version: int | None) -> Board:
+def build_board(
+    *,
+    task: Task,
+    snapshot: LeaderboardSnapshot,
+    sort: str,
+    n_snapshots: int,
+    latest_version: int | None,
+) -> Board:
     """The board of ``snapshot`` (loaded without its rows). Its key covers the immutable
     snapshot, the sort and the runs' current names and links, so a cached body is never stale.
     """
     sort = parse_sort(sort)
     live = _live_runs(task)
-    return Board(task=task, snapshot=snapshot, sort=sort, n_snapshots=n_snapshots,
-                 latest_version=latest_version, cache_key=_cache_key(task, snapshot, sort, live),
-                 live=live)
+    return Board(
+        task=task,
+        snapshot=snapshot,
+        sort=sort,
+        n_snapshots=n_snapshots,
+        latest_version=latest_version,
+        cache_key=_cache_key(task, snapshot, sort, live),
+        live=live,
+    )
 
 
 def _board_of(task: Task, snapshots, sort: str, **version) -> Board | None:
@@ -340,8 +378,9 @@ def _board_of(task: Task, snapshots, sort: str, **version) -> Board | None:
     if snapshot is None:
         return None
     agg = snapshots.aggregate(n=Count("pk"), latest=Max("version"))
-    return build_board(task=task, snapshot=snapshot, sort=sort, n_snapshots=agg["n"],
-                       latest_version=agg["latest"])
+    return build_board(
+        task=task, snapshot=snapshot, sort=sort, n_snapshots=agg["n"], latest_version=agg["latest"]
+    )
 
 
 def board_for(*, task: Task, sort: str = DEFAULT_SORT) -> Board | None:
@@ -351,8 +390,9 @@ def board_for(*, task: Task, sort: str = DEFAULT_SORT) -> Board | None:
 
 def snapshot_board(*, task: Task, version: int, user, sort: str = DEFAULT_SORT) -> Board | None:
     """One snapshot by version, if the viewer may see it (held ones for organizers only)."""
-    return _board_of(task, selectors.snapshots_visible_to(task=task, user=user), sort,
-                     version=version)
+    return _board_of(
+        task, selectors.snapshots_visible_to(task=task, user=user), sort, version=version
+    )
 
 
 def snapshot_list(*, task: Task, user):
@@ -370,6 +410,6 @@ class HoldStatus:
 
 def hold_status(task: Task) -> HoldStatus:
     agg = LeaderboardSnapshot.objects.filter(task=task).aggregate(
-        n_held=Count("pk", filter=Q(published=False)),
-        last=Max("version", filter=Q(published=True)))
+        n_held=Count("pk", filter=Q(published=False)), last=Max("version", filter=Q(published=True))
+    )
     return HoldStatus(held=task.board_held, n_held=agg["n_held"], last_published=agg["last"])

@@ -10,5 +10,8 @@ from ..models import Task
 
 def task_list(user) -> QuerySet[Task]:
     """Tasks the user may see, with their number of runs (``n_runs``), newest first."""
-    return (selectors.visible_tasks(user).annotate(n_runs=Count("runs", distinct=True))
-            .order_by("-created_at"))
+    return (
+        selectors.visible_tasks(user)
+        .annotate(n_runs=Count("runs", distinct=True))
+        .order_by("-created_at")
+    )

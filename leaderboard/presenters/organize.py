@@ -38,11 +38,13 @@ def budget_summary(task: Task) -> BudgetSummary:
     """The budget in judgments (:func:`~leaderboard.selectors.label_spend`), and the items
     each run's own rounds drew (an item a run re-uses from earlier answers costs it nothing)."""
     spend = label_spend(task)
-    runs = list(Run.objects.filter(task=task).select_related("team").order_by("-n_requested",
-                                                                               "id"))
+    runs = list(Run.objects.filter(task=task).select_related("team").order_by("-n_requested", "id"))
     drawn = sum(r.n_requested for r in runs)
     return BudgetSummary(
-        budget=spend.budget, requested=spend.requested, verified=spend.verified,
+        budget=spend.budget,
+        requested=spend.requested,
+        verified=spend.verified,
         remaining=spend.remaining,
         labelled_items=Item.objects.filter(task=task, verified_at__isnull=False).count(),
-        runs=[RunCost(run=r, share=(r.n_requested / drawn) if drawn else None) for r in runs])
+        runs=[RunCost(run=r, share=(r.n_requested / drawn) if drawn else None) for r in runs],
+    )

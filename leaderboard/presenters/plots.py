@@ -21,9 +21,15 @@ def interval_plot(rows, *, sort: str, metric_label: str) -> str:
         cell = row.cell(sort)
         if cell.value is None or not cell.has_interval:
             continue
-        points.append(charts.PlotPoint(label=f"{row.name} ({row.team})" if row.team else row.name,
-                                       value=cell.value, low=cell.low, high=cell.high,
-                                       provisional=row.provisional))
+        points.append(
+            charts.PlotPoint(
+                label=f"{row.name} ({row.team})" if row.team else row.name,
+                value=cell.value,
+                low=cell.low,
+                high=cell.high,
+                provisional=row.provisional,
+            )
+        )
     if not points:
         return ""
     return charts.interval_plot_svg(points, metric_label=metric_label)
@@ -33,8 +39,11 @@ def history_chart(estimates) -> str:
     """How one metric's estimate and interval moved across snapshots (x = snapshot version)."""
     if charts is None:
         return ""
-    points = [charts.HistoryPoint(x=e.snapshot_version, value=e.value, low=e.low, high=e.high)
-              for e in estimates if e.value is not None]
+    points = [
+        charts.HistoryPoint(x=e.snapshot_version, value=e.value, low=e.low, high=e.high)
+        for e in estimates
+        if e.value is not None
+    ]
     if not points:
         return ""
     return charts.history_svg(points)

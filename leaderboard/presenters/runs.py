@@ -68,13 +68,23 @@ def _row_of(snapshot: LeaderboardSnapshot, run_id: int) -> dict:
 
 def run_page(*, run: Run, user) -> RunPage:
     organizer = selectors.is_organizer(task=run.task, user=user)
-    values = list(selectors.run_estimates_visible_to(run=run, user=user).values(
-        "metric", "value", "low", "high", "labels_used", "method", "snapshot_id",
-        "snapshot__version"))
+    values = list(
+        selectors.run_estimates_visible_to(run=run, user=user).values(
+            "metric",
+            "value",
+            "low",
+            "high",
+            "labels_used",
+            "method",
+            "snapshot_id",
+            "snapshot__version",
+        )
+    )
     history: dict[str, list[HistoryPoint]] = defaultdict(list)
     for v in values:
-        history[v["metric"]].append(HistoryPoint(v["snapshot__version"], v["value"], v["low"],
-                                                 v["high"]))
+        history[v["metric"]].append(
+            HistoryPoint(v["snapshot__version"], v["value"], v["low"], v["high"])
+        )
     snapshot = None
     lines: list[MetricLine] = []
     if values:
@@ -86,15 +96,26 @@ def run_page(*, run: Run, user) -> RunPage:
         for metric in METRICS:
             if metric not in latest:
                 continue
-            lines.append(MetricLine(
-                metric=metric, label=METRIC_LABELS[metric],
-                cell=MetricCell.from_row(latest[metric]),
-                rank=RankInterval.from_row(ranks.get(metric)),
-                history_svg=history_chart(history[metric]),
-                n_history=len(history[metric])))
+            lines.append(
+                MetricLine(
+                    metric=metric,
+                    label=METRIC_LABELS[metric],
+                    cell=MetricCell.from_row(latest[metric]),
+                    rank=RankInterval.from_row(ranks.get(metric)),
+                    history_svg=history_chart(history[metric]),
+                    n_history=len(history[metric]),
+                )
+            )
     can_edit = selectors.may_edit_run(run=run, user=user)
-    return RunPage(run=run, events=run.visible_events, link=safe_link(run.link),
-                   can_edit=can_edit, organizer=organizer, snapshot=snapshot, lines=lines)
+    return RunPage(
+        run=run,
+        events=run.visible_events,
+        link=safe_link(run.link),
+        can_edit=can_edit,
+        organizer=organizer,
+        snapshot=snapshot,
+        lines=lines,
+    )
 
 
 @dataclass(frozen=True)
@@ -153,11 +174,20 @@ def my_runs(*, task: Task, user) -> MyRuns:
     quotas = []
     for team in selectors.teams_of(user):
         quota = selectors.quota_for(task=task, team=team)
-        refunded = Run.objects.filter(task=task, team=team).filter(
-            Q(state=Run.State.FAILED) | Q(quota_refunded=True)).count()
-        quotas.append(TeamQuota(team=team, used_total=quota.used_total,
-                                limit_total=quota.limit_total, used_today=quota.used_today,
-                                limit_today=quota.limit_today, next_slot_at=quota.next_slot_at,
-                                n_refunded=refunded))
-    return MyRuns(rows=rows, quotas=quotas,
-                  snapshot_version=snapshot.version if snapshot else None)
+        refunded = (
+            Run.objects.filter(task=task, team=team)
+            .filter(Q(state=Run.State.FAILED) | Q(quota_refunded=True))
+            .count()
+        )
+        quotas.append(
+            TeamQuota(
+                team=team,
+                used_total=quota.used_total,
+                limit_total=quota.limit_total,
+                used_today=quota.used_today,
+                limit_today=quota.limit_today,
+                next_slot_at=quota.next_slot_at,
+                n_refunded=refunded,
+            )
+        )
+    return MyRuns(rows=rows, quotas=quotas, snapshot_version=snapshot.version if snapshot else None)

@@ -41,7 +41,8 @@ def publish_board(*, task: Task, release_hold: bool = True) -> LeaderboardSnapsh
         if release_hold and locked.board_held:
             Task.objects.filter(pk=task.pk).update(board_held=False)
         LeaderboardSnapshot.objects.filter(task=task, published=False).update(
-            published=True, published_at=now)
+            published=True, published_at=now
+        )
     task.board_held = False if release_hold else task.board_held
     return task.snapshots.order_by("-version").first()
 
@@ -58,8 +59,9 @@ def update_run_details(*, run: Run, **fields) -> Run:
     """Change a run's public name, description or link (validated; nothing else is editable)."""
     unknown = sorted(set(fields) - set(RUN_DETAIL_FIELDS))
     if unknown:
-        raise RunDetailsError(f"not editable: {', '.join(unknown)}",
-                              {name: ["cannot be changed"] for name in unknown})
+        raise RunDetailsError(
+            f"not editable: {', '.join(unknown)}", {name: ["cannot be changed"] for name in unknown}
+        )
     errors: dict[str, list[str]] = {}
     cleaned = {}
     for name, value in fields.items():

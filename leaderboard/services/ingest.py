@@ -46,8 +46,13 @@ def submit_and_ingest(**submission) -> Run:
     run = submit_run(**submission, enqueue=False)
     rejected = ingest_received(run)
     if rejected is not None:
-        raise SubmissionError(rejected.code, rejected.summary, problems=rejected.problems,
-                              total=rejected.total, run=run)
+        raise SubmissionError(
+            rejected.code,
+            rejected.summary,
+            problems=rejected.problems,
+            total=rejected.total,
+            run=run,
+        )
     return run
 
 
@@ -61,10 +66,13 @@ def ingest_received(run: Run) -> UploadRejected | None:
         return None
     try:
         with default_storage.open(run.upload, "rb") as stream:
-            parsed = parse_run_file(stream, file_name=run.file_name,
-                                    max_bytes=upload_limit(run.task),
-                                    max_predictions=run.task.max_predictions_per_run,
-                                    progress=_Progress(run))
+            parsed = parse_run_file(
+                stream,
+                file_name=run.file_name,
+                max_bytes=upload_limit(run.task),
+                max_predictions=run.task.max_predictions_per_run,
+                progress=_Progress(run),
+            )
     except UploadRejected as exc:
         _reject(run, exc)
         return exc
@@ -100,8 +108,14 @@ def _reject(run: Run, exc: UploadRejected) -> None:
         current = _locked(run)
         if current is None:
             return
-        transition_run(current, Run.State.REJECTED, exc.summary, upload="",
-                       errors=[p.as_dict() for p in exc.problems], error_count=exc.total)
+        transition_run(
+            current,
+            Run.State.REJECTED,
+            exc.summary,
+            upload="",
+            errors=[p.as_dict() for p in exc.problems],
+            error_count=exc.total,
+        )
         _delete_on_commit(run.upload)
     run.refresh_from_db()
 
@@ -110,8 +124,11 @@ def _lost(run: Run) -> None:
     with transaction.atomic():
         current = _locked(run)
         if current is not None:
-            fail_run(current, "the received file was lost before it could be validated; "
-                              "your quota was refunded, please submit it again")
+            fail_run(
+                current,
+                "the received file was lost before it could be validated; "
+                "your quota was refunded, please submit it again",
+            )
     run.refresh_from_db()
 
 
@@ -125,12 +142,19 @@ def _store(run: Run, parsed) -> None:
         indices = ensure_items(task=locked, keys=parsed.keys, payloads=parsed.payloads)
         n_new = locked.n_items - n_before
         order = np.argsort(indices, kind="stable")
-        RunPredictions.objects.create(run=current, items=indices[order].tobytes(),
-                                      scores=parsed.scores[order].tobytes())
+        RunPredictions.objects.create(
+            run=current, items=indices[order].tobytes(), scores=parsed.scores[order].tobytes()
+        )
         # How many items are new says whether another team predicted them: not in the reason.
-        transition_run(current, Run.State.QUEUED, f"{len(parsed):,} predictions",
-                       n_predictions=len(parsed), n_new_items=n_new, file_format=parsed.format,
-                       upload="")
+        transition_run(
+            current,
+            Run.State.QUEUED,
+            f"{len(parsed):,} predictions",
+            n_predictions=len(parsed),
+            n_new_items=n_new,
+            file_format=parsed.format,
+            upload="",
+        )
         _delete_on_commit(run.upload)
         jobs.enqueue_plan(current.pk)
     run.task.n_items = locked.n_items
@@ -156,4 +180,5 @@ class _Progress:
         self.next = now + settings.INGEST_PROGRESS_SECONDS
         share = f"{min(99, int(100 * n_bytes / self.size))}% of " if self.size else ""
         Run.objects.filter(pk=self.run_id, state=Run.State.VALIDATING).update(
-            reason=f"{share}the file read ({human_bytes(n_bytes)}, {n_lines:,} lines)")
+            reason=f"{share}the file read ({human_bytes(n_bytes)}, {n_lines:,} lines)"
+        )

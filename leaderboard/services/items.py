@@ -24,9 +24,13 @@ LOOKUP_RATIO = 8
 ITERATOR_CHUNK = 20_000  # rows fetched at a time when reading a whole task's items
 
 
-def ensure_items(*, task: Task, keys: Sequence[str],
-                 payloads: Mapping[str, object] | None = None,
-                 fill_payloads: bool = False) -> np.ndarray:
+def ensure_items(
+    *,
+    task: Task,
+    keys: Sequence[str],
+    payloads: Mapping[str, object] | None = None,
+    fill_payloads: bool = False,
+) -> np.ndarray:
     """The dense index of every key of ``keys``, in order, creating the items not seen before.
 
     New items get consecutive indices from ``task.n_items`` in order of first appearance (and
@@ -69,7 +73,7 @@ def item_ids(*, task: Task, indices: Sequence[int] | np.ndarray) -> list[int]:
 
 def _chunks(values: Sequence, size: int) -> Iterator[Sequence]:
     for start in range(0, len(values), size):
-        yield values[start:start + size]
+        yield values[start : start + size]
 
 
 def _known_indices(task_id: int, keys: Sequence[str], n_items: int) -> dict[str, int]:
@@ -107,8 +111,9 @@ def _insert(task_id: int, keys: list[str], start: int, payloads: Mapping[str, ob
             cursor.executemany(sql, batch)
 
 
-def _fill_payloads(task_id: int, payloads: Mapping[str, object], new: set[str],
-                   n_items: int) -> None:
+def _fill_payloads(
+    task_id: int, payloads: Mapping[str, object], new: set[str], n_items: int
+) -> None:
     """Give existing items without a payload the one uploaded for them."""
     wanted = [key for key in payloads if key not in new]
     if not wanted:

@@ -12,11 +12,19 @@ _ALLOWED = {
     Run.State.RECEIVED: {Run.State.VALIDATING, Run.State.REJECTED},
     Run.State.VALIDATING: {Run.State.QUEUED, Run.State.REJECTED},
     Run.State.QUEUED: {Run.State.PLANNING},
-    Run.State.PLANNING: {Run.State.AWAITING_LABELS, Run.State.ESTIMATING, Run.State.PLANNING,
-                         Run.State.QUEUED},
+    Run.State.PLANNING: {
+        Run.State.AWAITING_LABELS,
+        Run.State.ESTIMATING,
+        Run.State.PLANNING,
+        Run.State.QUEUED,
+    },
     Run.State.AWAITING_LABELS: {Run.State.PLANNING, Run.State.ESTIMATING, Run.State.QUEUED},
-    Run.State.ESTIMATING: {Run.State.SCORED, Run.State.PARTIAL, Run.State.PLANNING,
-                           Run.State.QUEUED},
+    Run.State.ESTIMATING: {
+        Run.State.SCORED,
+        Run.State.PARTIAL,
+        Run.State.PLANNING,
+        Run.State.QUEUED,
+    },
     # A partial run whose interval later meets the target (judgments of other runs narrowed the
     # annotators' error rates) is scored: the one change a finished run may still make.
     Run.State.PARTIAL: {Run.State.SCORED},

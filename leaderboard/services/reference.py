@@ -33,28 +33,42 @@ def upload_reference(*, task: Task, user, upload: IO[bytes], file_name: str = ""
     if callable(seekable) and seekable():
         upload.seek(0)
     try:
-        parsed = parse_reference_file(upload, file_name=file_name, max_bytes=upload_limit(task),
-                                      max_items=task.max_predictions_per_run)
+        parsed = parse_reference_file(
+            upload,
+            file_name=file_name,
+            max_bytes=upload_limit(task),
+            max_items=task.max_predictions_per_run,
+        )
     except UploadRejected as exc:
-        raise SubmissionError(exc.code, exc.summary, problems=exc.problems,
-                              total=exc.total) from None
+        raise SubmissionError(
+            exc.code, exc.summary, problems=exc.problems, total=exc.total
+        ) from None
 
     with transaction.atomic():
         locked = Task.objects.select_for_update().get(pk=task.pk)
-        indices = ensure_items(task=locked, keys=parsed.keys, payloads=parsed.payloads,
-                               fill_payloads=True)
+        indices = ensure_items(
+            task=locked, keys=parsed.keys, payloads=parsed.payloads, fill_payloads=True
+        )
         ids = item_ids(task=locked, indices=indices)
         ReferenceItem.objects.filter(task=locked).delete()
         ReferenceItem.objects.bulk_create(
-            [ReferenceItem(task=locked, item_id=item_id, group=group)
-             for item_id, group in zip(ids, parsed.groups, strict=True)],
-            batch_size=2000)
+            [
+                ReferenceItem(task=locked, item_id=item_id, group=group)
+                for item_id, group in zip(ids, parsed.groups, strict=True)
+            ],
+            batch_size=2000,
+        )
         locked.reference_version += 1
         locked.save(update_fields=["reference_version"])
         if Run.objects.filter(task=locked).exclude(state=Run.State.REJECTED).exists():
             jobs.enqueue_estimate(locked.pk)
     task.n_items = locked.n_items
     task.reference_version = locked.reference_version
-    logger.info("reference sample of task %s replaced by %s: %d items (version %d)",
-                task.slug, getattr(user, "username", user), len(parsed), task.reference_version)
+    logger.info(
+        "reference sample of task %s replaced by %s: %d items (version %d)",
+        task.slug,
+        getattr(user, "username", user),
+        len(parsed),
+        task.reference_version,
+    )
     return len(parsed)

@@ -41,13 +41,33 @@ class SubmissionError(ServiceError):
     the run that has the file.
     """
 
-    statuses = {"not_team_member": 403, "task_closed": 409, "duplicate": 409, "too_large": 413,
-                "over_quota": 429, "throttled": 429}
+    statuses = {
+        "not_team_member": 403,
+        "task_closed": 409,
+        "duplicate": 409,
+        "too_large": 413,
+        "over_quota": 429,
+        "throttled": 429,
+    }
 
-    def __init__(self, code: str, message: str, *, problems: list[Problem] | None = None,
-                 total: int = 0, run: Run | None = None, headers: dict[str, str] | None = None):
-        super().__init__(message, code=code, problems=problems or (), total=total,
-                         headers=headers, run=run.pk if run is not None else None)
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        problems: list[Problem] | None = None,
+        total: int = 0,
+        run: Run | None = None,
+        headers: dict[str, str] | None = None,
+    ):
+        super().__init__(
+            message,
+            code=code,
+            problems=problems or (),
+            total=total,
+            headers=headers,
+            run=run.pk if run is not None else None,
+        )
         self.run = run
 
 
@@ -60,15 +80,19 @@ def check_size(*, task: Task, size: int | None) -> None:
     """Refuse an upload whose size (as received) is already over the task's limit."""
     limit = upload_limit(task)
     if size is not None and size > limit:
-        raise SubmissionError("too_large", f"the file is {human_bytes(size)}, over the limit "
-                                           f"of {human_bytes(limit)} for task {task.slug!r}")
+        raise SubmissionError(
+            "too_large",
+            f"the file is {human_bytes(size)}, over the limit "
+            f"of {human_bytes(limit)} for task {task.slug!r}",
+        )
 
 
 def check_open(task: Task) -> None:
     if task.state != Task.State.OPEN:
         state = "still a draft" if task.state == Task.State.DRAFT else task.state
-        raise SubmissionError("task_closed", f"task {task.slug!r} is {state}: it accepts runs "
-                                             "only while it is open")
+        raise SubmissionError(
+            "task_closed", f"task {task.slug!r} is {state}: it accepts runs only while it is open"
+        )
 
 
 def check_member(*, team: Team, user) -> None:
@@ -89,16 +113,20 @@ def check_quota(*, task: Task, team: Team, now: datetime | None = None) -> Quota
         raise SubmissionError(
             "over_quota",
             f"team {team.name!r} has used all {quota.limit_total} runs allowed per team on task "
-            f"{task.slug!r} (rejected and failed runs do not count)")
+            f"{task.slug!r} (rejected and failed runs do not count)",
+        )
     if quota.daily_exhausted:
         when = ""
         if quota.next_slot_at is not None:
-            when = (f"; the next slot frees up at {quota.next_slot_at:%Y-%m-%d %H:%M} UTC (in "
-                    f"{_in(quota.next_slot_at, now)})")
+            when = (
+                f"; the next slot frees up at {quota.next_slot_at:%Y-%m-%d %H:%M} UTC (in "
+                f"{_in(quota.next_slot_at, now)})"
+            )
         raise SubmissionError(
             "over_quota",
             f"team {team.name!r} has submitted {quota.used_today} runs to task {task.slug!r} in "
-            f"the last 24 hours, the limit is {quota.limit_today} per day{when}")
+            f"the last 24 hours, the limit is {quota.limit_today} per day{when}",
+        )
     return quota
 
 
@@ -111,17 +139,23 @@ def resolve_team(*, user, team: str | int | None = None) -> Team:
             if candidate.name == ref or (ref.isdigit() and candidate.pk == int(ref)):
                 return candidate
         known = Team.objects.filter(name=ref).exists() or (
-            ref.isdigit() and Team.objects.filter(pk=int(ref)).exists())
+            ref.isdigit() and Team.objects.filter(pk=int(ref)).exists()
+        )
         if known:
             raise SubmissionError("not_team_member", f"you are not a member of team {ref!r}")
         raise SubmissionError("invalid", f"there is no team {ref!r}")
     if not teams:
-        raise SubmissionError("not_team_member", "you are not a member of any team: ask an "
-                                                 "organizer to add you to one")
+        raise SubmissionError(
+            "not_team_member",
+            "you are not a member of any team: ask an organizer to add you to one",
+        )
     if len(teams) > 1:
         names = ", ".join(repr(t.name) for t in teams)
-        raise SubmissionError("invalid", f"you are in several teams ({names}): say which one "
-                                         "the run is for with the `team` field")
+        raise SubmissionError(
+            "invalid",
+            f"you are in several teams ({names}): say which one "
+            "the run is for with the `team` field",
+        )
     return teams[0]
 
 
@@ -136,8 +170,9 @@ def _default_name(task: Task, team: Team) -> str:
 def _clean_name(name: str) -> str:
     name = (name or "").strip()
     if len(name) > MAX_NAME_LENGTH:
-        raise SubmissionError("invalid", f"the run name is longer than {MAX_NAME_LENGTH} "
-                                         "characters")
+        raise SubmissionError(
+            "invalid", f"the run name is longer than {MAX_NAME_LENGTH} characters"
+        )
     return name
 
 
@@ -152,9 +187,12 @@ def check_duplicate(*, task: Task, team: Team, sha256: str) -> None:
     first = counted_runs(task=task, team=team).filter(sha256=sha256).order_by("pk").first()
     if first is not None:
         raise SubmissionError(
-            "duplicate", f"this file was already submitted as run {first.pk} ({first.name!r}, "
-                         f"{first.state}): the same content is not evaluated twice, and nothing "
-                         "was stored or counted", run=first)
+            "duplicate",
+            f"this file was already submitted as run {first.pk} ({first.name!r}, "
+            f"{first.state}): the same content is not evaluated twice, and nothing "
+            "was stored or counted",
+            run=first,
+        )
 
 
 class _ReceivedFile(File):
@@ -174,8 +212,17 @@ def _store(upload: IO[bytes], *, task: Task) -> tuple[str, Receiver]:
     return stored, receiver
 
 
-def submit_run(*, task: Task, team: Team, user, upload: IO[bytes], file_name: str = "",
-               name: str = "", description: str = "", enqueue: bool = True) -> Run:
+def submit_run(
+    *,
+    task: Task,
+    team: Team,
+    user,
+    upload: IO[bytes],
+    file_name: str = "",
+    name: str = "",
+    description: str = "",
+    enqueue: bool = True,
+) -> Run:
     """Receive a run: store its file and record the run ``received`` for a worker to validate.
 
     The file is only copied (hashed, its size and decompressed size checked on the way); parsing
@@ -191,29 +238,48 @@ def submit_run(*, task: Task, team: Team, user, upload: IO[bytes], file_name: st
     check_quota(task=task, team=team)  # again below, with the task locked
     check_size(task=task, size=getattr(upload, "size", None))
     _rewind(upload)
-    fields = {"task": task, "team": team, "submitted_by": user, "description": description or "",
-              "file_name": file_name}
+    fields = {
+        "task": task,
+        "team": team,
+        "submitted_by": user,
+        "description": description or "",
+        "file_name": file_name,
+    }
     try:
         stored, received = _store(upload, task=task)
     except UploadRejected as exc:
         with transaction.atomic():
             run = Run(name=name or _default_name(task, team), file_bytes=exc.n_bytes, **fields)
             transition_run(run, Run.State.RECEIVED, f"received {file_name or 'an upload'}")
-            transition_run(run, Run.State.REJECTED, exc.summary,
-                           errors=[p.as_dict() for p in exc.problems], error_count=exc.total)
-        raise SubmissionError(exc.code, exc.summary, problems=exc.problems, total=exc.total,
-                              run=run) from None
+            transition_run(
+                run,
+                Run.State.REJECTED,
+                exc.summary,
+                errors=[p.as_dict() for p in exc.problems],
+                error_count=exc.total,
+            )
+        raise SubmissionError(
+            exc.code, exc.summary, problems=exc.problems, total=exc.total, run=run
+        ) from None
     try:
         with transaction.atomic():
             locked = Task.objects.select_for_update().get(pk=task.pk)
             check_open(locked)
             check_duplicate(task=locked, team=team, sha256=received.sha256)
             check_quota(task=locked, team=team)
-            run = Run(name=name or _default_name(task, team), file_bytes=received.n_bytes,
-                      sha256=received.sha256, upload=stored, **fields)
-            transition_run(run, Run.State.RECEIVED,
-                           f"received {file_name or 'an upload'} "
-                           f"({human_bytes(received.n_bytes)}); waiting to be validated")
+            run = Run(
+                name=name or _default_name(task, team),
+                file_bytes=received.n_bytes,
+                sha256=received.sha256,
+                upload=stored,
+                **fields,
+            )
+            transition_run(
+                run,
+                Run.State.RECEIVED,
+                f"received {file_name or 'an upload'} "
+                f"({human_bytes(received.n_bytes)}); waiting to be validated",
+            )
             if enqueue:
                 jobs.enqueue_ingest(run.pk)
     except BaseException:
@@ -222,9 +288,24 @@ def submit_run(*, task: Task, team: Team, user, upload: IO[bytes], file_name: st
     return run
 
 
-def submit_upload(*, task: Task, user, upload: IO[bytes], team: str | int | None = None,
-                  file_name: str = "", name: str = "", description: str = "") -> Run:
+def submit_upload(
+    *,
+    task: Task,
+    user,
+    upload: IO[bytes],
+    team: str | int | None = None,
+    file_name: str = "",
+    name: str = "",
+    description: str = "",
+) -> Run:
     """:func:`submit_run` for a team given by id or name (or the user's only team)."""
     check_open(task)
-    return submit_run(task=task, team=resolve_team(user=user, team=team), user=user,
-                      upload=upload, file_name=file_name, name=name, description=description)
+    return submit_run(
+        task=task,
+        team=resolve_team(user=user, team=team),
+        user=user,
+        upload=upload,
+        file_name=file_name,
+        name=name,
+        description=description,
+    )

@@ -15,7 +15,8 @@ from ..models import Task, Team
 
 # Settings an organizer may set; the engine's bookkeeping fields are not editable.
 TASK_FIELDS = frozenset(
-    field.name for field in Task._meta.concrete_fields
+    field.name
+    for field in Task._meta.concrete_fields
     if field.editable and not field.primary_key and field.name not in ("state", "created_at")
 ) | {"state"}
 # Changing these once runs exist would change what earlier estimates meant.
@@ -36,7 +37,8 @@ def _check_names(fields: dict) -> None:
         raise TaskSettingsError(
             f"unknown or read-only task setting{'s' if len(unknown) > 1 else ''}: "
             f"{', '.join(unknown)}",
-            {name: ["not a task setting that can be set"] for name in unknown})
+            {name: ["not a task setting that can be set"] for name in unknown},
+        )
 
 
 # Most judgments the planner may ask of one item (each by a different annotator).
@@ -54,10 +56,16 @@ def task_design(task: Task, *, annotators: int = MAX_JUDGMENTS_PER_ITEM) -> Serv
     options = dict(task.design_options or {})
     if task.design == "default":
         first = options.setdefault("judgments_per_item", task.judgments_per_item)
-        options.setdefault("max_judgments_per_item",
-                           max(first, min(MAX_JUDGMENTS_PER_ITEM, annotators)))
-    return make_service_design(task.design, target_half_width=task.target_half_width,
-                               confidence=task.confidence, budget=task.label_budget, **options)
+        options.setdefault(
+            "max_judgments_per_item", max(first, min(MAX_JUDGMENTS_PER_ITEM, annotators))
+        )
+    return make_service_design(
+        task.design,
+        target_half_width=task.target_half_width,
+        confidence=task.confidence,
+        budget=task.label_budget,
+        **options,
+    )
 
 
 def _validate(task: Task, *, exclude_unique: bool = False) -> None:
@@ -91,8 +99,9 @@ def create_task(*, slug: str, title: str, organizers: Iterable = (), **fields) -
     """Create a task (validated like a form); ``organizers`` (users) may manage it."""
     _check_names(fields)
     if not isinstance(fields.get("design_options", {}), dict):
-        raise TaskSettingsError("design_options must be an object",
-                                {"design_options": ["must be a JSON object"]})
+        raise TaskSettingsError(
+            "design_options must be an object", {"design_options": ["must be a JSON object"]}
+        )
     task = Task(slug=slug, title=title, **fields)
     _validate(task)
     try:
@@ -100,8 +109,10 @@ def create_task(*, slug: str, title: str, organizers: Iterable = (), **fields) -
             task.save()
             task.organizers.set(list(organizers))
     except IntegrityError:
-        raise TaskSettingsError(f"a task called {slug!r} already exists",
-                                {"slug": ["a task with this slug already exists"]}) from None
+        raise TaskSettingsError(
+            f"a task called {slug!r} already exists",
+            {"slug": ["a task with this slug already exists"]},
+        ) from None
     return task
 
 
@@ -118,12 +129,14 @@ def update_task(*, task: Task, **fields) -> Task:
 def _save(task: Task, fields: dict) -> Task:
     if not fields:
         return task
-    frozen = sorted(name for name in FROZEN_ONCE_RUNS & set(fields)
-                    if getattr(task, name) != fields[name])
+    frozen = sorted(
+        name for name in FROZEN_ONCE_RUNS & set(fields) if getattr(task, name) != fields[name]
+    )
     if frozen and task.runs.exists():
         raise TaskSettingsError(
             f"{', '.join(frozen)} cannot change once runs have been submitted",
-            {name: ["cannot change once runs have been submitted"] for name in frozen})
+            {name: ["cannot change once runs have been submitted"] for name in frozen},
+        )
     original = {name: getattr(task, name) for name in fields}
     for name, value in fields.items():
         setattr(task, name, value)
@@ -142,10 +155,13 @@ def set_task_state(*, task: Task, state: str, _fields: dict | None = None) -> Ta
     if state not in Task.State.values:
         raise TaskSettingsError(
             f"unknown state {state!r}; choose one of {', '.join(Task.State.values)}",
-            {"state": [f"not one of {', '.join(Task.State.values)}"]})
+            {"state": [f"not one of {', '.join(Task.State.values)}"]},
+        )
     if state == Task.State.DRAFT and task.state != Task.State.DRAFT and task.runs.exists():
-        raise TaskSettingsError("a task with runs cannot go back to draft",
-                                {"state": ["the task has runs; close it instead"]})
+        raise TaskSettingsError(
+            "a task with runs cannot go back to draft",
+            {"state": ["the task has runs; close it instead"]},
+        )
     return _save(task, {**(_fields or {}), "state": state})
 
 

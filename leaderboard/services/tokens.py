@@ -26,8 +26,10 @@ class TokenExists(ServiceError):
     http_status = 409
 
     def __init__(self) -> None:
-        super().__init__("you already have a token: POST /api/token/rotate/ for a new key "
-                         "(the old one stops working)")
+        super().__init__(
+            "you already have a token: POST /api/token/rotate/ for a new key "
+            "(the old one stops working)"
+        )
 
 
 @dataclass(frozen=True)

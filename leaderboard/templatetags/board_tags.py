@@ -30,9 +30,11 @@ def metric_cell_html(cell, confidence: str) -> str:
             n = cell.labels_used
             rests = f"; rests on {n} label{'' if n == 1 else 's'}"
         title = f' title="{cell.interval_text} at {_attr(confidence)}{rests}"'
-        body += (f' <span class="pm"><span class="plus">{cell.plus_text}</span> / '
-                 f'<span class="minus">{cell.minus_text}</span></span>'
-                 f'<div class="interval">{cell.interval_text}</div>')
+        body += (
+            f' <span class="pm"><span class="plus">{cell.plus_text}</span> / '
+            f'<span class="minus">{cell.minus_text}</span></span>'
+            f'<div class="interval">{cell.interval_text}</div>'
+        )
     return f'<td class="metric"{title}>{body}</td>'
 
 
@@ -57,15 +59,21 @@ def _rows_html(board) -> str:
         if row.run_id is not None:
             name = f'<a href="{run_url.format(int(row.run_id))}">{name}</a>'
         if row.link:
-            name += (f' <a class="ext" href="{_attr(row.link)}" rel="nofollow noopener '
-                     f'noreferrer" title="The team\'s link">↗</a>')
+            name += (
+                f' <a class="ext" href="{_attr(row.link)}" rel="nofollow noopener '
+                f'noreferrer" title="The team\'s link">↗</a>'
+            )
         state = escape(row.state_label)
         if row.provisional:
-            state += (' <span class="badge provisional-badge" title="Still awaiting answers: '
-                      'the interval may be wider than the task\'s target">provisional</span>')
+            state += (
+                ' <span class="badge provisional-badge" title="Still awaiting answers: '
+                "the interval may be wider than the task's target\">provisional</span>"
+            )
             if row.n_requested:
-                state += (f'<div class="muted small">{int(row.n_verified or 0)} of '
-                          f'{int(row.n_requested)} verified</div>')
+                state += (
+                    f'<div class="muted small">{int(row.n_verified or 0)} of '
+                    f"{int(row.n_requested)} verified</div>"
+                )
         labels = "—" if row.labels_used is None else str(int(row.labels_used))
         out.append(
             f'<tr class="run-row{" provisional" if row.provisional else ""}" '
@@ -73,5 +81,6 @@ def _rows_html(board) -> str:
             f'<td class="num rank">{_rank_html(row.rank)}</td>'
             f'<td class="run-name">{name}</td><td>{escape(row.team)}</td>'
             + "".join(metric_cell_html(c, confidence) for c in row.cells)
-            + f'<td class="num">{labels}</td><td>{state}</td></tr>')
+            + f'<td class="num">{labels}</td><td>{state}</td></tr>'
+        )
     return "\n".join(out)

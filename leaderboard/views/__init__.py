@@ -5,30 +5,30 @@ stored snapshots and estimates only: nothing here computes statistics.
 """
 
 from .board import (
-           board,
-           hold,
-           home,
-           publish,
-           snapshot_csv,
-           snapshot_detail,
-           snapshot_json,
-           snapshots,
+    board,
+    hold,
+    home,
+    publish,
+    snapshot_csv,
+    snapshot_detail,
+    snapshot_json,
+    snapshots,
 )
 from .organize import organize, verified_items_csv
 from .runs import run_detail, submit, task_runs
 
 __all__ = [
-           "board",
-           "hold",
-           "home",
-           "organize",
-           "publish",
-           "run_detail",
-           "snapshot_csv",
-           "snapshot_detail",
-           "snapshot_json",
-           "snapshots",
-           "submit",
-           "task_runs",
-           "verified_items_csv",
+    "board",
+    "hold",
+    "home",
+    "organize",
+    "publish",
+    "run_detail",
+    "snapshot_csv",
+    "snapshot_detail",
+    "snapshot_json",
+    "snapshots",
+    "submit",
+    "task_runs",
+    "verified_items_csv",
 ]

@@ -32,9 +32,13 @@ class ThrottledLoginView(LoginView):
         try:
             check_sign_in_allowed(keys)
         except SignInRefused as refused:
-            return with_headers(self.render_to_response(
-                self.get_context_data(form=self.get_form_class()(request), throttled=True),
-                status=refused.http_status), refused)
+            return with_headers(
+                self.render_to_response(
+                    self.get_context_data(form=self.get_form_class()(request), throttled=True),
+                    status=refused.http_status,
+                ),
+                refused,
+            )
         response = super().post(request, *args, **kwargs)
         if not _signed_in(response):
             count_failed_sign_in(keys)
@@ -52,8 +56,14 @@ def limit_failed_logins(view):
         try:
             check_sign_in_allowed(keys)
         except SignInRefused as refused:
-            return with_headers(HttpResponse(refused.message, status=refused.http_status,
-                                             content_type="text/plain; charset=utf-8"), refused)
+            return with_headers(
+                HttpResponse(
+                    refused.message,
+                    status=refused.http_status,
+                    content_type="text/plain; charset=utf-8",
+                ),
+                refused,
+            )
         response = view(request, *args, **kwargs)
         if not _signed_in(response):
             count_failed_sign_in(keys)

@@ -17,8 +17,7 @@ from .common import csv_download, json_download
 
 
 def home(request):
-    return render(request, "leaderboard/home.html",
-                  {"tasks": presenters.task_list(request.user)})
+    return render(request, "leaderboard/home.html", {"tasks": presenters.task_list(request.user)})
 
 
 def _sort_or_400(request):
@@ -26,14 +25,19 @@ def _sort_or_400(request):
     if sort not in presenters.METRICS:
         return None, HttpResponseBadRequest(
             f"Unknown sort {sort!r}: use one of {', '.join(presenters.METRICS)}.",
-            content_type="text/plain; charset=utf-8")
+            content_type="text/plain; charset=utf-8",
+        )
     return sort, None
 
 
 def _board_context(request, task, board):
     organizer = selectors.is_organizer(task=task, user=request.user)
-    return {"task": task, "board": board, "is_organizer": organizer,
-            "hold": presenters.hold_status(task) if organizer or task.board_held else None}
+    return {
+        "task": task,
+        "board": board,
+        "is_organizer": organizer,
+        "hold": presenters.hold_status(task) if organizer or task.board_held else None,
+    }
 
 
 @require_GET
@@ -43,17 +47,25 @@ def board(request, slug: str):
     if error:
         return error
     board = presenters.board_for(task=task, sort=sort)
-    return render(request, "leaderboard/board.html",
-                  {**_board_context(request, task, board), "permalink": False})
+    return render(
+        request,
+        "leaderboard/board.html",
+        {**_board_context(request, task, board), "permalink": False},
+    )
 
 
 @require_GET
 def snapshots(request, slug: str):
     task = selectors.task_for(slug, request.user)
-    return render(request, "leaderboard/snapshots.html", {
-        "task": task, "is_organizer": selectors.is_organizer(task=task, user=request.user),
-        "snapshots": presenters.snapshot_list(task=task, user=request.user),
-    })
+    return render(
+        request,
+        "leaderboard/snapshots.html",
+        {
+            "task": task,
+            "is_organizer": selectors.is_organizer(task=task, user=request.user),
+            "snapshots": presenters.snapshot_list(task=task, user=request.user),
+        },
+    )
 
 
 @require_GET
@@ -65,8 +77,11 @@ def snapshot_detail(request, slug: str, version: int):
     board = presenters.snapshot_board(task=task, version=version, user=request.user, sort=sort)
     if board is None:
         raise Http404("No such snapshot.")
-    return render(request, "leaderboard/board.html",
-                  {**_board_context(request, task, board), "permalink": True})
+    return render(
+        request,
+        "leaderboard/board.html",
+        {**_board_context(request, task, board), "permalink": True},
+    )
 
 
 def _download_snapshot(request, slug: str, version: int):
@@ -112,6 +127,9 @@ def publish(request, slug: str):
     if snapshot is None:
         messages.info(request, "There is no snapshot to publish yet; the board is no longer held.")
     else:
-        messages.success(request, f"Published: the public board shows snapshot "
-                                  f"v{snapshot.version}, and new snapshots publish as they come.")
+        messages.success(
+            request,
+            f"Published: the public board shows snapshot "
+            f"v{snapshot.version}, and new snapshots publish as they come.",
+        )
     return _back(request, slug)

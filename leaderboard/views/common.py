@@ -16,7 +16,8 @@ def csv_download(rows, filename: str) -> StreamingHttpResponse:
 
 
 def json_download(data, filename: str) -> HttpResponse:
-    response = HttpResponse(json.dumps(data, ensure_ascii=False),
-                            content_type="application/json; charset=utf-8")
+    response = HttpResponse(
+        json.dumps(data, ensure_ascii=False), content_type="application/json; charset=utf-8"
+    )
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response

@@ -30,16 +30,27 @@ def organize(request, slug: str):
                 task.refresh_from_db()
                 form.add_service_errors(exc.field_errors)
             else:
-                messages.success(request, "Settings saved: " + ", ".join(sorted(changes))
-                                 if changes else "Nothing changed.")
+                messages.success(
+                    request,
+                    "Settings saved: " + ", ".join(sorted(changes))
+                    if changes
+                    else "Nothing changed.",
+                )
                 return redirect("task_organize", slug=task.slug)
         status = 400
-    return render(request, "leaderboard/organize.html", {
-        "task": task, "form": form, "is_organizer": True,
-        "budget": presenters.budget_summary(task),
-        "hold": presenters.hold_status(task),
-        "queue_url": f"/annotate/{task.slug}/queue/",
-    }, status=status)
+    return render(
+        request,
+        "leaderboard/organize.html",
+        {
+            "task": task,
+            "form": form,
+            "is_organizer": True,
+            "budget": presenters.budget_summary(task),
+            "hold": presenters.hold_status(task),
+            "queue_url": f"/annotate/{task.slug}/queue/",
+        },
+        status=status,
+    )
 
 
 @login_required

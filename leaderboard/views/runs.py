@@ -36,9 +36,15 @@ def submit(request, slug: str):
         return render(request, "leaderboard/submit.html", context)
     wait = upload_throttle_wait(request)
     if wait is not None:
-        return _refused(request, context | {"form": RunUploadForm(teams=teams)}, SubmissionError(
-            "throttled", f"too many uploads: try again in {math.ceil(wait)} s; nothing was "
-                         "stored", headers=retry_after(wait)))
+        return _refused(
+            request,
+            context | {"form": RunUploadForm(teams=teams)},
+            SubmissionError(
+                "throttled",
+                f"too many uploads: try again in {math.ceil(wait)} s; nothing was stored",
+                headers=retry_after(wait),
+            ),
+        )
     too_large = _too_large(request, task)
     if too_large is not None:
         return _refused(request, context | {"form": RunUploadForm(teams=teams)}, too_large)
@@ -49,10 +55,15 @@ def submit(request, slug: str):
         return render(request, "leaderboard/submit.html", context, status=400)
     upload = form.cleaned_data["file"]
     try:
-        run = submit_run(task=task, team=form.cleaned_data["team"], user=request.user,
-                         upload=upload, file_name=upload.name,
-                         name=form.cleaned_data["name"],
-                         description=form.cleaned_data["description"])
+        run = submit_run(
+            task=task,
+            team=form.cleaned_data["team"],
+            user=request.user,
+            upload=upload,
+            file_name=upload.name,
+            name=form.cleaned_data["name"],
+            description=form.cleaned_data["description"],
+        )
     except SubmissionError as exc:
         return _refused(request, context, exc)
     return redirect("run_detail", run_id=run.pk)
@@ -60,8 +71,9 @@ def submit(request, slug: str):
 
 def _refused(request, context: dict, error: SubmissionError):
     """The form again with why the upload was refused, with the refusal's status and headers."""
-    response = render(request, "leaderboard/submit.html", context | {"error": error},
-                      status=error.http_status)
+    response = render(
+        request, "leaderboard/submit.html", context | {"error": error}, status=error.http_status
+    )
     return with_headers(response, error)
 
 
@@ -75,19 +87,25 @@ def _too_large(request, task) -> SubmissionError | None:
     over = declared > limit + MULTIPART_SLACK
     if over or (request.FILES is not None and upload_too_large(request)):  # FILES: read it
         size = f"the request is {human_bytes(declared)}, " if declared else ""
-        return SubmissionError("too_large", f"{size}over the limit of {human_bytes(limit)} for "
-                                            f"this task; nothing was stored")
+        return SubmissionError(
+            "too_large",
+            f"{size}over the limit of {human_bytes(limit)} for this task; nothing was stored",
+        )
     return None
 
 
 @login_required
 def task_runs(request, slug: str):
     task = selectors.task_for(slug, request.user)
-    return render(request, "leaderboard/runs.html", {
-        "task": task,
-        "mine": presenters.my_runs(task=task, user=request.user),
-        "is_organizer": selectors.is_organizer(task=task, user=request.user),
-    })
+    return render(
+        request,
+        "leaderboard/runs.html",
+        {
+            "task": task,
+            "mine": presenters.my_runs(task=task, user=request.user),
+            "is_organizer": selectors.is_organizer(task=task, user=request.user),
+        },
+    )
 
 
 @login_required
@@ -112,7 +130,15 @@ def run_detail(request, run_id: int):
                 messages.success(request, "Run details saved.")
                 return redirect("run_detail", run_id=run.pk)
         status = 400
-    return render(request, "leaderboard/run_detail.html", {
-        "run": run, "task": run.task, "page": page, "form": form,
-        "is_organizer": page.organizer,
-    }, status=status)
+    return render(
+        request,
+        "leaderboard/run_detail.html",
+        {
+            "run": run,
+            "task": run.task,
+            "page": page,
+            "form": form,
+            "is_organizer": page.organizer,
+        },
+        status=status,
+    )

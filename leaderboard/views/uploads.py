@@ -24,8 +24,14 @@ UPLOAD_SCOPE = "uploads"  # the API's upload views' throttle scope
 def upload_throttle_wait(request) -> float | None:
     """Count an upload from a page against the API's upload throttle (same class, scope, rate
     and counter per user); the seconds to wait if over it, else ``None``."""
-    scoped = next((cls for cls in api_settings.DEFAULT_THROTTLE_CLASSES
-                   if issubclass(cls, ScopedRateThrottle)), ScopedRateThrottle)
+    scoped = next(
+        (
+            cls
+            for cls in api_settings.DEFAULT_THROTTLE_CLASSES
+            if issubclass(cls, ScopedRateThrottle)
+        ),
+        ScopedRateThrottle,
+    )
     throttle = scoped()
     if throttle.allow_request(request, SimpleNamespace(throttle_scope=UPLOAD_SCOPE)):
         return None

@@ -34,10 +34,15 @@ pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 API = "/annotate/api"
 FIXED_IDS = [uuid.UUID(int=i + 1) for i in range(6)]  # a small pool: replays are frequent
 MISSING = object()
-JUNK = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**130),
-                 st.floats(allow_nan=False), st.text(max_size=20),
-                 st.lists(st.integers(), max_size=3),
-                 st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+JUNK = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**130),
+    st.floats(allow_nan=False),
+    st.text(max_size=20),
+    st.lists(st.integers(), max_size=3),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
 
 
 @pytest.fixture
@@ -47,8 +52,10 @@ def queue(db):
     request_verification(task=task, item_ids=[item.pk for item in items])
     user = annotator(task, "fuzz-ann")
     outsider = annotator(task, "outsider")
-    others = [str(lease.token)
-              for lease in claim_assignments(task=task, annotator=outsider, count=5).assignments]
+    others = [
+        str(lease.token)
+        for lease in claim_assignments(task=task, annotator=outsider, count=5).assignments
+    ]
     token = create_token(user=user).key
     client = Client(HTTP_AUTHORIZATION=f"Token {token}")
     return task, user, others, client
@@ -57,8 +64,12 @@ def queue(db):
 def new_leases(task, user) -> list:
     """A fresh lease, the ones earlier examples left unanswered given back first (as a closing
     page does: an annotator holds only a few leases at a time)."""
-    release(annotator=user, tokens=Assignment.objects.filter(annotator=user, state="active")
-            .values_list("token", flat=True))
+    release(
+        annotator=user,
+        tokens=Assignment.objects.filter(annotator=user, state="active").values_list(
+            "token", flat=True
+        ),
+    )
     return claim_assignments(task=task, annotator=user).assignments
 
 
@@ -93,23 +104,34 @@ def answer_bodies(draw):
         return draw(valid) if roll < 17 else draw(hostile) if roll < 19 else MISSING
 
     body = {
-        "client_id": field(st.one_of(st.sampled_from(FIXED_IDS).map(str), st.uuids().map(str),
-                                     st.uuids().map(str),
-                                     st.sampled_from(FIXED_IDS).map(lambda u: str(u).upper())),
-                           st.one_of(st.sampled_from(["", "not-a-uuid", "0" * 33,
-                                                      str(FIXED_IDS[0]) + "\x00"]), JUNK)),
-        "token": field(st.sampled_from(["LEASE", "LEASE", "OTHER"]),
-                       st.one_of(st.uuids().map(str), JUNK)),
-        "answer": field(st.sampled_from(Answer.values),
-                        st.one_of(st.sampled_from(["CORRECT", "yes", "can't tell", "",
-                                                   "correct "]), JUNK)),
-        "justification": field(st.one_of(st.just(MISSING), st.text(max_size=40),
-                                         st.just("x" * 500), st.just("  padded  ")),
-                               st.one_of(st.sampled_from(["y" * 501, "z" * 100_000,
-                                                          "nul\x00byte"]), JUNK)),
-        "seconds_spent": field(st.one_of(st.just(MISSING), st.floats(0, 10**6), st.none()),
-                               st.one_of(st.sampled_from([-1, 1e308, 10**100, "12", "1e999",
-                                                          "nan", True]), JUNK)),
+        "client_id": field(
+            st.one_of(
+                st.sampled_from(FIXED_IDS).map(str),
+                st.uuids().map(str),
+                st.uuids().map(str),
+                st.sampled_from(FIXED_IDS).map(lambda u: str(u).upper()),
+            ),
+            st.one_of(
+                st.sampled_from(["", "not-a-uuid", "0" * 33, str(FIXED_IDS[0]) + "\x00"]), JUNK
+            ),
+        ),
+        "token": field(
+            st.sampled_from(["LEASE", "LEASE", "OTHER"]), st.one_of(st.uuids().map(str), JUNK)
+        ),
+        "answer": field(
+            st.sampled_from(Answer.values),
+            st.one_of(st.sampled_from(["CORRECT", "yes", "can't tell", "", "correct "]), JUNK),
+        ),
+        "justification": field(
+            st.one_of(
+                st.just(MISSING), st.text(max_size=40), st.just("x" * 500), st.just("  padded  ")
+            ),
+            st.one_of(st.sampled_from(["y" * 501, "z" * 100_000, "nul\x00byte"]), JUNK),
+        ),
+        "seconds_spent": field(
+            st.one_of(st.just(MISSING), st.floats(0, 10**6), st.none()),
+            st.one_of(st.sampled_from([-1, 1e308, 10**100, "12", "1e999", "nan", True]), JUNK),
+        ),
     }
     body = {name: value for name, value in body.items() if value is not MISSING}
     if not draw(st.integers(0, 9)):
@@ -124,8 +146,10 @@ def normalized(body: dict) -> tuple:
     return (body["token"], body["answer"], (body.get("justification") or "").strip(), seconds)
 
 
-@given(bodies=st.lists(answer_bodies(), min_size=1, max_size=3), raw=st.sampled_from(
-    [None] * 12 + [b"", b"[]", b"null", b'"x"', b"{", b"\xff", b"{}" * 2]))
+@given(
+    bodies=st.lists(answer_bodies(), min_size=1, max_size=3),
+    raw=st.sampled_from([None] * 12 + [b"", b"[]", b"null", b'"x"', b"{", b"\xff", b"{}" * 2]),
+)
 def test_answers_are_2xx_or_4xx_idempotent_and_stored_once(queue, bodies, raw):
     task, user, others, client = queue
     if raw is not None:
@@ -164,20 +188,32 @@ def test_answers_are_2xx_or_4xx_idempotent_and_stored_once(queue, bodies, raw):
     # One stored answer per client id and per (item, annotator) among live answers.
     ids = list(Judgment.objects.values_list("client_id", flat=True))
     assert len(ids) == len(set(ids))
-    live = list(Judgment.objects.filter(annotator=user, withdrawn_at=None)
-                .values_list("request_id", flat=True))
+    live = list(
+        Judgment.objects.filter(annotator=user, withdrawn_at=None).values_list(
+            "request_id", flat=True
+        )
+    )
     assert len(live) == len(set(live))
 
 
-@given(first=answer_bodies(), changes=st.dictionaries(
-    st.sampled_from(["answer", "justification", "seconds_spent", "token"]),
-    st.one_of(st.sampled_from(Answer.values), st.text(max_size=5), st.floats(0, 100),
-              st.uuids().map(str)), min_size=1, max_size=2))
+@given(
+    first=answer_bodies(),
+    changes=st.dictionaries(
+        st.sampled_from(["answer", "justification", "seconds_spent", "token"]),
+        st.one_of(
+            st.sampled_from(Answer.values),
+            st.text(max_size=5),
+            st.floats(0, 100),
+            st.uuids().map(str),
+        ),
+        min_size=1,
+        max_size=2,
+    ),
+)
 def test_a_client_id_reused_with_another_body_is_refused(queue, first, changes):
     task, user, _, client = queue
     lease = new_leases(task, user)[0]
-    body = {"answer": "correct", **first, "client_id": str(uuid.uuid4()),
-            "token": str(lease.token)}
+    body = {"answer": "correct", **first, "client_id": str(uuid.uuid4()), "token": str(lease.token)}
     if check(post(client, "/answers", body)) is None:
         return
     other = {**body, **changes}
@@ -193,17 +229,27 @@ def test_a_client_id_reused_with_another_body_is_refused(queue, first, changes):
 
 
 # -- claim, heartbeat, release, undo, progress ----------------------------------------------------
-TOKEN_LISTS = st.one_of(st.lists(st.one_of(st.uuids().map(str), st.just("LEASE"), JUNK),
-                                 max_size=60), JUNK)
+TOKEN_LISTS = st.one_of(
+    st.lists(st.one_of(st.uuids().map(str), st.just("LEASE"), JUNK), max_size=60), JUNK
+)
 
 
-@given(endpoint=st.sampled_from(["claim", "heartbeat", "release", "undo", "progress"]),
-       body=st.one_of(
-           st.fixed_dictionaries({}, optional={"count": st.one_of(st.integers(-5, 10**20), JUNK),
-                                               "holding": TOKEN_LISTS, "tokens": TOKEN_LISTS,
-                                               "extra": JUNK}),
-           JUNK),
-       slug=st.sampled_from(["fz", "nope", "fz%00", "f%0A", "f" * 90]))
+@given(
+    endpoint=st.sampled_from(["claim", "heartbeat", "release", "undo", "progress"]),
+    body=st.one_of(
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "count": st.one_of(st.integers(-5, 10**20), JUNK),
+                "holding": TOKEN_LISTS,
+                "tokens": TOKEN_LISTS,
+                "extra": JUNK,
+            },
+        ),
+        JUNK,
+    ),
+    slug=st.sampled_from(["fz", "nope", "fz%00", "f%0A", "f" * 90]),
+)
 def test_queue_endpoints_answer_2xx_or_4xx(queue, endpoint, body, slug):
     task, user, _, client = queue
     if isinstance(body, dict):
@@ -213,8 +259,9 @@ def test_queue_endpoints_answer_2xx_or_4xx(queue, endpoint, body, slug):
                 lease = None
                 if "LEASE" in body[name]:
                     lease = new_leases(task, user)
-                body[name] = [str(lease[0].token) if v == "LEASE" and lease else v
-                              for v in body[name]]
+                body[name] = [
+                    str(lease[0].token) if v == "LEASE" and lease else v for v in body[name]
+                ]
     before = set(Assignment.objects.filter(annotator=user).values_list("pk", "state"))
     if endpoint == "progress":
         caches["throttle"].clear()
@@ -223,8 +270,11 @@ def test_queue_endpoints_answer_2xx_or_4xx(queue, endpoint, body, slug):
         which = quote(body, safe="") if isinstance(body, str) else uuid.uuid4()
         result = check(post(client, f"/answers/{which}/undo", {}))
     else:
-        path = {"claim": f"/tasks/{slug}/claim", "heartbeat": "/assignments/heartbeat",
-                "release": "/assignments/release"}[endpoint]
+        path = {
+            "claim": f"/tasks/{slug}/claim",
+            "heartbeat": "/assignments/heartbeat",
+            "release": "/assignments/release",
+        }[endpoint]
         result = check(post(client, path, body))
     if result is None and endpoint in ("heartbeat", "release", "undo"):
         # A refused request changed no lease.

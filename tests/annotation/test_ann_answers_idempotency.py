@@ -22,8 +22,13 @@ def lease_for(task, user):
 
 
 def answer(user, lease, value="correct", client_id=None, **extra):
-    return answer_assignment(annotator=user, token=lease.token,
-                             client_id=client_id or uuid.uuid4(), answer=value, **extra)
+    return answer_assignment(
+        annotator=user,
+        token=lease.token,
+        client_id=client_id or uuid.uuid4(),
+        answer=value,
+        **extra,
+    )
 
 
 def test_a_replay_returns_the_stored_answer_and_stores_nothing_new():
@@ -40,8 +45,9 @@ def test_a_replay_returns_the_stored_answer_and_stores_nothing_new():
     assert task.labels_version == 1
 
 
-@pytest.mark.parametrize("change", [
-    {"value": "correct"}, {"justification": "other"}, {"seconds_spent": 9.0}])
+@pytest.mark.parametrize(
+    "change", [{"value": "correct"}, {"justification": "other"}, {"seconds_spent": 9.0}]
+)
 def test_the_same_client_id_with_another_body_is_refused(change):
     task, _ = requested_queue(2)
     user = annotator(task)
@@ -83,24 +89,31 @@ def test_unknown_tokens_and_other_peoples_leases_are_unknown():
     lease = lease_for(task, a)
     for user, token in ((a, uuid.uuid4()), (b, lease.token)):
         with pytest.raises(JudgmentError) as exc:
-            answer_assignment(annotator=user, token=token, client_id=uuid.uuid4(),
-                              answer="correct")
+            answer_assignment(annotator=user, token=token, client_id=uuid.uuid4(), answer="correct")
         assert exc.value.code == "unknown_assignment"
 
 
-@pytest.mark.parametrize(("fields", "message"), [
-    ({"answer": "maybe"}, "unknown answer"),
-    ({"client_id": "nope"}, "UUID"),
-    ({"justification": "x" * 501}, "longer than 500"),
-    ({"seconds_spent": -1}, "at least 0"),
-    ({"seconds_spent": "soon"}, "number"),
-])
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"answer": "maybe"}, "unknown answer"),
+        ({"client_id": "nope"}, "UUID"),
+        ({"justification": "x" * 501}, "longer than 500"),
+        ({"seconds_spent": -1}, "at least 0"),
+        ({"seconds_spent": "soon"}, "number"),
+    ],
+)
 def test_bad_fields_are_refused_with_a_reason(fields, message):
     task, _ = requested_queue(2)
     user = annotator(task)
     lease = lease_for(task, user)
-    body = {"annotator": user, "token": lease.token, "client_id": uuid.uuid4(),
-            "answer": "correct", **fields}
+    body = {
+        "annotator": user,
+        "token": lease.token,
+        "client_id": uuid.uuid4(),
+        "answer": "correct",
+        **fields,
+    }
     with pytest.raises(JudgmentError, match=message) as exc:
         answer_assignment(**body)
     assert exc.value.code == "invalid"

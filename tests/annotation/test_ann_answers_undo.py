@@ -27,8 +27,9 @@ def lease_for(task, user):
 
 
 def answer(user, lease, value="correct"):
-    return answer_assignment(annotator=user, token=lease.token, client_id=uuid.uuid4(),
-                             answer=value)
+    return answer_assignment(
+        annotator=user, token=lease.token, client_id=uuid.uuid4(), answer=value
+    )
 
 
 def code_of(fn):
@@ -65,9 +66,12 @@ def test_undo_after_the_window_is_refused(settings):
     user = annotator(task)
     out = answer(user, lease_for(task, user))
     Judgment.objects.filter(pk=out.record.pk).update(
-        created_at=timezone.now() - timedelta(seconds=settings.ANNOTATION_UNDO_SECONDS + 1))
-    assert code_of(lambda: undo_answer(annotator=user, client_id=out.record.client_id)) \
+        created_at=timezone.now() - timedelta(seconds=settings.ANNOTATION_UNDO_SECONDS + 1)
+    )
+    assert (
+        code_of(lambda: undo_answer(annotator=user, client_id=out.record.client_id))
         == "undo_expired"
+    )
 
 
 def test_only_the_last_answer_can_be_undone_and_only_by_its_author():
@@ -75,10 +79,13 @@ def test_only_the_last_answer_can_be_undone_and_only_by_its_author():
     a, b = annotator(task, "a"), annotator(task, "b")
     first = answer(a, lease_for(task, a))
     second = answer(a, lease_for(task, a))
-    assert code_of(lambda: undo_answer(annotator=a, client_id=first.record.client_id)) \
+    assert (
+        code_of(lambda: undo_answer(annotator=a, client_id=first.record.client_id))
         == "not_last_answer"
-    assert code_of(lambda: undo_answer(annotator=b, client_id=second.record.client_id)) \
-        == "not_found"
+    )
+    assert (
+        code_of(lambda: undo_answer(annotator=b, client_id=second.record.client_id)) == "not_found"
+    )
     assert code_of(lambda: undo_answer(annotator=a, client_id=uuid.uuid4())) == "not_found"
     undo_answer(annotator=a, client_id=second.record.client_id)
     # With the last one withdrawn, the one before is the last now.
@@ -115,7 +122,10 @@ def test_undoing_one_of_two_judgments_keeps_the_other_and_asks_for_one_again():
     undo_answer(annotator=b, client_id=second.record.client_id)
     request = VerificationRequest.objects.get()
     assert (request.state, request.judgments_counted, request.judgments_required) == (
-        "pending", 1, 2)
+        "pending",
+        1,
+        2,
+    )
     assert Item.objects.get(pk=items[0].pk).verified_at == first.record.created_at
     # b holds the fresh lease on the free slot; c gets the item once b's lease is gone.
     assert claim_assignments(task=task, annotator=c).status == "empty"
@@ -185,7 +195,8 @@ def test_undo_of_a_late_answer_withdraws_it_and_hands_out_nothing_gold_or_real()
     user = annotator(task)
     leases = claim_assignments(task=task, annotator=user, count=2).assignments
     Assignment.objects.filter(annotator=user).update(
-        expires_at=timezone.now() - timedelta(seconds=1))
+        expires_at=timezone.now() - timedelta(seconds=1)
+    )
     for lease in leases:
         out = answer(user, lease, "correct")
         undone = undo_answer(annotator=user, client_id=out.record.client_id)

@@ -58,8 +58,9 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize(("path", "body", "code"), BAD, ids=[f"{p} {i}" for i, (p, _, _)
-                                                             in enumerate(BAD)])
+@pytest.mark.parametrize(
+    ("path", "body", "code"), BAD, ids=[f"{p} {i}" for i, (p, _, _) in enumerate(BAD)]
+)
 def test_bad_bodies_get_a_4xx_error_body_and_store_nothing(world, path, body, code):
     client, token = world
     if callable(body):
@@ -84,14 +85,16 @@ def test_wrong_methods_and_content_types_are_4xx_with_an_error_body(world):
 
 
 def test_bad_tokens_and_credentials(world):
-    r = Client(HTTP_AUTHORIZATION="Token nope").post(API + "/tasks/tk/claim", data="{}",
-                                                     content_type="application/json")
+    r = Client(HTTP_AUTHORIZATION="Token nope").post(
+        API + "/tasks/tk/claim", data="{}", content_type="application/json"
+    )
     assert r.status_code == 401 and r.json()["error"]["code"] == "not_authenticated"
 
 
 @pytest.mark.parametrize("failure", ["operational", "interface"])
 def test_a_lost_database_is_a_json_503_with_retry_after_and_the_retry_stores_once(
-        world, monkeypatch, failure):
+    world, monkeypatch, failure
+):
     from django.db import InterfaceError, OperationalError
 
     import annotation.api
@@ -105,13 +108,18 @@ def test_a_lost_database_is_a_json_503_with_retry_after_and_the_retry_stores_onc
 
     real = annotation.api.answer_assignment
     monkeypatch.setattr(annotation.api, "answer_assignment", lost)
-    response = client.post(API + "/answers", data=json.dumps(body),
-                           content_type="application/json")
+    response = client.post(API + "/answers", data=json.dumps(body), content_type="application/json")
     assert response.status_code == 503
     assert response["Retry-After"] == "5"
-    assert response.json() == {"error": {"code": "unavailable",
-                                         "message": "the database is unavailable; retry shortly",
-                                         "problems": [], "total": 0, "run": None}}
+    assert response.json() == {
+        "error": {
+            "code": "unavailable",
+            "message": "the database is unavailable; retry shortly",
+            "problems": [],
+            "total": 0,
+            "run": None,
+        }
+    }
     assert "server closed" not in response.content.decode()
     monkeypatch.setattr(annotation.api, "answer_assignment", real)
     retry = client.post(API + "/answers", data=json.dumps(body), content_type="application/json")

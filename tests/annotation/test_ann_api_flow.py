@@ -21,8 +21,12 @@ API = "/annotate/api"
 
 @pytest.fixture
 def task():
-    task = make_task(slug="tk", judgments_per_item=1, gold_rate=0.0,
-                     question="Do these two records describe the same paper?")
+    task = make_task(
+        slug="tk",
+        judgments_per_item=1,
+        gold_rate=0.0,
+        question="Do these two records describe the same paper?",
+    )
     items = add_items(task, 4)
     for i, it in enumerate(items):
         it.payload = {"left": {"title": f"Paper {i}"}, "right": {"title": f"Paper {i}."}}
@@ -37,8 +41,11 @@ def client_for(user) -> Client:
 
 
 def post(client, path, body=None):
-    return client.post(API + path, data=json.dumps(body if body is not None else {}),
-                       content_type="application/json")
+    return client.post(
+        API + path,
+        data=json.dumps(body if body is not None else {}),
+        content_type="application/json",
+    )
 
 
 def test_claim_answer_undo_progress_round_trip(task):
@@ -51,14 +58,25 @@ def test_claim_answer_undo_progress_round_trip(task):
     assert len(data["assignments"]) == 2
     first = data["assignments"][0]
     assert set(first) == {"token", "expires_at", "display"}
-    assert data["progress"] == {"answered_today": 0, "answered_total": 0, "daily_cap": None,
-                                "remaining": 4, "paused": False, "paused_reason": ""}
+    assert data["progress"] == {
+        "answered_today": 0,
+        "answered_total": 0,
+        "daily_cap": None,
+        "remaining": 4,
+        "paused": False,
+        "paused_reason": "",
+    }
     hb = post(c, "/assignments/heartbeat", {"tokens": [a["token"] for a in data["assignments"]]})
     assert hb.status_code == 200 and all(a["valid"] for a in hb.json()["assignments"])
 
     cid = str(uuid.uuid4())
-    body = {"client_id": cid, "token": first["token"], "answer": "correct",
-            "justification": "same title", "seconds_spent": 3.2}
+    body = {
+        "client_id": cid,
+        "token": first["token"],
+        "answer": "correct",
+        "justification": "same title",
+        "seconds_spent": 3.2,
+    }
     r = post(c, "/answers", body)
     assert r.status_code == 201
     assert r.json()["answer"]["client_id"] == cid and r.json()["answer"]["counted"] is True
@@ -78,14 +96,21 @@ def test_claim_answer_undo_progress_round_trip(task):
     assert undone.json()["progress"]["answered_total"] == 0
     assert Judgment.objects.get(client_id=cid).withdrawn_seq == 2
     assert post(c, f"/answers/{cid}/undo").json()["assignment"]["token"] == back["token"]
-    r = post(c, "/answers", {"client_id": str(uuid.uuid4()), "token": back["token"],
-                             "answer": "incorrect"})
+    r = post(
+        c,
+        "/answers",
+        {"client_id": str(uuid.uuid4()), "token": back["token"], "answer": "incorrect"},
+    )
     assert r.status_code == 201 and r.json()["answer"]["counted"] is True
     # A skip can be undone too: the item comes back with a fresh token.
     second = data["assignments"][1]
     skip_id = str(uuid.uuid4())
-    assert post(c, "/answers", {"client_id": skip_id, "token": second["token"],
-                                "answer": "cannot_tell"}).status_code == 201
+    assert (
+        post(
+            c, "/answers", {"client_id": skip_id, "token": second["token"], "answer": "cannot_tell"}
+        ).status_code
+        == 201
+    )
     undone = post(c, f"/answers/{skip_id}/undo")
     assert undone.status_code == 200 and undone.json()["undone"] is True
     fresh = undone.json()["assignment"]
@@ -106,12 +131,34 @@ def test_the_claim_response_is_blind_to_runs_teams_scores_and_answers(task):
     # Someone else already answered (skipped) an item: that must not show either.
     c_other = client_for(other)
     lease = post(c_other, "/tasks/tk/claim").json()["assignments"][0]
-    post(c_other, "/answers", {"client_id": str(uuid.uuid4()), "token": lease["token"],
-                               "answer": "cannot_tell", "justification": "OtherJustification"})
+    post(
+        c_other,
+        "/answers",
+        {
+            "client_id": str(uuid.uuid4()),
+            "token": lease["token"],
+            "answer": "cannot_tell",
+            "justification": "OtherJustification",
+        },
+    )
     text = post(client_for(user), "/tasks/tk/claim", {"count": 3}).content.decode()
-    for secret in ("SecretTeamName", "SecretRunName", "0.91", "0.92", "0.93", "0.94",
-                   "OtherJustification", "other-annotator", "cannot_tell", "priority",
-                   "request", "\"k0\"", "run", "team", "score"):
+    for secret in (
+        "SecretTeamName",
+        "SecretRunName",
+        "0.91",
+        "0.92",
+        "0.93",
+        "0.94",
+        "OtherJustification",
+        "other-annotator",
+        "cannot_tell",
+        "priority",
+        "request",
+        '"k0"',
+        "run",
+        "team",
+        "score",
+    ):
         assert secret not in text, secret
     data = json.loads(text)
     assert len(data["assignments"]) == 3
@@ -129,8 +176,9 @@ def test_session_auth_needs_the_csrf_token(task):
     assert r.status_code == 403 and r.json()["error"]["code"] == "forbidden"
     c.get("/annotate/")  # sets the CSRF cookie
     token = c.cookies["csrftoken"].value
-    r = c.post(API + "/tasks/tk/claim", data="{}", content_type="application/json",
-               HTTP_X_CSRFTOKEN=token)
+    r = c.post(
+        API + "/tasks/tk/claim", data="{}", content_type="application/json", HTTP_X_CSRFTOKEN=token
+    )
     assert r.status_code == 200 and r.json()["status"] == "ok"
 
 
@@ -139,11 +187,15 @@ def test_late_answer_on_an_expired_lease_is_kept_and_said_not_counted(task):
     c = client_for(user)
     lease = post(c, "/tasks/tk/claim").json()["assignments"][0]
     Assignment.objects.filter(token=lease["token"]).update(
-        expires_at=timezone.now() - timedelta(minutes=5))
+        expires_at=timezone.now() - timedelta(minutes=5)
+    )
     hb = post(c, "/assignments/heartbeat", {"tokens": [lease["token"]]}).json()
     assert hb["assignments"][0]["valid"] is False  # expired: never revived
-    r = post(c, "/answers", {"client_id": str(uuid.uuid4()), "token": lease["token"],
-                             "answer": "incorrect"})
+    r = post(
+        c,
+        "/answers",
+        {"client_id": str(uuid.uuid4()), "token": lease["token"], "answer": "incorrect"},
+    )
     assert r.status_code == 201 and r.json()["answer"]["counted"] is False
     assert "not counted" in r.json()["answer"]["message"]
     assert Judgment.objects.filter(answer="incorrect", counted=False, late=True).count() == 1
@@ -154,8 +206,11 @@ def test_tasks_and_assignments_of_others_are_not_found(task):
     c = client_for(user)
     r = post(c, "/tasks/nope/claim")
     assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
-    r = post(c, "/answers", {"client_id": str(uuid.uuid4()), "token": str(uuid.uuid4()),
-                             "answer": "correct"})
+    r = post(
+        c,
+        "/answers",
+        {"client_id": str(uuid.uuid4()), "token": str(uuid.uuid4()), "answer": "correct"},
+    )
     assert r.status_code == 404 and r.json()["error"]["code"] == "unknown_assignment"
     r = post(c, f"/answers/{uuid.uuid4()}/undo")
     assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"

@@ -35,19 +35,40 @@ from pipeline_support import add_items, add_run, make_task, make_team
 
 pytestmark = pytest.mark.django_db
 API = "/annotate/api"
-ROLES = ("anonymous", "conflicted", "annotator", "other_ann", "org", "other_org", "staff_org",
-         "admin", "paused")
+ROLES = (
+    "anonymous",
+    "conflicted",
+    "annotator",
+    "other_ann",
+    "org",
+    "other_org",
+    "staff_org",
+    "admin",
+    "paused",
+)
 ERROR_KEYS = {"code", "message", "problems", "total", "run"}
 
 
 def build_queue_world():
     User = get_user_model()
-    users = {name: User.objects.create_user(name, password="pw",
-                                            is_staff=name in ("admin", "staff_org"),
-                                            is_superuser=name == "admin")
-             for name in ROLES if name != "anonymous"}
-    task = make_task(slug="tk", title="Linking", state=Task.State.OPEN, judgments_per_item=2,
-                     gold_rate=0.0, question="Same paper?")
+    users = {
+        name: User.objects.create_user(
+            name,
+            password="pw",
+            is_staff=name in ("admin", "staff_org"),
+            is_superuser=name == "admin",
+        )
+        for name in ROLES
+        if name != "anonymous"
+    }
+    task = make_task(
+        slug="tk",
+        title="Linking",
+        state=Task.State.OPEN,
+        judgments_per_item=2,
+        gold_rate=0.0,
+        question="Same paper?",
+    )
     other = make_task(slug="other", title="Other", state=Task.State.OPEN, gold_rate=0.0)
     task.organizers.add(users["org"])
     other.organizers.add(users["other_org"], users["staff_org"])
@@ -55,8 +76,10 @@ def build_queue_world():
     other.annotators.add(users["other_ann"])
     items = add_items(task, 6)
     for item in items:
-        item.payload = {"left": {"title": f"Left {item.index}"},
-                        "right": {"title": f"Right {item.index}"}}
+        item.payload = {
+            "left": {"title": f"Left {item.index}"},
+            "right": {"title": f"Right {item.index}"},
+        }
         item.save(update_fields=["payload"])
     team = make_team("team-secret", users["conflicted"])
     add_run(task, team, [it.index for it in items], name="run-secret")
@@ -71,8 +94,14 @@ def build_queue_world():
     answer_assignment(annotator=ann, token=done_lease.token, client_id=done, answer="correct")
     paused_claim = claim_assignments(task=task, annotator=users["paused"], count=1)
     pause_annotator(task=task, annotator=users["paused"], reason="gold accuracy 0.40")
-    return SimpleNamespace(users=users, task=task, other=other, live=live_lease.token, done=done,
-                           paused_lease=paused_claim.assignments[0].token)
+    return SimpleNamespace(
+        users=users,
+        task=task,
+        other=other,
+        live=live_lease.token,
+        done=done,
+        paused_lease=paused_claim.assignments[0].token,
+    )
 
 
 @pytest.fixture
@@ -92,30 +121,49 @@ def own_answer_body(world):
 # token and answered client_id. Bodies are JSON (a callable builds a fresh one per cell).
 MATRIX = [
     # method, path, body,                          anon conf ann  oann org  oorg sorg adm  psd
-    ("POST", "/tasks/tk/claim", {"count": 1},      (401, 200, 200, 403, 403, 403, 403, 403, 200)),
-    ("GET", "/tasks/tk/claim", None,               (401, 405, 405, 405, 405, 405, 405, 405, 405)),
-    ("POST", "/tasks/other/claim", {"count": 1},   (401, 403, 403, 200, 403, 403, 403, 403, 403)),
-    ("POST", "/tasks/nope/claim", {"count": 1},    (401, 404, 404, 404, 404, 404, 404, 404, 404)),
-    ("POST", "/tasks/tk/claim", {"count": 1, "x": 1},
-                                                   (401, 400, 400, 400, 400, 400, 400, 400, 400)),
-    ("GET", "/tasks/tk/progress", None,            (401, 200, 200, 403, 403, 403, 403, 403, 200)),
-    ("POST", "/tasks/tk/progress", None,           (401, 405, 405, 405, 405, 405, 405, 405, 405)),
-    ("POST", "/assignments/heartbeat", {"tokens": ["{live}"]},
-                                                   (401, 200, 200, 200, 200, 200, 200, 200, 200)),
-    ("POST", "/assignments/release", {"tokens": ["{live}"]},
-                                                   (401, 204, 204, 204, 204, 204, 204, 204, 204)),
-    ("POST", "/answers", answer_body,              (401, 404, 201, 404, 404, 404, 404, 404, 404)),
-    ("POST", "/answers", own_answer_body,          (401, 404, 404, 404, 404, 404, 404, 404, 201)),
-    ("POST", "/answers", {"token": "not-a-uuid"},  (401, 400, 400, 400, 400, 400, 400, 400, 400)),
-    ("GET", "/answers", None,                      (401, 405, 405, 405, 405, 405, 405, 405, 405)),
-    ("POST", "/answers/{done}/undo", None,         (401, 404, 200, 404, 404, 404, 404, 404, 404)),
-    ("POST", f"/answers/{uuid.UUID(int=7)}/undo", None,
-                                                   (401, 404, 404, 404, 404, 404, 404, 404, 404)),
-    ("POST", "/answers/not-a-uuid/undo", None,     (404, 404, 404, 404, 404, 404, 404, 404, 404)),
-    ("GET", "/nothing/here", None,                 (404, 404, 404, 404, 404, 404, 404, 404, 404)),
+    ("POST", "/tasks/tk/claim", {"count": 1}, (401, 200, 200, 403, 403, 403, 403, 403, 200)),
+    ("GET", "/tasks/tk/claim", None, (401, 405, 405, 405, 405, 405, 405, 405, 405)),
+    ("POST", "/tasks/other/claim", {"count": 1}, (401, 403, 403, 200, 403, 403, 403, 403, 403)),
+    ("POST", "/tasks/nope/claim", {"count": 1}, (401, 404, 404, 404, 404, 404, 404, 404, 404)),
+    (
+        "POST",
+        "/tasks/tk/claim",
+        {"count": 1, "x": 1},
+        (401, 400, 400, 400, 400, 400, 400, 400, 400),
+    ),
+    ("GET", "/tasks/tk/progress", None, (401, 200, 200, 403, 403, 403, 403, 403, 200)),
+    ("POST", "/tasks/tk/progress", None, (401, 405, 405, 405, 405, 405, 405, 405, 405)),
+    (
+        "POST",
+        "/assignments/heartbeat",
+        {"tokens": ["{live}"]},
+        (401, 200, 200, 200, 200, 200, 200, 200, 200),
+    ),
+    (
+        "POST",
+        "/assignments/release",
+        {"tokens": ["{live}"]},
+        (401, 204, 204, 204, 204, 204, 204, 204, 204),
+    ),
+    ("POST", "/answers", answer_body, (401, 404, 201, 404, 404, 404, 404, 404, 404)),
+    ("POST", "/answers", own_answer_body, (401, 404, 404, 404, 404, 404, 404, 404, 201)),
+    ("POST", "/answers", {"token": "not-a-uuid"}, (401, 400, 400, 400, 400, 400, 400, 400, 400)),
+    ("GET", "/answers", None, (401, 405, 405, 405, 405, 405, 405, 405, 405)),
+    ("POST", "/answers/{done}/undo", None, (401, 404, 200, 404, 404, 404, 404, 404, 404)),
+    (
+        "POST",
+        f"/answers/{uuid.UUID(int=7)}/undo",
+        None,
+        (401, 404, 404, 404, 404, 404, 404, 404, 404),
+    ),
+    ("POST", "/answers/not-a-uuid/undo", None, (404, 404, 404, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/nothing/here", None, (404, 404, 404, 404, 404, 404, 404, 404, 404)),
 ]
-CELLS = [pytest.param(method, path, body, role, statuses[i], id=f"{method} {path} {role}")
-         for method, path, body, statuses in MATRIX for i, role in enumerate(ROLES)]
+CELLS = [
+    pytest.param(method, path, body, role, statuses[i], id=f"{method} {path} {role}")
+    for method, path, body, statuses in MATRIX
+    for i, role in enumerate(ROLES)
+]
 
 # What each role's successful claim says (``status``), and how many items it gets.
 CLAIM_OUTCOME = {"conflicted": ("empty", 0), "annotator": ("ok", 1), "paused": ("paused", 0)}
@@ -141,8 +189,11 @@ def fill(value, world):
 def call(client, method: str, path: str, body=None):
     if method == "GET":
         return client.get(API + path)
-    return client.post(API + path, data=json.dumps(body if body is not None else {}),
-                       content_type="application/json")
+    return client.post(
+        API + path,
+        data=json.dumps(body if body is not None else {}),
+        content_type="application/json",
+    )
 
 
 def annotators_work(world) -> tuple:
@@ -178,8 +229,9 @@ def test_matrix_covers_every_annotation_api_route():
     from annotation import api_urls
 
     # A catch-all (any other path gets the JSON 404 body) is covered by the last two cells.
-    catch_all = {str(p.pattern) for p in api_urls.urlpatterns
-                 if p.pattern.regex.fullmatch("nothing/here")}
+    catch_all = {
+        str(p.pattern) for p in api_urls.urlpatterns if p.pattern.regex.fullmatch("nothing/here")
+    }
     routes = {str(p.pattern) for p in api_urls.urlpatterns} - catch_all
     covered = set()
     for _, path, _, _ in MATRIX:
@@ -207,14 +259,19 @@ def test_another_annotator_of_the_same_task_cannot_use_someone_elses_token_or_cl
     assert answered.json()["error"]["code"] == "unknown_assignment"
     beat = call(client, "POST", "/assignments/heartbeat", {"tokens": [str(world.live)]})
     assert beat.json()["assignments"][0]["valid"] is False
-    assert call(client, "POST", "/assignments/release",
-                {"tokens": [str(world.live)]}).status_code == 204
+    assert (
+        call(client, "POST", "/assignments/release", {"tokens": [str(world.live)]}).status_code
+        == 204
+    )
     undo = call(client, "POST", f"/answers/{world.done}/undo")
     assert undo.status_code == 404 and undo.json()["error"]["code"] == "not_found"
     # The annotator's client_id on the thief's own lease: refused, the original untouched.
-    reused = call(client, "POST", "/answers", {"client_id": str(world.done),
-                                               "token": str(world.paused_lease),
-                                               "answer": "correct"})
+    reused = call(
+        client,
+        "POST",
+        "/answers",
+        {"client_id": str(world.done), "token": str(world.paused_lease), "answer": "correct"},
+    )
     assert reused.status_code == 409 and reused.json()["error"]["code"] == "client_id_reused"
     assert annotators_work(world) == before
     # Revoked by the pause (not by the thief), and left so.
@@ -230,8 +287,10 @@ def test_owner_can_heartbeat_release_and_undo(world):
     undo = call(owner, "POST", f"/answers/{world.done}/undo")
     assert undo.status_code == 200 and undo.json()["undone"] is True
     assert Judgment.objects.get(client_id=world.done).withdrawn_at is not None
-    assert call(owner, "POST", "/assignments/release",
-                {"tokens": [str(world.live)]}).status_code == 204
+    assert (
+        call(owner, "POST", "/assignments/release", {"tokens": [str(world.live)]}).status_code
+        == 204
+    )
     assert Assignment.objects.get(token=world.live).state == Assignment.State.RELEASED
 
 

@@ -39,12 +39,14 @@ def _client(task_id, user, truth, seed, acked, errors, start, deadline):
         start.wait()
         idle = 0
         while time.monotonic() < deadline:
-            claim = claim_assignments(task=task, annotator=user, count=rng.randint(1, 3),
-                                      holding=[a.token for a in held])
+            claim = claim_assignments(
+                task=task, annotator=user, count=rng.randint(1, 3), holding=[a.token for a in held]
+            )
             held.extend(claim.assignments)
             if not held:
-                if not VerificationRequest.objects.filter(task_id=task_id,
-                                                          state="pending").exists():
+                if not VerificationRequest.objects.filter(
+                    task_id=task_id, state="pending"
+                ).exists():
                     return
                 idle += 1
                 time.sleep(min(0.5, 0.01 * 2 ** min(idle, 6)))  # back off: others hold the rest
@@ -57,17 +59,31 @@ def _client(task_id, user, truth, seed, acked, errors, start, deadline):
             item = lease.request.item if lease.request_id else lease.gold.item
             right = truth[item.pk]
             roll = rng.random()
-            value = ("cannot_tell" if roll < 0.03
-                     else ("correct" if right else "incorrect") if roll < 0.93
-                     else ("incorrect" if right else "correct"))
+            value = (
+                "cannot_tell"
+                if roll < 0.03
+                else ("correct" if right else "incorrect")
+                if roll < 0.93
+                else ("incorrect" if right else "correct")
+            )
             cid = uuid.uuid4()
-            out = answer_assignment(annotator=user, token=lease.token, client_id=cid,
-                                    answer=value, seconds_spent=rng.random() * 10)
+            out = answer_assignment(
+                annotator=user,
+                token=lease.token,
+                client_id=cid,
+                answer=value,
+                seconds_spent=rng.random() * 10,
+            )
             assert out.created
             acked.append(cid)
             if rng.random() < 0.1:  # the response got lost: the browser sends it again
-                again = answer_assignment(annotator=user, token=lease.token, client_id=cid,
-                                          answer=value, seconds_spent=out.record.seconds_spent)
+                again = answer_assignment(
+                    annotator=user,
+                    token=lease.token,
+                    client_id=cid,
+                    answer=value,
+                    seconds_spent=out.record.seconds_spent,
+                )
                 assert not again.created and again.record.pk == out.record.pk
         errors.append(f"{user.username}: deadline reached")
     except Exception as exc:  # reported by the test thread
@@ -87,9 +103,12 @@ def run_clients(n_clients, n_items, judgments, timeout):
     acked, errors = [], []
     start = threading.Barrier(n_clients)
     deadline = time.monotonic() + timeout
-    threads = [threading.Thread(target=_client, args=(task.pk, u, truth, i, acked, errors,
-                                                      start, deadline))
-               for i, u in enumerate(users)]
+    threads = [
+        threading.Thread(
+            target=_client, args=(task.pk, u, truth, i, acked, errors, start, deadline)
+        )
+        for i, u in enumerate(users)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -100,21 +119,26 @@ def run_clients(n_clients, n_items, judgments, timeout):
 
 def check(task, acked):
     requests = list(VerificationRequest.objects.filter(task=task))
-    counted = Counter(Judgment.objects.filter(request__task=task, counted=True)
-                      .values_list("request_id", flat=True))
+    counted = Counter(
+        Judgment.objects.filter(request__task=task, counted=True).values_list(
+            "request_id", flat=True
+        )
+    )
     over = [r.pk for r in requests if counted[r.pk] > r.judgments_required]
     assert over == []
     assert all(counted[r.pk] == r.judgments_counted for r in requests)
     # Every acknowledged answer is stored exactly once, and nothing else is.
-    stored = (list(Judgment.objects.filter(request__task=task).values_list("client_id", flat=True))
-              + list(GoldAnswer.objects.filter(gold__task=task)
-                     .values_list("client_id", flat=True)))
+    stored = list(
+        Judgment.objects.filter(request__task=task).values_list("client_id", flat=True)
+    ) + list(GoldAnswer.objects.filter(gold__task=task).values_list("client_id", flat=True))
     assert Counter(stored) == Counter(acked)
-    pairs = Counter(Judgment.objects.filter(request__task=task)
-                    .values_list("request_id", "annotator_id"))
+    pairs = Counter(
+        Judgment.objects.filter(request__task=task).values_list("request_id", "annotator_id")
+    )
     assert [p for p, n in pairs.items() if n > 1] == []
-    gold_pairs = Counter(GoldAnswer.objects.filter(gold__task=task)
-                         .values_list("gold_id", "annotator_id"))
+    gold_pairs = Counter(
+        GoldAnswer.objects.filter(gold__task=task).values_list("gold_id", "annotator_id")
+    )
     assert [p for p, n in gold_pairs.items() if n > 1] == []
     assert all(r.state == "resolved" for r in requests)
     resolved_items = Item.objects.filter(task=task, verification_request__isnull=False)
@@ -122,10 +146,16 @@ def check(task, acked):
     # Every counted answer (judgment or gold answer) has its own number, in one sequence with
     # no gap: the task's judgment set of any version is well defined.
     task.refresh_from_db()
-    seqs = sorted([*Judgment.objects.filter(request__task=task, counted=True)
-                   .values_list("seq", flat=True),
-                   *GoldAnswer.objects.filter(gold__task=task, correct__isnull=False)
-                   .values_list("seq", flat=True)])
+    seqs = sorted(
+        [
+            *Judgment.objects.filter(request__task=task, counted=True).values_list(
+                "seq", flat=True
+            ),
+            *GoldAnswer.objects.filter(gold__task=task, correct__isnull=False).values_list(
+                "seq", flat=True
+            ),
+        ]
+    )
     assert seqs == list(range(1, task.labels_version + 1))
     return len(stored)
 
@@ -169,8 +199,11 @@ def hoard(n_threads):
         try:
             start.wait()
             for _ in range(5):
-                claim_assignments(task=Task.objects.get(pk=task.pk), annotator=user,
-                                  count=settings.ANNOTATION_MAX_CLAIM)
+                claim_assignments(
+                    task=Task.objects.get(pk=task.pk),
+                    annotator=user,
+                    count=settings.ANNOTATION_MAX_CLAIM,
+                )
         except Exception as exc:  # reported by the test thread
             errors.append(repr(exc))
         finally:
@@ -182,8 +215,9 @@ def hoard(n_threads):
     for t in threads:
         t.join()
     assert errors == []
-    live = Assignment.objects.filter(annotator=user, state="active",
-                                     expires_at__gt=timezone.now()).count()
+    live = Assignment.objects.filter(
+        annotator=user, state="active", expires_at__gt=timezone.now()
+    ).count()
     assert live == settings.ANNOTATION_MAX_CLAIM
 
 
@@ -194,6 +228,5 @@ def test_concurrent_claims_of_one_annotator_stay_within_the_lease_limit_on_sqlit
 
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_concurrent_claims_of_one_annotator_stay_within_the_lease_limit_on_postgres(
-        sent_messages):
+def test_concurrent_claims_of_one_annotator_stay_within_the_lease_limit_on_postgres(sent_messages):
     hoard(12)

@@ -28,8 +28,10 @@ pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 KNOWN = [f"k{i}" for i in range(8)]  # add_items' keys
 GOOD_LINES = st.tuples(st.sampled_from(KNOWN), st.sampled_from(["correct", "incorrect"]))
 BAD_LINES = st.one_of(
-    st.tuples(st.sampled_from(["unknown", "k99", " ", "k1\x00", "k\u2028"]),
-              st.sampled_from(["correct", "incorrect"])),
+    st.tuples(
+        st.sampled_from(["unknown", "k99", " ", "k1\x00", "k\u2028"]),
+        st.sampled_from(["correct", "incorrect"]),
+    ),
     st.tuples(st.sampled_from(KNOWN), st.sampled_from(["yes", "", "CORRECT ", "true", "1"])),
     st.tuples(st.sampled_from(KNOWN), st.just("correct\textra")),
     st.text(max_size=12).map(lambda text: (text, None)),
@@ -50,21 +52,31 @@ def expected_gold(lines: list[tuple[str, str | None]]) -> dict[str, bool] | None
         text = key if answer is None else f"{key}\t{answer}"
         if not text.strip() or text.lstrip().startswith("#"):
             continue
-        if answer is None or key not in KNOWN or answer.strip().lower() not in (
-                "correct", "incorrect") or key in gold:
+        if (
+            answer is None
+            or key not in KNOWN
+            or answer.strip().lower() not in ("correct", "incorrect")
+            or key in gold
+        ):
             return None
         gold[key] = answer.strip().lower() == "correct"
     return gold
 
 
-@given(lines=st.lists(st.one_of(GOOD_LINES, GOOD_LINES, BAD_LINES,
-                                st.sampled_from([("", None), ("# a comment", None)])),
-                      max_size=10),
-       newline=st.sampled_from([b"\n", b"\r\n"]), bom=st.booleans(),
-       corrupt=st.sampled_from([None, None, None, b"\xff", b"\xc3", b"\x00"]))
-def test_load_gold_loads_exactly_the_file_or_raises_a_command_error(task, tmp_path_factory,
-                                                                    lines, newline, bom,
-                                                                    corrupt):
+@given(
+    lines=st.lists(
+        st.one_of(
+            GOOD_LINES, GOOD_LINES, BAD_LINES, st.sampled_from([("", None), ("# a comment", None)])
+        ),
+        max_size=10,
+    ),
+    newline=st.sampled_from([b"\n", b"\r\n"]),
+    bom=st.booleans(),
+    corrupt=st.sampled_from([None, None, None, b"\xff", b"\xc3", b"\x00"]),
+)
+def test_load_gold_loads_exactly_the_file_or_raises_a_command_error(
+    task, tmp_path_factory, lines, newline, bom, corrupt
+):
     GoldItem.objects.filter(task=task).delete()
     body = newline.join((k if a is None else f"{k}\t{a}").encode() for k, a in lines)
     if bom:

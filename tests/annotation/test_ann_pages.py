@@ -18,8 +18,10 @@ pytestmark = pytest.mark.django_db
 RUN_NAME = "zz-secret-run-name"
 TEAM_NAME = "Zz Secret Team Name"
 EVIL = '"><img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
-PAIR = {"left": {"given_name": "rachael", "surname": "dent", "postcode": "4129"},
-        "right": {"given_name": "rachael", "surname": "dent", "postcode": "4219"}}
+PAIR = {
+    "left": {"given_name": "rachael", "surname": "dent", "postcode": "4129"},
+    "right": {"given_name": "rachael", "surname": "dent", "postcode": "4219"},
+}
 
 
 @pytest.fixture
@@ -40,8 +42,11 @@ def _api(name, *args):
 
 
 def test_annotate_pages_need_login(client, queue):
-    for url in (reverse("annotation:home"), reverse("annotation:task", args=["pairs"]),
-                reverse("annotation:queue", args=["pairs"])):
+    for url in (
+        reverse("annotation:home"),
+        reverse("annotation:task", args=["pairs"]),
+        reverse("annotation:queue", args=["pairs"]),
+    ):
         response = client.get(url)
         assert response.status_code == 302
         assert response["Location"].startswith(reverse("login"))
@@ -81,8 +86,13 @@ def test_page_shell_has_the_keys_the_question_and_nothing_about_runs(client, que
     response = client.get(reverse("annotation:task", args=["pairs"]))
     html = response.content.decode()
     assert response.status_code == 200
-    for label in ("Correct (<kbd>y</kbd>)", "Incorrect (<kbd>n</kbd>)",
-                  "Can't tell (<kbd>s</kbd>)", "Undo (<kbd>u</kbd>)", "Help (<kbd>?</kbd>)"):
+    for label in (
+        "Correct (<kbd>y</kbd>)",
+        "Incorrect (<kbd>n</kbd>)",
+        "Can't tell (<kbd>s</kbd>)",
+        "Undo (<kbd>u</kbd>)",
+        "Help (<kbd>?</kbd>)",
+    ):
         assert label in html
     assert 'aria-live="polite"' in html
     assert "Same person? &quot;&gt;&lt;img src=x onerror=" in html
@@ -91,10 +101,15 @@ def test_page_shell_has_the_keys_the_question_and_nothing_about_runs(client, que
     # The page never carries payload (it comes through the API and is written as textContent).
     assert "rachael" not in html
     assert "annotation/annotate.js" in html and "annotation/annotate.css" in html
-    config = json.loads(re.search(r'<script id="ann-config" type="application/json">(.*?)</script>',
-                                  html).group(1))
-    assert config == {"slug": "pairs", "user": user.pk, "api": "/annotate/api/",
-                      "prefetch": settings.ANNOTATION_MAX_CLAIM}
+    config = json.loads(
+        re.search(r'<script id="ann-config" type="application/json">(.*?)</script>', html).group(1)
+    )
+    assert config == {
+        "slug": "pairs",
+        "user": user.pk,
+        "api": "/annotate/api/",
+        "prefetch": settings.ANNOTATION_MAX_CLAIM,
+    }
     assert re.search(r'<meta name="csrf-token" content="[^"]+">', html)
 
 
@@ -114,8 +129,10 @@ def test_queue_page_only_for_organizers_of_the_task_and_staff(client, queue):
     make_task(slug="elsewhere", title="Elsewhere").organizers.add(other_organizer)
     client.force_login(other_organizer)
     assert client.get(url).status_code == 403
-    assert client.post(reverse("annotation:unpause", args=["pairs"]),
-                       {"username": "ann"}).status_code == 403
+    assert (
+        client.post(reverse("annotation:unpause", args=["pairs"]), {"username": "ann"}).status_code
+        == 403
+    )
     client.force_login(get_user_model().objects.create_user("boss", is_staff=True))
     assert client.get(reverse("annotation:queue", args=["nope"])).status_code == 404
 
@@ -123,8 +140,9 @@ def test_queue_page_only_for_organizers_of_the_task_and_staff(client, queue):
 def test_claimed_items_carry_only_their_display_never_runs_or_teams(client, queue):
     _task, _items, user = queue
     client.force_login(user)
-    response = client.post(_api("api_claim", "pairs"), {"count": 3},
-                           content_type="application/json")
+    response = client.post(
+        _api("api_claim", "pairs"), {"count": 3}, content_type="application/json"
+    )
     assert response.status_code == 200
     body = response.content.decode()
     assert RUN_NAME not in body and TEAM_NAME not in body
@@ -142,13 +160,15 @@ def test_claimed_items_carry_only_their_display_never_runs_or_teams(client, queu
 
 def test_the_tasks_display_template_shapes_what_the_api_shows(client, queue):
     task, items, user = queue
-    task.display_template = json.dumps({"layout": "table", "fields": ["n"],
-                                        "labels": {"n": "Count"}})
+    task.display_template = json.dumps(
+        {"layout": "table", "fields": ["n"], "labels": {"n": "Count"}}
+    )
     task.save(update_fields=["display_template"])
     Item.objects.filter(pk=items[0].pk).update(payload={"text": "a", "n": 7})
     client.force_login(user)
-    data = client.post(_api("api_claim", "pairs"), {"count": 3},
-                       content_type="application/json").json()
+    data = client.post(
+        _api("api_claim", "pairs"), {"count": 3}, content_type="application/json"
+    ).json()
     tables = [a["display"] for a in data["assignments"] if a["display"]["layout"] == "table"]
     assert {"layout": "table", "rows": [{"field": "n", "label": "Count", "value": "7"}]} in tables
     assert {"layout": "table", "rows": [{"field": "n", "label": "Count", "value": "3"}]} in tables

@@ -36,8 +36,13 @@ def test_task_agreement_reads_counted_judgments_of_items_with_two_or_more(sent_m
     items = add_items(task, 5)
     request_verification(task=task, item_ids=[it.pk for it in items])
     users = [annotator(task, f"u{i}") for i in range(3)]
-    votes = [("correct", "correct"), ("correct", "incorrect"), ("incorrect", "incorrect"),
-             ("correct", "correct", "incorrect"), ("correct",)]
+    votes = [
+        ("correct", "correct"),
+        ("correct", "incorrect"),
+        ("incorrect", "incorrect"),
+        ("correct", "correct", "incorrect"),
+        ("correct",),
+    ]
     for req, answers in zip(VerificationRequest.objects.order_by("id"), votes, strict=True):
         for user, value in zip(users, answers, strict=False):
             Judgment.objects.create(request=req, annotator=user, answer=value, counted=True)
@@ -62,8 +67,13 @@ def test_queue_health_counts_the_queue_and_describes_each_annotator(sent_message
     annotator(task, "idle")
 
     def answer(user, lease, value, seconds):
-        return answer_assignment(annotator=user, token=lease.token, client_id=uuid.uuid4(),
-                                 answer=value, seconds_spent=seconds)
+        return answer_assignment(
+            annotator=user,
+            token=lease.token,
+            client_id=uuid.uuid4(),
+            answer=value,
+            seconds_spent=seconds,
+        )
 
     la = claim_assignments(task=task, annotator=a, count=3).assignments
     answer(a, la[0], "correct", 2.0)
@@ -86,7 +96,10 @@ def test_queue_health_counts_the_queue_and_describes_each_annotator(sent_message
     rows = {r.username: r for r in health.annotators}
     assert set(rows) == {"a", "b", "idle"}
     assert (rows["a"].answers_total, rows["a"].answers_today, rows["a"].median_seconds) == (
-        2, 2, 3.0)
+        2,
+        2,
+        3.0,
+    )
     assert rows["a"].gold_answers == 0 and rows["a"].gold_accuracy is None
     assert rows["b"].gold_answers == 1 and rows["b"].gold_accuracy == 0.0
     assert rows["b"].median_seconds == 10.0

@@ -28,8 +28,9 @@ pytestmark = pytest.mark.django_db
 
 
 def answer(user, lease, value):
-    return answer_assignment(annotator=user, token=lease.token, client_id=uuid.uuid4(),
-                             answer=value)
+    return answer_assignment(
+        annotator=user, token=lease.token, client_id=uuid.uuid4(), answer=value
+    )
 
 
 def gold_task(n_items=20, n_gold=10, **fields):
@@ -37,8 +38,10 @@ def gold_task(n_items=20, n_gold=10, **fields):
     task = make_task(judgments_per_item=1, seed=12345, **fields)
     items = add_items(task, n_items + n_gold)
     request_verification(task=task, item_ids=[it.pk for it in items[:n_items]])
-    golds = [GoldItem.objects.create(task=task, item=it, answer=i % 2 == 0)
-             for i, it in enumerate(items[n_items:])]
+    golds = [
+        GoldItem.objects.create(task=task, item=it, answer=i % 2 == 0)
+        for i, it in enumerate(items[n_items:])
+    ]
     return task, items, golds
 
 
@@ -113,8 +116,9 @@ def test_an_empty_queue_serves_no_gold():
 
 
 def test_low_gold_accuracy_pauses_and_an_organizer_unpauses():
-    task, _, _golds = gold_task(n_items=30, n_gold=10, gold_rate=1.0, gold_min_answers=3,
-                               gold_min_accuracy=0.7)
+    task, _, _golds = gold_task(
+        n_items=30, n_gold=10, gold_rate=1.0, gold_min_answers=3, gold_min_accuracy=0.7
+    )
     user = annotator(task)
     wrong = 0
     while wrong < 3:
@@ -177,8 +181,15 @@ def test_accurate_annotators_are_not_paused():
 def test_load_gold_reports_every_problem_with_its_line_and_stores_nothing():
     task = make_task(slug="g")
     add_items(task, 3)  # k0 k1 k2
-    lines = ["k0\tcorrect\n", "\n", "# comment\n", "k1\tmaybe\n", "nope\tincorrect\n",
-             "k0\tincorrect\n", "k2\n"]
+    lines = [
+        "k0\tcorrect\n",
+        "\n",
+        "# comment\n",
+        "k1\tmaybe\n",
+        "nope\tincorrect\n",
+        "k0\tincorrect\n",
+        "k2\n",
+    ]
     with pytest.raises(GoldFileError) as exc:
         load_gold(task=task, lines=lines)
     assert exc.value.errors == [
@@ -203,7 +214,10 @@ def test_load_gold_command_is_idempotent_and_updates_changed_answers(tmp_path):
     call_command("load_gold", "g", str(path), stdout=out)
     assert "1 new, 1 changed, 1 unchanged" in out.getvalue()
     assert dict(GoldItem.objects.values_list("item__key", "answer")) == {
-        "k0": False, "k1": False, "k2": True}
+        "k0": False,
+        "k1": False,
+        "k2": True,
+    }
     path.write_text("k9\tcorrect\n")
     with pytest.raises(CommandError, match="line 1: no item with key 'k9'"):
         call_command("load_gold", "g", str(path), stdout=StringIO())
@@ -219,8 +233,9 @@ def test_annotators_at_work_have_answered_on_the_task_and_are_not_paused():
     assert working_annotators(task=task) == 0
     answer(a, claim_assignments(task=task, annotator=a).assignments[0], "correct")
     gold = GoldItem.objects.get(task=task)
-    GoldAnswer.objects.create(gold=gold, annotator=b, client_id=uuid.uuid4(), answer="correct",
-                              correct=gold.answer)
+    GoldAnswer.objects.create(
+        gold=gold, annotator=b, client_id=uuid.uuid4(), answer="correct", correct=gold.answer
+    )
     assert working_annotators(task=task) == 2
     pause_annotator(task=task, annotator=b, reason="review")
     assert working_annotators(task=task) == 1

@@ -25,13 +25,13 @@ def claim(task, user, count=1, holding=()):
 
 
 def answer(user, lease, value="correct"):
-    return answer_assignment(annotator=user, token=lease.token, client_id=uuid.uuid4(),
-                             answer=value)
+    return answer_assignment(
+        annotator=user, token=lease.token, client_id=uuid.uuid4(), answer=value
+    )
 
 
 def expire(lease):
-    Assignment.objects.filter(pk=lease.pk).update(
-        expires_at=timezone.now() - timedelta(seconds=1))
+    Assignment.objects.filter(pk=lease.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
 
 
 def test_claims_follow_priority_then_id_and_never_repeat_an_item():

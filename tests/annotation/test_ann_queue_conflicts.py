@@ -56,7 +56,8 @@ def test_a_run_arriving_later_adds_its_team_to_pending_requests(sent_messages):
 
 
 def test_a_request_opened_again_covers_the_teams_of_runs_that_came_while_it_was_resolved(
-        sent_messages):
+    sent_messages,
+):
     task = make_task(judgments_per_item=1, gold_rate=0.0)
     items = add_items(task, 2)
     first, late = annotator(task, "first"), annotator(task, "late")
@@ -65,18 +66,21 @@ def test_a_request_opened_again_covers_the_teams_of_runs_that_came_while_it_was_
     for _ in items:
         lease = claim_assignments(task=task, annotator=first).assignments[0]
         answers[lease.request.item_id] = answer_assignment(
-            annotator=first, token=lease.token, client_id=uuid.uuid4(), answer="correct")
+            annotator=first, token=lease.token, client_id=uuid.uuid4(), answer="correct"
+        )
     # A run predicting both items enters planning while their requests are resolved: nothing
     # pending to register.
     run = add_run(task, make_team("Late", late), [0, 1], name="late-run")
     assert register_run_conflicts(run=run) == 0
     # A further look on the first item (the planner passes every run's items) ...
-    ask_again(task=task, item_ids=[items[0].pk],
-              run_items=[(run.team_id, run.predictions.arrays()[0])])
+    ask_again(
+        task=task, item_ids=[items[0].pk], run_items=[(run.team_id, run.predictions.arrays()[0])]
+    )
     # ... and an undone answer on the second re-open them: still never for the late team.
     undo_answer(annotator=first, client_id=answers[items[1].pk].record.client_id)
-    assert set(RequestConflict.objects.filter(team=run.team)
-               .values_list("request__item__index", flat=True)) == {0, 1}
+    assert set(
+        RequestConflict.objects.filter(team=run.team).values_list("request__item__index", flat=True)
+    ) == {0, 1}
     assert claim_assignments(task=task, annotator=late).status == "empty"
 
 
@@ -86,14 +90,18 @@ def test_planning_registers_the_conflicts_of_a_new_run(monkeypatch):
     add_items(task, 40)
     first = add_run(task, make_team("First"), range(40), name="first")
     plan_run(first.pk)
-    queued = set(VerificationRequest.objects.filter(task=task).values_list("item__index",
-                                                                            flat=True))
+    queued = set(
+        VerificationRequest.objects.filter(task=task).values_list("item__index", flat=True)
+    )
     assert queued
     member = annotator(task, "member")
     second = add_run(task, make_team("Second", member), sorted(queued)[:3], name="second")
     plan_run(second.pk)
-    conflicted = set(RequestConflict.objects.filter(team=second.team)
-                     .values_list("request__item__index", flat=True))
+    conflicted = set(
+        RequestConflict.objects.filter(team=second.team).values_list(
+            "request__item__index", flat=True
+        )
+    )
     assert set(sorted(queued)[:3]) <= conflicted
     got = claim_assignments(task=task, annotator=member, count=5)
     assert not {a.request.item.index for a in got.assignments} & conflicted
@@ -105,8 +113,9 @@ def test_a_skip_sends_the_item_to_others_never_back_to_the_skipper(sent_messages
     request_verification(task=task, item_ids=[items[0].pk])
     a, b = annotator(task, "a"), annotator(task, "b")
     lease = claim_assignments(task=task, annotator=a).assignments[0]
-    out = answer_assignment(annotator=a, token=lease.token, client_id=uuid.uuid4(),
-                            answer="cannot_tell")
+    out = answer_assignment(
+        annotator=a, token=lease.token, client_id=uuid.uuid4(), answer="cannot_tell"
+    )
     assert out.created and not out.counted
     assert claim_assignments(task=task, annotator=a).status == "empty"
     req = VerificationRequest.objects.get()
@@ -114,8 +123,9 @@ def test_a_skip_sends_the_item_to_others_never_back_to_the_skipper(sent_messages
     assert req.judgments_required == 1  # a skip asks for nothing: its slot is free again
     lease = claim_assignments(task=task, annotator=b).assignments[0]
     assert lease.request_id == req.pk
-    assert answer_assignment(annotator=b, token=lease.token, client_id=uuid.uuid4(),
-                             answer="incorrect").resolved
+    assert answer_assignment(
+        annotator=b, token=lease.token, client_id=uuid.uuid4(), answer="incorrect"
+    ).resolved
 
 
 def test_planning_records_every_predicting_team_from_the_engine_state(sent_messages):
@@ -127,13 +137,16 @@ def test_planning_records_every_predicting_team_from_the_engine_state(sent_messa
     add_run(task, b, range(10, 40), name="b-run")
     add_run(task, c, [39], name="c-run")
     assert plan_run(first.pk) == "sample"
-    requested = dict(VerificationRequest.objects.filter(task=task)
-                     .values_list("pk", "item__index"))
+    requested = dict(VerificationRequest.objects.filter(task=task).values_list("pk", "item__index"))
     assert requested
-    expected = {(pk, team.pk) for pk, index in requested.items()
-                for team, predicted in ((a, range(0, 30)), (b, range(10, 40)), (c, [39]))
-                if index in predicted}
-    got = set(RequestConflict.objects.filter(request__task=task)
-              .values_list("request_id", "team_id"))
+    expected = {
+        (pk, team.pk)
+        for pk, index in requested.items()
+        for team, predicted in ((a, range(0, 30)), (b, range(10, 40)), (c, [39]))
+        if index in predicted
+    }
+    got = set(
+        RequestConflict.objects.filter(request__task=task).values_list("request_id", "team_id")
+    )
     assert got == expected
     assert len(items) == 40

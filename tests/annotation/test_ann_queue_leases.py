@@ -34,18 +34,21 @@ def claim(task, user, count=1, holding=()):
 
 
 def answer(user, lease, value="correct"):
-    return answer_assignment(annotator=user, token=lease.token, client_id=uuid.uuid4(),
-                             answer=value)
+    return answer_assignment(
+        annotator=user, token=lease.token, client_id=uuid.uuid4(), answer=value
+    )
 
 
 def expire(*leases):
     Assignment.objects.filter(pk__in=[a.pk for a in leases]).update(
-        expires_at=timezone.now() - timedelta(seconds=1))
+        expires_at=timezone.now() - timedelta(seconds=1)
+    )
 
 
 def live(task, user):
-    return Assignment.objects.filter(task=task, annotator=user, state="active",
-                                     expires_at__gt=timezone.now()).count()
+    return Assignment.objects.filter(
+        task=task, annotator=user, state="active", expires_at__gt=timezone.now()
+    ).count()
 
 
 def test_an_annotator_never_holds_more_live_leases_than_the_page_prefetches(settings):
@@ -72,8 +75,9 @@ def test_the_page_prefetches_what_the_server_allows(client, settings):
     user = annotator(task, "ann")
     client.force_login(user)
     page = client.get(f"/annotate/{task.slug}/").content.decode()
-    config = json.loads(page.split('id="ann-config" type="application/json">')[1]
-                        .split("</script>")[0])
+    config = json.loads(
+        page.split('id="ann-config" type="application/json">')[1].split("</script>")[0]
+    )
     assert config["prefetch"] == 4
 
 
@@ -110,8 +114,10 @@ def test_an_expired_lease_is_dead_for_gold_and_real_items_alike():
     assert VerificationRequest.objects.get().judgments_counted == 0
     assert gold_record(task=task, annotator=user) == (0, 0)
     assert GoldAnswer.objects.get(gold=gold).correct is True  # the audit trail stays whole
-    assert not any(row.gold_answers and row.gold_accuracy is not None
-                   for row in queue_health(task=task).annotators)
+    assert not any(
+        row.gold_answers and row.gold_accuracy is not None
+        for row in queue_health(task=task).annotators
+    )
 
 
 def test_a_late_answer_never_counts_and_never_displaces_the_new_holder():
@@ -133,8 +139,10 @@ def test_a_late_answer_never_counts_and_never_displaces_the_new_holder():
     assert on_time.counted and on_time.resolved and on_time.record.seq == 1
     # Organizers see both in the answers export, and which one came late.
     header, *rows = answers_export_rows(task=task)
-    assert [(r[header.index("annotator")], r[header.index("counted")], r[header.index("late")])
-            for r in rows] == [("a", False, True), ("b", True, False)]
+    assert [
+        (r[header.index("annotator")], r[header.index("counted")], r[header.index("late")])
+        for r in rows
+    ] == [("a", False, True), ("b", True, False)]
 
 
 def test_a_released_lease_takes_no_answer_either():
@@ -153,10 +161,10 @@ def test_a_pause_revokes_live_leases_and_answers_on_them_are_kept_uncounted():
     user = annotator(task)
     leases = claim(task, user, count=3).assignments
     pause_annotator(task=task, annotator=user, reason="review")
-    assert set(Assignment.objects.filter(pk__in=[a.pk for a in leases])
-               .values_list("state", flat=True)) == {"revoked"}
-    assert not any(r["valid"] for r in heartbeat(annotator=user, tokens=[a.token
-                                                                        for a in leases]))
+    assert set(
+        Assignment.objects.filter(pk__in=[a.pk for a in leases]).values_list("state", flat=True)
+    ) == {"revoked"}
+    assert not any(r["valid"] for r in heartbeat(annotator=user, tokens=[a.token for a in leases]))
     outs = [answer(user, lease) for lease in leases]
     assert not any(o.counted for o in outs) and all(o.record.late for o in outs)
     assert not VerificationRequest.objects.filter(judgments_counted__gt=0).exists()
@@ -169,8 +177,9 @@ def test_a_pause_revokes_live_leases_and_answers_on_them_are_kept_uncounted():
 
 
 def test_the_gold_answer_that_pauses_revokes_the_other_leases_it_held():
-    task, items = requested_queue(3, judgments=1, gold_rate=1.0, gold_min_answers=1,
-                        gold_min_accuracy=0.9)
+    task, items = requested_queue(
+        3, judgments=1, gold_rate=1.0, gold_min_answers=1, gold_min_accuracy=0.9
+    )
     GoldItem.objects.create(task=task, item=items[2], answer=True)
     VerificationRequest.objects.filter(item=items[2]).delete()
     user = annotator(task)
@@ -187,13 +196,17 @@ def test_the_api_says_when_an_answer_was_not_counted():
     user = annotator(task)
     c = Client()
     c.force_login(user)
-    lease = c.post("/annotate/api/tasks/tk/claim", "{}",
-                   content_type="application/json").json()["assignments"][0]
+    lease = c.post("/annotate/api/tasks/tk/claim", "{}", content_type="application/json").json()[
+        "assignments"
+    ][0]
     Assignment.objects.filter(token=lease["token"]).update(
-        expires_at=timezone.now() - timedelta(minutes=5))
-    r = c.post("/annotate/api/answers", json.dumps({
-        "client_id": str(uuid.uuid4()), "token": lease["token"], "answer": "correct"}),
-        content_type="application/json")
+        expires_at=timezone.now() - timedelta(minutes=5)
+    )
+    r = c.post(
+        "/annotate/api/answers",
+        json.dumps({"client_id": str(uuid.uuid4()), "token": lease["token"], "answer": "correct"}),
+        content_type="application/json",
+    )
     assert r.status_code == 201
     body = r.json()["answer"]
     assert body["counted"] is False and "not counted" in body["message"]

@@ -18,7 +18,7 @@ from pipeline_support import add_items, annotator, make_task
 
 pytestmark = pytest.mark.django_db
 
-EVIL = '<script>alert(1)</script>'
+EVIL = "<script>alert(1)</script>"
 
 
 @pytest.fixture
@@ -32,20 +32,38 @@ def world():
     alice, bob = annotator(task, "alice"), annotator(task, "bob<b>")
     requests = list(VerificationRequest.objects.filter(task=task).order_by("id"))
     # Both answer the first three items: agree on two, disagree on one.
-    for req, (a, b) in zip(requests, [("correct", "correct"), ("incorrect", "incorrect"),
-                                      ("correct", "incorrect")], strict=False):
+    for req, (a, b) in zip(
+        requests,
+        [("correct", "correct"), ("incorrect", "incorrect"), ("correct", "incorrect")],
+        strict=False,
+    ):
         submit_judgment(request_id=req.pk, annotator=alice, answer=a, seconds_spent=4.0)
         submit_judgment(request_id=req.pk, annotator=bob, answer=b, seconds_spent=10.0)
-    submit_judgment(request_id=requests[0].pk, annotator=annotator(task, "carol"),
-                    answer="correct", seconds_spent=2.0)
+    submit_judgment(
+        request_id=requests[0].pk,
+        annotator=annotator(task, "carol"),
+        answer="correct",
+        seconds_spent=2.0,
+    )
     # Gold: alice right on both, bob wrong on one of two.
     gold = [GoldItem.objects.create(task=task, item=it, answer=True) for it in items[4:]]
     for g, (a_ok, b_ok) in zip(gold, [(True, True), (True, False)], strict=True):
-        GoldAnswer.objects.create(gold=g, annotator=alice, client_id=uuid.uuid4(),
-                                  answer="correct", correct=a_ok, seconds_spent=3.0)
-        GoldAnswer.objects.create(gold=g, annotator=bob, client_id=uuid.uuid4(),
-                                  answer="correct" if b_ok else "incorrect", correct=b_ok,
-                                  seconds_spent=12.0)
+        GoldAnswer.objects.create(
+            gold=g,
+            annotator=alice,
+            client_id=uuid.uuid4(),
+            answer="correct",
+            correct=a_ok,
+            seconds_spent=3.0,
+        )
+        GoldAnswer.objects.create(
+            gold=g,
+            annotator=bob,
+            client_id=uuid.uuid4(),
+            answer="correct" if b_ok else "incorrect",
+            correct=b_ok,
+            seconds_spent=12.0,
+        )
     pause_annotator(task=task, annotator=bob, reason="gold accuracy " + EVIL)
     return task, organizer, alice, bob
 
@@ -53,8 +71,10 @@ def world():
 def _row(html: str, username: str) -> list[str]:
     row = re.search(r"<tr[^>]*>\s*<td>" + re.escape(username) + r"</td>(.*?)</tr>", html, re.S)
     assert row, f"no row for {username}"
-    return [re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", c)).strip()
-            for c in re.findall(r"<td[^>]*>(.*?)</td>", row.group(1), re.S)]
+    return [
+        re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", c)).strip()
+        for c in re.findall(r"<td[^>]*>(.*?)</td>", row.group(1), re.S)
+    ]
 
 
 def test_organizer_sees_depth_throughput_agreement_and_annotators(client, world):
@@ -88,27 +108,58 @@ def test_organizer_sees_depth_throughput_agreement_and_annotators(client, world)
 def test_organizer_sees_each_annotators_estimated_error_rates_with_intervals(client, world):
     task, organizer, alice, bob = world
     snapshot = LeaderboardSnapshot.objects.create(
-        task=task, version=3, engine_version="1.3", design="default", labels_version=11,
-        reference_version=0, n_labels=5, n_reference=0, confidence=0.9, rows=[],
-        details={"label_model": {"method": "dawid-skene-2class/em-map/louis"}})
+        task=task,
+        version=3,
+        engine_version="1.3",
+        design="default",
+        labels_version=11,
+        reference_version=0,
+        n_labels=5,
+        n_reference=0,
+        confidence=0.9,
+        rows=[],
+        details={"label_model": {"method": "dawid-skene-2class/em-map/louis"}},
+    )
     LabelModelFit.objects.create(
-        task=task, snapshot=snapshot, indices=b"", values=b"", judgments=b"", says_correct=b"",
-        level=0.9, annotators=[
-            {"annotator": alice.pk, "sensitivity": [0.9712, 0.9013, 0.9887],
-             "specificity": [0.9431, 0.8512, 0.9802], "judgments": 5, "gold_judgments": 2,
-             "weight": 2.9071},
-            {"annotator": bob.pk, "sensitivity": [0.6104, 0.4011, 0.7823],
-             "specificity": [0.4321, 0.2514, 0.6302], "judgments": 5, "gold_judgments": 2,
-             "weight": 0.0921}])
+        task=task,
+        snapshot=snapshot,
+        indices=b"",
+        values=b"",
+        judgments=b"",
+        says_correct=b"",
+        level=0.9,
+        annotators=[
+            {
+                "annotator": alice.pk,
+                "sensitivity": [0.9712, 0.9013, 0.9887],
+                "specificity": [0.9431, 0.8512, 0.9802],
+                "judgments": 5,
+                "gold_judgments": 2,
+                "weight": 2.9071,
+            },
+            {
+                "annotator": bob.pk,
+                "sensitivity": [0.6104, 0.4011, 0.7823],
+                "specificity": [0.4321, 0.2514, 0.6302],
+                "judgments": 5,
+                "gold_judgments": 2,
+                "weight": 0.0921,
+            },
+        ],
+    )
     client.force_login(organizer)
     html = client.get(reverse("annotation:queue", args=["pairs"])).content.decode()
     assert _row(html, "alice")[4:7] == ["0.971 [0.901, 0.989]", "0.943 [0.851, 0.980]", "2.91"]
-    assert _row(html, "bob&lt;b&gt;")[4:7] == ["0.610 [0.401, 0.782]", "0.432 [0.251, 0.630]",
-                                               "0.09"]
+    assert _row(html, "bob&lt;b&gt;")[4:7] == [
+        "0.610 [0.401, 0.782]",
+        "0.432 [0.251, 0.630]",
+        "0.09",
+    ]
     # carol's answer came after her item resolved: the model has nothing on her.
     assert _row(html, "carol")[4:7] == ["—", "—", "—"]
-    model = re.sub(r"\s+", " ", re.search(r'<p class="muted" id="queue-model">(.*?)</p>', html,
-                                          re.S).group(1))
+    model = re.sub(
+        r"\s+", " ", re.search(r'<p class="muted" id="queue-model">(.*?)</p>', html, re.S).group(1)
+    )
     assert "(dawid-skene-2class/em-map/louis), with 90% intervals, as of snapshot v3" in model
 
 
@@ -121,19 +172,22 @@ def test_unpause_needs_csrf_and_lifts_the_pause(world):
     assert AnnotatorPause.objects.filter(annotator=bob, lifted_at=None).exists()
     page = client.get(reverse("annotation:queue", args=["pairs"])).content.decode()
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
-    response = client.post(url, {"username": bob.username, "csrfmiddlewaretoken": token},
-                           follow=True)
+    response = client.post(
+        url, {"username": bob.username, "csrfmiddlewaretoken": token}, follow=True
+    )
     assert response.status_code == 200
     assert "may answer again" in response.content.decode()
     pause = AnnotatorPause.objects.get(annotator=bob)
     assert pause.lifted_at is not None and pause.lifted_by == organizer
     assert "Un-pause" not in response.content.decode()
     # Again, or for someone unknown: a clear message, no error.
-    again = client.post(url, {"username": bob.username, "csrfmiddlewaretoken": token},
-                        follow=True).content.decode()
+    again = client.post(
+        url, {"username": bob.username, "csrfmiddlewaretoken": token}, follow=True
+    ).content.decode()
     assert "was not paused" in again
-    unknown = client.post(url, {"username": "nobody", "csrfmiddlewaretoken": token},
-                          follow=True).content.decode()
+    unknown = client.post(
+        url, {"username": "nobody", "csrfmiddlewaretoken": token}, follow=True
+    ).content.decode()
     assert "No such annotator" in unknown
 
 
@@ -142,8 +196,12 @@ def test_queue_page_refuses_annotators_and_other_organizers(client, world):
     url = reverse("annotation:queue", args=["pairs"])
     client.force_login(alice)
     assert client.get(url).status_code == 403
-    assert client.post(reverse("annotation:unpause", args=["pairs"]),
-                       {"username": bob.username}).status_code == 403
+    assert (
+        client.post(
+            reverse("annotation:unpause", args=["pairs"]), {"username": bob.username}
+        ).status_code
+        == 403
+    )
     assert AnnotatorPause.objects.filter(annotator=bob, lifted_at=None).exists()
     other = get_user_model().objects.create_user("other-org")
     make_task(slug="elsewhere", title="Elsewhere").organizers.add(other)

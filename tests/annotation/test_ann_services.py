@@ -45,10 +45,12 @@ def test_retry_with_the_same_client_id_stores_once(setup):
     task, items, _ = setup
     user = annotator(task)
     cid = uuid.uuid4()
-    first = submit_judgment(request_id=_req(items[0]).pk, annotator=user, answer="incorrect",
-                            client_id=cid)
-    again = submit_judgment(request_id=_req(items[0]).pk, annotator=user, answer="incorrect",
-                            client_id=str(cid))
+    first = submit_judgment(
+        request_id=_req(items[0]).pk, annotator=user, answer="incorrect", client_id=cid
+    )
+    again = submit_judgment(
+        request_id=_req(items[0]).pk, annotator=user, answer="incorrect", client_id=str(cid)
+    )
     assert first.created and not again.created
     assert again.judgment.pk == first.judgment.pk and Judgment.objects.count() == 1
     task.refresh_from_db()
@@ -69,8 +71,9 @@ def test_client_id_reused_for_another_item_is_refused(setup):
     cid = uuid.uuid4()
     submit_judgment(request_id=_req(items[0]).pk, annotator=user, answer="correct", client_id=cid)
     with pytest.raises(JudgmentError, match="already used"):
-        submit_judgment(request_id=_req(items[1]).pk, annotator=user, answer="correct",
-                        client_id=cid)
+        submit_judgment(
+            request_id=_req(items[1]).pk, annotator=user, answer="correct", client_id=cid
+        )
 
 
 @pytest.mark.parametrize("bad, message", [("maybe", "unknown answer"), (None, "unknown answer")])
@@ -88,14 +91,19 @@ def test_non_annotators_and_unknown_requests_are_refused(setup):
     with pytest.raises(JudgmentError, match="no verification request"):
         submit_judgment(request_id=10**9, annotator=annotator(task), answer="correct")
     with pytest.raises(JudgmentError, match="UUID"):
-        submit_judgment(request_id=_req(items[0]).pk, annotator=annotator(task),
-                        answer="correct", client_id="not-a-uuid")
+        submit_judgment(
+            request_id=_req(items[0]).pk,
+            annotator=annotator(task),
+            answer="correct",
+            client_id="not-a-uuid",
+        )
 
 
 def test_cannot_tell_is_kept_but_not_counted(setup):
     task, items, _ = setup
-    out = submit_judgment(request_id=_req(items[0]).pk, annotator=annotator(task),
-                          answer="cannot_tell")
+    out = submit_judgment(
+        request_id=_req(items[0]).pk, annotator=annotator(task), answer="cannot_tell"
+    )
     assert not out.judgment.counted and not out.resolved
     assert _req(items[0]).state == "pending"
 

@@ -21,8 +21,9 @@ API = "/annotate/api/tasks"
 @pytest.fixture
 def people(db, settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    users = {name: get_user_model().objects.create_user(name)
-             for name in ("ann", "org", "stranger")}
+    users = {
+        name: get_user_model().objects.create_user(name) for name in ("ann", "org", "stranger")
+    }
     draft = make_task(slug="draft", title="Draft", state=Task.State.DRAFT)
     draft.organizers.add(users["org"])
     draft.annotators.add(users["ann"])
@@ -36,12 +37,15 @@ def client_for(user) -> Client:
 
 
 def claim(client, slug):
-    return client.post(f"{API}/{slug}/claim", data=json.dumps({"count": 1}),
-                       content_type="application/json")
+    return client.post(
+        f"{API}/{slug}/claim", data=json.dumps({"count": 1}), content_type="application/json"
+    )
 
 
-@pytest.mark.parametrize(("who", "status", "code"), [
-    ("ann", 200, None), ("org", 403, "not_annotator"), ("stranger", 404, "not_found")])
+@pytest.mark.parametrize(
+    ("who", "status", "code"),
+    [("ann", 200, None), ("org", 403, "not_annotator"), ("stranger", 404, "not_found")],
+)
 def test_the_api_answers_a_draft_as_the_pages_do(people, who, status, code):
     client = client_for(people[who])
     for response in (client.get(f"{API}/draft/progress"), claim(client, "draft")):
@@ -53,8 +57,9 @@ def test_the_api_answers_a_draft_as_the_pages_do(people, who, status, code):
         assert claim(client, "draft").json()["status"] == "closed"
 
 
-@pytest.mark.parametrize(("who", "annotate", "queue"), [
-    ("ann", 200, 404), ("org", 403, 200), ("stranger", 404, 404)])
+@pytest.mark.parametrize(
+    ("who", "annotate", "queue"), [("ann", 200, 404), ("org", 403, 200), ("stranger", 404, 404)]
+)
 def test_the_pages_of_a_draft(people, who, annotate, queue):
     client = client_for(people[who])
     assert client.get("/annotate/draft/").status_code == annotate

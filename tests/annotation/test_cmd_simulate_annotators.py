@@ -30,8 +30,11 @@ def run(*args) -> str:
 
 
 def answers(task) -> dict[str, str]:
-    return dict(Judgment.objects.filter(request__task=task, withdrawn_at=None)
-                .values_list("request__item__key", "answer"))
+    return dict(
+        Judgment.objects.filter(request__task=task, withdrawn_at=None).values_list(
+            "request__item__key", "answer"
+        )
+    )
 
 
 def test_perfect_annotator_answers_every_item_from_the_truth(task, tmp_path):
@@ -48,12 +51,15 @@ def test_gold_items_are_served_and_answered_like_any_other(task, tmp_path):
     task.gold_rate = 0.5
     task.save()
     # Two more items, both false, whose answers the organizer knows.
-    gold = [GoldItem.objects.create(task=task, item=item, answer=False)
-            for item in add_items(task, 2)]
+    gold = [
+        GoldItem.objects.create(task=task, item=item, answer=False) for item in add_items(task, 2)
+    ]
     out = run("sim", "--truth", str(tmp_path / "truth.tsv"), "--seed", "2")
     assert "answered 12 item(s)" in out and "3 correct, 9 incorrect" in out
     assert sorted(GoldAnswer.objects.values_list("gold_id", "correct")) == [
-        (gold[0].pk, True), (gold[1].pk, True)]
+        (gold[0].pk, True),
+        (gold[1].pk, True),
+    ]
     assert len(answers(task)) == 10
 
 
@@ -61,8 +67,17 @@ def test_limit_and_several_annotators(task, tmp_path):
     task.judgments_per_item = 2
     task.save()
     VerificationRequest.objects.update(judgments_required=2)
-    out = run("sim", "--truth", str(tmp_path / "truth.tsv"), "--annotators", "2",
-              "--limit", "6", "--seed", "3")
+    out = run(
+        "sim",
+        "--truth",
+        str(tmp_path / "truth.tsv"),
+        "--annotators",
+        "2",
+        "--limit",
+        "6",
+        "--seed",
+        "3",
+    )
     assert "answered 6 item(s)" in out and "2 simulated annotator(s)" in out
     assert Judgment.objects.count() == 6
     assert VerificationRequest.objects.filter(state="resolved").count() == 3
@@ -77,19 +92,22 @@ def test_accuracy_zero_gives_every_answer_wrong(task, tmp_path):
 
 
 def test_until_idle_stops_after_the_idle_time(task, tmp_path):
-    out = run("sim", "--truth", str(tmp_path / "truth.tsv"), "--until-idle", "0.2",
-              "--poll", "0.05")
+    out = run(
+        "sim", "--truth", str(tmp_path / "truth.tsv"), "--until-idle", "0.2", "--poll", "0.05"
+    )
     assert "answered 10" in out
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["nope", "--truth", "{truth}"], "no task with slug 'nope'"),
-    (["sim", "--truth", "{missing}"], "truth file not found"),
-    (["sim", "--truth", "{truth}", "--accuracy", "1.5"], "--accuracy"),
-    (["sim", "--truth", "{truth}", "--annotators", "0"], "--annotators"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nope", "--truth", "{truth}"], "no task with slug 'nope'"),
+        (["sim", "--truth", "{missing}"], "truth file not found"),
+        (["sim", "--truth", "{truth}", "--accuracy", "1.5"], "--accuracy"),
+        (["sim", "--truth", "{truth}", "--annotators", "0"], "--annotators"),
+    ],
+)
 def test_errors(task, tmp_path, args, message):
-    args = [a.format(truth=tmp_path / "truth.tsv", missing=tmp_path / "missing.tsv")
-            for a in args]
+    args = [a.format(truth=tmp_path / "truth.tsv", missing=tmp_path / "missing.tsv") for a in args]
     with pytest.raises(CommandError, match=message):
         run(*args)

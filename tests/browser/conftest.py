@@ -26,16 +26,23 @@ import pytest
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 CHROMIUM_FLAGS = [
-    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-    "--disable-background-networking", "--disable-extensions", "--no-first-run",
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-extensions",
+    "--no-first-run",
 ]
 
 
 def _chromium_path() -> str:
     path = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
     if not Path(path).exists():
-        pytest.fail(f"Chromium not found at {path}: install the Debian packages "
-                    "`chromium chromium-driver` (.ci/run does) or set CHROMIUM_PATH")
+        pytest.fail(
+            f"Chromium not found at {path}: install the Debian packages "
+            "`chromium chromium-driver` (.ci/run does) or set CHROMIUM_PATH"
+        )
     return path
 
 
@@ -52,7 +59,8 @@ def browser() -> Iterator:
 
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(
-            executable_path=_chromium_path(), headless=True, args=CHROMIUM_FLAGS)
+            executable_path=_chromium_path(), headless=True, args=CHROMIUM_FLAGS
+        )
         try:
             yield chromium
         finally:

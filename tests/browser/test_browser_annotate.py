@@ -24,13 +24,20 @@ EVIL = '"><img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script
 
 
 def _queue(n=5, slug="pairs", judgments_per_item=1):
-    task = make_task(slug=slug, title="Record pairs", question="Same person? " + EVIL,
-                     judgments_per_item=judgments_per_item)
+    task = make_task(
+        slug=slug,
+        title="Record pairs",
+        question="Same person? " + EVIL,
+        judgments_per_item=judgments_per_item,
+    )
     items = add_items(task, n)
     for item in items:
-        Item.objects.filter(pk=item.pk).update(payload={
-            "left": {"name": f"person {item.index}", "postcode": "4129", "note": EVIL},
-            "right": {"name": f"person {item.index}", "postcode": "4219", "note": EVIL}})
+        Item.objects.filter(pk=item.pk).update(
+            payload={
+                "left": {"name": f"person {item.index}", "postcode": "4129", "note": EVIL},
+                "right": {"name": f"person {item.index}", "postcode": "4219", "note": EVIL},
+            }
+        )
     add_run(task, make_team(TEAM_NAME), [it.index for it in items], name=RUN_NAME)
     request_verification(task=task, item_ids=[it.pk for it in items])
     user = get_user_model().objects.create_user("ann", password=PASSWORD)
@@ -121,11 +128,14 @@ def test_answer_items_by_keyboard_only(live_server, page, login, wait_for):
     wait_for(lambda: len(_answers()) == 3, message="three judgments")
     assert _answers() == given
     assert Judgment.objects.get(request__item__index=first).justification == "yes n y"
-    assert Judgment.objects.exclude(request__item__index=first).filter(
-        justification="").count() == 2
+    assert (
+        Judgment.objects.exclude(request__item__index=first).filter(justification="").count() == 2
+    )
     assert all(j.seconds_spent is not None and j.seconds_spent >= 0 for j in _live())
-    wait_for(lambda: "Answered today: 3" in page.inner_text("#ann-progress"),
-             message="progress to count the answers")
+    wait_for(
+        lambda: "Answered today: 3" in page.inner_text("#ann-progress"),
+        message="progress to count the answers",
+    )
     _assert_exactly_once()
     _assert_blind_and_inert(page)
 
@@ -146,17 +156,23 @@ def test_undo_then_answer_differently_stores_one_judgment(live_server, page, log
     # Undo after the answer reached the server: the server withdraws it.
     assert _shown(page) == second
     _press(page, "y")
-    wait_for(lambda: _answers() == {first: "incorrect", second: "correct"},
-             message="the answer on the second item")
+    wait_for(
+        lambda: _answers() == {first: "incorrect", second: "correct"},
+        message="the answer on the second item",
+    )
     _outbox_empty(page)
     page.keyboard.press("u")
-    page.wait_for_function("t => document.getElementById('ann-item').dataset.token && "
-                           "document.querySelector('#ann-item td').textContent === t",
-                           arg=f"person {second}")
+    page.wait_for_function(
+        "t => document.getElementById('ann-item').dataset.token && "
+        "document.querySelector('#ann-item td').textContent === t",
+        arg=f"person {second}",
+    )
     wait_for(lambda: second not in _answers(), message="the undone answer to be withdrawn")
     _press(page, "s")
-    wait_for(lambda: _answers() == {first: "incorrect", second: "cannot_tell"},
-             message="the new answer on the second item")
+    wait_for(
+        lambda: _answers() == {first: "incorrect", second: "cannot_tell"},
+        message="the new answer on the second item",
+    )
     assert _live().count() == 2
     _assert_exactly_once()
     _assert_blind_and_inert(page)
@@ -181,8 +197,7 @@ def test_skipped_item_never_comes_back(live_server, page, login, wait_for):
     assert page.js_errors == []
 
 
-def test_reload_mid_item_loses_nothing_and_sends_nothing_twice(live_server, page, login,
-                                                               wait_for):
+def test_reload_mid_item_loses_nothing_and_sends_nothing_twice(live_server, page, login, wait_for):
     _queue(5)
     first = _open(page, live_server, login)
     second = _press(page, "y")
@@ -193,8 +208,10 @@ def test_reload_mid_item_loses_nothing_and_sends_nothing_twice(live_server, page
     page.reload()
     assert _shown(page) == second  # the same item, its lease still held
     # The prefetched items were given back when the page went away.
-    wait_for(lambda: Assignment.objects.filter(state="released").count() == 2,
-             message="the prefetched lease to be released")
+    wait_for(
+        lambda: Assignment.objects.filter(state="released").count() == 2,
+        message="the prefetched lease to be released",
+    )
     # An answer still waiting in the outbox when the page reloads is sent after the reload.
     page.route("**/annotate/api/answers", lambda route: route.abort())
     third = _press(page, "n")
@@ -211,8 +228,9 @@ def test_reload_mid_item_loses_nothing_and_sends_nothing_twice(live_server, page
     assert page.js_errors == []
 
 
-def test_offline_answers_wait_and_arrive_exactly_once(live_server, page, login, wait_for,
-                                                      browser_context):
+def test_offline_answers_wait_and_arrive_exactly_once(
+    live_server, page, login, wait_for, browser_context
+):
     _queue(6)
     first = _open(page, live_server, login)
     browser_context.set_offline(True)
@@ -220,7 +238,8 @@ def test_offline_answers_wait_and_arrive_exactly_once(live_server, page, login, 
     third = _press(page, "n")  # prefetched: shown at once without the network
     page.wait_for_function(
         "() => /offline — 2 answers waiting/.test(document.getElementById('ann-outbox')"
-        ".textContent)")
+        ".textContent)"
+    )
     assert Judgment.objects.count() == 0
     browser_context.set_offline(False)
     wait_for(lambda: len(_answers()) == 2, message="the two waiting answers")
@@ -255,7 +274,8 @@ def test_offline_answers_wait_and_arrive_exactly_once(live_server, page, login, 
 
 
 def test_leases_are_renewed_and_status_screens_explain_why_nothing_is_shown(
-        live_server, page, login, wait_for, settings):
+    live_server, page, login, wait_for, settings
+):
     settings.ANNOTATION_LEASE_SECONDS = 6  # heartbeat every 2 s
     task, user = _queue(3)
     task.annotator_daily_cap = 1
@@ -264,8 +284,13 @@ def test_leases_are_renewed_and_status_screens_explain_why_nothing_is_shown(
     token = page.get_attribute("#ann-item", "data-token")
     lease = Assignment.objects.get(token=token)
     # The held leases outlive their 6 seconds while the page is open.
-    wait_for(lambda: page.wait_for_timeout(200) or Assignment.objects.get(
-        pk=lease.pk).expires_at > lease.expires_at, message="a heartbeat")
+    wait_for(
+        lambda: (
+            page.wait_for_timeout(200)
+            or Assignment.objects.get(pk=lease.pk).expires_at > lease.expires_at
+        ),
+        message="a heartbeat",
+    )
     assert _press(page, "y") == -1  # the daily limit: one lease only
     page.wait_for_selector('#ann-screen[data-status="daily_cap"]')
     assert "limit of 1 answers" in page.inner_text("#ann-screen")
@@ -287,7 +312,8 @@ def test_leases_are_renewed_and_status_screens_explain_why_nothing_is_shown(
 
 
 def test_a_pause_takes_the_held_items_away_and_a_late_answer_is_said_not_counted(
-        live_server, page, login, wait_for, settings):
+    live_server, page, login, wait_for, settings
+):
     settings.ANNOTATION_LEASE_SECONDS = 6  # heartbeat every 2 s
     task, user = _queue(4)
     first = _open(page, live_server, login)
@@ -301,10 +327,13 @@ def test_a_pause_takes_the_held_items_away_and_a_late_answer_is_said_not_counted
     page.unroute("**/annotate/api/answers")
     page.evaluate("window.dispatchEvent(new Event('online'))")
     # A function, not an expression: the page's CSP refuses the eval an expression needs.
-    page.wait_for_function("() => document.getElementById('ann-message').textContent"
-                           ".includes('not counted')")
-    wait_for(lambda: _live().filter(request__item__index=first, late=True,
-                                    counted=False).exists(), message="the late answer kept")
+    page.wait_for_function(
+        "() => document.getElementById('ann-message').textContent.includes('not counted')"
+    )
+    wait_for(
+        lambda: _live().filter(request__item__index=first, late=True, counted=False).exists(),
+        message="the late answer kept",
+    )
     assert not Judgment.objects.filter(counted=True).exists()
     _assert_exactly_once()
     _assert_blind_and_inert(page)

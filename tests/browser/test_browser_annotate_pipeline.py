@@ -22,19 +22,30 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.timeout(180)]
 N = 10
 
 
-def test_browser_answers_move_the_runs_estimates(live_server, page, login, wait_for,
-                                                 celery_worker):
-    task = make_task(slug="live", title="Live pairs", question="Same person?",
-                     target_half_width=0.3, gold_rate=0.0)
+def test_browser_answers_move_the_runs_estimates(live_server, page, login, wait_for, celery_worker):
+    task = make_task(
+        slug="live",
+        title="Live pairs",
+        question="Same person?",
+        target_half_width=0.3,
+        gold_rate=0.0,
+    )
     items = add_items(task, N)
     for item in items:
-        Item.objects.filter(pk=item.pk).update(payload={
-            "left": {"name": f"person {item.index}"}, "right": {"name": f"person {item.index}"}})
+        Item.objects.filter(pk=item.pk).update(
+            payload={
+                "left": {"name": f"person {item.index}"},
+                "right": {"name": f"person {item.index}"},
+            }
+        )
     run = add_run(task, make_team("Pipeline Team"), list(range(N)), name="pipeline-run")
     with transaction.atomic():
         enqueue_plan(run.pk)  # sent to the worker when this block commits
-    requested = wait_for(lambda: VerificationRequest.objects.filter(task=task).count(),
-                         timeout=60, message="the worker to plan the run")
+    requested = wait_for(
+        lambda: VerificationRequest.objects.filter(task=task).count(),
+        timeout=60,
+        message="the worker to plan the run",
+    )
     run.refresh_from_db()
     assert run.state == Run.State.AWAITING_LABELS
     assert not LeaderboardSnapshot.objects.filter(task=task).exists()
@@ -46,7 +57,8 @@ def test_browser_answers_move_the_runs_estimates(live_server, page, login, wait_
     truth = {}
     while True:
         page.wait_for_selector(
-            "#ann-item[data-token], #ann-screen:not([hidden]):not([data-status=loading])")
+            "#ann-item[data-token], #ann-screen:not([hidden]):not([data-status=loading])"
+        )
         token = page.get_attribute("#ann-item", "data-token")
         if not token:
             break
@@ -55,23 +67,35 @@ def test_browser_answers_move_the_runs_estimates(live_server, page, login, wait_
         truth[index] = index % 3 != 0
         page.keyboard.press("y" if truth[index] else "n")
         page.wait_for_function(
-            "t => document.getElementById('ann-item').dataset.token !== t", arg=token)
+            "t => document.getElementById('ann-item').dataset.token !== t", arg=token
+        )
         page.wait_for_selector(
-            "#ann-item[data-token], #ann-screen:not([hidden]):not([data-status=loading])")
+            "#ann-item[data-token], #ann-screen:not([hidden]):not([data-status=loading])"
+        )
     assert page.get_attribute("#ann-screen", "data-status") == "empty"
     assert len(truth) == requested == N
-    wait_for(lambda: Judgment.objects.filter(request__task=task).count() == requested,
-             message="every answer to arrive")
+    wait_for(
+        lambda: Judgment.objects.filter(request__task=task).count() == requested,
+        message="every answer to arrive",
+    )
 
     def estimated():
-        return (Estimate.objects.filter(run=run, metric="precision", value__isnull=False)
-                .select_related("snapshot").order_by("-snapshot__version").first())
+        return (
+            Estimate.objects.filter(run=run, metric="precision", value__isnull=False)
+            .select_related("snapshot")
+            .order_by("-snapshot__version")
+            .first()
+        )
 
-    estimate = wait_for(estimated, timeout=90, interval=0.2,
-                        message="a snapshot with the run's precision")
+    estimate = wait_for(
+        estimated, timeout=90, interval=0.2, message="a snapshot with the run's precision"
+    )
     # Every prediction of the run is verified: nothing is left to plan, the run is scored.
-    wait_for(lambda: Run.objects.get(pk=run.pk).state == Run.State.SCORED,
-             timeout=60, message="the run to be scored")
+    wait_for(
+        lambda: Run.objects.get(pk=run.pk).state == Run.State.SCORED,
+        timeout=60,
+        message="the run to be scored",
+    )
     assert Run.objects.get(pk=run.pk).n_verified == requested
     assert estimate.labels_used >= len(truth)
     assert estimate.low <= estimate.value <= estimate.high
@@ -79,7 +103,10 @@ def test_browser_answers_move_the_runs_estimates(live_server, page, login, wait_
     # "correct" corrected for the annotator's estimated error rates, exactly what the core
     # estimates from the same answers, and its interval holds the share.
     assert audit_task(task)["estimates"] == 3
-    latest = Estimate.objects.get(run=run, metric="precision", snapshot=LeaderboardSnapshot
-                                  .objects.filter(task=task).order_by("-version").first())
+    latest = Estimate.objects.get(
+        run=run,
+        metric="precision",
+        snapshot=LeaderboardSnapshot.objects.filter(task=task).order_by("-version").first(),
+    )
     assert latest.low <= sum(truth.values()) / N <= latest.high
     assert page.js_errors == []

@@ -32,14 +32,29 @@ METRICS = ("precision", "recall", "f1")
 def world(monkeypatch):
     rng = np.random.default_rng(5)
     org = get_user_model().objects.create_user("olga", password="olga-pass")
-    base = truth_world(rng, n_items=N, p_true=0.7, reference=60, groups=12, slug="demo",
-                       title="Demo task", state=Task.State.OPEN, target_half_width=0.12)
+    base = truth_world(
+        rng,
+        n_items=N,
+        p_true=0.7,
+        reference=60,
+        groups=12,
+        slug="demo",
+        title="Demo task",
+        state=Task.State.OPEN,
+        target_half_width=0.12,
+    )
     task, truth = base.task, base.truth
     task.organizers.add(org)
     teams = [make_team("Alpha"), make_team("Beta")]
     driver = PipelineDriver(monkeypatch)
-    world = {"task": task, "truth": truth, "driver": driver, "annotator": annotator(task),
-             "teams": teams, "rng": rng}
+    world = {
+        "task": task,
+        "truth": truth,
+        "driver": driver,
+        "annotator": annotator(task),
+        "teams": teams,
+        "rng": rng,
+    }
     for k, size in enumerate((120, 200, 80)):
         new_run(world, f"sys-{k}", size, teams[k % 2])
     settle(world)
@@ -53,8 +68,9 @@ def world(monkeypatch):
 
 def new_run(world, name, size, team):
     rng = world["rng"]
-    run = add_run(world["task"], team, rng.choice(N, size, replace=False), rng.random(size),
-                  name=name)
+    run = add_run(
+        world["task"], team, rng.choice(N, size, replace=False), rng.random(size), name=name
+    )
     world["driver"].sent.append(("evaluation.plan_run", [run.pk]))
     return run
 
@@ -69,14 +85,25 @@ def settle(world):
 
 
 def latest_published(task):
-    return (LeaderboardSnapshot.objects.filter(task=task, published=True)
-            .order_by("-version").first())
+    return (
+        LeaderboardSnapshot.objects.filter(task=task, published=True).order_by("-version").first()
+    )
 
 
 def expected_order(snapshot, metric):
     rows = snapshot.rows
-    return [r["name"] for r in sorted(rows, key=lambda r: (
-        r[metric]["value"] is None, -(r[metric]["value"] or 0), r["name"], r["run"]))]
+    return [
+        r["name"]
+        for r in sorted(
+            rows,
+            key=lambda r: (
+                r[metric]["value"] is None,
+                -(r[metric]["value"] or 0),
+                r["name"],
+                r["run"],
+            ),
+        )
+    ]
 
 
 def expected_rank_text(row, metric):
@@ -135,8 +162,10 @@ def test_read_sort_open_snapshot_and_export(live_server, page, world):
     page.get_by_role("link", name="Snapshots").click()
     page.get_by_role("link", name="v1", exact=True).click()
     page.wait_for_url("**/tasks/demo/snapshots/1/")
-    assert f"Snapshot 1 of {snapshot.version}, not the latest" in page.locator(
-        ".banner.old").inner_text()
+    assert (
+        f"Snapshot 1 of {snapshot.version}, not the latest"
+        in page.locator(".banner.old").inner_text()
+    )
 
     # Downloads of the latest snapshot.
     page.goto(f"{live_server.url}/tasks/demo/")
@@ -147,7 +176,8 @@ def test_read_sort_open_snapshot_and_export(live_server, page, world):
     assert sorted(r["name"] for r in rows) == sorted(by_name)
     # A value not identifiable yet is an empty cell.
     assert {r["name"]: float(r["f1_value"]) if r["f1_value"] else None for r in rows} == {
-        n: r["f1"]["value"] for n, r in by_name.items()}
+        n: r["f1"]["value"] for n, r in by_name.items()
+    }
     with page.expect_download() as info:
         page.locator(".downloads a", has_text="JSON").click()
     with open(info.value.path(), encoding="utf-8") as fh:
@@ -174,12 +204,14 @@ def test_organizer_holds_then_publishes(live_server, browser, page, login, world
     try:
         public.goto(f"{live_server.url}/tasks/demo/")
         assert "sys-after-deadline" not in public.content()
-        assert (f"Results are being held by the organizers; last published: version "
-                f"{before.version}") in public.locator(".banner.held").inner_text()
+        assert (
+            f"Results are being held by the organizers; last published: version {before.version}"
+        ) in public.locator(".banner.held").inner_text()
 
         page.reload()
-        assert "1 snapshot waiting for publication" in page.locator(
-            ".banner.organizer").inner_text()
+        assert (
+            "1 snapshot waiting for publication" in page.locator(".banner.organizer").inner_text()
+        )
         page.get_by_role("button", name=re.compile(r"^Publish")).click()
         assert "Published" in page.locator(".messages").inner_text()
 

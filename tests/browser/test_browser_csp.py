@@ -23,9 +23,15 @@ from worlds import truth_world
 pytestmark = pytest.mark.django_db(transaction=True)
 
 N = 200
-REQUIRED = {"default-src": "'self'", "script-src": "'self'", "style-src": "'self'",
-            "object-src": "'none'", "base-uri": "'self'", "form-action": "'self'",
-            "frame-ancestors": "'none'"}
+REQUIRED = {
+    "default-src": "'self'",
+    "script-src": "'self'",
+    "style-src": "'self'",
+    "object-src": "'none'",
+    "base-uri": "'self'",
+    "form-action": "'self'",
+    "frame-ancestors": "'none'",
+}
 # Reported by an init script (outside the page's policy) and by Chromium's console.
 WATCH_VIOLATIONS = """
 window.__csp = [];
@@ -41,16 +47,26 @@ def world(monkeypatch):
     alice = users.create_user("alice", password="alice-pass")
     users.create_user("olga", password="olga-pass", is_staff=True)
     users.create_superuser("root", password="root-pass")
-    base = truth_world(rng, n_items=N, p_true=0.7, reference=40, groups=8, slug="demo",
-                       title="Demo task", state=Task.State.OPEN, target_half_width=0.15)
+    base = truth_world(
+        rng,
+        n_items=N,
+        p_true=0.7,
+        reference=40,
+        groups=8,
+        slug="demo",
+        title="Demo task",
+        state=Task.State.OPEN,
+        target_half_width=0.15,
+    )
     task, truth = base.task, base.truth
     task.organizers.add(users.get(username="olga"))
     driver = PipelineDriver(monkeypatch)
     judge = annotator(task, "judge")
     teams = [make_team("Alpha", alice), make_team("Beta")]
     for k, size in enumerate((80, 120)):
-        run = add_run(task, teams[k], rng.choice(N, size, replace=False), rng.random(size),
-                      name=f"sys-{k}")
+        run = add_run(
+            task, teams[k], rng.choice(N, size, replace=False), rng.random(size), name=f"sys-{k}"
+        )
         driver.sent.append(("evaluation.plan_run", [run.pk]))
     for _ in range(30):
         driver.drain()
@@ -58,8 +74,9 @@ def world(monkeypatch):
             break
     driver.drain()
     # A late run leaves items pending for the annotator page.
-    late = add_run(task, teams[1], rng.choice(N, 150, replace=False), rng.random(150),
-                   name="sys-late")
+    late = add_run(
+        task, teams[1], rng.choice(N, 150, replace=False), rng.random(150), name="sys-late"
+    )
     driver.sent.append(("evaluation.plan_run", [late.pk]))
     driver.drain()
     users.create_user("ann", password="ann-pass")
@@ -77,8 +94,7 @@ def policy_of(response) -> dict[str, str]:
 def visit(page):
     page.add_init_script(WATCH_VIOLATIONS)
     console: list[str] = []
-    page.on("console", lambda m: console.append(m.text) if m.type in ("error", "warning")
-            else None)
+    page.on("console", lambda m: console.append(m.text) if m.type in ("error", "warning") else None)
 
     def go(url: str, ready: str | None = None) -> None:
         console.clear()

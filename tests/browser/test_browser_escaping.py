@@ -22,8 +22,9 @@ def hostile():
     User = get_user_model()
     member = User.objects.create_user("mallory", password="pw-mallory")
     org = User.objects.create_user("olga", password="pw-olga")
-    task = make_task(slug="xss", title=SCRIPT, description=BREAKOUT + SVG, question=SCRIPT,
-                     state=Task.State.OPEN)
+    task = make_task(
+        slug="xss", title=SCRIPT, description=BREAKOUT + SVG, question=SCRIPT, state=Task.State.OPEN
+    )
     task.organizers.add(org)
     add_items(task, 4)
     team = make_team(BREAKOUT, member)
@@ -33,22 +34,63 @@ def hostile():
         run.errors, run.error_count = [{"line": 1, "message": SCRIPT}], 1
         run.save()
         RunEvent.objects.create(run=run, state="queued", reason=BREAKOUT)
-    rows = [{"run": r.pk, "name": r.name, "team": team.name, "state": r.state,
-             "provisional": True, "n_predictions": 2, "n_requested": 2, "n_verified": 1,
-             **{m: {"value": 0.5 + i / 10, "low": 0.3, "high": 0.8, "labels_used": 4,
-                    "method": SCRIPT} for m in ("precision", "recall", "f1")},
-             "rank": {m: {"best": 1, "worst": 2} for m in ("precision", "recall", "f1")}}
-            for i, r in enumerate(runs)]
+    rows = [
+        {
+            "run": r.pk,
+            "name": r.name,
+            "team": team.name,
+            "state": r.state,
+            "provisional": True,
+            "n_predictions": 2,
+            "n_requested": 2,
+            "n_verified": 1,
+            **{
+                m: {
+                    "value": 0.5 + i / 10,
+                    "low": 0.3,
+                    "high": 0.8,
+                    "labels_used": 4,
+                    "method": SCRIPT,
+                }
+                for m in ("precision", "recall", "f1")
+            },
+            "rank": {m: {"best": 1, "worst": 2} for m in ("precision", "recall", "f1")},
+        }
+        for i, r in enumerate(runs)
+    ]
     for version, published in ((1, True), (2, False)):
         snap = LeaderboardSnapshot.objects.create(
-            task=task, version=version, engine_version=SCRIPT, design="default",
-            labels_version=1, reference_version=1, n_labels=4, n_reference=0, confidence=0.95,
-            published=published, published_at=timezone.now() if published else None,
-            rows=rows, details={"ranking": {"method": BREAKOUT}})
-        Estimate.objects.bulk_create([
-            Estimate(snapshot=snap, run=r, metric=m, value=0.5, low=0.3, high=0.8, level=0.95,
-                     labels_used=4, method=SCRIPT)
-            for r in runs for m in ("precision", "recall", "f1")])
+            task=task,
+            version=version,
+            engine_version=SCRIPT,
+            design="default",
+            labels_version=1,
+            reference_version=1,
+            n_labels=4,
+            n_reference=0,
+            confidence=0.95,
+            published=published,
+            published_at=timezone.now() if published else None,
+            rows=rows,
+            details={"ranking": {"method": BREAKOUT}},
+        )
+        Estimate.objects.bulk_create(
+            [
+                Estimate(
+                    snapshot=snap,
+                    run=r,
+                    metric=m,
+                    value=0.5,
+                    low=0.3,
+                    high=0.8,
+                    level=0.95,
+                    labels_used=4,
+                    method=SCRIPT,
+                )
+                for r in runs
+                for m in ("precision", "recall", "f1")
+            ]
+        )
     return {"task": task, "runs": runs}
 
 
@@ -64,17 +106,32 @@ def visit_all(page, base, urls):
 def test_payloads_never_execute(live_server, page, login, hostile):
     dialogs = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    public = ["/", "/tasks/xss/", "/tasks/xss/?sort=precision", "/tasks/xss/snapshots/",
-              "/tasks/xss/snapshots/1/"]
+    public = [
+        "/",
+        "/tasks/xss/",
+        "/tasks/xss/?sort=precision",
+        "/tasks/xss/snapshots/",
+        "/tasks/xss/snapshots/1/",
+    ]
     visit_all(page, live_server.url, public)
     run_pages = [f"/runs/{r.pk}/" for r in hostile["runs"]]
     login(page, live_server, "mallory", "pw-mallory")
-    visit_all(page, live_server.url, [*public, "/tasks/xss/runs/", "/tasks/xss/submit/",
-                                      *run_pages])
+    visit_all(
+        page, live_server.url, [*public, "/tasks/xss/runs/", "/tasks/xss/submit/", *run_pages]
+    )
     page.context.clear_cookies()
     login(page, live_server, "olga", "pw-olga")
-    visit_all(page, live_server.url, [*public, "/tasks/xss/runs/", "/tasks/xss/organize/",
-                                      "/tasks/xss/snapshots/2/", *run_pages])
+    visit_all(
+        page,
+        live_server.url,
+        [
+            *public,
+            "/tasks/xss/runs/",
+            "/tasks/xss/organize/",
+            "/tasks/xss/snapshots/2/",
+            *run_pages,
+        ],
+    )
     # The payloads are on the page as text.
     page.goto(live_server.url + "/tasks/xss/")
     assert SCRIPT in page.locator("h1").inner_text()

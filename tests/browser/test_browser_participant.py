@@ -25,14 +25,28 @@ N = 300
 def world(monkeypatch):
     rng = np.random.default_rng(11)
     alice = get_user_model().objects.create_user("alice", password="alice-pass")
-    base = truth_world(rng, n_items=N, p_true=0.7, reference=60, groups=12, slug="demo",
-                       title="Demo task", state=Task.State.OPEN, target_half_width=0.1)
+    base = truth_world(
+        rng,
+        n_items=N,
+        p_true=0.7,
+        reference=60,
+        groups=12,
+        slug="demo",
+        title="Demo task",
+        state=Task.State.OPEN,
+        target_half_width=0.1,
+    )
     task, truth = base.task, base.truth
     make_team("Alpha", alice)
     keys = rng.choice(N, 150, replace=False)
     run_file = "".join(f"k{k}\t{s:.3f}\n" for k, s in zip(keys, rng.random(150), strict=True))
-    return {"task": task, "truth": truth, "driver": PipelineDriver(monkeypatch),
-            "annotator": annotator(task), "file": run_file.encode()}
+    return {
+        "task": task,
+        "truth": truth,
+        "driver": PipelineDriver(monkeypatch),
+        "annotator": annotator(task),
+        "file": run_file.encode(),
+    }
 
 
 def worker_validates(driver) -> None:
@@ -45,7 +59,8 @@ def worker_validates(driver) -> None:
 def wait_for_state(page, state: str) -> None:
     """The run page refreshes itself while the file is validated."""
     page.wait_for_function(
-        "s => document.querySelector('#run-state').innerText === s", arg=state, timeout=15_000)
+        "s => document.querySelector('#run-state').innerText === s", arg=state, timeout=15_000
+    )
 
 
 def progress(page) -> tuple[int, int]:
@@ -59,8 +74,12 @@ def progress(page) -> tuple[int, int]:
 def test_submit_through_the_page_and_watch_progress(live_server, page, login, world):
     login(page, live_server, "alice", "alice-pass")
     page.goto(f"{live_server.url}/tasks/demo/submit/")
-    page.set_input_files("input[name=file]", files=[{
-        "name": "preds.tsv", "mimeType": "text/tab-separated-values", "buffer": world["file"]}])
+    page.set_input_files(
+        "input[name=file]",
+        files=[
+            {"name": "preds.tsv", "mimeType": "text/tab-separated-values", "buffer": world["file"]}
+        ],
+    )
     page.fill("input[name=name]", "alice-bert")
     page.get_by_role("button", name="Upload run").click()
     page.wait_for_url(re.compile(r"/runs/\d+/$"))
@@ -84,12 +103,18 @@ def test_submit_through_the_page_and_watch_progress(live_server, page, login, wo
     assert verified == 0 and requested > 0
 
     # Half of the items are answered; the estimate updates the progress.
-    pending = list(VerificationRequest.objects.filter(task=world["task"], state="pending")
-                   .select_related("item").order_by("id"))
+    pending = list(
+        VerificationRequest.objects.filter(task=world["task"], state="pending")
+        .select_related("item")
+        .order_by("id")
+    )
     half = pending[: len(pending) // 2]
     for request in half:
-        submit_judgment(request_id=request.pk, annotator=world["annotator"],
-                        answer="correct" if world["truth"][request.item.index] else "incorrect")
+        submit_judgment(
+            request_id=request.pk,
+            annotator=world["annotator"],
+            answer="correct" if world["truth"][request.item.index] else "incorrect",
+        )
     world["driver"].drain()
     page.reload()
     assert progress(page) == (len(half), requested)
@@ -107,8 +132,10 @@ def test_submit_through_the_page_and_watch_progress(live_server, page, login, wo
     assert verified == requested > 0
     scores = page.locator("table.scores")
     assert scores.locator("tr[data-metric]").count() == 3
-    assert re.search(r"\d\.\d{3} \+\d\.\d{3} / \u2212\d\.\d{3}",
-                     scores.locator("tr[data-metric=precision] td.metric").inner_text())
+    assert re.search(
+        r"\d\.\d{3} \+\d\.\d{3} / \u2212\d\.\d{3}",
+        scores.locator("tr[data-metric=precision] td.metric").inner_text(),
+    )
 
     page.goto(f"{live_server.url}/tasks/demo/runs/")
     row = page.locator(f"tr[data-run='{run.pk}']")
@@ -119,8 +146,12 @@ def test_submit_through_the_page_and_watch_progress(live_server, page, login, wo
 def test_rejected_upload_shows_problems_by_line(live_server, page, login, world):
     login(page, live_server, "alice", "alice-pass")
     page.goto(f"{live_server.url}/tasks/demo/submit/")
-    page.set_input_files("input[name=file]", files=[{
-        "name": "bad.tsv", "mimeType": "text/plain", "buffer": b"k1\t0.5\nk2\tlots\nk3\t9\n"}])
+    page.set_input_files(
+        "input[name=file]",
+        files=[
+            {"name": "bad.tsv", "mimeType": "text/plain", "buffer": b"k1\t0.5\nk2\tlots\nk3\t9\n"}
+        ],
+    )
     page.get_by_role("button", name="Upload run").click()
     page.wait_for_url(re.compile(r"/runs/\d+/$"))
     worker_validates(world["driver"])

@@ -26,8 +26,9 @@ def client_home(tmp_path, monkeypatch):
 def sent(monkeypatch):
     """Pipeline messages recorded instead of sent to a broker (the server runs in-process)."""
     messages = []
-    monkeypatch.setattr("leaderboard.jobs._send",
-                        lambda name, args, countdown=None: messages.append((name, args)))
+    monkeypatch.setattr(
+        "leaderboard.jobs._send", lambda name, args, countdown=None: messages.append((name, args))
+    )
     return messages
 
 
@@ -40,27 +41,74 @@ def cli_world(transactional_db, sent):
 
     alice = get_user_model().objects.create_user("alice", password=PASSWORD)
     team = create_team(name="Alpha", members=[alice])
-    task = create_task(slug="linkage", title="Record linkage", max_runs_per_team=3,
-                       max_runs_per_team_per_day=3)
+    task = create_task(
+        slug="linkage", title="Record linkage", max_runs_per_team=3, max_runs_per_team_per_day=3
+    )
     closed = create_task(slug="finished", title="Finished", state=Task.State.CLOSED)
-    scored = Run.objects.create(task=task, team=team, submitted_by=alice, name="baseline",
-                                state=Run.State.SCORED, n_predictions=10, n_requested=8,
-                                n_verified=8)
-    estimate = {"value": 0.618, "low": 0.568, "high": 0.668, "labels_used": 8,
-                "method": "wilson"}
+    scored = Run.objects.create(
+        task=task,
+        team=team,
+        submitted_by=alice,
+        name="baseline",
+        state=Run.State.SCORED,
+        n_predictions=10,
+        n_requested=8,
+        n_verified=8,
+    )
+    estimate = {"value": 0.618, "low": 0.568, "high": 0.668, "labels_used": 8, "method": "wilson"}
     snapshot = LeaderboardSnapshot.objects.create(
-        task=task, version=1, engine_version="test", design="default", labels_version=8,
-        reference_version=0, n_labels=8, n_reference=0, confidence=0.95, published=True,
+        task=task,
+        version=1,
+        engine_version="test",
+        design="default",
+        labels_version=8,
+        reference_version=0,
+        n_labels=8,
+        n_reference=0,
+        confidence=0.95,
+        published=True,
         published_at=timezone.now(),
-        rows=[{"run": scored.pk, "name": "baseline", "team": "Alpha", "state": "scored",
-               "provisional": False, "n_predictions": 10, "n_requested": 8, "n_verified": 8,
-               "precision": estimate, "recall": estimate, "f1": estimate}])
+        rows=[
+            {
+                "run": scored.pk,
+                "name": "baseline",
+                "team": "Alpha",
+                "state": "scored",
+                "provisional": False,
+                "n_predictions": 10,
+                "n_requested": 8,
+                "n_verified": 8,
+                "precision": estimate,
+                "recall": estimate,
+                "f1": estimate,
+            }
+        ],
+    )
     from leaderboard.models import Estimate
 
-    Estimate.objects.bulk_create([
-        Estimate(snapshot=snapshot, run=scored, metric=m, value=0.618, low=0.568, high=0.668,
-                 level=0.95, labels_used=8, method="wilson") for m in ("precision", "recall",
-                                                                      "f1")])
+    Estimate.objects.bulk_create(
+        [
+            Estimate(
+                snapshot=snapshot,
+                run=scored,
+                metric=m,
+                value=0.618,
+                low=0.568,
+                high=0.668,
+                level=0.95,
+                labels_used=8,
+                method="wilson",
+            )
+            for m in ("precision", "recall", "f1")
+        ]
+    )
     token = create_token(user=alice)
-    return SimpleNamespace(user=alice, team=team, task=task, closed=closed, scored=scored,
-                           token=token.key, password=PASSWORD)
+    return SimpleNamespace(
+        user=alice,
+        team=team,
+        task=task,
+        closed=closed,
+        scored=scored,
+        token=token.key,
+        password=PASSWORD,
+    )

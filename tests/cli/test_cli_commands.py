@@ -26,6 +26,8 @@ def worker_validates(sent: list) -> None:
     for name, args in list(sent):
         if name == "evaluation.ingest_run":
             ingest_run(*args)
+
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -52,19 +54,43 @@ def test_login_with_password_makes_a_token_then_replaces_it(live_server, cli_wor
 
     ApiToken.objects.filter(user=cli_world.user).delete()
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    argv = [sys.executable, "-m", "leaderboard_cli", "--url", live_server.url, "login",
-            "--username", "alice", "--password-stdin"]
-    first = subprocess.run(argv, input=f"{cli_world.password}\n", capture_output=True,
-                           text=True, env=env, cwd=REPO, timeout=120)
+    argv = [
+        sys.executable,
+        "-m",
+        "leaderboard_cli",
+        "--url",
+        live_server.url,
+        "login",
+        "--username",
+        "alice",
+        "--password-stdin",
+    ]
+    first = subprocess.run(
+        argv,
+        input=f"{cli_world.password}\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=120,
+    )
     assert first.returncode == 0, first.stderr
     key = json.loads(config.config_path().read_text())["token"]
     assert ApiToken.objects.get(user=cli_world.user).digest == ApiToken.digest_of(key)
-    again = subprocess.run(argv, input=f"{cli_world.password}\n", capture_output=True,
-                           text=True, env=env, cwd=REPO, timeout=120)
+    again = subprocess.run(
+        argv,
+        input=f"{cli_world.password}\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=120,
+    )
     assert again.returncode == 0 and "replaced" in again.stderr
     assert ApiToken.objects.get(user=cli_world.user).digest != ApiToken.digest_of(key)
-    wrong = subprocess.run(argv, input="nope\n", capture_output=True, text=True, env=env,
-                           cwd=REPO, timeout=120)
+    wrong = subprocess.run(
+        argv, input="nope\n", capture_output=True, text=True, env=env, cwd=REPO, timeout=120
+    )
     assert wrong.returncode == 3 and "token rejected" not in wrong.stdout
     assert "wrong username or password" in wrong.stderr
 
@@ -73,8 +99,9 @@ def test_submit_a_valid_file_then_status(live_server, cli_world, client_home, ca
     logged_in(live_server, cli_world)
     run_file = client_home / "run.tsv"
     run_file.write_text("a\t0.9\nb\t0.2\nc\t0.5\n")
-    code, out, _ = run_cli(capsys, "submit", "linkage", str(run_file), "--name", "bm25",
-                           "--description", "first try")
+    code, out, _ = run_cli(
+        capsys, "submit", "linkage", str(run_file), "--name", "bm25", "--description", "first try"
+    )
     assert code == 0, out
     run = Run.objects.get(name="bm25")
     assert f"run {run.pk} submitted to linkage: received" in out
@@ -86,8 +113,9 @@ def test_submit_a_valid_file_then_status(live_server, cli_world, client_home, ca
     assert code == 0 and f"run {run.pk} 'bm25' (Alpha, task linkage): {run.state}" in out
 
 
-def test_submit_a_large_file_shows_progress_and_streams(live_server, cli_world, client_home,
-                                                        capsys, sent):
+def test_submit_a_large_file_shows_progress_and_streams(
+    live_server, cli_world, client_home, capsys, sent
+):
     logged_in(live_server, cli_world)
     run_file = client_home / "big.tsv"
     with run_file.open("w") as out:
@@ -101,8 +129,9 @@ def test_submit_a_large_file_shows_progress_and_streams(live_server, cli_world, 
     assert Run.objects.get(name="big").n_predictions == 120_000
 
 
-def test_a_rejected_file_prints_problems_with_line_numbers(live_server, cli_world,
-                                                           client_home, capsys, sent):
+def test_a_rejected_file_prints_problems_with_line_numbers(
+    live_server, cli_world, client_home, capsys, sent
+):
     logged_in(live_server, cli_world)
     run_file = client_home / "bad.tsv"
     run_file.write_text("a\t0.9\nb\tlots\nc\t0.5\nd\t7\n")
@@ -117,13 +146,16 @@ def test_a_rejected_file_prints_problems_with_line_numbers(live_server, cli_worl
 
 def test_wait_shows_how_far_validation_has_got(live_server, cli_world, capsys):
     logged_in(live_server, cli_world)
-    run = Run.objects.create(task=cli_world.task, team=cli_world.team, name="big",
-                             state=Run.State.VALIDATING,
-                             reason="45% of the file read (90 MiB, 2,250,000 lines)")
+    run = Run.objects.create(
+        task=cli_world.task,
+        team=cli_world.team,
+        name="big",
+        state=Run.State.VALIDATING,
+        reason="45% of the file read (90 MiB, 2,250,000 lines)",
+    )
     code, _, err = run_cli(capsys, "wait", str(run.pk), "--timeout", "0", "--interval", "1")
     assert code == 8
-    assert (f"run {run.pk}: validating: 45% of the file read (90 MiB, 2,250,000 lines)"
-            in err)
+    assert f"run {run.pk}: validating: 45% of the file read (90 MiB, 2,250,000 lines)" in err
 
 
 def test_a_bad_token_says_to_log_in_again(live_server, cli_world, capsys):
@@ -146,8 +178,9 @@ def test_a_closed_task_refuses_the_upload(live_server, cli_world, client_home, c
 def test_over_quota_is_refused_with_the_limit(live_server, cli_world, client_home, capsys):
     logged_in(live_server, cli_world)
     for i in range(2):  # with the scored run: 3 of 3
-        Run.objects.create(task=cli_world.task, team=cli_world.team, name=f"r{i}",
-                           state=Run.State.QUEUED)
+        Run.objects.create(
+            task=cli_world.task, team=cli_world.team, name=f"r{i}", state=Run.State.QUEUED
+        )
     run_file = client_home / "run.tsv"
     run_file.write_text("a\n")
     code, _, err = run_cli(capsys, "submit", "linkage", str(run_file), "--name", "more")
@@ -166,15 +199,22 @@ def test_scores_print_the_board_with_intervals(live_server, cli_world, capsys):
     assert code == 6 and "no published leaderboard" in err
 
 
-def test_wait_prints_scores_of_a_finished_run_and_times_out_on_a_busy_one(live_server,
-                                                                           cli_world, capsys):
+def test_wait_prints_scores_of_a_finished_run_and_times_out_on_a_busy_one(
+    live_server, cli_world, capsys
+):
     logged_in(live_server, cli_world)
     code, out, _ = run_cli(capsys, "wait", str(cli_world.scored.pk))
     assert code == 0
     assert "8 of 8 items verified" in out
     assert "scores (snapshot 1): precision 0.618 [0.568, 0.668]" in out
-    busy = Run.objects.create(task=cli_world.task, team=cli_world.team, name="busy",
-                              state=Run.State.AWAITING_LABELS, n_requested=480, n_verified=312)
+    busy = Run.objects.create(
+        task=cli_world.task,
+        team=cli_world.team,
+        name="busy",
+        state=Run.State.AWAITING_LABELS,
+        n_requested=480,
+        n_verified=312,
+    )
     code, _, err = run_cli(capsys, "wait", str(busy.pk), "--timeout", "0", "--interval", "1")
     assert code == 8 and "312 of 480 items verified" in err and "still awaiting_labels" in err
 
@@ -195,8 +235,7 @@ def test_an_unreachable_server_is_reported(cli_world, capsys):
     assert code == 7 and "connection refused" in err
 
 
-def test_environment_overrides_the_saved_settings(live_server, cli_world, monkeypatch,
-                                                  capsys):
+def test_environment_overrides_the_saved_settings(live_server, cli_world, monkeypatch, capsys):
     config.save(url="http://127.0.0.1:9", token="stale")
     monkeypatch.setenv("LEADERBOARD_URL", live_server.url)
     monkeypatch.setenv("LEADERBOARD_TOKEN", cli_world.token)
@@ -205,10 +244,19 @@ def test_environment_overrides_the_saved_settings(live_server, cli_world, monkey
 
 
 def test_python_dash_m_runs_the_entry_point(live_server, cli_world):
-    env = {**os.environ, "PYTHONPATH": str(REPO), "LEADERBOARD_URL": live_server.url,
-           "LEADERBOARD_TOKEN": cli_world.token}
-    done = subprocess.run([sys.executable, "-m", "leaderboard_cli", "status",
-                           str(cli_world.scored.pk)], capture_output=True, text=True, env=env,
-                          cwd=REPO, timeout=120)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "LEADERBOARD_URL": live_server.url,
+        "LEADERBOARD_TOKEN": cli_world.token,
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "leaderboard_cli", "status", str(cli_world.scored.pk)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert "run" in done.stdout and "scored" in done.stdout

@@ -63,8 +63,9 @@ def _assert_same(task):
     assert np.array_equal(a.cell_band, b.cell_band) and a.look_patterns == b.look_patterns
     assert np.array_equal(cached.state.labels, fresh.state.labels)
     for name in ("items", "annotators", "says_correct"):
-        assert np.array_equal(getattr(cached.state.judgments, name),
-                              getattr(fresh.state.judgments, name))
+        assert np.array_equal(
+            getattr(cached.state.judgments, name), getattr(fresh.state.judgments, name)
+        )
     assert np.array_equal(cached.state.gold.items, fresh.state.gold.items)
     assert np.array_equal(cached.state.gold.answers, fresh.state.gold.answers)
     assert np.array_equal(cached.state.reference.items, fresh.state.reference.items)
@@ -107,8 +108,9 @@ def test_cached_loads_follow_rounds_labels_runs_items_and_reference(monkeypatch)
     driver.drain()
     cached = _assert_same(task)
     assert cached.state.n_items == 3500 and cached.state.n_runs == 3
-    ReferenceItem.objects.bulk_create([ReferenceItem(task=task, item=it)
-                                       for it in Item.objects.filter(task=task)[:40]])
+    ReferenceItem.objects.bulk_create(
+        [ReferenceItem(task=task, item=it) for it in Item.objects.filter(task=task)[:40]]
+    )
     _assert_same(task)
 
 
@@ -125,14 +127,19 @@ def test_cached_loads_follow_judgments_gold_answers_looks_and_undos(monkeypatch,
     good = np.array([i for i in range(2950) if truth[i]])
     bad = np.array([i for i in range(2950) if not truth[i]])
     for j, team in enumerate((make_team("A"), make_team("B"))):
-        items = np.concatenate([rng.choice(good, 570, replace=False),
-                                rng.choice(bad, 30, replace=False)])
+        items = np.concatenate(
+            [rng.choice(good, 570, replace=False), rng.choice(bad, 30, replace=False)]
+        )
         scores = np.where(np.isin(items, good), 0.5, 0.0) + 0.5 * rng.random(items.size)
         add_run(task, team, items, scores, name=f"r{j}")
-    load_gold(task=task, lines=[f"k{i}\t{'correct' if truth[i] else 'incorrect'}"
-                                for i in range(2950, 3000)])
-    people = [(annotator(task, name), accuracy)
-              for name, accuracy in (("a", 0.97), ("b", 0.9), ("c", 0.8))]
+    load_gold(
+        task=task,
+        lines=[f"k{i}\t{'correct' if truth[i] else 'incorrect'}" for i in range(2950, 3000)],
+    )
+    people = [
+        (annotator(task, name), accuracy)
+        for name, accuracy in (("a", 0.97), ("b", 0.9), ("c", 0.8))
+    ]
     keys = {f"k{i}" for i, t in truth.items() if t}
     answers = random.Random(2)
     for run_pk in task.runs.values_list("pk", flat=True):
@@ -149,9 +156,13 @@ def test_cached_loads_follow_judgments_gold_answers_looks_and_undos(monkeypatch,
     answer_what_is_served(task, people, keys, answers)
     _assert_same(task)
     user = people[0][0]
-    last = max([*Judgment.objects.filter(annotator=user, withdrawn_at=None),
-                *GoldAnswer.objects.filter(annotator=user, withdrawn_at=None)],
-               key=lambda a: (a.created_at, a.pk))
+    last = max(
+        [
+            *Judgment.objects.filter(annotator=user, withdrawn_at=None),
+            *GoldAnswer.objects.filter(annotator=user, withdrawn_at=None),
+        ],
+        key=lambda a: (a.created_at, a.pk),
+    )
     undo_answer(annotator=user, client_id=last.client_id)
     _assert_same(task)
     driver.drain()
@@ -163,8 +174,9 @@ def test_a_job_cannot_change_the_cached_state(monkeypatch):
     loaded = load_task_state(task)
     plan = loaded.design.plan(loaded.state, 0, rng=np.random.default_rng(0))
     assert plan.items.size
-    loaded.state.add_judgments(plan.items, np.zeros(plan.items.size, np.int64),
-                               np.ones(plan.items.size, bool))
+    loaded.state.add_judgments(
+        plan.items, np.zeros(plan.items.size, np.int64), np.ones(plan.items.size, bool)
+    )
     again = load_task_state(task)
     assert not again.record().requested.any() and not again.record().asked.any()
     assert again.state.judgments.size == 0 and not again.state.verified.any()
@@ -176,8 +188,9 @@ def test_rounds_that_do_not_extend_the_cache_rebuild_it(monkeypatch):
         driver.sent.append(("evaluation.plan_run", [run_pk]))
     driver.drain()
     load_task_state(task)
-    PlanRound.objects.filter(pk=PlanRound.objects.filter(task=task).order_by("id").first().pk
-                             ).delete()
+    PlanRound.objects.filter(
+        pk=PlanRound.objects.filter(task=task).order_by("id").first().pk
+    ).delete()
     _assert_same(task)
 
 

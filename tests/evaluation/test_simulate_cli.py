@@ -22,9 +22,23 @@ SLICE = Path(__file__).resolve().parents[1] / "data" / "febrl4_slice"
 SYSTEM_NAMES = sorted(p.stem for p in (SLICE / "systems").glob("*.tsv"))
 N_SYSTEMS = len(SYSTEM_NAMES)  # 55
 METRICS = ("precision", "recall", "f1")
-KEYS = ("design", "dataset", "systems", "repeats", "seed", "target_half_width", "confidence",
-        "reference_size", "labels_mean", "labels_sd", "target_met", "coverage",
-        "half_width_median", "bias", "seconds")
+KEYS = (
+    "design",
+    "dataset",
+    "systems",
+    "repeats",
+    "seed",
+    "target_half_width",
+    "confidence",
+    "reference_size",
+    "labels_mean",
+    "labels_sd",
+    "target_met",
+    "coverage",
+    "half_width_median",
+    "bias",
+    "seconds",
+)
 SMALL = ["--systems", "8", "--repeats", "2"]
 
 
@@ -53,8 +67,9 @@ def run_error(capsys, argv) -> str:
     return err
 
 
-def make_dataset(root: Path, systems: dict[str, str], truth: str = "a\nb\nc\n",
-                 items: list[str] | None = None) -> Path:
+def make_dataset(
+    root: Path, systems: dict[str, str], truth: str = "a\nb\nc\n", items: list[str] | None = None
+) -> Path:
     ds = root / "ds"
     (ds / "systems").mkdir(parents=True)
     (ds / "truth.tsv").write_text(truth)
@@ -109,11 +124,31 @@ def test_json_has_every_key_with_sane_values(capsys, design):
 
 
 def test_json_matches_the_library_summary(capsys):
-    out = run_json(capsys, *SMALL, "--seed", "5", "--target-half-width", "0.08",
-                   "--confidence", "0.9", "--reference-size", "120", "--interval", "jeffreys")
-    summary = simulate(load_dataset(SLICE), design="default", systems=8, repeats=2, seed=5,
-                       target_half_width=0.08, confidence=0.9, reference_size=120,
-                       design_options={"interval": "jeffreys"}).as_dict()
+    out = run_json(
+        capsys,
+        *SMALL,
+        "--seed",
+        "5",
+        "--target-half-width",
+        "0.08",
+        "--confidence",
+        "0.9",
+        "--reference-size",
+        "120",
+        "--interval",
+        "jeffreys",
+    )
+    summary = simulate(
+        load_dataset(SLICE),
+        design="default",
+        systems=8,
+        repeats=2,
+        seed=5,
+        target_half_width=0.08,
+        confidence=0.9,
+        reference_size=120,
+        design_options={"interval": "jeffreys"},
+    ).as_dict()
     summary.pop("per_system")
     summary.pop("seconds")
     out.pop("seconds")
@@ -166,7 +201,10 @@ def test_reference_size_zero(capsys, design):
 def test_module_entry_point_runs_in_a_subprocess():
     proc = subprocess.run(
         [sys.executable, "-m", "evaluation.simulate", str(SLICE), "--json", *SMALL, "--seed", "3"],
-        capture_output=True, text=True, timeout=60, cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parents[2],
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
@@ -245,8 +283,11 @@ def test_unknown_key(capsys, tmp_path):
 
 def test_valid_tmp_dataset_runs(capsys, tmp_path):
     # control for the error tests above: the same layout without the defect works
-    ds = make_dataset(tmp_path, {"s1": "a\t0.9\nb\t0.8\nc\t0.2\nd\t0.1\n", "s2": "a\nd\n"},
-                      items=["a", "b", "c", "d"])
+    ds = make_dataset(
+        tmp_path,
+        {"s1": "a\t0.9\nb\t0.8\nc\t0.2\nd\t0.1\n", "s2": "a\nd\n"},
+        items=["a", "b", "c", "d"],
+    )
     code = main([str(ds), "--json", "--repeats", "2", "--reference-size", "2"])
     out, err = capsys.readouterr()
     assert code == 0, err
@@ -254,33 +295,37 @@ def test_valid_tmp_dataset_runs(capsys, tmp_path):
     assert data["systems"] == 2 and data["dataset"] == "ds"
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--repeats", "0"], "--repeats"),
-    (["--target-half-width", "0.7"], "--target-half-width"),
-    (["--target-half-width", "0"], "--target-half-width"),
-    (["--confidence", "1.5"], "--confidence"),
-    (["--confidence", "0"], "--confidence"),
-    (["--systems", "0"], "--systems"),
-    (["--reference-size", "-1"], "--reference-size"),
-    (["--budget", "-5"], "--budget"),
-    (["--interval", "jeffreys", "--design", "published"], "--interval"),
-    (["--annotators", "0.95y"], "--annotators: annotator '0.95y'"),
-    (["--annotators", "1.2"], "rates must lie in [0, 1]"),
-    (["--annotators", "0.9x0"], "N >= 1"),
-    (["--gold-rate", "1"], "--gold-rate"),
-    (["--hard-items", "0.1:0.7"], "--hard-items needs --annotators"),
-    (["--annotators", "0.9", "--hard-items", "0.1"], "SHARE:ACCURACY"),
-    (["--annotators", "0.9", "--hard-items", "a:b"], "SHARE:ACCURACY"),
-    (["--annotators", "0.9", "--hard-items", "1.5:0.7"], "the share must lie in (0, 1)"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--repeats", "0"], "--repeats"),
+        (["--target-half-width", "0.7"], "--target-half-width"),
+        (["--target-half-width", "0"], "--target-half-width"),
+        (["--confidence", "1.5"], "--confidence"),
+        (["--confidence", "0"], "--confidence"),
+        (["--systems", "0"], "--systems"),
+        (["--reference-size", "-1"], "--reference-size"),
+        (["--budget", "-5"], "--budget"),
+        (["--interval", "jeffreys", "--design", "published"], "--interval"),
+        (["--annotators", "0.95y"], "--annotators: annotator '0.95y'"),
+        (["--annotators", "1.2"], "rates must lie in [0, 1]"),
+        (["--annotators", "0.9x0"], "N >= 1"),
+        (["--gold-rate", "1"], "--gold-rate"),
+        (["--hard-items", "0.1:0.7"], "--hard-items needs --annotators"),
+        (["--annotators", "0.9", "--hard-items", "0.1"], "SHARE:ACCURACY"),
+        (["--annotators", "0.9", "--hard-items", "a:b"], "SHARE:ACCURACY"),
+        (["--annotators", "0.9", "--hard-items", "1.5:0.7"], "the share must lie in (0, 1)"),
+    ],
+)
 def test_bad_options_exit_2(capsys, args, message):
     err = run_error(capsys, [SLICE, "--json", *args])
     assert message in err
     assert "usage:" in err
 
 
-@pytest.mark.parametrize("args", [["--design", "bogus"], ["--interval", "wald"],
-                                  ["--repeats", "two"], []])
+@pytest.mark.parametrize(
+    "args", [["--design", "bogus"], ["--interval", "wald"], ["--repeats", "two"], []]
+)
 def test_argparse_errors_exit_2(capsys, args):
     argv = [*([] if not args else [str(SLICE)]), *args]
     with pytest.raises(SystemExit) as info:
@@ -303,8 +348,9 @@ def test_without_annotators_no_judgment_keys_appear(capsys):
 
 
 def test_annotators_report_judgments_and_coverage_at_stop(capsys):
-    out = run_json(capsys, *SMALL, "--seed", "4", "--annotators", "0.95x2,0.5",
-                   "--gold-rate", "0.1")
+    out = run_json(
+        capsys, *SMALL, "--seed", "4", "--annotators", "0.95x2,0.5", "--gold-rate", "0.1"
+    )
     assert out["annotators"] == "0.95x2,0.5" and out["gold_rate"] == 0.1
     # Every judgment counts, gold included; at least one per verified item.
     assert out["judgments_mean"] >= out["labels_mean"] > 0
@@ -326,8 +372,9 @@ def test_annotator_table_shows_judgments_and_stop_columns(capsys):
 @pytest.mark.slow
 def test_hard_items_make_every_annotator_err_more_on_them_and_are_reported(capsys):
     base = run_json(capsys, *SMALL, "--seed", "4", "--annotators", "0.95x3")
-    hard = run_json(capsys, *SMALL, "--seed", "4", "--annotators", "0.95x3",
-                    "--hard-items", "0.3:0.5")
+    hard = run_json(
+        capsys, *SMALL, "--seed", "4", "--annotators", "0.95x3", "--hard-items", "0.3:0.5"
+    )
     assert "hard_items" not in base
     assert hard["hard_items"] == {"share": 0.3, "accuracy": 0.5}
     # Correlated errors the model assumes away: the estimates move away from the truth.
@@ -340,8 +387,9 @@ def test_hard_items_cap_each_annotators_accuracy_and_spare_gold():
     hard = np.ones(200, bool)
     hard[150:190] = False
     gold = np.arange(190, 200)
-    panel = AnnotatorPanel(((1.0, 1.0),), truth, gold, 0.5, 1, np.random.default_rng(0),
-                           hard=hard, hard_accuracy=0.5)
+    panel = AnnotatorPanel(
+        ((1.0, 1.0),), truth, gold, 0.5, 1, np.random.default_rng(0), hard=hard, hard_accuracy=0.5
+    )
     state = TaskState(200)
     panel.answer(state, Plan(0, 1, np.arange(190), "sample", 0.0, 0.0))
     items = state.judgments.items

@@ -24,8 +24,11 @@ from leaderboard.services.tasks import create_task, create_team
 from engine_audit import audit_task, replay_task
 from pipeline_support import answer_what_is_served
 
-pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True),
-              pytest.mark.timeout(600)]
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.timeout(600),
+]
 
 SLICE = Path(__file__).resolve().parents[1] / "data" / "febrl4_slice"
 SYSTEMS = ("ecm_dob.tsv", "rule_names90_sn_surname.tsv", "rule_all45_postcode.tsv")
@@ -39,22 +42,29 @@ def _truth() -> set[str]:
 def _true_scores(truth: set[str]) -> dict[str, tuple[float, float, float]]:
     scores = {}
     for name in SYSTEMS:
-        keys = [line.split("\t")[0] for line in (SLICE / "systems" / name).read_text()
-                .splitlines() if line]
+        keys = [
+            line.split("\t")[0]
+            for line in (SLICE / "systems" / name).read_text().splitlines()
+            if line
+        ]
         hits = sum(k in truth for k in keys)
         p, r = hits / len(keys), hits / len(truth)
         scores[name.removesuffix(".tsv")] = (p, r, 2 * p * r / (p + r))
     return scores
 
 
-def test_fallible_annotators_are_corrected_for_and_the_poor_one_found_out(celery_worker,
-                                                                          wait_for):
+def test_fallible_annotators_are_corrected_for_and_the_poor_one_found_out(celery_worker, wait_for):
     users = get_user_model().objects
     organizer = users.create_user("org", password="x")
     alice = users.create_user("alice")
     people = {name: users.create_user(name) for name in ACCURACY}
-    task = create_task(slug="febrl", title="Febrl slice", organizers=[organizer],
-                       target_half_width=0.05, gold_rate=0.1)
+    task = create_task(
+        slug="febrl",
+        title="Febrl slice",
+        organizers=[organizer],
+        target_half_width=0.05,
+        gold_rate=0.1,
+    )
     task.annotators.add(*people.values())
     truth = _truth()
     keys = sorted(random.Random(4).sample(sorted(truth), 150))
@@ -63,30 +73,45 @@ def test_fallible_annotators_are_corrected_for_and_the_poor_one_found_out(celery
     team = create_team(name="A", members=[alice])
     for name in SYSTEMS:
         with open(SLICE / "systems" / name, "rb") as fh:
-            submit_and_ingest(task=task, team=team, user=alice, upload=fh, file_name=name,
-                              name=name.removesuffix(".tsv"))
+            submit_and_ingest(
+                task=task,
+                team=team,
+                user=alice,
+                upload=fh,
+                file_name=name,
+                name=name.removesuffix(".tsv"),
+            )
     items = sorted(task.items.values_list("key", flat=True))
     pick = random.Random(5)
-    gold = ([f"{k}\tcorrect" for k in pick.sample([k for k in items if k in truth], 20)]
-            + [f"{k}\tincorrect" for k in pick.sample([k for k in items if k not in truth], 20)])
+    gold = [f"{k}\tcorrect" for k in pick.sample([k for k in items if k in truth], 20)] + [
+        f"{k}\tincorrect" for k in pick.sample([k for k in items if k not in truth], 20)
+    ]
     assert load_gold(task=task, lines=gold).created == 40
     rng = random.Random(6)
 
     def settled():
         if set(Run.objects.filter(task=task).values_list("state", flat=True)) <= {
-                "scored", "partial", "failed"}:
+            "scored",
+            "partial",
+            "failed",
+        }:
             return True
-        answer_what_is_served(task, [(people[name], ACCURACY[name]) for name in ACCURACY],
-                              truth, rng)
+        answer_what_is_served(
+            task, [(people[name], ACCURACY[name]) for name in ACCURACY], truth, rng
+        )
         return False
 
     wait_for(settled, timeout=540, interval=0.3, message="every run to reach a final state")
     final = {run.name: run for run in Run.objects.filter(task=task)}
     assert {run.state for run in final.values()} <= {"scored", "partial"}, [
-        (run.name, run.state, run.reason) for run in final.values()]
-    snapshot = wait_for(lambda: LeaderboardSnapshot.objects.filter(
-        task=task, labels_version=task.__class__.objects.get(pk=task.pk).labels_version).first(),
-        message="a snapshot of the last answers")
+        (run.name, run.state, run.reason) for run in final.values()
+    ]
+    snapshot = wait_for(
+        lambda: LeaderboardSnapshot.objects.filter(
+            task=task, labels_version=task.__class__.objects.get(pk=task.pk).labels_version
+        ).first(),
+        message="a snapshot of the last answers",
+    )
     # Nine 95% intervals all covering is a 1-in-5 failure by design (which answers reach the
     # worker first depends on timing, so no seed fixes it): the claim checked here is the joint
     # one, every true score inside its Bonferroni interval at family level 99%, on the state the
@@ -99,8 +124,10 @@ def test_fallible_annotators_are_corrected_for_and_the_poor_one_found_out(celery
         for metric, value in zip(("precision", "recall", "f1"), expected[run.name], strict=True):
             cell = getattr(result, metric)
             assert cell.low - 1e-9 <= value <= cell.high + 1e-9, (run.name, metric, value, cell)
-    fit = wait_for(lambda: LabelModelFit.objects.filter(task=task, snapshot=snapshot).first(),
-                   message="the annotator model fitted for that snapshot")
+    fit = wait_for(
+        lambda: LabelModelFit.objects.filter(task=task, snapshot=snapshot).first(),
+        message="the annotator model fitted for that snapshot",
+    )
     estimated = {a["annotator"]: a for a in fit.annotators}
     poor = estimated[people["poor"].pk]
     accuracy = (poor["sensitivity"][0] + poor["specificity"][0]) / 2

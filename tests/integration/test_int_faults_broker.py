@@ -46,8 +46,11 @@ from leaderboard.services.runs import submit_run
 from pipeline_support import annotator, make_team
 from worlds import random_runs, truth_world
 
-pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True),
-              pytest.mark.timeout(150)]
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.timeout(150),
+]
 
 N_ITEMS = 400
 FINAL = {Run.State.SCORED, Run.State.PARTIAL}
@@ -83,11 +86,13 @@ class Annotator:
 
     def _answer(self, token: str, client_id: str, answer: str) -> None:
         if self.front == "http":
-            self._post("/annotate/api/answers",
-                       {"client_id": client_id, "token": token, "answer": answer})
+            self._post(
+                "/annotate/api/answers", {"client_id": client_id, "token": token, "answer": answer}
+            )
         else:
-            assert answer_assignment(annotator=self.user, token=token, client_id=client_id,
-                                     answer=answer).created
+            assert answer_assignment(
+                annotator=self.user, token=token, client_id=client_id, answer=answer
+            ).created
 
     def answer(self, limit: int) -> int:
         n = 0
@@ -97,11 +102,11 @@ class Annotator:
             if not tokens:
                 break
             for token in tokens:
-                item = Assignment.objects.select_related("request__item").get(
-                    token=token).request.item
+                item = (
+                    Assignment.objects.select_related("request__item").get(token=token).request.item
+                )
                 client_id = str(uuid.uuid4())
-                self._answer(token, client_id,
-                             "correct" if self.truth[item.index] else "incorrect")
+                self._answer(token, client_id, "correct" if self.truth[item.index] else "incorrect")
                 self.client_ids.append(client_id)
                 n += 1
         return n
@@ -111,8 +116,9 @@ def _upload(front: str, task: Task, team, user, upload) -> Run:
     if front == "http":
         participant = Client()
         participant.force_login(user)
-        response = participant.post(f"/api/tasks/{task.slug}/runs/",
-                                    {"file": upload, "name": "during-outage"})
+        response = participant.post(
+            f"/api/tasks/{task.slug}/runs/", {"file": upload, "name": "during-outage"}
+        )
         assert response.status_code == 202, response.content
         return Run.objects.get(pk=response.json()["id"])
     return submit_run(task=task, team=team, user=user, upload=upload, name="during-outage")
@@ -127,27 +133,41 @@ def _run_file(rng, n: int = 200) -> io.BytesIO:
 
 
 @pytest.mark.parametrize("front", ["services", "http"])
-def test_redis_crash_mid_flow_loses_no_run_and_no_answer(front, celery_worker_factory,
-                                                         redis_server, settings, tmp_path,
-                                                         wait_for):
+def test_redis_crash_mid_flow_loses_no_run_and_no_answer(
+    front, celery_worker_factory, redis_server, settings, tmp_path, wait_for
+):
     # Deadlines shortened from 600 s; a slow job on this busy machine must not be failed for
     # it (this test is about losing nothing), hence the high attempt limit.
     settings.PIPELINE_STUCK_SECONDS = 2
     settings.PIPELINE_MAX_ATTEMPTS = 20
     rng = np.random.default_rng(3)
-    base = truth_world(rng, n_items=N_ITEMS, p_true=0.7, reference=60, groups=12,
-                       slug="outage", target_half_width=0.1)
+    base = truth_world(
+        rng,
+        n_items=N_ITEMS,
+        p_true=0.7,
+        reference=60,
+        groups=12,
+        slug="outage",
+        target_half_width=0.1,
+    )
     task, truth = base.task, base.truth
     alice = get_user_model().objects.create_user("alice")
     team = make_team("A", alice)
     runs = random_runs(task, team, rng, n_runs=2, size=220, among=N_ITEMS)
     marker = tmp_path / "in-flight.json"
-    worker = celery_worker_factory(env={"FAULT_PAUSE_AT": "estimate_store",
-                                        "FAULT_MARKER": str(marker), "FAULT_PAUSE_SECONDS": "3"})
+    worker = celery_worker_factory(
+        env={
+            "FAULT_PAUSE_AT": "estimate_store",
+            "FAULT_MARKER": str(marker),
+            "FAULT_PAUSE_SECONDS": "3",
+        }
+    )
     for run in runs:
         enqueue_plan(run.pk)
-    wait_for(lambda: all(r.state == Run.State.AWAITING_LABELS
-                         for r in Run.objects.filter(task=task)), timeout=60)
+    wait_for(
+        lambda: all(r.state == Run.State.AWAITING_LABELS for r in Run.objects.filter(task=task)),
+        timeout=60,
+    )
     ann = Annotator(task, truth, annotator(task), front)
     assert ann.answer(5) == 5
     # The estimation these answers asked for is in flight (paused before its commit).
@@ -164,13 +184,24 @@ def test_redis_crash_mid_flow_loses_no_run_and_no_answer(front, celery_worker_fa
     down_for = time.monotonic() - down_at
     # The job in flight committed its snapshot, broker or not.
     in_flight = json.loads(marker.read_text())
-    wait_for(lambda: LeaderboardSnapshot.objects.filter(task=task,
-                                                        version=in_flight["version"]).exists(),
-             timeout=30, message="the in-flight estimation's snapshot")
+    wait_for(
+        lambda: LeaderboardSnapshot.objects.filter(
+            task=task, version=in_flight["version"]
+        ).exists(),
+        timeout=30,
+        message="the in-flight estimation's snapshot",
+    )
     # The worker reconnects by itself: it answers a ping through the new Redis.
-    survived = wait_for(lambda: not worker.running or app.control.ping(
-        destination=[worker.nodename], timeout=0.5), timeout=60,
-        message="the worker to reconnect (or die)") and worker.running
+    survived = (
+        wait_for(
+            lambda: (
+                not worker.running or app.control.ping(destination=[worker.nodename], timeout=0.5)
+            ),
+            timeout=60,
+            message="the worker to reconnect (or die)",
+        )
+        and worker.running
+    )
     if not survived:
         died_log = worker.log_tail(30)
         worker.start()  # as a process supervisor would
@@ -196,25 +227,35 @@ def test_redis_crash_mid_flow_loses_no_run_and_no_answer(front, celery_worker_fa
     recovered = time.monotonic() - down_at
 
     assert len(final) == 3 and {r.state for r in final} <= FINAL, [
-        (r.name, r.state, r.reason) for r in final]
+        (r.name, r.state, r.reason) for r in final
+    ]
     outage_run.refresh_from_db()
     assert outage_run.attempts >= 1  # the watchdog sent the message the upload could not
     assert 500 not in ann.statuses
     # Every answer is stored, once.
     stored = Judgment.objects.filter(request__task=task)
     assert sorted(str(c) for c in stored.values_list("client_id", flat=True)) == sorted(
-        ann.client_ids)
+        ann.client_ids
+    )
     assert stored.filter(counted=True, seq__isnull=False).count() == len(ann.client_ids)
     # The last snapshot rests on all of them and lists every run in its final state.
     task.refresh_from_db()
-    latest = wait_for(lambda: LeaderboardSnapshot.objects.filter(
-        task=task, labels_version=task.labels_version).order_by("-version").first(), timeout=30,
-        message="a snapshot of every answer")
+    latest = wait_for(
+        lambda: (
+            LeaderboardSnapshot.objects.filter(task=task, labels_version=task.labels_version)
+            .order_by("-version")
+            .first()
+        ),
+        timeout=30,
+        message="a snapshot of every answer",
+    )
     assert {row["run"] for row in latest.rows} == {r.pk for r in final}
     assert {row["state"] for row in latest.rows} <= {"scored", "partial"}
     sent = {k: sum(c[k] for c in watchdog_counts) for k in ("requeued", "replanned", "estimates")}
-    print(f"\n[faults] Redis down {down_for:.1f}s; pipeline final {recovered:.1f}s after the "
-          f"crash; {len(ann.client_ids)} answers ({answered_while_down} while down); "
-          f"watchdog re-sent {sent}; worker survived: {survived}")
+    print(
+        f"\n[faults] Redis down {down_for:.1f}s; pipeline final {recovered:.1f}s after the "
+        f"crash; {len(ann.client_ids)} answers ({answered_while_down} while down); "
+        f"watchdog re-sent {sent}; worker survived: {survived}"
+    )
     if not survived:
         raise WorkerDiedOnBrokerLoss(f"the worker exited when Redis went away:\n{died_log}")

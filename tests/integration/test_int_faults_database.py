@@ -37,8 +37,11 @@ from leaderboard.services.tokens import create_token
 
 from pipeline_support import add_items, add_run, annotator, make_task, make_team
 
-pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True),
-              pytest.mark.timeout(60)]
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.timeout(60),
+]
 
 
 @pytest.fixture
@@ -50,13 +53,19 @@ def queue(live_server, sent_messages):
     run = add_run(task, team, range(0, 200, 2), name="r")
     assert plan_run(run.pk) == "sample"
     session = _Client(create_token(user=annotator(task)).key)
-    claim = session.post(f"{live_server.url}/annotate/api/tasks/{task.slug}/claim",
-                         json={"count": 3}, timeout=30)
+    claim = session.post(
+        f"{live_server.url}/annotate/api/tasks/{task.slug}/claim", json={"count": 3}, timeout=30
+    )
     assert claim.status_code == 200, claim.text
     tokens = [lease["token"] for lease in claim.json()["assignments"]]
     assert len(tokens) == 3
-    return {"task": task, "session": session, "tokens": tokens,
-            "url": f"{live_server.url}/annotate/api/answers", "sent": sent_messages}
+    return {
+        "task": task,
+        "session": session,
+        "tokens": tokens,
+        "url": f"{live_server.url}/annotate/api/answers",
+        "sent": sent_messages,
+    }
 
 
 class _Client:
@@ -80,11 +89,13 @@ def _hold_answer_lock(task: Task):
     """Hold, from another connection, the lock an answer that decides an item needs."""
     if connection.vendor == "postgresql":
         blocker = _pg_connect()
-        blocker.execute(f"SELECT 1 FROM {Task._meta.db_table} WHERE id = %s FOR NO KEY UPDATE",
-                        [task.pk])
+        blocker.execute(
+            f"SELECT 1 FROM {Task._meta.db_table} WHERE id = %s FOR NO KEY UPDATE", [task.pk]
+        )
     else:
-        blocker = sqlite3.connect(connection.settings_dict["NAME"], isolation_level=None,
-                                  timeout=20)
+        blocker = sqlite3.connect(
+            connection.settings_dict["NAME"], isolation_level=None, timeout=20
+        )
         blocker.execute("BEGIN IMMEDIATE")
     try:
         yield blocker
@@ -97,9 +108,14 @@ def _pg_connect(autocommit: bool = False):
     import psycopg
 
     conf = connection.settings_dict
-    return psycopg.connect(host=conf["HOST"] or "127.0.0.1", port=conf["PORT"] or 5432,
-                           user=conf["USER"], password=conf["PASSWORD"], dbname=conf["NAME"],
-                           autocommit=autocommit)
+    return psycopg.connect(
+        host=conf["HOST"] or "127.0.0.1",
+        port=conf["PORT"] or 5432,
+        user=conf["USER"],
+        password=conf["PASSWORD"],
+        dbname=conf["NAME"],
+        autocommit=autocommit,
+    )
 
 
 def _waiting_answer_backend(monitor) -> int | None:
@@ -107,7 +123,9 @@ def _waiting_answer_backend(monitor) -> int | None:
     in autocommit: within a transaction, ``pg_stat_activity`` would not change)."""
     row = monitor.execute(
         "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
-        "AND wait_event_type = 'Lock' AND query ILIKE %s", ["%SET labels_version%"]).fetchone()
+        "AND wait_event_type = 'Lock' AND query ILIKE %s",
+        ["%SET labels_version%"],
+    ).fetchone()
     return row[0] if row else None
 
 
@@ -140,8 +158,11 @@ def test_connection_dropped_mid_answer_then_retry_stores_it_once(queue, wait_for
 
     with _pg_connect(autocommit=True) as monitor, _hold_answer_lock(task):
         request = _InFlight(session, url, _body(token, client_id))
-        pid = wait_for(lambda: _waiting_answer_backend(monitor), timeout=20,
-                       message="the answer to wait on the task row, after its insert")
+        pid = wait_for(
+            lambda: _waiting_answer_backend(monitor),
+            timeout=20,
+            message="the answer to wait on the task row, after its insert",
+        )
         assert monitor.execute("SELECT pg_terminate_backend(%s)", [pid]).fetchone()[0]
         request.join(20)
     assert not request.is_alive()
@@ -164,8 +185,7 @@ def test_connection_dropped_mid_answer_then_retry_stores_it_once(queue, wait_for
     assert lease_request.state == "resolved" and lease_request.judgments_counted == 1
     assert Task.objects.get(pk=task.pk).labels_version == labels_before + 1
     judgment = Judgment.objects.get(client_id=client_id)
-    assert (judgment.answer, judgment.counted, judgment.seq) == ("correct", True,
-                                                                 labels_before + 1)
+    assert (judgment.answer, judgment.counted, judgment.seq) == ("correct", True, labels_before + 1)
 
 
 def test_answer_whose_response_was_lost_is_stored_once_on_retry(queue, wait_for):
@@ -188,8 +208,7 @@ def test_answer_whose_response_was_lost_is_stored_once_on_retry(queue, wait_for)
     assert _stored(client_id) == 1
     assert Task.objects.get(pk=task.pk).labels_version == labels_before + 1
     # A retry with the same id but another answer is refused, not stored as a second answer.
-    other = session.post(url, json={**_body(token, client_id), "answer": "incorrect"},
-                         timeout=30)
+    other = session.post(url, json={**_body(token, client_id), "answer": "incorrect"}, timeout=30)
     assert other.status_code == 409 and other.json()["error"]["code"] == "client_id_reused"
     assert _stored(client_id) == 1
     # One estimation was asked for (after commit), not one per attempt.

@@ -38,8 +38,11 @@ from pipeline_support import (
 )
 from worlds import random_runs, truth_world
 
-pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True),
-              pytest.mark.timeout(120)]
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.timeout(120),
+]
 
 N_ITEMS = 400
 # The killed worker's lease on the task expires quickly; both workers sweep for unacknowledged
@@ -51,8 +54,15 @@ FINAL = {Run.State.SCORED, Run.State.PARTIAL}
 
 def _world(n_runs: int = 2) -> dict:
     rng = np.random.default_rng(11)
-    base = truth_world(rng, n_items=N_ITEMS, p_true=0.7, reference=60, groups=12,
-                       slug="faults", target_half_width=0.1)
+    base = truth_world(
+        rng,
+        n_items=N_ITEMS,
+        p_true=0.7,
+        reference=60,
+        groups=12,
+        slug="faults",
+        target_half_width=0.1,
+    )
     task, truth = base.task, base.truth
     team = make_team("A")
     runs = random_runs(task, team, rng, n_runs=n_runs, size=220, among=N_ITEMS)
@@ -80,8 +90,9 @@ def _assert_sampling_record_consistent(task: Task) -> None:
         assert Draw.objects.filter(plan_round=r).count() == r.n_items
     drawn = list(Draw.objects.filter(plan_round__task=task).values_list("item_id", flat=True))
     assert len(drawn) == len(set(drawn)), "an item was drawn twice"
-    requested = list(VerificationRequest.objects.filter(task=task)
-                     .values_list("item_id", flat=True))
+    requested = list(
+        VerificationRequest.objects.filter(task=task).values_list("item_id", flat=True)
+    )
     assert len(requested) == len(set(requested)), "an item has two verification requests"
     assert set(requested) == set(drawn)
 
@@ -91,8 +102,11 @@ def _assert_snapshots_whole(task: Task) -> None:
         listed = sum(1 for row in snapshot.rows)
         assert listed > 0 and snapshot.n == 3 * listed, (snapshot.version, snapshot.n, listed)
         assert Estimate.objects.filter(snapshot=snapshot).values("run").distinct().count() == listed
-    versions = list(LeaderboardSnapshot.objects.filter(task=task)
-                    .order_by("version").values_list("version", flat=True))
+    versions = list(
+        LeaderboardSnapshot.objects.filter(task=task)
+        .order_by("version")
+        .values_list("version", flat=True)
+    )
     assert versions == list(range(1, len(versions) + 1))
 
 
@@ -102,12 +116,14 @@ def _lease_free(task: Task) -> bool:
 
 
 def test_worker_killed_while_storing_a_round_the_round_is_redone_once(
-        celery_worker_factory, tmp_path, wait_for):
+    celery_worker_factory, tmp_path, wait_for
+):
     world = _world()
     task, first, second = world["task"], *world["runs"]
     marker = tmp_path / "fault.json"
-    doomed = celery_worker_factory(env={**KILLED_ENV, "FAULT_PAUSE_AT": "store_round",
-                                        "FAULT_MARKER": str(marker)})
+    doomed = celery_worker_factory(
+        env={**KILLED_ENV, "FAULT_PAUSE_AT": "store_round", "FAULT_MARKER": str(marker)}
+    )
     enqueue_plan(first.pk)  # what an upload does on commit
 
     paused = wait_for(lambda: _marker(marker), timeout=60, message="the worker to pause")
@@ -125,8 +141,11 @@ def test_worker_killed_while_storing_a_round_the_round_is_redone_once(
     assert not _lease_free(task)  # the dead job's lease is still there, until it expires
 
     rescuer = celery_worker_factory(env=RESCUER_ENV)
-    redone = wait_for(lambda: PlanRound.objects.filter(run=first, round=1).first(), timeout=60,
-                      message="the round to be redone by the second worker")
+    redone = wait_for(
+        lambda: PlanRound.objects.filter(run=first, round=1).first(),
+        timeout=60,
+        message="the round to be redone by the second worker",
+    )
     recovered = time.monotonic() - killed_at
     # The same seed and the same sampling record: the redone round draws the same number of items.
     assert redone.n_items == paused["items"]
@@ -143,30 +162,37 @@ def test_worker_killed_while_storing_a_round_the_round_is_redone_once(
     _assert_snapshots_whole(task)
     assert not VerificationRequest.objects.filter(task=task, state="pending").exists()
     assert wait_for(lambda: _lease_free(task), timeout=10, message="the lease to be released")
-    print(f"\n[faults] kill -9 in planning: round redone {recovered:.1f}s after the kill "
-          f"(visibility timeout 5 s, killed lease 3 s); rounds per run "
-          f"{[r.rounds for r in final]}")
+    print(
+        f"\n[faults] kill -9 in planning: round redone {recovered:.1f}s after the kill "
+        f"(visibility timeout 5 s, killed lease 3 s); rounds per run "
+        f"{[r.rounds for r in final]}"
+    )
 
 
 def test_worker_killed_while_storing_a_snapshot_the_estimation_is_redone(
-        celery_worker_factory, tmp_path, wait_for):
+    celery_worker_factory, tmp_path, wait_for
+):
     world = _world()
     task, runs = world["task"], world["runs"]
     marker = tmp_path / "fault.json"
-    doomed = celery_worker_factory(env={**KILLED_ENV, "FAULT_PAUSE_AT": "estimate_store",
-                                        "FAULT_MARKER": str(marker)})
+    doomed = celery_worker_factory(
+        env={**KILLED_ENV, "FAULT_PAUSE_AT": "estimate_store", "FAULT_MARKER": str(marker)}
+    )
     for run in runs:
         enqueue_plan(run.pk)
-    wait_for(lambda: all(r.state == Run.State.AWAITING_LABELS
-                         for r in Run.objects.filter(task=task)), timeout=60,
-             message="both runs to be planned")
+    wait_for(
+        lambda: all(r.state == Run.State.AWAITING_LABELS for r in Run.objects.filter(task=task)),
+        timeout=60,
+        message="both runs to be planned",
+    )
     # One answer decides an item and asks for an estimation. (Only one: while the worker is
     # stopped inside its write transaction it holds the task row, and on PostgreSQL the next
     # answer that decides an item waits for that lock until the worker dies.)
     request = VerificationRequest.objects.filter(task=task, state="pending").first()
     truth = world["truth"][request.item.index]
-    submit_judgment(request_id=request.pk, annotator=world["user"],
-                    answer="correct" if truth else "incorrect")
+    submit_judgment(
+        request_id=request.pk, annotator=world["user"], answer="correct" if truth else "incorrect"
+    )
 
     paused = wait_for(lambda: _marker(marker), timeout=60, message="the worker to pause")
     assert paused["point"] == "estimate_store" and paused["pid"] == doomed.pid
@@ -181,8 +207,11 @@ def test_worker_killed_while_storing_a_snapshot_the_estimation_is_redone(
     assert {r.state for r in Run.objects.filter(task=task)} == {Run.State.AWAITING_LABELS}
 
     rescuer = celery_worker_factory(env=RESCUER_ENV)
-    first = wait_for(lambda: LeaderboardSnapshot.objects.filter(task=task, version=1).first(),
-                     timeout=60, message="the estimation to be redone by the second worker")
+    first = wait_for(
+        lambda: LeaderboardSnapshot.objects.filter(task=task, version=1).first(),
+        timeout=60,
+        message="the estimation to be redone by the second worker",
+    )
     recovered = time.monotonic() - killed_at
     # It rests on every answer given before the kill.
     assert first.labels_version == Task.objects.get(pk=task.pk).labels_version
@@ -194,9 +223,13 @@ def test_worker_killed_while_storing_a_snapshot_the_estimation_is_redone(
     assert {r.state for r in final} <= FINAL, [(r.name, r.state, r.reason) for r in final]
     _assert_snapshots_whole(task)
     _assert_sampling_record_consistent(task)
-    latest = wait_for(lambda: LeaderboardSnapshot.objects.filter(task=task)
-                      .order_by("-version").first(), timeout=10)
+    latest = wait_for(
+        lambda: LeaderboardSnapshot.objects.filter(task=task).order_by("-version").first(),
+        timeout=10,
+    )
     assert {row["state"] for row in latest.rows} <= {"scored", "partial"}
     assert wait_for(lambda: _lease_free(task), timeout=10, message="the lease to be released")
-    print(f"\n[faults] kill -9 in estimation: snapshot redone {recovered:.1f}s after the kill "
-          f"(visibility timeout 5 s, killed lease 3 s); {latest.version} snapshots in all")
+    print(
+        f"\n[faults] kill -9 in estimation: snapshot redone {recovered:.1f}s after the kill "
+        f"(visibility timeout 5 s, killed lease 3 s); {latest.version} snapshots in all"
+    )

@@ -23,8 +23,11 @@ from leaderboard.services.tasks import create_task, create_team
 
 from engine_audit import audit_task
 
-pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True),
-              pytest.mark.timeout(300)]
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.timeout(300),
+]
 
 SLICE = Path(__file__).resolve().parents[1] / "data" / "febrl4_slice"
 SYSTEMS = ("ecm_dob.tsv", "ecm_given.tsv", "ecm_postcode.tsv")
@@ -44,7 +47,8 @@ def _reference_file(truth: set[str], size: int = 150) -> io.BytesIO:
 def _answer_pending(task, truth, annotator) -> int:
     n = 0
     for req in VerificationRequest.objects.filter(task=task, state="pending").select_related(
-            "item"):
+        "item"
+    ):
         answer = "correct" if req.item.key in truth else "incorrect"
         submit_judgment(request_id=req.pk, annotator=annotator, answer=answer)
         n += 1
@@ -56,8 +60,9 @@ def test_three_runs_are_planned_verified_and_scored(celery_worker, wait_for):
     organizer = users.create_user("org", password="x")
     alice, bob = users.create_user("alice"), users.create_user("bob")
     annotator = users.create_user("ann")
-    task = create_task(slug="febrl", title="Febrl slice", organizers=[organizer],
-                       target_half_width=0.05)
+    task = create_task(
+        slug="febrl", title="Febrl slice", organizers=[organizer], target_half_width=0.05
+    )
     task.annotators.add(annotator)
     truth = _truth()
     assert upload_reference(task=task, user=organizer, upload=_reference_file(truth)) == 150
@@ -66,8 +71,16 @@ def test_three_runs_are_planned_verified_and_scored(celery_worker, wait_for):
     for k, name in enumerate(SYSTEMS):
         team, user = (teams[0], alice) if k < 2 else (teams[1], bob)
         with open(SLICE / "systems" / name, "rb") as fh:
-            runs.append(submit_run(task=task, team=team, user=user, upload=fh, file_name=name,
-                                   name=name.removesuffix(".tsv")))
+            runs.append(
+                submit_run(
+                    task=task,
+                    team=team,
+                    user=user,
+                    upload=fh,
+                    file_name=name,
+                    name=name.removesuffix(".tsv"),
+                )
+            )
     assert all(r.state == "received" for r in runs)  # the worker validates them
 
     def settled():
@@ -87,8 +100,9 @@ def test_three_runs_are_planned_verified_and_scored(celery_worker, wait_for):
         assert run.upload == "" and run.n_predictions > 0
         assert events[-4:] == ["awaiting_labels", "planning", "estimating", "scored"]
         assert events.index("queued") < events.index("planning")
-    snapshot = wait_for(lambda: LeaderboardSnapshot.objects.filter(task=task).first(),
-                        message="a snapshot")
+    snapshot = wait_for(
+        lambda: LeaderboardSnapshot.objects.filter(task=task).first(), message="a snapshot"
+    )
     assert {row["state"] for row in snapshot.rows} == {"scored"}
     assert not VerificationRequest.objects.filter(task=task, state="pending").exists()
     audit = audit_task(task)

@@ -44,9 +44,7 @@ def test_worker_process_sees_committed_rows_and_its_writes_are_visible(celery_wo
     assert celery_worker.pid != os.getpid()
 
 
-def test_messages_wait_in_redis_until_a_worker_consumes_them(
-    celery_worker, redis_server, wait_for
-):
+def test_messages_wait_in_redis_until_a_worker_consumes_them(celery_worker, redis_server, wait_for):
     celery_worker.stop()
     assert not celery_worker.running
 

@@ -46,8 +46,13 @@ def team(participant):
 
 @pytest.fixture
 def task(organizer):
-    return create_task(slug="linkage", title="Record linkage", organizers=[organizer],
-                       max_runs_per_team=5, max_runs_per_team_per_day=3)
+    return create_task(
+        slug="linkage",
+        title="Record linkage",
+        organizers=[organizer],
+        max_runs_per_team=5,
+        max_runs_per_team_per_day=3,
+    )
 
 
 def upload_file(text: str | bytes, name: str = "run.tsv") -> io.BytesIO:

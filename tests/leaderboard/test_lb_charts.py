@@ -9,7 +9,7 @@ import pytest
 from leaderboard.charts import HistoryPoint, PlotPoint, history_svg, interval_plot_svg
 
 NS = "{http://www.w3.org/2000/svg}"
-HOSTILE = "<script>alert(\"x\")</script> & 'quoted' \"run\""
+HOSTILE = '<script>alert("x")</script> & \'quoted\' "run"'
 
 
 def parse(svg: str) -> ET.Element:
@@ -56,9 +56,11 @@ def circles(root):
 
 
 def test_interval_plot_draws_a_point_and_whiskers_per_run():
-    points = [PlotPoint("alpha", 0.71, 0.65, 0.75, provisional=False),
-              PlotPoint("beta", 0.30, 0.10, 0.52, provisional=True),
-              PlotPoint("gamma", 0.5, 0.4, 0.6, provisional=False, highlight=True)]
+    points = [
+        PlotPoint("alpha", 0.71, 0.65, 0.75, provisional=False),
+        PlotPoint("beta", 0.30, 0.10, 0.52, provisional=True),
+        PlotPoint("gamma", 0.5, 0.4, 0.6, provisional=False, highlight=True),
+    ]
     root = parse(interval_plot_svg(points, metric_label="Precision"))
     assert_inside(root)
     dots = circles(root)
@@ -82,8 +84,9 @@ def test_interval_plot_draws_a_point_and_whiskers_per_run():
 
 
 def test_interval_plot_escapes_hostile_labels():
-    svg = interval_plot_svg([PlotPoint(HOSTILE, 0.5, 0.4, 0.6, provisional=False)],
-                            metric_label="F1 <b>&</b>")
+    svg = interval_plot_svg(
+        [PlotPoint(HOSTILE, 0.5, 0.4, 0.6, provisional=False)], metric_label="F1 <b>&</b>"
+    )
     assert "<script" not in svg and "<b>" not in svg
     root = parse(svg)
     assert any("<script>" in s for s in texts(root))  # shown literally, not executed
@@ -102,9 +105,11 @@ def test_interval_plot_handles_empty_input():
 
 @pytest.mark.parametrize("value", [None, math.nan])
 def test_interval_plot_marks_rows_without_an_estimate(value):
-    points = [PlotPoint("no-value", value, None, None, provisional=True),
-              PlotPoint("bounds-only", value, 0.2, 0.9, provisional=False),
-              PlotPoint("ok", 0.4, 0.3, 0.5, provisional=False)]
+    points = [
+        PlotPoint("no-value", value, None, None, provisional=True),
+        PlotPoint("bounds-only", value, 0.2, 0.9, provisional=False),
+        PlotPoint("ok", 0.4, 0.3, 0.5, provisional=False),
+    ]
     root = parse(interval_plot_svg(points, metric_label="Recall"))
     assert_inside(root)
     assert texts(root).count("no estimate") == 2
@@ -112,8 +117,10 @@ def test_interval_plot_marks_rows_without_an_estimate(value):
 
 
 def test_interval_plot_clamps_out_of_range_values_to_the_axis():
-    points = [PlotPoint("over", 1.3, 1.1, 2.0, provisional=False),
-              PlotPoint("under", -0.2, -1.0, math.inf, provisional=False)]
+    points = [
+        PlotPoint("over", 1.3, 1.1, 2.0, provisional=False),
+        PlotPoint("under", -0.2, -1.0, math.inf, provisional=False),
+    ]
     root = parse(interval_plot_svg(points, metric_label="P", width=300, row_height=14))
     assert_inside(root)
 
@@ -127,8 +134,11 @@ def test_interval_plot_shortens_long_labels_but_keeps_them_in_the_tooltip():
 
 
 def test_history_draws_a_band_that_narrows():
-    points = [HistoryPoint(3, 0.7, 0.55, 0.85), HistoryPoint(1, 0.6, 0.2, 0.95),
-              HistoryPoint(7, 0.72, 0.68, 0.76)]
+    points = [
+        HistoryPoint(3, 0.7, 0.55, 0.85),
+        HistoryPoint(1, 0.6, 0.2, 0.95),
+        HistoryPoint(7, 0.72, 0.68, 0.76),
+    ]
     root = parse(history_svg(points))
     assert_inside(root)
     band = root.find(f".//{NS}polygon")
@@ -143,8 +153,9 @@ def test_history_draws_a_band_that_narrows():
     assert len(circles(root)) == 3
 
 
-@pytest.mark.parametrize("points", [[], [HistoryPoint(1, None, None, None)],
-                                    [HistoryPoint(1, math.nan, 0.0, 1.0)]])
+@pytest.mark.parametrize(
+    "points", [[], [HistoryPoint(1, None, None, None)], [HistoryPoint(1, math.nan, 0.0, 1.0)]]
+)
 def test_history_without_estimates_says_so(points):
     root = parse(history_svg(points))
     assert "no estimate yet" in texts(root)
@@ -160,8 +171,13 @@ def test_history_handles_one_point_and_a_collapsed_interval():
 
 
 def test_history_skips_unusable_points_and_escapes_nothing_hostile():
-    svg = history_svg([HistoryPoint(1, 0.5, math.nan, 0.6), HistoryPoint(2, 0.5, 0.4, 0.6),
-                       HistoryPoint(3, 0.55, 0.45, 0.62)])
+    svg = history_svg(
+        [
+            HistoryPoint(1, 0.5, math.nan, 0.6),
+            HistoryPoint(2, 0.5, 0.4, 0.6),
+            HistoryPoint(3, 0.55, 0.45, 0.62),
+        ]
+    )
     root = parse(svg)
     assert_inside(root)
     assert len(circles(root)) == 2

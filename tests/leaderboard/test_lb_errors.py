@@ -22,8 +22,11 @@ def service_exceptions() -> set[type]:
     for package in (leaderboard.services, annotation.services):
         for info in pkgutil.iter_modules(package.__path__):
             module = importlib.import_module(f"{package.__name__}.{info.name}")
-            found |= {obj for _, obj in inspect.getmembers(module, inspect.isclass)
-                      if issubclass(obj, Exception) and obj.__module__ == module.__name__}
+            found |= {
+                obj
+                for _, obj in inspect.getmembers(module, inspect.isclass)
+                if issubclass(obj, Exception) and obj.__module__ == module.__name__
+            }
     return found
 
 

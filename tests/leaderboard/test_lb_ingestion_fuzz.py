@@ -37,11 +37,39 @@ from leaderboard.services.tasks import create_task, create_team
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 MAX_LINE = 300  # parser.MAX_LINE_BYTES while these tests run: over-long lines stay cheap
-FAULTS_TSV = ("bad_utf8", "nul", "nan", "inf", "huge", "negative", "bom", "cr_only",
-              "duplicate", "overlong", "three_columns", "not_a_number")
-FAULTS_JSONL = ("bad_utf8", "nan", "inf", "huge", "huge_int", "bom", "duplicate", "overlong",
-                "nested_key", "deep", "surrogate_key", "nul_payload", "surrogate_payload",
-                "unknown_field", "nan_payload", "bool_score", "array")
+FAULTS_TSV = (
+    "bad_utf8",
+    "nul",
+    "nan",
+    "inf",
+    "huge",
+    "negative",
+    "bom",
+    "cr_only",
+    "duplicate",
+    "overlong",
+    "three_columns",
+    "not_a_number",
+)
+FAULTS_JSONL = (
+    "bad_utf8",
+    "nan",
+    "inf",
+    "huge",
+    "huge_int",
+    "bom",
+    "duplicate",
+    "overlong",
+    "nested_key",
+    "deep",
+    "surrogate_key",
+    "nul_payload",
+    "surrogate_payload",
+    "unknown_field",
+    "nan_payload",
+    "bool_score",
+    "array",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -57,8 +85,13 @@ def world(db, sent_messages):
     user_model = get_user_model()
     participant = user_model.objects.create_user("fuzz-pa")
     organizer = user_model.objects.create_user("fuzz-org")
-    task = create_task(slug="fuzz", title="Fuzz", organizers=[organizer],
-                       max_runs_per_team=100_000, max_runs_per_team_per_day=100_000)
+    task = create_task(
+        slug="fuzz",
+        title="Fuzz",
+        organizers=[organizer],
+        max_runs_per_team=100_000,
+        max_runs_per_team_per_day=100_000,
+    )
     create_team(name="fuzzers", members=[participant])
     return task, participant, organizer
 
@@ -70,8 +103,9 @@ def api_for(user) -> APIClient:
 
 
 # -- generated files ------------------------------------------------------------------------------
-KEY_CHARS = st.characters(codec="utf-8", exclude_categories=("Cc", "Cs", "Zl", "Zp"),
-                          exclude_characters="\ufeff\t")
+KEY_CHARS = st.characters(
+    codec="utf-8", exclude_categories=("Cc", "Cs", "Zl", "Zp"), exclude_characters="\ufeff\t"
+)
 KEYS = st.text(KEY_CHARS, min_size=1, max_size=12).filter(lambda k: not k.isspace())
 SCORES = st.one_of(st.sampled_from([0.0, 1.0, 0.5]), st.floats(0, 1))
 RECORDS = st.dictionaries(KEYS, SCORES, min_size=1, max_size=25)
@@ -84,9 +118,13 @@ def score_text(score: float) -> str:
 def lines_of(records: dict, fmt: str, payload: bool = False) -> list[bytes]:
     if fmt == "tsv":
         return [f"{k}\t{score_text(v)}".encode() for k, v in records.items()]
-    return [json.dumps({"key": k, "score": v, **({"payload": {"n": i}} if payload else {})},
-                       ensure_ascii=bool(i % 2)).encode()
-            for i, (k, v) in enumerate(records.items())]
+    return [
+        json.dumps(
+            {"key": k, "score": v, **({"payload": {"n": i}} if payload else {})},
+            ensure_ascii=bool(i % 2),
+        ).encode()
+        for i, (k, v) in enumerate(records.items())
+    ]
 
 
 def inject(fault: str, lines: list[bytes], at: int, fmt: str) -> tuple[list[bytes], int]:
@@ -114,15 +152,16 @@ def inject(fault: str, lines: list[bytes], at: int, fmt: str) -> tuple[list[byte
             "huge": f'{{"key": "{key}", "score": 1e400}}'.encode(),
             "huge_int": f'{{"key": "{key}", "score": {"9" * 5000}}}'.encode(),
             "bom": f'{{"key": "faulty\ufeff-{at}", "score": 0.5}}'.encode(),
-            "overlong": json.dumps({"key": key, "payload": "x" * MAX_LINE,
-                                    "score": 0.5}).encode(),
+            "overlong": json.dumps({"key": key, "payload": "x" * MAX_LINE, "score": 0.5}).encode(),
             "nested_key": json.dumps({"key": {"id": [key]}, "score": 0.5}).encode(),
-            "deep": (f'{{"key": "{key}", "score": 0.5, "payload": ' + "[" * 100_000
-                     + "]" * 100_000 + "}").encode(),
+            "deep": (
+                f'{{"key": "{key}", "score": 0.5, "payload": ' + "[" * 100_000 + "]" * 100_000 + "}"
+            ).encode(),
             "surrogate_key": f'{{"key": "{key}\\ud800", "score": 0.5}}'.encode(),
             "nul_payload": f'{{"key": "{key}", "score": 0.5, "payload": "a\\u0000"}}'.encode(),
-            "surrogate_payload": (f'{{"key": "{key}", "score": 0.5, '
-                                  f'"payload": {{"\\udfff": 1}}}}').encode(),
+            "surrogate_payload": (
+                f'{{"key": "{key}", "score": 0.5, "payload": {{"\\udfff": 1}}}}'
+            ).encode(),
             "unknown_field": f'{{"key": "{key}", "score": 0.5, "\\udc80": 1}}'.encode(),
             "nan_payload": f'{{"key": "{key}", "score": 0.5, "payload": [1e999]}}'.encode(),
             "bool_score": json.dumps({"key": key, "score": True}).encode(),
@@ -142,8 +181,9 @@ def stored_run(run: Run) -> dict[str, float]:
     predictions = RunPredictions.objects.get(run=run)
     indices = np.frombuffer(predictions.items, dtype=np.int64)
     scores = np.frombuffer(predictions.scores, dtype=np.float64)
-    keys = dict(Item.objects.filter(task=run.task, index__in=indices.tolist())
-                .values_list("index", "key"))
+    keys = dict(
+        Item.objects.filter(task=run.task, index__in=indices.tolist()).values_list("index", "key")
+    )
     return {keys[int(i)]: float(s) for i, s in zip(indices, scores, strict=True)}
 
 
@@ -152,8 +192,11 @@ def post_run(client, task, data: bytes, name: str):
     caches["throttle"].clear()  # the upload throttle (30/hour) is not what this test is about
     # Every example is a new file to the team (refusing duplicates has its own tests).
     Run.objects.filter(task=task).update(sha256="")
-    response = client.post(f"/api/tasks/{task.slug}/runs/",
-                           {"file": SimpleUploadedFile(name, data)}, format="multipart")
+    response = client.post(
+        f"/api/tasks/{task.slug}/runs/",
+        {"file": SimpleUploadedFile(name, data)},
+        format="multipart",
+    )
     if response.status_code == 202:
         ingest_run(response.json()["id"])
     return response
@@ -190,8 +233,11 @@ def check_error_body(response) -> dict:
 
 
 # -- runs through the API -------------------------------------------------------------------------
-@given(data=st.binary(max_size=600), name=st.sampled_from(["r.tsv", "r.jsonl", "r", "r.gz"]),
-       wrap=st.sampled_from(["none", "gzip", "truncated_gzip"]))
+@given(
+    data=st.binary(max_size=600),
+    name=st.sampled_from(["r.tsv", "r.jsonl", "r", "r.gz"]),
+    wrap=st.sampled_from(["none", "gzip", "truncated_gzip"]),
+)
 def test_arbitrary_bytes_are_stored_or_rejected_clearly(world, data, name, wrap):
     task, participant, _ = world
     if wrap != "none":
@@ -209,8 +255,9 @@ def test_arbitrary_bytes_are_stored_or_rejected_clearly(world, data, name, wrap)
     run = validated(response)
     if run.state == Run.State.QUEUED:
         # What is stored is exactly what the file parses to (no line dropped or added).
-        parsed = parse_run_file(io.BytesIO(data), file_name=name, max_bytes=10**9,
-                                max_predictions=10**9)
+        parsed = parse_run_file(
+            io.BytesIO(data), file_name=name, max_bytes=10**9, max_predictions=10**9
+        )
         assert stored_run(run) == dict(zip(parsed.keys, parsed.scores.tolist(), strict=True))
         assert run.n_predictions == len(parsed)
     else:
@@ -218,29 +265,37 @@ def test_arbitrary_bytes_are_stored_or_rejected_clearly(world, data, name, wrap)
         assert Item.objects.filter(task=task).count() == before  # a refused file adds nothing
 
 
-@given(records=RECORDS, fmt=st.sampled_from(["tsv", "jsonl"]), gz=st.booleans(),
-       bom=st.booleans(), crlf=st.booleans(), payload=st.booleans())
-def test_valid_runs_are_accepted_and_stored_exactly(world, records, fmt, gz, bom, crlf,
-                                                    payload):
+@given(
+    records=RECORDS,
+    fmt=st.sampled_from(["tsv", "jsonl"]),
+    gz=st.booleans(),
+    bom=st.booleans(),
+    crlf=st.booleans(),
+    payload=st.booleans(),
+)
+def test_valid_runs_are_accepted_and_stored_exactly(world, records, fmt, gz, bom, crlf, payload):
     task, participant, _ = world
     body = (b"\r\n" if crlf else b"\n").join(lines_of(records, fmt, payload)) + b"\n"
     if bom:
         body = b"\xef\xbb\xbf" + body
     if gz:
         body = gzip.compress(body, mtime=0)
-    before = dict(Item.objects.filter(task=task, key__in=list(records))
-                  .values_list("key", "payload"))
+    before = dict(
+        Item.objects.filter(task=task, key__in=list(records)).values_list("key", "payload")
+    )
     response = post_run(api_for(participant), task, body, f"run.{fmt}" + (".gz" if gz else ""))
     run = validated(response)
     assert stored_run(run) == records
     assert run.state == Run.State.QUEUED and run.n_predictions == len(records)
-    stored = dict(Item.objects.filter(task=task, key__in=list(records))
-                  .values_list("key", "payload"))
+    stored = dict(
+        Item.objects.filter(task=task, key__in=list(records)).values_list("key", "payload")
+    )
     # Items the run brought get its payloads; the others keep theirs (what annotators see).
     assert all(stored[k] == v for k, v in before.items())
     if payload and fmt == "jsonl":
-        assert all(isinstance(stored[k], dict) and "n" in stored[k]
-                   for k in records if k not in before)
+        assert all(
+            isinstance(stored[k], dict) and "n" in stored[k] for k in records if k not in before
+        )
 
 
 @given(data=st.data(), records=RECORDS, fmt=st.sampled_from(["tsv", "jsonl"]), gz=st.booleans())
@@ -278,10 +333,8 @@ def test_a_control_character_line_at_the_end_is_reported_not_skipped_as_blank(wo
 
 
 # -- runs through the submit page -----------------------------------------------------------------
-@given(data=st.data(), records=RECORDS, fmt=st.sampled_from(["tsv", "jsonl"]),
-       faulty=st.booleans())
-def test_the_submit_page_redirects_or_shows_the_problem_by_line(world, data, records, fmt,
-                                                                faulty):
+@given(data=st.data(), records=RECORDS, fmt=st.sampled_from(["tsv", "jsonl"]), faulty=st.booleans())
+def test_the_submit_page_redirects_or_shows_the_problem_by_line(world, data, records, fmt, faulty):
     task, participant, _ = world
     lines, line = lines_of(records, fmt), None
     if faulty:
@@ -292,8 +345,10 @@ def test_the_submit_page_redirects_or_shows_the_problem_by_line(world, data, rec
     client.force_login(participant)
     caches["throttle"].clear()  # the upload throttle
     Run.objects.filter(task=task).update(sha256="")  # every example a new file
-    response = client.post(f"/tasks/{task.slug}/submit/", {
-        "file": SimpleUploadedFile(f"run.{fmt}", b"\n".join(lines) + b"\n"), "name": name})
+    response = client.post(
+        f"/tasks/{task.slug}/submit/",
+        {"file": SimpleUploadedFile(f"run.{fmt}", b"\n".join(lines) + b"\n"), "name": name},
+    )
     page = response.content.decode()
     if "\x00" in name:  # the form refuses the name before the file is read
         assert response.status_code == 400 and "field-error" in page
@@ -312,35 +367,53 @@ def test_the_submit_page_redirects_or_shows_the_problem_by_line(world, data, rec
 
 
 # -- reference samples through the API ------------------------------------------------------------
-@given(data=st.one_of(
-    st.binary(max_size=400),
-    st.lists(st.tuples(KEYS, st.text(max_size=8)), max_size=15).map(
-        lambda rows: "\n".join(f"{k}\t{g}" for k, g in rows).encode()),
-    st.lists(st.fixed_dictionaries({"key": KEYS}, optional={
-        "group": st.one_of(st.text(max_size=8), st.integers(), st.none()),
-        "payload": st.recursive(st.none() | st.text(max_size=5) | st.floats(),
-                                lambda inner: st.lists(inner, max_size=3)
-                                | st.dictionaries(st.text(max_size=4), inner, max_size=3),
-                                max_leaves=6),
-        "extra": st.just(1)}), max_size=12).map(
-        lambda rows: "\n".join(json.dumps(r) for r in rows).encode())),
-    name=st.sampled_from(["ref.tsv", "ref.jsonl", "ref"]))
+@given(
+    data=st.one_of(
+        st.binary(max_size=400),
+        st.lists(st.tuples(KEYS, st.text(max_size=8)), max_size=15).map(
+            lambda rows: "\n".join(f"{k}\t{g}" for k, g in rows).encode()
+        ),
+        st.lists(
+            st.fixed_dictionaries(
+                {"key": KEYS},
+                optional={
+                    "group": st.one_of(st.text(max_size=8), st.integers(), st.none()),
+                    "payload": st.recursive(
+                        st.none() | st.text(max_size=5) | st.floats(),
+                        lambda inner: (
+                            st.lists(inner, max_size=3)
+                            | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+                        ),
+                        max_leaves=6,
+                    ),
+                    "extra": st.just(1),
+                },
+            ),
+            max_size=12,
+        ).map(lambda rows: "\n".join(json.dumps(r) for r in rows).encode()),
+    ),
+    name=st.sampled_from(["ref.tsv", "ref.jsonl", "ref"]),
+)
 def test_reference_uploads_get_201_or_a_clear_4xx(world, data, name):
     task, _, organizer = world
     caches["throttle"].clear()
     version = task.reference_version
-    response = api_for(organizer).post(f"/api/tasks/{task.slug}/reference/",
-                                       {"file": SimpleUploadedFile(name, data)},
-                                       format="multipart")
+    response = api_for(organizer).post(
+        f"/api/tasks/{task.slug}/reference/",
+        {"file": SimpleUploadedFile(name, data)},
+        format="multipart",
+    )
     task.refresh_from_db()
     if response.status_code == 201:
-        parsed = parse_reference_file(io.BytesIO(data), file_name=name,
-                                      max_bytes=10**9, max_items=10**9)
-        stored = dict(ReferenceItem.objects.filter(task=task)
-                      .values_list("item__key", "group"))
+        parsed = parse_reference_file(
+            io.BytesIO(data), file_name=name, max_bytes=10**9, max_items=10**9
+        )
+        stored = dict(ReferenceItem.objects.filter(task=task).values_list("item__key", "group"))
         assert stored == dict(zip(parsed.keys, parsed.groups, strict=True))
-        assert response.json() == {"items": len(parsed),
-                                   "reference_version": task.reference_version}
+        assert response.json() == {
+            "items": len(parsed),
+            "reference_version": task.reference_version,
+        }
         assert task.reference_version == version + 1
     else:
         error = check_error_body(response)

@@ -32,8 +32,9 @@ def test_plain_file_over_the_limit():
     with pytest.raises(UploadRejected) as info:
         received(b"x" * 101, max_bytes=100, size=10)
     assert info.value.code == "too_large"
-    assert str(info.value.problems[0]) == ("the file is larger than the limit of 100 bytes; "
-                                           "reading stopped")
+    assert str(info.value.problems[0]) == (
+        "the file is larger than the limit of 100 bytes; reading stopped"
+    )
 
 
 def test_a_gzip_bomb_stops_at_the_limit_after_little_work():
@@ -42,8 +43,9 @@ def test_a_gzip_bomb_stops_at_the_limit_after_little_work():
     with pytest.raises(UploadRejected) as info:
         while receiver.read(64 * 1024):
             pass
-    assert info.value.problems[0].message == ("the file is larger than the limit of 1 MiB once "
-                                              "decompressed; reading stopped")
+    assert info.value.problems[0].message == (
+        "the file is larger than the limit of 1 MiB once decompressed; reading stopped"
+    )
     assert receiver.n_decompressed <= 3 * 2**20 and receiver.n_bytes < len(bomb)
 
 

@@ -43,8 +43,11 @@ def test_a_burst_of_answers_asks_for_one_estimation(monkeypatch):
 def test_the_debounce_delay_is_the_countdown(monkeypatch, settings):
     settings.ESTIMATE_DEBOUNCE_SECONDS = 3
     calls = []
-    monkeypatch.setattr(jobs.current_app, "send_task",
-                        lambda name, args, countdown=None: calls.append((name, args, countdown)))
+    monkeypatch.setattr(
+        jobs.current_app,
+        "send_task",
+        lambda name, args, countdown=None: calls.append((name, args, countdown)),
+    )
     task = make_task()
     jobs.enqueue_estimate(task.pk)
     assert calls == [("evaluation.estimate_task", [task.pk], 3)]

@@ -50,22 +50,30 @@ EXPECTED = {
         "nope": (NOT_FOUND,) * 6,
     },
 }
-CELLS = [pytest.param(role, task, user, outcomes[USERS.index(user)],
-                      id=f"{role}-{task}-{user}")
-         for role, by_task in EXPECTED.items() for task, outcomes in by_task.items()
-         for user in USERS]
+CELLS = [
+    pytest.param(role, task, user, outcomes[USERS.index(user)], id=f"{role}-{task}-{user}")
+    for role, by_task in EXPECTED.items()
+    for task, outcomes in by_task.items()
+    for user in USERS
+]
 
 
 @pytest.fixture
 def world(db):
     User = get_user_model()
-    users = {name: User.objects.create_user(name, is_staff=name == "admin",
-                                            is_superuser=name == "admin")
-             for name in USERS if name != "anonymous"}
+    users = {
+        name: User.objects.create_user(name, is_staff=name == "admin", is_superuser=name == "admin")
+        for name in USERS
+        if name != "anonymous"
+    }
     users["anonymous"] = AnonymousUser()
     make_team("team", users["participant"])
-    states = {"published": Task.State.OPEN, "held": Task.State.OPEN,
-              "closed": Task.State.CLOSED, "draft": Task.State.DRAFT}
+    states = {
+        "published": Task.State.OPEN,
+        "held": Task.State.OPEN,
+        "closed": Task.State.CLOSED,
+        "draft": Task.State.DRAFT,
+    }
     for slug, state in states.items():
         task = make_task(slug=slug, title=slug, state=state, board_held=slug == "held")
         task.organizers.add(users["organizer"])
@@ -104,12 +112,33 @@ def row(run, name, value):
 
 
 def test_board_order_breaks_ties_by_name_then_run_id_and_puts_missing_values_last():
-    rows = [row(7, "zeta", 0.5), row(3, "alpha", None), row(5, "beta", 0.5), row(2, "beta", 0.5),
-            row(9, "omega", 0.9), row(1, "alpha", 0.1), {"run": 4, "name": "odd", "f1": "x"}]
+    rows = [
+        row(7, "zeta", 0.5),
+        row(3, "alpha", None),
+        row(5, "beta", 0.5),
+        row(2, "beta", 0.5),
+        row(9, "omega", 0.9),
+        row(1, "alpha", 0.1),
+        {"run": 4, "name": "odd", "f1": "x"},
+    ]
     names = [(r["name"], r["run"]) for r in board_order(rows, "f1")]
-    assert names == [("omega", 9), ("beta", 2), ("beta", 5), ("zeta", 7), ("alpha", 1),
-                     ("alpha", 3), ("odd", 4)]
+    assert names == [
+        ("omega", 9),
+        ("beta", 2),
+        ("beta", 5),
+        ("zeta", 7),
+        ("alpha", 1),
+        ("alpha", 3),
+        ("odd", 4),
+    ]
     ascending = [(r["name"], r["run"]) for r in board_order(rows, "f1", descending=False)]
-    assert ascending == [("alpha", 1), ("beta", 2), ("beta", 5), ("zeta", 7), ("omega", 9),
-                         ("alpha", 3), ("odd", 4)]
+    assert ascending == [
+        ("alpha", 1),
+        ("beta", 2),
+        ("beta", 5),
+        ("zeta", 7),
+        ("omega", 9),
+        ("alpha", 3),
+        ("odd", 4),
+    ]
     assert board_order(list(reversed(rows)), "f1") == board_order(rows, "f1")

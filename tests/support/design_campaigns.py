@@ -48,16 +48,19 @@ def synthetic_dataset(seed: int = 0) -> Dataset:
     systems["broad"] = (broad, scores(broad))
     systems["tiny1"] = (true_ids[1990:1991], np.ones(1))
     systems["tiny3"] = (np.concatenate([true_ids[1991:1993], false_ids[3990:3991]]), np.ones(3))
-    systems["tiny5"] = (np.concatenate([true_ids[1993:1994], false_ids[3991:3995]]),
-                        np.linspace(0.2, 1, 5))
-    built = tuple(System(name, np.asarray(items, np.int64), np.asarray(sc, float))
-                  for name, (items, sc) in sorted(systems.items()))
+    systems["tiny5"] = (
+        np.concatenate([true_ids[1993:1994], false_ids[3991:3995]]),
+        np.linspace(0.2, 1, 5),
+    )
+    built = tuple(
+        System(name, np.asarray(items, np.int64), np.asarray(sc, float))
+        for name, (items, sc) in sorted(systems.items())
+    )
     keys = np.array([f"item-{i}" for i in range(total)], dtype=object)
     return Dataset("synthetic", "", keys, truth, built, int(truth.sum()))
 
 
-def campaigns(dataset, design_name, repeats, seed, reference_size=200, annotators=None,
-              **options):
+def campaigns(dataset, design_name, repeats, seed, reference_size=200, annotators=None, **options):
     """Estimates ``(repeats, systems, metric, value/low/high)`` and truths in dataset order, and
     labels per repeat (judgments, gold included, with ``annotators``).
 
@@ -65,14 +68,21 @@ def campaigns(dataset, design_name, repeats, seed, reference_size=200, annotator
     answers instead of a perfect oracle; :func:`campaigns_at_stop` also returns the estimates each
     run showed when the planner declared it done.
     """
-    est, truths, labels, _ = campaigns_at_stop(dataset, design_name, repeats, seed,
-                                               reference_size=reference_size,
-                                               annotators=annotators, **options)
+    est, truths, labels, _ = campaigns_at_stop(
+        dataset,
+        design_name,
+        repeats,
+        seed,
+        reference_size=reference_size,
+        annotators=annotators,
+        **options,
+    )
     return est, truths, labels
 
 
-def campaigns_at_stop(dataset, design_name, repeats, seed, reference_size=200, annotators=None,
-                      **options):
+def campaigns_at_stop(
+    dataset, design_name, repeats, seed, reference_size=200, annotators=None, **options
+):
     """:func:`campaigns`, plus the estimates at stop (``None`` with a perfect oracle)."""
     if isinstance(annotators, str):
         annotators = Annotators(annotators)
@@ -85,11 +95,17 @@ def campaigns_at_stop(dataset, design_name, repeats, seed, reference_size=200, a
     labels = np.zeros(repeats)
     for r in range(repeats):
         design = make_design(design_name, **options)
-        out = run_repeat(dataset, design, n_systems=None, reference_size=reference_size,
-                         rng=np.random.default_rng([seed, r]),
-                         campaign_rng=np.random.default_rng([seed, r, 1]), truth_scores=truths,
-                         annotators=annotators,
-                         annotator_rng=np.random.default_rng([seed, r, 2]))
+        out = run_repeat(
+            dataset,
+            design,
+            n_systems=None,
+            reference_size=reference_size,
+            rng=np.random.default_rng([seed, r]),
+            campaign_rng=np.random.default_rng([seed, r, 1]),
+            truth_scores=truths,
+            annotators=annotators,
+            annotator_rng=np.random.default_rng([seed, r, 2]),
+        )
         est[r, out.systems] = out.estimates
         if stop is not None:
             stop[r, out.systems] = out.stop_estimates
@@ -97,8 +113,7 @@ def campaigns_at_stop(dataset, design_name, repeats, seed, reference_size=200, a
     return est, truths, labels, stop
 
 
-def check_unbiased_and_covering(est, truths, names, *, min_cover_all, min_cover_each,
-                                bias_slack):
+def check_unbiased_and_covering(est, truths, names, *, min_cover_all, min_cover_each, bias_slack):
     value, low, high = est[..., 0], est[..., 1], est[..., 2]
     covered = (low - 1e-12 <= truths) & (truths <= high + 1e-12)
     problems = []

@@ -22,15 +22,22 @@ from leaderboard.models import Estimate, LeaderboardSnapshot, ReferenceItem, Run
 def _answers(task) -> np.ndarray:
     """``(item index, annotator, says correct, seq, withdrawn seq or inf)`` of every counted
     answer of the task, judgments and gold answers alike."""
-    rows = [(*row[:4], row[4] if row[4] is not None else np.inf) for row in
-            list(Judgment.objects.filter(request__task=task, seq__isnull=False)
-                 .values_list("request__item__index", "annotator_id", "answer", "seq",
-                              "withdrawn_seq"))
-            + list(GoldAnswer.objects.filter(gold__task=task, seq__isnull=False)
-                   .values_list("gold__item__index", "annotator_id", "answer", "seq",
-                                "withdrawn_seq"))]
-    return np.array([(i, a, ans == "correct", s, w) for i, a, ans, s, w in rows],
-                    dtype=float).reshape(-1, 5)
+    rows = [
+        (*row[:4], row[4] if row[4] is not None else np.inf)
+        for row in list(
+            Judgment.objects.filter(request__task=task, seq__isnull=False).values_list(
+                "request__item__index", "annotator_id", "answer", "seq", "withdrawn_seq"
+            )
+        )
+        + list(
+            GoldAnswer.objects.filter(gold__task=task, seq__isnull=False).values_list(
+                "gold__item__index", "annotator_id", "answer", "seq", "withdrawn_seq"
+            )
+        )
+    ]
+    return np.array(
+        [(i, a, ans == "correct", s, w) for i, a, ans, s, w in rows], dtype=float
+    ).reshape(-1, 5)
 
 
 def _state_at(task, runs, answers, gold, version) -> TaskState:
@@ -41,8 +48,9 @@ def _state_at(task, runs, answers, gold, version) -> TaskState:
     ref = list(ReferenceItem.objects.filter(task=task).order_by("id").select_related("item"))
     groups = {g: k for k, g in enumerate(sorted({r.group or f"#{r.pk}" for r in ref}))}
     if ref:
-        state.set_reference([r.item.index for r in ref],
-                            [groups[r.group or f"#{r.pk}"] for r in ref])
+        state.set_reference(
+            [r.item.index for r in ref], [groups[r.group or f"#{r.pk}"] for r in ref]
+        )
     if gold:
         state.set_gold([g[0] for g in gold], [g[1] for g in gold])
     live = answers[(answers[:, 3] <= version) & (answers[:, 4] > version)]
@@ -51,8 +59,9 @@ def _state_at(task, runs, answers, gold, version) -> TaskState:
     _, first = np.unique(live[:, :2], axis=0, return_index=True)
     live = live[np.sort(first)]
     if live.size:
-        state.add_judgments(live[:, 0].astype(np.int64), live[:, 1].astype(np.int64),
-                            live[:, 2].astype(bool))
+        state.add_judgments(
+            live[:, 0].astype(np.int64), live[:, 1].astype(np.int64), live[:, 2].astype(bool)
+        )
     return state
 
 
@@ -60,10 +69,16 @@ def _design(task, planned: PlanRound | None = None):
     """The task's design as configured, with the judgment options of ``planned``'s round."""
     options = dict(task.design_options or {})
     if task.design == "default" and planned is not None:
-        options.update(judgments_per_item=planned.judgments,
-                       max_judgments_per_item=planned.max_judgments)
-    return make_design(task.design, target_half_width=task.target_half_width,
-                       confidence=task.confidence, budget=task.label_budget, **options)
+        options.update(
+            judgments_per_item=planned.judgments, max_judgments_per_item=planned.max_judgments
+        )
+    return make_design(
+        task.design,
+        target_half_width=task.target_half_width,
+        confidence=task.confidence,
+        budget=task.label_budget,
+        **options,
+    )
 
 
 def replay_task(task, version: int | None = None, *, until=None):
@@ -101,8 +116,12 @@ def replay_task(task, version: int | None = None, *, until=None):
         assert plan.items.tolist() == stored, f"round {pr.pk}: the engine draws other items"
         assert sorted(plan.again.tolist()) == looked, f"round {pr.pk}: other looks"
     if version is None:
-        version = LeaderboardSnapshot.objects.filter(task=task).order_by("-version").first() \
+        version = (
+            LeaderboardSnapshot.objects.filter(task=task)
+            .order_by("-version")
+            .first()
             .labels_version
+        )
     now = _state_at(task, runs, answers, gold, version)
     now.design_state = state.design_state
     return runs, _design(task, rounds[-1] if rounds else None), now
@@ -122,7 +141,15 @@ def audit_task(task, snapshot: LeaderboardSnapshot | None = None) -> dict:
         ours = getattr(results[position[est.run_id]], est.metric)
         value = None if np.isnan(ours.value) else ours.value
         assert (est.value, est.low, est.high, est.labels_used, est.method) == (
-            value, ours.low, ours.high, ours.labels_used, ours.method), (est.run_id, est.metric)
+            value,
+            ours.low,
+            ours.high,
+            ours.labels_used,
+            ours.method,
+        ), (est.run_id, est.metric)
         compared += 1
-    return {"rounds": PlanRound.objects.filter(task=task, created_at__lt=snapshot.created_at)
-            .count(), "estimates": compared, "snapshot": snapshot.version}
+    return {
+        "rounds": PlanRound.objects.filter(task=task, created_at__lt=snapshot.created_at).count(),
+        "estimates": compared,
+        "snapshot": snapshot.version,
+    }

@@ -21,8 +21,11 @@ COMMON = {
     "database": None,
     "deadline": None,  # a shared, loaded machine: timing is no property of these tests
     # The fuzz tests keep their (function-scoped) database world across examples on purpose.
-    "suppress_health_check": [HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                              HealthCheck.data_too_large],
+    "suppress_health_check": [
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+    ],
 }
 settings.register_profile("ci", max_examples=400, **COMMON)
 settings.register_profile("dev", max_examples=25, **COMMON)

@@ -368,8 +368,10 @@ def _point_celery_at(redis_url: str, settings: Any) -> Callable[[], None]:
     settings.CELERY_BROKER_TRANSPORT_OPTIONS = {}
     from config.settings import cache_config_from_env
 
-    settings.CACHES = {**settings.CACHES,
-                       "default": cache_config_from_env({"REDIS_URL": redis_url})}
+    settings.CACHES = {
+        **settings.CACHES,
+        "default": cache_config_from_env({"REDIS_URL": redis_url}),
+    }
     # The debounce countdown is chosen by the process that enqueues (this one).
     settings.ESTIMATE_DEBOUNCE_SECONDS = float(WORKER_TEST_ENV["ESTIMATE_DEBOUNCE_SECONDS"])
 

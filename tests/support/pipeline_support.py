@@ -33,7 +33,8 @@ def make_task(**fields) -> Task:
 def add_items(task: Task, n: int) -> list[Item]:
     start = task.n_items
     items = Item.objects.bulk_create(
-        [Item(task=task, key=f"k{start + i}", index=start + i) for i in range(n)])
+        [Item(task=task, key=f"k{start + i}", index=start + i) for i in range(n)]
+    )
     Task.objects.filter(pk=task.pk).update(n_items=start + n)
     task.refresh_from_db()
     return items
@@ -60,14 +61,16 @@ def add_run(task: Task, team: Team, indices, scores=None, name="run") -> Run:
     order = np.argsort(indices)
     indices = indices[order]
     scores = np.ones(indices.size) if scores is None else np.asarray(scores, float)[order]
-    run = Run.objects.create(task=task, team=team, name=name, state=Run.State.QUEUED,
-                             n_predictions=indices.size)
+    run = Run.objects.create(
+        task=task, team=team, name=name, state=Run.State.QUEUED, n_predictions=indices.size
+    )
     RunPredictions.objects.create(run=run, items=indices.tobytes(), scores=scores.tobytes())
     return run
 
 
-def settle_runs(task: Task, truth: dict[int, bool], user, wait_for, *,
-                timeout: float = 90.0) -> list[Run]:
+def settle_runs(
+    task: Task, truth: dict[int, bool], user, wait_for, *, timeout: float = 90.0
+) -> list[Run]:
     """Answer every pending item (as annotators would) until every run of ``task`` is final
     (with a real worker doing the planning and estimation); returns the runs."""
     final = {Run.State.SCORED, Run.State.PARTIAL, Run.State.FAILED}
@@ -93,8 +96,10 @@ class PipelineDriver:
 
     def __init__(self, monkeypatch):
         self.sent: list[tuple[str, list]] = []
-        monkeypatch.setattr("leaderboard.jobs._send",
-                            lambda name, args, countdown=None: self.sent.append((name, args)))
+        monkeypatch.setattr(
+            "leaderboard.jobs._send",
+            lambda name, args, countdown=None: self.sent.append((name, args)),
+        )
 
     def drain(self, limit: int = 1000) -> list[tuple[str, list, object]]:
         """Run queued messages until none is left; returns (name, args, result) of each."""
@@ -103,9 +108,11 @@ class PipelineDriver:
             if not self.sent:
                 return done
             name, args = self.sent.pop(0)
-            fn = {"evaluation.ingest_run": ingest_run,
-                  "evaluation.plan_run": services.plan_run,
-                  "evaluation.estimate_task": services.estimate_task}[name]
+            fn = {
+                "evaluation.ingest_run": ingest_run,
+                "evaluation.plan_run": services.plan_run,
+                "evaluation.estimate_task": services.estimate_task,
+            }[name]
             done.append((name, args, fn(*args)))
         raise AssertionError("pipeline did not settle")
 
@@ -141,7 +148,11 @@ def answer_what_is_served(task: Task, people, truth: set[str], rng) -> int:
             item = lease.request.item if lease.request_id else lease.gold.item
             right = item.key in truth
             says = right if rng.random() < accuracy else not right
-            answer_assignment(annotator=user, token=lease.token, client_id=uuid.uuid4(),
-                              answer="correct" if says else "incorrect")
+            answer_assignment(
+                annotator=user,
+                token=lease.token,
+                client_id=uuid.uuid4(),
+                answer="correct" if says else "incorrect",
+            )
             n += 1
     return n

@@ -30,13 +30,23 @@ POSTERIORS = (0.987654, 0.012345, 0.991, 0.004, 0.975, 0.5)
 ANSWERS = ("correct", "incorrect", "correct", "incorrect", "correct", "correct")
 JUDGE = "annotator-two"
 JUDGE_NOTE = "JUDGE-NOTE-secret"
-JUDGE_RATES = {"sensitivity": [0.913579, 0.824681, 0.957913],
-               "specificity": [0.864213, 0.753197, 0.931975]}
+JUDGE_RATES = {
+    "sensitivity": [0.913579, 0.824681, 0.957913],
+    "specificity": [0.864213, 0.753197, 0.931975],
+}
 
 
 def _estimates(run, value):
-    return {m: {"value": value, "low": max(0.0, value - 0.05), "high": min(1.0, value + 0.05),
-                "labels_used": 40, "method": "wilson"} for m in ("precision", "recall", "f1")}
+    return {
+        m: {
+            "value": value,
+            "low": max(0.0, value - 0.05),
+            "high": min(1.0, value + 0.05),
+            "labels_used": 40,
+            "method": "wilson",
+        }
+        for m in ("precision", "recall", "f1")
+    }
 
 
 def build_world(password: str = "pw-secret-123"):
@@ -63,87 +73,200 @@ def build_world(password: str = "pw-secret-123"):
     from leaderboard.services.tasks import create_task, create_team
 
     users = {}
-    for name, staff, superuser in (("pa", False, False), ("pb", False, False),
-                                   ("annotator", False, False), ("org", False, False),
-                                   ("other_org", False, False), ("staff_org", True, False),
-                                   ("admin", True, True)):
+    for name, staff, superuser in (
+        ("pa", False, False),
+        ("pb", False, False),
+        ("annotator", False, False),
+        ("org", False, False),
+        ("other_org", False, False),
+        ("staff_org", True, False),
+        ("admin", True, True),
+    ):
         users[name] = get_user_model().objects.create_user(
-            name, password=password, is_staff=staff, is_superuser=superuser)
+            name, password=password, is_staff=staff, is_superuser=superuser
+        )
     # The demo's organizer: staff with the admin permissions an organizer needs.
-    users["staff_org"].user_permissions.add(*Permission.objects.filter(
-        content_type__app_label__in=VIEWABLE_APPS, codename__startswith="view_"), *[
-        Permission.objects.get(content_type__app_label=app, codename=code)
-        for app, code in ORGANIZER_PERMISSIONS])
-    task = create_task(slug="main", title="Main task", organizers=[users["org"]],
-                       label_budget=500, max_runs_per_team=5, max_runs_per_team_per_day=3)
+    users["staff_org"].user_permissions.add(
+        *Permission.objects.filter(
+            content_type__app_label__in=VIEWABLE_APPS, codename__startswith="view_"
+        ),
+        *[
+            Permission.objects.get(content_type__app_label=app, codename=code)
+            for app, code in ORGANIZER_PERMISSIONS
+        ],
+    )
+    task = create_task(
+        slug="main",
+        title="Main task",
+        organizers=[users["org"]],
+        label_budget=500,
+        max_runs_per_team=5,
+        max_runs_per_team_per_day=3,
+    )
     judge = get_user_model().objects.create_user(JUDGE)
     task.annotators.add(users["annotator"], judge)
-    create_task(slug="other", title="Other task",
-                organizers=[users["other_org"], users["staff_org"]])
-    Task.objects.create(slug="hidden-draft", title="Draft task DRAFTTITLE",
-                        state=Task.State.DRAFT).organizers.add(users["org"])
-    teams = {"A": create_team(name="team-A", members=[users["pa"]]),
-             "B": create_team(name="team-B", members=[users["pb"]])}
+    create_task(
+        slug="other", title="Other task", organizers=[users["other_org"], users["staff_org"]]
+    )
+    Task.objects.create(
+        slug="hidden-draft", title="Draft task DRAFTTITLE", state=Task.State.DRAFT
+    ).organizers.add(users["org"])
+    teams = {
+        "A": create_team(name="team-A", members=[users["pa"]]),
+        "B": create_team(name="team-B", members=[users["pb"]]),
+    }
     now = timezone.now()
     judged_at = now - timedelta(days=2)
     items = Item.objects.bulk_create(
-        [Item(task=task, key=f"{GOLD_KEY}-{i}", index=i,
-              verified_at=judged_at + timedelta(seconds=i)) for i in range(6)]
-        + [Item(task=task, key=f"{REFERENCE_KEY}-{i}", index=6 + i) for i in range(3)])
+        [
+            Item(
+                task=task,
+                key=f"{GOLD_KEY}-{i}",
+                index=i,
+                verified_at=judged_at + timedelta(seconds=i),
+            )
+            for i in range(6)
+        ]
+        + [Item(task=task, key=f"{REFERENCE_KEY}-{i}", index=6 + i) for i in range(3)]
+    )
     ReferenceItem.objects.bulk_create(
-        [ReferenceItem(task=task, item=item, group="doc") for item in items[6:]])
+        [ReferenceItem(task=task, item=item, group="doc") for item in items[6:]]
+    )
     task.n_items, task.labels_version, task.reference_version = 9, 6, 1
     task.save(update_fields=["n_items", "labels_version", "reference_version"])
     # The verified items were drawn and judged once each by the annotator (judgment set v6).
     requests = VerificationRequest.objects.bulk_create(
-        [VerificationRequest(task=task, item=item, state=VerificationRequest.State.RESOLVED,
-                             judgments_required=1, judgments_counted=1,
-                             resolved_at=judged_at)
-         for item in items[:6]])
+        [
+            VerificationRequest(
+                task=task,
+                item=item,
+                state=VerificationRequest.State.RESOLVED,
+                judgments_required=1,
+                judgments_counted=1,
+                resolved_at=judged_at,
+            )
+            for item in items[:6]
+        ]
+    )
     Judgment.objects.bulk_create(
-        [Judgment(request=request, annotator=judge, answer=answer, justification=JUDGE_NOTE,
-                  counted=True, seq=i + 1, created_at=judged_at + timedelta(seconds=i))
-         for i, (request, answer) in enumerate(zip(
-             requests, ANSWERS, strict=True))])
+        [
+            Judgment(
+                request=request,
+                annotator=judge,
+                answer=answer,
+                justification=JUDGE_NOTE,
+                counted=True,
+                seq=i + 1,
+                created_at=judged_at + timedelta(seconds=i),
+            )
+            for i, (request, answer) in enumerate(zip(requests, ANSWERS, strict=True))
+        ]
+    )
     runs = {}
     for name, team in teams.items():
         runs[name] = Run.objects.create(
-            task=task, team=team, submitted_by=users[f"p{name.lower()}"], name=f"run-{name}",
-            description=SECRET_DESCRIPTION[name], file_name=SECRET_FILE[name],
-            state=Run.State.SCORED, n_predictions=5, n_requested=4, n_verified=4)
+            task=task,
+            team=team,
+            submitted_by=users[f"p{name.lower()}"],
+            name=f"run-{name}",
+            description=SECRET_DESCRIPTION[name],
+            file_name=SECRET_FILE[name],
+            state=Run.State.SCORED,
+            n_predictions=5,
+            n_requested=4,
+            n_verified=4,
+        )
     snapshots = []
     for version, value, published in ((1, PUBLISHED_VALUE, True), (2, HELD_VALUE, False)):
         snapshot = LeaderboardSnapshot.objects.create(
-            task=task, version=version, engine_version="test-1", design="default",
-            labels_version=6, reference_version=1, n_labels=6, n_reference=3, confidence=0.95,
-            published=published, published_at=now if published else None,
-            details={"label_model": {"method": "dawid-skene-2class/em-map/louis",
-                                     "judgments": 6, "items": 6, "annotators": 1,
-                                     "converged": True}},
-            rows=[{"run": run.pk, "name": run.name, "team": run.team.name, "state": run.state,
-                   "provisional": False, "n_predictions": 5, "n_requested": 4, "n_verified": 4,
-                   **_estimates(run, value)} for run in runs.values()])
+            task=task,
+            version=version,
+            engine_version="test-1",
+            design="default",
+            labels_version=6,
+            reference_version=1,
+            n_labels=6,
+            n_reference=3,
+            confidence=0.95,
+            published=published,
+            published_at=now if published else None,
+            details={
+                "label_model": {
+                    "method": "dawid-skene-2class/em-map/louis",
+                    "judgments": 6,
+                    "items": 6,
+                    "annotators": 1,
+                    "converged": True,
+                }
+            },
+            rows=[
+                {
+                    "run": run.pk,
+                    "name": run.name,
+                    "team": run.team.name,
+                    "state": run.state,
+                    "provisional": False,
+                    "n_predictions": 5,
+                    "n_requested": 4,
+                    "n_verified": 4,
+                    **_estimates(run, value),
+                }
+                for run in runs.values()
+            ],
+        )
         Estimate.objects.bulk_create(
-            [Estimate(snapshot=snapshot, run=run, metric=m, value=value, low=value - 0.05,
-                      high=value + 0.05, level=0.95, labels_used=40, method="wilson")
-             for run in runs.values() for m in ("precision", "recall", "f1")])
+            [
+                Estimate(
+                    snapshot=snapshot,
+                    run=run,
+                    metric=m,
+                    value=value,
+                    low=value - 0.05,
+                    high=value + 0.05,
+                    level=0.95,
+                    labels_used=40,
+                    method="wilson",
+                )
+                for run in runs.values()
+                for m in ("precision", "recall", "f1")
+            ]
+        )
         snapshots.append(snapshot)
     LabelModelFit.objects.create(
-        task=task, snapshot=snapshots[-1], indices=np.arange(6, dtype="<i8").tobytes(),
+        task=task,
+        snapshot=snapshots[-1],
+        indices=np.arange(6, dtype="<i8").tobytes(),
         values=np.array(POSTERIORS, dtype="<f8").tobytes(),
         judgments=np.ones(6, dtype="<i4").tobytes(),
         says_correct=np.array([a == "correct" for a in ANSWERS], dtype="<i4").tobytes(),
-        annotators=[{"annotator": judge.pk, **JUDGE_RATES, "judgments": 6,
-                     "gold_judgments": 0, "weight": 1.2345}])
+        annotators=[
+            {
+                "annotator": judge.pk,
+                **JUDGE_RATES,
+                "judgments": 6,
+                "gold_judgments": 0,
+                "weight": 1.2345,
+            }
+        ],
+    )
     hold_board(task=task)
-    return SimpleNamespace(users=users, task=task, teams=teams, runs=runs, snapshots=snapshots,
-                           password=password, held_value=HELD_VALUE,
-                           published_value=PUBLISHED_VALUE, gold_key=GOLD_KEY,
-                           reference_key=REFERENCE_KEY, secret_file=SECRET_FILE,
-                           posteriors=POSTERIORS, judge=judge,
-                           annotator_secrets=[JUDGE, JUDGE_NOTE, "0.987654", "0.913579",
-                                              "0.864213"],
-                           secret_description=SECRET_DESCRIPTION)
+    return SimpleNamespace(
+        users=users,
+        task=task,
+        teams=teams,
+        runs=runs,
+        snapshots=snapshots,
+        password=password,
+        held_value=HELD_VALUE,
+        published_value=PUBLISHED_VALUE,
+        gold_key=GOLD_KEY,
+        reference_key=REFERENCE_KEY,
+        secret_file=SECRET_FILE,
+        posteriors=POSTERIORS,
+        judge=judge,
+        annotator_secrets=[JUDGE, JUDGE_NOTE, "0.987654", "0.913579", "0.864213"],
+        secret_description=SECRET_DESCRIPTION,
+    )
 
 
 def build_page_world():
@@ -152,8 +275,10 @@ def build_page_world():
     # Items for annotation: a payload an annotator sees, open verification requests.
     items = list(Item.objects.filter(task=task, verified_at__isnull=True))
     for item in items:
-        item.payload = {"left": {"title": f"Left {item.index}"},
-                        "right": {"title": f"Right {item.index}"}}
+        item.payload = {
+            "left": {"title": f"Left {item.index}"},
+            "right": {"title": f"Right {item.index}"},
+        }
         item.save(update_fields=["payload"])
     request_verification(task=task, item_ids=[item.pk for item in items])
     return world

@@ -28,8 +28,16 @@ class TruthWorld:
         return [i for i in range(end) if self.truth[i] is correct]
 
 
-def truth_world(rng: np.random.Generator, *, n_items: int, p_true: float, reference: int,
-                groups: int, reference_among: int | None = None, **task_fields) -> TruthWorld:
+def truth_world(
+    rng: np.random.Generator,
+    *,
+    n_items: int,
+    p_true: float,
+    reference: int,
+    groups: int,
+    reference_among: int | None = None,
+    **task_fields,
+) -> TruthWorld:
     """A task (``make_task(**task_fields)``) with ``n_items`` items, each correct with
     probability ``p_true``; ``reference`` of the correct ones among the first ``reference_among``
     (default: all) form the reference sample, item ``i`` in group ``g{i % groups}``."""
@@ -39,14 +47,17 @@ def truth_world(rng: np.random.Generator, *, n_items: int, p_true: float, refere
     world = TruthWorld(task=task, items=items, truth=truth)
     sample = rng.choice(world.indices(True, below=reference_among), reference, replace=False)
     ReferenceItem.objects.bulk_create(
-        [ReferenceItem(task=task, item=items[int(i)], group=f"g{int(i) % groups}")
-         for i in sample])
+        [ReferenceItem(task=task, item=items[int(i)], group=f"g{int(i) % groups}") for i in sample]
+    )
     return world
 
 
-def random_runs(task: Task, team: Team, rng: np.random.Generator, *, n_runs: int, size: int,
-                among: int) -> list[Run]:
+def random_runs(
+    task: Task, team: Team, rng: np.random.Generator, *, n_runs: int, size: int, among: int
+) -> list[Run]:
     """``n_runs`` runs ``r0``, ``r1``, … of ``size`` distinct items among the first ``among``,
     with uniform scores."""
-    return [add_run(task, team, rng.choice(among, size, replace=False), rng.random(size),
-                    f"r{k}") for k in range(n_runs)]
+    return [
+        add_run(task, team, rng.choice(among, size, replace=False), rng.random(size), f"r{k}")
+        for k in range(n_runs)
+    ]

@@ -23,8 +23,10 @@ def _checked_lines(file: Path, lines):
 
 
 class Command(BaseCommand):
-    help = ("Load gold items of task SLUG from FILE: one 'key<TAB>correct|incorrect' line per "
-            "item (blank lines and '#' comments are skipped).")
+    help = (
+        "Load gold items of task SLUG from FILE: one 'key<TAB>correct|incorrect' line per "
+        "item (blank lines and '#' comments are skipped)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("slug", help="the task's slug")
@@ -42,7 +44,10 @@ class Command(BaseCommand):
         except UnicodeDecodeError as exc:
             raise CommandError(f"{file} is not UTF-8 text: {exc}") from exc
         except GoldFileError as exc:
-            raise CommandError(f"{file}: nothing loaded, {len(exc.errors)} problem(s):\n"
-                               + "\n".join(exc.errors)) from exc
-        self.stdout.write(f"gold items of task {task.slug}: {loaded.created} new, "
-                          f"{loaded.updated} changed, {loaded.unchanged} unchanged")
+            raise CommandError(
+                f"{file}: nothing loaded, {len(exc.errors)} problem(s):\n" + "\n".join(exc.errors)
+            ) from exc
+        self.stdout.write(
+            f"gold items of task {task.slug}: {loaded.created} new, "
+            f"{loaded.updated} changed, {loaded.unchanged} unchanged"
+        )

@@ -34,29 +34,62 @@ def read_truth(path: Path) -> set[str]:
 
 
 class Command(BaseCommand):
-    help = ("Answer what the queue of task SLUG serves (its items and gold items) from a truth "
-            "file (one true key per line; every other key is false), as simulated annotators.")
+    help = (
+        "Answer what the queue of task SLUG serves (its items and gold items) from a truth "
+        "file (one true key per line; every other key is false), as simulated annotators."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("slug", help="the task's slug")
-        parser.add_argument("--truth", required=True, type=Path,
-                            help="file with one true key per line (TSV: first column)")
-        parser.add_argument("--accuracy", type=float, default=1.0,
-                            help="probability that an answer is right (default 1.0)")
+        parser.add_argument(
+            "--truth",
+            required=True,
+            type=Path,
+            help="file with one true key per line (TSV: first column)",
+        )
+        parser.add_argument(
+            "--accuracy",
+            type=float,
+            default=1.0,
+            help="probability that an answer is right (default 1.0)",
+        )
         parser.add_argument("--seed", type=int, default=None, help="random seed")
-        parser.add_argument("--annotators", type=int, default=1,
-                            help="number of simulated annotators (default 1)")
-        parser.add_argument("--limit", type=int, default=None,
-                            help="stop after this many answers")
-        parser.add_argument("--until-idle", type=float, default=0.0, metavar="SECONDS",
-                            help="keep polling until no item was served for SECONDS")
-        parser.add_argument("--poll", type=float, default=1.0, metavar="SECONDS",
-                            help="polling interval with --until-idle (default 1)")
-        parser.add_argument("--prefix", default="sim-annotator",
-                            help="user name prefix of the simulated annotators")
+        parser.add_argument(
+            "--annotators", type=int, default=1, help="number of simulated annotators (default 1)"
+        )
+        parser.add_argument("--limit", type=int, default=None, help="stop after this many answers")
+        parser.add_argument(
+            "--until-idle",
+            type=float,
+            default=0.0,
+            metavar="SECONDS",
+            help="keep polling until no item was served for SECONDS",
+        )
+        parser.add_argument(
+            "--poll",
+            type=float,
+            default=1.0,
+            metavar="SECONDS",
+            help="polling interval with --until-idle (default 1)",
+        )
+        parser.add_argument(
+            "--prefix", default="sim-annotator", help="user name prefix of the simulated annotators"
+        )
 
-    def handle(self, *args, slug, truth, accuracy, seed, annotators, limit, until_idle, poll,
-               prefix, **options):
+    def handle(
+        self,
+        *args,
+        slug,
+        truth,
+        accuracy,
+        seed,
+        annotators,
+        limit,
+        until_idle,
+        poll,
+        prefix,
+        **options,
+    ):
         if not 0.0 <= accuracy <= 1.0:
             raise CommandError("--accuracy must be between 0 and 1")
         if annotators < 1:
@@ -71,8 +104,10 @@ class Command(BaseCommand):
         true_keys = read_truth(truth)
         users = self._annotators(task, prefix, annotators)
         if task.judgments_per_item > annotators:
-            self.stderr.write(f"note: the task wants {task.judgments_per_item} judgments per item; "
-                              f"{annotators} annotator(s) cannot complete its items alone")
+            self.stderr.write(
+                f"note: the task wants {task.judgments_per_item} judgments per item; "
+                f"{annotators} annotator(s) cannot complete its items alone"
+            )
 
         rng = random.Random(seed)
         tally = dict.fromkeys(Judgment.Answer.values, 0)
@@ -89,7 +124,8 @@ class Command(BaseCommand):
         total = sum(tally.values())
         self.stdout.write(
             f"answered {total} item(s) of task {task.slug} as {len(users)} simulated "
-            f"annotator(s): {tally['correct']} correct, {tally['incorrect']} incorrect")
+            f"annotator(s): {tally['correct']} correct, {tally['incorrect']} incorrect"
+        )
 
     def _annotators(self, task, prefix, n):
         User = get_user_model()
@@ -119,8 +155,9 @@ class Command(BaseCommand):
             says_true = is_true if rng.random() < accuracy else not is_true
             answer = Judgment.Answer.CORRECT if says_true else Judgment.Answer.INCORRECT
             try:
-                outcome = answer_assignment(annotator=user, token=lease.token,
-                                            client_id=uuid.uuid4(), answer=answer)
+                outcome = answer_assignment(
+                    annotator=user, token=lease.token, client_id=uuid.uuid4(), answer=answer
+                )
             except JudgmentError as exc:
                 raise CommandError(f"item {item.key}: {exc}") from exc
             if outcome.created:

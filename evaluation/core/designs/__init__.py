@@ -10,8 +10,15 @@ from .coordinated import CoordinatedPoissonDesign
 from .interface import ServiceDesign
 from .published import PublishedDesign
 
-__all__ = ["DESIGNS", "SERVICE_DESIGNS", "CoordinatedPoissonDesign", "PublishedDesign",
-           "ServiceDesign", "make_design", "make_service_design"]
+__all__ = [
+    "DESIGNS",
+    "SERVICE_DESIGNS",
+    "CoordinatedPoissonDesign",
+    "PublishedDesign",
+    "ServiceDesign",
+    "make_design",
+    "make_service_design",
+]
 
 DESIGNS = {"default": CoordinatedPoissonDesign, "published": PublishedDesign}
 # Designs that can plan, replay and estimate a task in the service (``ServiceDesign``).
@@ -35,9 +42,11 @@ def make_service_design(name: str, **options) -> ServiceDesign:
             raise ValueError(
                 f"design {name!r} is a simulation baseline (python -m evaluation.simulate "
                 f"--design {name}) and cannot run a task: it keeps no record the service can "
-                f"replay; choose one of {', '.join(sorted(SERVICE_DESIGNS))}")
-        raise ValueError(f"unknown design {name!r}; choose one of "
-                         f"{', '.join(sorted(SERVICE_DESIGNS))}")
+                f"replay; choose one of {', '.join(sorted(SERVICE_DESIGNS))}"
+            )
+        raise ValueError(
+            f"unknown design {name!r}; choose one of {', '.join(sorted(SERVICE_DESIGNS))}"
+        )
     design = SERVICE_DESIGNS[name](**options)
     if not isinstance(design, ServiceDesign):  # a registry entry that lost part of the interface
         raise TypeError(f"design {name!r} does not implement ServiceDesign")

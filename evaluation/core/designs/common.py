@@ -9,8 +9,16 @@ from ..intervals import INTERVAL_METHODS, proportion_interval, smoothed_rate
 from ..reference import ReferenceRatio
 from ..results import Estimate
 
-__all__ = ["RecallParts", "bisect", "bisect_largest", "bisect_smallest", "checked_level",
-           "f1_estimate", "recall_from_parts", "validate_common_options"]
+__all__ = [
+    "RecallParts",
+    "bisect",
+    "bisect_largest",
+    "bisect_smallest",
+    "checked_level",
+    "f1_estimate",
+    "recall_from_parts",
+    "validate_common_options",
+]
 
 
 def validate_common_options(target_half_width, confidence, interval, budget) -> None:
@@ -49,10 +57,17 @@ def _floored(value: float, variance: float, trials: float) -> float:
     return max(variance, s * (1.0 - s) / trials)
 
 
-def recall_from_parts(theta: ReferenceRatio | None, nu_verified,
-                      nu_reference: ReferenceRatio | None, simple: ReferenceRatio | None, *,
-                      outside: ReferenceRatio | None = None, level: float, method: str,
-                      labels: int) -> RecallParts:
+def recall_from_parts(
+    theta: ReferenceRatio | None,
+    nu_verified,
+    nu_reference: ReferenceRatio | None,
+    simple: ReferenceRatio | None,
+    *,
+    outside: ReferenceRatio | None = None,
+    level: float,
+    method: str,
+    labels: int,
+) -> RecallParts:
     """Recall ``theta * nu + rho`` with ``nu`` combined from verified items and reference items.
 
     Parameters
@@ -89,8 +104,9 @@ def recall_from_parts(theta: ReferenceRatio | None, nu_verified,
         parts.append((v, _floored(v, var, trials), trials))
     if nu_reference is not None and nu_reference.trials > 0:
         v = nu_reference.value
-        parts.append((v, _floored(v, nu_reference.variance, nu_reference.trials),
-                      float(nu_reference.trials)))
+        parts.append(
+            (v, _floored(v, nu_reference.variance, nu_reference.trials), float(nu_reference.trials))
+        )
     if theta is None or theta.trials == 0:
         if parts:
             v, var, _ = parts[0]
@@ -122,8 +138,15 @@ def recall_from_parts(theta: ReferenceRatio | None, nu_verified,
     return RecallParts(Estimate(value, low, high, level, f"theta-nu/{method}", labels), var)
 
 
-def f1_estimate(precision: Estimate, precision_variance: float, recall: RecallParts, *,
-                level: float, method: str, covariance: str = "bound") -> Estimate:
+def f1_estimate(
+    precision: Estimate,
+    precision_variance: float,
+    recall: RecallParts,
+    *,
+    level: float,
+    method: str,
+    covariance: str = "bound",
+) -> Estimate:
     """F1 from precision and recall, with a delta-method interval.
 
     ``covariance="bound"`` bounds ``Cov(P, R)`` by ``sd_P sd_R`` (Cauchy-Schwarz): precision

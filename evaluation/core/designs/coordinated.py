@@ -128,11 +128,22 @@ class CoordinatedPoissonDesign:
 
     name = "default"
 
-    def __init__(self, *, target_half_width: float = 0.05, confidence: float = 0.95,
-                 interval: str = "clopper-pearson", max_strata: int = 4,
-                 min_stratum_size: int = 50, min_batch: int = 16, growth: float = 2.0,
-                 take_all: float = 0.5, budget: int | None = None, judgments_per_item: int = 1,
-                 max_judgments_per_item: int = 5, annotator_prior: AnnotatorPrior | None = None):
+    def __init__(
+        self,
+        *,
+        target_half_width: float = 0.05,
+        confidence: float = 0.95,
+        interval: str = "clopper-pearson",
+        max_strata: int = 4,
+        min_stratum_size: int = 50,
+        min_batch: int = 16,
+        growth: float = 2.0,
+        take_all: float = 0.5,
+        budget: int | None = None,
+        judgments_per_item: int = 1,
+        max_judgments_per_item: int = 5,
+        annotator_prior: AnnotatorPrior | None = None,
+    ):
         validate_common_options(target_half_width, confidence, interval, budget)
         if max_strata < 1 or min_stratum_size < 1 or min_batch < 1 or growth <= 1.0:
             raise ValueError("max_strata, min_stratum_size, min_batch must be >= 1; growth > 1")
@@ -163,9 +174,13 @@ class CoordinatedPoissonDesign:
         if not isinstance(rec, SamplingRecord):
             raise ValueError("this task state was sampled by another design")
         rec.grow(state.n_items)
-        for run in state.runs[len(rec.strata):]:
-            rec.add_run(run.items, score_strata(run.scores, max_strata=self.max_strata,
-                                                min_stratum_size=self.min_stratum_size))
+        for run in state.runs[len(rec.strata) :]:
+            rec.add_run(
+                run.items,
+                score_strata(
+                    run.scores, max_strata=self.max_strata, min_stratum_size=self.min_stratum_size
+                ),
+            )
         return rec
 
     def labels(self, state: TaskState, rec: SamplingRecord | None = None) -> ItemLabels:
@@ -174,13 +189,22 @@ class CoordinatedPoissonDesign:
         rec = self.record(state) if rec is None else rec
         key = (state.labels_version, state.n_runs, state.n_items)
         if rec.labels_cache is None or rec.labels_cache[0] != key:
-            rec.labels_cache = (key, item_labels(state, item_class=rec.cell,
-                                                 prior=self.annotator_prior))
+            rec.labels_cache = (
+                key,
+                item_labels(state, item_class=rec.cell, prior=self.annotator_prior),
+            )
         return rec.labels_cache[1]
 
-    def _precision(self, state: TaskState, rec: SamplingRecord, run: int, labels: ItemLabels,
-                   known: np.ndarray | None = None, *,
-                   level: float | None = None) -> PrecisionParts:
+    def _precision(
+        self,
+        state: TaskState,
+        rec: SamplingRecord,
+        run: int,
+        labels: ItemLabels,
+        known: np.ndarray | None = None,
+        *,
+        level: float | None = None,
+    ) -> PrecisionParts:
         """Precision of ``run`` (:func:`.precision.stratified_precision`); ``known``: per item,
         sampled and verified; ``level`` defaults to the design's confidence.
 
@@ -197,10 +221,17 @@ class CoordinatedPoissonDesign:
             strata, sizes = rec.pieces(run, items)
             blocks = np.arange(sizes.size) // 4
         parts = stratified_precision(
-            items, strata, sizes, rec.inclusion, known, labels,
+            items,
+            strata,
+            sizes,
+            rec.inclusion,
+            known,
+            labels,
             covered=rec.is_covered(run, items),
-            level=self.confidence if level is None else level, interval=self.interval,
-            blocks=blocks)
+            level=self.confidence if level is None else level,
+            interval=self.interval,
+            blocks=blocks,
+        )
         if not pieces:
             return parts
         n_strata = rec.stratum_sizes[run].size
@@ -220,8 +251,9 @@ class CoordinatedPoissonDesign:
             return math.inf
         rec = self.record(state) if rec is None else rec
         gold = state.gold
-        spent_on_gold = int(np.count_nonzero(contains(gold.items, state.judgments.items))) \
-            if gold.size else 0
+        spent_on_gold = (
+            int(np.count_nonzero(contains(gold.items, state.judgments.items))) if gold.size else 0
+        )
         return self.budget - rec.judgments_asked - spent_on_gold
 
     def plan(self, state: TaskState, run: int, *, rng: np.random.Generator) -> Plan:
@@ -255,32 +287,52 @@ class CoordinatedPoissonDesign:
                 return Plan(run, rnd, empty, "exhausted", current, current)
         remaining = self.remaining_budget(state, rec)
         rates = np.clip(parts.stratum_rates, 1e-3, 1 - 1e-3)
-        inflation, cost = self._noise(labels, rates, rec.look_patterns, parts, rec.strata[run],
-                                      items)
+        inflation, cost = self._noise(
+            labels, rates, rec.look_patterns, parts, rec.strata[run], items
+        )
         looks = _Looks.none()
         if labels.noisy and remaining >= 1:
             looks = self._looks(rec, parts, labels, met, unrequested, cost, remaining)
             if looks.patterns:
-                inflation, cost = self._noise(labels, rates, rec.look_patterns, parts,
-                                              rec.strata[run], items)
+                inflation, cost = self._noise(
+                    labels, rates, rec.look_patterns, parts, rec.strata[run], items
+                )
         if met or (not unrequested.any() and looks.asked.size == 0):
-            status = "sample" if looks.asked.size and not met else (
-                "met" if met else "exhausted")
+            status = "sample" if looks.asked.size and not met else ("met" if met else "exhausted")
             return looks.plan(run, rnd, status, current, current)
         if remaining - looks.asked.size < 1:
             status = "sample" if looks.asked.size else "budget_exhausted"
             return looks.plan(run, rnd, status, current, current)
         if self._annotator_limited(parts):
-            return looks.plan(run, rnd, "annotator_limited" if not looks.asked.size else "sample",
-                              current, current)
+            return looks.plan(
+                run,
+                rnd,
+                "annotator_limited" if not looks.asked.size else "sample",
+                current,
+                current,
+            )
         after = _scaled_half_width(current, parts.variance, parts.variance - looks.removed)
         enough = after <= self.target_half_width and parts.covered and not parts.unsampled
         if looks.asked.size and (enough or not unrequested.any()):
             return looks.plan(run, rnd, "sample", after, current)
-        cap = min(max(self.min_batch, (self.growth - 1.0) * parts.estimate.labels_used),
-                  remaining - looks.asked.size)
-        return self._draw(state, rec, run, rnd, parts, rates, inflation, cost, cap,
-                          remaining - looks.asked.size, looks, rng)
+        cap = min(
+            max(self.min_batch, (self.growth - 1.0) * parts.estimate.labels_used),
+            remaining - looks.asked.size,
+        )
+        return self._draw(
+            state,
+            rec,
+            run,
+            rnd,
+            parts,
+            rates,
+            inflation,
+            cost,
+            cap,
+            remaining - looks.asked.size,
+            looks,
+            rng,
+        )
 
     def _annotator_limited(self, parts: PrecisionParts) -> bool:
         """The annotators' shared uncertainty keeps the interval wider than the target while the
@@ -293,8 +345,15 @@ class CoordinatedPoissonDesign:
         own_half_width = _scaled_half_width(parts.estimate.half_width, parts.variance, own)
         return own_half_width <= self.target_half_width or own <= parts.parameter_variance
 
-    def _noise(self, labels: ItemLabels, rates: np.ndarray, patterns: tuple,
-               parts: PrecisionParts, strata: np.ndarray, run_items: np.ndarray):
+    def _noise(
+        self,
+        labels: ItemLabels,
+        rates: np.ndarray,
+        patterns: tuple,
+        parts: PrecisionParts,
+        strata: np.ndarray,
+        run_items: np.ndarray,
+    ):
         """Per stratum: how much label noise inflates a new item's variance, and what a new
         item costs in judgments. A stratum with enough sampled items shows its inflation in its
         own answers (near 1 when they are all consistent); others get the inflation expected at
@@ -303,16 +362,19 @@ class CoordinatedPoissonDesign:
         # stratum's real noise, and a round that falls short is followed by another, while a
         # pessimistic plan over-asks for good (measured: 8-20% more judgments).
         se, sp = plausible_best(labels.model) if labels.noisy else (1.0, 1.0)
-        inflation, cost = noise_profile(rates, sensitivity=se, specificity=sp,
-                                        judgments=self.judgments_per_item,
-                                        max_judgments=self.max_judgments_per_item,
-                                        patterns=patterns)
+        inflation, cost = noise_profile(
+            rates,
+            sensitivity=se,
+            specificity=sp,
+            judgments=self.judgments_per_item,
+            max_judgments=self.max_judgments_per_item,
+            patterns=patterns,
+        )
         if labels.noisy and parts.items.size:
             sampled = parts.inclusion < 1.0
             h = strata[positions(run_items, parts.items)][sampled]
             n = np.bincount(h, minlength=rates.size)
-            seen = np.bincount(h, weights=np.sqrt(parts.inflation[sampled]),
-                               minlength=rates.size)
+            seen = np.bincount(h, weights=np.sqrt(parts.inflation[sampled]), minlength=rates.size)
             enough = n >= _OWN_INFLATION_AFTER
             inflation = np.where(enough, seen / np.maximum(n, 1), inflation)
         return inflation, cost
@@ -325,8 +387,12 @@ class CoordinatedPoissonDesign:
             return _Looks.none()
         cells, bands = bands_to_give(labels, rec)
         rec.give_bands(cells, bands)
-        switched = patterns_to_switch_on(labels, rec, judgments=self.judgments_per_item,
-                                         max_judgments=self.max_judgments_per_item)
+        switched = patterns_to_switch_on(
+            labels,
+            rec,
+            judgments=self.judgments_per_item,
+            max_judgments=self.max_judgments_per_item,
+        )
         for band, patterns in switched:
             rec.switch_on(band, patterns)
         asked = due_looks(labels, rec, max_judgments=self.max_judgments_per_item)
@@ -335,8 +401,9 @@ class CoordinatedPoissonDesign:
         rec.ask(asked)
         return _Looks((cells, bands), tuple(switched), asked, 0.0)
 
-    def _draw(self, state, rec, run, rnd, parts, rates, inflation, cost, cap, remaining, looks,
-              rng) -> Plan:
+    def _draw(
+        self, state, rec, run, rnd, parts, rates, inflation, cost, cap, remaining, looks, rng
+    ) -> Plan:
         """Raise the run's levels so that its predicted half-width meets the target, within the
         round's cap, and draw the new items the raised levels select."""
         items = state.runs[run].items
@@ -366,9 +433,14 @@ class CoordinatedPoissonDesign:
 
         def half_width(t: float) -> float:
             return predicted_half_width(
-                level_of(t, g_pi, g_shape), g_stratum, g_count, rates,
-                inflation=inflation if noisy else None, level=self.confidence,
-                interval=self.interval)
+                level_of(t, g_pi, g_shape),
+                g_stratum,
+                g_count,
+                rates,
+                inflation=inflation if noisy else None,
+                level=self.confidence,
+                interval=self.interval,
+            )
 
         def expected_judgments(t: float) -> float:
             gain = (level_of(t, g_pi, g_shape) - g_pi) / g_headroom
@@ -394,8 +466,11 @@ class CoordinatedPoissonDesign:
                 # The cap fell just below a take-all jump: take the jump rather than stall (the
                 # smallest step that moves, with fallible annotators, whose target may lie
                 # beyond every item of the run).
-                t = t_need if not noisy else bisect_smallest(
-                    lambda s: expected_judgments(s) >= floor, t, t_need)
+                t = (
+                    t_need
+                    if not noisy
+                    else bisect_smallest(lambda s: expected_judgments(s) >= floor, t, t_need)
+                )
         new_pi = level_of(t, pi, shape_h[strata])
         seed = int(rng.integers(2**63 - 1))
         draw_rng = np.random.default_rng(seed)
@@ -418,16 +493,42 @@ class CoordinatedPoissonDesign:
         level_by_stratum = level_of(t, np.zeros_like(shape_h), shape_h)
         rec.apply_levels(items, level_by_stratum[strata], fraction)
         rec.request(chosen, self.judgments_per_item)
-        details = {"levels": level_by_stratum.tolist(), "fraction": fraction,
-                   "predicted_rates": rates.tolist(), "t": t, "t_needed": t_need, "cap": cap}
+        details = {
+            "levels": level_by_stratum.tolist(),
+            "fraction": fraction,
+            "predicted_rates": rates.tolist(),
+            "t": t,
+            "t_needed": t_need,
+            "cap": cap,
+        }
         if noisy:
             details["inflation"] = inflation.tolist()
-        rec.log.append({"run": run, "round": rnd, "seed": seed, "n": int(chosen.size),
-                        "again": int(looks.asked.size), **details})
+        rec.log.append(
+            {
+                "run": run,
+                "round": rnd,
+                "seed": seed,
+                "n": int(chosen.size),
+                "again": int(looks.asked.size),
+                **details,
+            }
+        )
         predicted = half_width(t)
         expected = (expected_judgments(t) if t else 0.0) + looks.asked.size
-        return Plan(run, rnd, chosen, status, predicted, current, expected, seed, details,
-                    again=looks.asked, bands=looks.bands, patterns=looks.patterns)
+        return Plan(
+            run,
+            rnd,
+            chosen,
+            status,
+            predicted,
+            current,
+            expected,
+            seed,
+            details,
+            again=looks.asked,
+            bands=looks.bands,
+            patterns=looks.patterns,
+        )
 
     # -- persistence ------------------------------------------------------------------------
     def replay(self, state: TaskState, rounds, *, extend: bool = False) -> None:
@@ -466,8 +567,10 @@ class CoordinatedPoissonDesign:
                 levels = np.asarray(r.levels, dtype=float)
                 strata = rec.strata[r.run]
                 if levels.size != rec.stratum_sizes[r.run].size:
-                    raise ValueError(f"run {r.run} round {r.round}: {levels.size} levels for "
-                                     f"{rec.stratum_sizes[r.run].size} strata")
+                    raise ValueError(
+                        f"run {r.run} round {r.round}: {levels.size} levels for "
+                        f"{rec.stratum_sizes[r.run].size} strata"
+                    )
                 rec.apply_levels(items, levels[strata], float(r.fraction))
             drawn = np.asarray(r.items, dtype=np.int64)
             if drawn.size:
@@ -482,13 +585,22 @@ class CoordinatedPoissonDesign:
             again = np.asarray(r.again, dtype=np.int64)
             if again.size:
                 if not rec.requested[again].all():
-                    raise ValueError(f"run {r.run} round {r.round} asks again for an item "
-                                     "never drawn")
+                    raise ValueError(
+                        f"run {r.run} round {r.round} asks again for an item never drawn"
+                    )
                 rec.ask(again)
             rec.rounds[r.run] = max(rec.rounds[r.run], int(r.round))
-            rec.log.append({"run": r.run, "round": int(r.round), "seed": r.seed,
-                            "n": int(drawn.size), "again": int(again.size), "levels": r.levels,
-                            "fraction": r.fraction})
+            rec.log.append(
+                {
+                    "run": r.run,
+                    "round": int(r.round),
+                    "seed": r.seed,
+                    "n": int(drawn.size),
+                    "again": int(again.size),
+                    "levels": r.levels,
+                    "fraction": r.fraction,
+                }
+            )
 
     def inclusion(self, state: TaskState) -> np.ndarray:
         """Current inclusion probability of every item (read-only view)."""
@@ -497,8 +609,9 @@ class CoordinatedPoissonDesign:
         return view
 
     # -- estimation -------------------------------------------------------------------------
-    def estimate(self, state: TaskState, runs=None, *,
-                 level: float | None = None) -> list[RunEstimate]:
+    def estimate(
+        self, state: TaskState, runs=None, *, level: float | None = None
+    ) -> list[RunEstimate]:
         """Precision, recall and F1 with intervals for ``runs`` (default: every run).
 
         ``level`` overrides the confidence of every interval (default: the design's
@@ -512,8 +625,12 @@ class CoordinatedPoissonDesign:
         known_items = np.flatnonzero(known)
         # Recall is theta * nu over the part of the pool the verified sample reaches (see
         # :mod:`.pool`), plus the share of the reference sample in the run's items outside it.
-        pool = sampled_part(rec, state.in_pool & (rec.inclusion > 0), known_items,
-                            min_items=BAND_AFTER if labels.noisy else 1)
+        pool = sampled_part(
+            rec,
+            state.in_pool & (rec.inclusion > 0),
+            known_items,
+            min_items=BAND_AFTER if labels.noisy else 1,
+        )
         cells = PoolCells.build(rec, pool, known_items, labels)
         ref = state.reference
         ref_in_pool = pool[ref.items] if ref.size else np.zeros(0, bool)
@@ -527,15 +644,24 @@ class CoordinatedPoissonDesign:
                 in_x = contains(run_items, ref.items)
                 nu_ref = reference_ratio(ref, in_x & ref_in_pool, ref_in_pool)
                 simple = reference_ratio(ref, in_x)
-                outside = (reference_ratio(ref, in_x & ~ref_in_pool)
-                           if not pool[run_items].all() else None)
+                outside = (
+                    reference_ratio(ref, in_x & ~ref_in_pool) if not pool[run_items].all() else None
+                )
             else:
                 nu_ref = simple = outside = None
-            recall = recall_from_parts(theta, nu_ver, nu_ref, simple, outside=outside,
-                                       level=level, method=self.interval,
-                                       labels=cells.n_true + ref.size)
-            f1 = f1_estimate(parts.estimate, parts.variance, recall, level=level,
-                             method=self.interval)
+            recall = recall_from_parts(
+                theta,
+                nu_ver,
+                nu_ref,
+                simple,
+                outside=outside,
+                level=level,
+                method=self.interval,
+                labels=cells.n_true + ref.size,
+            )
+            f1 = f1_estimate(
+                parts.estimate, parts.variance, recall, level=level, method=self.interval
+            )
             out.append(RunEstimate(i, parts.estimate, recall.estimate, f1))
         return out
 
@@ -551,14 +677,23 @@ class _Looks:
 
     @classmethod
     def none(cls) -> _Looks:
-        return cls((np.empty(0, np.int64), np.empty(0, np.int8)), (), np.empty(0, np.int64),
-                   0.0)
+        return cls((np.empty(0, np.int64), np.empty(0, np.int8)), (), np.empty(0, np.int64), 0.0)
 
     def plan(self, run, rnd, status, predicted, current) -> Plan:
         """A round that asks only for these looks (or for nothing)."""
-        return Plan(run, rnd, np.empty(0, np.int64), status, predicted, current,
-                    float(self.asked.size), details={"levels": None, "fraction": 1.0},
-                    again=self.asked, bands=self.bands, patterns=self.patterns)
+        return Plan(
+            run,
+            rnd,
+            np.empty(0, np.int64),
+            status,
+            predicted,
+            current,
+            float(self.asked.size),
+            details={"levels": None, "fraction": 1.0},
+            again=self.asked,
+            bands=self.bands,
+            patterns=self.patterns,
+        )
 
 
 def _scaled_half_width(half_width: float, variance: float, new_variance: float) -> float:

@@ -26,8 +26,8 @@ class ServiceRecord(Protocol):
 
     inclusion: np.ndarray  # float, per item: its inclusion probability
     requested: np.ndarray  # bool, per item: drawn by some round
-    asked: np.ndarray      # int, per item: judgments asked so far (first ones and looks)
-    rounds: list           # int, per run: rounds planned so far
+    asked: np.ndarray  # int, per item: judgments asked so far (first ones and looks)
+    rounds: list  # int, per run: rounds planned so far
 
 
 @runtime_checkable
@@ -52,8 +52,9 @@ class ServiceDesign(Protocol):
     def record(self, state: TaskState) -> ServiceRecord:
         """The design's sampling record in ``state`` (created empty on first use)."""
 
-    def replay(self, state: TaskState, rounds: Iterable[RoundRecord], *,
-               extend: bool = False) -> None:
+    def replay(
+        self, state: TaskState, rounds: Iterable[RoundRecord], *, extend: bool = False
+    ) -> None:
         """Rebuild the record from stored rounds, in planning order, bit for bit."""
 
     def plan(self, state: TaskState, run: int, *, rng: np.random.Generator) -> Plan:
@@ -62,6 +63,7 @@ class ServiceDesign(Protocol):
     def labels(self, state: TaskState) -> ItemLabels:
         """Every item's label view (exact labels or the annotator model's posteriors)."""
 
-    def estimate(self, state: TaskState, runs: Sequence[int] | None = None, *,
-                 level: float | None = None) -> list[RunEstimate]:
+    def estimate(
+        self, state: TaskState, runs: Sequence[int] | None = None, *, level: float | None = None
+    ) -> list[RunEstimate]:
         """Precision, recall and F1 with intervals for ``runs`` (default: every run)."""

@@ -31,8 +31,9 @@ from .record import SamplingRecord
 __all__ = ["PoolCells", "sampled_part"]
 
 
-def sampled_part(rec: SamplingRecord, pool: np.ndarray, known_items: np.ndarray, *,
-                 min_items: int = 1) -> np.ndarray:
+def sampled_part(
+    rec: SamplingRecord, pool: np.ndarray, known_items: np.ndarray, *, min_items: int = 1
+) -> np.ndarray:
     """The items of ``pool`` whose cell holds at least ``min_items`` verified sampled items.
 
     With exact labels one item gives a cell its Hajek rate. With fallible annotators a cell's
@@ -41,8 +42,9 @@ def sampled_part(rec: SamplingRecord, pool: np.ndarray, known_items: np.ndarray,
     the pool (measured with lenient annotators: +1.8% on the pool's correct items, from cells
     of fewer than five items); such cells are left to the reference sample.
     """
-    counts = np.bincount(rec.cell[known_items[pool[known_items]]] + 1,
-                         minlength=max(rec.n_cells, 1) + 1)[1:]
+    counts = np.bincount(
+        rec.cell[known_items[pool[known_items]]] + 1, minlength=max(rec.n_cells, 1) + 1
+    )[1:]
     sampled = counts >= min_items
     return pool & (rec.cell >= 0) & sampled[np.maximum(rec.cell, 0)]
 
@@ -58,18 +60,18 @@ class PoolCells:
     pool). A run's own items take the values its precision gave them (its pieces as domains).
     """
 
-    size: np.ndarray        # pool items per cell
-    weight: np.ndarray      # sum of 1/pi over the cell's sampled items
-    rate: np.ndarray        # Hajek share correct per cell (0 where the cell is empty)
+    size: np.ndarray  # pool items per cell
+    weight: np.ndarray  # sum of 1/pi over the cell's sampled items
+    rate: np.ndarray  # Hajek share correct per cell (0 where the cell is empty)
     w2_incorrect: np.ndarray  # sum of w^2 (1 - pi) over the cell's sampled items known incorrect
-    cell: np.ndarray        # cell of every item (-1 outside the pool)
-    t_items: np.ndarray     # sampled items that may be correct (value > 0, sorted) ...
-    t_cell: np.ndarray      # ... their cells, weights 1/pi, 1 - pi and label values
+    cell: np.ndarray  # cell of every item (-1 outside the pool)
+    t_items: np.ndarray  # sampled items that may be correct (value > 0, sorted) ...
+    t_cell: np.ndarray  # ... their cells, weights 1/pi, 1 - pi and label values
     t_w: np.ndarray
     t_fpc: np.ndarray
     t_value: np.ndarray
-    total: float            # estimated correct items in the pool
-    domain: object = None   # DomainLabels of the pool (fallible annotators), aligned with t
+    total: float  # estimated correct items in the pool
+    domain: object = None  # DomainLabels of the pool (fallible annotators), aligned with t
     t_index: np.ndarray = None  # position of each t item among the domain's items
 
     @property
@@ -77,8 +79,9 @@ class PoolCells:
         return int(self.t_items.size)
 
     @classmethod
-    def build(cls, rec: SamplingRecord, pool: np.ndarray, known_items: np.ndarray,
-              labels: ItemLabels) -> PoolCells:
+    def build(
+        cls, rec: SamplingRecord, pool: np.ndarray, known_items: np.ndarray, labels: ItemLabels
+    ) -> PoolCells:
         """Cells of ``pool``, which must be a :func:`sampled_part` (every cell sampled)."""
         n_cells = max(rec.n_cells, 1)
         cell = np.where(pool, rec.cell, -1)
@@ -92,8 +95,9 @@ class PoolCells:
         if labels.noisy and idx.size:
             with np.errstate(invalid="ignore", divide="ignore"):
                 scale = np.where(weight > 0, size / np.where(weight > 0, weight, 1.0), 0.0)
-            domain = labels.in_domains(idx, scale[c] * w, rec.item_band(idx) + 1, 4,
-                                       inclusion=np.minimum(pi, 1.0))
+            domain = labels.in_domains(
+                idx, scale[c] * w, rec.item_band(idx) + 1, 4, inclusion=np.minimum(pi, 1.0)
+            )
             f = domain.value
         else:
             f = labels.value[idx]
@@ -105,8 +109,21 @@ class PoolCells:
         rate = np.where(sampled, correct / np.where(sampled, weight, 1.0), 0.0)
         total = float(size @ rate)
         t = f != 0
-        return cls(size, weight, rate, w2_incorrect, cell, idx[t], c[t], w[t], 1.0 - pi[t], f[t],
-                   total, domain, np.flatnonzero(t))
+        return cls(
+            size,
+            weight,
+            rate,
+            w2_incorrect,
+            cell,
+            idx[t],
+            c[t],
+            w[t],
+            1.0 - pi[t],
+            f[t],
+            total,
+            domain,
+            np.flatnonzero(t),
+        )
 
     def nu(self, parts):
         """``(value, variance, effective trials)`` of ``nu`` for a run, or ``None``.
@@ -155,8 +172,11 @@ class PoolCells:
         band = domain._domains[self.t_index]
         gamma = domain.missing[band]
         coefficients = omega * self.t_w * (g - value)
-        noise = float(np.sum(coefficients**2 * (1.0 - self.t_fpc) * (1.0 - gamma)
-                             * domain.variance[self.t_index]))
+        noise = float(
+            np.sum(
+                coefficients**2 * (1.0 - self.t_fpc) * (1.0 - gamma) * domain.variance[self.t_index]
+            )
+        )
         design = var
         var = (design + noise) / (1.0 - float(np.average(gamma, weights=self.t_w))) ** 2
         full = np.zeros(domain.value.size)

@@ -64,10 +64,19 @@ class PrecisionParts:
         return int(np.count_nonzero(self.inclusion < 1.0))
 
 
-def stratified_precision(run_items: np.ndarray, strata: np.ndarray, stratum_sizes: np.ndarray,
-                         inclusion: np.ndarray, known: np.ndarray, labels: ItemLabels, *,
-                         covered: bool, level: float, interval: str,
-                         blocks: np.ndarray | None = None) -> PrecisionParts:
+def stratified_precision(
+    run_items: np.ndarray,
+    strata: np.ndarray,
+    stratum_sizes: np.ndarray,
+    inclusion: np.ndarray,
+    known: np.ndarray,
+    labels: ItemLabels,
+    *,
+    covered: bool,
+    level: float,
+    interval: str,
+    blocks: np.ndarray | None = None,
+) -> PrecisionParts:
     """Post-stratified Hajek precision of a run with its interval.
 
     Parameters
@@ -112,8 +121,9 @@ def stratified_precision(run_items: np.ndarray, strata: np.ndarray, stratum_size
     # With bands (pieces), census items of different bands were judged by different look rules:
     # each band's census items are a domain of their own (see :mod:`..labels`).
     census_group = k_strata % 4 if blocks is not None else np.zeros(used, np.int64)
-    view = _RunLabels.of(labels, k_items, pi, k_strata, certain, n_strata, census=census,
-                         census_group=census_group)
+    view = _RunLabels.of(
+        labels, k_items, pi, k_strata, certain, n_strata, census=census, census_group=census_group
+    )
     if census:
         return _census(view, n, n_strata, covered, level, interval)
 
@@ -126,8 +136,15 @@ def stratified_precision(run_items: np.ndarray, strata: np.ndarray, stratum_size
     if not (sw > 0).any():
         base = float(view.z[certain].sum())
         est = Estimate(math.nan, base / n, (base + n_unc) / n, level, "bounds-only", used)
-        return view.parts(est, math.inf, covered, np.full(n_strata, 0.5), np.zeros(n_strata),
-                          unsampled=True, coefficients=np.zeros(used))
+        return view.parts(
+            est,
+            math.inf,
+            covered,
+            np.full(n_strata, 0.5),
+            np.zeros(n_strata),
+            unsampled=True,
+            coefficients=np.zeros(used),
+        )
     swf = np.bincount(h, weights=w * f, minlength=n_strata)
     sw2 = np.bincount(h, weights=w * w * (1.0 - pi[sample]), minlength=n_strata)
     size_h, unsampled = _borrow_sizes(size_h, sw > 0)
@@ -138,8 +155,9 @@ def stratified_precision(run_items: np.ndarray, strata: np.ndarray, stratum_size
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.where(has_sample, swf / np.where(has_sample, sw, 1.0), 0.0)
         trials = np.where(has_sample & (sw2 > 0), sw * sw / np.where(sw2 > 0, sw2, 1.0), np.inf)
-    smooth, var_h = _stratum_variances(rate, trials, h, w, f, pi[sample], sw, has_sample,
-                                       view.domains)
+    smooth, var_h = _stratum_variances(
+        rate, trials, h, w, f, pi[sample], sw, has_sample, view.domains
+    )
     weight = size_h / n_unc
     rate_u = float(weight @ rate)
     var_u = float(weight**2 @ var_h)
@@ -159,21 +177,34 @@ def stratified_precision(run_items: np.ndarray, strata: np.ndarray, stratum_size
         # ``base + share * [interval of the sampled part]`` would cap the upper bound at
         # ``base + share``, below 1 for a run whose every item is correct (measured: 24% of
         # such runs missed with annotators of 0.9).
-        low, high = misclassified_interval(value, share * share * var_u,
-                                           smoothed=base + share * smooth_u, shape=view.shape,
-                                           level=level, method=interval)
+        low, high = misclassified_interval(
+            value,
+            share * share * var_u,
+            smoothed=base + share * smooth_u,
+            shape=view.shape,
+            level=level,
+            method=interval,
+        )
     else:
-        lo_u, hi_u = misclassified_interval(rate_u, var_u, smoothed=smooth_u, level=level,
-                                            method=interval)
+        lo_u, hi_u = misclassified_interval(
+            rate_u, var_u, smoothed=smooth_u, level=level, method=interval
+        )
         low, high = base + share * lo_u, base + share * hi_u
     est = Estimate(value, low, high, level, f"poststratified-hajek/{interval}{view.suffix}", used)
     # The planner sees an unsampled stratum's rate as unknown (0.5: the most variable), so it
     # gets a real level next round instead of the near-zero one a borrowed rate of 0 gives.
     planning_rates = np.where(unsampled, 0.5, smooth)
     total = share * share * var_u
-    return view.parts(est, total, covered, planning_rates, trials,
-                      unsampled=bool(unsampled.any()), coefficients=coefficients,
-                      parameter_variance=param_var)
+    return view.parts(
+        est,
+        total,
+        covered,
+        planning_rates,
+        trials,
+        unsampled=bool(unsampled.any()),
+        coefficients=coefficients,
+        parameter_variance=param_var,
+    )
 
 
 @dataclass(frozen=True)
@@ -194,21 +225,42 @@ class _RunLabels:
     shape: tuple  # (sensitivity, specificity) of the interval's observation scale
 
     @classmethod
-    def of(cls, labels: ItemLabels, items, pi, k_strata, certain, n_strata, *,
-           census: bool, census_group: np.ndarray) -> _RunLabels:
+    def of(
+        cls,
+        labels: ItemLabels,
+        items,
+        pi,
+        k_strata,
+        certain,
+        n_strata,
+        *,
+        census: bool,
+        census_group: np.ndarray,
+    ) -> _RunLabels:
         """``census``: every item of the run is verified, so each counts once (weight 1);
         ``census_group``: the census domain (0-3) of each item."""
         domain = np.where(certain, n_strata + census_group, k_strata).astype(np.int64)
         if not labels.noisy or items.size == 0:
             z = labels.value[items]
-            return cls(items, pi, k_strata, certain, None, domain, z, np.zeros(items.size),
-                       (1.0, 1.0))
+            return cls(
+                items, pi, k_strata, certain, None, domain, z, np.zeros(items.size), (1.0, 1.0)
+            )
         weights = np.where(certain | census, 1.0, 1.0 / pi)
         inclusion = np.where(census, 1.0, np.minimum(pi, 1.0))
-        dl = labels.in_domains(items, weights, domain, n_strata + _CENSUS_DOMAINS,
-                               inclusion=inclusion)
-        return cls(items, pi, k_strata, certain, dl, domain, dl.value, dl.variance,
-                   labels.typical_annotator())
+        dl = labels.in_domains(
+            items, weights, domain, n_strata + _CENSUS_DOMAINS, inclusion=inclusion
+        )
+        return cls(
+            items,
+            pi,
+            k_strata,
+            certain,
+            dl,
+            domain,
+            dl.value,
+            dl.variance,
+            labels.typical_annotator(),
+        )
 
     @property
     def noisy(self) -> bool:
@@ -235,13 +287,33 @@ class _RunLabels:
             return np.ones(self.items.size)
         return 1.0 / (1.0 - self.domains.missing[self.domain]) ** 2
 
-    def parts(self, est, variance, covered, rates, trials, *, unsampled=False,
-              coefficients=None, parameter_variance=0.0) -> PrecisionParts:
-        return PrecisionParts(est, variance, covered, rates, trials, unsampled=unsampled,
-                              items=self.items, values=self.z, variances=self.v,
-                              coefficients=coefficients, inclusion=self.inclusion,
-                              inflation=self.item_inflation(),
-                              parameter_variance=parameter_variance)
+    def parts(
+        self,
+        est,
+        variance,
+        covered,
+        rates,
+        trials,
+        *,
+        unsampled=False,
+        coefficients=None,
+        parameter_variance=0.0,
+    ) -> PrecisionParts:
+        return PrecisionParts(
+            est,
+            variance,
+            covered,
+            rates,
+            trials,
+            unsampled=unsampled,
+            items=self.items,
+            values=self.z,
+            variances=self.v,
+            coefficients=coefficients,
+            inclusion=self.inclusion,
+            inflation=self.item_inflation(),
+            parameter_variance=parameter_variance,
+        )
 
 
 # Census domains of a run: items without a band, then one per band (LOW, MIXED, HIGH).
@@ -261,13 +333,21 @@ def _census(view: _RunLabels, n, n_strata, covered, level, interval):
     param_var = view.parameter_variance(coefficients)
     variance = label_var + param_var
     if variance > 0.0:
-        low, high = misclassified_interval(value, variance, shape=view.shape, level=level,
-                                           method=interval)
+        low, high = misclassified_interval(
+            value, variance, shape=view.shape, level=level, method=interval
+        )
         est = Estimate(value, low, high, level, f"exact-items/{interval}{view.suffix}", used)
     else:
         est = Estimate(value, value, value, level, "exact", used)
-    return view.parts(est, variance, covered, np.full(n_strata, value), np.zeros(n_strata),
-                      coefficients=coefficients, parameter_variance=param_var)
+    return view.parts(
+        est,
+        variance,
+        covered,
+        np.full(n_strata, value),
+        np.zeros(n_strata),
+        coefficients=coefficients,
+        parameter_variance=param_var,
+    )
 
 
 def _borrow_sizes(size_h: np.ndarray, has_sample: np.ndarray):
@@ -306,9 +386,16 @@ def _stratum_variances(rate, trials, h, w, f, pi, sw, has_sample, domains):
     return smooth, var_h
 
 
-def predicted_half_width(pi_new: np.ndarray, strata: np.ndarray, count: np.ndarray,
-                         rates: np.ndarray, *, inflation: np.ndarray | None = None,
-                         level: float, interval: str) -> float:
+def predicted_half_width(
+    pi_new: np.ndarray,
+    strata: np.ndarray,
+    count: np.ndarray,
+    rates: np.ndarray,
+    *,
+    inflation: np.ndarray | None = None,
+    level: float,
+    interval: str,
+) -> float:
     """Precision half-width expected once every item drawn under ``pi_new`` is answered.
 
     Items come in groups: ``count[g]`` items of stratum ``strata[g]`` at level ``pi_new[g]``.
@@ -348,6 +435,7 @@ def predicted_half_width(pi_new: np.ndarray, strata: np.ndarray, count: np.ndarr
     share = n_unc / n
     rate_u = float(weight @ rates)
     var_u = float(weight**2 @ var_h) + census / (share * share)
-    lo, hi, _ = effective_binomial_interval(rate_u, var_u, smoothed=float(weight @ smooth),
-                                            level=level, method=interval)
+    lo, hi, _ = effective_binomial_interval(
+        rate_u, var_u, smoothed=float(weight @ smooth), level=level, method=interval
+    )
     return share * (hi - lo) / 2.0

@@ -68,8 +68,14 @@ class PublishedDesign:
 
     name = "published"
 
-    def __init__(self, *, target_half_width: float = 0.05, confidence: float = 0.95,
-                 budget: int | None = None, max_draws: int = 1_000_000):
+    def __init__(
+        self,
+        *,
+        target_half_width: float = 0.05,
+        confidence: float = 0.95,
+        budget: int | None = None,
+        max_draws: int = 1_000_000,
+    ):
         validate_common_options(target_half_width, confidence, "wald", budget)
         self.target_half_width = float(target_half_width)
         self.confidence = float(confidence)
@@ -92,16 +98,21 @@ class PublishedDesign:
         rec = self.record(state)
         key = (state.labels_version, state.n_items)
         if rec.labels_cache is None or rec.labels_cache[0] != key:
-            rec.labels_cache = (key, item_labels(state, item_class=np.zeros(state.n_items,
-                                                                            np.int64)))
+            rec.labels_cache = (
+                key,
+                item_labels(state, item_class=np.zeros(state.n_items, np.int64)),
+            )
         return rec.labels_cache[1]
 
     # -- planning ---------------------------------------------------------------------------
     def required_draws(self, state: TaskState, run: int) -> int:
         """Smallest ``n >= 1`` whose conservative variance meets the target (bisection)."""
         rec = self.record(state)
-        earlier = [j for j in range(len(rec.draws)) if j != run and rec.draws[j] is not None
-                   and rec.draws[j].size]
+        earlier = [
+            j
+            for j in range(len(rec.draws))
+            if j != run and rec.draws[j] is not None and rec.draws[j].size
+        ]
         x_m = state.runs[run].items
         size_m = x_m.size
         sizes = np.array([state.runs[j].size for j in earlier], dtype=float)
@@ -178,19 +189,30 @@ class PublishedDesign:
             remaining = self.budget - int(np.count_nonzero(rec.requested))
             if new.size > remaining:
                 status = "budget_exhausted"
-                keep = np.isin(drawn, new[: max(remaining, 0)]) | rec.requested[drawn] | (
-                    verified[drawn])
+                keep = (
+                    np.isin(drawn, new[: max(remaining, 0)])
+                    | rec.requested[drawn]
+                    | (verified[drawn])
+                )
                 drawn = drawn[keep]
                 new = new[: max(remaining, 0)]
         rec.draws[run] = drawn
         rec.seeds[run] = seed
         rec.requested[new] = True
-        return Plan(run, 1, new, status, expected_labels=float(new.size), seed=seed,
-                    details={"draws": int(drawn.size)})
+        return Plan(
+            run,
+            1,
+            new,
+            status,
+            expected_labels=float(new.size),
+            seed=seed,
+            details={"draws": int(drawn.size)},
+        )
 
     # -- estimation -------------------------------------------------------------------------
-    def estimate(self, state: TaskState, runs=None, *,
-                 level: float | None = None) -> list[RunEstimate]:
+    def estimate(
+        self, state: TaskState, runs=None, *, level: float | None = None
+    ) -> list[RunEstimate]:
         """Precision, recall and F1 with Wald intervals for ``runs`` (default: every run).
 
         ``level`` overrides the confidence of every interval (default: the design's
@@ -199,8 +221,9 @@ class PublishedDesign:
         level = self.confidence if level is None else checked_level(level)
         rec = self.record(state)
         runs = list(range(state.n_runs) if runs is None else runs)
-        drawn_runs = [j for j in range(len(rec.draws)) if rec.draws[j] is not None
-                      and rec.draws[j].size]
+        drawn_runs = [
+            j for j in range(len(rec.draws)) if rec.draws[j] is not None and rec.draws[j].size
+        ]
         ref = state.reference
         theta = reference_ratio(ref, state.in_pool[ref.items]) if ref.size else None
         out = []
@@ -240,15 +263,12 @@ class PublishedDesign:
             low, high = wald_interval(value, var, level=level)
             used = int(np.unique(draw_items[(b[:, i] > 0) & (w[owner] > 0)]).size)
             precision = Estimate(value, low, high, level, "mixture-is/wald", used)
-            recall = self._recall(i, b, f, inv_q, w, owner, n_j, theta, z, used + ref.size,
-                                  level)
-            f1 = f1_estimate(precision, var, recall, level=level, method="wald",
-                             covariance="zero")
+            recall = self._recall(i, b, f, inv_q, w, owner, n_j, theta, z, used + ref.size, level)
+            f1 = f1_estimate(precision, var, recall, level=level, method="wald", covariance="zero")
             out.append(RunEstimate(i, precision, recall.estimate, f1))
         return out
 
-    def _recall(self, i, b, f, inv_q, w, owner, n_j, theta, z, labels,
-                level: float) -> RecallParts:
+    def _recall(self, i, b, f, inv_q, w, owner, n_j, theta, z, labels, level: float) -> RecallParts:
         g = b[:, i]
         num_terms = f * g * inv_q
         den_terms = f * inv_q
@@ -267,8 +287,7 @@ class PublishedDesign:
         value = th * nu
         var = th * th * var_nu + nu * nu * var_th + var_th * var_nu
         low, high = wald_interval(value, var, level=level)
-        return RecallParts(Estimate(value, low, high, level, "theta-nu/wald", labels),
-                           var)
+        return RecallParts(Estimate(value, low, high, level, "theta-nu/wald", labels), var)
 
 
 def _group_moments(values: np.ndarray, owner: np.ndarray, groups: int):

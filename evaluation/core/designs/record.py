@@ -87,7 +87,8 @@ class SamplingRecord:
         self.cell[items[new]] = self.n_cells + strata[new].astype(np.int64)
         self.n_cells += int(strata.max()) + 1
         self.cell_band = np.concatenate(
-            [self.cell_band, np.full(self.n_cells - self.cell_band.size, -1, np.int8)])
+            [self.cell_band, np.full(self.n_cells - self.cell_band.size, -1, np.int8)]
+        )
         # An item's cell is fixed when it first arrives, so a run's cell histogram never changes.
         cells, counts = np.unique(self.cell[items], return_counts=True)
         self.run_cells.append((cells, counts.astype(float)))
@@ -96,14 +97,23 @@ class SamplingRecord:
         """A copy whose mutable parts are independent; per-run strata, fixed once a run is
         added, are shared."""
         return SamplingRecord(
-            inclusion=self.inclusion.copy(), requested=self.requested.copy(),
-            asked=self.asked.copy(), judgments_asked=self.judgments_asked,
-            cell_band=self.cell_band.copy(), look_patterns=self.look_patterns,
+            inclusion=self.inclusion.copy(),
+            requested=self.requested.copy(),
+            asked=self.asked.copy(),
+            judgments_asked=self.judgments_asked,
+            cell_band=self.cell_band.copy(),
+            look_patterns=self.look_patterns,
             piece_cache=dict(self.piece_cache),
-            strata=list(self.strata), rounds=list(self.rounds), log=list(self.log),
-            cell=self.cell.copy(), n_cells=self.n_cells, stratum_sizes=list(self.stratum_sizes),
-            covered=list(self.covered), run_cells=list(self.run_cells),
-            labels_cache=self.labels_cache)
+            strata=list(self.strata),
+            rounds=list(self.rounds),
+            log=list(self.log),
+            cell=self.cell.copy(),
+            n_cells=self.n_cells,
+            stratum_sizes=list(self.stratum_sizes),
+            covered=list(self.covered),
+            run_cells=list(self.run_cells),
+            labels_cache=self.labels_cache,
+        )
 
     def apply_levels(self, items: np.ndarray, levels: np.ndarray, fraction: float) -> None:
         """Raise the inclusion of ``items`` to ``levels`` (``fraction`` of the way there)."""
@@ -174,5 +184,9 @@ def level_groups(pi: np.ndarray, strata: np.ndarray, unrequested: np.ndarray, n_
     key = (level_index * n_strata + strata) * 2 + unrequested
     counts = np.bincount(key)
     present = np.flatnonzero(counts)
-    return (levels[present // 2 // n_strata], (present // 2) % n_strata, present % 2 == 1,
-            counts[present].astype(float))
+    return (
+        levels[present // 2 // n_strata],
+        (present // 2) % n_strata,
+        present % 2 == 1,
+        counts[present].astype(float),
+    )

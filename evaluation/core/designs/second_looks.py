@@ -27,8 +27,14 @@ from scipy import stats
 from ..labels import ItemLabels
 from .record import SamplingRecord
 
-__all__ = ["BANDS", "bands_to_give", "due_looks", "noise_profile", "patterns_to_switch_on",
-           "plausible_best"]
+__all__ = [
+    "BANDS",
+    "bands_to_give",
+    "due_looks",
+    "noise_profile",
+    "patterns_to_switch_on",
+    "plausible_best",
+]
 
 LOW, MIXED, HIGH = 0, 1, 2
 BANDS = (LOW, MIXED, HIGH)
@@ -72,8 +78,9 @@ def _doubtful(patterns, rate: float, se: float, sp: float) -> list:
     return out
 
 
-def patterns_to_switch_on(labels: ItemLabels, rec: SamplingRecord, *, judgments: int,
-                          max_judgments: int) -> list:
+def patterns_to_switch_on(
+    labels: ItemLabels, rec: SamplingRecord, *, judgments: int, max_judgments: int
+) -> list:
     """``(band, patterns)`` newly doubtful at the annotators' current typical error rates."""
     if not labels.noisy or max_judgments <= judgments:
         return []
@@ -83,8 +90,11 @@ def patterns_to_switch_on(labels: ItemLabels, rec: SamplingRecord, *, judgments:
     candidates = [(a, n - a) for n in range(judgments, max_judgments) for a in range(n + 1)]
     out = []
     for band in BANDS:
-        new = [p for p in _doubtful(candidates, BAND_RATES[band], se, sp)
-               if p not in rec.look_patterns[band]]
+        new = [
+            p
+            for p in _doubtful(candidates, BAND_RATES[band], se, sp)
+            if p not in rec.look_patterns[band]
+        ]
         if new:
             out.append((band, new))
     return out
@@ -118,10 +128,15 @@ def due_looks(labels: ItemLabels, rec: SamplingRecord, *, max_judgments: int) ->
     return items[due]
 
 
-def noise_profile(rates: np.ndarray, *, sensitivity: float, specificity: float,
-                  judgments: int, max_judgments: int,
-                  patterns: tuple = (frozenset(), frozenset(), frozenset())
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def noise_profile(
+    rates: np.ndarray,
+    *,
+    sensitivity: float,
+    specificity: float,
+    judgments: int,
+    max_judgments: int,
+    patterns: tuple = (frozenset(), frozenset(), frozenset()),
+) -> tuple[np.ndarray, np.ndarray]:
     """Per stratum rate: ``(variance inflation, expected judgments)`` of one new item.
 
     A new item gets ``judgments`` answers from typical annotators, then one more while its
@@ -139,8 +154,9 @@ def noise_profile(rates: np.ndarray, *, sensitivity: float, specificity: float,
     sp = min(max(specificity, 1e-9), 1 - 1e-9)
     bands = band_of_rates(rates)
     for s, r in enumerate(rates):
-        final, extra1, extra0 = _answer_patterns(se, sp, max(int(judgments), 1), max_judgments,
-                                                 patterns[bands[s]])
+        final, extra1, extra0 = _answer_patterns(
+            se, sp, max(int(judgments), 1), max_judgments, patterns[bands[s]]
+        )
         left = 0.0
         for (a, n), (p1, p0) in final.items():
             like1 = se**a * (1 - se) ** n
@@ -157,8 +173,10 @@ def _answer_patterns(se, sp, k, max_judgments, patterns):
     """Final answer patterns under a look rule: ``{pattern: (P | correct, P | incorrect)}`` and
     the expected looks for a correct and an incorrect item."""
     yes = np.arange(k + 1)
-    states = {(int(a), k - int(a)): (stats.binom.pmf(a, k, se), stats.binom.pmf(a, k, 1 - sp))
-              for a in yes}
+    states = {
+        (int(a), k - int(a)): (stats.binom.pmf(a, k, se), stats.binom.pmf(a, k, 1 - sp))
+        for a in yes
+    }
     final, extra1, extra0 = {}, 0.0, 0.0
     while states:
         nxt = {}

@@ -48,9 +48,15 @@ class Supervisor:
             log.flush()
             # A session of its own: a Ctrl-C in the terminal reaches only the demo, which then
             # stops each child's whole process group (gunicorn workers, celery beat) in order.
-            child.proc = subprocess.Popen(child.argv, cwd=self.cwd, env=self.env,
-                                          stdin=subprocess.DEVNULL, stdout=log,
-                                          stderr=subprocess.STDOUT, start_new_session=True)
+            child.proc = subprocess.Popen(
+                child.argv,
+                cwd=self.cwd,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         self.children.append(child)
         return child
 
@@ -69,12 +75,17 @@ class Supervisor:
         while not self.stop_requested:
             dead = self.dead_essential()
             if dead is not None:
-                self.write(f"{dead.name} exited with code {dead.proc.returncode}; last lines of "
-                           f"{dead.log}:\n{dead.tail()}")
+                self.write(
+                    f"{dead.name} exited with code {dead.proc.returncode}; last lines of "
+                    f"{dead.log}:\n{dead.tail()}"
+                )
                 return 1
             for child in self.children:
-                if not child.essential and child.name not in reported \
-                        and child.proc.poll() is not None:
+                if (
+                    not child.essential
+                    and child.name not in reported
+                    and child.proc.poll() is not None
+                ):
                     reported.add(child.name)
                     self.write(f"{child.name} finished: {child.tail(1)}")
             time.sleep(poll)
@@ -110,11 +121,23 @@ WEB_WORKERS, WEB_THREADS = 2, 16
 def web_command(host: str, port: int) -> list[str]:
     """gunicorn when installed (static files come from WhiteNoise), else Django's runserver."""
     if importlib.util.find_spec("gunicorn") is not None:
-        return [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--bind",
-                f"{host}:{port}", "--workers", str(WEB_WORKERS), "--worker-class", "gthread",
-                "--threads", str(WEB_THREADS), "--access-logfile", "-"]
-    return [sys.executable, "manage.py", "runserver", f"{host}:{port}", "--noreload",
-            "--insecure"]
+        return [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "config.wsgi:application",
+            "--bind",
+            f"{host}:{port}",
+            "--workers",
+            str(WEB_WORKERS),
+            "--worker-class",
+            "gthread",
+            "--threads",
+            str(WEB_THREADS),
+            "--access-logfile",
+            "-",
+        ]
+    return [sys.executable, "manage.py", "runserver", f"{host}:{port}", "--noreload", "--insecure"]
 
 
 class DemoProcesses:
@@ -124,31 +147,56 @@ class DemoProcesses:
         self.stdout, self.stderr = stdout, stderr
         self.log_dir = base_dir / "var" / "demo"
 
-    def run(self, *, simulate_args: list[str] | None, banner: str,
-            ready_timeout: float = 60.0) -> int:
+    def run(
+        self, *, simulate_args: list[str] | None, banner: str, ready_timeout: float = 60.0
+    ) -> int:
         """Run the worker and the web server until Ctrl-C / SIGTERM; returns an exit code."""
         if port_open(self.host, self.port):
             self.stderr.write(f"{self.host}:{self.port} is already in use; choose another --port")
             return 2
         supervisor = Supervisor(cwd=self.base_dir, write=self.stderr.write)
-        previous = {sig: signal.signal(sig, supervisor.request_stop)
-                    for sig in (signal.SIGINT, signal.SIGTERM)}
+        previous = {
+            sig: signal.signal(sig, supervisor.request_stop)
+            for sig in (signal.SIGINT, signal.SIGTERM)
+        }
         try:
-            supervisor.start(Child("worker", [
-                sys.executable, "-m", "celery", "-A", "config", "worker", "-B", "--pool=solo",
-                "--loglevel=info"], self.log_dir / "worker.log"))
-            supervisor.start(Child("web server", web_command(self.host, self.port),
-                                   self.log_dir / "web.log"))
+            supervisor.start(
+                Child(
+                    "worker",
+                    [
+                        sys.executable,
+                        "-m",
+                        "celery",
+                        "-A",
+                        "config",
+                        "worker",
+                        "-B",
+                        "--pool=solo",
+                        "--loglevel=info",
+                    ],
+                    self.log_dir / "worker.log",
+                )
+            )
+            supervisor.start(
+                Child("web server", web_command(self.host, self.port), self.log_dir / "web.log")
+            )
             code = self._wait_until_ready(supervisor, ready_timeout)
             if code is not None:
                 return code
             if simulate_args:
-                supervisor.start(Child("simulated annotators",
-                                       [sys.executable, "manage.py", *simulate_args],
-                                       self.log_dir / "annotators.log", essential=False))
+                supervisor.start(
+                    Child(
+                        "simulated annotators",
+                        [sys.executable, "manage.py", *simulate_args],
+                        self.log_dir / "annotators.log",
+                        essential=False,
+                    )
+                )
             self.stdout.write(banner)
-            self.stdout.write(f"Logs: {self.log_dir}/ (worker.log, web.log"
-                              f"{', annotators.log' if simulate_args else ''})")
+            self.stdout.write(
+                f"Logs: {self.log_dir}/ (worker.log, web.log"
+                f"{', annotators.log' if simulate_args else ''})"
+            )
             return supervisor.watch()
         finally:
             self.stdout.write("Stopping the demo processes ...")
@@ -164,12 +212,16 @@ class DemoProcesses:
                 return 0
             dead = supervisor.dead_essential()
             if dead is not None:
-                self.stderr.write(f"{dead.name} exited with code {dead.proc.returncode} while "
-                                  f"starting; last lines of {dead.log}:\n{dead.tail()}")
+                self.stderr.write(
+                    f"{dead.name} exited with code {dead.proc.returncode} while "
+                    f"starting; last lines of {dead.log}:\n{dead.tail()}"
+                )
                 return 1
             if time.monotonic() > deadline:
-                self.stderr.write(f"the web server did not listen on {self.host}:{self.port} "
-                                  f"within {timeout:g}s; see {self.log_dir / 'web.log'}")
+                self.stderr.write(
+                    f"the web server did not listen on {self.host}:{self.port} "
+                    f"within {timeout:g}s; see {self.log_dir / 'web.log'}"
+                )
                 return 1
             time.sleep(0.2)
         return None

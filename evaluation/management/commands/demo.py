@@ -63,7 +63,7 @@ RUNS = [
 ]
 TASK_SETTINGS = {
     "description": "Record linkage on a slice of Febrl data set 4: does each predicted pair of "
-                   "records describe the same person? Four systems from two teams.",
+    "records describe the same person? Four systems from two teams.",
     "question": "Do these two records describe the same person?",
     "target_half_width": 0.05,
     "confidence": 0.95,
@@ -73,33 +73,54 @@ TASK_SETTINGS = {
 }
 # What the organizer may do in the admin: see everything of their tasks, edit tasks and
 # (un)publish snapshots.
-ORGANIZER_PERMISSIONS = [("leaderboard", "add_task"), ("leaderboard", "change_task"),
-                         ("leaderboard", "change_leaderboardsnapshot")]
+ORGANIZER_PERMISSIONS = [
+    ("leaderboard", "add_task"),
+    ("leaderboard", "change_task"),
+    ("leaderboard", "change_leaderboardsnapshot"),
+]
 VIEWABLE_APPS = ("leaderboard", "annotation", "evaluation")
 
 
 def blind_payload(payload):
     """The pair without its record ids: febrl ids (rec-12-org / rec-12-dup-0) give the answer."""
     if isinstance(payload, dict) and {"left", "right"} <= payload.keys():
-        return {**payload, **{side: {k: v for k, v in payload[side].items() if k != "id"}
-                              for side in ("left", "right")}}
+        return {
+            **payload,
+            **{
+                side: {k: v for k, v in payload[side].items() if k != "id"}
+                for side in ("left", "right")
+            },
+        }
     return payload
 
 
 class Command(BaseCommand):
-    help = ("Set up the demo task febrl-demo (users, teams, items, reference sample, runs) and "
-            "serve it with a Celery worker until Ctrl-C.")
+    help = (
+        "Set up the demo task febrl-demo (users, teams, items, reference sample, runs) and "
+        "serve it with a Celery worker until Ctrl-C."
+    )
 
     def add_arguments(self, parser):
-        parser.add_argument("--no-serve", action="store_true",
-                            help="only set up the data; start no worker or web server")
+        parser.add_argument(
+            "--no-serve",
+            action="store_true",
+            help="only set up the data; start no worker or web server",
+        )
         parser.add_argument("--port", type=int, default=8000)
         parser.add_argument("--host", default="127.0.0.1")
-        parser.add_argument("--answer", type=int, default=0, metavar="N",
-                            help="let a simulated annotator (95%% accurate) answer up to N items "
-                                 "in the background")
-        parser.add_argument("--data", type=Path, default=DATA_DIR,
-                            help="febrl4 slice directory (items.jsonl, truth.tsv, systems/)")
+        parser.add_argument(
+            "--answer",
+            type=int,
+            default=0,
+            metavar="N",
+            help="let a simulated annotator (95%% accurate) answer up to N items in the background",
+        )
+        parser.add_argument(
+            "--data",
+            type=Path,
+            default=DATA_DIR,
+            help="febrl4 slice directory (items.jsonl, truth.tsv, systems/)",
+        )
 
     def handle(self, *args, no_serve, port, host, answer, data, **options):
         if answer < 0:
@@ -119,17 +140,36 @@ class Command(BaseCommand):
         if no_serve:
             self.stdout.write("Not serving (--no-serve). Start everything with `manage.py demo`.")
             return
-        processes = DemoProcesses(base_dir=Path(settings.BASE_DIR), host=host, port=port,
-                                  stdout=self.stdout, stderr=self.stderr)
+        processes = DemoProcesses(
+            base_dir=Path(settings.BASE_DIR),
+            host=host,
+            port=port,
+            stdout=self.stdout,
+            stderr=self.stderr,
+        )
         simulate = None
         if answer:
-            simulate = ["simulate_annotators", TASK_SLUG, "--truth", str(data / "truth.tsv"),
-                        "--accuracy", "0.95", "--seed", "1", "--limit", str(answer),
-                        "--annotators", str(SIMULATED_ANNOTATORS), "--until-idle", "300"]
+            simulate = [
+                "simulate_annotators",
+                TASK_SLUG,
+                "--truth",
+                str(data / "truth.tsv"),
+                "--accuracy",
+                "0.95",
+                "--seed",
+                "1",
+                "--limit",
+                str(answer),
+                "--annotators",
+                str(SIMULATED_ANNOTATORS),
+                "--until-idle",
+                "300",
+            ]
         code = processes.run(simulate_args=simulate, banner=self._banner(host, port))
         if code:
-            raise CommandError("a demo process stopped unexpectedly (see the messages above)",
-                               returncode=code)
+            raise CommandError(
+                "a demo process stopped unexpectedly (see the messages above)", returncode=code
+            )
 
     # --- set-up ---------------------------------------------------------------------------------
 
@@ -147,10 +187,13 @@ class Command(BaseCommand):
         if not organizer.is_staff:
             organizer.is_staff = True
             organizer.save(update_fields=["is_staff"])
-        perms = Permission.objects.filter(content_type__app_label__in=VIEWABLE_APPS,
-                                          codename__startswith="view_")
-        extra = [Permission.objects.get(content_type__app_label=app, codename=code)
-                 for app, code in ORGANIZER_PERMISSIONS]
+        perms = Permission.objects.filter(
+            content_type__app_label__in=VIEWABLE_APPS, codename__startswith="view_"
+        )
+        extra = [
+            Permission.objects.get(content_type__app_label=app, codename=code)
+            for app, code in ORGANIZER_PERMISSIONS
+        ]
         organizer.user_permissions.add(*perms, *extra)
         return users
 
@@ -166,8 +209,12 @@ class Command(BaseCommand):
         task = Task.objects.filter(slug=TASK_SLUG).first()
         if task is None:
             try:
-                task = create_task(slug=TASK_SLUG, title="Febrl record linkage (demo)",
-                                   organizers=[users["organizer"]], **TASK_SETTINGS)
+                task = create_task(
+                    slug=TASK_SLUG,
+                    title="Febrl record linkage (demo)",
+                    organizers=[users["organizer"]],
+                    **TASK_SETTINGS,
+                )
             except TaskSettingsError as exc:
                 raise CommandError(f"cannot create the demo task: {exc.message}") from None
             Task.objects.filter(pk=task.pk).update(seed=TASK_SEED)
@@ -193,14 +240,19 @@ class Command(BaseCommand):
         """A fixed random sample of the true pairs, each its own group."""
         if ReferenceItem.objects.filter(task=task).exists():
             return
-        truth = [line.rstrip("\r\n") for line in (data / "truth.tsv").open(encoding="utf-8")
-                 if line.strip()]
-        sample = random.Random(REFERENCE_SEED).sample(sorted(truth),
-                                                      min(REFERENCE_SIZE, len(truth)))
+        truth = [
+            line.rstrip("\r\n")
+            for line in (data / "truth.tsv").open(encoding="utf-8")
+            if line.strip()
+        ]
+        sample = random.Random(REFERENCE_SEED).sample(
+            sorted(truth), min(REFERENCE_SIZE, len(truth))
+        )
         body = "".join(f"{key}\t{key}\n" for key in sample).encode()
         try:
-            n = upload_reference(task=task, user=organizer, upload=io.BytesIO(body),
-                                 file_name="reference.tsv")
+            n = upload_reference(
+                task=task, user=organizer, upload=io.BytesIO(body), file_name="reference.tsv"
+            )
         except SubmissionError as exc:
             raise CommandError(f"demo reference sample refused: {exc.message}") from None
         self.stdout.write(f"reference sample: {n} true pairs")
@@ -210,8 +262,11 @@ class Command(BaseCommand):
         measures each annotator's error rates against, with their agreement."""
         if GoldItem.objects.filter(task=task).exists():
             return
-        truth = {line.rstrip("\r\n") for line in (data / "truth.tsv").open(encoding="utf-8")
-                 if line.strip()}
+        truth = {
+            line.rstrip("\r\n")
+            for line in (data / "truth.tsv").open(encoding="utf-8")
+            if line.strip()
+        }
         keys = sorted(task.items.values_list("key", flat=True))
         rng = random.Random(GOLD_SEED)
         true = rng.sample([k for k in keys if k in truth], GOLD_SIZE // 2)
@@ -223,17 +278,25 @@ class Command(BaseCommand):
     def _runs(self, task: Task, teams, users, data: Path) -> None:
         for team_name, username, system, run_name in RUNS:
             team = teams[team_name]
-            done = (Run.objects.filter(task=task, team=team, name=run_name)
-                    .exclude(state__in=(Run.State.REJECTED, Run.State.FAILED)).exists())
+            done = (
+                Run.objects.filter(task=task, team=team, name=run_name)
+                .exclude(state__in=(Run.State.REJECTED, Run.State.FAILED))
+                .exists()
+            )
             if done:
                 continue
             path = data / "systems" / f"{system}.tsv"
             try:
                 with path.open("rb") as f:
-                    run = submit_and_ingest(task=task, team=team, user=users[username],
-                                     upload=File(f, name=path.name), file_name=path.name,
-                                     name=run_name,
-                                     description=f"febrl4 system {system}")
+                    run = submit_and_ingest(
+                        task=task,
+                        team=team,
+                        user=users[username],
+                        upload=File(f, name=path.name),
+                        file_name=path.name,
+                        name=run_name,
+                        description=f"febrl4 system {system}",
+                    )
             except SubmissionError as exc:
                 raise CommandError(f"demo run {run_name} refused: {exc.message}") from None
             self.stdout.write(f"run {run.name} ({team_name}): {run.n_predictions} predictions")
@@ -243,24 +306,29 @@ class Command(BaseCommand):
     def _summary(self, task: Task) -> None:
         task.refresh_from_db()
         runs = Run.objects.filter(task=task)
-        self.stdout.write(self.style.SUCCESS(
-            f"demo task {task.slug}: {task.n_items} items, "
-            f"{ReferenceItem.objects.filter(task=task).count()} reference items, "
-            f"{runs.count()} runs ({', '.join(sorted(set(runs.values_list('state', flat=True))))})"
-        ))
+        states = ", ".join(sorted(set(runs.values_list("state", flat=True))))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"demo task {task.slug}: {task.n_items} items, "
+                f"{ReferenceItem.objects.filter(task=task).count()} reference items, "
+                f"{runs.count()} runs ({states})"
+            )
+        )
         self.stdout.write("Logins (user / password; unchanged if the account already existed):")
         for username, password, _superuser, role in USERS:
             self.stdout.write(f"  {username:10s} {password:16s} {role}")
 
     def _banner(self, host: str, port: int) -> str:
         base = f"http://{host}:{port}"
-        return "\n".join([
-            "",
-            "The demo is running. Press Ctrl-C to stop it.",
-            f"  Leaderboard  {base}/tasks/{TASK_SLUG}/",
-            f"  Annotate     {base}/annotate/{TASK_SLUG}/   (log in as annotator)",
-            f"  My runs      {base}/tasks/{TASK_SLUG}/runs/   (log in as alice or bob)",
-            f"  Admin        {base}/admin/   (admin or organizer)",
-            f"  API          {base}/api/",
-            "",
-        ])
+        return "\n".join(
+            [
+                "",
+                "The demo is running. Press Ctrl-C to stop it.",
+                f"  Leaderboard  {base}/tasks/{TASK_SLUG}/",
+                f"  Annotate     {base}/annotate/{TASK_SLUG}/   (log in as annotator)",
+                f"  My runs      {base}/tasks/{TASK_SLUG}/runs/   (log in as alice or bob)",
+                f"  Admin        {base}/admin/   (admin or organizer)",
+                f"  API          {base}/api/",
+                "",
+            ]
+        )

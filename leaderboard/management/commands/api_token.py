@@ -9,8 +9,10 @@ from leaderboard.services.tokens import rotate_token
 
 
 class Command(BaseCommand):
-    help = ("Make a user's API token, replacing the one they had (which stops working), and "
-            "print its key: it is shown this once, only its digest is stored.")
+    help = (
+        "Make a user's API token, replacing the one they had (which stops working), and "
+        "print its key: it is shown this once, only its digest is stored."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("username")

@@ -13,12 +13,15 @@ from leaderboard.services.tasks import TaskSettingsError, create_task
 def users_named(names: list[str], role: str) -> list:
     """The users called ``names``; one CommandError naming every unknown one."""
     User = get_user_model()
-    found = {u.get_username(): u for u in User.objects.filter(
-        **{f"{User.USERNAME_FIELD}__in": names})}
+    found = {
+        u.get_username(): u for u in User.objects.filter(**{f"{User.USERNAME_FIELD}__in": names})
+    }
     missing = [n for n in names if n not in found]
     if missing:
-        raise CommandError(f"no user named {', '.join(map(repr, missing))} (--{role}); create "
-                           "the account first, e.g. with `manage.py createsuperuser` or the admin")
+        raise CommandError(
+            f"no user named {', '.join(map(repr, missing))} (--{role}); create "
+            "the account first, e.g. with `manage.py createsuperuser` or the admin"
+        )
     return [found[n] for n in names]
 
 
@@ -30,23 +33,35 @@ class Command(BaseCommand):
         parser.add_argument("--title", required=True)
         parser.add_argument("--description", default="")
         parser.add_argument("--question", help="shown to annotators above every item")
-        parser.add_argument("--target-half-width", type=float,
-                            help="interval half-width every run should reach (default 0.05)")
+        parser.add_argument(
+            "--target-half-width",
+            type=float,
+            help="interval half-width every run should reach (default 0.05)",
+        )
         parser.add_argument("--confidence", type=float, help="confidence level (default 0.95)")
-        parser.add_argument("--budget", type=int,
-                            help="most judgments the task may ask of annotators, gold answers "
-                                 "included (default: no limit)")
-        parser.add_argument("--judgments-per-item", type=int,
-                            help="judgments each new item gets at first; the planner may ask "
-                                 "more where answers are doubtful (default 1)")
-        parser.add_argument("--state", choices=Task.State.values, default=Task.State.OPEN,
-                            help="default: open")
+        parser.add_argument(
+            "--budget",
+            type=int,
+            help="most judgments the task may ask of annotators, gold answers "
+            "included (default: no limit)",
+        )
+        parser.add_argument(
+            "--judgments-per-item",
+            type=int,
+            help="judgments each new item gets at first; the planner may ask "
+            "more where answers are doubtful (default 1)",
+        )
+        parser.add_argument(
+            "--state", choices=Task.State.values, default=Task.State.OPEN, help="default: open"
+        )
         parser.add_argument("--max-runs-per-team", type=int)
         parser.add_argument("--max-runs-per-team-per-day", type=int)
-        parser.add_argument("--organizer", action="append", default=[], metavar="USERNAME",
-                            help="may be repeated")
-        parser.add_argument("--annotator", action="append", default=[], metavar="USERNAME",
-                            help="may be repeated")
+        parser.add_argument(
+            "--organizer", action="append", default=[], metavar="USERNAME", help="may be repeated"
+        )
+        parser.add_argument(
+            "--annotator", action="append", default=[], metavar="USERNAME", help="may be repeated"
+        )
 
     def handle(self, *args, slug, title, organizer, annotator, **options):
         organizers = users_named(organizer, "organizer")
@@ -69,8 +84,11 @@ class Command(BaseCommand):
                 task.annotators.add(*annotators)
         except TaskSettingsError as exc:
             raise CommandError(exc.message) from None
-        self.stdout.write(self.style.SUCCESS(
-            f"created task {task.slug!r} ({task.state}): target ±{task.target_half_width:g} at "
-            f"{task.confidence:g} confidence, budget "
-            f"{task.label_budget if task.label_budget is not None else 'unlimited'} judgments, "
-            f"{len(organizers)} organizer(s), {len(annotators)} annotator(s)"))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"created task {task.slug!r} ({task.state}): target ±{task.target_half_width:g} at "
+                f"{task.confidence:g} confidence, budget "
+                f"{task.label_budget if task.label_budget is not None else 'unlimited'} judgments, "
+                f"{len(organizers)} organizer(s), {len(annotators)} annotator(s)"
+            )
+        )

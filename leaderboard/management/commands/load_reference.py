@@ -15,8 +15,10 @@ from ._errors import report_problems
 
 
 class Command(BaseCommand):
-    help = ("Replace the reference sample of task SLUG with FILE: one true item per line, "
-            "`key<TAB>group` (TSV) or {\"key\", \"group\", \"payload\"} (JSONL); gzip is fine.")
+    help = (
+        "Replace the reference sample of task SLUG with FILE: one true item per line, "
+        '`key<TAB>group` (TSV) or {"key", "group", "payload"} (JSONL); gzip is fine.'
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("slug")
@@ -30,10 +32,14 @@ class Command(BaseCommand):
             raise CommandError(f"file not found: {file}")
         try:
             with file.open("rb") as f:
-                n = upload_reference(task=task, user="manage.py", upload=File(f, name=file.name),
-                                     file_name=file.name)
+                n = upload_reference(
+                    task=task, user="manage.py", upload=File(f, name=file.name), file_name=file.name
+                )
         except SubmissionError as exc:
             report_problems(self.stderr, exc)
             raise CommandError(f"{file}: {exc.message}") from None
-        self.stdout.write(self.style.SUCCESS(
-            f"reference sample of {task.slug!r}: {n} items (version {task.reference_version})"))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"reference sample of {task.slug!r}: {n} items (version {task.reference_version})"
+            )
+        )

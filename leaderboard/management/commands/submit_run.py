@@ -16,8 +16,10 @@ from ._errors import report_problems
 
 
 class Command(BaseCommand):
-    help = ("Submit FILE as a run of team NAME to task SLUG, as USERNAME (a member of the "
-            "team): validated like a web upload, then queued for planning.")
+    help = (
+        "Submit FILE as a run of team NAME to task SLUG, as USERNAME (a member of the "
+        "team): validated like a web upload, then queued for planning."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("slug")
@@ -42,13 +44,22 @@ class Command(BaseCommand):
             raise CommandError(f"file not found: {file}")
         try:
             with file.open("rb") as f:
-                run = submit_and_ingest(task=task, team=team_obj, user=user_obj,
-                                 upload=File(f, name=file.name), file_name=file.name,
-                                 name=name, description=description)
+                run = submit_and_ingest(
+                    task=task,
+                    team=team_obj,
+                    user=user_obj,
+                    upload=File(f, name=file.name),
+                    file_name=file.name,
+                    name=name,
+                    description=description,
+                )
         except SubmissionError as exc:
             report_problems(self.stderr, exc)
             where = f" (run {exc.run.pk} recorded as rejected)" if exc.run is not None else ""
             raise CommandError(f"{file}: {exc.message}{where}") from None
-        self.stdout.write(self.style.SUCCESS(
-            f"run {run.pk} {run.name!r} of team {team_obj.name!r}: {run.state}, "
-            f"{run.n_predictions} predictions ({run.n_new_items} new items)"))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"run {run.pk} {run.name!r} of team {team_obj.name!r}: {run.state}, "
+                f"{run.n_predictions} predictions ({run.n_new_items} new items)"
+            )
+        )

@@ -55,16 +55,22 @@ def _check(est, truths, names, *, min_cover_all, min_cover_each, bias_slack, tin
         for k, name in enumerate(names):
             floor = tiny_cover if name in TINY and tiny_cover is not None else min_cover_each
             assert covered[:, k, m].mean() >= floor, (metric, name, covered[:, k, m].mean())
-    check_unbiased_and_covering(est[:, keep], truths[keep], [names[k] for k in keep],
-                                min_cover_all=min_cover_all, min_cover_each=min_cover_each,
-                                bias_slack=bias_slack)
+    check_unbiased_and_covering(
+        est[:, keep],
+        truths[keep],
+        [names[k] for k in keep],
+        min_cover_all=min_cover_all,
+        min_cover_each=min_cover_each,
+        bias_slack=bias_slack,
+    )
 
 
 @pytest.mark.slow
 def test_fallible_annotators_on_edge_cases_final_and_at_stop(synthetic):
     names = [s.name for s in synthetic.systems]
-    est, truths, _, stop = campaigns_at_stop(synthetic, "default", repeats=40, seed=61,
-                                             annotators="0.95x3")
+    est, truths, _, stop = campaigns_at_stop(
+        synthetic, "default", repeats=40, seed=61, annotators="0.95x3"
+    )
     _check(est, truths, names, min_cover_all=0.94, min_cover_each=0.8, bias_slack=0.008)
     _check(stop, truths, names, min_cover_all=0.94, min_cover_each=0.8, bias_slack=0.012)
 
@@ -73,13 +79,28 @@ def test_fallible_annotators_on_edge_cases_final_and_at_stop(synthetic):
 @pytest.mark.parametrize("panel", ["0.9x5", "0.98,0.95,0.9,0.5"])
 def test_noisier_panels_and_a_spammer_on_edge_cases(synthetic, panel):
     names = [s.name for s in synthetic.systems]
-    est, truths, _, stop = campaigns_at_stop(synthetic, "default", repeats=40, seed=62,
-                                             annotators=panel)
+    est, truths, _, stop = campaigns_at_stop(
+        synthetic, "default", repeats=40, seed=62, annotators=panel
+    )
     tiny = TINY_MIN_COVER[panel]
-    _check(est, truths, names, min_cover_all=0.93, min_cover_each=0.8, bias_slack=0.012,
-           tiny_cover=tiny)
-    _check(stop, truths, names, min_cover_all=0.93, min_cover_each=0.8, bias_slack=0.015,
-           tiny_cover=tiny)
+    _check(
+        est,
+        truths,
+        names,
+        min_cover_all=0.93,
+        min_cover_each=0.8,
+        bias_slack=0.012,
+        tiny_cover=tiny,
+    )
+    _check(
+        stop,
+        truths,
+        names,
+        min_cover_all=0.93,
+        min_cover_each=0.8,
+        bias_slack=0.015,
+        tiny_cover=tiny,
+    )
 
 
 @pytest.mark.slow
@@ -114,15 +135,20 @@ def test_recall_of_runs_with_novel_items_nobody_verified_rests_on_the_reference(
     first run and a complete reference sample, both recalls are exact."""
     n = 130
     truth = np.zeros(n, bool)
-    truth[:90] = True            # run A: items 0-99, 90 correct
-    truth[[100, 101]] = True     # B's novel items 100-119, 2 correct
-    truth[122:] = True           # 8 true items no run predicts
+    truth[:90] = True  # run A: items 0-99, 90 correct
+    truth[[100, 101]] = True  # B's novel items 100-119, 2 correct
+    truth[122:] = True  # 8 true items no run predicts
     state = TaskState(n)
     a = state.add_run(np.arange(100))
     b = state.add_run(np.arange(120))
     design = make_design("default")
-    design.replay(state, [RoundRecord(a, 1, np.arange(100), [1.0], 1.0),
-                          RoundRecord(b, 1, np.empty(0, np.int64), [0.01], 1.0)])
+    design.replay(
+        state,
+        [
+            RoundRecord(a, 1, np.arange(100), [1.0], 1.0),
+            RoundRecord(b, 1, np.empty(0, np.int64), [0.01], 1.0),
+        ],
+    )
     state.set_labels(np.arange(100), truth[:100])
     state.set_reference(np.flatnonzero(truth))
     est = {e.run: e for e in design.estimate(state)}

@@ -6,8 +6,7 @@ import pytest
 from evaluation.core.annotators import AnnotatorPrior, _inverse_information, fit_label_model
 
 
-def panel_judgments(seed, *, rates, sensitivity, specificity, n_items=900, second=0.3,
-                    gold=60):
+def panel_judgments(seed, *, rates, sensitivity, specificity, n_items=900, second=0.3, gold=60):
     """Items in classes of the given rates, judged once (``second``: share judged twice by
     another annotator), plus ``gold`` gold items (half correct) judged twice each."""
     rng = np.random.default_rng(seed)
@@ -29,17 +28,26 @@ def panel_judgments(seed, *, rates, sensitivity, specificity, n_items=900, secon
     for x, f in zip(gold_items, gold_truth, strict=True):
         judge(x, f, 2)
     item_class = np.concatenate([cls, np.full(gold, -1)])
-    return (np.array(items), np.array(anns), np.array(says), item_class, gold_items, gold_truth,
-            truth)
+    return (
+        np.array(items),
+        np.array(anns),
+        np.array(says),
+        item_class,
+        gold_items,
+        gold_truth,
+        truth,
+    )
 
 
 def test_error_rates_are_recovered_within_their_intervals():
     se = [0.98, 0.95, 0.9, 0.95, 0.85]
     sp = [0.97, 0.95, 0.92, 0.8, 0.95]
     items, anns, says, cls, gold, gold_truth, _ = panel_judgments(
-        1, rates=[0.99, 0.9, 0.5, 0.1, 0.01], sensitivity=se, specificity=sp, n_items=3000)
-    model = fit_label_model(items, anns, says, item_class=cls, exact_items=gold,
-                            exact_labels=gold_truth)
+        1, rates=[0.99, 0.9, 0.5, 0.1, 0.01], sensitivity=se, specificity=sp, n_items=3000
+    )
+    model = fit_label_model(
+        items, anns, says, item_class=cls, exact_items=gold, exact_labels=gold_truth
+    )
     assert model.converged
     for s, true_se, true_sp in zip(model.summaries(level=0.99), se, sp, strict=True):
         assert s.sensitivity_low <= true_se <= s.sensitivity_high
@@ -50,9 +58,11 @@ def test_error_rates_are_recovered_within_their_intervals():
 def test_a_spammer_carries_no_weight_whatever_their_volume():
     se = [0.97, 0.95, 0.5]
     items, anns, says, cls, gold, gold_truth, _ = panel_judgments(
-        2, rates=[0.95, 0.5, 0.05], sensitivity=se, specificity=se, n_items=2500, second=0.5)
-    model = fit_label_model(items, anns, says, item_class=cls, exact_items=gold,
-                            exact_labels=gold_truth)
+        2, rates=[0.95, 0.5, 0.05], sensitivity=se, specificity=se, n_items=2500, second=0.5
+    )
+    model = fit_label_model(
+        items, anns, says, item_class=cls, exact_items=gold, exact_labels=gold_truth
+    )
     spammer = model.summaries()[2]
     assert spammer.judgments > 1000  # the most prolific annotator is the one with no signal
     assert abs(spammer.weight) < 0.25
@@ -61,9 +71,11 @@ def test_a_spammer_carries_no_weight_whatever_their_volume():
 
 def test_gold_and_exact_labels_are_never_doubted():
     items, anns, says, cls, gold, gold_truth, _ = panel_judgments(
-        3, rates=[0.9, 0.1], sensitivity=[0.9, 0.9], specificity=[0.9, 0.9])
-    model = fit_label_model(items, anns, says, item_class=cls, exact_items=gold,
-                            exact_labels=gold_truth)
+        3, rates=[0.9, 0.1], sensitivity=[0.9, 0.9], specificity=[0.9, 0.9]
+    )
+    model = fit_label_model(
+        items, anns, says, item_class=cls, exact_items=gold, exact_labels=gold_truth
+    )
     assert not np.isin(gold, model.items).any()
     assert model.gold_per_annotator.sum() == 2 * gold.size
     assert np.all((model.mean > 0) & (model.mean < 1))
@@ -73,9 +85,11 @@ def test_no_label_switching_when_most_items_are_incorrect():
     # 90% of the items are incorrect: a model free to swap "correct" and "incorrect" would call
     # the annotators wrong most of the time. The priors and gold keep it the right way round.
     items, anns, says, cls, gold, gold_truth, truth = panel_judgments(
-        4, rates=[0.1], sensitivity=[0.9, 0.9, 0.9], specificity=[0.9, 0.9, 0.9], gold=10)
-    model = fit_label_model(items, anns, says, item_class=cls, exact_items=gold,
-                            exact_labels=gold_truth)
+        4, rates=[0.1], sensitivity=[0.9, 0.9, 0.9], specificity=[0.9, 0.9, 0.9], gold=10
+    )
+    model = fit_label_model(
+        items, anns, says, item_class=cls, exact_items=gold, exact_labels=gold_truth
+    )
     # Few correct items tell little of the sensitivity, but nothing is upside down.
     assert (model.sensitivity > 0.6).all() and (model.specificity > 0.8).all()
     assert abs(model.mean.mean() - truth.mean()) < 0.05
@@ -89,10 +103,17 @@ def test_specificity_is_not_pushed_up_by_many_nearly_pure_classes():
     estimates = []
     for seed in range(12):
         items, anns, says, cls, gold, gold_truth, _ = panel_judgments(
-            100 + seed, rates=rates, sensitivity=[0.95] * 5, specificity=[0.95] * 5,
-            n_items=2400, second=0.05, gold=40)
-        model = fit_label_model(items, anns, says, item_class=cls, exact_items=gold,
-                                exact_labels=gold_truth)
+            100 + seed,
+            rates=rates,
+            sensitivity=[0.95] * 5,
+            specificity=[0.95] * 5,
+            n_items=2400,
+            second=0.05,
+            gold=40,
+        )
+        model = fit_label_model(
+            items, anns, says, item_class=cls, exact_items=gold, exact_labels=gold_truth
+        )
         estimates.append(model.specificity.mean())
     assert abs(np.mean(estimates) - 0.95) < 0.006, np.mean(estimates)
 
@@ -103,10 +124,17 @@ def test_parameter_covariance_matches_the_spread_of_the_estimates():
     fitted, predicted = [], []
     for seed in range(150):
         items, anns, says, cls, gold, gold_truth, _ = panel_judgments(
-            200 + seed, rates=[0.97, 0.03], sensitivity=[0.95, 0.9], specificity=[0.95, 0.9],
-            n_items=400, second=0.2, gold=20)
-        model = fit_label_model(items, anns, says, item_class=cls, exact_items=gold,
-                                exact_labels=gold_truth)
+            200 + seed,
+            rates=[0.97, 0.03],
+            sensitivity=[0.95, 0.9],
+            specificity=[0.95, 0.9],
+            n_items=400,
+            second=0.2,
+            gold=20,
+        )
+        model = fit_label_model(
+            items, anns, says, item_class=cls, exact_items=gold, exact_labels=gold_truth
+        )
         logit = np.log(model.sensitivity / (1 - model.sensitivity))
         fitted.append(logit)
         predicted.append(np.sqrt(np.diag(model.covariance)[:2]))

@@ -24,8 +24,9 @@ def synthetic():
 def test_default_design_is_unbiased_and_covers_on_edge_cases(synthetic):
     est, truths, _ = campaigns(synthetic, "default", repeats=80, seed=11)
     names = [s.name for s in synthetic.systems]
-    check_unbiased_and_covering(est, truths, names, min_cover_all=0.93, min_cover_each=0.85,
-                                bias_slack=0.004)
+    check_unbiased_and_covering(
+        est, truths, names, min_cover_all=0.93, min_cover_each=0.85, bias_slack=0.004
+    )
 
 
 @pytest.mark.slow
@@ -50,8 +51,9 @@ def test_tiny_identical_and_nested_runs_cost_nothing_extra(synthetic):
 def test_default_design_coverage_and_bias_over_many_repeats(synthetic):
     est, truths, _ = campaigns(synthetic, "default", repeats=400, seed=21)
     names = [s.name for s in synthetic.systems]
-    check_unbiased_and_covering(est, truths, names, min_cover_all=0.94, min_cover_each=0.90,
-                                bias_slack=0.002)
+    check_unbiased_and_covering(
+        est, truths, names, min_cover_all=0.94, min_cover_each=0.90, bias_slack=0.002
+    )
 
 
 @pytest.mark.slow
@@ -59,15 +61,15 @@ def test_default_design_coverage_and_bias_over_many_repeats(synthetic):
 def test_other_interval_families_keep_coverage(synthetic, interval):
     est, truths, _ = campaigns(synthetic, "default", repeats=150, seed=31, interval=interval)
     names = [s.name for s in synthetic.systems]
-    check_unbiased_and_covering(est, truths, names, min_cover_all=0.93, min_cover_each=0.85,
-                                bias_slack=0.004)
+    check_unbiased_and_covering(
+        est, truths, names, min_cover_all=0.93, min_cover_each=0.85, bias_slack=0.004
+    )
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("confidence", [0.8, 0.9])
 def test_coverage_follows_the_requested_level(synthetic, confidence):
-    est, truths, _ = campaigns(synthetic, "default", repeats=60, seed=41,
-                               confidence=confidence)
+    est, truths, _ = campaigns(synthetic, "default", repeats=60, seed=41, confidence=confidence)
     covered = (est[..., 1] - 1e-12 <= truths) & (truths <= est[..., 2] + 1e-12)
     inexact = est[..., 2] > est[..., 1]
     rate = covered[inexact].mean()
@@ -88,10 +90,8 @@ def test_published_design_reproduces_its_baseline_behaviour(synthetic):
 @pytest.mark.slow
 def test_febrl_slice_default_beats_published_and_covers():
     dataset = load_dataset(SLICE)
-    base = simulate(dataset, design="published", systems=30, repeats=6, seed=5,
-                    reference_size=150)
-    ours = simulate(dataset, design="default", systems=30, repeats=6, seed=5,
-                    reference_size=150)
+    base = simulate(dataset, design="published", systems=30, repeats=6, seed=5, reference_size=150)
+    ours = simulate(dataset, design="default", systems=30, repeats=6, seed=5, reference_size=150)
     assert ours.labels_mean < 0.5 * base.labels_mean
     assert ours.target_met >= 0.95
     for metric in METRICS:
@@ -102,8 +102,7 @@ def test_febrl_slice_default_beats_published_and_covers():
 @pytest.mark.slow
 def test_febrl_slice_default_coverage_over_200_repeats():
     dataset = load_dataset(SLICE)
-    ours = simulate(dataset, design="default", systems=30, repeats=200, seed=6,
-                    reference_size=150)
+    ours = simulate(dataset, design="default", systems=30, repeats=200, seed=6, reference_size=150)
     assert ours.target_met >= 0.95
     for metric in METRICS:
         assert ours.coverage[metric] >= 0.94, (metric, ours.coverage)

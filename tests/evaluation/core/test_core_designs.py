@@ -26,6 +26,7 @@ def _finish(design, state, run, truth, rng, max_rounds=100):
 
 # -- default design ----------------------------------------------------------------------------
 
+
 def test_tiny_run_is_verified_completely_and_estimated_exactly():
     state = TaskState(10)
     run = state.add_run([4, 7, 9])
@@ -66,7 +67,10 @@ def test_identical_run_gets_no_new_items_and_the_same_precision():
     assert state.n_labelled == labelled
     ea, eb = design.estimate(state)
     assert (eb.precision.value, eb.precision.low, eb.precision.high) == (
-        ea.precision.value, ea.precision.low, ea.precision.high)
+        ea.precision.value,
+        ea.precision.low,
+        ea.precision.high,
+    )
 
 
 def test_run_made_of_verified_items_needs_nothing_and_is_exact():
@@ -203,6 +207,7 @@ def test_unknown_design_and_bad_options_are_rejected():
 
 # -- published design --------------------------------------------------------------------------
 
+
 def test_published_single_run_is_the_sample_mean_with_wald_interval():
     state = TaskState(6)
     state.add_run(np.arange(6))
@@ -271,6 +276,7 @@ def test_round_log_records_the_levels_actually_applied():
 
 
 # -- the service interface ---------------------------------------------------------------------
+
 
 def test_only_designs_with_a_replayable_record_run_tasks():
     from evaluation.core.designs import ServiceDesign, make_service_design

@@ -100,8 +100,10 @@ def test_clopper_pearson_x0_n10_literal():
     assert (low, high) == (0.0, pytest.approx(0.30849710781876083, rel=1e-12))
 
 
-@pytest.mark.parametrize(("x", "n", "level"), [(3, 10, 0.95), (1, 2, 0.95), (17, 40, 0.9),
-                                                (99, 100, 0.99), (2.5, 7.25, 0.95)])
+@pytest.mark.parametrize(
+    ("x", "n", "level"),
+    [(3, 10, 0.95), (1, 2, 0.95), (17, 40, 0.9), (99, 100, 0.99), (2.5, 7.25, 0.95)],
+)
 def test_clopper_pearson_matches_scipy_beta(x, n, level):
     alpha = 1 - level
     low, high = binomial_interval(x, n, level=level, method="clopper-pearson")
@@ -145,8 +147,10 @@ def test_jeffreys_literal_value():
 # --------------------------------------------------------------------------- Wilson
 
 
-@pytest.mark.parametrize(("x", "n", "level"), [(3, 10, 0.95), (1, 1, 0.95), (12, 30, 0.9),
-                                                (50, 100, 0.99), (1, 100, 0.95)])
+@pytest.mark.parametrize(
+    ("x", "n", "level"),
+    [(3, 10, 0.95), (1, 1, 0.95), (12, 30, 0.9), (50, 100, 0.99), (1, 100, 0.95)],
+)
 def test_wilson_matches_textbook_formula(x, n, level):
     low, high = binomial_interval(x, n, level=level, method="wilson")
     ref_low, ref_high = wilson_textbook(x, n, level)
@@ -351,7 +355,7 @@ def test_effective_interval_srs_literal_clopper_pearson():
     low, high, n_eff = effective_binomial_interval(0.0, s * (1 - s) / 10, smoothed=s)
     assert n_eff == pytest.approx(10.0, rel=1e-12)
     assert low == 0.0
-    assert high == pytest.approx(1 - 0.025 ** 0.1, rel=1e-9)
+    assert high == pytest.approx(1 - 0.025**0.1, rel=1e-9)
 
 
 def test_effective_interval_default_smoothing_and_cap():
@@ -379,10 +383,16 @@ def test_effective_interval_always_contains_the_estimate(method):
 
 
 def test_proportion_interval_wald_equals_wald_interval():
-    for est, var, level in [(0.5, 0.01, 0.95), (0.02, 0.001, 0.9), (0.99, 0.0004, 0.99),
-                            (float("nan"), 0.01, 0.95), (0.3, 0.0, 0.95)]:
+    for est, var, level in [
+        (0.5, 0.01, 0.95),
+        (0.02, 0.001, 0.9),
+        (0.99, 0.0004, 0.99),
+        (float("nan"), 0.01, 0.95),
+        (0.3, 0.0, 0.95),
+    ]:
         assert proportion_interval(est, var, level=level, method="wald") == wald_interval(
-            est, var, level=level)
+            est, var, level=level
+        )
     # hand value: 0.5 +- 1.959964 * 0.1, and clipping at the boundary
     low, high = wald_interval(0.5, 0.01)
     assert (low, high) == (pytest.approx(0.5 - Z95 * 0.1), pytest.approx(0.5 + Z95 * 0.1))
@@ -400,8 +410,10 @@ def test_misclassified_interval_is_the_plain_one_for_exact_labels():
     from evaluation.core.intervals import effective_binomial_interval, misclassified_interval
 
     for est, var in ((0.3, 0.001), (1.0, 0.0004), (0.0, 0.0002)):
-        assert misclassified_interval(est, var, shape=(1.0, 1.0), level=0.95) == \
-            effective_binomial_interval(est, var, level=0.95)[:2]
+        assert (
+            misclassified_interval(est, var, shape=(1.0, 1.0), level=0.95)
+            == effective_binomial_interval(est, var, level=0.95)[:2]
+        )
 
 
 @pytest.mark.parametrize("rate", [0.5, 0.9, 0.99, 1.0, 0.0])

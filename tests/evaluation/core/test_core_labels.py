@@ -41,16 +41,18 @@ def test_exact_labels_pass_through_unchanged():
     labels = item_labels(state, item_class=np.zeros(5, np.int64))
     assert not labels.noisy and labels.model is None
     assert labels.value[:3].tolist() == [1.0, 0.0, 1.0] and np.isnan(labels.value[3:]).all()
-    dl = labels.in_domains(np.array([0, 1, 2]), np.ones(3), np.zeros(3, np.int64), 1,
-                           inclusion=np.ones(3))
+    dl = labels.in_domains(
+        np.array([0, 1, 2]), np.ones(3), np.zeros(3, np.int64), 1, inclusion=np.ones(3)
+    )
     assert dl.value.tolist() == [1.0, 0.0, 1.0] and (dl.variance == 0).all()
 
 
 def _domain_rate(state, items, cls, weights=None):
     labels = item_labels(state, item_class=cls)
     weights = np.ones(items.size) if weights is None else weights
-    dl = labels.in_domains(items, weights, np.zeros(items.size, np.int64), 1,
-                           inclusion=np.full(items.size, 0.01))
+    dl = labels.in_domains(
+        items, weights, np.zeros(items.size, np.int64), 1, inclusion=np.full(items.size, 0.01)
+    )
     rate = float(np.sum(weights * dl.value) / weights.sum())
     design = np.array([float(np.sum(weights**2 * (dl.value - rate) ** 2)) / weights.sum() ** 2])
     return rate, float(dl.rate_variance(design)[0]), dl
@@ -91,8 +93,9 @@ def test_looks_by_context_bias_a_domain_and_looks_by_answer_do_not():
             n = 600
             cls = (np.arange(n) % 2).astype(np.int64)
             truth = rng.random(n) < np.where(cls == 0, 0.9, 0.3)
-            state = judged_state(100 + seed, truth, accuracy=0.93,
-                                 look=lambda x, first, c=cls: rule(c[x], first))
+            state = judged_state(
+                100 + seed, truth, accuracy=0.93, look=lambda x, first, c=cls: rule(c[x], first)
+            )
             rate, _, _ = _domain_rate(state, np.arange(n), np.append(cls, np.full(60, -1)))
             errs.append(rate - truth.mean())
         return np.mean(errs), np.std(errs, ddof=1) / np.sqrt(len(errs))
@@ -124,8 +127,9 @@ def test_a_domain_of_one_item_keeps_its_doubt():
     truth = np.array([True])
     state = judged_state(10, truth, gold=40)
     labels = item_labels(state, item_class=np.concatenate([[0], np.full(40, -1)]))
-    dl = labels.in_domains(np.array([0]), np.ones(1), np.zeros(1, np.int64), 1,
-                           inclusion=np.ones(1))
+    dl = labels.in_domains(
+        np.array([0]), np.ones(1), np.zeros(1, np.int64), 1, inclusion=np.ones(1)
+    )
     assert 0.0 < dl.value[0] < 1.0 and dl.variance[0] > 0
 
 
@@ -152,7 +156,8 @@ def test_gold_items_chosen_by_their_answer_do_not_drag_a_domain_down():
                 says.append(rng.random() < (0.9 if truth[x] else 0.1))
         state.add_judgments(items, anns, says)
         labels = item_labels(state, item_class=np.zeros(n, np.int64))
-        dl = labels.in_domains(np.arange(n), np.ones(n), np.zeros(n, np.int64), 1,
-                               inclusion=np.full(n, 0.01))
+        dl = labels.in_domains(
+            np.arange(n), np.ones(n), np.zeros(n, np.int64), 1, inclusion=np.full(n, 0.01)
+        )
         errors.append(dl.value.mean() - truth.mean())
     assert abs(np.mean(errors)) < 0.025, np.mean(errors)

@@ -85,7 +85,8 @@ def test_denominator_none_means_every_item():
     groups = [0, 0, 1, 2, 2, 2]
     numer = np.array([1, 0, 1, 1, 1, 0], bool)
     assert reference_ratio(sample(groups), numer) == reference_ratio(
-        sample(groups), numer, np.ones(6, bool))
+        sample(groups), numer, np.ones(6, bool)
+    )
 
 
 def test_empty_denominator_is_nan_with_no_trials():
@@ -102,8 +103,9 @@ def test_one_group_has_zero_variance():
     res = reference_ratio(sample([4, 4, 4, 4]), np.array([1, 1, 0, 1], bool))
     assert res == ReferenceRatio(0.75, 0.0, 4, 1)
     # one group carrying the denominator, others outside it
-    res = reference_ratio(sample([0, 0, 1, 2]), np.array([1, 0, 0, 0], bool),
-                          np.array([1, 1, 0, 0], bool))
+    res = reference_ratio(
+        sample([0, 0, 1, 2]), np.array([1, 0, 0, 0], bool), np.array([1, 1, 0, 0], bool)
+    )
     assert res == ReferenceRatio(0.5, 0.0, 2, 1)
 
 

@@ -19,8 +19,16 @@ def _campaign(design, n_items=4000, n_runs=4, seed=3):
         run = state.add_run(items, rng.random(items.size))
         for _ in range(50):
             plan = design.plan(state, run, rng=rng)
-            rounds.append(RoundRecord(run, plan.round, plan.items, plan.details.get("levels"),
-                                      plan.details.get("fraction", 1.0), plan.seed))
+            rounds.append(
+                RoundRecord(
+                    run,
+                    plan.round,
+                    plan.items,
+                    plan.details.get("levels"),
+                    plan.details.get("fraction", 1.0),
+                    plan.seed,
+                )
+            )
             state.set_labels(plan.items, truth[plan.items])
             if plan.done:
                 break
@@ -114,7 +122,7 @@ def test_runs_added_between_replays_extend_the_record():
     CoordinatedPoissonDesign().replay(partial, first_run_rounds)
     for run in state.runs[1:]:
         partial.add_run(run.items, run.scores)
-    CoordinatedPoissonDesign().replay(partial, rounds[len(first_run_rounds):], extend=True)
+    CoordinatedPoissonDesign().replay(partial, rounds[len(first_run_rounds) :], extend=True)
     whole = _rebuild(state, CoordinatedPoissonDesign(), rounds)
     assert np.array_equal(design.record(whole).inclusion, design.record(partial).inclusion)
     assert np.array_equal(design.record(whole).requested, design.record(partial).requested)
@@ -151,8 +159,9 @@ def _noisy_campaign(design, n_items=3000, n_runs=3, seed=4):
     state.set_reference(np.flatnonzero(truth)[:200])
     gold = np.sort(rng.choice(n_items, 60, replace=False))
     state.set_gold(gold, truth[gold])
-    panel = AnnotatorPanel(((0.95, 0.95),) * 3 + ((0.9, 0.85),), truth, gold, 0.05, 1,
-                           np.random.default_rng(seed + 1))
+    panel = AnnotatorPanel(
+        ((0.95, 0.95),) * 3 + ((0.9, 0.85),), truth, gold, 0.05, 1, np.random.default_rng(seed + 1)
+    )
     rounds = []
     for _ in range(n_runs):
         items = np.sort(rng.choice(n_items, size=1200, replace=False))
@@ -160,10 +169,19 @@ def _noisy_campaign(design, n_items=3000, n_runs=3, seed=4):
         run = state.add_run(items, scores)
         for _ in range(60):
             plan = design.plan(state, run, rng=rng)
-            rounds.append(RoundRecord(run, plan.round, plan.items, plan.details.get("levels"),
-                                      plan.details.get("fraction", 1.0), plan.seed,
-                                      again=plan.again, bands=plan.bands,
-                                      patterns=plan.patterns))
+            rounds.append(
+                RoundRecord(
+                    run,
+                    plan.round,
+                    plan.items,
+                    plan.details.get("levels"),
+                    plan.details.get("fraction", 1.0),
+                    plan.seed,
+                    again=plan.again,
+                    bands=plan.bands,
+                    patterns=plan.patterns,
+                )
+            )
             panel.answer(state, plan)
             if plan.done:
                 break

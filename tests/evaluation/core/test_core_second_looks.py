@@ -18,7 +18,12 @@ from evaluation.core.state import TaskState
 
 def test_bands_follow_the_rate():
     assert band_of_rates(np.array([0.0, 0.19, 0.5, 0.81, 1.0])).tolist() == [
-        LOW, LOW, MIXED, HIGH, HIGH]
+        LOW,
+        LOW,
+        MIXED,
+        HIGH,
+        HIGH,
+    ]
 
 
 def test_doubtful_patterns_are_the_surprising_answers_of_each_band():
@@ -26,21 +31,24 @@ def test_doubtful_patterns_are_the_surprising_answers_of_each_band():
     # HIGH: an "incorrect", a tie, even two "incorrect" (1 in 20 is still correct); LOW: mirror.
     assert _doubtful(patterns, 0.95, 0.95, 0.95) == [(0, 1), (1, 1), (0, 2)]
     assert _doubtful(patterns, 0.05, 0.95, 0.95) == [(1, 0), (1, 1), (2, 0)]
-    assert _doubtful(patterns, 0.5, 0.95, 0.95) == [(1, 1)]            # MIXED: only a tie
+    assert _doubtful(patterns, 0.5, 0.95, 0.95) == [(1, 1)]  # MIXED: only a tie
     # Perfect annotators: no answer they give is doubtful (a tie, which they never give, is).
     assert _doubtful(patterns, 0.95, 1 - 1e-9, 1 - 1e-9) == [(1, 1)]
 
 
 def test_noise_profile_is_neutral_for_exact_labels_and_priced_otherwise():
     rates = np.array([0.02, 0.5, 0.98])
-    inflation, cost = noise_profile(rates, sensitivity=1.0, specificity=1.0, judgments=1,
-                                    max_judgments=3)
+    inflation, cost = noise_profile(
+        rates, sensitivity=1.0, specificity=1.0, judgments=1, max_judgments=3
+    )
     assert (inflation == 1).all() and (cost == 1).all()
-    none, plain = noise_profile(rates, sensitivity=0.95, specificity=0.95, judgments=1,
-                                max_judgments=3)
+    none, plain = noise_profile(
+        rates, sensitivity=0.95, specificity=0.95, judgments=1, max_judgments=3
+    )
     patterns = (frozenset({(1, 0)}), frozenset({(1, 1)}), frozenset({(0, 1)}))
-    looked, priced = noise_profile(rates, sensitivity=0.95, specificity=0.95, judgments=1,
-                                   max_judgments=3, patterns=patterns)
+    looked, priced = noise_profile(
+        rates, sensitivity=0.95, specificity=0.95, judgments=1, max_judgments=3, patterns=patterns
+    )
     assert (none > 1).all() and (plain == 1).all()
     # A look on the surprising answer of a nearly pure stratum buys most of its information
     # back for a few percent more judgments.

@@ -78,13 +78,16 @@ def test_set_labels_and_n_labelled():
     assert state.n_labelled == 5
 
 
-@pytest.mark.parametrize(("items", "values"), [
-    ([0, 1], [1, 2]),          # not a 0/1 label
-    ([0], [-1]),               # UNKNOWN cannot be set
-    ([0], [0.5]),              # fractional
-    ([0, 1], [1]),             # length mismatch
-    ([0], [1, 0]),             # length mismatch
-])
+@pytest.mark.parametrize(
+    ("items", "values"),
+    [
+        ([0, 1], [1, 2]),  # not a 0/1 label
+        ([0], [-1]),  # UNKNOWN cannot be set
+        ([0], [0.5]),  # fractional
+        ([0, 1], [1]),  # length mismatch
+        ([0], [1, 0]),  # length mismatch
+    ],
+)
 def test_set_labels_rejects_bad_values(items, values):
     state = TaskState(3)
     with pytest.raises(ValueError):
@@ -281,8 +284,10 @@ def test_run_estimate_metric():
             est.metric(bad)
 
 
-@pytest.mark.parametrize(("status", "done"), [("sample", False), ("met", True),
-                                               ("budget_exhausted", True), ("exhausted", True)])
+@pytest.mark.parametrize(
+    ("status", "done"),
+    [("sample", False), ("met", True), ("budget_exhausted", True), ("exhausted", True)],
+)
 def test_plan_done(status, done):
     plan = Plan(run=0, round=1, items=np.array([1, 2]), status=status)
     assert plan.done is done

@@ -30,6 +30,7 @@ FAMILY = 0.95
 
 # -- arithmetic ------------------------------------------------------------------------------
 
+
 def test_bonferroni_level():
     assert bonferroni_level(0.95, 1) == 0.95
     assert bonferroni_level(0.95, 0) == 0.95
@@ -42,8 +43,14 @@ def test_disjoint_intervals_give_exact_ranks_whatever_the_input_order():
     values = [0.5, 0.9, 0.1, 0.7]
     low = [0.45, 0.85, 0.05, 0.65]
     high = [0.55, 0.95, 0.15, 0.75]
-    r = rank_intervals(values, low, high, family_level=FAMILY, level=bonferroni_level(FAMILY, 4),
-                       runs=["c", "a", "d", "b"])
+    r = rank_intervals(
+        values,
+        low,
+        high,
+        family_level=FAMILY,
+        level=bonferroni_level(FAMILY, 4),
+        runs=["c", "a", "d", "b"],
+    )
     assert r.best == (3, 1, 4, 2) and r.worst == (3, 1, 4, 2)
     assert r.ranked == 4 and r.level == pytest.approx(0.9875) and r.family_level == FAMILY
     assert r.of("a") == (1, 1) and not r.tied_for_first("a")
@@ -86,8 +93,9 @@ def test_all_unranked_and_single_run():
 
 
 def test_identical_runs_share_their_rank_interval():
-    r = rank_intervals([0.7, 0.7, 0.2], [0.69, 0.69, 0.1], [0.71, 0.71, 0.3],
-                       family_level=FAMILY, level=0.99)
+    r = rank_intervals(
+        [0.7, 0.7, 0.2], [0.69, 0.69, 0.1], [0.71, 0.71, 0.3], family_level=FAMILY, level=0.99
+    )
     assert r.of(0) == r.of(1) == (1, 2)
     assert r.of(2) == (3, 3)
     # Exact (zero-width) and equal: still tied, never separated.
@@ -97,8 +105,9 @@ def test_identical_runs_share_their_rank_interval():
 
 def test_intervals_below_the_adjusted_level_are_refused():
     with pytest.raises(ValueError, match="level"):
-        rank_intervals([0.1, 0.2, 0.3], [0, 0.1, 0.2], [0.2, 0.3, 0.4], family_level=FAMILY,
-                       level=FAMILY)
+        rank_intervals(
+            [0.1, 0.2, 0.3], [0, 0.1, 0.2], [0.2, 0.3, 0.4], family_level=FAMILY, level=FAMILY
+        )
     with pytest.raises(ValueError):
         rank_intervals([0.1, 0.2], [0, 0.1], [0.2], family_level=FAMILY, level=0.99)
     with pytest.raises(ValueError):
@@ -111,10 +120,14 @@ def test_rank_estimates_reads_one_metric_and_checks_the_level():
         return e
 
     level = bonferroni_level(FAMILY, 2)
-    out = [RunEstimate(7, est(0.9, 0.8, 0.95, level), est(0.1, 0.0, 0.3, level),
-                       est(0.2, 0.1, 0.3, level)),
-           RunEstimate(9, est(0.5, 0.4, 0.6, level), est(0.2, 0.1, 0.4, level),
-                       est(0.3, 0.2, 0.4, level))]
+    out = [
+        RunEstimate(
+            7, est(0.9, 0.8, 0.95, level), est(0.1, 0.0, 0.3, level), est(0.2, 0.1, 0.3, level)
+        ),
+        RunEstimate(
+            9, est(0.5, 0.4, 0.6, level), est(0.2, 0.1, 0.4, level), est(0.3, 0.2, 0.4, level)
+        ),
+    ]
     p = rank_estimates(out, "precision", family_level=FAMILY)
     assert isinstance(p, RankIntervals)
     assert p.runs == (7, 9) and p.of(7) == (1, 1) and p.of(9) == (2, 2)
@@ -124,6 +137,7 @@ def test_rank_estimates_reads_one_metric_and_checks_the_level():
 
 
 # -- simulation ------------------------------------------------------------------------------
+
 
 def plan_until_done(design, state, run, truth, rng, max_rounds=200) -> None:
     """Plan ``run`` round after round, answering every drawn item from ``truth``."""
@@ -160,8 +174,11 @@ def ranking_dataset(seed: int = 0) -> Dataset:
     runs["low"] = np.concatenate([t[1800:2120], f[500:980]])
     runs["small"] = np.concatenate([t[2500:2528], f[1000:1012]])
     runs["disjoint"] = d
-    scored = {name: (np.sort(items).astype(np.int64), scores(np.sort(items)))
-              for name, items in runs.items() if name != "mid_copy"}
+    scored = {
+        name: (np.sort(items).astype(np.int64), scores(np.sort(items)))
+        for name, items in runs.items()
+        if name != "mid_copy"
+    }
     scored["mid_copy"] = scored["mid"]  # the same submission twice
     built = tuple(System(name, *scored[name]) for name in sorted(scored))
     keys = np.array([f"k{i}" for i in range(total)], dtype=object)
@@ -175,14 +192,19 @@ def true_rank_range(truth: np.ndarray):
     return 1 + better, truth.size - worse
 
 
-def ranking_campaigns(dataset, repeats, seed, *, family_level=FAMILY, reference_size=250,
-                      **options):
+def ranking_campaigns(
+    dataset, repeats, seed, *, family_level=FAMILY, reference_size=250, **options
+):
     """Per repeat and metric: rank intervals (dataset order), true ranks, simultaneous cover."""
     truths = true_scores(dataset)
     k = len(dataset.systems)
-    out = {"best": np.zeros((repeats, 3, k)), "worst": np.zeros((repeats, 3, k)),
-           "all_cover": np.zeros((repeats, 3), bool), "cover": np.zeros((repeats, 3, k), bool),
-           "labels": np.zeros(repeats)}
+    out = {
+        "best": np.zeros((repeats, 3, k)),
+        "worst": np.zeros((repeats, 3, k)),
+        "all_cover": np.zeros((repeats, 3), bool),
+        "cover": np.zeros((repeats, 3, k), bool),
+        "labels": np.zeros(repeats),
+    }
     truth_ids = np.flatnonzero(dataset.truth)
     for r in range(repeats):
         design = make_design("default", **options)
@@ -246,12 +268,16 @@ def test_rank_intervals_hold_jointly_at_the_nominal_level(ranking_simulation):
     marginal = result["cover"].mean(axis=(0, 2))
     width = (result["worst"] - result["best"]).mean(axis=(0, 2))
     exact = (result["worst"] == result["best"]).mean(axis=(0, 2))
-    print(f"\nrepeats={repeats} runs={len(dataset.systems)} labels={result['labels'].mean():.0f}"
-          f" level/interval={bonferroni_level(FAMILY, len(dataset.systems)):.5f}")
+    print(
+        f"\nrepeats={repeats} runs={len(dataset.systems)} labels={result['labels'].mean():.0f}"
+        f" level/interval={bonferroni_level(FAMILY, len(dataset.systems)):.5f}"
+    )
     for m, metric in enumerate(METRICS):
-        print(f"{metric:9s} family coverage {strict[m]:.3f} (any-rank {loose[m]:.3f}); "
-              f"all intervals cover {simultaneous[m]:.3f}; marginal {marginal[m]:.4f}; "
-              f"mean width {width[m]:.2f} ranks; exact ranks {exact[m]:.2f}")
+        print(
+            f"{metric:9s} family coverage {strict[m]:.3f} (any-rank {loose[m]:.3f}); "
+            f"all intervals cover {simultaneous[m]:.3f}; marginal {marginal[m]:.4f}; "
+            f"mean width {width[m]:.2f} ranks; exact ranks {exact[m]:.2f}"
+        )
     floor = monte_carlo_floor(FAMILY, repeats)
     assert (strict >= floor).all(), (strict, floor)
     assert (loose >= strict).all()
@@ -273,12 +299,16 @@ def separated_dataset(seed: int = 1) -> Dataset:
     truth = np.zeros(n_true + n_false, bool)
     truth[:n_true] = True
     t, f = rng.permutation(n_true), n_true + rng.permutation(n_false)
-    runs = {"a": np.concatenate([t[:950], f[:50]]),
-            "b": np.concatenate([t[200:950], f[:250]]),
-            "c": np.concatenate([t[400:900], f[100:600]]),
-            "d": np.concatenate([t[900:1100], f[600:1400]])}
-    built = tuple(System(n, np.sort(i).astype(np.int64), np.full(i.size, 0.5))
-                  for n, i in sorted(runs.items()))
+    runs = {
+        "a": np.concatenate([t[:950], f[:50]]),
+        "b": np.concatenate([t[200:950], f[:250]]),
+        "c": np.concatenate([t[400:900], f[100:600]]),
+        "d": np.concatenate([t[900:1100], f[600:1400]]),
+    }
+    built = tuple(
+        System(n, np.sort(i).astype(np.int64), np.full(i.size, 0.5))
+        for n, i in sorted(runs.items())
+    )
     keys = np.array([f"k{i}" for i in range(truth.size)], dtype=object)
     return Dataset("separated", "", keys, truth, built, int(truth.sum()))
 

@@ -98,9 +98,11 @@ def test_estimating_at_another_level_does_not_change_planning(name):
             plan_b = design_b.plan(state_b, run, rng=rng_b)
             assert np.array_equal(plan_a.items, plan_b.items)
             assert plan_a.status == plan_b.status
-            assert np.array_equal([plan_a.predicted_half_width, plan_a.expected_labels],
-                                  [plan_b.predicted_half_width, plan_b.expected_labels],
-                                  equal_nan=True)
+            assert np.array_equal(
+                [plan_a.predicted_half_width, plan_a.expected_labels],
+                [plan_b.predicted_half_width, plan_b.expected_labels],
+                equal_nan=True,
+            )
             for state, plan in ((state_a, plan_a), (state_b, plan_b)):
                 if plan.items.size:
                     state.set_labels(plan.items, truth[plan.items].astype(int))

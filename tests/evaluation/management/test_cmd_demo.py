@@ -62,12 +62,22 @@ def test_demo_sets_up_task_items_reference_and_runs(django_capture_on_commit_cal
 def test_demo_is_idempotent():
     demo()
     task = Task.objects.get(slug=TASK_SLUG)
-    before = (task.n_items, task.reference_version, Run.objects.count(),
-              ReferenceItem.objects.count(), get_user_model().objects.count())
+    before = (
+        task.n_items,
+        task.reference_version,
+        Run.objects.count(),
+        ReferenceItem.objects.count(),
+        get_user_model().objects.count(),
+    )
     demo()
     task.refresh_from_db()
-    assert (task.n_items, task.reference_version, Run.objects.count(),
-            ReferenceItem.objects.count(), get_user_model().objects.count()) == before
+    assert (
+        task.n_items,
+        task.reference_version,
+        Run.objects.count(),
+        ReferenceItem.objects.count(),
+        get_user_model().objects.count(),
+    ) == before
 
 
 def test_demo_keeps_existing_passwords():
@@ -91,11 +101,20 @@ def test_blind_payload_drops_record_ids_only():
 def test_supervisor_reports_a_dead_essential_child_and_stops_the_others(tmp_path):
     lines = []
     supervisor = Supervisor(cwd=tmp_path, write=lines.append)
-    sleeper = supervisor.start(Child("sleeper", [sys.executable, "-c",
-                                                 "import time; time.sleep(60)"],
-                                     tmp_path / "sleeper.log"))
-    supervisor.start(Child("crasher", [sys.executable, "-c", "print('boom'); raise SystemExit(3)"],
-                           tmp_path / "crasher.log"))
+    sleeper = supervisor.start(
+        Child(
+            "sleeper",
+            [sys.executable, "-c", "import time; time.sleep(60)"],
+            tmp_path / "sleeper.log",
+        )
+    )
+    supervisor.start(
+        Child(
+            "crasher",
+            [sys.executable, "-c", "print('boom'); raise SystemExit(3)"],
+            tmp_path / "crasher.log",
+        )
+    )
     assert supervisor.watch(poll=0.05) == 1
     assert "crasher exited with code 3" in lines[0] and "boom" in lines[0]
     supervisor.stop_all(timeout=10)
@@ -104,9 +123,9 @@ def test_supervisor_reports_a_dead_essential_child_and_stops_the_others(tmp_path
 
 def test_supervisor_stops_on_request(tmp_path):
     supervisor = Supervisor(cwd=tmp_path, write=lambda _: None)
-    child = supervisor.start(Child("sleeper", [sys.executable, "-c",
-                                               "import time; time.sleep(60)"],
-                                   tmp_path / "s.log"))
+    child = supervisor.start(
+        Child("sleeper", [sys.executable, "-c", "import time; time.sleep(60)"], tmp_path / "s.log")
+    )
     supervisor.request_stop()
     assert supervisor.watch(poll=0.05) == 0
     supervisor.stop_all(timeout=10)
@@ -117,8 +136,11 @@ def _true_scores(truth: set[str]) -> dict[str, tuple[float, float, float]]:
     """Precision, recall and F1 of each demo run on the slice."""
     scores = {}
     for _, _, system, name in RUNS:
-        keys = [line.split("\t")[0] for line in (DATA_DIR / "systems" / f"{system}.tsv").open()
-                if line.strip()]
+        keys = [
+            line.split("\t")[0]
+            for line in (DATA_DIR / "systems" / f"{system}.tsv").open()
+            if line.strip()
+        ]
         hits = sum(k in truth for k in keys)
         precision, recall = hits / len(keys), hits / len(truth)
         scores[name] = (precision, recall, 2 * precision * recall / (precision + recall))
@@ -129,13 +151,17 @@ def _assert_covers(snapshot, expected) -> int:
     """Every interval the snapshot shows holds the run's true score; returns how many."""
     shown = 0
     for row in snapshot.rows:
-        for metric, value in zip(("precision", "recall", "f1"), expected[row["name"]],
-                                 strict=True):
+        for metric, value in zip(("precision", "recall", "f1"), expected[row["name"]], strict=True):
             cell = row[metric]
             if cell["value"] is None:
                 continue
             assert cell["low"] - 1e-9 <= value <= cell["high"] + 1e-9, (
-                snapshot.version, row["name"], metric, value, cell)
+                snapshot.version,
+                row["name"],
+                metric,
+                value,
+                cell,
+            )
             shown += 1
     return shown
 
@@ -163,9 +189,20 @@ def test_the_demos_intervals_cover_the_slices_true_scores(monkeypatch):
     def answer(seed: int, limit: int | None) -> int:
         args = ["--limit", str(limit)] if limit is not None else []
         out = StringIO()
-        call_command("simulate_annotators", TASK_SLUG, "--truth", str(DATA_DIR / "truth.tsv"),
-                     "--accuracy", "0.95", "--seed", str(seed),
-                     "--annotators", str(SIMULATED_ANNOTATORS), *args, stdout=out)
+        call_command(
+            "simulate_annotators",
+            TASK_SLUG,
+            "--truth",
+            str(DATA_DIR / "truth.tsv"),
+            "--accuracy",
+            "0.95",
+            "--seed",
+            str(seed),
+            "--annotators",
+            str(SIMULATED_ANNOTATORS),
+            *args,
+            stdout=out,
+        )
         return int(out.getvalue().split()[1])
 
     given, passes = 0, 0

@@ -48,27 +48,44 @@ ACCURACY = {"good": 0.97, "fair": 0.9, "poor": 0.75}
 @pytest.fixture
 def world(monkeypatch):
     rng = np.random.default_rng(3)
-    base = truth_world(rng, n_items=N + 40, p_true=0.7, reference=120, groups=30,
-                       reference_among=N, target_half_width=0.08, gold_rate=0.1,
-                       label_budget=100_000, seed=2024)
+    base = truth_world(
+        rng,
+        n_items=N + 40,
+        p_true=0.7,
+        reference=120,
+        groups=30,
+        reference_among=N,
+        target_half_width=0.08,
+        gold_rate=0.1,
+        label_budget=100_000,
+        seed=2024,
+    )
     task, truth = base.task, base.truth
     true_items = base.indices(True, below=N)
     # Gold items outside every run (the last 40).
-    load_gold(task=task, lines=[f"k{i}\t{'correct' if truth[i] else 'incorrect'}"
-                                for i in range(N, N + 40)])
+    load_gold(
+        task=task,
+        lines=[f"k{i}\t{'correct' if truth[i] else 'incorrect'}" for i in range(N, N + 40)],
+    )
     team = make_team("A")
     # Two good runs (their strata nearly all correct: a single "incorrect" there is doubtful).
     false_items = base.indices(False, below=N)
     runs = []
     for k in range(2):
-        picked = np.concatenate([rng.choice(true_items, 370, replace=False),
-                                 rng.choice(false_items, 30, replace=False)])
+        picked = np.concatenate(
+            [rng.choice(true_items, 370, replace=False), rng.choice(false_items, 30, replace=False)]
+        )
         scores = np.where(np.isin(picked, true_items), 0.5, 0.0) + 0.5 * rng.random(400)
         runs.append(add_run(task, team, picked, scores, f"r{k}"))
     people = [(annotator(task, name), accuracy) for name, accuracy in ACCURACY.items()]
-    return {"task": task, "runs": runs, "people": people, "rng": random.Random(8),
-            "truth": {f"k{i}" for i, t in truth.items() if t},
-            "driver": PipelineDriver(monkeypatch)}
+    return {
+        "task": task,
+        "runs": runs,
+        "people": people,
+        "rng": random.Random(8),
+        "truth": {f"k{i}" for i, t in truth.items() if t},
+        "driver": PipelineDriver(monkeypatch),
+    }
 
 
 def settle(world, max_cycles=60):
@@ -76,7 +93,10 @@ def settle(world, max_cycles=60):
     for _ in range(max_cycles):
         driver.drain()
         if set(Run.objects.filter(task=task).values_list("state", flat=True)) <= {
-                "scored", "partial", "failed"}:
+            "scored",
+            "partial",
+            "failed",
+        }:
             return
         answer_what_is_served(task, world["people"], world["truth"], world["rng"])
     raise AssertionError("pipeline did not finish")
@@ -102,8 +122,11 @@ def test_looks_reach_other_annotators_and_every_snapshot_replays_exactly(world):
         asked = PlanRound.objects.filter(looks__item=request.item_id).count()
         # judgments_per_item is a minimum: each look asks one more judgment of the item.
         assert request.judgments_required == task.judgments_per_item + asked
-        judged = list(Judgment.objects.filter(request=request, counted=True, withdrawn_at=None)
-                      .values_list("annotator_id", flat=True))
+        judged = list(
+            Judgment.objects.filter(request=request, counted=True, withdrawn_at=None).values_list(
+                "annotator_id", flat=True
+            )
+        )
         assert len(judged) == len(set(judged)) == request.judgments_counted
         assert request.judgments_counted == request.judgments_required
     # Every snapshot rests on the judgment set it names and replays bit for bit.
@@ -153,8 +176,9 @@ def test_the_organizers_view_of_the_fit_and_what_participants_see(world):
     assert np.array_equal(says, labels.says_correct[indices])
     gold = dict(GoldItem.objects.filter(task=task).values_list("item__index", "answer"))
     answered_gold = [i for i in indices if int(i) in gold]
-    assert answered_gold and all(values[np.searchsorted(indices, i)] == float(gold[int(i)])
-                                 for i in answered_gold)
+    assert answered_gold and all(
+        values[np.searchsorted(indices, i)] == float(gold[int(i)]) for i in answered_gold
+    )
     assert ((values > 0) & (values < 1)).any()  # fallible answers leave doubt
 
 
@@ -172,11 +196,16 @@ def test_an_answer_undone_after_its_item_was_used_changes_the_judgment_set(world
     last = Judgment.objects.filter(annotator=user).order_by("-created_at", "-pk").first()
     assert last.counted and last.seq <= used.labels_version
     gold = GoldAnswer.objects.filter(annotator=user, created_at__gt=last.created_at).order_by(
-        "-created_at", "-pk")
+        "-created_at", "-pk"
+    )
     for later in gold:  # only the last answer can be taken back: gold answers given since first
         undo_answer(annotator=user, client_id=later.client_id)
-        release(annotator=user, tokens=Assignment.objects.filter(
-            annotator=user, state="active").values_list("token", flat=True))
+        release(
+            annotator=user,
+            tokens=Assignment.objects.filter(annotator=user, state="active").values_list(
+                "token", flat=True
+            ),
+        )
     undone = undo_answer(annotator=user, client_id=last.client_id)
     task.refresh_from_db()
     last.refresh_from_db()
@@ -198,8 +227,9 @@ def test_an_answer_undone_after_its_item_was_used_changes_the_judgment_set(world
     # the pipeline finishes as usual.
     assert undone.assignment.request_id == last.request_id
     again = "correct" if last.answer == "incorrect" else "incorrect"
-    assert answer_assignment(annotator=user, token=undone.assignment.token,
-                             client_id=uuid.uuid4(), answer=again).counted
+    assert answer_assignment(
+        annotator=user, token=undone.assignment.token, client_id=uuid.uuid4(), answer=again
+    ).counted
     settle(world)
     assert audit_task(task)["estimates"] > 0
 
@@ -210,8 +240,9 @@ def test_a_look_nobody_at_work_can_give_does_not_hold_a_run_back(world):
     plan_all(world)
     for _ in range(20):
         driver.drain()
-        waiting = VerificationRequest.objects.filter(task=task, state="pending",
-                                                     item__looks__isnull=False).distinct()
+        waiting = VerificationRequest.objects.filter(
+            task=task, state="pending", item__looks__isnull=False
+        ).distinct()
         if waiting.exists():
             break
         answer_what_is_served(task, world["people"], world["truth"], world["rng"])
@@ -219,8 +250,11 @@ def test_a_look_nobody_at_work_can_give_does_not_hold_a_run_back(world):
         raise AssertionError("the planner asked no further look")
     # Everyone who has not judged a looked-at item is paused: nobody can give its look.
     looked = waiting.first()
-    judged = set(Judgment.objects.filter(request=looked, withdrawn_at=None)
-                 .values_list("annotator_id", flat=True))
+    judged = set(
+        Judgment.objects.filter(request=looked, withdrawn_at=None).values_list(
+            "annotator_id", flat=True
+        )
+    )
     for user, _ in world["people"]:
         if user.pk not in judged:
             pause_annotator(task=task, annotator=user, reason="review")
@@ -232,8 +266,11 @@ def test_a_look_nobody_at_work_can_give_does_not_hold_a_run_back(world):
     loaded = load_task_state(task)
     for index, run in enumerate(loaded.runs):
         items = set(loaded.state.runs[index].items.tolist())
-        servable = [r for r in VerificationRequest.objects.filter(task=task, state="pending")
-                    if r.item.index in items and r.item.index not in stuck]
+        servable = [
+            r
+            for r in VerificationRequest.objects.filter(task=task, state="pending")
+            if r.item.index in items and r.item.index not in stuck
+        ]
         assert loaded.pending_in_run(index) == len(servable), run.name
     # The runs go on with those still at work and end; the looks stay pending for organizers.
     estimate_task(task.pk)

@@ -38,16 +38,34 @@ def world(monkeypatch):
     # One annotator, right every time, whom the engine can only trust through the gold answers
     # the queue mixes in (the last GOLD items, outside every run): without them the annotator's
     # error rates stay as uncertain as the prior, and runs end annotator-limited.
-    base = truth_world(rng, n_items=N + GOLD, p_true=0.75, reference=150, groups=40,
-                       reference_among=N, target_half_width=0.06, gold_rate=0.2, seed=SEED)
+    base = truth_world(
+        rng,
+        n_items=N + GOLD,
+        p_true=0.75,
+        reference=150,
+        groups=40,
+        reference_among=N,
+        target_half_width=0.06,
+        gold_rate=0.2,
+        seed=SEED,
+    )
     task, truth = base.task, base.truth
-    load_gold(task=task, lines=[f"k{i}\t{'correct' if truth[i] else 'incorrect'}"
-                                for i in range(N, N + GOLD)])
+    load_gold(
+        task=task,
+        lines=[f"k{i}\t{'correct' if truth[i] else 'incorrect'}" for i in range(N, N + GOLD)],
+    )
     team = make_team("A")
     runs = random_runs(task, team, rng, n_runs=3, size=700, among=N)
-    return {"task": task, "truth": truth, "runs": runs, "team": team, "rng": rng,
-            "driver": PipelineDriver(monkeypatch), "user": annotator(task),
-            "served": random.Random(7)}
+    return {
+        "task": task,
+        "truth": truth,
+        "runs": runs,
+        "team": team,
+        "rng": rng,
+        "driver": PipelineDriver(monkeypatch),
+        "user": annotator(task),
+        "served": random.Random(7),
+    }
 
 
 def settle(world, max_cycles=40):
@@ -88,7 +106,11 @@ def test_runs_reach_scored_and_stored_estimates_equal_the_core(world):
             stored = Estimate.objects.get(snapshot=snapshot, run=run, metric=metric)
             est = getattr(result, metric)
             assert (stored.value, stored.low, stored.high, stored.labels_used) == (
-                est.value, est.low, est.high, est.labels_used)
+                est.value,
+                est.low,
+                est.high,
+                est.labels_used,
+            )
         assert run.reason.startswith("precision ±")
         # A run partial for the annotators met the target with its own part: what is left is
         # the shared uncertainty of the annotator's error rates, small with the gold answers.
@@ -154,10 +176,12 @@ def test_a_run_partial_for_the_annotators_is_scored_once_it_meets_the_target(wor
     # annotators' error rates; here the organizer widened it).
     type(task).objects.filter(pk=task.pk).update(target_half_width=0.09)
     # As the planner leaves them: one waiting for the annotators' error rates, one out of budget.
-    Run.objects.filter(pk=limited.pk).update(state="partial", outcome="annotator_limited",
-                                             reason="annotator-limited")
-    Run.objects.filter(pk=spent.pk).update(state="partial", outcome="budget_exhausted",
-                                           reason="budget spent")
+    Run.objects.filter(pk=limited.pk).update(
+        state="partial", outcome="annotator_limited", reason="annotator-limited"
+    )
+    Run.objects.filter(pk=spent.pk).update(
+        state="partial", outcome="budget_exhausted", reason="budget spent"
+    )
     estimate_task(task.pk)
     limited.refresh_from_db()
     spent.refresh_from_db()
@@ -249,4 +273,3 @@ def test_independent_replay_of_plans_and_estimates_matches(world):
     settle(world)
     audit = audit_task(world["task"])
     assert audit["rounds"] >= 3 and audit["estimates"] == 9
-

@@ -33,21 +33,29 @@ N = 1500
 @pytest.fixture
 def world(monkeypatch):
     rng = np.random.default_rng(11)
-    base = truth_world(rng, n_items=N, p_true=0.6, reference=150, groups=40,
-                       target_half_width=0.06)
+    base = truth_world(rng, n_items=N, p_true=0.6, reference=150, groups=40, target_half_width=0.06)
     task, truth = base.task, base.truth
     team = make_team("A")
     # A strong run, a weak run and a copy of the strong one (tied in truth on every metric).
-    good = np.array([i for i in range(N) if truth[i]][:500] + [i for i in range(N)
-                                                               if not truth[i]][:30])
-    weak = np.array([i for i in range(N) if truth[i]][300:500] + [i for i in range(N)
-                                                                  if not truth[i]][100:500])
+    good = np.array(
+        [i for i in range(N) if truth[i]][:500] + [i for i in range(N) if not truth[i]][:30]
+    )
+    weak = np.array(
+        [i for i in range(N) if truth[i]][300:500] + [i for i in range(N) if not truth[i]][100:500]
+    )
     scores = rng.random(good.size)
-    runs = [add_run(task, team, good, scores, "good"), add_run(task, team, weak,
-                                                               rng.random(weak.size), "weak"),
-            add_run(task, team, good, scores, "good-copy")]
-    return {"task": task, "truth": truth, "runs": runs, "driver": PipelineDriver(monkeypatch),
-            "user": annotator(task)}
+    runs = [
+        add_run(task, team, good, scores, "good"),
+        add_run(task, team, weak, rng.random(weak.size), "weak"),
+        add_run(task, team, good, scores, "good-copy"),
+    ]
+    return {
+        "task": task,
+        "truth": truth,
+        "runs": runs,
+        "driver": PipelineDriver(monkeypatch),
+        "user": annotator(task),
+    }
 
 
 def settle(world, max_cycles=40):
@@ -77,8 +85,14 @@ def check_ranks_match_stored_intervals(snapshot):
         assert len(ranked) == len(rows)
         low = [ranking["intervals"][str(r["run"])][metric][0] for r in rows]
         high = [ranking["intervals"][str(r["run"])][metric][1] for r in rows]
-        again = rank_intervals(values, low, high, family_level=ranking["family_level"],
-                               level=ranking["interval_level"], runs=[r["run"] for r in rows])
+        again = rank_intervals(
+            values,
+            low,
+            high,
+            family_level=ranking["family_level"],
+            level=ranking["interval_level"],
+            runs=[r["run"] for r in rows],
+        )
         assert again.ranked == ranking["runs_ranked"][metric]
         for r, best, worst in zip(rows, again.best, again.worst, strict=True):
             expected = None if best is None else {"best": best, "worst": worst}
@@ -134,12 +148,14 @@ def test_every_snapshot_has_estimates_for_every_listed_run_in_version_order(worl
         check_ranks_match_stored_intervals(snapshot)
     run = world["runs"][0]
     # The history query a page uses: one metric of one run, oldest snapshot first.
-    history = list(Estimate.objects.filter(run=run, metric="precision",
-                                           snapshot__published=True)
-                   .order_by("snapshot__version")
-                   .values_list("snapshot__version", "low", "high"))
-    assert [v for v, _, _ in history] == [s.version for s in snapshots
-                                          if any(r["run"] == run.pk for r in s.rows)]
+    history = list(
+        Estimate.objects.filter(run=run, metric="precision", snapshot__published=True)
+        .order_by("snapshot__version")
+        .values_list("snapshot__version", "low", "high")
+    )
+    assert [v for v, _, _ in history] == [
+        s.version for s in snapshots if any(r["run"] == run.pk for r in s.rows)
+    ]
     assert history[-1][2] - history[-1][1] <= history[0][2] - history[0][1]
 
 

@@ -78,8 +78,9 @@ def _install_store_round_pause() -> None:
 
     def store_round_then_pause(*args, **kwargs):  # (run, plan, ...): whatever the product takes
         plan_round = original(*args, **kwargs)
-        _pause("store_round", run=plan_round.run_id, round=plan_round.round,
-               items=plan_round.n_items)
+        _pause(
+            "store_round", run=plan_round.run_id, round=plan_round.round, items=plan_round.n_items
+        )
         return plan_round
 
     planning._store_round = store_round_then_pause
@@ -94,8 +95,12 @@ def _install_estimate_store_pause() -> None:
     def store_snapshot_then_pause(*args, **kwargs):  # (task, loaded, ...)
         snapshot = original(*args, **kwargs)
         if snapshot is not None:
-            _pause("estimate_store", task=snapshot.task_id, version=snapshot.version,
-                   estimates=Estimate.objects.filter(snapshot=snapshot).count())
+            _pause(
+                "estimate_store",
+                task=snapshot.task_id,
+                version=snapshot.version,
+                estimates=Estimate.objects.filter(snapshot=snapshot).count(),
+            )
         return snapshot
 
     estimation._store_snapshot = store_snapshot_then_pause

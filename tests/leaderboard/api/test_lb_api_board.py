@@ -31,10 +31,26 @@ def streamed(response) -> str:
 # -- board and snapshots ----------------------------------------------------------------------
 def test_board_is_the_latest_published_snapshot_with_what_it_rests_on(api, lb_world):
     board = api().get("/api/tasks/main/board/").json()
-    assert {k: board[k] for k in ("task", "version", "published", "engine_version",
-                                  "labels_version", "n_labels", "confidence")} == {
-        "task": "main", "version": 1, "published": True, "engine_version": "test-1",
-        "labels_version": 6, "n_labels": 6, "confidence": 0.95}
+    assert {
+        k: board[k]
+        for k in (
+            "task",
+            "version",
+            "published",
+            "engine_version",
+            "labels_version",
+            "n_labels",
+            "confidence",
+        )
+    } == {
+        "task": "main",
+        "version": 1,
+        "published": True,
+        "engine_version": "test-1",
+        "labels_version": 6,
+        "n_labels": 6,
+        "confidence": 0.95,
+    }
     assert board["methods"] == {"precision": ["wilson"], "recall": ["wilson"], "f1": ["wilson"]}
     assert [row["name"] for row in board["rows"]] == ["run-A", "run-B"]
 
@@ -43,8 +59,9 @@ def test_board_sorts_by_a_metric(api, lb_world):
     snapshot = lb_world.snapshots[0]
     rows = snapshot.rows
     rows[0]["recall"]["value"], rows[1]["recall"]["value"] = 0.2, 0.9
-    rows.append({**rows[0], "run": 999, "name": "no-value",
-                 "recall": {**rows[0]["recall"], "value": None}})
+    rows.append(
+        {**rows[0], "run": 999, "name": "no-value", "recall": {**rows[0]["recall"], "value": None}}
+    )
     LeaderboardSnapshot.objects.filter(pk=snapshot.pk).update(rows=rows)
 
     def names(query):
@@ -70,7 +87,9 @@ def test_snapshot_csv_has_one_row_per_run_and_ranks_when_present(api, lb_world):
     assert "main-snapshot-1.csv" in response["Content-Disposition"]
     table = list(csv.DictReader(io.StringIO(streamed(response))))
     assert [(r["version"], r["name"], r["team"]) for r in table] == [
-        ("1", "run-A", "team-A"), ("1", "run-B", "team-B")]
+        ("1", "run-A", "team-A"),
+        ("1", "run-B", "team-B"),
+    ]
     assert float(table[0]["precision_value"]) == lb_world.published_value
     assert table[0]["provisional"] == "false" and "precision_rank_best" not in table[0]
 
@@ -106,8 +125,9 @@ def test_runs_filter_by_state_and_team(api, lb_world):
     Run.objects.filter(pk=lb_world.runs["B"].pk).update(state=Run.State.AWAITING_LABELS)
 
     def names(query):
-        return {r["name"] for r in
-                organizer.get(f"/api/tasks/main/runs/?{query}").json()["results"]}
+        return {
+            r["name"] for r in organizer.get(f"/api/tasks/main/runs/?{query}").json()["results"]
+        }
 
     assert names("state=scored") == {"run-A"}
     assert names("state=scored&state=awaiting_labels") == {"run-A", "run-B"}
@@ -121,11 +141,14 @@ def test_run_details_are_editable_by_the_team_and_validated(api, lb_world):
     run = lb_world.runs["A"]
     client = api(lb_world.users["pa"])
     url = f"/api/runs/{run.pk}/"
-    changed = client.patch(url, {"name": " Better ", "link": "https://example.org/paper"},
-                           format="json")
+    changed = client.patch(
+        url, {"name": " Better ", "link": "https://example.org/paper"}, format="json"
+    )
     assert changed.status_code == 200
-    assert (changed.json()["name"], changed.json()["link"]) == ("Better",
-                                                                "https://example.org/paper")
+    assert (changed.json()["name"], changed.json()["link"]) == (
+        "Better",
+        "https://example.org/paper",
+    )
     run.refresh_from_db()
     assert run.name == "Better" and run.description == lb_world.secret_description["A"]
     error(client.patch(url, {"link": "ftp://x"}, format="json"), 400, "invalid")
@@ -138,8 +161,7 @@ def test_run_details_are_editable_by_the_team_and_validated(api, lb_world):
 
 
 def test_history_lists_each_metric_across_snapshots(api, lb_world):
-    history = api(lb_world.users["admin"]).get(
-        f"/api/runs/{lb_world.runs['B'].pk}/history/").json()
+    history = api(lb_world.users["admin"]).get(f"/api/runs/{lb_world.runs['B'].pk}/history/").json()
     assert history["run"] == lb_world.runs["B"].pk
     assert set(history["metrics"]) == {"precision", "recall", "f1"}
     assert [e["snapshot"] for e in history["metrics"]["precision"]] == [1, 2]
@@ -148,36 +170,58 @@ def test_history_lists_each_metric_across_snapshots(api, lb_world):
 # -- quota, spend, organizer actions, me -------------------------------------------------------
 def test_quota_counts_runs_and_refunds(api, lb_world):
     run = lb_world.runs["A"]
-    Run.objects.create(task=run.task, team=run.team, name="failed", state=Run.State.FAILED,
-                       quota_refunded=True)
+    Run.objects.create(
+        task=run.task, team=run.team, name="failed", state=Run.State.FAILED, quota_refunded=True
+    )
     quota = api(lb_world.users["pa"]).get("/api/tasks/main/quota/").json()
-    assert quota == {"task": "main", "teams": [{
-        "team": "team-A", "used_total": 1, "limit_total": 5, "remaining_total": 4,
-        "used_today": 1, "limit_today": 3, "remaining_today": 2, "remaining": 2,
-        "next_slot_at": None, "refunded": 1}]}
+    assert quota == {
+        "task": "main",
+        "teams": [
+            {
+                "team": "team-A",
+                "used_total": 1,
+                "limit_total": 5,
+                "remaining_total": 4,
+                "used_today": 1,
+                "limit_today": 3,
+                "remaining_today": 2,
+                "remaining": 2,
+                "next_slot_at": None,
+                "refunded": 1,
+            }
+        ],
+    }
     assert api(lb_world.users["org"]).get("/api/tasks/main/quota/").json()["teams"] == []
 
 
 def test_spend_reports_budget_and_cost_per_run(api, lb_world):
     spend = api(lb_world.users["org"]).get("/api/tasks/main/spend/").json()
-    assert (spend["label_budget"], spend["labels_requested"], spend["labels_verified"],
-            spend["remaining"]) == (500, 6, 6, 494)
+    assert (
+        spend["label_budget"],
+        spend["labels_requested"],
+        spend["labels_verified"],
+        spend["remaining"],
+    ) == (500, 6, 6, 494)
     assert {(r["name"], r["n_requested"], r["n_verified"]) for r in spend["runs"]} == {
-        ("run-A", 4, 4), ("run-B", 4, 4)}
+        ("run-A", 4, 4),
+        ("run-B", 4, 4),
+    }
 
 
 def test_hold_and_publish_are_idempotent(api, lb_world):
     organizer = api(lb_world.users["org"])
     for _ in range(2):
         assert organizer.post("/api/tasks/main/hold/").json() == {
-            "task": "main", "board_held": True, "latest_published": 1}
+            "task": "main",
+            "board_held": True,
+            "latest_published": 1,
+        }
     once = organizer.post("/api/tasks/main/publish/", {"release_hold": False}, format="json")
     assert once.json() == {"task": "main", "board_held": True, "latest_published": 2}
     released = organizer.post("/api/tasks/main/publish/", {}, format="json").json()
     assert released == {"task": "main", "board_held": False, "latest_published": 2}
     error(organizer.post("/api/tasks/main/publish/", {"release": 1}, format="json"), 400)
-    error(organizer.post("/api/tasks/main/publish/", {"release_hold": "maybe"}, format="json"),
-          400)
+    error(organizer.post("/api/tasks/main/publish/", {"release_hold": "maybe"}, format="json"), 400)
 
 
 def test_verified_items_export_streams_json(api, lb_world):
@@ -185,14 +229,20 @@ def test_verified_items_export_streams_json(api, lb_world):
     assert response.streaming and response["Content-Type"] == "application/json"
     document = json.loads(streamed(response))
     assert document["task"] == "main" and len(document["items"]) == 6
-    assert all(set(item) == {"key", "posterior", "judgments", "says_correct", "verified_at"}
-               for item in document["items"])
+    assert all(
+        set(item) == {"key", "posterior", "judgments", "says_correct", "verified_at"}
+        for item in document["items"]
+    )
 
 
 def test_me_lists_teams_and_tasks(api, lb_world):
     assert api(lb_world.users["pa"]).get("/api/me/").json() == {
-        "username": "pa", "is_staff": False, "teams": ["team-A"], "organizes": [],
-        "annotates": []}
+        "username": "pa",
+        "is_staff": False,
+        "teams": ["team-A"],
+        "organizes": [],
+        "annotates": [],
+    }
     assert api(lb_world.users["annotator"]).get("/api/me/").json()["annotates"] == ["main"]
     assert api(lb_world.users["other_org"]).get("/api/me/").json()["organizes"] == ["other"]
 
@@ -220,16 +270,20 @@ def test_swagger_ui_assets_are_served_locally(api, lb_world):
     assert bundle.startswith("/static/drf_spectacular_sidecar/")
     response = api().get(bundle)
     assert response.status_code == 200
-    assert b"SwaggerUI" in b"".join(response.streaming_content if response.streaming
-                                    else [response.content])
+    assert b"SwaggerUI" in b"".join(
+        response.streaming_content if response.streaming else [response.content]
+    )
 
 
-@pytest.mark.parametrize(("method", "path", "status", "code"), [
-    ("put", "/api/tasks/main/board/", 405, "method_not_allowed"),
-    ("delete", "/api/runs/1/history/", 405, "method_not_allowed"),
-    ("get", "/api/tasks/main/hold/", 405, "method_not_allowed"),
-    ("get", "/api/no/such/thing/", 404, "not_found"),
-])
+@pytest.mark.parametrize(
+    ("method", "path", "status", "code"),
+    [
+        ("put", "/api/tasks/main/board/", 405, "method_not_allowed"),
+        ("delete", "/api/runs/1/history/", 405, "method_not_allowed"),
+        ("get", "/api/tasks/main/hold/", 405, "method_not_allowed"),
+        ("get", "/api/no/such/thing/", 404, "not_found"),
+    ],
+)
 def test_errors_have_the_one_body_everywhere(api, lb_world, method, path, status, code):
     error(getattr(api(lb_world.users["org"]), method)(path), status, code)
 

@@ -40,23 +40,47 @@ def error_of(response, status: int, code: str) -> dict:
 
 
 # -- service errors: status and code on the class ------------------------------------------------
-@pytest.mark.parametrize(("code", "status"), [
-    ("rejected", 400), ("invalid", 400), ("missing_file", 400), ("not_team_member", 403),
-    ("task_closed", 409), ("duplicate", 409), ("too_large", 413), ("over_quota", 429),
-    ("throttled", 429),
-])
+@pytest.mark.parametrize(
+    ("code", "status"),
+    [
+        ("rejected", 400),
+        ("invalid", 400),
+        ("missing_file", 400),
+        ("not_team_member", 403),
+        ("task_closed", 409),
+        ("duplicate", 409),
+        ("too_large", 413),
+        ("over_quota", 429),
+        ("throttled", 429),
+    ],
+)
 def test_submission_errors_carry_their_status(code, status):
     exc = SubmissionError(code, "refused", problems=[Problem(3, "bad score")], total=7)
     body = error_of(handled(exc), status, code)
-    assert body == {"code": code, "message": "refused",
-                    "problems": [{"line": 3, "message": "bad score"}], "total": 7, "run": None}
+    assert body == {
+        "code": code,
+        "message": "refused",
+        "problems": [{"line": 3, "message": "bad score"}],
+        "total": 7,
+        "run": None,
+    }
 
 
-@pytest.mark.parametrize(("code", "status"), [
-    ("invalid", 400), ("not_annotator", 403), ("not_organizer", 403), ("unknown_assignment", 404),
-    ("not_found", 404), ("task_closed", 409), ("client_id_reused", 409), ("undo_expired", 409),
-    ("not_last_answer", 409), ("already_answered", 409),
-])
+@pytest.mark.parametrize(
+    ("code", "status"),
+    [
+        ("invalid", 400),
+        ("not_annotator", 403),
+        ("not_organizer", 403),
+        ("unknown_assignment", 404),
+        ("not_found", 404),
+        ("task_closed", 409),
+        ("client_id_reused", 409),
+        ("undo_expired", 409),
+        ("not_last_answer", 409),
+        ("already_answered", 409),
+    ],
+)
 def test_judgment_errors_carry_their_status(code, status):
     body = error_of(handled(JudgmentError("no", code), QueueAPIView()), status, code)
     assert body == {"code": code, "message": "no", "problems": [], "total": 0, "run": None}
@@ -66,16 +90,21 @@ def test_judgment_errors_carry_their_status(code, status):
 def test_field_errors_are_problems_and_fields(family):
     exc = family("invalid settings", {"title": ["too long"], "link": ["not a URL", "no"]})
     body = error_of(handled(exc), 400, "invalid")
-    assert body["problems"] == [{"line": None, "message": "title: too long"},
-                                {"line": None, "message": "link: not a URL no"}]
+    assert body["problems"] == [
+        {"line": None, "message": "title: too long"},
+        {"line": None, "message": "link: not a URL no"},
+    ]
     assert body["total"] == 2 and body["fields"] == exc.field_errors
 
 
-@pytest.mark.parametrize(("exc", "status", "code"), [
-    (TokenExists(), 409, "token_exists"),
-    (TeamError("a team needs a name"), 400, "invalid"),
-    (GoldFileError(["line 2: unknown key 'x'"]), 400, "rejected"),
-])
+@pytest.mark.parametrize(
+    ("exc", "status", "code"),
+    [
+        (TokenExists(), 409, "token_exists"),
+        (TeamError("a team needs a name"), 400, "invalid"),
+        (GoldFileError(["line 2: unknown key 'x'"]), 400, "rejected"),
+    ],
+)
 def test_other_service_errors(exc, status, code):
     body = error_of(handled(exc), status, code)
     assert body["message"] == exc.message
@@ -89,8 +118,9 @@ def test_a_refused_sign_in_is_429_with_retry_after_the_window(settings):
 
 
 def test_a_service_error_may_bring_headers_and_extra_fields():
-    exc = ServiceError("busy", code="busy", http_status=503, headers={"Retry-After": "9"},
-                       where="queue")
+    exc = ServiceError(
+        "busy", code="busy", http_status=503, headers={"Retry-After": "9"}, where="queue"
+    )
     response = handled(exc)
     assert error_of(response, 503, "busy")["where"] == "queue"
     assert response["Retry-After"] == "9"
@@ -104,20 +134,27 @@ def test_a_rejected_runs_id_is_in_the_body():
 
 
 # -- DRF's and Django's exceptions ---------------------------------------------------------------
-@pytest.mark.parametrize(("exc", "status", "rest", "queue"), [
-    (exceptions.NotAuthenticated(), 401, "not_authenticated", "not_authenticated"),
-    (exceptions.AuthenticationFailed("bad token"), 401, "authentication_failed",
-     "not_authenticated"),
-    (exceptions.PermissionDenied("no"), 403, "permission_denied", "forbidden"),
-    (DjangoPermissionDenied("no"), 403, "permission_denied", "forbidden"),
-    (exceptions.NotFound("no such run"), 404, "not_found", "not_found"),
-    (Http404("no such task"), 404, "not_found", "not_found"),
-    (exceptions.MethodNotAllowed("PUT"), 405, "method_not_allowed", "method_not_allowed"),
-    (exceptions.NotAcceptable(), 406, "not_acceptable", "error"),
-    (exceptions.ParseError("bad JSON"), 400, "parse_error", "invalid"),
-    (exceptions.UnsupportedMediaType("text/plain"), 415, "unsupported_media_type", "invalid"),
-    (exceptions.Throttled(), 429, "throttled", "throttled"),
-])
+@pytest.mark.parametrize(
+    ("exc", "status", "rest", "queue"),
+    [
+        (exceptions.NotAuthenticated(), 401, "not_authenticated", "not_authenticated"),
+        (
+            exceptions.AuthenticationFailed("bad token"),
+            401,
+            "authentication_failed",
+            "not_authenticated",
+        ),
+        (exceptions.PermissionDenied("no"), 403, "permission_denied", "forbidden"),
+        (DjangoPermissionDenied("no"), 403, "permission_denied", "forbidden"),
+        (exceptions.NotFound("no such run"), 404, "not_found", "not_found"),
+        (Http404("no such task"), 404, "not_found", "not_found"),
+        (exceptions.MethodNotAllowed("PUT"), 405, "method_not_allowed", "method_not_allowed"),
+        (exceptions.NotAcceptable(), 406, "not_acceptable", "error"),
+        (exceptions.ParseError("bad JSON"), 400, "parse_error", "invalid"),
+        (exceptions.UnsupportedMediaType("text/plain"), 415, "unsupported_media_type", "invalid"),
+        (exceptions.Throttled(), 429, "throttled", "throttled"),
+    ],
+)
 def test_drf_and_django_exceptions_in_both_apis(exc, status, rest, queue):
     """The same exception has the same status and body in both APIs; only the names of DRF's
     codes differ, as each API has always named them."""
@@ -130,8 +167,10 @@ def test_validation_errors_list_their_fields_as_problems():
     exc = exceptions.ValidationError({"count": ["too big"], "non_field_errors": ["no JSON"]})
     for view in (ApiView(), QueueAPIView()):
         body = error_of(handled(exc, view), 400, "invalid")
-        assert body["problems"] == [{"line": None, "message": "count: too big"},
-                                    {"line": None, "message": "no JSON"}]
+        assert body["problems"] == [
+            {"line": None, "message": "count: too big"},
+            {"line": None, "message": "no JSON"},
+        ]
         assert body["message"] == "invalid request: count: too big; no JSON"
 
 
@@ -163,8 +202,9 @@ def test_any_other_exception_is_left_to_django_as_a_bug():
 
 # -- through both URL confs ----------------------------------------------------------------------
 def test_both_apis_share_one_unknown_endpoint_view():
-    assert resolve("/api/no/such/").func.view_class is resolve(
-        "/annotate/api/no/such").func.view_class
+    assert (
+        resolve("/api/no/such/").func.view_class is resolve("/annotate/api/no/such").func.view_class
+    )
 
 
 @pytest.mark.django_db
@@ -173,8 +213,13 @@ def test_unknown_endpoints_of_both_apis_have_the_one_body(path):
     response = APIClient().get(path)
     assert response.status_code == 404
     body = response.json()["error"]
-    assert body == {"code": "not_found", "message": f"there is no API endpoint {path!r}",
-                    "problems": [], "total": 0, "run": None}
+    assert body == {
+        "code": "not_found",
+        "message": f"there is no API endpoint {path!r}",
+        "problems": [],
+        "total": 0,
+        "run": None,
+    }
 
 
 @pytest.mark.django_db
@@ -186,12 +231,21 @@ def test_a_lost_database_is_the_same_503_on_both_apis(monkeypatch):
 
     monkeypatch.setattr(HashedTokenAuthentication, "authenticate_credentials", lost)
     client = APIClient(HTTP_AUTHORIZATION="Token some-key")
-    responses = [client.get("/api/tasks/"), client.get("/annotate/api/tasks/main/progress"),
-                 client.post("/annotate/api/answers", {}, format="json")]
+    responses = [
+        client.get("/api/tasks/"),
+        client.get("/annotate/api/tasks/main/progress"),
+        client.post("/annotate/api/answers", {}, format="json"),
+    ]
     for response in responses:
         assert response.status_code == 503 and response["Retry-After"] == "5"
         assert "secret-host" not in response.content.decode()
     assert len({response.content for response in responses}) == 1
-    assert responses[0].json() == {"error": {
-        "code": "unavailable", "message": "the database is unavailable; retry shortly",
-        "problems": [], "total": 0, "run": None}}
+    assert responses[0].json() == {
+        "error": {
+            "code": "unavailable",
+            "message": "the database is unavailable; retry shortly",
+            "problems": [],
+            "total": 0,
+            "run": None,
+        }
+    }

@@ -35,67 +35,102 @@ def reference_body():
 # "{a}" is the id of team A's run. Bodies are JSON unless they hold a file (multipart).
 MATRIX = [
     # method, path, body,                             anon pa   pb   ann  org  oorg sorg admin
-    ("GET", "/api/tasks/", None,                       (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("POST", "/api/tasks/", {"slug": "new", "title": "N"},
-                                                       (401, 403, 403, 403, 403, 403, 201, 201)),
-    ("GET", "/api/tasks/main/", None,                  (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("PATCH", "/api/tasks/main/", {"title": "Renamed"},
-                                                       (401, 403, 403, 403, 200, 403, 403, 200)),
-    ("PATCH", "/api/tasks/other/", {"title": "Renamed"},
-                                                       (401, 403, 403, 403, 403, 200, 200, 200)),
-    ("GET", "/api/tasks/hidden-draft/", None,          (404, 404, 404, 404, 200, 404, 404, 200)),
-    ("PATCH", "/api/tasks/hidden-draft/", {"title": "Renamed"},
-                                                       (404, 404, 404, 404, 200, 404, 404, 200)),
-    ("GET", "/api/tasks/main/runs/", None,             (401, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/api/tasks/main/runs/?state=scored&team=team-A", None,
-                                                       (401, 200, 200, 200, 200, 200, 200, 200)),
-    ("POST", "/api/tasks/main/runs/", upload_body,     (401, 202, 202, 403, 403, 403, 403, 403)),
-    ("POST", "/api/tasks/main/reference/", reference_body,
-                                                       (401, 403, 403, 403, 201, 403, 403, 201)),
-    ("GET", "/api/tasks/main/board/", None,            (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/tasks/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
+    (
+        "POST",
+        "/api/tasks/",
+        {"slug": "new", "title": "N"},
+        (401, 403, 403, 403, 403, 403, 201, 201),
+    ),
+    ("GET", "/api/tasks/main/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("PATCH", "/api/tasks/main/", {"title": "Renamed"}, (401, 403, 403, 403, 200, 403, 403, 200)),
+    ("PATCH", "/api/tasks/other/", {"title": "Renamed"}, (401, 403, 403, 403, 403, 200, 200, 200)),
+    ("GET", "/api/tasks/hidden-draft/", None, (404, 404, 404, 404, 200, 404, 404, 200)),
+    (
+        "PATCH",
+        "/api/tasks/hidden-draft/",
+        {"title": "Renamed"},
+        (404, 404, 404, 404, 200, 404, 404, 200),
+    ),
+    ("GET", "/api/tasks/main/runs/", None, (401, 200, 200, 200, 200, 200, 200, 200)),
+    (
+        "GET",
+        "/api/tasks/main/runs/?state=scored&team=team-A",
+        None,
+        (401, 200, 200, 200, 200, 200, 200, 200),
+    ),
+    ("POST", "/api/tasks/main/runs/", upload_body, (401, 202, 202, 403, 403, 403, 403, 403)),
+    (
+        "POST",
+        "/api/tasks/main/reference/",
+        reference_body,
+        (401, 403, 403, 403, 201, 403, 403, 201),
+    ),
+    ("GET", "/api/tasks/main/board/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
     ("GET", "/api/tasks/main/board/?format=csv", None, (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/api/tasks/main/board/?sort=f1&order=asc", None,
-                                                       (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/api/tasks/main/snapshots/", None,        (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/api/tasks/main/snapshots/1/", None,      (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/api/tasks/main/snapshots/1/?format=csv", None,
-                                                       (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/api/tasks/main/snapshots/2/", None,      (404, 404, 404, 404, 200, 404, 404, 200)),
-    ("GET", "/api/tasks/main/snapshots/2/?format=csv", None,
-                                                       (404, 404, 404, 404, 200, 404, 404, 200)),
-    ("GET", "/api/tasks/main/quota/", None,            (401, 200, 200, 200, 200, 200, 200, 200)),
-    ("POST", "/api/tasks/main/hold/", None,            (401, 403, 403, 403, 200, 403, 403, 200)),
-    ("POST", "/api/tasks/main/publish/", {"release_hold": True},
-                                                       (401, 403, 403, 403, 200, 403, 403, 200)),
-    ("GET", "/api/tasks/main/spend/", None,            (401, 403, 403, 403, 200, 403, 403, 200)),
-    ("GET", "/api/tasks/main/export/items/", None,     (401, 403, 403, 403, 200, 403, 403, 200)),
-    ("GET", "/api/tasks/main/export/items/?format=csv", None,
-                                                       (401, 403, 403, 403, 200, 403, 403, 200)),
-    ("GET", "/api/runs/{a}/", None,                    (404, 200, 404, 404, 200, 404, 404, 200)),
-    ("PATCH", "/api/runs/{a}/", {"name": "better name"},
-                                                       (401, 200, 404, 404, 403, 404, 404, 200)),
-    ("GET", "/api/runs/{a}/history/", None,            (404, 200, 404, 404, 200, 404, 404, 200)),
-    ("GET", "/api/token/", None,                       (401, 200, 200, 200, 200, 200, 200, 200)),
-    ("POST", "/api/token/", None,                      (401, 201, 201, 201, 201, 201, 201, 201)),
-    ("POST", "/api/token/rotate/", None,               (401, 201, 201, 201, 201, 201, 201, 201)),
-    ("DELETE", "/api/token/", None,                    (401, 204, 204, 204, 204, 204, 204, 204)),
-    ("GET", "/api/me/", None,                          (401, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/api/schema/", None,                      (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/api/docs/", None,                        (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/api/redoc/", None,                       (404, 404, 404, 404, 404, 404, 404, 404)),
-    ("GET", "/api/runs/x1/", None,                     (404, 404, 404, 404, 404, 404, 404, 404)),
-    ("POST", "/api/nothing/here/", None,               (404, 404, 404, 404, 404, 404, 404, 404)),
+    (
+        "GET",
+        "/api/tasks/main/board/?sort=f1&order=asc",
+        None,
+        (200, 200, 200, 200, 200, 200, 200, 200),
+    ),
+    ("GET", "/api/tasks/main/snapshots/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/tasks/main/snapshots/1/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
+    (
+        "GET",
+        "/api/tasks/main/snapshots/1/?format=csv",
+        None,
+        (200, 200, 200, 200, 200, 200, 200, 200),
+    ),
+    ("GET", "/api/tasks/main/snapshots/2/", None, (404, 404, 404, 404, 200, 404, 404, 200)),
+    (
+        "GET",
+        "/api/tasks/main/snapshots/2/?format=csv",
+        None,
+        (404, 404, 404, 404, 200, 404, 404, 200),
+    ),
+    ("GET", "/api/tasks/main/quota/", None, (401, 200, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/api/tasks/main/hold/", None, (401, 403, 403, 403, 200, 403, 403, 200)),
+    (
+        "POST",
+        "/api/tasks/main/publish/",
+        {"release_hold": True},
+        (401, 403, 403, 403, 200, 403, 403, 200),
+    ),
+    ("GET", "/api/tasks/main/spend/", None, (401, 403, 403, 403, 200, 403, 403, 200)),
+    ("GET", "/api/tasks/main/export/items/", None, (401, 403, 403, 403, 200, 403, 403, 200)),
+    (
+        "GET",
+        "/api/tasks/main/export/items/?format=csv",
+        None,
+        (401, 403, 403, 403, 200, 403, 403, 200),
+    ),
+    ("GET", "/api/runs/{a}/", None, (404, 200, 404, 404, 200, 404, 404, 200)),
+    ("PATCH", "/api/runs/{a}/", {"name": "better name"}, (401, 200, 404, 404, 403, 404, 404, 200)),
+    ("GET", "/api/runs/{a}/history/", None, (404, 200, 404, 404, 200, 404, 404, 200)),
+    ("GET", "/api/token/", None, (401, 200, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/api/token/", None, (401, 201, 201, 201, 201, 201, 201, 201)),
+    ("POST", "/api/token/rotate/", None, (401, 201, 201, 201, 201, 201, 201, 201)),
+    ("DELETE", "/api/token/", None, (401, 204, 204, 204, 204, 204, 204, 204)),
+    ("GET", "/api/me/", None, (401, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/schema/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/docs/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/redoc/", None, (404, 404, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/api/runs/x1/", None, (404, 404, 404, 404, 404, 404, 404, 404)),
+    ("POST", "/api/nothing/here/", None, (404, 404, 404, 404, 404, 404, 404, 404)),
 ]
-CELLS = [pytest.param(method, path, body, role, statuses[i], id=f"{method} {path} {role}")
-         for method, path, body, statuses in MATRIX for i, role in enumerate(ROLES)]
+CELLS = [
+    pytest.param(method, path, body, role, statuses[i], id=f"{method} {path} {role}")
+    for method, path, body, statuses in MATRIX
+    for i, role in enumerate(ROLES)
+]
 
 
 def forbidden_for(world, role: str) -> list[str]:
     """Text that must not appear in any response ``role`` gets."""
     if role in ("org", "admin"):
         return []
-    never = [world.gold_key, world.reference_key, repr(world.held_value),
-             *world.annotator_secrets]
+    never = [world.gold_key, world.reference_key, repr(world.held_value), *world.annotator_secrets]
     others = {"pa": ["B"], "pb": ["A"]}.get(role, ["A", "B"])
     for team in others:
         never += [world.secret_file[team], world.secret_description[team]]
@@ -133,14 +168,21 @@ def test_matrix_covers_every_api_route():
     resolver = get_resolver()
     api_patterns = {str(p.pattern) for p in resolver.url_patterns if str(p.pattern) == "api/"}
     assert api_patterns == {"api/"}
-    routes = {str(p.pattern) for p in
-              next(p for p in resolver.url_patterns if str(p.pattern) == "api/").url_patterns}
-    covered = {path.split("?")[0].removeprefix("/api/").replace("hidden-draft", "main")
-               .replace("other", "main").replace("main", "<slug:slug>")
-               .replace("{a}", "<int:run_id>").replace("snapshots/1/",
-                                                       "snapshots/<int:version>/")
-               .replace("snapshots/2/", "snapshots/<int:version>/")
-               for _, path, _, _ in MATRIX}
+    routes = {
+        str(p.pattern)
+        for p in next(p for p in resolver.url_patterns if str(p.pattern) == "api/").url_patterns
+    }
+    covered = {
+        path.split("?")[0]
+        .removeprefix("/api/")
+        .replace("hidden-draft", "main")
+        .replace("other", "main")
+        .replace("main", "<slug:slug>")
+        .replace("{a}", "<int:run_id>")
+        .replace("snapshots/1/", "snapshots/<int:version>/")
+        .replace("snapshots/2/", "snapshots/<int:version>/")
+        for _, path, _, _ in MATRIX
+    }
     assert routes - {r"^[\s\S]*$"} <= covered, routes - covered
 
 
@@ -161,9 +203,10 @@ def test_participants_see_only_published_scores_in_run_history(api, lb_world):
     mine = api(lb_world.users["pa"]).get(f"/api/runs/{run.pk}/history/").json()
     assert [e["value"] for e in mine["metrics"]["precision"]] == [lb_world.published_value]
     organizer = api(lb_world.users["org"]).get(f"/api/runs/{run.pk}/history/").json()
-    assert [(e["snapshot"], e["published"], e["value"])
-            for e in organizer["metrics"]["f1"]] == [(1, True, lb_world.published_value),
-                                                     (2, False, lb_world.held_value)]
+    assert [(e["snapshot"], e["published"], e["value"]) for e in organizer["metrics"]["f1"]] == [
+        (1, True, lb_world.published_value),
+        (2, False, lb_world.held_value),
+    ]
 
 
 def test_runs_list_shows_each_participant_only_their_teams_runs(api, lb_world):
@@ -181,10 +224,12 @@ def test_a_staff_user_organizes_the_tasks_they_create_and_no_other(api, lb_world
     staff = api(lb_world.users["staff_org"])
     created = staff.post("/api/tasks/", {"slug": "staff-made", "title": "S"}, format="json")
     assert created.status_code == 201 and "design_options" in created.json()
-    assert [u.username for u in Task.objects.get(slug="staff-made")
-            .organizers.all()] == ["staff_org"]
-    assert staff.patch("/api/tasks/staff-made/", {"title": "Mine"},
-                       format="json").status_code == 200
+    assert [u.username for u in Task.objects.get(slug="staff-made").organizers.all()] == [
+        "staff_org"
+    ]
+    assert (
+        staff.patch("/api/tasks/staff-made/", {"title": "Mine"}, format="json").status_code == 200
+    )
     assert "design_options" not in staff.get("/api/tasks/main/").json()
     assert staff.post("/api/tasks/main/publish/", {}, format="json").status_code == 403
     lb_world.task.refresh_from_db()
@@ -198,9 +243,11 @@ def test_exports_give_organizers_the_items_posteriors(api, lb_world):
 
     items = json.loads(data)["items"]
     assert [(i["key"], i["posterior"], i["judgments"]) for i in items] == [
-        (f"{lb_world.gold_key}-{i}", lb_world.posteriors[i], 1) for i in range(6)]
-    csv_text = b"".join(client.get("/api/tasks/main/export/items/?format=csv")
-                        .streaming_content).decode()
+        (f"{lb_world.gold_key}-{i}", lb_world.posteriors[i], 1) for i in range(6)
+    ]
+    csv_text = b"".join(
+        client.get("/api/tasks/main/export/items/?format=csv").streaming_content
+    ).decode()
     lines = csv_text.splitlines()
     assert lines[0] == "key,posterior,judgments,says_correct,verified_at"
     assert lines[1].startswith(f"{lb_world.gold_key}-0,0.987654,1,1,")
@@ -210,14 +257,18 @@ def test_exports_give_organizers_the_items_posteriors(api, lb_world):
 def test_held_scores_reach_participants_once_published(api, lb_world):
     pa = api(lb_world.users["pa"])
     assert pa.get("/api/tasks/main/snapshots/2/").status_code == 404
-    assert api(lb_world.users["org"]).post("/api/tasks/main/publish/", {},
-                                           format="json").status_code == 200
+    assert (
+        api(lb_world.users["org"]).post("/api/tasks/main/publish/", {}, format="json").status_code
+        == 200
+    )
     board = pa.get("/api/tasks/main/board/").json()
     assert board["version"] == 2
     assert {row["f1"]["value"] for row in board["rows"]} == {lb_world.held_value}
     history = pa.get(f"/api/runs/{lb_world.runs['A'].pk}/history/").json()
-    assert [e["value"] for e in history["metrics"]["recall"]] == [lb_world.published_value,
-                                                                  lb_world.held_value]
+    assert [e["value"] for e in history["metrics"]["recall"]] == [
+        lb_world.published_value,
+        lb_world.held_value,
+    ]
 
 
 def test_token_key_is_shown_once_and_works(api, lb_world):

@@ -35,24 +35,47 @@ from leaderboard.services.tokens import create_token
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 EXAMPLES = 20
 SKIPPED = {("POST", "/api/token/"), ("DELETE", "/api/token/"), ("POST", "/api/token/rotate/")}
-CHECKS = [checks.not_a_server_error, checks.status_code_conformance,
-          checks.content_type_conformance, checks.response_schema_conformance]
+CHECKS = [
+    checks.not_a_server_error,
+    checks.status_code_conformance,
+    checks.content_type_conformance,
+    checks.response_schema_conformance,
+]
 # Operations that must answer 2xx at least once per role (generated requests got past
 # validation and permissions, not only 4xx).
 MUST_SUCCEED = {
-    "org": {"GET /api/tasks/", "GET /api/tasks/{slug}/", "PATCH /api/tasks/{slug}/",
-            "GET /api/tasks/{slug}/runs/", "GET /api/runs/{run_id}/",
-            "GET /api/tasks/{slug}/board/", "GET /api/tasks/{slug}/snapshots/",
-            "GET /api/tasks/{slug}/spend/", "POST /api/tasks/{slug}/hold/", "GET /api/me/",
-            "POST /annotate/api/assignments/heartbeat", "POST /annotate/api/assignments/release"},
-    "pa": {"GET /api/tasks/", "GET /api/tasks/{slug}/", "GET /api/tasks/{slug}/runs/",
-           "GET /api/runs/{run_id}/", "GET /api/tasks/{slug}/quota/", "GET /api/me/",
-           "PATCH /api/runs/{run_id}/"},
-    "annotator": {"POST /annotate/api/tasks/{slug}/claim",
-                  "GET /annotate/api/tasks/{slug}/progress",
-                  "POST /annotate/api/assignments/heartbeat",
-                  "POST /annotate/api/assignments/release", "POST /annotate/api/answers",
-                  "GET /api/me/", "GET /api/tasks/"},
+    "org": {
+        "GET /api/tasks/",
+        "GET /api/tasks/{slug}/",
+        "PATCH /api/tasks/{slug}/",
+        "GET /api/tasks/{slug}/runs/",
+        "GET /api/runs/{run_id}/",
+        "GET /api/tasks/{slug}/board/",
+        "GET /api/tasks/{slug}/snapshots/",
+        "GET /api/tasks/{slug}/spend/",
+        "POST /api/tasks/{slug}/hold/",
+        "GET /api/me/",
+        "POST /annotate/api/assignments/heartbeat",
+        "POST /annotate/api/assignments/release",
+    },
+    "pa": {
+        "GET /api/tasks/",
+        "GET /api/tasks/{slug}/",
+        "GET /api/tasks/{slug}/runs/",
+        "GET /api/runs/{run_id}/",
+        "GET /api/tasks/{slug}/quota/",
+        "GET /api/me/",
+        "PATCH /api/runs/{run_id}/",
+    },
+    "annotator": {
+        "POST /annotate/api/tasks/{slug}/claim",
+        "GET /annotate/api/tasks/{slug}/progress",
+        "POST /annotate/api/assignments/heartbeat",
+        "POST /annotate/api/assignments/release",
+        "POST /annotate/api/answers",
+        "GET /api/me/",
+        "GET /api/tasks/",
+    },
 }
 
 
@@ -81,23 +104,29 @@ def queue_world(world) -> dict:
     task, user = world.task, world.users["annotator"]
     start = task.n_items
     items = Item.objects.bulk_create(
-        [Item(task=task, key=f"queued-{i}", index=start + i, payload={"text": f"item {i}"})
-         for i in range(60)])
+        [
+            Item(task=task, key=f"queued-{i}", index=start + i, payload={"text": f"item {i}"})
+            for i in range(60)
+        ]
+    )
     task.n_items = start + len(items)
     task.save(update_fields=["n_items"])
     request_verification(task=task, item_ids=[item.pk for item in items])
-    leases = [lease for _ in range(6)
-              for lease in claim_assignments(task=task, annotator=user, count=5).assignments]
+    leases = [
+        lease
+        for _ in range(6)
+        for lease in claim_assignments(task=task, annotator=user, count=5).assignments
+    ]
     answered = uuid.uuid4()
-    answer_assignment(annotator=user, token=leases[0].token, client_id=answered,
-                      answer="correct")
+    answer_assignment(annotator=user, token=leases[0].token, client_id=answered, answer="correct")
     return {"tokens": [str(lease.token) for lease in leases[1:]], "client_id": str(answered)}
 
 
 def with_real_ids(case, real: dict) -> None:
     if case.path_parameters:
-        case.path_parameters = {name: real.get(name, value)
-                                for name, value in case.path_parameters.items()}
+        case.path_parameters = {
+            name: real.get(name, value) for name, value in case.path_parameters.items()
+        }
     if isinstance(case.body, dict) and real.get("tokens"):
         body = dict(case.body)
         if "token" in body:  # each answer gets a lease of its own, while there are any
@@ -112,8 +141,9 @@ def with_real_ids(case, real: dict) -> None:
 def fuzz(operation, headers: dict, real: dict, on_response) -> None:
     """Send ``EXAMPLES`` generated requests (twice as many to the queue's, which need the real
     lease tokens to get past their 404s) (valid and invalid data) and check each response."""
-    strategy = operation.as_strategy(generation_mode=GenerationMode.POSITIVE) | \
-        operation.as_strategy(generation_mode=GenerationMode.NEGATIVE)
+    strategy = operation.as_strategy(
+        generation_mode=GenerationMode.POSITIVE
+    ) | operation.as_strategy(generation_mode=GenerationMode.NEGATIVE)
 
     examples = EXAMPLES * 2 if operation.path.startswith("/annotate/api/") else EXAMPLES
 
@@ -134,8 +164,13 @@ def fuzz(operation, headers: dict, real: dict, on_response) -> None:
 
 @pytest.mark.parametrize("role", ["org", "pa", "annotator"])
 def test_no_server_errors_and_responses_match_the_schema(lb_world, wsgi_app, sent_jobs, role):
-    real = {"slug": "main", "run_id": lb_world.runs["A"].pk, "version": 1, "answers": 0,
-            **queue_world(lb_world)}
+    real = {
+        "slug": "main",
+        "run_id": lb_world.runs["A"].pk,
+        "version": 1,
+        "answers": 0,
+        **queue_world(lb_world),
+    }
     key = create_token(user=lb_world.users[role]).key
     headers = {"Authorization": f"Token {key}"}
     schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", wsgi_app)
@@ -154,8 +189,10 @@ def test_no_server_errors_and_responses_match_the_schema(lb_world, wsgi_app, sen
         except (Exception, BaseExceptionGroup) as exc:  # all failures are listed at the end
             failures[label] = exc
         tested.append(label)
-    print(f"\nschemathesis {role}: {len(statuses)} requests over {len(tested)} operations, "
-          f"{sum(s < 300 for s in statuses)} 2xx, {sum(400 <= s < 500 for s in statuses)} 4xx")
+    print(
+        f"\nschemathesis {role}: {len(statuses)} requests over {len(tested)} operations, "
+        f"{sum(s < 300 for s in statuses)} 2xx, {sum(400 <= s < 500 for s in statuses)} 4xx"
+    )
     assert not failures, "\n\n".join(f"{label}: {exc}" for label, exc in failures.items())
     assert len(tested) >= 26, tested
     assert sum(path.split(" ")[1].startswith("/annotate/api/") for path in tested) == 6

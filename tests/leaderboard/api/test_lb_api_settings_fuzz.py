@@ -36,51 +36,104 @@ pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 # -- values ---------------------------------------------------------------------------------------
 JUNK = st.one_of(
-    st.none(), st.booleans(), st.text(max_size=12),
-    st.integers(-(2**70), 2**70), st.sampled_from([2**31, 2**63 - 1, 2**63, 10**40, -1, 0]),
+    st.none(),
+    st.booleans(),
+    st.text(max_size=12),
+    st.integers(-(2**70), 2**70),
+    st.sampled_from([2**31, 2**63 - 1, 2**63, 10**40, -1, 0]),
     st.floats(allow_nan=False, allow_infinity=False),
-    st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=3), st.integers(),
-                                                         max_size=2))
+    st.lists(st.integers(), max_size=3),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
 UNIT = st.floats(-1, 2, allow_nan=False)
 HOSTILE_TEMPLATES = [
-        '{"layout": "table"}', '{"layout": "pair", "left": "a", "right": "b"}',
-        '{"layout": "text", "field": "t", "highlight": "h"}', '{"layout": "pair"}',
-        '{"layout": "text"}', '{"layout": "nope"}', "[1, 2]", "null", '"table"',
-        '{"layout": "table", "fields": []}', '{"layout": "table", "labels": {"a": ""}}',
-        '{"layout": "table", "fields": ["a", "a"]}', '{"layout": "pair", "titles": [1, 2]}',
-        '{"layout": "table", "fields": "' + "x" * 20_000 + '"}',
-        "[" * 3000 + "]" * 3000, '{"a": ' * 2000 + "1" + "}" * 2000,
-        '{"layout": "table", "fields": [' + ", ".join(['"f"'] * 250) + "]}",
-        '{"layout": "table", "labels": {"<script>": "</textarea><script>alert(1)</script>"}}',
-        '{"layout": "table", "__proto__": {"x": 1}}', '{"layout": "table"} trailing',
-        '{"layout": "text", "field": "\\u0000"}', '{"layout": "text", "field": "\\ud800"}',
+    '{"layout": "table"}',
+    '{"layout": "pair", "left": "a", "right": "b"}',
+    '{"layout": "text", "field": "t", "highlight": "h"}',
+    '{"layout": "pair"}',
+    '{"layout": "text"}',
+    '{"layout": "nope"}',
+    "[1, 2]",
+    "null",
+    '"table"',
+    '{"layout": "table", "fields": []}',
+    '{"layout": "table", "labels": {"a": ""}}',
+    '{"layout": "table", "fields": ["a", "a"]}',
+    '{"layout": "pair", "titles": [1, 2]}',
+    '{"layout": "table", "fields": "' + "x" * 20_000 + '"}',
+    "[" * 3000 + "]" * 3000,
+    '{"a": ' * 2000 + "1" + "}" * 2000,
+    '{"layout": "table", "fields": [' + ", ".join(['"f"'] * 250) + "]}",
+    '{"layout": "table", "labels": {"<script>": "</textarea><script>alert(1)</script>"}}',
+    '{"layout": "table", "__proto__": {"x": 1}}',
+    '{"layout": "table"} trailing',
+    '{"layout": "text", "field": "\\u0000"}',
+    '{"layout": "text", "field": "\\ud800"}',
 ]
 TEMPLATES = st.one_of(
     st.just(""),
     st.text(max_size=40),
     st.sampled_from(HOSTILE_TEMPLATES),
-    st.builds(lambda layout, extra: json.dumps({"layout": layout, **extra}),
-              st.sampled_from(["pair", "table", "text"]),
-              st.dictionaries(st.sampled_from(["left", "right", "field", "fields", "labels",
-                                               "titles", "highlight", "label", "other"]),
-                              st.one_of(st.text(max_size=5), st.lists(st.text(max_size=4),
-                                                                      max_size=3),
-                                        st.dictionaries(st.text(max_size=3),
-                                                        st.text(max_size=3), max_size=2),
-                                        st.integers()), max_size=4)))
+    st.builds(
+        lambda layout, extra: json.dumps({"layout": layout, **extra}),
+        st.sampled_from(["pair", "table", "text"]),
+        st.dictionaries(
+            st.sampled_from(
+                [
+                    "left",
+                    "right",
+                    "field",
+                    "fields",
+                    "labels",
+                    "titles",
+                    "highlight",
+                    "label",
+                    "other",
+                ]
+            ),
+            st.one_of(
+                st.text(max_size=5),
+                st.lists(st.text(max_size=4), max_size=3),
+                st.dictionaries(st.text(max_size=3), st.text(max_size=3), max_size=2),
+                st.integers(),
+            ),
+            max_size=4,
+        ),
+    ),
+)
 DESIGN_OPTIONS = st.one_of(
     st.just({}),
-    st.dictionaries(st.sampled_from(["max_strata", "min_stratum_size", "min_batch", "growth",
-                                     "take_all", "interval", "max_draws", "budget", "seed",
-                                     "target_half_width", "x"]),
-                    st.one_of(st.integers(-5, 100), st.floats(-2, 10, allow_nan=False),
-                              st.sampled_from([10**31, "wald", "wilson",
-                                               "clopper-pearson", None, [], {}, True])),
-                    max_size=3),
-    JUNK)
+    st.dictionaries(
+        st.sampled_from(
+            [
+                "max_strata",
+                "min_stratum_size",
+                "min_batch",
+                "growth",
+                "take_all",
+                "interval",
+                "max_draws",
+                "budget",
+                "seed",
+                "target_half_width",
+                "x",
+            ]
+        ),
+        st.one_of(
+            st.integers(-5, 100),
+            st.floats(-2, 10, allow_nan=False),
+            st.sampled_from([10**31, "wald", "wilson", "clopper-pearson", None, [], {}, True]),
+        ),
+        max_size=3,
+    ),
+    JUNK,
+)
 FIELDS = {
-    "slug": st.one_of(st.from_regex(r"[a-z0-9][a-z0-9_-]{0,20}", fullmatch=True),
-                      st.text(max_size=90), st.just("x" * 81)),
+    "slug": st.one_of(
+        st.from_regex(r"[a-z0-9][a-z0-9_-]{0,20}", fullmatch=True),
+        st.text(max_size=90),
+        st.just("x" * 81),
+    ),
     "title": st.one_of(st.text(max_size=30), st.just("t" * 201)),
     "description": st.text(max_size=30),
     "question": st.one_of(st.text(max_size=30), st.just("")),
@@ -88,8 +141,9 @@ FIELDS = {
     "state": st.sampled_from(["draft", "open", "closed", "archived", ""]),
     "target_half_width": st.one_of(UNIT, st.sampled_from([0.0005, 0.001, 0.5, 0.05])),
     "confidence": st.one_of(UNIT, st.sampled_from([0.5, 0.999, 0.9999, 0.95])),
-    "label_budget": st.one_of(st.none(), st.integers(-3, 10**6),
-                              st.sampled_from([2**31, 2**63 - 1, 2**63, 10**30])),
+    "label_budget": st.one_of(
+        st.none(), st.integers(-3, 10**6), st.sampled_from([2**31, 2**63 - 1, 2**63, 10**30])
+    ),
     "judgments_per_item": st.integers(-1, 12),
     "design": st.sampled_from(["default", "published", "nope", ""]),
     "design_options": DESIGN_OPTIONS,
@@ -98,22 +152,41 @@ FIELDS = {
     "max_upload_bytes": st.one_of(st.integers(-1, 2**64), st.just(2**63 - 1)),
     "max_predictions_per_run": st.integers(-1, 2**33),
 }
-BODIES = st.fixed_dictionaries({}, optional={
-    name: st.one_of(values, JUNK) if name != "slug" else values
-    for name, values in FIELDS.items()
-}).flatmap(lambda body: st.fixed_dictionaries(
-    {**{k: st.just(v) for k, v in body.items()}},
-    optional={"n_items": st.integers(), "seed": st.integers(), "bogus": JUNK,
-              "engine_lock_token": st.text(max_size=5)}))
+BODIES = st.fixed_dictionaries(
+    {},
+    optional={
+        name: st.one_of(values, JUNK) if name != "slug" else values
+        for name, values in FIELDS.items()
+    },
+).flatmap(
+    lambda body: st.fixed_dictionaries(
+        {**{k: st.just(v) for k, v in body.items()}},
+        optional={
+            "n_items": st.integers(),
+            "seed": st.integers(),
+            "bogus": JUNK,
+            "engine_lock_token": st.text(max_size=5),
+        },
+    )
+)
 # Huge and non-finite floats cannot be generated as JSON numbers by json.dumps: raw bodies.
 RAW = [
-    b'{"target_half_width": 1e400}', b'{"confidence": -1e400}',
-    b'{"design_options": {"growth": 1e400}}', b'{"design_options": {"max_strata": 1e400}}',
+    b'{"target_half_width": 1e400}',
+    b'{"confidence": -1e400}',
+    b'{"design_options": {"growth": 1e400}}',
+    b'{"design_options": {"max_strata": 1e400}}',
     b'{"design": "published", "design_options": {"max_draws": 1e400}}',
-    b'{"design_options": {"take_all": NaN}}', b'{"label_budget": 1e400}',
-    b'{"label_budget": 99999999999999999999999999999}', b'{"title": "\\ud800"}',
-    b'{"question": "a\\u0000b"}', b'{"display_template": "\\udfff"}', b"[]", b"null",
-    b'"text"', b"{", b"\xff\xfe",
+    b'{"design_options": {"take_all": NaN}}',
+    b'{"label_budget": 1e400}',
+    b'{"label_budget": 99999999999999999999999999999}',
+    b'{"title": "\\ud800"}',
+    b'{"question": "a\\u0000b"}',
+    b'{"display_template": "\\udfff"}',
+    b"[]",
+    b"null",
+    b'"text"',
+    b"{",
+    b"\xff\xfe",
 ]
 
 
@@ -201,35 +274,67 @@ def test_raw_json_bodies_are_refused_cleanly(api, organizer, task, raw, method):
 @pytest.mark.parametrize("template", HOSTILE_TEMPLATES)
 def test_hostile_display_templates_are_refused_or_stored_valid(api, organizer, task, template):
     before = snapshot(task)
-    response = api(organizer).patch(f"/api/tasks/{task.slug}/", {"display_template": template},
-                                    format="json")
+    response = api(organizer).patch(
+        f"/api/tasks/{task.slug}/", {"display_template": template}, format="json"
+    )
     if check_response(response) is None:
         assert snapshot(task) == before
         assert "display_template" in response.json()["error"]["fields"]
     assert_invariants(task)
     client = Client()
     client.force_login(organizer)
-    data = {k: "" if v is None else v
-            for k, v in model_to_dict(task, fields=TASK_SETTING_FIELDS).items()}
+    data = {
+        k: "" if v is None else v
+        for k, v in model_to_dict(task, fields=TASK_SETTING_FIELDS).items()
+    }
     response = client.post(f"/tasks/{task.slug}/organize/", {**data, "display_template": template})
     assert response.status_code in (302, 400)
     assert_invariants(task)
 
 
 # -- the organizer page's form --------------------------------------------------------------------
-FORM_VALUES = st.one_of(st.text(max_size=15), st.sampled_from(
-    ["", "1e400", "nan", "inf", "-0", "0.5", "0.999", "9" * 40, "2147483648",
-     "9223372036854775808", "draft", "open", "closed", '{"layout": "table"}',
-     "[" * 3000 + "]" * 3000, "1_000", "١٢", " 3 "]))
+FORM_VALUES = st.one_of(
+    st.text(max_size=15),
+    st.sampled_from(
+        [
+            "",
+            "1e400",
+            "nan",
+            "inf",
+            "-0",
+            "0.5",
+            "0.999",
+            "9" * 40,
+            "2147483648",
+            "9223372036854775808",
+            "draft",
+            "open",
+            "closed",
+            '{"layout": "table"}',
+            "[" * 3000 + "]" * 3000,
+            "1_000",
+            "١٢",
+            " 3 ",
+        ]
+    ),
+)
 
 
-@given(form=st.dictionaries(st.sampled_from((*TASK_SETTING_FIELDS, "design", "bogus")),
-                            FORM_VALUES, max_size=6))
+@given(
+    form=st.dictionaries(
+        st.sampled_from((*TASK_SETTING_FIELDS, "design", "bogus")), FORM_VALUES, max_size=6
+    )
+)
 def test_organizer_form_redirects_or_shows_field_errors(organizer, task, form):
     client = Client()
     client.force_login(organizer)
-    data = {**{k: "" if v is None else v for k, v in
-               model_to_dict(task, fields=TASK_SETTING_FIELDS).items()}, **form}
+    data = {
+        **{
+            k: "" if v is None else v
+            for k, v in model_to_dict(task, fields=TASK_SETTING_FIELDS).items()
+        },
+        **form,
+    }
     before = snapshot(task)
     response = client.post(f"/tasks/{task.slug}/organize/", data)
     assert response.status_code in (302, 400), (response.status_code, form)

@@ -32,8 +32,9 @@ def rates(monkeypatch):
     """``rates(anon=..., user=..., ...)``: small throttle rates for this test."""
 
     def set_rates(**small):
-        monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES",
-                            {**SimpleRateThrottle.THROTTLE_RATES, **small})
+        monkeypatch.setattr(
+            SimpleRateThrottle, "THROTTLE_RATES", {**SimpleRateThrottle.THROTTLE_RATES, **small}
+        )
 
     return set_rates
 
@@ -73,8 +74,9 @@ def test_anonymous_callers_are_throttled_per_address(world, rates):
 def test_a_forged_forwarded_for_header_does_not_buy_a_fresh_anonymous_budget(world, rates):
     rates(anon="2/minute")
     client = APIClient()
-    statuses = [client.get("/api/tasks/", HTTP_X_FORWARDED_FOR=f"10.7.0.{i}").status_code
-                for i in range(3)]
+    statuses = [
+        client.get("/api/tasks/", HTTP_X_FORWARDED_FOR=f"10.7.0.{i}").status_code for i in range(3)
+    ]
     assert statuses == [200, 200, 429]
 
 
@@ -117,11 +119,13 @@ def test_token_creation_by_password_is_throttled_with_retry_after(world, rates):
     rates(auth="2/hour")
     client = APIClient()
     for _ in range(2):
-        response = client.post("/api/token/", {"username": "pa", "password": "guess"},
-                               format="json")
+        response = client.post(
+            "/api/token/", {"username": "pa", "password": "guess"}, format="json"
+        )
         assert response.status_code == 401
-    assert_throttled(client.post("/api/token/", {"username": "pa", "password": PASSWORD},
-                                 format="json"))
+    assert_throttled(
+        client.post("/api/token/", {"username": "pa", "password": PASSWORD}, format="json")
+    )
     assert not ApiToken.objects.filter(user=world.users["pa"]).exists()
 
 
@@ -129,14 +133,14 @@ def test_the_annotation_api_is_throttled_too(world, rates):
     rates(user="2/minute")
     world.task.annotators.add(world.users["pb"])
     client = with_token(world.users["pb"])
-    assert [client.get("/annotate/api/tasks/main/progress").status_code
-            for _ in range(2)] == [200, 200]
+    assert [client.get("/annotate/api/tasks/main/progress").status_code for _ in range(2)] == [
+        200,
+        200,
+    ]
     response = client.get("/annotate/api/tasks/main/progress")
     assert response.status_code == 429 and int(response["Retry-After"]) > 0
     assert set(response.json()["error"]) == {"code", "message", "problems", "total", "run"}
     assert response.json()["error"]["code"] == "throttled"
-
-
 
 
 # -- tokens --------------------------------------------------------------------------------------
@@ -167,8 +171,9 @@ def test_rotating_from_a_browser_session_works(world):
     create_token(user=world.users["pa"])
     response = client.post("/api/token/rotate/", json.dumps({}), content_type="application/json")
     assert response.status_code == 201
-    assert ApiToken.objects.get(user=world.users["pa"]).digest == \
-        ApiToken.digest_of(response.json()["key"])
+    assert ApiToken.objects.get(user=world.users["pa"]).digest == ApiToken.digest_of(
+        response.json()["key"]
+    )
 
 
 def test_a_key_is_shown_once_and_never_again_by_the_api(world):
@@ -185,8 +190,9 @@ def test_a_key_is_shown_once_and_never_again_by_the_api(world):
 def test_keys_and_passwords_are_not_logged(world, caplog):
     caplog.set_level(logging.DEBUG)
     client = APIClient()
-    created = client.post("/api/token/", {"username": "pa", "password": PASSWORD},
-                          format="json").json()["key"]
+    created = client.post(
+        "/api/token/", {"username": "pa", "password": PASSWORD}, format="json"
+    ).json()["key"]
     user_client = APIClient()
     user_client.credentials(HTTP_AUTHORIZATION=f"Token {created}")
     user_client.get("/api/me/")
@@ -199,8 +205,9 @@ def test_keys_and_passwords_are_not_logged(world, caplog):
 
 
 def test_error_reports_hide_the_authorization_header_and_cookies():
-    request = RequestFactory().get("/api/me/", HTTP_AUTHORIZATION="Token abcdef0123456789",
-                                   HTTP_COOKIE="sessionid=s3cr3t")
+    request = RequestFactory().get(
+        "/api/me/", HTTP_AUTHORIZATION="Token abcdef0123456789", HTTP_COOKIE="sessionid=s3cr3t"
+    )
     meta = SafeExceptionReporterFilter().get_safe_request_meta(request)
     assert "abcdef0123456789" not in str(meta["HTTP_AUTHORIZATION"])
     assert "s3cr3t" not in str(meta["HTTP_COOKIE"])
@@ -272,9 +279,12 @@ def test_the_admin_sign_in_is_limited_too(world, settings):
 def test_a_token_cannot_be_guessed_past_the_auth_throttle_by_password(world, rates):
     """``POST /api/token/`` with a password is the API's sign-in: the auth scope limits it."""
     rates(auth="3/hour")
-    statuses = [APIClient(REMOTE_ADDR="10.2.2.2").post(
-        "/api/token/rotate/", {"username": "pa", "password": f"g{i}"}, format="json").status_code
-        for i in range(4)]
+    statuses = [
+        APIClient(REMOTE_ADDR="10.2.2.2")
+        .post("/api/token/rotate/", {"username": "pa", "password": f"g{i}"}, format="json")
+        .status_code
+        for i in range(4)
+    ]
     assert statuses == [401, 401, 401, 429]
 
 
@@ -286,12 +296,16 @@ def test_the_token_endpoint_is_under_the_sign_in_limit(world, settings, rates):
     sign_in(Client(REMOTE_ADDR="10.3.0.1"), "pa", "guess")
     for i, path in enumerate(("/api/token/", "/api/token/rotate/")):
         response = APIClient(REMOTE_ADDR=f"10.3.1.{i}").post(
-            path, {"username": "PA", "password": "guess"}, format="json")
+            path, {"username": "PA", "password": "guess"}, format="json"
+        )
         assert response.status_code == 401
     # The limit is reached: the right password is refused everywhere, from any address.
     for i, path in enumerate(("/api/token/", "/api/token/rotate/")):
-        assert_throttled(APIClient(REMOTE_ADDR=f"10.3.2.{i}").post(
-            path, {"username": "pa", "password": PASSWORD}, format="json"))
+        assert_throttled(
+            APIClient(REMOTE_ADDR=f"10.3.2.{i}").post(
+                path, {"username": "pa", "password": PASSWORD}, format="json"
+            )
+        )
     assert sign_in(Client(REMOTE_ADDR="10.3.3.1"), "pa", PASSWORD).status_code == 429
     assert not ApiToken.objects.filter(user=world.users["pa"]).exists()
     # A signed-in caller needs no password and is not refused.

@@ -33,8 +33,9 @@ def with_token(key: str) -> APIClient:
 
 
 def test_create_with_password_then_the_key_authenticates(user):
-    created = APIClient().post("/api/token/", {"username": "tok", "password": PASSWORD},
-                               format="json")
+    created = APIClient().post(
+        "/api/token/", {"username": "tok", "password": PASSWORD}, format="json"
+    )
     assert created.status_code == 201
     key = created.json()["key"]
     me = with_token(key).get("/api/me/")
@@ -59,15 +60,15 @@ def test_rotate_invalidates_the_old_key_at_once(user):
     new = rotated.json()["key"]
     assert new != old
     refused = with_token(old).get("/api/me/")
-    assert refused.status_code == 401 and refused.json()["error"]["code"] == \
-        "authentication_failed"
+    assert refused.status_code == 401 and refused.json()["error"]["code"] == "authentication_failed"
     assert with_token(new).get("/api/me/").status_code == 200
 
 
 def test_rotate_with_password_recovers_a_lost_key(user):
     create_token(user=user)
-    rotated = APIClient().post("/api/token/rotate/", {"username": "tok", "password": PASSWORD},
-                               format="json")
+    rotated = APIClient().post(
+        "/api/token/rotate/", {"username": "tok", "password": PASSWORD}, format="json"
+    )
     assert rotated.status_code == 201
     assert ApiToken.objects.get(user=user).digest == ApiToken.digest_of(rotated.json()["key"])
 
@@ -83,13 +84,16 @@ def test_revoke_is_idempotent_and_the_key_stops_working(user):
     assert client.get("/api/token/").json() == {"exists": False, "created": None}
 
 
-@pytest.mark.parametrize(("body", "status", "code"), [
-    ({"username": "tok", "password": "wrong"}, 401, "authentication_failed"),
-    ({"username": "nobody", "password": "x"}, 401, "authentication_failed"),
-    ({"username": "tok"}, 400, "invalid"),
-    ({"username": "tok", "password": PASSWORD, "scope": "all"}, 400, "invalid"),
-    ({}, 401, "not_authenticated"),
-])
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        ({"username": "tok", "password": "wrong"}, 401, "authentication_failed"),
+        ({"username": "nobody", "password": "x"}, 401, "authentication_failed"),
+        ({"username": "tok"}, 400, "invalid"),
+        ({"username": "tok", "password": PASSWORD, "scope": "all"}, 400, "invalid"),
+        ({}, 401, "not_authenticated"),
+    ],
+)
 def test_bad_credentials_are_refused_clearly(user, body, status, code):
     response = APIClient().post("/api/token/", body, format="json")
     assert response.status_code == status, response.content
@@ -100,21 +104,30 @@ def test_bad_credentials_are_refused_clearly(user, body, status, code):
 def test_inactive_users_get_no_token(user):
     user.is_active = False
     user.save()
-    response = APIClient().post("/api/token/", {"username": "tok", "password": PASSWORD},
-                                format="json")
+    response = APIClient().post(
+        "/api/token/", {"username": "tok", "password": PASSWORD}, format="json"
+    )
     assert response.status_code == 401
 
 
 def test_token_creation_is_throttled(user, monkeypatch):
     from rest_framework.throttling import ScopedRateThrottle
 
-    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES",
-                        {**ScopedRateThrottle.THROTTLE_RATES, "auth": "3/hour"})
-    statuses = [APIClient().post("/api/token/", {"username": "tok", "password": "no"},
-                                 format="json").status_code for _ in range(4)]
+    monkeypatch.setattr(
+        ScopedRateThrottle,
+        "THROTTLE_RATES",
+        {**ScopedRateThrottle.THROTTLE_RATES, "auth": "3/hour"},
+    )
+    statuses = [
+        APIClient()
+        .post("/api/token/", {"username": "tok", "password": "no"}, format="json")
+        .status_code
+        for _ in range(4)
+    ]
     assert statuses == [401, 401, 401, 429]
-    throttled = APIClient().post("/api/token/rotate/",
-                                 {"username": "tok", "password": PASSWORD}, format="json")
+    throttled = APIClient().post(
+        "/api/token/rotate/", {"username": "tok", "password": PASSWORD}, format="json"
+    )
     assert throttled.status_code == 429
     assert throttled.json()["error"]["code"] == "throttled"
     # Reading the token's status is not throttled by the auth scope.
@@ -127,8 +140,11 @@ def test_token_creation_is_throttled(user, monkeypatch):
 def test_the_key_is_not_stored_anywhere_only_its_digest(user):
     from django.core.management import call_command
 
-    key = APIClient().post("/api/token/", {"username": "tok", "password": PASSWORD},
-                           format="json").json()["key"]
+    key = (
+        APIClient()
+        .post("/api/token/", {"username": "tok", "password": PASSWORD}, format="json")
+        .json()["key"]
+    )
     assert len(key) >= 64  # 256 random bits
     out = io.StringIO()
     call_command("dumpdata", stdout=out)
@@ -143,13 +159,18 @@ def test_existing_plain_keys_are_hashed_by_the_migration_and_keep_working(user):
     from django.db import connection
 
     migration = importlib.import_module(
-        "leaderboard.migrations." + next(MIGRATIONS.glob("*_api_tokens_hashed.py")).stem)
+        "leaderboard.migrations." + next(MIGRATIONS.glob("*_api_tokens_hashed.py")).stem
+    )
     plain = "a" * 40
     with connection.schema_editor() as editor:
-        editor.execute("CREATE TABLE authtoken_token (key varchar(40) PRIMARY KEY, "
-                       "user_id integer NOT NULL, created timestamp NOT NULL)")
-        editor.execute("INSERT INTO authtoken_token (key, user_id, created) VALUES "
-                       f"('{plain}', {user.pk}, '2024-01-02 03:04:05')")
+        editor.execute(
+            "CREATE TABLE authtoken_token (key varchar(40) PRIMARY KEY, "
+            "user_id integer NOT NULL, created timestamp NOT NULL)"
+        )
+        editor.execute(
+            "INSERT INTO authtoken_token (key, user_id, created) VALUES "
+            f"('{plain}', {user.pk}, '2024-01-02 03:04:05')"
+        )
     try:
         with connection.schema_editor() as editor:
             migration.hash_plain_tokens(apps, editor)
@@ -170,18 +191,28 @@ def change_password_with_set_password(user, client):
 
 def change_password_on_the_site(user, client):
     client.force_login(user)
-    response = client.post("/accounts/password_change/", {
-        "old_password": PASSWORD, "new_password1": "another secret 42",
-        "new_password2": "another secret 42"})
+    response = client.post(
+        "/accounts/password_change/",
+        {
+            "old_password": PASSWORD,
+            "new_password1": "another secret 42",
+            "new_password2": "another secret 42",
+        },
+    )
     assert response.status_code == 302, response.content[:500]
 
 
 def change_password_in_the_admin(user, client):
     admin = get_user_model().objects.create_superuser("root", password="root-pw-1234")
     client.force_login(admin)
-    response = client.post(f"/admin/auth/user/{user.pk}/password/", {
-        "password1": "another secret 42", "password2": "another secret 42",
-        "usable_password": "true"})
+    response = client.post(
+        f"/admin/auth/user/{user.pk}/password/",
+        {
+            "password1": "another secret 42",
+            "password2": "another secret 42",
+            "usable_password": "true",
+        },
+    )
     assert response.status_code == 302, response.content[:500]
 
 
@@ -193,9 +224,15 @@ def change_password_with_the_command(user, client):
         call_command("changepassword", "tok", stdout=io.StringIO())
 
 
-@pytest.mark.parametrize("change", [change_password_with_set_password,
-                                    change_password_on_the_site, change_password_in_the_admin,
-                                    change_password_with_the_command])
+@pytest.mark.parametrize(
+    "change",
+    [
+        change_password_with_set_password,
+        change_password_on_the_site,
+        change_password_in_the_admin,
+        change_password_with_the_command,
+    ],
+)
 def test_a_password_change_revokes_the_token(user, change):
     key = create_token(user=user).key
     assert with_token(key).get("/api/me/").status_code == 200
@@ -209,8 +246,10 @@ def test_a_password_change_revokes_the_token(user, change):
 
 def test_signing_in_and_other_user_edits_keep_the_token(user):
     key = create_token(user=user).key
-    assert Client().post("/accounts/login/", {"username": "tok", "password": PASSWORD}
-                         ).status_code == 302  # saves last_login
+    assert (
+        Client().post("/accounts/login/", {"username": "tok", "password": PASSWORD}).status_code
+        == 302
+    )  # saves last_login
     user.first_name = "Tok"
     user.save()
     assert with_token(key).get("/api/me/").status_code == 200

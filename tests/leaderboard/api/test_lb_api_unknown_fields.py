@@ -38,23 +38,27 @@ def assert_refused(response, *names):
 def test_a_task_update_with_an_unknown_field_is_refused_and_changes_nothing(world):
     before = model_to_dict(Task.objects.get(slug="main"))
     response = client_of(world, "org").patch(
-        "/api/tasks/main/", {"title": "Renamed", "max_runs_per_tem": 1, "colour": "red"},
-        format="json")
+        "/api/tasks/main/",
+        {"title": "Renamed", "max_runs_per_tem": 1, "colour": "red"},
+        format="json",
+    )
     assert_refused(response, "max_runs_per_tem", "colour")
     assert model_to_dict(Task.objects.get(slug="main")) == before
 
 
 def test_a_task_create_with_an_unknown_field_is_refused(world):
     response = client_of(world, "admin").post(
-        "/api/tasks/", {"slug": "fresh", "title": "Fresh", "budget": 10}, format="json")
+        "/api/tasks/", {"slug": "fresh", "title": "Fresh", "budget": 10}, format="json"
+    )
     assert_refused(response, "budget")
     assert not Task.objects.filter(slug="fresh").exists()
 
 
 def test_a_run_edit_with_an_unknown_field_is_refused(world):
     run = world.runs["A"]
-    response = client_of(world, "pa").patch(f"/api/runs/{run.pk}/",
-                                            {"name": "new", "state": "scored"}, format="json")
+    response = client_of(world, "pa").patch(
+        f"/api/runs/{run.pk}/", {"name": "new", "state": "scored"}, format="json"
+    )
     assert_refused(response, "state")
     assert Run.objects.get(pk=run.pk).name == run.name
 
@@ -66,17 +70,21 @@ def test_an_upload_with_an_unknown_form_field_is_refused(world):
     assert not Run.objects.filter(name="x").exists()
 
 
-@pytest.mark.parametrize(("path", "body"), [
-    ("/api/tasks/main/publish/", {"release_hold": False, "now": True}),
-    ("/api/token/", {"username": "pa", "password": "pw-secret-123", "scope": "all"}),
-])
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/api/tasks/main/publish/", {"release_hold": False, "now": True}),
+        ("/api/token/", {"username": "pa", "password": "pw-secret-123", "scope": "all"}),
+    ],
+)
 def test_other_writable_bodies_refuse_unknown_fields(world, path, body):
     assert_refused(client_of(world, "org").post(path, body, format="json"), list(body)[-1])
 
 
 def test_the_annotation_api_refuses_them_the_same_way(world):
     response = client_of(world, "annotator").post(
-        "/annotate/api/tasks/main/claim", {"count": 1, "greedy": True}, format="json")
+        "/annotate/api/tasks/main/claim", {"count": 1, "greedy": True}, format="json"
+    )
     assert response.status_code == 400
     error = response.json()["error"]
     assert error["code"] == "invalid" and "greedy: unknown field" in error["message"]

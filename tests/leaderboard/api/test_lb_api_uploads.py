@@ -79,10 +79,12 @@ def test_task_detail_is_public_settings(api, task, organizer):
 def test_creating_tasks_needs_staff_or_the_permission(api, participant):
     payload = {"slug": "new-task", "title": "New", "confidence": 0.9}
     body = error(api().post("/api/tasks/", payload, format="json"), 401, "not_authenticated")
-    body = error(api(participant).post("/api/tasks/", payload, format="json"), 403,
-                 "permission_denied")
-    assert body["message"] == ("creating tasks needs staff status or the permission "
-                               "leaderboard.add_task")
+    body = error(
+        api(participant).post("/api/tasks/", payload, format="json"), 403, "permission_denied"
+    )
+    assert body["message"] == (
+        "creating tasks needs staff status or the permission leaderboard.add_task"
+    )
     participant.user_permissions.add(Permission.objects.get(codename="add_task"))
     participant = get_user_model().objects.get(pk=participant.pk)  # fresh permission cache
     response = api(participant).post("/api/tasks/", payload, format="json")
@@ -97,35 +99,51 @@ def test_creating_tasks_needs_staff_or_the_permission(api, participant):
 
 def test_invalid_task_settings(api):
     staff = get_user_model().objects.create_user("staff", is_staff=True)
-    body = error(api(staff).post("/api/tasks/", {"slug": "x", "title": "X", "confidence": 7},
-                                 format="json"), 400, "invalid")
-    assert body["problems"] == [{"line": None, "message": "confidence: Ensure this value is "
-                                                          "less than or equal to 0.999."}]
-    body = error(api(staff).post("/api/tasks/", {"slug": "y", "title": "Y", "design": "magic"},
-                                 format="json"), 400, "invalid")
+    body = error(
+        api(staff).post("/api/tasks/", {"slug": "x", "title": "X", "confidence": 7}, format="json"),
+        400,
+        "invalid",
+    )
+    assert body["problems"] == [
+        {"line": None, "message": "confidence: Ensure this value is less than or equal to 0.999."}
+    ]
+    body = error(
+        api(staff).post(
+            "/api/tasks/", {"slug": "y", "title": "Y", "design": "magic"}, format="json"
+        ),
+        400,
+        "invalid",
+    )
     assert "unknown design 'magic'" in body["message"]
     assert "design" in body["fields"]
 
 
 def test_only_organizers_of_the_task_change_it(api, task, organizer, participant):
-    body = error(api().patch("/api/tasks/linkage/", {"title": "x"}, format="json"), 401,
-                 "not_authenticated")
+    body = error(
+        api().patch("/api/tasks/linkage/", {"title": "x"}, format="json"), 401, "not_authenticated"
+    )
     other = create_task(slug="other", title="Other")
     other.organizers.add(participant)
-    body = error(api(participant).patch("/api/tasks/linkage/", {"title": "x"}, format="json"),
-                 403, "permission_denied")
+    body = error(
+        api(participant).patch("/api/tasks/linkage/", {"title": "x"}, format="json"),
+        403,
+        "permission_denied",
+    )
     assert body["message"] == "only the organizers of task 'linkage' may do this"
-    response = api(organizer).patch("/api/tasks/linkage/", {"title": "Renamed", "state": "closed"},
-                                    format="json")
+    response = api(organizer).patch(
+        "/api/tasks/linkage/", {"title": "Renamed", "state": "closed"}, format="json"
+    )
     assert response.status_code == 200, response.content
     assert response.json()["title"] == "Renamed" and response.json()["state"] == "closed"
-    error(api(organizer).patch("/api/tasks/linkage/", {"judgments_per_item": 0}, format="json"),
-          400, "invalid")
+    error(
+        api(organizer).patch("/api/tasks/linkage/", {"judgments_per_item": 0}, format="json"),
+        400,
+        "invalid",
+    )
 
 
 # -- run uploads -------------------------------------------------------------------------------
-def test_upload_a_run(api, task, team, participant, sent_jobs,
-                      django_capture_on_commit_callbacks):
+def test_upload_a_run(api, task, team, participant, sent_jobs, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         response = upload(api(participant), name="baseline", description="d")
     assert response.status_code == 202, response.content
@@ -146,8 +164,9 @@ def test_an_upload_is_answered_before_it_is_parsed(api, task, team, participant,
     """A big file cannot hold a web worker: the request stores it, a worker parses it."""
     calls = []
     real = ingest.parse_run_file
-    monkeypatch.setattr(ingest, "parse_run_file",
-                        lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    monkeypatch.setattr(
+        ingest, "parse_run_file", lambda *a, **kw: calls.append(1) or real(*a, **kw)
+    )
     response = upload(api(participant), b"".join(b"key-%d\t0.5\n" % i for i in range(5000)))
     assert response.status_code == 202 and response.json()["state"] == "received"
     assert calls == [] and not Item.objects.exists()
@@ -158,8 +177,9 @@ def test_the_same_file_twice_409_pointing_to_the_first_run(api, task, team, part
     first = upload(api(participant), name="first")
     body = error(upload(api(participant), name="again"), 409, "duplicate")
     assert body["run"] == first.json()["id"]
-    assert body["message"].startswith(f"this file was already submitted as run "
-                                      f"{first.json()['id']} ('first', received)")
+    assert body["message"].startswith(
+        f"this file was already submitted as run {first.json()['id']} ('first', received)"
+    )
     assert Run.objects.count() == 1
     assert api(participant).get("/api/tasks/linkage/quota/").json()["teams"][0]["used_total"] == 1
 
@@ -209,12 +229,23 @@ def test_several_teams_need_the_team_field(api, task, team, participant, sent_jo
 
 
 def test_over_quota_429(api, task, team, participant):
-    Run.objects.bulk_create([Run(task=task, team=team, name=f"r{i}", state=Run.State.QUEUED,
-                                 created_at=timezone.now() - timedelta(hours=2))
-                             for i in range(3)])
+    Run.objects.bulk_create(
+        [
+            Run(
+                task=task,
+                team=team,
+                name=f"r{i}",
+                state=Run.State.QUEUED,
+                created_at=timezone.now() - timedelta(hours=2),
+            )
+            for i in range(3)
+        ]
+    )
     body = error(upload(api(participant)), 429, "over_quota")
-    assert body["message"].startswith("team 'Alpha' has submitted 3 runs to task 'linkage' in "
-                                      "the last 24 hours, the limit is 3 per day; the next slot")
+    assert body["message"].startswith(
+        "team 'Alpha' has submitted 3 runs to task 'linkage' in "
+        "the last 24 hours, the limit is 3 per day; the next slot"
+    )
 
 
 def test_rejected_file_with_problems_by_line(api, task, team, participant, sent_jobs):
@@ -222,7 +253,8 @@ def test_rejected_file_with_problems_by_line(api, task, team, participant, sent_
     assert body["state"] == "rejected"
     assert body["errors"] == [
         {"line": 2, "message": "score 'x' is not a number"},
-        {"line": 3, "message": "duplicate key 'a' (first on line 1)"}]
+        {"line": 3, "message": "duplicate key 'a' (first on line 1)"},
+    ]
     assert body["error_count"] == 2
     assert body["reason"] == "rejected: 2 problems (first: line 2: score 'x' is not a number)"
     assert not Item.objects.exists() and not RunPredictions.objects.exists() and sent_jobs == []
@@ -231,34 +263,39 @@ def test_rejected_file_with_problems_by_line(api, task, team, participant, sent_
 
 
 def test_missing_file_400(api, task, team, participant):
-    body = error(api(participant).post(RUNS, {"name": "x"}, format="multipart"), 400,
-                 "missing_file")
+    body = error(
+        api(participant).post(RUNS, {"name": "x"}, format="multipart"), 400, "missing_file"
+    )
     assert body["message"] == "no file: send it as the multipart form field `file`"
 
 
 def test_bad_fields_400(api, task, team, participant):
     body = error(upload(api(participant), name="n" * 121), 400, "invalid")
     assert body["problems"] == [
-        {"line": None, "message": "name: Ensure this field has no more than 120 characters."}]
+        {"line": None, "message": "name: Ensure this field has no more than 120 characters."}
+    ]
 
 
 def test_too_large_413(api, task, team, participant):
     Task.objects.filter(pk=task.pk).update(max_upload_bytes=100)
     body = error(upload(api(participant), b"k\t0.5\n" * 40), 413, "too_large")
-    assert body["message"] == "the file is 240 bytes, over the limit of 100 bytes for task " \
-                              "'linkage'"
+    assert (
+        body["message"] == "the file is 240 bytes, over the limit of 100 bytes for task 'linkage'"
+    )
     # Declared far over the limit: refused before the body is read.
     body = error(upload(api(participant), b"k\t0.5\n" * 200_000), 413, "too_large")
     assert body["message"].startswith("the request is 1.1 MiB, over the limit of 100 bytes")
     # Small when compressed, too big once decompressed: a rejected run says why.
     body = error(upload(api(participant), gzip.compress(b"k\t0.5\n" * 40)), 413, "too_large")
-    assert body["problems"][0]["message"] == ("the file is larger than the limit of 100 bytes "
-                                              "once decompressed; reading stopped")
+    assert body["problems"][0]["message"] == (
+        "the file is larger than the limit of 100 bytes once decompressed; reading stopped"
+    )
     assert Run.objects.get(pk=body["run"]).state == Run.State.REJECTED
 
 
-def test_large_uploads_are_spooled_to_disk_not_memory(api, task, team, participant, settings,
-                                                      monkeypatch, sent_jobs):
+def test_large_uploads_are_spooled_to_disk_not_memory(
+    api, task, team, participant, settings, monkeypatch, sent_jobs
+):
     settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 1024
     seen = []
     real = api_views.submit_upload
@@ -275,8 +312,11 @@ def test_large_uploads_are_spooled_to_disk_not_memory(api, task, team, participa
 
 
 def test_uploads_are_throttled(api, task, team, participant, monkeypatch, sent_jobs):
-    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES",
-                        {**ScopedRateThrottle.THROTTLE_RATES, "uploads": "2/hour"})
+    monkeypatch.setattr(
+        ScopedRateThrottle,
+        "THROTTLE_RATES",
+        {**ScopedRateThrottle.THROTTLE_RATES, "uploads": "2/hour"},
+    )
     client = api(participant)
     assert upload(client, b"a\n").status_code == 202
     assert upload(client, b"b\n").status_code == 202
@@ -295,16 +335,19 @@ def test_run_lists(api, task, team, participant, organizer, stranger, sent_jobs)
     error(api().get(RUNS), 401, "not_authenticated")
 
 
-def test_run_detail_is_for_the_team_organizers_and_superusers(api, task, team, participant,
-                                                              organizer, stranger, sent_jobs):
+def test_run_detail_is_for_the_team_organizers_and_superusers(
+    api, task, team, participant, organizer, stranger, sent_jobs
+):
     response = upload(api(participant), b"a\t0.5\n\nb\t2\n")
     validated(api(participant), response)
     url = f"/api/runs/{response.json()['id']}/"
     detail = api(participant).get(url).json()
     assert detail["state"] == "rejected" and detail["error_count"] == 2
     assert detail["reason"].startswith("rejected: 2 problems")
-    assert detail["errors"][0] == {"line": 2, "message": "blank line (only the end of the file "
-                                                         "may have blank lines)"}
+    assert detail["errors"][0] == {
+        "line": 2,
+        "message": "blank line (only the end of the file may have blank lines)",
+    }
     assert [e["state"] for e in detail["events"]] == ["received", "validating", "rejected"]
     assert detail["finished_at"] is not None
     assert api(organizer).get(url).status_code == 200

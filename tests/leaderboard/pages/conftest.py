@@ -19,41 +19,80 @@ def estimate(value, low, high, labels=40, method="wilson"):
     return {"value": value, "low": low, "high": high, "labels_used": labels, "method": method}
 
 
-def write_snapshot(task, runs, *, version, published=True, ranks=True, details=None,
-                   labels=40):
+def write_snapshot(task, runs, *, version, published=True, ranks=True, details=None, labels=40):
     """``runs``: list of (run, {metric: (value, low, high)}, {metric: (best, worst)} | None)."""
     rows = []
     for run, metrics, rank in runs:
-        row = {"run": run.pk, "name": run.name, "team": run.team.name, "state": run.state,
-               "provisional": run.state != "scored", "n_predictions": run.n_predictions,
-               "n_requested": run.n_requested, "n_verified": run.n_verified}
+        row = {
+            "run": run.pk,
+            "name": run.name,
+            "team": run.team.name,
+            "state": run.state,
+            "provisional": run.state != "scored",
+            "n_predictions": run.n_predictions,
+            "n_requested": run.n_requested,
+            "n_verified": run.n_verified,
+        }
         for metric in ("precision", "recall", "f1"):
             value, low, high = metrics[metric]
             row[metric] = estimate(value, low, high, labels=labels)
         if ranks:
-            row["rank"] = ({m: {"best": b, "worst": w} for m, (b, w) in rank.items()}
-                           if rank else {"precision": None, "recall": None, "f1": None})
+            row["rank"] = (
+                {m: {"best": b, "worst": w} for m, (b, w) in rank.items()}
+                if rank
+                else {"precision": None, "recall": None, "f1": None}
+            )
         rows.append(row)
     if details is None and ranks:
-        details = {"ranking": {"method": "pairwise bootstrap, Holm", "family_level": 0.95,
-                               "interval_level": 0.95}}
+        details = {
+            "ranking": {
+                "method": "pairwise bootstrap, Holm",
+                "family_level": 0.95,
+                "interval_level": 0.95,
+            }
+        }
     snap = LeaderboardSnapshot.objects.create(
-        task=task, version=version, engine_version="engine-7", design="default",
-        labels_version=version * 10, reference_version=1, n_labels=labels, n_reference=12,
-        confidence=0.95, published=published,
-        published_at=timezone.now() if published else None, rows=rows, details=details or {})
-    Estimate.objects.bulk_create([
-        Estimate(snapshot=snap, run=run, metric=m, value=metrics[m][0], low=metrics[m][1],
-                 high=metrics[m][2], level=0.95, labels_used=labels, method="wilson")
-        for run, metrics, _ in runs for m in ("precision", "recall", "f1")])
+        task=task,
+        version=version,
+        engine_version="engine-7",
+        design="default",
+        labels_version=version * 10,
+        reference_version=1,
+        n_labels=labels,
+        n_reference=12,
+        confidence=0.95,
+        published=published,
+        published_at=timezone.now() if published else None,
+        rows=rows,
+        details=details or {},
+    )
+    Estimate.objects.bulk_create(
+        [
+            Estimate(
+                snapshot=snap,
+                run=run,
+                metric=m,
+                value=metrics[m][0],
+                low=metrics[m][1],
+                high=metrics[m][2],
+                level=0.95,
+                labels_used=labels,
+                method="wilson",
+            )
+            for run, metrics, _ in runs
+            for m in ("precision", "recall", "f1")
+        ]
+    )
     return snap
 
 
 @pytest.fixture
 def people(db):
     User = get_user_model()
-    return {name: User.objects.create_user(name, password="pw")
-            for name in ("alice", "bob", "org", "stranger")}
+    return {
+        name: User.objects.create_user(name, password="pw")
+        for name in ("alice", "bob", "org", "stranger")
+    }
 
 
 @pytest.fixture
@@ -63,30 +102,39 @@ def board_world(people, sent_messages):
     task.organizers.add(people["org"])
     add_items(task, 6)
     team_a, team_b = make_team("Team A", people["alice"]), make_team("Team B", people["bob"])
-    runs = {"a1": add_run(task, team_a, [0, 1, 2], name="a-one"),
-            "a2": add_run(task, team_a, [2, 3], name="a-two"),
-            "b1": add_run(task, team_b, [1, 2, 3, 4], name="b-one")}
+    runs = {
+        "a1": add_run(task, team_a, [0, 1, 2], name="a-one"),
+        "a2": add_run(task, team_a, [2, 3], name="a-two"),
+        "b1": add_run(task, team_b, [1, 2, 3, 4], name="b-one"),
+    }
     return {"task": task, "team_a": team_a, "team_b": team_b, "runs": runs, **people}
 
 
 # Precision / recall / F1 orders differ on purpose, so sorting by each gives another order.
 STANDARD = {
-    "a1": ({"precision": (0.90, 0.85, 0.94), "recall": (0.40, 0.31, 0.50),
-            "f1": (0.55, 0.47, 0.62)},
-           {"precision": (1, 1), "recall": (2, 3), "f1": (1, 2)}),
-    "a2": ({"precision": (0.71, 0.65, 0.75), "recall": (0.80, 0.70, 0.88),
-            "f1": (0.60, 0.52, 0.66)},
-           {"precision": (2, 3), "recall": (1, 1), "f1": (1, 2)}),
-    "b1": ({"precision": (0.60, 0.50, 0.70), "recall": (0.50, 0.41, 0.58),
-            "f1": (0.30, 0.22, 0.38)},
-           {"precision": (2, 3), "recall": (2, 3), "f1": (3, 3)}),
+    "a1": (
+        {"precision": (0.90, 0.85, 0.94), "recall": (0.40, 0.31, 0.50), "f1": (0.55, 0.47, 0.62)},
+        {"precision": (1, 1), "recall": (2, 3), "f1": (1, 2)},
+    ),
+    "a2": (
+        {"precision": (0.71, 0.65, 0.75), "recall": (0.80, 0.70, 0.88), "f1": (0.60, 0.52, 0.66)},
+        {"precision": (2, 3), "recall": (1, 1), "f1": (1, 2)},
+    ),
+    "b1": (
+        {"precision": (0.60, 0.50, 0.70), "recall": (0.50, 0.41, 0.58), "f1": (0.30, 0.22, 0.38)},
+        {"precision": (2, 3), "recall": (2, 3), "f1": (3, 3)},
+    ),
 }
 
 
 def standard_snapshot(world, *, version=1, published=True, ranks=True):
-    return write_snapshot(world["task"],
-                          [(world["runs"][k], *STANDARD[k]) for k in ("a1", "a2", "b1")],
-                          version=version, published=published, ranks=ranks)
+    return write_snapshot(
+        world["task"],
+        [(world["runs"][k], *STANDARD[k]) for k in ("a1", "a2", "b1")],
+        version=version,
+        published=published,
+        ranks=ranks,
+    )
 
 
 class SnapshotWriter:

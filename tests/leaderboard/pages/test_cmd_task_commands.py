@@ -32,15 +32,40 @@ def users():
 
 # --- create_task --------------------------------------------------------------------------------
 
+
 def test_create_task_with_all_settings(users):
-    out, _ = call("create_task", "febrl", "--title", "Febrl pairs", "--question", "Same?",
-                  "--target-half-width", "0.04", "--confidence", "0.9", "--budget", "500",
-                  "--judgments-per-item", "3", "--organizer", "org", "--annotator", "ann",
-                  "--state", "draft")
+    out, _ = call(
+        "create_task",
+        "febrl",
+        "--title",
+        "Febrl pairs",
+        "--question",
+        "Same?",
+        "--target-half-width",
+        "0.04",
+        "--confidence",
+        "0.9",
+        "--budget",
+        "500",
+        "--judgments-per-item",
+        "3",
+        "--organizer",
+        "org",
+        "--annotator",
+        "ann",
+        "--state",
+        "draft",
+    )
     task = Task.objects.get(slug="febrl")
-    assert (task.title, task.question, task.target_half_width, task.confidence,
-            task.label_budget, task.judgments_per_item, task.state) == (
-        "Febrl pairs", "Same?", 0.04, 0.9, 500, 3, "draft")
+    assert (
+        task.title,
+        task.question,
+        task.target_half_width,
+        task.confidence,
+        task.label_budget,
+        task.judgments_per_item,
+        task.state,
+    ) == ("Febrl pairs", "Same?", 0.04, 0.9, 500, 3, "draft")
     assert list(task.organizers.all()) == [users["org"]]
     assert list(task.annotators.all()) == [users["ann"]]
     assert "created task 'febrl'" in out
@@ -52,12 +77,15 @@ def test_create_task_defaults():
     assert task.state == "open" and task.target_half_width == 0.05 and task.label_budget is None
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--organizer", "nobody"], "no user named 'nobody'"),
-    (["--annotator", "ghost", "--annotator", "ann"], "no user named 'ghost'"),
-    (["--confidence", "1.5"], "confidence"),
-    (["--target-half-width", "0"], "target_half_width"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--organizer", "nobody"], "no user named 'nobody'"),
+        (["--annotator", "ghost", "--annotator", "ann"], "no user named 'ghost'"),
+        (["--confidence", "1.5"], "confidence"),
+        (["--target-half-width", "0"], "target_half_width"),
+    ],
+)
 def test_create_task_errors_create_nothing(users, args, message):
     with pytest.raises(CommandError, match=message):
         call("create_task", "bad", "--title", "Bad", *args)
@@ -71,6 +99,7 @@ def test_create_task_twice_is_a_clear_error(users):
 
 
 # --- load_reference -----------------------------------------------------------------------------
+
 
 def test_load_reference(tmp_path):
     task = make_task(slug="ref")
@@ -104,14 +133,24 @@ def test_load_reference_unknown_task_or_file(tmp_path):
 
 # --- submit_run ---------------------------------------------------------------------------------
 
+
 def test_submit_run(users, tmp_path, sent, django_capture_on_commit_callbacks):
     task = make_task(slug="t")
     make_team("Team Alice", users["alice"])
     path = tmp_path / "run.tsv"
     path.write_text("k1\t0.9\nk2\t0.3\n")
     with django_capture_on_commit_callbacks(execute=True):
-        out, _ = call("submit_run", "t", str(path), "--team", "Team Alice", "--user", "alice",
-                      "--name", "first")
+        out, _ = call(
+            "submit_run",
+            "t",
+            str(path),
+            "--team",
+            "Team Alice",
+            "--user",
+            "alice",
+            "--name",
+            "first",
+        )
     run = Run.objects.get(task=task, name="first")
     assert run.state == "queued" and run.n_predictions == 2 and run.file_name == "run.tsv"
     assert "queued" in out and sent == [("evaluation.plan_run", [run.pk])]
@@ -124,18 +163,30 @@ def test_submit_run_rejected_prints_problems(users, tmp_path):
     path.write_text("k1\t0.9\nk2\tabc\n")
     err = StringIO()
     with pytest.raises(CommandError, match="rejected"):
-        call_command("submit_run", "t", str(path), "--team", "Team Alice", "--user", "alice",
-                     stdout=StringIO(), stderr=err)
+        call_command(
+            "submit_run",
+            "t",
+            str(path),
+            "--team",
+            "Team Alice",
+            "--user",
+            "alice",
+            stdout=StringIO(),
+            stderr=err,
+        )
     assert "line 2" in err.getvalue()
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["nope", "{file}", "--team", "Team Alice", "--user", "alice"], "no task"),
-    (["t", "{file}", "--team", "Nobody", "--user", "alice"], "no team named 'Nobody'"),
-    (["t", "{file}", "--team", "Team Alice", "--user", "ghost"], "no user named 'ghost'"),
-    (["t", "{file}", "--team", "Team Alice", "--user", "org"], "not a member"),
-    (["t", "{missing}", "--team", "Team Alice", "--user", "alice"], "file not found"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nope", "{file}", "--team", "Team Alice", "--user", "alice"], "no task"),
+        (["t", "{file}", "--team", "Nobody", "--user", "alice"], "no team named 'Nobody'"),
+        (["t", "{file}", "--team", "Team Alice", "--user", "ghost"], "no user named 'ghost'"),
+        (["t", "{file}", "--team", "Team Alice", "--user", "org"], "not a member"),
+        (["t", "{missing}", "--team", "Team Alice", "--user", "alice"], "file not found"),
+    ],
+)
 def test_submit_run_errors(users, tmp_path, args, message):
     make_task(slug="t")
     make_team("Team Alice", users["alice"])

@@ -38,8 +38,12 @@ from pipeline_support import add_items, add_run, annotator, make_task, make_team
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sent_messages")]
 
 # The task form's quality-control fields (the checkbox ``board_held`` is left unticked).
-QC_FIELDS = {"annotator_daily_cap": "", "gold_rate": 0.05, "gold_min_accuracy": 0.7,
-             "gold_min_answers": 10}
+QC_FIELDS = {
+    "annotator_daily_cap": "",
+    "gold_rate": 0.05,
+    "gold_min_accuracy": 0.7,
+    "gold_min_answers": 10,
+}
 
 
 @pytest.fixture
@@ -50,31 +54,69 @@ def data():
     run = add_run(task, team, [0, 1, 2], scores=[0.9, 0.5, 0.1], name="run-x")
     RunEvent.objects.create(run=run, state="queued", reason="ok")
     ReferenceItem.objects.create(task=task, item=items[0], group="g")
-    plan = PlanRound.objects.create(task=task, run=run, round=1, status="sample",
-                                    engine_version="t")
+    plan = PlanRound.objects.create(
+        task=task, run=run, round=1, status="sample", engine_version="t"
+    )
     Draw.objects.create(plan_round=plan, item=items[1], inclusion=0.5)
     request_verification(task=task, item_ids=[items[1].pk])
-    submit_judgment(request_id=VerificationRequest.objects.get().pk,
-                    annotator=annotator(task), answer="correct")
+    submit_judgment(
+        request_id=VerificationRequest.objects.get().pk, annotator=annotator(task), answer="correct"
+    )
     snap = LeaderboardSnapshot.objects.create(
-        task=task, version=1, engine_version="t", design="default", labels_version=1,
-        reference_version=1, n_labels=1, n_reference=1, confidence=0.95, rows=[])
-    Estimate.objects.create(snapshot=snap, run=run, metric="f1", value=0.5, low=0.4, high=0.6,
-                            level=0.95, labels_used=1, method="m")
+        task=task,
+        version=1,
+        engine_version="t",
+        design="default",
+        labels_version=1,
+        reference_version=1,
+        n_labels=1,
+        n_reference=1,
+        confidence=0.95,
+        rows=[],
+    )
+    Estimate.objects.create(
+        snapshot=snap,
+        run=run,
+        metric="f1",
+        value=0.5,
+        low=0.4,
+        high=0.6,
+        level=0.95,
+        labels_used=1,
+        method="m",
+    )
     Look.objects.create(plan_round=plan, item=items[1])
     LabelModelFit.objects.create(
-        task=task, snapshot=snap, indices=np.array([1], "<i8").tobytes(),
-        values=np.array([0.97], "<f8").tobytes(), judgments=np.array([1], "<i4").tobytes(),
+        task=task,
+        snapshot=snap,
+        indices=np.array([1], "<i8").tobytes(),
+        values=np.array([0.97], "<f8").tobytes(),
+        judgments=np.array([1], "<i4").tobytes(),
         says_correct=np.array([1], "<i4").tobytes(),
-        annotators=[{"annotator": 1, "sensitivity": [0.9, 0.8, 0.95],
-                     "specificity": [0.9, 0.8, 0.95], "judgments": 1, "gold_judgments": 1,
-                     "weight": 2.2}])
+        annotators=[
+            {
+                "annotator": 1,
+                "sensitivity": [0.9, 0.8, 0.95],
+                "specificity": [0.9, 0.8, 0.95],
+                "judgments": 1,
+                "gold_judgments": 1,
+                "weight": 2.2,
+            }
+        ],
+    )
     gold = GoldItem.objects.create(task=task, item=items[3], answer=True)
     user = annotator(task)
-    lease = Assignment.objects.create(task=task, annotator=user, gold=gold,
-                                      expires_at=timezone.now())
-    GoldAnswer.objects.create(gold=gold, annotator=user, assignment=lease,
-                              client_id=uuid.uuid4(), answer="correct", correct=True)
+    lease = Assignment.objects.create(
+        task=task, annotator=user, gold=gold, expires_at=timezone.now()
+    )
+    GoldAnswer.objects.create(
+        gold=gold,
+        annotator=user,
+        assignment=lease,
+        client_id=uuid.uuid4(),
+        answer="correct",
+        correct=True,
+    )
     AnnotatorPause.objects.create(task=task, annotator=user, reason="review")
     create_token(user=user)
     return task
@@ -82,8 +124,11 @@ def data():
 
 def test_every_registered_model_has_working_list_and_change_pages(client, data):
     client.force_login(get_user_model().objects.create_superuser("root", password="x"))
-    ours = [m for app in ("leaderboard", "annotation", "evaluation")
-            for m in apps.get_app_config(app).get_models()]
+    ours = [
+        m
+        for app in ("leaderboard", "annotation", "evaluation")
+        for m in apps.get_app_config(app).get_models()
+    ]
     assert not [m for m in ours if m not in admin.site._registry], "models without an admin"
     for model in ours:
         prefix = f"admin:{model._meta.app_label}_{model._meta.model_name}"
@@ -107,21 +152,42 @@ def test_organizer_sees_only_their_tasks(client, data):
     other = make_task(slug="other", title="Other task")
     assert other.pk
     org = get_user_model().objects.create_user("org", is_staff=True)
-    org.user_permissions.add(*Permission.objects.filter(codename__in=[
-        "view_task", "change_task", "add_task", "view_run", "view_judgment"]))
+    org.user_permissions.add(
+        *Permission.objects.filter(
+            codename__in=["view_task", "change_task", "add_task", "view_run", "view_judgment"]
+        )
+    )
     data.organizers.add(org)
     client.force_login(org)
     html = client.get(reverse("admin:leaderboard_task_changelist")).content.decode()
     assert "Admin task" in html and "Other task" not in html
-    assert client.get(reverse("admin:leaderboard_task_change", args=[other.pk])).status_code \
-        in (302, 404)
+    assert client.get(reverse("admin:leaderboard_task_change", args=[other.pk])).status_code in (
+        302,
+        404,
+    )
     assert client.get(reverse("admin:annotation_judgment_changelist")).status_code == 200
-    response = client.post(reverse("admin:leaderboard_task_add"), {
-        "slug": "mine", "title": "Mine", "description": "", "state": "open",
-        "question": "Q?", "display_template": "", "judgments_per_item": 1, "label_budget": "",
-        "target_half_width": 0.05, "confidence": 0.95, "design": "default",
-        "design_options": "{}", "max_runs_per_team": 20, "max_runs_per_team_per_day": 5,
-        "max_upload_bytes": 1000, "max_predictions_per_run": 1000, **QC_FIELDS})
+    response = client.post(
+        reverse("admin:leaderboard_task_add"),
+        {
+            "slug": "mine",
+            "title": "Mine",
+            "description": "",
+            "state": "open",
+            "question": "Q?",
+            "display_template": "",
+            "judgments_per_item": 1,
+            "label_budget": "",
+            "target_half_width": 0.05,
+            "confidence": 0.95,
+            "design": "default",
+            "design_options": "{}",
+            "max_runs_per_team": 20,
+            "max_runs_per_team_per_day": 5,
+            "max_upload_bytes": 1000,
+            "max_predictions_per_run": 1000,
+            **QC_FIELDS,
+        },
+    )
     assert response.status_code == 302, response.content.decode()[:3000]
     assert Task.objects.get(slug="mine").organizers.filter(pk=org.pk).exists()
     assert Judgment.objects.count() == 1
@@ -129,11 +195,25 @@ def test_organizer_sees_only_their_tasks(client, data):
 
 def test_task_admin_validates_the_design_and_freezes_it_once_runs_exist(client, data):
     client.force_login(get_user_model().objects.create_superuser("root", password="x"))
-    form = {"slug": "d", "title": "D", "description": "", "state": "open", "question": "Q?",
-            "display_template": "", "judgments_per_item": 1, "label_budget": "",
-            "target_half_width": 0.05, "confidence": 0.95, "design": "nonsense",
-            "design_options": "{}", "max_runs_per_team": 20, "max_runs_per_team_per_day": 5,
-            "max_upload_bytes": 1000, "max_predictions_per_run": 1000, **QC_FIELDS}
+    form = {
+        "slug": "d",
+        "title": "D",
+        "description": "",
+        "state": "open",
+        "question": "Q?",
+        "display_template": "",
+        "judgments_per_item": 1,
+        "label_budget": "",
+        "target_half_width": 0.05,
+        "confidence": 0.95,
+        "design": "nonsense",
+        "design_options": "{}",
+        "max_runs_per_team": 20,
+        "max_runs_per_team_per_day": 5,
+        "max_upload_bytes": 1000,
+        "max_predictions_per_run": 1000,
+        **QC_FIELDS,
+    }
     response = client.post(reverse("admin:leaderboard_task_add"), form)
     assert response.status_code == 200 and "unknown design" in response.content.decode()
     assert not Task.objects.filter(slug="d").exists()
@@ -147,9 +227,14 @@ def test_publishing_a_snapshot_in_the_admin_stamps_published_at(client, data):
     LeaderboardSnapshot.objects.filter(pk=snap.pk).update(published=False, published_at=None)
     url = reverse("admin:leaderboard_leaderboardsnapshot_change", args=[snap.pk])
     estimate = Estimate.objects.get()
-    inline = {"estimates-TOTAL_FORMS": 1, "estimates-INITIAL_FORMS": 1,
-              "estimates-MIN_NUM_FORMS": 0, "estimates-MAX_NUM_FORMS": 1000,
-              "estimates-0-id": estimate.pk, "estimates-0-snapshot": snap.pk}
+    inline = {
+        "estimates-TOTAL_FORMS": 1,
+        "estimates-INITIAL_FORMS": 1,
+        "estimates-MIN_NUM_FORMS": 0,
+        "estimates-MAX_NUM_FORMS": 1000,
+        "estimates-0-id": estimate.pk,
+        "estimates-0-snapshot": snap.pk,
+    }
     response = client.post(url, {"published": "on", **inline})
     assert response.status_code == 302, response.content.decode()[:2000]
     snap.refresh_from_db()
@@ -168,16 +253,19 @@ def test_task_admin_edits_quality_control_and_hold(client, data):
     html = client.get(reverse("admin:leaderboard_task_change", args=[data.pk])).content.decode()
     for name in ("gold_rate", "gold_min_accuracy", "annotator_daily_cap", "board_held"):
         assert f'name="{name}"' in html
-    html = client.get(reverse("admin:leaderboard_run_change",
-                              args=[data.runs.first().pk])).content.decode()
+    html = client.get(
+        reverse("admin:leaderboard_run_change", args=[data.runs.first().pk])
+    ).content.decode()
     assert 'name="link"' in html
 
 
 def test_api_tokens_are_listed_without_their_digest_and_cannot_be_added(client, data):
     client.force_login(get_user_model().objects.create_superuser("root", password="x"))
     token = ApiToken.objects.get()
-    for url in (reverse("admin:leaderboard_apitoken_changelist"),
-                reverse("admin:leaderboard_apitoken_change", args=[token.pk])):
+    for url in (
+        reverse("admin:leaderboard_apitoken_changelist"),
+        reverse("admin:leaderboard_apitoken_change", args=[token.pk]),
+    ):
         html = client.get(url).content.decode()
         assert token.user.get_username() in html and token.digest not in html
     assert client.get(reverse("admin:leaderboard_apitoken_add")).status_code == 403

@@ -26,16 +26,19 @@ def run_order(html: str) -> list[str]:
 
 
 def rank_cells(html: str) -> list[str]:
-    return [re.sub(r"<[^>]+>", "", cell).strip()
-            for cell in re.findall(r'<td class="num rank">(.*?)</td>', html)]
+    return [
+        re.sub(r"<[^>]+>", "", cell).strip()
+        for cell in re.findall(r'<td class="num rank">(.*?)</td>', html)
+    ]
 
 
 def test_board_shows_values_with_asymmetric_intervals_and_what_they_rest_on(
-        client, board_world, snapshots):
+    client, board_world, snapshots
+):
     snapshots.standard(board_world)
     html = client.get(board_url()).content.decode()
     # a1's F1: 0.55, interval [0.47, 0.62] -> +0.070 / -0.080, printed with U+2212
-    assert f"+0.070</span> / <span class=\"minus\">{MINUS}0.080" in html
+    assert f'+0.070</span> / <span class="minus">{MINUS}0.080' in html
     assert "[0.470, 0.620]" in html
     assert "rests on 40 labels" in html
     assert "95% confidence intervals" in html
@@ -46,17 +49,27 @@ def test_board_shows_values_with_asymmetric_intervals_and_what_they_rest_on(
 
 
 def test_the_board_states_once_that_labels_are_corrected_for_annotator_error(
-        client, board_world, snapshots):
+    client, board_world, snapshots
+):
     statement = "Labels corrected for annotator error"
     exact = snapshots.standard(board_world)  # judged by a perfect oracle: no annotator model
     assert statement not in client.get(board_url()).content.decode()
-    details = {**exact.details, "label_model": {"method": "dawid-skene-2class/em-map/louis",
-                                                "judgments": 120, "items": 80,
-                                                "annotators": 3, "converged": True}}
-    corrected = snapshots.write(board_world["task"], [(board_world["runs"][k],
-                                                       *snapshots.STANDARD[k])
-                                                      for k in ("a1", "a2", "b1")],
-                                version=2, details=details)
+    details = {
+        **exact.details,
+        "label_model": {
+            "method": "dawid-skene-2class/em-map/louis",
+            "judgments": 120,
+            "items": 80,
+            "annotators": 3,
+            "converged": True,
+        },
+    }
+    corrected = snapshots.write(
+        board_world["task"],
+        [(board_world["runs"][k], *snapshots.STANDARD[k]) for k in ("a1", "a2", "b1")],
+        version=2,
+        details=details,
+    )
     html = client.get(board_url(sort="precision")).content.decode()
     assert html.count(statement) == 1 and html.count('id="labels-corrected"') == 1
     permalink = client.get(reverse("snapshot_detail", args=["ner", corrected.version]))
@@ -97,7 +110,7 @@ def test_snapshot_without_ranks_says_rank_not_computed(client, board_world, snap
 def test_board_shows_the_interval_plot_for_the_sorted_metric(client, board_world, snapshots):
     snapshots.standard(board_world)
     html = client.get(board_url(sort="recall")).content.decode()
-    svg = html[html.index("<svg"):html.index("</svg>")]
+    svg = html[html.index("<svg") : html.index("</svg>")]
     assert "Recall" in svg and "a-two" in svg
 
 
@@ -117,9 +130,22 @@ def test_renamed_run_shows_its_current_name_and_safe_link(client, board_world, s
 def test_public_sees_only_published_and_a_hold_notice(client, board_world, snapshots):
     snapshots.standard(board_world, version=1)
     Task.objects.filter(pk=board_world["task"].pk).update(board_held=True)
-    held = snapshots.write(board_world["task"], [(board_world["runs"]["a1"], {
-        "precision": (0.123, 0.1, 0.2), "recall": (0.1, 0.05, 0.2), "f1": (0.11, 0.05, 0.2)},
-        None)], version=2, published=False)
+    held = snapshots.write(
+        board_world["task"],
+        [
+            (
+                board_world["runs"]["a1"],
+                {
+                    "precision": (0.123, 0.1, 0.2),
+                    "recall": (0.1, 0.05, 0.2),
+                    "f1": (0.11, 0.05, 0.2),
+                },
+                None,
+            )
+        ],
+        version=2,
+        published=False,
+    )
     html = client.get(board_url()).content.decode()
     assert "Results are being held by the organizers; last published: version 1" in html
     assert "0.123" not in html and "Snapshot <strong>v1</strong>" in html
@@ -137,9 +163,22 @@ def test_organizer_holds_and_publishes_through_the_buttons(client, board_world, 
     response = client.post(reverse("board_hold", args=["ner"]))
     assert response.status_code == 302
     assert Task.objects.get(slug="ner").board_held
-    snapshots.write(board_world["task"], [(board_world["runs"]["a1"], {
-        "precision": (0.321, 0.3, 0.4), "recall": (0.1, 0.05, 0.2), "f1": (0.11, 0.05, 0.2)},
-        None)], version=2, published=False)
+    snapshots.write(
+        board_world["task"],
+        [
+            (
+                board_world["runs"]["a1"],
+                {
+                    "precision": (0.321, 0.3, 0.4),
+                    "recall": (0.1, 0.05, 0.2),
+                    "f1": (0.11, 0.05, 0.2),
+                },
+                None,
+            )
+        ],
+        version=2,
+        published=False,
+    )
     html = client.get(board_url()).content.decode()
     assert "1 snapshot waiting for publication" in html and "0.321" not in html
     listing = client.get(reverse("task_snapshots", args=["ner"])).content.decode()
@@ -201,15 +240,15 @@ def test_a_rename_after_the_board_was_shown_is_never_stale(client, board_world, 
         assert "a-one" in client.get(board_url(sort=sort)).content.decode()
     client.force_login(board_world["alice"])
     run = board_world["runs"]["a1"]
-    response = client.post(reverse("run_detail", args=[run.pk]),
-                           {"name": "a-one v2", "description": "", "link": ""})
+    response = client.post(
+        reverse("run_detail", args=[run.pk]), {"name": "a-one v2", "description": "", "link": ""}
+    )
     assert response.status_code == 302
     client.logout()
     for sort in ("f1", "recall"):
         html = client.get(board_url(sort=sort)).content.decode()
         assert "a-one v2" in html and ">a-one<" not in html
-    assert "a-one v2" in client.get(
-        reverse("snapshot_detail", args=["ner", 1])).content.decode()
+    assert "a-one v2" in client.get(reverse("snapshot_detail", args=["ner", 1])).content.decode()
 
 
 def test_the_page_and_the_api_list_tied_runs_in_the_same_order(client, board_world, snapshots):
@@ -217,8 +256,9 @@ def test_the_page_and_the_api_list_tied_runs_in_the_same_order(client, board_wor
     stored in another order (b-one, a-two, a-one), which the API's sort used to keep."""
     runs = board_world["runs"]
     tied = {"precision": (0.7, 0.6, 0.8), "recall": (0.5, 0.4, 0.6), "f1": (0.6, 0.5, 0.7)}
-    snapshots.write(board_world["task"], [(runs[k], tied, None) for k in ("b1", "a2", "a1")],
-                    version=1)
+    snapshots.write(
+        board_world["task"], [(runs[k], tied, None) for k in ("b1", "a2", "a1")], version=1
+    )
     expected = ["a-one", "a-two", "b-one"]
     for metric in ("precision", "recall", "f1"):
         page = run_order(client.get(board_url(sort=metric)).content.decode())

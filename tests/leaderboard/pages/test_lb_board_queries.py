@@ -18,10 +18,18 @@ def build(n_runs: int, snapshots, slug: str):
     add_items(task, 3)
     team = make_team(f"team-{slug}")
     runs = [add_run(task, team, [0, 1], name=f"run-{i}") for i in range(n_runs)]
-    entries = [(run, {"precision": (0.5 + i / 200, 0.4, 0.9), "recall": (0.5, 0.4, 0.6),
-                      "f1": (0.5 - i / 200, 0.3, 0.6)},
-                {"precision": (1, i + 1), "recall": (1, n_runs), "f1": (i + 1, n_runs)})
-               for i, run in enumerate(runs)]
+    entries = [
+        (
+            run,
+            {
+                "precision": (0.5 + i / 200, 0.4, 0.9),
+                "recall": (0.5, 0.4, 0.6),
+                "f1": (0.5 - i / 200, 0.3, 0.6),
+            },
+            {"precision": (1, i + 1), "recall": (1, n_runs), "f1": (i + 1, n_runs)},
+        )
+        for i, run in enumerate(runs)
+    ]
     for version in (1, 2, 3):
         snapshots.write(task, entries, version=version)
     return task, runs
@@ -34,15 +42,18 @@ def count(client, url) -> int:
 
 
 @pytest.mark.parametrize("view", ["board", "snapshot", "snapshots"])
-def test_board_queries_do_not_grow_with_runs(client, snapshots, django_assert_max_num_queries,
-                                             view):
+def test_board_queries_do_not_grow_with_runs(
+    client, snapshots, django_assert_max_num_queries, view
+):
     small, _ = build(5, snapshots, "small")
     large, _ = build(50, snapshots, "large")
 
     def url(task):
-        return {"board": reverse("task_board", args=[task.slug]) + "?sort=precision",
-                "snapshot": reverse("snapshot_detail", args=[task.slug, 2]),
-                "snapshots": reverse("task_snapshots", args=[task.slug])}[view]
+        return {
+            "board": reverse("task_board", args=[task.slug]) + "?sort=precision",
+            "snapshot": reverse("snapshot_detail", args=[task.slug, 2]),
+            "snapshots": reverse("task_snapshots", args=[task.slug]),
+        }[view]
 
     n_small = count(client, url(small))
     with django_assert_max_num_queries(n_small):
@@ -51,7 +62,8 @@ def test_board_queries_do_not_grow_with_runs(client, snapshots, django_assert_ma
 
 
 def test_run_page_and_my_runs_queries_do_not_grow_with_history(
-        client, snapshots, django_assert_max_num_queries, people):
+    client, snapshots, django_assert_max_num_queries, people
+):
     small, small_runs = build(5, snapshots, "small")
     large, large_runs = build(50, snapshots, "large")
     for task in (small, large):

@@ -78,11 +78,19 @@ def state(world) -> tuple:
     """Everything the POSTs below could change."""
     task = Task.objects.get(pk=world.task.pk)
     lease = Assignment.objects.get(token=world.live)
-    return (task.board_held, task.title, Run.objects.count(),
-            Run.objects.get(pk=world.runs["A"].pk).name, ApiToken.objects.count(),
-            lease.state, lease.expires_at, Judgment.objects.count(), Assignment.objects.count(),
-            Judgment.objects.get(client_id=world.done).withdrawn_at,
-            AnnotatorPause.objects.filter(lifted_at=None).count())
+    return (
+        task.board_held,
+        task.title,
+        Run.objects.count(),
+        Run.objects.get(pk=world.runs["A"].pk).name,
+        ApiToken.objects.count(),
+        lease.state,
+        lease.expires_at,
+        Judgment.objects.count(),
+        Assignment.objects.count(),
+        Judgment.objects.get(client_id=world.done).withdrawn_at,
+        AnnotatorPause.objects.filter(lifted_at=None).count(),
+    )
 
 
 def unpause_body(world):
@@ -107,12 +115,23 @@ POSTS = [
     ("pa", "post", "/api/token/", None, "json", 201),
     ("pa", "post", "/api/token/rotate/", None, "json", 201),
     ("annotator", "post", "/annotate/api/tasks/main/claim", {"count": 1}, "json", 200),
-    ("annotator", "post", "/annotate/api/assignments/heartbeat", {"tokens": ["{live}"]}, "json",
-     200),
-    ("annotator", "post", "/annotate/api/assignments/release", {"tokens": ["{live}"]}, "json",
-     204),
-    ("annotator", "post", "/annotate/api/answers",
-     {"client_id": "{new}", "token": "{live}", "answer": "correct"}, "json", 201),
+    (
+        "annotator",
+        "post",
+        "/annotate/api/assignments/heartbeat",
+        {"tokens": ["{live}"]},
+        "json",
+        200,
+    ),
+    ("annotator", "post", "/annotate/api/assignments/release", {"tokens": ["{live}"]}, "json", 204),
+    (
+        "annotator",
+        "post",
+        "/annotate/api/answers",
+        {"client_id": "{new}", "token": "{live}", "answer": "correct"},
+        "json",
+        201,
+    ),
     ("annotator", "post", "/annotate/api/answers/{done}/undo", None, "json", 200),
 ]
 IDS = [f"{method} {path}" for _, method, path, *_ in POSTS]
@@ -121,8 +140,12 @@ SUCCEEDING = [pytest.param(*post, id=name) for post, name in zip(POSTS, IDS, str
 
 def fill(value, world):
     if isinstance(value, str):
-        return (value.replace("{live}", str(world.live)).replace("{done}", str(world.done))
-                .replace("{new}", str(uuid.uuid4())).replace("{a}", str(world.runs["A"].pk)))
+        return (
+            value.replace("{live}", str(world.live))
+            .replace("{done}", str(world.done))
+            .replace("{new}", str(uuid.uuid4()))
+            .replace("{a}", str(world.runs["A"].pk))
+        )
     if isinstance(value, list):
         return [fill(v, world) for v in value]
     if isinstance(value, dict):
@@ -139,13 +162,15 @@ def send(client, method, path, body, kind, token=None):
         return client.post(path, data)
     if kind == "multipart":
         return getattr(client, method)(path, body or {}, **headers)
-    return getattr(client, method)(path, json.dumps(body or {}),
-                                   content_type="application/json", **headers)
+    return getattr(client, method)(
+        path, json.dumps(body or {}), content_type="application/json", **headers
+    )
 
 
 @pytest.mark.parametrize(("role", "method", "path", "body", "kind", "expected"), POSTS, ids=IDS)
 def test_session_post_without_csrf_token_is_refused_and_changes_nothing(
-        world, role, method, path, body, kind, expected):
+    world, role, method, path, body, kind, expected
+):
     client = browser_for(world, role)
     before = state(world)
     data = fill(body(world) if callable(body) else body, world)
@@ -171,8 +196,7 @@ def test_session_post_with_csrf_token_succeeds(world, role, method, path, body, 
 
 def test_a_wrong_csrf_token_is_refused(world):
     client = browser_for(world, "org")
-    response = client.post("/tasks/main/board/publish/",
-                           {"csrfmiddlewaretoken": "x" * 64})
+    response = client.post("/tasks/main/board/publish/", {"csrfmiddlewaretoken": "x" * 64})
     assert response.status_code == 403 and board_held(world) is True
 
 
@@ -182,22 +206,30 @@ def test_login_form_needs_the_csrf_token(world):
     assert response.status_code == 403
     assert "_auth_user_id" not in client.session
     client.get("/accounts/login/")
-    response = client.post("/accounts/login/", {"username": "pa", "password": world.password,
-                                                "csrfmiddlewaretoken": csrf_token(client)})
+    response = client.post(
+        "/accounts/login/",
+        {"username": "pa", "password": world.password, "csrfmiddlewaretoken": csrf_token(client)},
+    )
     assert response.status_code == 302 and "_auth_user_id" in client.session
 
 
 def test_token_authenticated_api_calls_need_no_csrf_token(world):
     token = create_token(user=world.users["org"])
     client = Client(enforce_csrf_checks=True, HTTP_AUTHORIZATION=f"Token {token.key}")
-    assert client.post("/api/tasks/main/publish/", json.dumps({}),
-                       content_type="application/json").status_code == 200
+    assert (
+        client.post(
+            "/api/tasks/main/publish/", json.dumps({}), content_type="application/json"
+        ).status_code
+        == 200
+    )
     assert board_held(world) is False
     ann = create_token(user=world.users["annotator"])
     client = Client(enforce_csrf_checks=True, HTTP_AUTHORIZATION=f"Token {ann.key}")
-    response = client.post("/annotate/api/assignments/release",
-                           json.dumps({"tokens": [str(world.live)]}),
-                           content_type="application/json")
+    response = client.post(
+        "/annotate/api/assignments/release",
+        json.dumps({"tokens": [str(world.live)]}),
+        content_type="application/json",
+    )
     assert response.status_code == 204
     assert Assignment.objects.get(token=world.live).state == Assignment.State.RELEASED
 
@@ -205,28 +237,44 @@ def test_token_authenticated_api_calls_need_no_csrf_token(world):
 def test_the_session_cookie_alone_cannot_write_through_the_api(world):
     """A cross-site form sends the cookies but cannot read or send the CSRF token."""
     client = browser_for(world, "org")
-    for content_type in ("application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
-                         "text/plain"):
-        response = client.generic("POST", "/api/tasks/main/publish/", b"release_hold=true",
-                                  content_type=content_type, HTTP_ORIGIN="https://evil.example")
+    for content_type in (
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        "text/plain",
+    ):
+        response = client.generic(
+            "POST",
+            "/api/tasks/main/publish/",
+            b"release_hold=true",
+            content_type=content_type,
+            HTTP_ORIGIN="https://evil.example",
+        )
         assert response.status_code == 403
     assert board_held(world) is True
 
 
 def test_a_bad_token_header_is_refused_even_with_a_session(world):
     client = browser_for(world, "org")
-    response = client.post("/api/tasks/main/publish/", json.dumps({}),
-                           content_type="application/json",
-                           HTTP_AUTHORIZATION="Token " + "0" * 40,
-                           HTTP_X_CSRFTOKEN=csrf_token(client))
+    response = client.post(
+        "/api/tasks/main/publish/",
+        json.dumps({}),
+        content_type="application/json",
+        HTTP_AUTHORIZATION="Token " + "0" * 40,
+        HTTP_X_CSRFTOKEN=csrf_token(client),
+    )
     assert response.status_code == 401 and board_held(world) is True
 
 
 # -- headers, cookies, settings ------------------------------------------------------------------
 def test_responses_carry_the_security_headers(world):
     client = Client()
-    for path in ("/", "/tasks/main/", "/tasks/main/snapshots/1.csv", "/api/tasks/",
-                 "/accounts/login/"):
+    for path in (
+        "/",
+        "/tasks/main/",
+        "/tasks/main/snapshots/1.csv",
+        "/api/tasks/",
+        "/accounts/login/",
+    ):
         response = client.get(path)
         assert response["X-Frame-Options"] == "DENY", path
         assert response["X-Content-Type-Options"] == "nosniff", path
@@ -239,8 +287,10 @@ def test_session_and_csrf_cookies_are_httponly_and_samesite(world):
     client.get("/accounts/login/")
     csrf = client.cookies["csrftoken"]
     assert csrf["httponly"] and csrf["samesite"] == "Lax"
-    response = client.post("/accounts/login/", {"username": "pa", "password": world.password,
-                                                "csrfmiddlewaretoken": csrf.value})
+    response = client.post(
+        "/accounts/login/",
+        {"username": "pa", "password": world.password, "csrfmiddlewaretoken": csrf.value},
+    )
     session = response.cookies["sessionid"]
     assert session["httponly"] and session["samesite"] == "Lax"
     assert not session["secure"]  # plain HTTP in development; DJANGO_SECURE=1 turns it on
@@ -254,16 +304,26 @@ def test_the_annotator_page_hands_its_script_the_csrf_token_without_the_cookie(w
 
 
 def _settings_in(env: dict) -> dict:
-    code = ("import django, json; django.setup(); from django.conf import settings as s; "
-            "print(json.dumps({k: getattr(s, k, None) for k in ("
-            "'DEBUG', 'SESSION_COOKIE_SECURE', 'CSRF_COOKIE_SECURE', 'SECURE_SSL_REDIRECT', "
-            "'SECURE_HSTS_SECONDS', 'SECURE_HSTS_INCLUDE_SUBDOMAINS', 'SECURE_PROXY_SSL_HEADER', "
-            "'X_FRAME_OPTIONS', 'CSRF_COOKIE_HTTPONLY', 'SESSION_COOKIE_HTTPONLY')}))")
-    clean = {k: v for k, v in os.environ.items()
-             if not k.startswith(("DJANGO_", "DATABASE_URL", "REDIS_URL"))}
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                         env={**clean, "DJANGO_SETTINGS_MODULE": "config.settings", **env},
-                         check=True)
+    code = (
+        "import django, json; django.setup(); from django.conf import settings as s; "
+        "print(json.dumps({k: getattr(s, k, None) for k in ("
+        "'DEBUG', 'SESSION_COOKIE_SECURE', 'CSRF_COOKIE_SECURE', 'SECURE_SSL_REDIRECT', "
+        "'SECURE_HSTS_SECONDS', 'SECURE_HSTS_INCLUDE_SUBDOMAINS', 'SECURE_PROXY_SSL_HEADER', "
+        "'X_FRAME_OPTIONS', 'CSRF_COOKIE_HTTPONLY', 'SESSION_COOKIE_HTTPONLY')}))"
+    )
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("DJANGO_", "DATABASE_URL", "REDIS_URL"))
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**clean, "DJANGO_SETTINGS_MODULE": "config.settings", **env},
+        check=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -282,15 +342,33 @@ def test_default_settings_are_safe_and_production_settings_are_strict():
 
 @pytest.mark.slow
 def test_check_deploy_passes_in_a_production_like_environment():
-    clean = {k: v for k, v in os.environ.items()
-             if not k.startswith(("DJANGO_", "DATABASE_URL", "REDIS_URL"))}
-    env = {**clean, "DJANGO_SECURE": "1", "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
-           "DJANGO_ALLOWED_HOSTS": "leaderboard.example.org", "DJANGO_HSTS_PRELOAD": "1"}
-    out = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level",
-                          "WARNING"], cwd=ROOT, capture_output=True, text=True, env=env)
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("DJANGO_", "DATABASE_URL", "REDIS_URL"))
+    }
+    env = {
+        **clean,
+        "DJANGO_SECURE": "1",
+        "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+        "DJANGO_ALLOWED_HOSTS": "leaderboard.example.org",
+        "DJANGO_HSTS_PRELOAD": "1",
+    }
+    out = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "no issues" in out.stdout
-    insecure = subprocess.run([sys.executable, "manage.py", "check", "--deploy", "--fail-level",
-                               "WARNING"], cwd=ROOT, capture_output=True, text=True, env=clean)
+    insecure = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=clean,
+    )
     assert insecure.returncode != 0  # the development defaults are flagged, as they should be
     assert "security.W009" in insecure.stdout + insecure.stderr

@@ -29,14 +29,22 @@ JS_URL_ATTRIBUTE = re.compile(r"""(href|src|action|formaction)\s*=\s*["']?\s*jav
 def hostile(board_world, snapshots):
     """Every user-writable field of the world holds a payload."""
     task = board_world["task"]
-    Task.objects.filter(pk=task.pk).update(title=SCRIPT + " title", description=BREAKOUT,
-                                           question=SCRIPT)
+    Task.objects.filter(pk=task.pk).update(
+        title=SCRIPT + " title", description=BREAKOUT, question=SCRIPT
+    )
     Team.objects.filter(pk=board_world["team_a"].pk).update(name=BREAKOUT + " team")
     a1, b1 = board_world["runs"]["a1"], board_world["runs"]["b1"]
     Run.objects.filter(pk=a1.pk).update(
-        name=SCRIPT, description=BREAKOUT + "\n" + SCRIPT, link=JS_LINK,
-        file_name=SCRIPT + ".tsv", reason=BREAKOUT, n_requested=10, n_verified=3,
-        errors=[{"line": 2, "message": f"bad key {SCRIPT}"}], error_count=1)
+        name=SCRIPT,
+        description=BREAKOUT + "\n" + SCRIPT,
+        link=JS_LINK,
+        file_name=SCRIPT + ".tsv",
+        reason=BREAKOUT,
+        n_requested=10,
+        n_verified=3,
+        errors=[{"line": 2, "message": f"bad key {SCRIPT}"}],
+        error_count=1,
+    )
     Run.objects.filter(pk=b1.pk).update(name=BREAKOUT, link="JaVaScRiPt:window.__xss=1")
     RunEvent.objects.create(run=a1, state="queued", reason=SCRIPT)
     for key in board_world["runs"]:
@@ -57,25 +65,38 @@ def assert_inert(response, status=200):
 
 def page_urls(world):
     a1 = world["runs"]["a1"]
-    return [reverse("home"), reverse("task_board", args=["ner"]),
-            *(reverse("task_board", args=["ner"]) + f"?sort={m}"
-              for m in ("precision", "recall")),
-            reverse("task_snapshots", args=["ner"]),
-            reverse("snapshot_detail", args=["ner", 1]),
-            reverse("task_runs", args=["ner"]), reverse("run_detail", args=[a1.pk]),
-            reverse("submit_run", args=["ner"])]
+    return [
+        reverse("home"),
+        reverse("task_board", args=["ner"]),
+        *(reverse("task_board", args=["ner"]) + f"?sort={m}" for m in ("precision", "recall")),
+        reverse("task_snapshots", args=["ner"]),
+        reverse("snapshot_detail", args=["ner", 1]),
+        reverse("task_runs", args=["ner"]),
+        reverse("run_detail", args=[a1.pk]),
+        reverse("submit_run", args=["ner"]),
+    ]
 
 
 @pytest.mark.parametrize("who", [None, "alice", "org"])
 def test_every_page_escapes_every_field(client, hostile, who):
     if who:
         client.force_login(hostile[who])
-    urls = [reverse("home"), reverse("task_board", args=["ner"]),
-            reverse("task_snapshots", args=["ner"]), reverse("snapshot_detail", args=["ner", 1])]
+    urls = [
+        reverse("home"),
+        reverse("task_board", args=["ner"]),
+        reverse("task_snapshots", args=["ner"]),
+        reverse("snapshot_detail", args=["ner", 1]),
+    ]
     if who:
-        urls = page_urls(hostile) if who == "alice" else [
-            *page_urls(hostile)[:-1], reverse("snapshot_detail", args=["ner", 2]),
-            reverse("task_organize", args=["ner"])]
+        urls = (
+            page_urls(hostile)
+            if who == "alice"
+            else [
+                *page_urls(hostile)[:-1],
+                reverse("snapshot_detail", args=["ner", 2]),
+                reverse("task_organize", args=["ner"]),
+            ]
+        )
     seen = ""
     for url in urls:
         seen += assert_inert(client.get(url))
@@ -87,8 +108,10 @@ def test_every_page_escapes_every_field(client, hostile, who):
 def test_rejected_upload_echoing_a_payload_is_escaped(client, hostile):
     client.force_login(hostile["bob"])
     upload = SimpleUploadedFile(SCRIPT + ".tsv", f"k0\t0.9\n{SCRIPT}\tnan-ish\n".encode())
-    response = client.post(reverse("submit_run", args=["ner"]),
-                           {"file": upload, "name": BREAKOUT, "description": SCRIPT})
+    response = client.post(
+        reverse("submit_run", args=["ner"]),
+        {"file": upload, "name": BREAKOUT, "description": SCRIPT},
+    )
     assert response.status_code == 302
     run = Run.objects.filter(team=hostile["team_b"], state="received").get()
     ingest_run(run.pk)
@@ -102,8 +125,9 @@ def test_edit_form_round_trips_payloads_escaped(client, hostile):
     response = client.post(url, {"name": BREAKOUT, "description": SCRIPT, "link": JS_LINK})
     html = assert_inert(response, 400)  # the javascript: link is refused, with a field error
     assert "must be an http or https URL" in html
-    response = client.post(url, {"name": BREAKOUT, "description": SCRIPT,
-                                 "link": "https://example.org/?q=\"><script>"})
+    response = client.post(
+        url, {"name": BREAKOUT, "description": SCRIPT, "link": 'https://example.org/?q="><script>'}
+    )
     assert response.status_code in (302, 400)
     assert_inert(client.get(url))
 

@@ -25,8 +25,10 @@ pytestmark = pytest.mark.django_db
 
 
 def settings_data(task, **changes):
-    data = {k: ("" if v is None else v)
-            for k, v in model_to_dict(task, fields=TASK_SETTING_FIELDS).items()}
+    data = {
+        k: ("" if v is None else v)
+        for k, v in model_to_dict(task, fields=TASK_SETTING_FIELDS).items()
+    }
     data.update(changes)
     return data
 
@@ -45,8 +47,7 @@ def test_organize_page_access(client, board_world):
     assert client.get(reverse("task_organize", args=["nope"])).status_code == 404
 
 
-def test_budget_counts_judgments_gold_answers_included_and_runs_their_draws(client,
-                                                                              board_world):
+def test_budget_counts_judgments_gold_answers_included_and_runs_their_draws(client, board_world):
     task = board_world["task"]
     Task.objects.filter(pk=task.pk).update(label_budget=1000)
     items = list(task.items.order_by("index"))
@@ -55,21 +56,23 @@ def test_budget_counts_judgments_gold_answers_included_and_runs_their_draws(clie
     ask_again(task=task, item_ids=[items[0].pk])
     ann, other = annotator(task, "ann"), annotator(task, "other")
     for user, item in ((ann, items[0]), (other, items[0]), (ann, items[1])):
-        submit_judgment(request_id=item.verification_request.pk, annotator=user,
-                        answer="correct")
+        submit_judgment(request_id=item.verification_request.pk, annotator=user, answer="correct")
     # A gold answer is one more judgment asked and in; a "can't tell" on gold is none.
     gold = GoldItem.objects.create(task=task, item=items[5], answer=True)
-    GoldAnswer.objects.create(gold=gold, annotator=ann, client_id=uuid.uuid4(),
-                              answer="incorrect", correct=False)
-    GoldAnswer.objects.create(gold=gold, annotator=other, client_id=uuid.uuid4(),
-                              answer="cannot_tell", correct=None)
+    GoldAnswer.objects.create(
+        gold=gold, annotator=ann, client_id=uuid.uuid4(), answer="incorrect", correct=False
+    )
+    GoldAnswer.objects.create(
+        gold=gold, annotator=other, client_id=uuid.uuid4(), answer="cannot_tell", correct=None
+    )
     Run.objects.filter(pk=board_world["runs"]["a1"].pk).update(n_requested=300, n_verified=250)
     Run.objects.filter(pk=board_world["runs"]["b1"].pk).update(n_requested=100, n_verified=100)
     client.force_login(board_world["org"])
     html = client.get(reverse("task_organize", args=["ner"])).content.decode()
     spent = re.search(r'<dd id="budget-spent">(.*?)</dd>', html, re.S).group(1)
-    assert spent == ("10 judgments asked, gold answers included (1.0%); 4 in; "
-                     "2 distinct items judged")
+    assert spent == (
+        "10 judgments asked, gold answers included (1.0%); 4 in; 2 distinct items judged"
+    )
     assert '<dd id="budget-remaining">990 judgments</dd>' in html
     assert "75.0%" in html and "25.0%" in html  # of the 400 items the runs drew
     assert "/annotate/ner/queue/" in html
@@ -79,9 +82,10 @@ def test_budget_counts_judgments_gold_answers_included_and_runs_their_draws(clie
 def test_settings_save_through_the_service(client, board_world):
     task = board_world["task"]
     client.force_login(board_world["org"])
-    response = client.post(reverse("task_organize", args=["ner"]),
-                           settings_data(task, title="New title", label_budget=500,
-                                         gold_rate=0.1))
+    response = client.post(
+        reverse("task_organize", args=["ner"]),
+        settings_data(task, title="New title", label_budget=500, gold_rate=0.1),
+    )
     assert response.status_code == 302
     task.refresh_from_db()
     assert (task.title, task.label_budget, task.gold_rate) == ("New title", 500, 0.1)
@@ -90,12 +94,14 @@ def test_settings_save_through_the_service(client, board_world):
 def test_bad_settings_are_400_with_field_errors_and_nothing_saved(client, board_world):
     task = board_world["task"]
     client.force_login(board_world["org"])
-    response = client.post(reverse("task_organize", args=["ner"]),
-                           settings_data(task, confidence=2.0, title="Changed"))
+    response = client.post(
+        reverse("task_organize", args=["ner"]), settings_data(task, confidence=2.0, title="Changed")
+    )
     assert response.status_code == 400
     assert 'class="field has-error"' in response.content.decode()
-    response = client.post(reverse("task_organize", args=["ner"]),
-                           settings_data(task, state="draft"))
+    response = client.post(
+        reverse("task_organize", args=["ner"]), settings_data(task, state="draft")
+    )
     assert response.status_code == 400
     assert "the task has runs; close it instead" in response.content.decode()
     task.refresh_from_db()
@@ -106,13 +112,16 @@ def test_verified_items_csv(client, board_world, snapshots):
     now = timezone.now()
     for index in range(3):
         Item.objects.filter(task=board_world["task"], index=index).update(
-            verified_at=now + timedelta(seconds=index))
+            verified_at=now + timedelta(seconds=index)
+        )
     LabelModelFit.objects.create(
-        task=board_world["task"], snapshot=snapshots.standard(board_world),
+        task=board_world["task"],
+        snapshot=snapshots.standard(board_world),
         indices=np.array([0, 1], dtype="<i8").tobytes(),
         values=np.array([0.99, 0.25], dtype="<f8").tobytes(),
         judgments=np.array([1, 3], dtype="<i4").tobytes(),
-        says_correct=np.array([1, 1], dtype="<i4").tobytes())
+        says_correct=np.array([1, 1], dtype="<i4").tobytes(),
+    )
     url = reverse("verified_items_csv", args=["ner"])
     client.force_login(board_world["alice"])
     assert client.get(url).status_code == 403
@@ -122,4 +131,7 @@ def test_verified_items_csv(client, board_world, snapshots):
     rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
     # Item k2 was judged after the latest estimation: no posterior yet.
     assert [(r["key"], r["posterior"], r["judgments"]) for r in rows] == [
-        ("k0", "0.99", "1"), ("k1", "0.25", "3"), ("k2", "", "")]
+        ("k0", "0.99", "1"),
+        ("k1", "0.25", "3"),
+        ("k2", "", ""),
+    ]

@@ -30,8 +30,16 @@ def world():
     team_a, team_b = make_team("Team A", alice), make_team("Team B", bob)
     run_a = add_run(task, team_a, [0, 1, 2], name=XSS)
     run_b = add_run(task, team_b, [1, 2, 3], name="bob-run")
-    return {"task": task, "alice": alice, "bob": bob, "org": org, "team_a": team_a,
-            "team_b": team_b, "run_a": run_a, "run_b": run_b}
+    return {
+        "task": task,
+        "alice": alice,
+        "bob": bob,
+        "org": org,
+        "team_a": team_a,
+        "team_b": team_b,
+        "run_a": run_a,
+        "run_b": run_b,
+    }
 
 
 def metric(value, low, high, labels=40):
@@ -39,24 +47,50 @@ def metric(value, low, high, labels=40):
 
 
 def snapshot(task, runs_f1, version=1, published=True):
-    rows = [{"run": run.pk, "name": run.name, "team": run.team.name, "state": run.state,
-             "provisional": run.state != "scored",
-             "precision": metric(0.8, 0.7, 0.9), "recall": metric(0.6, 0.5, 0.7),
-             "f1": metric(f1, None if f1 is None else f1 - 0.05,
-                          None if f1 is None else f1 + 0.05)}
-            for run, f1 in runs_f1]
+    rows = [
+        {
+            "run": run.pk,
+            "name": run.name,
+            "team": run.team.name,
+            "state": run.state,
+            "provisional": run.state != "scored",
+            "precision": metric(0.8, 0.7, 0.9),
+            "recall": metric(0.6, 0.5, 0.7),
+            "f1": metric(f1, None if f1 is None else f1 - 0.05, None if f1 is None else f1 + 0.05),
+        }
+        for run, f1 in runs_f1
+    ]
     snap = LeaderboardSnapshot.objects.create(
-        task=task, version=version, engine_version="x", design="default", labels_version=1,
-        reference_version=1, n_labels=40, n_reference=12, confidence=0.95, published=published,
-        rows=rows)
+        task=task,
+        version=version,
+        engine_version="x",
+        design="default",
+        labels_version=1,
+        reference_version=1,
+        n_labels=40,
+        n_reference=12,
+        confidence=0.95,
+        published=published,
+        rows=rows,
+    )
     for run, f1 in runs_f1:
         for m, v in (("precision", 0.8), ("recall", 0.6), ("f1", f1)):
-            Estimate.objects.create(snapshot=snap, run=run, metric=m, value=v, low=0.1,
-                                    high=0.95, level=0.95, labels_used=40, method="wilson")
+            Estimate.objects.create(
+                snapshot=snap,
+                run=run,
+                metric=m,
+                value=v,
+                low=0.1,
+                high=0.95,
+                level=0.95,
+                labels_used=40,
+                method="wilson",
+            )
     return snap
 
 
 # --- home and board -----------------------------------------------------------------------------
+
 
 def test_home_lists_visible_tasks_with_run_counts(client, world):
     make_task(slug="secret", title="Draft task", state=Task.State.DRAFT)
@@ -88,8 +122,9 @@ def test_draft_task_is_hidden_from_the_public(client, world):
 
 def test_board_shows_latest_published_snapshot_ranked_by_f1_escaped(client, world):
     snapshot(world["task"], [(world["run_a"], 0.5), (world["run_b"], 0.712)], version=1)
-    snapshot(world["task"], [(world["run_a"], 0.1), (world["run_b"], 0.2)], version=2,
-             published=False)
+    snapshot(
+        world["task"], [(world["run_a"], 0.1), (world["run_b"], 0.2)], version=2, published=False
+    )
     html = client.get(reverse("task_board", args=["ner"])).content.decode()
     assert "Snapshot <strong>v1</strong>" in html and "95% confidence" in html
     assert "0.712" in html and "[0.662, 0.762]" in html
@@ -108,20 +143,24 @@ def test_board_row_without_f1_comes_last(client, world):
 
 # --- submit -------------------------------------------------------------------------------------
 
+
 def test_submit_requires_login(client, world):
     response = client.get(reverse("submit_run", args=["ner"]))
     assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
 
 
-def test_submit_form_and_success_redirects_to_the_run(client, world, sent,
-                                                      django_capture_on_commit_callbacks):
+def test_submit_form_and_success_redirects_to_the_run(
+    client, world, sent, django_capture_on_commit_callbacks
+):
     client.force_login(world["alice"])
     page = client.get(reverse("submit_run", args=["ner"]))
     assert page.status_code == 200 and 'name="csrfmiddlewaretoken"' in page.content.decode()
     upload = SimpleUploadedFile("preds.tsv", b"k0\t0.9\nk9\t0.4\n")
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(reverse("submit_run", args=["ner"]),
-                               {"file": upload, "name": "my run", "description": "first"})
+        response = client.post(
+            reverse("submit_run", args=["ner"]),
+            {"file": upload, "name": "my run", "description": "first"},
+        )
     run = Run.objects.get(name="my run")
     assert response.status_code == 302
     assert response["Location"] == reverse("run_detail", args=[run.pk])
@@ -154,18 +193,19 @@ def test_page_uploads_share_the_api_upload_throttle(client, world, monkeypatch):
     from rest_framework.throttling import ScopedRateThrottle
 
     cache.clear()
-    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES",
-                        {**ScopedRateThrottle.THROTTLE_RATES, "uploads": "3/hour"})
+    monkeypatch.setattr(
+        ScopedRateThrottle,
+        "THROTTLE_RATES",
+        {**ScopedRateThrottle.THROTTLE_RATES, "uploads": "3/hour"},
+    )
     client.force_login(world["alice"])
     for i in range(2):
         upload = SimpleUploadedFile("p.tsv", b"k%d\tbad\n" % i)
-        assert client.post(reverse("submit_run", args=["ner"]),
-                           {"file": upload}).status_code == 302
+        assert client.post(reverse("submit_run", args=["ner"]), {"file": upload}).status_code == 302
     api = APIClient()
     api.force_authenticate(world["alice"])
     upload = SimpleUploadedFile("p.tsv", b"k7\t0.5\n")
-    assert api.post("/api/tasks/ner/runs/", {"file": upload}, format="multipart").status_code \
-        == 202
+    assert api.post("/api/tasks/ner/runs/", {"file": upload}, format="multipart").status_code == 202
     n = Run.objects.count()
     upload = SimpleUploadedFile("p.tsv", b"k8\tbad\n")
     response = client.post(reverse("submit_run", args=["ner"]), {"file": upload})
@@ -179,8 +219,7 @@ def test_submit_the_same_file_twice_points_to_the_first_run(client, world):
     client.force_login(world["alice"])
     for name in ("first", "again"):
         upload = SimpleUploadedFile("p.tsv", b"k0\t0.9\n")
-        response = client.post(reverse("submit_run", args=["ner"]),
-                               {"file": upload, "name": name})
+        response = client.post(reverse("submit_run", args=["ner"]), {"file": upload, "name": name})
     first = Run.objects.get(name="first")
     html = response.content.decode()
     assert response.status_code == 409 and not Run.objects.filter(name="again").exists()
@@ -210,8 +249,9 @@ def test_submit_for_a_team_one_is_not_in_is_refused(client, world):
     world["team_b"].members.add(world["alice"])
     world["team_b"].members.remove(world["alice"])
     upload = SimpleUploadedFile("p.tsv", b"k0\t0.9\n")
-    response = client.post(reverse("submit_run", args=["ner"]),
-                           {"file": upload, "team": world["team_b"].pk})
+    response = client.post(
+        reverse("submit_run", args=["ner"]), {"file": upload, "team": world["team_b"].pk}
+    )
     assert response.status_code == 400  # not a choice of the form
     assert not Run.objects.filter(team=world["team_b"]).exclude(name="bob-run").exists()
 
@@ -229,16 +269,20 @@ def test_team_select_when_in_several_teams(client, world):
     html = client.get(reverse("submit_run", args=["ner"])).content.decode()
     assert "<select" in html and "Team A" in html and "Team B" in html
     upload = SimpleUploadedFile("p.tsv", b"k0\t0.9\n")
-    client.post(reverse("submit_run", args=["ner"]),
-                {"file": upload, "team": world["team_b"].pk, "name": "via-b"})
+    client.post(
+        reverse("submit_run", args=["ner"]),
+        {"file": upload, "team": world["team_b"].pk, "name": "via-b"},
+    )
     assert Run.objects.get(name="via-b").team == world["team_b"]
 
 
 # --- runs list and run detail -------------------------------------------------------------------
 
+
 def test_runs_page_shows_own_team_only_and_progress(client, world):
-    Run.objects.filter(pk=world["run_a"].pk).update(n_requested=480, n_verified=312,
-                                                    reason="waiting for labels")
+    Run.objects.filter(pk=world["run_a"].pk).update(
+        n_requested=480, n_verified=312, reason="waiting for labels"
+    )
     client.force_login(world["alice"])
     html = client.get(reverse("task_runs", args=["ner"])).content.decode()
     assert "312 of 480 items verified" in html and "waiting for labels" in html
@@ -276,7 +320,8 @@ def test_run_detail_shows_events_problems_and_published_estimates(client, world)
     run = world["run_a"]
     RunEvent.objects.create(run=run, state="queued", reason="3 predictions")
     Run.objects.filter(pk=run.pk).update(
-        errors=[{"line": 7, "message": "score <b>x</b> is not a number"}], error_count=1)
+        errors=[{"line": 7, "message": "score <b>x</b> is not a number"}], error_count=1
+    )
     snapshot(world["task"], [(run, 0.55)], version=1)
     snapshot(world["task"], [(run, 0.25)], version=2, published=False)
     client.force_login(world["alice"])
@@ -301,6 +346,7 @@ def test_rejected_upload_appears_on_the_run_page(client, world):
 
 
 # --- login --------------------------------------------------------------------------------------
+
 
 def test_login_page_and_logout(client, world):
     page = client.get(reverse("login"))

@@ -50,15 +50,20 @@ def world(db, sent_jobs):
 
 
 def organize_body(world):
-    data = {k: ("" if v is None else v)
-            for k, v in model_to_dict(world.task, fields=TASK_SETTING_FIELDS).items()}
+    data = {
+        k: ("" if v is None else v)
+        for k, v in model_to_dict(world.task, fields=TASK_SETTING_FIELDS).items()
+    }
     data["title"] = "Main task, renamed"
     return data
 
 
 def submit_body(world):
-    return {"file": SimpleUploadedFile("page-run.tsv", b"k1\t0.9\nfresh-key\t0.4\n"),
-            "name": "page run", "description": ""}
+    return {
+        "file": SimpleUploadedFile("page-run.tsv", b"k1\t0.9\nfresh-key\t0.4\n"),
+        "name": "page run",
+        "description": "",
+    }
 
 
 def run_edit_body(world):
@@ -69,7 +74,7 @@ def unpause_body(world):
     return {"username": "annotator"}
 
 
-LOGIN = "login"    # 302 to the sign-in page (login_required)
+LOGIN = "login"  # 302 to the sign-in page (login_required)
 ADMIN_LOGIN = "admin-login"  # 302 to the admin's own sign-in page
 REDIRECT = "redirect"  # 302 somewhere else (a successful POST)
 
@@ -77,97 +82,153 @@ REDIRECT = "redirect"  # 302 somewhere else (a successful POST)
 # "{a}" is team A's run id. A 403 for an annotator on the annotate page is its own page.
 MATRIX = [
     # method, path, body,                             anon pa   pb   ann  org  oorg sorg admin
-    ("GET", "/", None,                                 (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/tasks/main/", None,                      (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/tasks/main/?sort=f1", None,              (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/tasks/main/?sort=bogus", None,           (400, 400, 400, 400, 400, 400, 400, 400)),
-    ("POST", "/tasks/main/", None,                     (405, 405, 405, 405, 405, 405, 405, 405)),
-    ("GET", "/tasks/hidden-draft/", None,              (404, 404, 404, 404, 200, 404, 404, 200)),
-    ("GET", "/tasks/nope/", None,                      (404, 404, 404, 404, 404, 404, 404, 404)),
-    ("GET", "/tasks/main/snapshots/", None,            (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/tasks/main/snapshots/1/", None,          (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/tasks/main/snapshots/2/", None,          (404, 404, 404, 404, 200, 404, 404, 200)),
-    ("GET", "/tasks/main/snapshots/1.csv", None,       (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/tasks/main/snapshots/2.csv", None,       (404, 404, 404, 404, 200, 404, 404, 200)),
-    ("GET", "/tasks/main/snapshots/1.json", None,      (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/tasks/main/snapshots/2.json", None,      (404, 404, 404, 404, 200, 404, 404, 200)),
-    ("GET", "/tasks/main/snapshots/9/", None,          (404, 404, 404, 404, 404, 404, 404, 404)),
-    ("POST", "/tasks/main/board/hold/", None,          (LOGIN, 403, 403, 403, REDIRECT, 403, 403,
-                                                        REDIRECT)),
-    ("GET", "/tasks/main/board/hold/", None,           (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
-    ("POST", "/tasks/main/board/publish/", None,       (LOGIN, 403, 403, 403, REDIRECT, 403, 403,
-                                                        REDIRECT)),
-    ("GET", "/tasks/main/board/publish/", None,        (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
-    ("POST", "/tasks/hidden-draft/board/hold/", None,  (LOGIN, 404, 404, 404, REDIRECT, 404, 404,
-                                                        REDIRECT)),
-    ("GET", "/tasks/main/organize/", None,             (LOGIN, 403, 403, 403, 200, 403, 403, 200)),
-    ("GET", "/tasks/other/organize/", None,            (LOGIN, 403, 403, 403, 403, 200, 200, 200)),
-    ("GET", "/tasks/hidden-draft/organize/", None,     (LOGIN, 404, 404, 404, 200, 404, 404, 200)),
-    ("POST", "/tasks/main/organize/", organize_body,   (LOGIN, 403, 403, 403, REDIRECT, 403, 403,
-                                                        REDIRECT)),
-    ("POST", "/tasks/main/organize/", {"confidence": "x"},
-                                                       (LOGIN, 403, 403, 403, 400, 403, 403, 400)),
-    ("GET", "/tasks/main/organize/verified-items.csv", None,
-                                                       (LOGIN, 403, 403, 403, 200, 403, 403, 200)),
-    ("GET", "/tasks/main/submit/", None,               (LOGIN, 200, 200, 403, 403, 403, 403, 403)),
-    ("POST", "/tasks/main/submit/", submit_body,       (LOGIN, REDIRECT, REDIRECT, 403, 403, 403,
-                                                        403, 403)),
-    ("POST", "/tasks/main/submit/", {"name": "no file"},
-                                                       (LOGIN, 400, 400, 403, 403, 403, 403, 403)),
-    ("POST", "/tasks/hidden-draft/submit/", submit_body,
-                                                       (LOGIN, 404, 404, 404, 403, 404, 404, 403)),
-    ("GET", "/tasks/main/runs/", None,                 (LOGIN, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/runs/{a}/", None,                        (LOGIN, 200, 404, 404, 200, 404, 404, 200)),
-    ("POST", "/runs/{a}/", run_edit_body,              (LOGIN, REDIRECT, 404, 404, 403, 404, 404,
-                                                        REDIRECT)),
-    ("POST", "/runs/{a}/", {"name": ""},               (LOGIN, 400, 404, 404, 403, 404, 404, 400)),
-    ("GET", "/runs/999999/", None,                     (LOGIN, 404, 404, 404, 404, 404, 404, 404)),
-    ("GET", "/annotate/", None,                        (LOGIN, 200, 200, 200, 200, 200, 200, 200)),
-    ("POST", "/annotate/", None,                       (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
-    ("GET", "/annotate/main/", None,                   (LOGIN, 403, 403, 200, 403, 403, 403, 403)),
-    ("GET", "/annotate/nope/", None,                   (LOGIN, 404, 404, 404, 404, 404, 404, 404)),
-    ("GET", "/annotate/hidden-draft/", None,           (LOGIN, 404, 404, 404, 403, 404, 404, 403)),
-    ("GET", "/annotate/hidden-draft/queue/", None,     (LOGIN, 404, 404, 404, 200, 404, 404, 200)),
-    ("GET", "/annotate/main/queue/", None,             (LOGIN, 403, 403, 403, 200, 403, 403, 200)),
-    ("GET", "/annotate/other/queue/", None,            (LOGIN, 403, 403, 403, 403, 200, 200, 200)),
-    ("POST", "/annotate/main/queue/unpause", unpause_body,
-                                                       (LOGIN, 403, 403, 403, REDIRECT, 403, 403,
-                                                        REDIRECT)),
-    ("GET", "/annotate/main/queue/unpause", None,      (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
-    ("GET", "/annotate/main/queue/answers.csv", None,  (LOGIN, 403, 403, 403, 200, 403, 403, 200)),
-    ("GET", "/admin/", None,                           (ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN,
-                                                        ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN,
-                                                        200, 200)),
-    ("GET", "/admin/leaderboard/item/", None,          (ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN,
-                                                        ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN,
-                                                        200, 200)),
-    ("GET", "/admin/leaderboard/run/", None,           (ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN,
-                                                        ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN,
-                                                        200, 200)),
-    ("GET", "/admin/login/", None,                     (200, 200, 200, 200, 200, 200, REDIRECT,
-                                                        REDIRECT)),
-    ("POST", "/admin/login/", {"username": "pa", "password": "wrong"},
-                                                       (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/accounts/login/", None,                  (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("POST", "/accounts/login/", {"username": "pa", "password": "wrong"},
-                                                       (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("POST", "/accounts/logout/", None,                (REDIRECT,) * 8),
-    ("GET", "/accounts/logout/", None,                 (405, 405, 405, 405, 405, 405, 405, 405)),
-    ("GET", "/accounts/password_change/", None,        (LOGIN, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/accounts/password_reset/", None,         (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("POST", "/accounts/password_reset/", {"email": "pa@example.org"},
-                                                       (REDIRECT,) * 8),
+    ("GET", "/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/tasks/main/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/tasks/main/?sort=f1", None, (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/tasks/main/?sort=bogus", None, (400, 400, 400, 400, 400, 400, 400, 400)),
+    ("POST", "/tasks/main/", None, (405, 405, 405, 405, 405, 405, 405, 405)),
+    ("GET", "/tasks/hidden-draft/", None, (404, 404, 404, 404, 200, 404, 404, 200)),
+    ("GET", "/tasks/nope/", None, (404, 404, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/tasks/main/snapshots/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/tasks/main/snapshots/1/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/tasks/main/snapshots/2/", None, (404, 404, 404, 404, 200, 404, 404, 200)),
+    ("GET", "/tasks/main/snapshots/1.csv", None, (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/tasks/main/snapshots/2.csv", None, (404, 404, 404, 404, 200, 404, 404, 200)),
+    ("GET", "/tasks/main/snapshots/1.json", None, (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/tasks/main/snapshots/2.json", None, (404, 404, 404, 404, 200, 404, 404, 200)),
+    ("GET", "/tasks/main/snapshots/9/", None, (404, 404, 404, 404, 404, 404, 404, 404)),
+    ("POST", "/tasks/main/board/hold/", None, (LOGIN, 403, 403, 403, REDIRECT, 403, 403, REDIRECT)),
+    ("GET", "/tasks/main/board/hold/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
+    (
+        "POST",
+        "/tasks/main/board/publish/",
+        None,
+        (LOGIN, 403, 403, 403, REDIRECT, 403, 403, REDIRECT),
+    ),
+    ("GET", "/tasks/main/board/publish/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
+    (
+        "POST",
+        "/tasks/hidden-draft/board/hold/",
+        None,
+        (LOGIN, 404, 404, 404, REDIRECT, 404, 404, REDIRECT),
+    ),
+    ("GET", "/tasks/main/organize/", None, (LOGIN, 403, 403, 403, 200, 403, 403, 200)),
+    ("GET", "/tasks/other/organize/", None, (LOGIN, 403, 403, 403, 403, 200, 200, 200)),
+    ("GET", "/tasks/hidden-draft/organize/", None, (LOGIN, 404, 404, 404, 200, 404, 404, 200)),
+    (
+        "POST",
+        "/tasks/main/organize/",
+        organize_body,
+        (LOGIN, 403, 403, 403, REDIRECT, 403, 403, REDIRECT),
+    ),
+    (
+        "POST",
+        "/tasks/main/organize/",
+        {"confidence": "x"},
+        (LOGIN, 403, 403, 403, 400, 403, 403, 400),
+    ),
+    (
+        "GET",
+        "/tasks/main/organize/verified-items.csv",
+        None,
+        (LOGIN, 403, 403, 403, 200, 403, 403, 200),
+    ),
+    ("GET", "/tasks/main/submit/", None, (LOGIN, 200, 200, 403, 403, 403, 403, 403)),
+    (
+        "POST",
+        "/tasks/main/submit/",
+        submit_body,
+        (LOGIN, REDIRECT, REDIRECT, 403, 403, 403, 403, 403),
+    ),
+    (
+        "POST",
+        "/tasks/main/submit/",
+        {"name": "no file"},
+        (LOGIN, 400, 400, 403, 403, 403, 403, 403),
+    ),
+    (
+        "POST",
+        "/tasks/hidden-draft/submit/",
+        submit_body,
+        (LOGIN, 404, 404, 404, 403, 404, 404, 403),
+    ),
+    ("GET", "/tasks/main/runs/", None, (LOGIN, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/runs/{a}/", None, (LOGIN, 200, 404, 404, 200, 404, 404, 200)),
+    ("POST", "/runs/{a}/", run_edit_body, (LOGIN, REDIRECT, 404, 404, 403, 404, 404, REDIRECT)),
+    ("POST", "/runs/{a}/", {"name": ""}, (LOGIN, 400, 404, 404, 403, 404, 404, 400)),
+    ("GET", "/runs/999999/", None, (LOGIN, 404, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/annotate/", None, (LOGIN, 200, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/annotate/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
+    ("GET", "/annotate/main/", None, (LOGIN, 403, 403, 200, 403, 403, 403, 403)),
+    ("GET", "/annotate/nope/", None, (LOGIN, 404, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/annotate/hidden-draft/", None, (LOGIN, 404, 404, 404, 403, 404, 404, 403)),
+    ("GET", "/annotate/hidden-draft/queue/", None, (LOGIN, 404, 404, 404, 200, 404, 404, 200)),
+    ("GET", "/annotate/main/queue/", None, (LOGIN, 403, 403, 403, 200, 403, 403, 200)),
+    ("GET", "/annotate/other/queue/", None, (LOGIN, 403, 403, 403, 403, 200, 200, 200)),
+    (
+        "POST",
+        "/annotate/main/queue/unpause",
+        unpause_body,
+        (LOGIN, 403, 403, 403, REDIRECT, 403, 403, REDIRECT),
+    ),
+    ("GET", "/annotate/main/queue/unpause", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
+    ("GET", "/annotate/main/queue/answers.csv", None, (LOGIN, 403, 403, 403, 200, 403, 403, 200)),
+    (
+        "GET",
+        "/admin/",
+        None,
+        (ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 200, 200),
+    ),
+    (
+        "GET",
+        "/admin/leaderboard/item/",
+        None,
+        (ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 200, 200),
+    ),
+    (
+        "GET",
+        "/admin/leaderboard/run/",
+        None,
+        (ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 200, 200),
+    ),
+    ("GET", "/admin/login/", None, (200, 200, 200, 200, 200, 200, REDIRECT, REDIRECT)),
+    (
+        "POST",
+        "/admin/login/",
+        {"username": "pa", "password": "wrong"},
+        (200, 200, 200, 200, 200, 200, 200, 200),
+    ),
+    ("GET", "/accounts/login/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
+    (
+        "POST",
+        "/accounts/login/",
+        {"username": "pa", "password": "wrong"},
+        (200, 200, 200, 200, 200, 200, 200, 200),
+    ),
+    ("POST", "/accounts/logout/", None, (REDIRECT,) * 8),
+    ("GET", "/accounts/logout/", None, (405, 405, 405, 405, 405, 405, 405, 405)),
+    ("GET", "/accounts/password_change/", None, (LOGIN, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/accounts/password_reset/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/accounts/password_reset/", {"email": "pa@example.org"}, (REDIRECT,) * 8),
 ]
-CELLS = [pytest.param(method, path, body, role, expected[i], id=f"{method} {path} {role}")
-         for method, path, body, expected in MATRIX for i, role in enumerate(ROLES)]
+CELLS = [
+    pytest.param(method, path, body, role, expected[i], id=f"{method} {path} {role}")
+    for method, path, body, expected in MATRIX
+    for i, role in enumerate(ROLES)
+]
 
 
 def forbidden_for(world, role: str, path: str) -> list[str]:
     """Text that must not appear in any page or download ``role`` gets."""
     if role in ("org", "admin"):
         return []
-    never = [world.gold_key, world.reference_key, *HELD_TEXTS, "DRAFTTITLE",
-             *world.annotator_secrets]
+    never = [
+        world.gold_key,
+        world.reference_key,
+        *HELD_TEXTS,
+        "DRAFTTITLE",
+        *world.annotator_secrets,
+    ]
     others = {"pa": ["B"], "pb": ["A"]}.get(role, ["A", "B"])
     for team in others:
         never += [world.secret_file[team], world.secret_description[team]]
@@ -214,7 +275,7 @@ def test_page_matrix(world, method, path, body, role, expected):
     path = path.format(a=world.runs["A"].pk)
     client = client_for(world, role)
     data = body(world) if callable(body) else body
-    response = (client.get(path) if method == "GET" else client.post(path, data or {}))
+    response = client.get(path) if method == "GET" else client.post(path, data or {})
     text = text_of(response)
     check_status(response, expected, path, text)
     for secret in forbidden_for(world, role, path):
@@ -318,8 +379,9 @@ def test_run_page_shows_own_team_only(world):
 def test_annotator_learns_nothing_about_runs_from_the_api(world):
     client = client_for(world, "annotator")
     page = text_of(client.get("/annotate/main/"))
-    claim = client.post("/annotate/api/tasks/main/claim", json.dumps({"count": 3}),
-                        content_type="application/json")
+    claim = client.post(
+        "/annotate/api/tasks/main/claim", json.dumps({"count": 3}), content_type="application/json"
+    )
     assert claim.status_code == 200, claim.content
     body = claim.json()
     assert len(body["assignments"]) == 3
@@ -334,8 +396,13 @@ def test_annotator_learns_nothing_about_runs_from_the_api(world):
 
 
 # -- CSV downloads are inert in a spreadsheet ----------------------------------------------------
-HOSTILE_CELLS = {"name": "+SUM(1)|cmd", "team": '=HYPERLINK("http://evil.example")',
-                 "key": "@evil-key", "tab": "\t=1+1", "justification": "-2+3 looks right"}
+HOSTILE_CELLS = {
+    "name": "+SUM(1)|cmd",
+    "team": '=HYPERLINK("http://evil.example")',
+    "key": "@evil-key",
+    "tab": "\t=1+1",
+    "justification": "-2+3 looks right",
+}
 
 
 def csv_rows(response) -> list[list[str]]:
@@ -352,23 +419,37 @@ def test_csv_downloads_neutralise_formula_cells(world):
     from annotation.services import answer_assignment, claim_assignments
 
     snapshot = world.snapshots[0]
-    snapshot.rows = [{**row, "name": HOSTILE_CELLS["name"], "team": HOSTILE_CELLS["team"]}
-                     for row in snapshot.rows]
+    snapshot.rows = [
+        {**row, "name": HOSTILE_CELLS["name"], "team": HOSTILE_CELLS["team"]}
+        for row in snapshot.rows
+    ]
     snapshot.save(update_fields=["rows"])
     n = world.task.n_items
-    Item.objects.bulk_create([
-        Item(task=world.task, key=HOSTILE_CELLS["key"], index=n, verified_at=timezone.now()),
-        Item(task=world.task, key="-17", index=n + 1, verified_at=timezone.now()),
-        Item(task=world.task, key=HOSTILE_CELLS["tab"], index=n + 2,
-             verified_at=timezone.now())])
+    Item.objects.bulk_create(
+        [
+            Item(task=world.task, key=HOSTILE_CELLS["key"], index=n, verified_at=timezone.now()),
+            Item(task=world.task, key="-17", index=n + 1, verified_at=timezone.now()),
+            Item(
+                task=world.task, key=HOSTILE_CELLS["tab"], index=n + 2, verified_at=timezone.now()
+            ),
+        ]
+    )
     ann = world.users["annotator"]
     (lease,) = claim_assignments(task=world.task, annotator=ann, count=1).assignments
-    answer_assignment(annotator=ann, token=lease.token, client_id=uuid.uuid4(), answer="correct",
-                      justification=HOSTILE_CELLS["justification"])
+    answer_assignment(
+        annotator=ann,
+        token=lease.token,
+        client_id=uuid.uuid4(),
+        answer="correct",
+        justification=HOSTILE_CELLS["justification"],
+    )
 
     org = client_for(world, "org")
-    for path in ("/tasks/main/snapshots/1.csv", "/api/tasks/main/snapshots/1/?format=csv",
-                 "/api/tasks/main/board/?format=csv"):
+    for path in (
+        "/tasks/main/snapshots/1.csv",
+        "/api/tasks/main/snapshots/1/?format=csv",
+        "/api/tasks/main/board/?format=csv",
+    ):
         cells = [cell for row in csv_rows(org.get(path)) for cell in row]
         assert "'" + HOSTILE_CELLS["name"] in cells and "'" + HOSTILE_CELLS["team"] in cells
         assert not any(cell.startswith(("=", "+", "@")) for cell in cells), path
@@ -376,19 +457,31 @@ def test_csv_downloads_neutralise_formula_cells(world):
     keys = [row[0] for row in items]
     assert "'" + HOSTILE_CELLS["key"] in keys and "'" + HOSTILE_CELLS["tab"] in keys
     assert "-17" in keys  # a plain number is not a formula: left as it is
-    answers = [cell for row in csv_rows(org.get("/annotate/main/queue/answers.csv"))
-               for cell in row]
+    answers = [
+        cell for row in csv_rows(org.get("/annotate/main/queue/answers.csv")) for cell in row
+    ]
     assert "'" + HOSTILE_CELLS["justification"] in answers
     # The JSON download keeps the text exactly (JSON is not opened by spreadsheets).
     data = json.loads(text_of(org.get("/tasks/main/snapshots/1.json")))
     assert {row["team"] for row in data["rows"]} == {HOSTILE_CELLS["team"]}
 
 
-@pytest.mark.parametrize(("text", "written"), [
-    ("=1+1", "'=1+1"), ("+1", "+1"), ("-0.05", "-0.05"), ("-1e-3", "-1e-3"), ("-x", "'-x"),
-    ("@SUM(A1)", "'@SUM(A1)"), ("\rcmd", "'\rcmd"), ("safe", "safe"), ("", ""),
-    ("a=b", "a=b"), ("+ 1", "'+ 1"),
-])
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("=1+1", "'=1+1"),
+        ("+1", "+1"),
+        ("-0.05", "-0.05"),
+        ("-1e-3", "-1e-3"),
+        ("-x", "'-x"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\rcmd", "'\rcmd"),
+        ("safe", "safe"),
+        ("", ""),
+        ("a=b", "a=b"),
+        ("+ 1", "'+ 1"),
+    ],
+)
 def test_formula_neutralisation_of_one_cell(text, written):
     from leaderboard.exports import neutralize_formula
 
@@ -451,20 +544,34 @@ def test_the_admin_the_pages_and_the_api_agree_on_who_organizes_what(world, role
     in_admin = set(TaskAdmin(Task, None).get_queryset(request).values_list("slug", flat=True))
     client, api = client_for(world, role), APIClient()
     api.force_authenticate(user)
-    by_pages = {slug for slug in Task.objects.values_list("slug", flat=True)
-                if client.get(f"/tasks/{slug}/organize/").status_code == 200}
-    by_api = {slug for slug in Task.objects.values_list("slug", flat=True)
-              if api.get(f"/api/tasks/{slug}/spend/").status_code == 200}
-    expected = {"org": {"main", "hidden-draft"}, "other_org": {"other"},
-                "staff_org": {"other"}, "admin": {"main", "hidden-draft", "other"}}[role]
+    by_pages = {
+        slug
+        for slug in Task.objects.values_list("slug", flat=True)
+        if client.get(f"/tasks/{slug}/organize/").status_code == 200
+    }
+    by_api = {
+        slug
+        for slug in Task.objects.values_list("slug", flat=True)
+        if api.get(f"/api/tasks/{slug}/spend/").status_code == 200
+    }
+    expected = {
+        "org": {"main", "hidden-draft"},
+        "other_org": {"other"},
+        "staff_org": {"other"},
+        "admin": {"main", "hidden-draft", "other"},
+    }[role]
     assert in_admin == by_pages == by_api == expected
     assert set(organized_tasks(user).values_list("slug", flat=True)) == expected
 
 
 def test_a_staff_organizer_sees_only_their_tasks_rows_in_the_admin(world):
     client = client_for(world, "staff_org")
-    for path in ("/admin/leaderboard/run/", "/admin/leaderboard/item/",
-                 "/admin/leaderboard/leaderboardsnapshot/", "/admin/annotation/judgment/"):
+    for path in (
+        "/admin/leaderboard/run/",
+        "/admin/leaderboard/item/",
+        "/admin/leaderboard/leaderboardsnapshot/",
+        "/admin/annotation/judgment/",
+    ):
         response = client.get(path)
         assert response.status_code == 200, path
         text = text_of(response)
@@ -477,7 +584,8 @@ def test_a_staff_organizer_sees_only_the_teams_of_their_tasks_in_the_admin(world
     text = text_of(client_for(world, "staff_org").get("/admin/leaderboard/team/"))
     assert "team-A" not in text and "team-B" not in text
     response = client_for(world, "staff_org").get(
-        f"/admin/leaderboard/team/{world.teams['A'].pk}/change/")
+        f"/admin/leaderboard/team/{world.teams['A'].pk}/change/"
+    )
     assert response.status_code == 302  # not found in their queryset: back to the index
     # The organizer of ``main``, given the same admin access, sees its two teams.
     org = world.users["org"]

@@ -19,8 +19,7 @@ def test_my_runs_shows_progress_bar_published_scores_and_quota(client, board_wor
     task.save()
     a1 = board_world["runs"]["a1"]
     Run.objects.filter(pk=a1.pk).update(n_requested=480, n_verified=312)
-    Run.objects.filter(pk=board_world["runs"]["a2"].pk).update(state="failed",
-                                                               quota_refunded=True)
+    Run.objects.filter(pk=board_world["runs"]["a2"].pk).update(state="failed", quota_refunded=True)
     snapshots.standard(board_world)
     client.force_login(board_world["alice"])
     html = client.get(reverse("task_runs", args=["ner"])).content.decode()
@@ -45,11 +44,23 @@ def test_run_page_scores_rank_and_history_for_the_team(client, board_world, snap
     run = board_world["runs"]["a1"]
     snapshots.standard(board_world, version=1)
     snapshots.standard(board_world, version=2)
-    snapshots.write(board_world["task"], [(run, {
-        "precision": (0.777, 0.7, 0.8), "recall": (0.1, 0.05, 0.2), "f1": (0.11, 0.05, 0.2)},
-        None)], version=3, published=False)
-    RunEvent.objects.create(run=run, state="queued", reason="3 predictions",
-                            at=timezone.now())
+    snapshots.write(
+        board_world["task"],
+        [
+            (
+                run,
+                {
+                    "precision": (0.777, 0.7, 0.8),
+                    "recall": (0.1, 0.05, 0.2),
+                    "f1": (0.11, 0.05, 0.2),
+                },
+                None,
+            )
+        ],
+        version=3,
+        published=False,
+    )
+    RunEvent.objects.create(run=run, state="queued", reason="3 predictions", at=timezone.now())
     client.force_login(board_world["alice"])
     html = client.get(reverse("run_detail", args=[run.pk])).content.decode()
     assert "Snapshot v2" in html and "0.777" not in html
@@ -71,22 +82,30 @@ def test_team_edits_name_description_and_link(client, board_world):
     client.force_login(board_world["alice"])
     url = reverse("run_detail", args=[run.pk])
     assert "Edit the run" in client.get(url).content.decode()
-    response = client.post(url, {"name": "better name", "description": "BERT + rules",
-                                 "link": "https://example.org/code"})
+    response = client.post(
+        url,
+        {"name": "better name", "description": "BERT + rules", "link": "https://example.org/code"},
+    )
     assert response.status_code == 302
     run.refresh_from_db()
-    assert (run.name, run.description, run.link) == ("better name", "BERT + rules",
-                                                     "https://example.org/code")
+    assert (run.name, run.description, run.link) == (
+        "better name",
+        "BERT + rules",
+        "https://example.org/code",
+    )
     html = client.get(url).content.decode()
     assert 'href="https://example.org/code" rel="nofollow noopener noreferrer"' in html
 
 
-@pytest.mark.parametrize("data, field, message", [
-    ({"name": "", "link": ""}, "name", "This field is required"),
-    ({"name": "ok", "link": "javascript:alert(1)"}, "link", "must be an http or https URL"),
-    ({"name": "ok", "link": "ftp://example.org/x"}, "link", "must be an http or https URL"),
-    ({"name": "x" * 121, "link": ""}, "name", "at most 120 characters"),
-])
+@pytest.mark.parametrize(
+    "data, field, message",
+    [
+        ({"name": "", "link": ""}, "name", "This field is required"),
+        ({"name": "ok", "link": "javascript:alert(1)"}, "link", "must be an http or https URL"),
+        ({"name": "ok", "link": "ftp://example.org/x"}, "link", "must be an http or https URL"),
+        ({"name": "x" * 121, "link": ""}, "name", "at most 120 characters"),
+    ],
+)
 def test_bad_run_details_are_400_with_field_errors(client, board_world, data, field, message):
     run = board_world["runs"]["a1"]
     client.force_login(board_world["alice"])

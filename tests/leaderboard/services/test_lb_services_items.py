@@ -27,15 +27,19 @@ def test_known_keys_and_payloads_either_lookup(task, monkeypatch, ratio):
     monkeypatch.setattr(item_services, "LOOKUP_RATIO", ratio)
     monkeypatch.setattr(item_services, "LOOKUP_CHUNK", 2)
     ensure_items(task=task, keys=[f"k{i}" for i in range(10)], payloads={"k1": {"p": 1}})
-    indices = ensure_items(task=task, keys=["k9", "new", "k1", "k2"],
-                           payloads={"k1": {"p": "other"}, "k2": ["x"], "new": "n"})
+    indices = ensure_items(
+        task=task,
+        keys=["k9", "new", "k1", "k2"],
+        payloads={"k1": {"p": "other"}, "k2": ["x"], "new": "n"},
+    )
     assert indices.tolist() == [9, 10, 1, 2]
     payloads = dict(Item.objects.values_list("key", "payload"))
     # A run's payloads go only to the items it brings: what annotators see never changes.
     assert payloads["k1"] == {"p": 1} and payloads["k2"] is None and payloads["new"] == "n"
     # The organizer's reference sample fills an item without one (and overwrites none).
-    ensure_items(task=task, keys=["k1", "k2"], payloads={"k1": {"p": "org"}, "k2": ["x"]},
-                 fill_payloads=True)
+    ensure_items(
+        task=task, keys=["k1", "k2"], payloads={"k1": {"p": "org"}, "k2": ["x"]}, fill_payloads=True
+    )
     payloads = dict(Item.objects.values_list("key", "payload"))
     assert payloads["k1"] == {"p": 1} and payloads["k2"] == ["x"] and payloads["k3"] is None
     ids = item_ids(task=task, indices=[10, 0])
@@ -61,8 +65,10 @@ def test_concurrent_uploads_never_share_an_index():
     def upload(worker: int) -> None:
         try:
             barrier.wait()
-            ensure_items(task=Task.objects.get(pk=task.pk),
-                         keys=[f"w{worker}-{i}" for i in range(500)] + ["shared"])
+            ensure_items(
+                task=Task.objects.get(pk=task.pk),
+                keys=[f"w{worker}-{i}" for i in range(500)] + ["shared"],
+            )
         except Exception as exc:  # pragma: no cover - reported below
             errors.append(exc)
         finally:

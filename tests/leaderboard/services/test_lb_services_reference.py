@@ -16,23 +16,30 @@ def reference_rows(task) -> dict[str, str]:
     return dict(ReferenceItem.objects.filter(task=task).values_list("item__key", "group"))
 
 
-def test_upload_creates_items_and_the_sample(task, organizer, make_upload, sent_jobs,
-                                             django_capture_on_commit_callbacks):
+def test_upload_creates_items_and_the_sample(
+    task, organizer, make_upload, sent_jobs, django_capture_on_commit_callbacks
+):
     ensure_items(task=task, keys=["x", "b"])
     with django_capture_on_commit_callbacks(execute=True):
-        n = upload_reference(task=task, user=organizer,
-                             upload=make_upload("a\tdoc1\nb\tdoc1\nc\n", "ref.tsv"))
+        n = upload_reference(
+            task=task, user=organizer, upload=make_upload("a\tdoc1\nb\tdoc1\nc\n", "ref.tsv")
+        )
     assert n == 3
     assert reference_rows(task) == {"a": "doc1", "b": "doc1", "c": ""}
     assert dict(Item.objects.filter(task=task).values_list("key", "index")) == {
-        "x": 0, "b": 1, "a": 2, "c": 3}
+        "x": 0,
+        "b": 1,
+        "a": 2,
+        "c": 3,
+    }
     task.refresh_from_db()
     assert (task.reference_version, task.n_items) == (1, 4)
     assert sent_jobs == []  # no runs yet: nothing to re-estimate
 
 
 def test_a_new_upload_replaces_the_sample_and_asks_for_an_estimate(
-        task, team, organizer, make_upload, sent_jobs, django_capture_on_commit_callbacks):
+    task, team, organizer, make_upload, sent_jobs, django_capture_on_commit_callbacks
+):
     upload_reference(task=task, user=organizer, upload=make_upload("a\nb\n"))
     Run.objects.create(task=task, team=team, name="r", state=Run.State.REJECTED)
     upload_reference(task=task, user=organizer, upload=make_upload("b\nc\n"))
@@ -40,8 +47,10 @@ def test_a_new_upload_replaces_the_sample_and_asks_for_an_estimate(
     Run.objects.create(task=task, team=team, name="q", state=Run.State.QUEUED)
     with django_capture_on_commit_callbacks(execute=True):
         n = upload_reference(
-            task=task, user=organizer,
-            upload=make_upload('{"key": "c", "group": "g", "payload": {"t": 1}}\n', "ref.jsonl"))
+            task=task,
+            user=organizer,
+            upload=make_upload('{"key": "c", "group": "g", "payload": {"t": 1}}\n', "ref.jsonl"),
+        )
     assert n == 1 and reference_rows(task) == {"c": "g"}
     assert Item.objects.get(task=task, key="c").payload == {"t": 1}
     assert task.reference_version == 3

@@ -35,9 +35,15 @@ def upload_file(text: str | bytes, name: str = "run.tsv") -> io.BytesIO:
 
 def submit(task, team, user, text=RUN, name="", file_name="run.tsv", **kw):
     """Submit and validate at once (what a worker does after the request)."""
-    return submit_and_ingest(task=task, team=team, user=user,
-                             upload=upload_file(text, file_name), file_name=file_name, name=name,
-                             **kw)
+    return submit_and_ingest(
+        task=task,
+        team=team,
+        user=user,
+        upload=upload_file(text, file_name),
+        file_name=file_name,
+        name=name,
+        **kw,
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -59,8 +65,9 @@ def refused(*args, **kwargs) -> SubmissionError:
     return info.value
 
 
-def test_a_run_is_stored_and_queued(task, team, participant, sent_jobs,
-                                    django_capture_on_commit_callbacks):
+def test_a_run_is_stored_and_queued(
+    task, team, participant, sent_jobs, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
         run = submit(task, team, participant, description="first try")
     run.refresh_from_db()
@@ -70,10 +77,16 @@ def test_a_run_is_stored_and_queued(task, team, participant, sent_jobs,
     assert (run.file_name, run.file_format, run.file_bytes) == ("run.tsv", "tsv", len(RUN))
     assert len(run.sha256) == 64 and run.reason == "3 predictions"
     assert list(RunEvent.objects.filter(run=run).values_list("state", flat=True)) == [
-        "received", "validating", "queued"]
+        "received",
+        "validating",
+        "queued",
+    ]
     # Items in order of first appearance; predictions sorted by item index.
     assert dict(Item.objects.filter(task=task).values_list("key", "index")) == {
-        "b": 0, "a": 1, "c": 2}
+        "b": 0,
+        "a": 1,
+        "c": 2,
+    }
     items, scores = RunPredictions.objects.get(run=run).arrays()
     assert items.tolist() == [0, 1, 2] and scores.tolist() == [0.25, 0.5, 1.0]
     task.refresh_from_db()
@@ -81,22 +94,26 @@ def test_a_run_is_stored_and_queued(task, team, participant, sent_jobs,
     assert sent_jobs == [("evaluation.plan_run", [run.pk])]
 
 
-def test_the_plan_is_sent_only_after_commit(task, team, participant, sent_jobs,
-                                            django_capture_on_commit_callbacks):
+def test_the_plan_is_sent_only_after_commit(
+    task, team, participant, sent_jobs, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks() as callbacks:
         submit(task, team, participant)
     assert sent_jobs == [] and len(callbacks) == 2  # delete the received file, send the plan
 
 
 def test_the_request_only_receives_the_file_and_a_worker_validates_it(
-        task, team, participant, sent_jobs, monkeypatch, django_capture_on_commit_callbacks):
+    task, team, participant, sent_jobs, monkeypatch, django_capture_on_commit_callbacks
+):
     real = ingest.parse_run_file
     parsed_in = []
-    monkeypatch.setattr(ingest, "parse_run_file",
-                        lambda *a, **kw: parsed_in.append("worker") or real(*a, **kw))
+    monkeypatch.setattr(
+        ingest, "parse_run_file", lambda *a, **kw: parsed_in.append("worker") or real(*a, **kw)
+    )
     with django_capture_on_commit_callbacks(execute=True):
-        run = submit_run(task=task, team=team, user=participant, upload=upload_file(RUN),
-                         file_name="run.tsv")
+        run = submit_run(
+            task=task, team=team, user=participant, upload=upload_file(RUN), file_name="run.tsv"
+        )
     assert parsed_in == [] and run.state == Run.State.RECEIVED
     assert run.reason == "received run.tsv (17 bytes); waiting to be validated"
     assert len(run.sha256) == 64 and run.file_bytes == len(RUN)
@@ -111,13 +128,17 @@ def test_the_request_only_receives_the_file_and_a_worker_validates_it(
     run.refresh_from_db()
     assert parsed_in == ["worker"] and run.n_predictions == 3 and run.upload == ""
     assert list(RunEvent.objects.filter(run=run).values_list("state", flat=True)) == [
-        "received", "validating", "queued"]
+        "received",
+        "validating",
+        "queued",
+    ]
     assert not default_storage.exists(stored)  # deleted once the run is queued
     assert sent_jobs == [("evaluation.plan_run", [run.pk])]
 
 
-def test_ingesting_again_changes_nothing(task, team, participant, sent_jobs,
-                                         django_capture_on_commit_callbacks):
+def test_ingesting_again_changes_nothing(
+    task, team, participant, sent_jobs, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
         run = submit_run(task=task, team=team, user=participant, upload=upload_file(RUN))
     with django_capture_on_commit_callbacks(execute=True):
@@ -130,7 +151,8 @@ def test_ingesting_again_changes_nothing(task, team, participant, sent_jobs,
 
 
 def test_a_worker_killed_while_storing_leaves_the_run_to_retry(
-        task, team, participant, sent_jobs, monkeypatch, django_capture_on_commit_callbacks):
+    task, team, participant, sent_jobs, monkeypatch, django_capture_on_commit_callbacks
+):
     run = submit_run(task=task, team=team, user=participant, upload=upload_file(RUN))
     real = RunPredictions.objects.create
 
@@ -148,7 +170,10 @@ def test_a_worker_killed_while_storing_leaves_the_run_to_retry(
         assert ingest_run(run.pk) == Run.State.QUEUED  # the redelivered message
     assert Item.objects.count() == 3
     assert list(RunEvent.objects.filter(run=run).values_list("state", flat=True)) == [
-        "received", "validating", "queued"]
+        "received",
+        "validating",
+        "queued",
+    ]
 
 
 def test_a_lost_file_fails_the_run_and_refunds_it(task, team, participant, sent_jobs):
@@ -159,16 +184,19 @@ def test_a_lost_file_fails_the_run_and_refunds_it(task, team, participant, sent_
     assert run.quota_refunded and "lost before it could be validated" in run.reason
 
 
-def test_the_same_file_twice_is_refused_and_costs_no_quota(task, team, participant, sent_jobs,
-                                                           django_capture_on_commit_callbacks):
+def test_the_same_file_twice_is_refused_and_costs_no_quota(
+    task, team, participant, sent_jobs, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
         first = submit(task, team, participant, name="first")
     before = quota_for(task=task, team=team)
     exc = refused(task, team, participant, name="again")
     assert exc.code == "duplicate" and exc.run == first
-    assert exc.message == (f"this file was already submitted as run {first.pk} ('first', "
-                           "queued): the same content is not evaluated twice, and nothing was "
-                           "stored or counted")
+    assert exc.message == (
+        f"this file was already submitted as run {first.pk} ('first', "
+        "queued): the same content is not evaluated twice, and nothing was "
+        "stored or counted"
+    )
     assert exc.as_dict()["run"] == first.pk
     assert Run.objects.count() == 1 and quota_for(task=task, team=team) == before
     assert received_files() == []
@@ -191,8 +219,9 @@ def test_a_rejected_file_spends_no_quota(task, team, participant, sent_jobs):
     assert refused(task, team, participant, "a\tx\n").code == "rejected"
 
 
-def test_indices_stay_dense_across_runs_and_known_items_are_reused(task, team, participant,
-                                                                   sent_jobs):
+def test_indices_stay_dense_across_runs_and_known_items_are_reused(
+    task, team, participant, sent_jobs
+):
     first = submit(task, team, participant, "a\t0.1\nb\t0.2\n")
     second = submit(task, team, participant, "c\t0.3\nb\t0.9\nd\t0.4\n", name="mine")
     assert (first.name, second.name) == ("run-1", "mine")
@@ -208,9 +237,11 @@ def test_indices_stay_dense_across_runs_and_known_items_are_reused(task, team, p
 
 def test_gzip_jsonl_with_payloads(task, team, participant, sent_jobs):
     ensure_items(task=task, keys=["old", "kept"], payloads={"kept": {"v": "original"}})
-    body = (b'{"key": "new", "score": 0.5, "payload": {"v": 1}}\n'
-            b'{"key": "old", "score": 0.5, "payload": {"v": 2}}\n'
-            b'{"key": "kept", "score": 0.5, "payload": {"v": 3}}\n')
+    body = (
+        b'{"key": "new", "score": 0.5, "payload": {"v": 1}}\n'
+        b'{"key": "old", "score": 0.5, "payload": {"v": 2}}\n'
+        b'{"key": "kept", "score": 0.5, "payload": {"v": 3}}\n'
+    )
     run = submit(task, team, participant, gzip.compress(body), file_name="run.jsonl.gz")
     assert run.file_format == "jsonl" and run.n_new_items == 1
     payloads = dict(Item.objects.filter(task=task).values_list("key", "payload"))
@@ -218,9 +249,9 @@ def test_gzip_jsonl_with_payloads(task, team, participant, sent_jobs):
     assert payloads == {"old": None, "kept": {"v": "original"}, "new": {"v": 1}}
 
 
-def test_a_rejected_file_leaves_a_rejected_run_and_nothing_else(task, team, participant,
-                                                                sent_jobs,
-                                                                django_capture_on_commit_callbacks):
+def test_a_rejected_file_leaves_a_rejected_run_and_nothing_else(
+    task, team, participant, sent_jobs, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks(execute=True):
         exc = refused(task, team, participant, "a\t0.5\nb\tabc\nb\t2\n\nc\t0.1\n")
     assert exc.code == "rejected"
@@ -228,23 +259,27 @@ def test_a_rejected_file_leaves_a_rejected_run_and_nothing_else(task, team, part
     assert [p.as_dict() for p in exc.problems] == [
         {"line": 2, "message": "score 'abc' is not a number"},
         {"line": 3, "message": "score '2' is outside [0, 1]"},
-        {"line": 4, "message": "blank line (only the end of the file may have blank lines)"}]
+        {"line": 4, "message": "blank line (only the end of the file may have blank lines)"},
+    ]
     run = exc.run
     run.refresh_from_db()
     assert run.state == Run.State.REJECTED and run.finished_at is not None
     assert run.reason == exc.message and run.error_count == 3
     assert run.errors[0] == {"line": 2, "message": "score 'abc' is not a number"}
     assert list(RunEvent.objects.filter(run=run).values_list("state", flat=True)) == [
-        "received", "validating", "rejected"]
+        "received",
+        "validating",
+        "rejected",
+    ]
     assert not Item.objects.exists() and not RunPredictions.objects.exists()
     task.refresh_from_db()
     assert task.n_items == 0 and sent_jobs == []
     assert exc.as_dict()["run"] == run.pk and exc.as_dict()["total"] == 3
 
 
-def test_a_failure_while_storing_rolls_everything_back(task, team, participant, sent_jobs,
-                                                       monkeypatch,
-                                                       django_capture_on_commit_callbacks):
+def test_a_failure_while_storing_rolls_everything_back(
+    task, team, participant, sent_jobs, monkeypatch, django_capture_on_commit_callbacks
+):
     def boom(**kwargs):
         raise RuntimeError("disk full")
 
@@ -264,14 +299,16 @@ def test_over_the_size_limit_before_and_after_decompression(task, team, particip
     with pytest.raises(SubmissionError) as info:
         submit_run(task=task, team=team, user=participant, upload=upload)
     assert info.value.code == "too_large" and info.value.run is None
-    assert info.value.message == "the file is 120 bytes, over the limit of 64 bytes for task " \
-                                 "'linkage'"
+    assert (
+        info.value.message == "the file is 120 bytes, over the limit of 64 bytes for task 'linkage'"
+    )
     assert not Run.objects.exists()
     # Compressed it is small; decompressed it is not: refused while reading, recorded.
     exc = refused(task, team, participant, gzip.compress(b"a\t0.5\n" * 20))
     assert exc.code == "too_large" and exc.run.state == Run.State.REJECTED
-    assert exc.problems[0].message == ("the file is larger than the limit of 64 bytes once "
-                                       "decompressed; reading stopped")
+    assert exc.problems[0].message == (
+        "the file is larger than the limit of 64 bytes once decompressed; reading stopped"
+    )
     assert received_files() == []  # nothing kept
     # The site-wide ceiling applies too.
     task.max_upload_bytes = 10**9
@@ -283,14 +320,21 @@ def test_too_many_predictions(task, team, participant):
     Task.objects.filter(pk=task.pk).update(max_predictions_per_run=2)  # the worker re-reads it
     exc = refused(task, team, participant)
     assert exc.code == "rejected"
-    assert exc.problems[0].message == ("the file has more than 2 predictions (the limit); "
-                                       "reading stopped at line 3")
+    assert exc.problems[0].message == (
+        "the file has more than 2 predictions (the limit); reading stopped at line 3"
+    )
 
 
-@pytest.mark.parametrize(("state", "message"), [
-    (Task.State.CLOSED, "task 'linkage' is closed: it accepts runs only while it is open"),
-    (Task.State.DRAFT, "task 'linkage' is still a draft: it accepts runs only while it is open"),
-])
+@pytest.mark.parametrize(
+    ("state", "message"),
+    [
+        (Task.State.CLOSED, "task 'linkage' is closed: it accepts runs only while it is open"),
+        (
+            Task.State.DRAFT,
+            "task 'linkage' is still a draft: it accepts runs only while it is open",
+        ),
+    ],
+)
 def test_closed_and_draft_tasks_take_no_runs(task, team, participant, state, message):
     Task.objects.filter(pk=task.pk).update(state=state)
     task.refresh_from_db()
@@ -322,8 +366,19 @@ def test_only_team_members_submit(task, team, sent_jobs):
 
 def _runs(task, team, n, state=Run.State.QUEUED, age=timedelta(0), **fields):
     created = timezone.now() - age
-    Run.objects.bulk_create([Run(task=task, team=team, name=f"old-{state}-{i}", state=state,
-                                 created_at=created, **fields) for i in range(n)])
+    Run.objects.bulk_create(
+        [
+            Run(
+                task=task,
+                team=team,
+                name=f"old-{state}-{i}",
+                state=state,
+                created_at=created,
+                **fields,
+            )
+            for i in range(n)
+        ]
+    )
 
 
 def test_total_quota_counts_neither_rejected_nor_failed_runs(task, team, participant):
@@ -333,8 +388,10 @@ def test_total_quota_counts_neither_rejected_nor_failed_runs(task, team, partici
     submit(task, team, participant)  # the 5th counted run
     exc = refused(task, team, participant)
     assert exc.code == "over_quota"
-    assert exc.message == ("team 'Alpha' has used all 5 runs allowed per team on task 'linkage' "
-                           "(rejected and failed runs do not count)")
+    assert exc.message == (
+        "team 'Alpha' has used all 5 runs allowed per team on task 'linkage' "
+        "(rejected and failed runs do not count)"
+    )
     # A failed run gives its slot back.
     fail_run(Run.objects.filter(state=Run.State.QUEUED).first(), "worker lost")
     submit(task, team, participant, "z\t0.5\n")
@@ -346,9 +403,11 @@ def test_daily_quota_says_when_the_next_slot_frees_up(task, team, participant):
     _runs(task, team, 2, age=timedelta(hours=1))
     exc = refused(task, team, participant)
     assert exc.code == "over_quota"
-    assert exc.message.startswith("team 'Alpha' has submitted 3 runs to task 'linkage' in the "
-                                  "last 24 hours, the limit is 3 per day; the next slot frees "
-                                  "up at ")
+    assert exc.message.startswith(
+        "team 'Alpha' has submitted 3 runs to task 'linkage' in the "
+        "last 24 hours, the limit is 3 per day; the next slot frees "
+        "up at "
+    )
     assert exc.message.endswith("UTC (in 1 h 00 min)")
 
 
@@ -357,7 +416,11 @@ def test_quota_selector(task, team):
     _runs(task, team, 2, age=timedelta(hours=5))
     quota = quota_for(task=task, team=team, now=now)
     assert (quota.used_total, quota.limit_total, quota.used_today, quota.limit_today) == (
-        2, 5, 2, 3)
+        2,
+        5,
+        2,
+        3,
+    )
     assert quota.next_slot_at is None and quota.remaining == 1 and not quota.exhausted
     _runs(task, team, 1, age=timedelta(hours=2))
     quota = quota_for(task=task, team=team, now=now)
@@ -375,13 +438,17 @@ def test_resolve_team(participant, team):
     with pytest.raises(SubmissionError) as info:
         resolve_team(user=participant)
     assert (info.value.code, info.value.message) == (
-        "invalid", "you are in several teams ('Alpha', 'Beta'): say which one the run is for "
-                   "with the `team` field")
+        "invalid",
+        "you are in several teams ('Alpha', 'Beta'): say which one the run is for "
+        "with the `team` field",
+    )
     assert resolve_team(user=participant, team="Beta") == beta
     with pytest.raises(SubmissionError) as info:
         resolve_team(user=participant, team="Gamma")
     assert (info.value.code, info.value.message) == (
-        "not_team_member", "you are not a member of team 'Gamma'")
+        "not_team_member",
+        "you are not a member of team 'Gamma'",
+    )
     with pytest.raises(SubmissionError) as info:
         resolve_team(user=participant, team="Nobody")
     assert (info.value.code, info.value.message) == ("invalid", "there is no team 'Nobody'")
@@ -389,8 +456,9 @@ def test_resolve_team(participant, team):
     with pytest.raises(SubmissionError) as info:
         resolve_team(user=loner)
     assert info.value.code == "not_team_member"
-    assert info.value.message == ("you are not a member of any team: ask an organizer to add "
-                                  "you to one")
+    assert info.value.message == (
+        "you are not a member of any team: ask an organizer to add you to one"
+    )
 
 
 def test_submit_upload_checks_the_task_before_the_team(task, participant, sent_jobs):
@@ -413,22 +481,32 @@ def test_scores_default_to_one_without_a_score_column(task, team, participant):
     assert np.array_equal(scores, [1.0, 1.0])
 
 
-def test_another_teams_upload_never_changes_what_annotators_see(task, team, participant,
-                                                                sent_jobs):
+def test_another_teams_upload_never_changes_what_annotators_see(task, team, participant, sent_jobs):
     bob = get_user_model().objects.create_user("bob")
     bobs = create_team(name="Bob", members=[bob])
     submit(task, bobs, bob, b'{"key": "shared", "score": 0.5}\n', file_name="b.jsonl")
-    submit(task, bobs, bob, b'{"key": "b-own", "score": 0.5, "payload": "Bob text"}\n',
-           file_name="b2.jsonl")
-    submit(task, team, participant,
-           b'{"key": "shared", "score": 0.5, "payload": "Alice text"}\n'
-           b'{"key": "b-own", "score": 0.5, "payload": "Alice again"}\n', file_name="a.jsonl")
+    submit(
+        task,
+        bobs,
+        bob,
+        b'{"key": "b-own", "score": 0.5, "payload": "Bob text"}\n',
+        file_name="b2.jsonl",
+    )
+    submit(
+        task,
+        team,
+        participant,
+        b'{"key": "shared", "score": 0.5, "payload": "Alice text"}\n'
+        b'{"key": "b-own", "score": 0.5, "payload": "Alice again"}\n',
+        file_name="a.jsonl",
+    )
     payloads = dict(Item.objects.filter(task=task).values_list("key", "payload"))
     assert payloads == {"shared": None, "b-own": "Bob text"}
 
 
-def test_validation_reports_its_progress_on_the_run(task, team, participant, sent_jobs,
-                                                    settings, monkeypatch):
+def test_validation_reports_its_progress_on_the_run(
+    task, team, participant, sent_jobs, settings, monkeypatch
+):
     from leaderboard.ingestion import reading
 
     settings.INGEST_PROGRESS_SECONDS = 0

@@ -21,24 +21,36 @@ pytestmark = pytest.mark.django_db
 
 
 def test_create_task_with_organizers(organizer):
-    task = create_task(slug="ner", title="NER", organizers=[organizer], confidence=0.9,
-                       label_budget=500, state=Task.State.DRAFT)
+    task = create_task(
+        slug="ner",
+        title="NER",
+        organizers=[organizer],
+        confidence=0.9,
+        label_budget=500,
+        state=Task.State.DRAFT,
+    )
     assert list(task.organizers.all()) == [organizer]
     assert (task.confidence, task.label_budget, task.state) == (0.9, 500, "draft")
 
 
-@pytest.mark.parametrize(("fields", "field", "fragment"), [
-    ({"confidence": 2.0}, "confidence", "less than or equal to 0.999"),
-    ({"target_half_width": 0}, "target_half_width", "greater than or equal to 0.001"),
-    ({"design": "magic"}, "design", "unknown design 'magic'; choose one of default"),
-    # Paper 003's design keeps no replayable record: its first planning job used to crash.
-    ({"design": "published"}, "design", "'published' is a simulation baseline"),
-    ({"design_options": {"max_strata": 0}}, "design_options", "max_strata"),
-    ({"design_options": {"no_such_option": 1}}, "design_options", "no_such_option"),
-    ({"state": "paused"}, "state", "not a valid choice"),
-    ({"judgments_per_item": 3, "design_options": {"max_judgments_per_item": 2}},
-     "design_options", "judgments_per_item must be >= 1 and <= max_judgments_per_item"),
-])
+@pytest.mark.parametrize(
+    ("fields", "field", "fragment"),
+    [
+        ({"confidence": 2.0}, "confidence", "less than or equal to 0.999"),
+        ({"target_half_width": 0}, "target_half_width", "greater than or equal to 0.001"),
+        ({"design": "magic"}, "design", "unknown design 'magic'; choose one of default"),
+        # Paper 003's design keeps no replayable record: its first planning job used to crash.
+        ({"design": "published"}, "design", "'published' is a simulation baseline"),
+        ({"design_options": {"max_strata": 0}}, "design_options", "max_strata"),
+        ({"design_options": {"no_such_option": 1}}, "design_options", "no_such_option"),
+        ({"state": "paused"}, "state", "not a valid choice"),
+        (
+            {"judgments_per_item": 3, "design_options": {"max_judgments_per_item": 2}},
+            "design_options",
+            "judgments_per_item must be >= 1 and <= max_judgments_per_item",
+        ),
+    ],
+)
 def test_invalid_settings_name_their_field(fields, field, fragment):
     with pytest.raises(TaskSettingsError) as info:
         create_task(slug="bad", title="Bad", **fields)
@@ -94,8 +106,9 @@ def test_design_is_frozen_once_runs_exist(task, team):
     with pytest.raises(TaskSettingsError) as info:
         update_task(task=task, design_options={"max_strata": 5})
     assert info.value.message == "design_options cannot change once runs have been submitted"
-    update_task(task=task, design="default", design_options={"max_strata": 4},
-                title="same design is fine")
+    update_task(
+        task=task, design="default", design_options={"max_strata": 4}, title="same design is fine"
+    )
 
 
 def test_states(task, team):
@@ -131,11 +144,16 @@ def test_display_template_is_validated_with_the_task_settings(organizer):
     from leaderboard.services.tasks import TaskSettingsError, create_task, update_task
 
     with pytest.raises(TaskSettingsError) as err:
-        create_task(slug="dt", title="T", organizers=[organizer],
-                    display_template='{"layout": "carousel"}')
+        create_task(
+            slug="dt", title="T", organizers=[organizer], display_template='{"layout": "carousel"}'
+        )
     assert "display_template" in err.value.field_errors
-    task = create_task(slug="dt", title="T", organizers=[organizer],
-                       display_template='{"layout": "pair", "left": "a", "right": "b"}')
+    task = create_task(
+        slug="dt",
+        title="T",
+        organizers=[organizer],
+        display_template='{"layout": "pair", "left": "a", "right": "b"}',
+    )
     with pytest.raises(TaskSettingsError) as err:
         update_task(task=task, display_template="{not json")
     assert "not valid JSON" in " ".join(err.value.field_errors["display_template"])

@@ -41,14 +41,25 @@ print(json.dumps(statuses))
 
 
 def other_worker(extra_env: dict[str, str]) -> list[int]:
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings",
-           "DATABASE_URL": worker_database_url(), "PYTHONPATH": str(REPO_ROOT),
-           "LOGIN_FAILURE_LIMIT": str(LIMIT), "API_THROTTLE_ANON": ANON_RATE,
-           **extra_env}
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DATABASE_URL": worker_database_url(),
+        "PYTHONPATH": str(REPO_ROOT),
+        "LOGIN_FAILURE_LIMIT": str(LIMIT),
+        "API_THROTTLE_ANON": ANON_RATE,
+        **extra_env,
+    }
     env.pop("REDIS_URL", None)
     env.update(extra_env)
-    done = subprocess.run([sys.executable, "-c", OTHER_WORKER], env=env, cwd=REPO_ROOT,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", OTHER_WORKER],
+        env=env,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -63,17 +74,21 @@ def throttle_backend(request, settings, transactional_db):
     redis_server = request.getfixturevalue("redis_server")
     redis_server.start()
     redis_server.flushall()
-    settings.CACHES = {**settings.CACHES,
-                       "throttle": throttle_cache_config_from_env({"REDIS_URL": redis_server.url})}
+    settings.CACHES = {
+        **settings.CACHES,
+        "throttle": throttle_cache_config_from_env({"REDIS_URL": redis_server.url}),
+    }
     return {"REDIS_URL": redis_server.url}
 
 
 @pytest.mark.django_db(transaction=True)
-def test_another_process_failures_and_requests_count_here(throttle_backend, settings,
-                                                          monkeypatch):
+def test_another_process_failures_and_requests_count_here(throttle_backend, settings, monkeypatch):
     settings.LOGIN_FAILURE_LIMIT = LIMIT
-    monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES",
-                        {**SimpleRateThrottle.THROTTLE_RATES, "anon": ANON_RATE})
+    monkeypatch.setattr(
+        SimpleRateThrottle,
+        "THROTTLE_RATES",
+        {**SimpleRateThrottle.THROTTLE_RATES, "anon": ANON_RATE},
+    )
     get_user_model().objects.create_user("victim", password=PASSWORD)
 
     # Two failed sign-ins (one by the page, one by the token endpoint) and two API reads there.
@@ -81,12 +96,15 @@ def test_another_process_failures_and_requests_count_here(throttle_backend, sett
 
     # Here: one more failure reaches the limit; then even the right password is refused.
     client = Client()
-    assert client.post("/accounts/login/", {"username": "victim", "password": "guess-3"}
-                       ).status_code == 200
+    assert (
+        client.post("/accounts/login/", {"username": "victim", "password": "guess-3"}).status_code
+        == 200
+    )
     refused = client.post("/accounts/login/", {"username": "victim", "password": PASSWORD})
     assert refused.status_code == 429
-    token = client.post("/api/token/", {"username": "victim", "password": PASSWORD},
-                        content_type="application/json")
+    token = client.post(
+        "/api/token/", {"username": "victim", "password": PASSWORD}, content_type="application/json"
+    )
     assert token.status_code == 429 and token.json()["error"]["code"] == "throttled"
     # The anonymous API budget (6 a minute): 3 calls there, 1 here so far.
     assert [client.get("/api/tasks/").status_code for _ in range(3)] == [200, 200, 429]
