@@ -57,8 +57,8 @@ import numpy as np
 from _util import Timer, format_hotspots, machine, peak_rss_mib, profile_call
 
 from evaluation.core.designs.coordinated import CoordinatedPoissonDesign
-from evaluation.core.simulated_annotators import parse_annotators
 from evaluation.core.state import TaskState
+from evaluation.simulation.annotators import parse_annotators
 
 TARGET_ESTIMATE_S = 2.0
 TARGET_PLAN_S = 1.0

@@ -14,11 +14,11 @@ import json
 import math
 import sys
 
-from evaluation.core.datasets import DatasetError, load_dataset
 from evaluation.core.designs import DESIGNS
 from evaluation.core.intervals import INTERVAL_METHODS
-from evaluation.core.simulated_annotators import parse_annotators
-from evaluation.core.simulation import METRICS, Annotators, SimulationSummary, simulate
+from evaluation.simulation.annotators import parse_annotators
+from evaluation.simulation.campaigns import METRICS, Annotators, SimulationSummary, simulate
+from evaluation.simulation.datasets import DatasetError, load_dataset
 
 __all__ = ["main"]
 

@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evaluation.core.datasets import load_dataset
 from evaluation.core.results import Plan
-from evaluation.core.simulated_annotators import AnnotatorPanel
-from evaluation.core.simulation import simulate
 from evaluation.core.state import TaskState
 from evaluation.simulate import main
+from evaluation.simulation.annotators import AnnotatorPanel
+from evaluation.simulation.campaigns import simulate
+from evaluation.simulation.datasets import load_dataset
 
 SLICE = Path(__file__).resolve().parents[1] / "data" / "febrl4_slice"
 SYSTEM_NAMES = sorted(p.stem for p in (SLICE / "systems").glob("*.tsv"))

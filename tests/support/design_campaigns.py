@@ -10,9 +10,9 @@ Runs arrive in a random order each repeat.
 
 import numpy as np
 
-from evaluation.core.datasets import Dataset, System
 from evaluation.core.designs import make_design
-from evaluation.core.simulation import METRICS, Annotators, run_repeat, true_scores
+from evaluation.simulation.campaigns import METRICS, Annotators, run_repeat, true_scores
+from evaluation.simulation.datasets import Dataset, System
 
 
 def synthetic_dataset(seed: int = 0) -> Dataset:

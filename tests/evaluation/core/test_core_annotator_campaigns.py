@@ -13,8 +13,8 @@ from evaluation.core.designs import make_design
 from evaluation.core.designs.pool import sampled_part
 from evaluation.core.designs.record import SamplingRecord
 from evaluation.core.results import RoundRecord
-from evaluation.core.simulation import METRICS
 from evaluation.core.state import TaskState
+from evaluation.simulation.campaigns import METRICS
 
 from design_campaigns import (
     campaigns,

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evaluation.core.datasets import load_dataset
-from evaluation.core.simulation import METRICS, simulate
+from evaluation.simulation.campaigns import METRICS, simulate
+from evaluation.simulation.datasets import load_dataset
 
 from design_campaigns import campaigns, check_unbiased_and_covering, synthetic_dataset
 

@@ -151,7 +151,7 @@ def test_a_fork_plans_and_labels_without_touching_the_original():
 
 def _noisy_campaign(design, n_items=3000, n_runs=3, seed=4):
     """Runs answered by fallible annotators (with gold items) instead of an oracle."""
-    from evaluation.core.simulated_annotators import AnnotatorPanel
+    from evaluation.simulation.annotators import AnnotatorPanel
 
     rng = np.random.default_rng(seed)
     truth = rng.random(n_items) < 0.6

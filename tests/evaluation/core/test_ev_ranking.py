@@ -13,7 +13,6 @@ import math
 import numpy as np
 import pytest
 
-from evaluation.core.datasets import Dataset, System
 from evaluation.core.designs import make_design
 from evaluation.core.ranking import (
     RankIntervals,
@@ -22,8 +21,9 @@ from evaluation.core.ranking import (
     rank_intervals,
 )
 from evaluation.core.results import Estimate, RunEstimate
-from evaluation.core.simulation import METRICS, true_scores
 from evaluation.core.state import TaskState
+from evaluation.simulation.campaigns import METRICS, true_scores
+from evaluation.simulation.datasets import Dataset, System
 
 FAMILY = 0.95
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .results import Plan
-from .state import TaskState
+from ..core.results import Plan
+from ..core.state import TaskState
 
 __all__ = ["AnnotatorPanel", "PerfectOracle", "parse_annotators"]
 

@@ -1,4 +1,4 @@
-"""Tests for evaluation.core.datasets: loading and validating a data set directory."""
+"""Tests for evaluation.simulation.datasets: loading and validating a data set directory."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evaluation.core.datasets import Dataset, DatasetError, load_dataset
+from evaluation.simulation.datasets import Dataset, DatasetError, load_dataset
 
 SLICE = Path(__file__).resolve().parents[2] / "data" / "febrl4_slice"
 

@@ -4,7 +4,7 @@ Each repeat picks systems at random, lets them arrive in random order, draws a r
 of true items, runs a design with simulated answers (each arriving run planned in rounds until the
 design stops), then scores the final estimates of every run against the truth (STATISTICS.md §5).
 Answers come from a perfect oracle, or from a panel of fallible annotators with gold items
-(:mod:`.simulated_annotators`); then the estimates each run showed when the planner declared it
+(:mod:`.annotators`); then the estimates each run showed when the planner declared it
 done are scored too (``coverage_at_stop``: what a participant sees).
 """
 
@@ -17,10 +17,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..core.designs import make_design
+from ..core.state import TaskState
+from .annotators import AnnotatorPanel, PerfectOracle, choose_gold, parse_annotators
 from .datasets import Dataset
-from .designs import make_design
-from .simulated_annotators import AnnotatorPanel, PerfectOracle, choose_gold, parse_annotators
-from .state import TaskState
 
 __all__ = [
     "METRICS",
@@ -139,7 +139,7 @@ def true_scores(dataset: Dataset) -> np.ndarray:
 class Annotators:
     """A simulated annotator panel: its specification, gold rate and gold set size; optionally a
     share of hard items on which every annotator is right with probability ``hard_accuracy``
-    (:class:`.simulated_annotators.AnnotatorPanel`)."""
+    (:class:`.annotators.AnnotatorPanel`)."""
 
     spec: str
     gold_rate: float = 0.05
