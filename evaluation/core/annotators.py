@@ -280,11 +280,23 @@ def fit_label_model(
     a0, b0 = prior.specificity
     ar, br = prior.rate
     # Known-label judgments are fixed counts for every iteration.
-    k_s1 = np.bincount(k_ann, weights=k_f * k_y, minlength=n_ann)
-    k_n1 = np.bincount(k_ann, weights=k_f, minlength=n_ann)
-    k_s0 = np.bincount(k_ann, weights=(1 - k_f) * ~k_y, minlength=n_ann)
-    k_n0 = np.bincount(k_ann, weights=1 - k_f, minlength=n_ann)
-    n_class = np.bincount(cls, minlength=n_cls).astype(float)
+    data = _Judgments(
+        ann=u_ann,
+        says=u_y,
+        row=u_row,
+        cls=cls,
+        n_items=n_unc,
+        n_annotators=n_ann,
+        n_classes=n_cls,
+        class_size=np.bincount(cls, minlength=n_cls).astype(float),
+        known_s1=np.bincount(k_ann, weights=k_f * k_y, minlength=n_ann),
+        known_n1=np.bincount(k_ann, weights=k_f, minlength=n_ann),
+        known_s0=np.bincount(k_ann, weights=(1 - k_f) * ~k_y, minlength=n_ann),
+        known_n0=np.bincount(k_ann, weights=1 - k_f, minlength=n_ann),
+        sensitivity_prior=(a1, b1),
+        specificity_prior=(a0, b0),
+    )
+    n_class = data.class_size
 
     # Start from each item's share of "correct" answers, shrunk towards 1/2.
     yes = np.bincount(u_row, weights=u_y, minlength=n_unc)
@@ -304,58 +316,21 @@ def fit_label_model(
                 (ar, br),
                 steps=2,
             )
-        se, sp, rho = _m_step(
-            mu,
-            u_ann,
-            u_y,
-            u_row,
-            cls,
-            n_ann,
-            n_cls,
-            k_s1,
-            k_n1,
-            k_s0,
-            k_n0,
-            n_class,
-            a1,
-            b1,
-            a0,
-            b0,
-            *rate_prior,
-        )
-        new_mu = _posterior(se, sp, rho, u_ann, u_y, u_row, cls, n_unc)
+        se, sp, rho = _m_step(mu, data, rate_prior)
+        new_mu = _posterior(se, sp, rho, data)
         change = float(np.max(np.abs(new_mu - mu))) if n_unc else 0.0
         mu = new_mu
         if change <= tol:
             converged = True
             break
     ar, br = rate_prior
-    se, sp, rho = _m_step(
-        mu,
-        u_ann,
-        u_y,
-        u_row,
-        cls,
-        n_ann,
-        n_cls,
-        k_s1,
-        k_n1,
-        k_s0,
-        k_n0,
-        n_class,
-        a1,
-        b1,
-        a0,
-        b0,
-        ar,
-        br,
-    )
-    mu = _posterior(se, sp, rho, u_ann, u_y, u_row, cls, n_unc)
-    evidence = _evidence(se, sp, u_ann, u_y, u_row, n_unc)
+    se, sp, rho = _m_step(mu, data, rate_prior)
+    mu = _posterior(se, sp, rho, data)
+    evidence = _evidence(se, sp, data)
 
-    scores = _score_differences(se, sp, u_ann, u_y, u_row, cls, n_unc, n_ann, n_cls)
-    n1 = np.bincount(u_ann, weights=mu[u_row], minlength=n_ann) + k_n1
-    n0 = np.bincount(u_ann, weights=1 - mu[u_row], minlength=n_ann) + k_n0
+    scores = _score_differences(se, sp, data)
+    n1 = np.bincount(u_ann, weights=mu[u_row], minlength=n_ann) + data.known_n1
+    n0 = np.bincount(u_ann, weights=1 - mu[u_row], minlength=n_ann) + data.known_n0
     complete = np.concatenate(
         [
             se * (1 - se) * (a1 + b1 + n1),
@@ -394,34 +369,42 @@ def fit_label_model(
     )
 
 
-def _m_step(
-    mu,
-    u_ann,
-    u_y,
-    u_row,
-    cls,
-    n_ann,
-    n_cls,
-    k_s1,
-    k_n1,
-    k_s0,
-    k_n0,
-    n_class,
-    a1,
-    b1,
-    a0,
-    b0,
-    ar,
-    br,
-):
-    m = mu[u_row]
-    s1 = np.bincount(u_ann, weights=m * u_y, minlength=n_ann) + k_s1
-    n1 = np.bincount(u_ann, weights=m, minlength=n_ann) + k_n1
-    s0 = np.bincount(u_ann, weights=(1 - m) * ~u_y, minlength=n_ann) + k_s0
-    n0 = np.bincount(u_ann, weights=1 - m, minlength=n_ann) + k_n0
+@dataclass(frozen=True)
+class _Judgments:
+    """What EM iterates over and never changes: the judgments on uncertain items (annotator,
+    answer, item row, the item's class), the fixed counts from items with a known label, and
+    the annotator priors as ``(a, b)`` pseudo-counts."""
+
+    ann: np.ndarray
+    says: np.ndarray
+    row: np.ndarray
+    cls: np.ndarray
+    n_items: int
+    n_annotators: int
+    n_classes: int
+    class_size: np.ndarray
+    known_s1: np.ndarray
+    known_n1: np.ndarray
+    known_s0: np.ndarray
+    known_n0: np.ndarray
+    sensitivity_prior: tuple[float, float]
+    specificity_prior: tuple[float, float]
+
+
+def _m_step(mu, data: _Judgments, rate_prior: tuple[float, float]):
+    """Sensitivities, specificities and class rates given the items' posteriors ``mu``."""
+    a1, b1 = data.sensitivity_prior
+    a0, b0 = data.specificity_prior
+    ar, br = rate_prior
+    n_ann, n_class = data.n_annotators, data.class_size
+    m = mu[data.row]
+    s1 = np.bincount(data.ann, weights=m * data.says, minlength=n_ann) + data.known_s1
+    n1 = np.bincount(data.ann, weights=m, minlength=n_ann) + data.known_n1
+    s0 = np.bincount(data.ann, weights=(1 - m) * ~data.says, minlength=n_ann) + data.known_s0
+    n0 = np.bincount(data.ann, weights=1 - m, minlength=n_ann) + data.known_n0
     se = (a1 + s1) / (a1 + b1 + n1)
     sp = (a0 + s0) / (a0 + b0 + n0)
-    correct = np.bincount(cls, weights=mu, minlength=n_cls)
+    correct = np.bincount(data.cls, weights=mu, minlength=data.n_classes)
     # Large classes: the mode on the probability scale (a pure class goes to its bound); small
     # ones: the posterior mean, which the data of one or two items cannot push to a bound.
     rho = np.where(
@@ -505,27 +488,29 @@ def _fit_rate_prior(
 _RATE_PRIOR_BOUNDS = (0.02, 200.0)
 
 
-def _evidence(se, sp, u_ann, u_y, u_row, n_unc):
+def _evidence(se, sp, data: _Judgments):
     """``lambda_x``: the sum of each answer's log-likelihood ratio, correct vs incorrect.
 
     The ratio depends only on the annotator and the answer: a table of ``2 x annotators`` values
     is gathered once per judgment (this runs at every EM iteration over every judgment)."""
     table = np.stack([np.log1p(-se) - np.log(sp), np.log(se) - np.log1p(-sp)], axis=1).ravel()
-    llr = table[2 * u_ann + u_y]
-    return np.bincount(u_row, weights=llr, minlength=n_unc)
+    llr = table[2 * data.ann + data.says]
+    return np.bincount(data.row, weights=llr, minlength=data.n_items)
 
 
-def _posterior(se, sp, rho, u_ann, u_y, u_row, cls, n_unc):
+def _posterior(se, sp, rho, data: _Judgments):
     """``mu_x`` given the parameters: class prior odds times each answer's likelihood ratio."""
-    if n_unc == 0:
+    if data.n_items == 0:
         return np.zeros(0)
-    log_odds = special.logit(rho)[cls] + _evidence(se, sp, u_ann, u_y, u_row, n_unc)
+    log_odds = special.logit(rho)[data.cls] + _evidence(se, sp, data)
     return special.expit(log_odds)
 
 
-def _score_differences(se, sp, u_ann, u_y, u_row, cls, n_unc, n_ann, n_cls):
+def _score_differences(se, sp, data: _Judgments):
     """``D``: per uncertain item, complete-data score (label correct) minus (label incorrect)."""
-    yf = u_y.astype(float)
+    u_ann, u_row, cls = data.ann, data.row, data.cls
+    n_unc, n_ann, n_cls = data.n_items, data.n_annotators, data.n_classes
+    yf = data.says.astype(float)
     rows = np.concatenate([u_row, u_row, np.arange(n_unc)])
     cols = np.concatenate([u_ann, n_ann + u_ann, 2 * n_ann + cls])
     vals = np.concatenate([yf - se[u_ann], yf - 1.0 + sp[u_ann], np.ones(n_unc)])
