@@ -40,9 +40,9 @@ test: check-test-env venv lint
 	$(BIN)/pytest --hypothesis-profile=ci -m "integration or browser"
 	@if [ -n "$$TEST_POSTGRES_URL" ]; then \
 		echo "make test: integration and postgres tests on PostgreSQL (TEST_POSTGRES_URL)"; \
-		echo 'DATABASE_URL=$$TEST_POSTGRES_URL $(BIN)/pytest -m "integration or postgres"'; \
+		echo 'DATABASE_URL=$$TEST_POSTGRES_URL $(BIN)/pytest -m "(integration or postgres) and not statistical"'; \
 		DATABASE_URL="$$TEST_POSTGRES_URL" $(BIN)/pytest --hypothesis-profile=ci \
-			-m "integration or postgres"; \
+			-m "(integration or postgres) and not statistical"; \
 	else \
 		echo "make test: TEST_POSTGRES_URL is not set: PostgreSQL pass skipped"; \
 	fi
