@@ -134,8 +134,8 @@ def stratified_precision(
     f = view.z[sample]
     sw = np.bincount(h, weights=w, minlength=n_strata)
     if not (sw > 0).any():
-        base = float(view.z[certain].sum())
-        est = Estimate(math.nan, base / n, (base + n_unc) / n, level, "bounds-only", used)
+        low, high = _bounds(view, n, n_unc, level, interval)
+        est = Estimate(math.nan, low, high, level, "bounds-only", used)
         return view.parts(
             est,
             math.inf,
@@ -348,6 +348,24 @@ def _census(view: _RunLabels, n, n_strata, covered, level, interval):
         coefficients=coefficients,
         parameter_variance=param_var,
     )
+
+
+def _bounds(view: _RunLabels, n, n_unc, level, interval) -> tuple[float, float]:
+    """Worst-case bounds of a run whose only verified items are sampled with certainty: the
+    ``n_unc`` others may all be wrong or all right. With fallible annotators the verified part's
+    correct count is itself uncertain, so its interval (label and annotator-parameter noise, on
+    the answers' scale) replaces its point value; otherwise a run whose every item is correct
+    gets an upper bound below 1 (measured in the annotator-error integration test)."""
+    n_known = n - n_unc
+    if not view.noisy or n_known == 0:
+        base = float(view.z[view.certain].sum())
+        return base / n, (base + n_unc) / n
+    share = n_known / n
+    rate = float(view.z[view.certain].sum()) / n_known
+    coefficients = np.where(view.certain, 1.0 / n_known, 0.0)
+    variance = view.census_variance(n_known) + view.parameter_variance(coefficients)
+    lo, hi = misclassified_interval(rate, variance, shape=view.shape, level=level, method=interval)
+    return share * lo, share * hi + n_unc / n
 
 
 def _borrow_sizes(size_h: np.ndarray, has_sample: np.ndarray):

@@ -1,0 +1,140 @@
+"""How often the claims of the annotator-error integration test fail, simulated in the core.
+
+``tests/integration/test_int_annotator_error.py`` runs one campaign through the service: the
+three runs ``ecm_dob``, ``rule_names90_sn_surname`` and ``rule_all45_postcode`` of
+``tests/data/febrl4_slice``, 150 reference items, 40 gold items (half correct), 10% gold
+judgments, annotators of 0.97, 0.9 and 0.6, target +-0.05 at 95%, at most two judgments per
+item. It claims (1) every true precision, recall and F1 inside its Bonferroni interval at family
+level 99%, (2) the good annotator's (se + sp) / 2 above 0.9, (3) the poor one's below 0.75.
+Which answers reach the worker first depends on timing, so the test cannot be seeded; this
+script plays the same campaign in the core (all three runs planned in rounds, answers after
+each round) with seeds ``[seed, r]`` and counts the campaigns in which each claim fails.
+
+Usage::
+
+    .venv/bin/python bench/annotator_error_claims.py [--campaigns 300] [--seed 7] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+from _util import machine
+
+from evaluation.core.designs import make_design
+from evaluation.core.state import TaskState
+from evaluation.simulation.annotators import AnnotatorPanel, choose_gold, parse_annotators
+from evaluation.simulation.datasets import load_dataset
+
+SLICE = Path(__file__).resolve().parents[1] / "tests" / "data" / "febrl4_slice"
+SYSTEMS = ("ecm_dob", "rule_names90_sn_surname", "rule_all45_postcode")
+PANEL = "0.97,0.9,0.6"
+FAMILY_LEVEL = 0.99
+
+
+def campaign(dataset, order, seed: int, r: int, *, max_rounds: int = 200):
+    """One campaign; returns the final state and design."""
+    design = make_design(
+        "default", target_half_width=0.05, confidence=0.95, max_judgments_per_item=2
+    )
+    rng = np.random.default_rng([seed, r])
+    campaign_rng = np.random.default_rng([seed, r, 1])
+    answer_rng = np.random.default_rng([seed, r, 2])
+    truth = dataset.truth
+    state = TaskState(len(dataset.keys))
+    state.set_reference(
+        np.sort(campaign_rng.choice(np.flatnonzero(truth), size=150, replace=False))
+    )
+    pool = np.unique(np.concatenate([dataset.systems[i].items for i in order]))
+    gold = choose_gold(truth, pool, 40, answer_rng)
+    state.set_gold(gold, truth[gold])
+    panel = AnnotatorPanel(
+        parse_annotators(PANEL),
+        truth,
+        gold,
+        0.1,
+        getattr(design, "judgments_per_item", 1),
+        answer_rng,
+    )
+    runs = [
+        state.add_run(dataset.systems[i].items, dataset.systems[i].scores, name=SYSTEMS[k])
+        for k, i in enumerate(order)
+    ]
+    done: set[int] = set()
+    for _ in range(max_rounds):
+        plans = []
+        for run in runs:
+            if run not in done:
+                plan = design.plan(state, run, rng=rng)
+                plans.append(plan)
+                if plan.done:
+                    done.add(run)
+        for plan in plans:
+            panel.answer(state, plan)
+        if len(done) == len(runs):
+            break
+    return state, design
+
+
+def claims(dataset, order, state, design) -> dict:
+    """Which of the test's three claims fail on the final state."""
+    truth = dataset.truth
+    n_true = int(truth.sum())
+    level = 1 - (1 - FAMILY_LEVEL) / (3 * len(order))
+    joint = True
+    for i, est in zip(order, design.estimate(state, level=level), strict=True):
+        items = dataset.systems[i].items
+        hits = int(truth[items].sum())
+        p, r = hits / items.size, hits / n_true
+        for metric, value in (("precision", p), ("recall", r), ("f1", 2 * p * r / (p + r))):
+            cell = getattr(est, metric)
+            joint &= cell.low - 1e-9 <= value <= cell.high + 1e-9
+    model = design.labels(state, design.record(state)).model
+    by_id = np.argsort(model.annotators)
+    accuracy = (model.sensitivity[by_id] + model.specificity[by_id]) / 2
+    return {"joint": not joint, "good": bool(accuracy[0] <= 0.9), "poor": bool(accuracy[2] >= 0.75)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--campaigns", type=int, default=300)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    dataset = load_dataset(SLICE)
+    names = [s.name for s in dataset.systems]
+    order = [names.index(name) for name in SYSTEMS]
+    started = time.perf_counter()
+    failed = {"joint": 0, "good": 0, "poor": 0, "any": 0}
+    judgments = []
+    for r in range(args.campaigns):
+        state, design = campaign(dataset, order, args.seed, r)
+        outcome = claims(dataset, order, state, design)
+        for key, bad in outcome.items():
+            failed[key] += bad
+        failed["any"] += any(outcome.values())
+        judgments.append(state.judgments.items.size)
+    result = {
+        "campaigns": args.campaigns,
+        "seed": args.seed,
+        "failed": failed,
+        "judgments_mean": float(np.mean(judgments)),
+        "seconds": round(time.perf_counter() - started, 1),
+        "machine": machine(),
+    }
+    if args.json:
+        print(json.dumps(result))
+        return
+    print(
+        f"{args.campaigns} campaigns: a claim failed in {failed['any']} "
+        f"(joint {failed['joint']}, good annotator {failed['good']}, poor annotator "
+        f"{failed['poor']}); {result['judgments_mean']:.1f} judgments per campaign"
+    )
+
+
+if __name__ == "__main__":
+    main()
