@@ -83,6 +83,21 @@ class BrowsableAPIRenderer(renderers.BrowsableAPIRenderer):
 API_PREFIXES = ("/api/", "/annotate/api/")
 
 
+def throttled_everywhere(result, generator, request, public):
+    """Postprocessing hook: every operation may answer 429 (the default throttles apply to every
+    view, anonymous callers sharing one budget per address), so every operation documents it,
+    with the error body its other errors have."""
+    too_many = {
+        "description": ERROR_TEXT[429],
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+    }
+    for operations in result.get("paths", {}).values():
+        for method, operation in operations.items():
+            if method in {"get", "post", "put", "patch", "delete"}:
+                operation.setdefault("responses", {}).setdefault("429", too_many)
+    return result
+
+
 def only_json_apis(endpoints):
     """Preprocessing hook: the schema documents the REST API under ``/api/`` and the annotation
     queue's JSON API under ``/annotate/api/`` (not the pages, nor the catch-all 404 routes)."""

@@ -264,6 +264,23 @@ def test_docs_are_served_from_local_static_files(api, lb_world):
     assert schema["openapi"].startswith("3.")
 
 
+def test_every_operation_documents_the_throttle_answer(api, lb_world):
+    # The default throttles apply to every view (anonymous callers share one budget per
+    # address), so a client must find 429 and its error body on every operation.
+    schema = api().get("/api/schema/?format=json").json()
+    operations = [
+        (method, path, operation)
+        for path, methods in schema["paths"].items()
+        for method, operation in methods.items()
+        if method in {"get", "post", "put", "patch", "delete"}
+    ]
+    assert len(operations) >= 29
+    for method, path, operation in operations:
+        answer = operation["responses"].get("429")
+        assert answer, (method, path)
+        assert answer["content"]["application/json"]["schema"]["$ref"].endswith("/Error")
+
+
 def test_swagger_ui_assets_are_served_locally(api, lb_world):
     page = api().get("/api/docs/").content.decode()
     bundle = page.split('src="', 1)[1].split('"', 1)[0]
