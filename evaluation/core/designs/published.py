@@ -244,7 +244,6 @@ class PublishedDesign:
         b = member[draw_items].toarray()  # draws x runs, 1 if the draw lies in X_r
         overlap = (member.T @ member[:, drawn_runs]).toarray()  # runs x drawn runs
         inner = overlap / (sizes[:, None] * sizes[drawn_runs][None, :])
-        z = normal_quantile(level)
         for i in runs:
             base = np.where(n_j > 0, n_j * inner[i], 0.0)
             if base.sum() <= 0:
@@ -263,31 +262,62 @@ class PublishedDesign:
             low, high = wald_interval(value, var, level=level)
             used = int(np.unique(draw_items[(b[:, i] > 0) & (w[owner] > 0)]).size)
             precision = Estimate(value, low, high, level, "mixture-is/wald", used)
-            recall = self._recall(i, b, f, inv_q, w, owner, n_j, theta, z, used + ref.size, level)
+            recall = _mixture_recall(
+                b[:, i],
+                f,
+                inv_q,
+                weights=w,
+                owner=owner,
+                draws_per_run=n_j,
+                theta=theta,
+                labels=used + ref.size,
+                level=level,
+            )
             f1 = f1_estimate(precision, var, recall, level=level, method="wald", covariance="zero")
             out.append(RunEstimate(i, precision, recall.estimate, f1))
         return out
 
-    def _recall(self, i, b, f, inv_q, w, owner, n_j, theta, z, labels, level: float) -> RecallParts:
-        g = b[:, i]
-        num_terms = f * g * inv_q
-        den_terms = f * inv_q
-        scale = np.where(n_j > 0, w / np.maximum(n_j, 1), 0.0)
-        numer = float(np.sum(scale[owner] * num_terms))
-        denom = float(np.sum(scale[owner] * den_terms))
-        if denom <= 0 or theta is None or theta.trials == 0:
-            est = Estimate(math.nan, 0.0, 1.0, level, "theta-nu/wald", labels)
-            return RecallParts(est, math.inf)
-        nu = numer / denom
-        lin = (num_terms - nu * den_terms) / denom
-        _, var_j = _group_moments(lin, owner, n_j.size)
-        var_nu = float(np.sum(np.where(n_j > 0, w**2 * var_j / np.maximum(n_j, 1), 0.0)))
-        th = theta.value
-        var_th = th * (1 - th) / theta.trials
-        value = th * nu
-        var = th * th * var_nu + nu * nu * var_th + var_th * var_nu
-        low, high = wald_interval(value, var, level=level)
-        return RecallParts(Estimate(value, low, high, level, "theta-nu/wald", labels), var)
+
+def _mixture_recall(
+    in_run: np.ndarray,
+    f: np.ndarray,
+    inv_q: np.ndarray,
+    *,
+    weights: np.ndarray,
+    owner: np.ndarray,
+    draws_per_run: np.ndarray,
+    theta,
+    labels: int,
+    level: float,
+) -> RecallParts:
+    """Recall ``theta * nu`` of one run from the mixture draws, with a Wald interval.
+
+    ``nu``, the run's share of the pool's correct items, is a ratio of importance-weighted means
+    over the draws (``in_run``: 1 where a draw lies in the run; ``f``: its label; ``inv_q``: one
+    over the mixture density; ``weights``, ``owner``, ``draws_per_run``: the mixture weight of
+    each drawing run, the run each draw belongs to, the draws of each); ``theta``, the pool's
+    share of the reference sample (``None`` without one). Variances by the delta method, the two
+    factors independent (paper 003).
+    """
+    num_terms = f * in_run * inv_q
+    den_terms = f * inv_q
+    n_j = draws_per_run
+    scale = np.where(n_j > 0, weights / np.maximum(n_j, 1), 0.0)
+    numer = float(np.sum(scale[owner] * num_terms))
+    denom = float(np.sum(scale[owner] * den_terms))
+    if denom <= 0 or theta is None or theta.trials == 0:
+        est = Estimate(math.nan, 0.0, 1.0, level, "theta-nu/wald", labels)
+        return RecallParts(est, math.inf)
+    nu = numer / denom
+    lin = (num_terms - nu * den_terms) / denom
+    _, var_j = _group_moments(lin, owner, n_j.size)
+    var_nu = float(np.sum(np.where(n_j > 0, weights**2 * var_j / np.maximum(n_j, 1), 0.0)))
+    th = theta.value
+    var_th = th * (1 - th) / theta.trials
+    value = th * nu
+    var = th * th * var_nu + nu * nu * var_th + var_th * var_nu
+    low, high = wald_interval(value, var, level=level)
+    return RecallParts(Estimate(value, low, high, level, "theta-nu/wald", labels), var)
 
 
 def _group_moments(values: np.ndarray, owner: np.ndarray, groups: int):
