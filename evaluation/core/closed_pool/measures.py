@@ -1,0 +1,78 @@
+"""Binary-classification measures of a closed pool as functions of two estimated totals.
+
+On a closed pool every run labels every item, so a run's predicted positives ``pp`` and the pool
+size ``n`` are known; only two totals are unknown: its true positives ``tp`` (positives among its
+predicted positives) and its false negatives ``fn`` (positives among its predicted negatives).
+Every measure here is a smooth function ``g(tp, fn; pp, n)`` (paper 000, Table 1, with the known
+parts of ``R`` substituted), which is what the estimators need: a value and a gradient.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["MEASURES", "measure_gradient", "measure_value"]
+
+MEASURES = ("precision", "recall", "f1", "accuracy", "balanced_accuracy", "mcc")
+
+
+def measure_value(name: str, tp, fn, *, pp, n, beta: float = 1.0) -> np.ndarray:
+    """The measure ``name`` at totals ``tp`` and ``fn`` (arrays broadcast); ``nan`` where 0/0.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`MEASURES` (``"f1"`` is the F-beta score with ``beta``).
+    tp, fn : array_like
+        True positives and false negatives (estimated totals; need not be integers).
+    pp, n : array_like
+        The run's predicted positives and the pool size (known).
+    beta : float, keyword-only
+        Weight of recall in the F score.
+
+    References
+    ----------
+    N. G. Marchant and B. I. P. Rubinstein, "Needle in a haystack: label-efficient evaluation
+    under extreme class imbalance", KDD 2021, Table 1.
+    """
+    tp, fn, pp, n = (np.asarray(a, dtype=float) for a in (tp, fn, pp, n))
+    positives = tp + fn
+    fp = pp - tp
+    tn = n - pp - fn
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if name == "precision":
+            out = tp / pp
+        elif name == "recall":
+            out = tp / positives
+        elif name == "f1":
+            b2 = beta * beta
+            out = (1 + b2) * tp / (pp + b2 * positives)
+        elif name == "accuracy":
+            out = (tp + tn) / n
+        elif name == "balanced_accuracy":
+            out = 0.5 * (tp / positives + tn / (n - positives))
+        elif name == "mcc":
+            out = (tp * tn - fp * fn) / np.sqrt(pp * (n - pp) * positives * (n - positives))
+        else:
+            raise KeyError(f"unknown measure {name!r}; known: {', '.join(MEASURES)}")
+    return out
+
+
+def measure_gradient(
+    name: str, tp, fn, *, pp, n, beta: float = 1.0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Partial derivatives of :func:`measure_value` with respect to ``tp`` and ``fn``.
+
+    Central differences of a relative step: exact enough for the delta method and for the
+    planner's allocation, and one definition of each measure instead of two.
+    """
+    tp, fn = np.asarray(tp, dtype=float), np.asarray(fn, dtype=float)
+    h_tp = 1e-6 * np.maximum(np.abs(tp), 1.0)
+    h_fn = 1e-6 * np.maximum(np.abs(fn), 1.0)
+
+    def at(a, b):
+        return measure_value(name, a, b, pp=pp, n=n, beta=beta)
+
+    d_tp = (at(tp + h_tp, fn) - at(tp - h_tp, fn)) / (2 * h_tp)
+    d_fn = (at(tp, fn + h_fn) - at(tp, fn - h_fn)) / (2 * h_fn)
+    return d_tp, d_fn
