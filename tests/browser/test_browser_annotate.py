@@ -140,6 +140,17 @@ def test_answer_items_by_keyboard_only(live_server, page, login, wait_for):
     _assert_blind_and_inert(page)
 
 
+def test_keys_that_are_selector_syntax_are_ignored_without_an_error(live_server, page, login):
+    _queue(2)
+    _open(page, live_server, login)
+    token = page.get_attribute("#ann-item", "data-token")
+    for key in ('"', "\\", "]", "'"):
+        page.keyboard.press(key)
+    assert page.js_errors == []
+    assert page.get_attribute("#ann-item", "data-token") == token
+    assert Judgment.objects.count() == 0
+
+
 def test_undo_then_answer_differently_stores_one_judgment(live_server, page, login, wait_for):
     # Two judgments per item (the server takes back any answer of one's, complete or not).
     _queue(4, judgments_per_item=2)

@@ -221,7 +221,8 @@ export class ItemView {
       const lower = key.toLowerCase();
       if (lower === "j") { event.preventDefault(); el.justification.focus(); return; }
       if (lower === "u") { event.preventDefault(); undo(); return; }
-      const button = el.answers.querySelector('button[data-answer][data-key="' + lower + '"]');
+      const button = el.answers.querySelector(
+        'button[data-answer][data-key="' + CSS.escape(lower) + '"]');
       if (button && !button.disabled) { event.preventDefault(); answer(button.dataset.answer); }
     });
   }
