@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..intervals import INTERVAL_METHODS, proportion_interval, smoothed_rate
 from ..reference import ReferenceRatio
-from ..results import Estimate
+from ..results import IntervalEstimate
 
 __all__ = [
     "RecallParts",
@@ -45,7 +45,7 @@ def checked_level(level) -> float:
 class RecallParts:
     """A recall estimate with the variance used to combine it into F1."""
 
-    estimate: Estimate
+    estimate: IntervalEstimate
     variance: float
 
 
@@ -113,13 +113,17 @@ def recall_from_parts(
             _, high = proportion_interval(v, var, level=level, method=method)
         else:
             high = 1.0
-        est = Estimate(math.nan, 0.0, high, level, "not-identifiable(no reference sample)", labels)
+        est = IntervalEstimate(
+            math.nan, 0.0, high, level, "not-identifiable(no reference sample)", labels
+        )
         return RecallParts(est, math.inf)
     if not parts:
         v = simple.value
         var = _floored(v, simple.variance, simple.trials)
         low, high = proportion_interval(v, var, level=level, method=method)
-        return RecallParts(Estimate(v, low, high, level, f"reference-sample/{method}", labels), var)
+        return RecallParts(
+            IntervalEstimate(v, low, high, level, f"reference-sample/{method}", labels), var
+        )
     if len(parts) == 1:
         nu, var_nu, _ = parts[0]
     else:
@@ -135,18 +139,18 @@ def recall_from_parts(
         value += outside.value
         var += _floored(outside.value, outside.variance, outside.trials)
     low, high = proportion_interval(value, var, level=level, method=method)
-    return RecallParts(Estimate(value, low, high, level, f"theta-nu/{method}", labels), var)
+    return RecallParts(IntervalEstimate(value, low, high, level, f"theta-nu/{method}", labels), var)
 
 
 def f1_estimate(
-    precision: Estimate,
+    precision: IntervalEstimate,
     precision_variance: float,
     recall: RecallParts,
     *,
     level: float,
     method: str,
     covariance: str = "bound",
-) -> Estimate:
+) -> IntervalEstimate:
     """F1 from precision and recall, with a delta-method interval.
 
     ``covariance="bound"`` bounds ``Cov(P, R)`` by ``sd_P sd_R`` (Cauchy-Schwarz): precision
@@ -160,7 +164,7 @@ def f1_estimate(
     if not (math.isfinite(p) and math.isfinite(r)):
         high = _f1(precision.high, recall.estimate.high)
         low = _f1(precision.low, recall.estimate.low)
-        return Estimate(math.nan, low, high, level, "bounds-only", labels)
+        return IntervalEstimate(math.nan, low, high, level, "bounds-only", labels)
     if p + r == 0:
         value, dp, dr = 0.0, 0.0, 0.0
     else:
@@ -178,7 +182,7 @@ def f1_estimate(
         # covers whenever either interval does.
         low = min(low, _f1(precision.low, recall.estimate.low))
         high = max(high, _f1(precision.high, recall.estimate.high))
-    return Estimate(value, low, high, level, f"delta-{covariance}/{method}", labels)
+    return IntervalEstimate(value, low, high, level, f"delta-{covariance}/{method}", labels)
 
 
 def _f1(p: float, r: float) -> float:

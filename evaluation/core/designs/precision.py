@@ -22,7 +22,7 @@ from ..intervals import (
     smoothed_rate,
 )
 from ..labels import ItemLabels
-from ..results import Estimate
+from ..results import IntervalEstimate
 
 __all__ = ["PrecisionParts", "predicted_half_width", "stratified_precision"]
 
@@ -41,7 +41,7 @@ class PrecisionParts:
     the annotators' estimated error rates (0 with exact labels), which more items do not reduce.
     """
 
-    estimate: Estimate
+    estimate: IntervalEstimate
     variance: float
     covered: bool
     stratum_rates: np.ndarray
@@ -135,7 +135,7 @@ def stratified_precision(
     sw = np.bincount(h, weights=w, minlength=n_strata)
     if not (sw > 0).any():
         low, high = _bounds(view, n, n_unc, level, interval)
-        est = Estimate(math.nan, low, high, level, "bounds-only", used)
+        est = IntervalEstimate(math.nan, low, high, level, "bounds-only", used)
         return view.parts(
             est,
             math.inf,
@@ -190,7 +190,9 @@ def stratified_precision(
             rate_u, var_u, smoothed=smooth_u, level=level, method=interval
         )
         low, high = base + share * lo_u, base + share * hi_u
-    est = Estimate(value, low, high, level, f"poststratified-hajek/{interval}{view.suffix}", used)
+    est = IntervalEstimate(
+        value, low, high, level, f"poststratified-hajek/{interval}{view.suffix}", used
+    )
     # The planner sees an unsampled stratum's rate as unknown (0.5: the most variable), so it
     # gets a real level next round instead of the near-zero one a borrowed rate of 0 gives.
     planning_rates = np.where(unsampled, 0.5, smooth)
@@ -336,9 +338,11 @@ def _census(view: _RunLabels, n, n_strata, covered, level, interval):
         low, high = misclassified_interval(
             value, variance, shape=view.shape, level=level, method=interval
         )
-        est = Estimate(value, low, high, level, f"exact-items/{interval}{view.suffix}", used)
+        est = IntervalEstimate(
+            value, low, high, level, f"exact-items/{interval}{view.suffix}", used
+        )
     else:
-        est = Estimate(value, value, value, level, "exact", used)
+        est = IntervalEstimate(value, value, value, level, "exact", used)
     return view.parts(
         est,
         variance,
