@@ -98,39 +98,12 @@ def recall_from_parts(
     Without a reference sample recall is not identifiable: the value is ``nan`` and the interval
     ``[0, upper bound of nu]`` (recall never exceeds ``nu``).
     """
-    parts = []
-    if nu_verified is not None:
-        v, var, trials = nu_verified
-        parts.append((v, _floored(v, var, trials), trials))
-    if nu_reference is not None and nu_reference.trials > 0:
-        v = nu_reference.value
-        parts.append(
-            (v, _floored(v, nu_reference.variance, nu_reference.trials), float(nu_reference.trials))
-        )
+    parts = _nu_estimates(nu_verified, nu_reference)
     if theta is None or theta.trials == 0:
-        if parts:
-            v, var, _ = parts[0]
-            _, high = proportion_interval(v, var, level=level, method=method)
-        else:
-            high = 1.0
-        est = IntervalEstimate(
-            math.nan, 0.0, high, level, "not-identifiable(no reference sample)", labels
-        )
-        return RecallParts(est, math.inf)
+        return _not_identifiable(parts, level=level, method=method, labels=labels)
     if not parts:
-        v = simple.value
-        var = _floored(v, simple.variance, simple.trials)
-        low, high = proportion_interval(v, var, level=level, method=method)
-        return RecallParts(
-            IntervalEstimate(v, low, high, level, f"reference-sample/{method}", labels), var
-        )
-    if len(parts) == 1:
-        nu, var_nu, _ = parts[0]
-    else:
-        (a, va, na), (b, vb, nb) = parts
-        wa = na / (na + nb) if math.isfinite(na) else 1.0
-        nu = wa * a + (1.0 - wa) * b
-        var_nu = wa * wa * va + (1.0 - wa) ** 2 * vb
+        return _reference_share(simple, level=level, method=method, labels=labels)
+    nu, var_nu = _combined_nu(parts)
     th = theta.value
     var_th = _floored(th, theta.variance, theta.trials)
     value = th * nu
@@ -140,6 +113,57 @@ def recall_from_parts(
         var += _floored(outside.value, outside.variance, outside.trials)
     low, high = proportion_interval(value, var, level=level, method=method)
     return RecallParts(IntervalEstimate(value, low, high, level, f"theta-nu/{method}", labels), var)
+
+
+def _nu_estimates(nu_verified, nu_reference: ReferenceRatio | None) -> list[tuple]:
+    """The estimates of ``nu`` available, as ``(value, floored variance, trials)``."""
+    parts = []
+    if nu_verified is not None:
+        v, var, trials = nu_verified
+        parts.append((v, _floored(v, var, trials), trials))
+    if nu_reference is not None and nu_reference.trials > 0:
+        v = nu_reference.value
+        parts.append(
+            (v, _floored(v, nu_reference.variance, nu_reference.trials), float(nu_reference.trials))
+        )
+    return parts
+
+
+def _not_identifiable(parts: list[tuple], *, level: float, method: str, labels: int) -> RecallParts:
+    """Recall without a reference sample: no value, the interval ``[0, upper bound of nu]``."""
+    if parts:
+        v, var, _ = parts[0]
+        _, high = proportion_interval(v, var, level=level, method=method)
+    else:
+        high = 1.0
+    est = IntervalEstimate(
+        math.nan, 0.0, high, level, "not-identifiable(no reference sample)", labels
+    )
+    return RecallParts(est, math.inf)
+
+
+def _reference_share(
+    simple: ReferenceRatio, *, level: float, method: str, labels: int
+) -> RecallParts:
+    """Recall as the share of the reference sample inside the run (no estimate of ``nu``)."""
+    v = simple.value
+    var = _floored(v, simple.variance, simple.trials)
+    low, high = proportion_interval(v, var, level=level, method=method)
+    return RecallParts(
+        IntervalEstimate(v, low, high, level, f"reference-sample/{method}", labels), var
+    )
+
+
+def _combined_nu(parts: list[tuple]) -> tuple[float, float]:
+    """``nu`` and its variance: the estimates averaged with weights by their effective trials."""
+    if len(parts) == 1:
+        nu, var_nu, _ = parts[0]
+        return nu, var_nu
+    (a, va, na), (b, vb, nb) = parts
+    wa = na / (na + nb) if math.isfinite(na) else 1.0
+    nu = wa * a + (1.0 - wa) * b
+    var_nu = wa * wa * va + (1.0 - wa) ** 2 * vb
+    return nu, var_nu
 
 
 def f1_estimate(
