@@ -340,7 +340,7 @@ def draw_round(
         affordable=remaining // judgments_per_item,
         rng=rng,
     )
-    details = _record_draw(
+    return _record_draw(
         rec,
         items,
         run,
@@ -351,22 +351,8 @@ def draw_round(
         t=t,
         t_need=t_need,
         cap=cap,
+        current=current,
         judgments=judgments_per_item,
-    )
-    expected = (search.expected_judgments(t) if t else 0.0) + looks.asked.size
-    return Plan(
-        run,
-        rnd,
-        drawn.chosen,
-        drawn.status,
-        search.half_width(t),
-        current,
-        expected,
-        drawn.seed,
-        details,
-        again=looks.asked,
-        bands=looks.bands,
-        patterns=looks.patterns,
     )
 
 
@@ -382,9 +368,10 @@ def _record_draw(
     t: float,
     t_need: float,
     cap: float,
+    current: float,
     judgments: int,
-) -> dict:
-    """Apply a drawing round's levels and items to ``rec``, log it, and return its details."""
+) -> Plan:
+    """Apply a drawing round's levels and items to ``rec``, log it, and return its plan."""
     shape_h = search.stratum_shape
     # The level each stratum asked for this round, take-all rule included (for replay).
     level_by_stratum = search.levels(t, np.zeros_like(shape_h), shape_h)
@@ -410,4 +397,18 @@ def _record_draw(
             **details,
         }
     )
-    return details
+    expected = (search.expected_judgments(t) if t else 0.0) + looks.asked.size
+    return Plan(
+        run,
+        rnd,
+        drawn.chosen,
+        drawn.status,
+        search.half_width(t),
+        current,
+        expected,
+        drawn.seed,
+        details,
+        again=looks.asked,
+        bands=looks.bands,
+        patterns=looks.patterns,
+    )
