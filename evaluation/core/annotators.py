@@ -295,8 +295,8 @@ def _known_labels(
     exact_sorted, exact_sorted_labels = exact_items[exact_order], exact_labels[exact_order]
     pos = np.searchsorted(exact_sorted, items)
     pos[pos >= exact_sorted.size] = 0
-    is_exact = exact_sorted.size > 0
-    is_exact = (exact_sorted[pos] == items) if is_exact else np.zeros(items.size, bool)
+    has_exact = exact_sorted.size > 0
+    is_exact = (exact_sorted[pos] == items) if has_exact else np.zeros(items.size, bool)
     truth_of_exact = np.where(
         is_exact, exact_sorted_labels[pos] if exact_sorted.size else False, False
     )

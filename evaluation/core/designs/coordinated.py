@@ -279,8 +279,6 @@ class CoordinatedPoissonDesign:
         )
         if without_new_items is not None:
             return without_new_items
-        left = remaining - looks.asked.size
-        cap = min(max(self.min_batch, (self.growth - 1.0) * parts.estimate.labels_used), left)
         return draw_round(
             rec,
             items,
@@ -288,18 +286,12 @@ class CoordinatedPoissonDesign:
             rnd,
             parts,
             looks,
+            self,
             rates=rates,
             inflation=inflation,
             cost=cost,
-            cap=cap,
-            remaining=left,
+            remaining=remaining - looks.asked.size,
             rng=rng,
-            target_half_width=self.target_half_width,
-            take_all=self.take_all,
-            min_batch=self.min_batch,
-            judgments_per_item=self.judgments_per_item,
-            confidence=self.confidence,
-            interval=self.interval,
         )
 
     def _looks_and_noise(

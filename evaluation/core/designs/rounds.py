@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -28,7 +29,14 @@ from .second_looks import (
     plausible_best,
 )
 
-__all__ = ["Looks", "ask_looks", "draw_round", "new_item_noise", "scaled_half_width"]
+__all__ = [
+    "Looks",
+    "RoundOptions",
+    "ask_looks",
+    "draw_round",
+    "new_item_noise",
+    "scaled_half_width",
+]
 
 # Sampled items of a stratum after which its own answers tell its label noise.
 _OWN_INFLATION_AFTER = 20
@@ -288,6 +296,18 @@ def _draw_items(
     return _Draw(np.sort(chosen[keep]), fraction, "budget_exhausted", seed)
 
 
+class RoundOptions(Protocol):
+    """The design's options a drawing round reads (those of ``CoordinatedPoissonDesign``)."""
+
+    target_half_width: float
+    confidence: float
+    interval: str
+    min_batch: int
+    growth: float
+    take_all: float
+    judgments_per_item: int
+
+
 def draw_round(
     rec: SamplingRecord,
     items: np.ndarray,
@@ -295,25 +315,20 @@ def draw_round(
     rnd: int,
     parts: PrecisionParts,
     looks: Looks,
+    options: RoundOptions,
     *,
     rates: np.ndarray,
     inflation: np.ndarray,
     cost: np.ndarray,
-    cap: float,
     remaining: float,
     rng: np.random.Generator,
-    target_half_width: float,
-    take_all: float,
-    min_batch: int,
-    judgments_per_item: int,
-    confidence: float,
-    interval: str,
 ) -> Plan:
     """Raise the run's levels so that its predicted half-width meets the target, within the
     round's cap, draw the new items the raised levels select and record the round in ``rec``.
 
-    ``rates``, ``inflation`` and ``cost`` are per score stratum of the run; ``cap`` bounds the
-    round's expected judgments and ``remaining`` what the budget allows after the looks.
+    ``rates``, ``inflation`` and ``cost`` are per score stratum of the run; ``remaining`` is
+    what the budget allows after the looks. The round's cap is
+    ``max(min_batch, (growth - 1) * labelled)`` expected judgments, within ``remaining``.
     """
     strata = rec.strata[run]
     current = parts.estimate.half_width
@@ -326,18 +341,22 @@ def draw_round(
         rates,
         cost,
         inflation,
-        take_all=take_all,
-        confidence=confidence,
-        interval=interval,
+        take_all=options.take_all,
+        confidence=options.confidence,
+        interval=options.interval,
     )
-    floor = min(min_batch / 4.0, cap, float(np.count_nonzero(unrequested)))
-    t, t_need = _scale(search, current=current, target=target_half_width, floor=floor, cap=cap)
+    growth_cap = max(options.min_batch, (options.growth - 1.0) * parts.estimate.labels_used)
+    cap = min(growth_cap, remaining)
+    floor = min(options.min_batch / 4.0, cap, float(np.count_nonzero(unrequested)))
+    t, t_need = _scale(
+        search, current=current, target=options.target_half_width, floor=floor, cap=cap
+    )
     drawn = _draw_items(
         items,
         pi,
         search.levels(t, pi, search.stratum_shape[strata]),
         unrequested,
-        affordable=remaining // judgments_per_item,
+        affordable=remaining // options.judgments_per_item,
         rng=rng,
     )
     return _record_draw(
@@ -352,7 +371,7 @@ def draw_round(
         t_need=t_need,
         cap=cap,
         current=current,
-        judgments=judgments_per_item,
+        judgments=options.judgments_per_item,
     )
 
 
