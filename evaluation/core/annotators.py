@@ -235,6 +235,37 @@ def fit_label_model(
     derivative of each item's log posterior odds.
     """
     prior = AnnotatorPrior() if prior is None else prior
+    items, annotators, y, item_class, exact_items, exact_labels = _checked_judgments(
+        items, annotators, says_correct, item_class, exact_items, exact_labels
+    )
+    ann_ids, ann = np.unique(annotators, return_inverse=True)
+    is_exact, truth_of_exact = _known_labels(items, exact_items, exact_labels)
+    data, unc_items, class_ids = _split_judgments(
+        items, ann, ann_ids.size, y, item_class, is_exact, truth_of_exact, prior
+    )
+    fit = _em(data, prior, max_iter=max_iter, tol=tol)
+    scores = _score_differences(fit.se, fit.sp, data)
+    return LabelModel(
+        items=unc_items,
+        mean=fit.mu,
+        evidence=_evidence(fit.se, fit.sp, data),
+        annotators=ann_ids,
+        sensitivity=fit.se,
+        specificity=fit.sp,
+        classes=class_ids,
+        rate=fit.rho,
+        rate_prior=(float(fit.rate_prior[0]), float(fit.rate_prior[1])),
+        covariance=_covariance(fit, data, scores),
+        scores=scores,
+        judgments_per_annotator=np.bincount(ann, minlength=ann_ids.size),
+        gold_per_annotator=np.bincount(ann[is_exact], minlength=ann_ids.size),
+        iterations=fit.iterations,
+        converged=fit.converged,
+    )
+
+
+def _checked_judgments(items, annotators, says_correct, item_class, exact_items, exact_labels):
+    """The inputs of :func:`fit_label_model` as flat arrays, or :class:`ValueError`."""
     items = np.asarray(items, dtype=np.int64).ravel()
     annotators = np.asarray(annotators, dtype=np.int64).ravel()
     y = np.asarray(says_correct, dtype=bool).ravel()
@@ -253,19 +284,36 @@ def fit_label_model(
         raise ValueError("exact_items and exact_labels must have the same length")
     if items.size and (items.min() < 0 or items.max() >= item_class.size):
         raise ValueError("every judged item needs a prior class (item_class is too short)")
+    return items, annotators, y, item_class, exact_items, exact_labels
 
-    ann_ids, ann = np.unique(annotators, return_inverse=True)
-    n_ann = ann_ids.size
+
+def _known_labels(
+    items: np.ndarray, exact_items: np.ndarray, exact_labels: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per judgment: whether its item's label is known (exact), and that label."""
     exact_order = np.argsort(exact_items, kind="stable")
     exact_sorted, exact_sorted_labels = exact_items[exact_order], exact_labels[exact_order]
     pos = np.searchsorted(exact_sorted, items)
     pos[pos >= exact_sorted.size] = 0
-    is_exact = exact_sorted.size > 0
-    is_exact = (exact_sorted[pos] == items) if is_exact else np.zeros(items.size, bool)
+    has_exact = exact_sorted.size > 0
+    is_exact = (exact_sorted[pos] == items) if has_exact else np.zeros(items.size, bool)
     truth_of_exact = np.where(
         is_exact, exact_sorted_labels[pos] if exact_sorted.size else False, False
     )
+    return is_exact, truth_of_exact
 
+
+def _split_judgments(
+    items: np.ndarray,
+    ann: np.ndarray,
+    n_ann: int,
+    y: np.ndarray,
+    item_class: np.ndarray,
+    is_exact: np.ndarray,
+    truth_of_exact: np.ndarray,
+    prior: AnnotatorPrior,
+) -> tuple[_Judgments, np.ndarray, np.ndarray]:
+    """What EM iterates over (:class:`_Judgments`), the uncertain items and their classes."""
     unc_items, row = np.unique(items[~is_exact], return_inverse=True)
     n_unc = unc_items.size
     raw_class = item_class[unc_items]
@@ -278,7 +326,6 @@ def fit_label_model(
 
     a1, b1 = prior.sensitivity
     a0, b0 = prior.specificity
-    ar, br = prior.rate
     # Known-label judgments are fixed counts for every iteration.
     data = _Judgments(
         ann=u_ann,
@@ -296,11 +343,30 @@ def fit_label_model(
         sensitivity_prior=(a1, b1),
         specificity_prior=(a0, b0),
     )
-    n_class = data.class_size
+    return data, unc_items, class_ids
 
+
+@dataclass(frozen=True)
+class _Fit:
+    """The posterior mode EM reached: item posteriors, annotator and class parameters."""
+
+    mu: np.ndarray
+    se: np.ndarray
+    sp: np.ndarray
+    rho: np.ndarray
+    rate_prior: tuple[float, float]
+    iterations: int
+    converged: bool
+
+
+def _em(data: _Judgments, prior: AnnotatorPrior, *, max_iter: int, tol: float) -> _Fit:
+    """EM from each item's share of "correct" answers until no posterior moves by ``tol``."""
+    ar, br = prior.rate
+    n_unc, cls, n_cls = data.n_items, data.cls, data.n_classes
+    n_class = data.class_size
     # Start from each item's share of "correct" answers, shrunk towards 1/2.
-    yes = np.bincount(u_row, weights=u_y, minlength=n_unc)
-    cnt = np.bincount(u_row, minlength=n_unc).astype(float)
+    yes = np.bincount(data.row, weights=data.says, minlength=n_unc)
+    cnt = np.bincount(data.row, minlength=n_unc).astype(float)
     mu = (yes + 0.5) / (cnt + 1.0)
     converged = n_unc == 0
     iterations = 0
@@ -323,19 +389,26 @@ def fit_label_model(
         if change <= tol:
             converged = True
             break
-    ar, br = rate_prior
     se, sp, rho = _m_step(mu, data, rate_prior)
     mu = _posterior(se, sp, rho, data)
-    evidence = _evidence(se, sp, data)
+    return _Fit(mu, se, sp, rho, rate_prior, iterations, converged)
 
-    scores = _score_differences(se, sp, data)
-    n1 = np.bincount(u_ann, weights=mu[u_row], minlength=n_ann) + data.known_n1
-    n0 = np.bincount(u_ann, weights=1 - mu[u_row], minlength=n_ann) + data.known_n0
+
+def _covariance(fit: _Fit, data: _Judgments, scores: sparse.csr_matrix) -> np.ndarray:
+    """Covariance of the parameters: the inverse of the observed information (Louis 1982),
+    the complete-data information minus what the unknown labels take away."""
+    a1, b1 = data.sensitivity_prior
+    a0, b0 = data.specificity_prior
+    ar, br = fit.rate_prior
+    se, sp, rho, mu = fit.se, fit.sp, fit.rho, fit.mu
+    n_ann = data.n_annotators
+    n1 = np.bincount(data.ann, weights=mu[data.row], minlength=n_ann) + data.known_n1
+    n0 = np.bincount(data.ann, weights=1 - mu[data.row], minlength=n_ann) + data.known_n0
     complete = np.concatenate(
         [
             se * (1 - se) * (a1 + b1 + n1),
             sp * (1 - sp) * (a0 + b0 + n0),
-            rho * (1 - rho) * (ar + br + n_class),
+            rho * (1 - rho) * (ar + br + data.class_size),
         ]
     )
     weights = mu * (1 - mu)
@@ -350,23 +423,7 @@ def fit_label_model(
     covariance[np.ix_(free, free)] = _inverse_information(
         information[np.ix_(free, free)], complete[free], 2 * n_ann
     )
-    return LabelModel(
-        items=unc_items,
-        mean=mu,
-        evidence=evidence,
-        annotators=ann_ids,
-        sensitivity=se,
-        specificity=sp,
-        classes=class_ids,
-        rate=rho,
-        rate_prior=(float(ar), float(br)),
-        covariance=covariance,
-        scores=scores,
-        judgments_per_annotator=np.bincount(ann, minlength=n_ann),
-        gold_per_annotator=np.bincount(k_ann, minlength=n_ann),
-        iterations=iterations,
-        converged=converged,
-    )
+    return covariance
 
 
 @dataclass(frozen=True)

@@ -7,12 +7,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Estimate", "Plan", "RoundRecord", "RunEstimate"]
+__all__ = ["IntervalEstimate", "Plan", "RoundRecord", "RunEstimate"]
 
 
 @dataclass(frozen=True)
-class Estimate:
-    """One metric of one run: a point estimate with an interval.
+class IntervalEstimate:
+    """One metric of one run: a point estimate with an interval (the engine's result; the stored
+    row is the Django model ``leaderboard.models.Estimate``).
 
     Attributes
     ----------
@@ -59,11 +60,11 @@ class RunEstimate:
     """Precision, recall and F1 of one run, estimated jointly."""
 
     run: int
-    precision: Estimate
-    recall: Estimate
-    f1: Estimate
+    precision: IntervalEstimate
+    recall: IntervalEstimate
+    f1: IntervalEstimate
 
-    def metric(self, name: str) -> Estimate:
+    def metric(self, name: str) -> IntervalEstimate:
         """The estimate named ``"precision"``, ``"recall"`` or ``"f1"``."""
         if name not in ("precision", "recall", "f1"):
             raise KeyError(name)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["UNKNOWN", "GoldItems", "Judgments", "ReferenceSample", "Run", "TaskState"]
+__all__ = ["UNKNOWN", "GoldItems", "Judgments", "ReferenceSample", "RunData", "TaskState"]
 
 UNKNOWN = -1
 
@@ -35,8 +35,10 @@ _label_versions = itertools.count(1)
 
 
 @dataclass(frozen=True)
-class Run:
-    """One submission: the items it predicts (sorted, unique) and a confidence score for each."""
+class RunData:
+    """One submission as the engine sees it: the items it predicts (sorted, unique) and a confidence
+    score for each (the submission's database row is the Django model ``leaderboard.models.Run``).
+    """
 
     items: np.ndarray
     scores: np.ndarray
@@ -112,7 +114,7 @@ class TaskState:
             raise ValueError("n_items must be >= 0")
         self._labels = np.full(n_items, UNKNOWN, dtype=np.int8)
         self.in_pool = np.zeros(n_items, dtype=bool)
-        self.runs: list[Run] = []
+        self.runs: list[RunData] = []
         self.reference = ReferenceSample(np.empty(0, np.int64), np.empty(0, np.int64))
         self.judgments = _no_judgments()
         self.gold = GoldItems(np.empty(0, np.int64), np.empty(0, bool))
@@ -242,7 +244,7 @@ class TaskState:
             raise ValueError("a run must not predict the same item twice")
         items.setflags(write=False)
         scores.setflags(write=False)
-        self.runs.append(Run(items, scores, name))
+        self.runs.append(RunData(items, scores, name))
         self.in_pool[items] = True
         return len(self.runs) - 1
 

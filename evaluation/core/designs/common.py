@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..intervals import INTERVAL_METHODS, proportion_interval, smoothed_rate
 from ..reference import ReferenceRatio
-from ..results import Estimate
+from ..results import IntervalEstimate
 
 __all__ = [
     "RecallParts",
@@ -45,7 +45,7 @@ def checked_level(level) -> float:
 class RecallParts:
     """A recall estimate with the variance used to combine it into F1."""
 
-    estimate: Estimate
+    estimate: IntervalEstimate
     variance: float
 
 
@@ -98,6 +98,25 @@ def recall_from_parts(
     Without a reference sample recall is not identifiable: the value is ``nan`` and the interval
     ``[0, upper bound of nu]`` (recall never exceeds ``nu``).
     """
+    parts = _nu_estimates(nu_verified, nu_reference)
+    if theta is None or theta.trials == 0:
+        return _not_identifiable(parts, level=level, method=method, labels=labels)
+    if not parts:
+        return _reference_share(simple, level=level, method=method, labels=labels)
+    nu, var_nu = _combined_nu(parts)
+    th = theta.value
+    var_th = _floored(th, theta.variance, theta.trials)
+    value = th * nu
+    var = th * th * var_nu + nu * nu * var_th + var_th * var_nu
+    if outside is not None and outside.trials > 0:
+        value += outside.value
+        var += _floored(outside.value, outside.variance, outside.trials)
+    low, high = proportion_interval(value, var, level=level, method=method)
+    return RecallParts(IntervalEstimate(value, low, high, level, f"theta-nu/{method}", labels), var)
+
+
+def _nu_estimates(nu_verified, nu_reference: ReferenceRatio | None) -> list[tuple]:
+    """The estimates of ``nu`` available, as ``(value, floored variance, trials)``."""
     parts = []
     if nu_verified is not None:
         v, var, trials = nu_verified
@@ -107,46 +126,55 @@ def recall_from_parts(
         parts.append(
             (v, _floored(v, nu_reference.variance, nu_reference.trials), float(nu_reference.trials))
         )
-    if theta is None or theta.trials == 0:
-        if parts:
-            v, var, _ = parts[0]
-            _, high = proportion_interval(v, var, level=level, method=method)
-        else:
-            high = 1.0
-        est = Estimate(math.nan, 0.0, high, level, "not-identifiable(no reference sample)", labels)
-        return RecallParts(est, math.inf)
-    if not parts:
-        v = simple.value
-        var = _floored(v, simple.variance, simple.trials)
-        low, high = proportion_interval(v, var, level=level, method=method)
-        return RecallParts(Estimate(v, low, high, level, f"reference-sample/{method}", labels), var)
+    return parts
+
+
+def _not_identifiable(parts: list[tuple], *, level: float, method: str, labels: int) -> RecallParts:
+    """Recall without a reference sample: no value, the interval ``[0, upper bound of nu]``."""
+    if parts:
+        v, var, _ = parts[0]
+        _, high = proportion_interval(v, var, level=level, method=method)
+    else:
+        high = 1.0
+    est = IntervalEstimate(
+        math.nan, 0.0, high, level, "not-identifiable(no reference sample)", labels
+    )
+    return RecallParts(est, math.inf)
+
+
+def _reference_share(
+    simple: ReferenceRatio, *, level: float, method: str, labels: int
+) -> RecallParts:
+    """Recall as the share of the reference sample inside the run (no estimate of ``nu``)."""
+    v = simple.value
+    var = _floored(v, simple.variance, simple.trials)
+    low, high = proportion_interval(v, var, level=level, method=method)
+    return RecallParts(
+        IntervalEstimate(v, low, high, level, f"reference-sample/{method}", labels), var
+    )
+
+
+def _combined_nu(parts: list[tuple]) -> tuple[float, float]:
+    """``nu`` and its variance: the estimates averaged with weights by their effective trials."""
     if len(parts) == 1:
         nu, var_nu, _ = parts[0]
-    else:
-        (a, va, na), (b, vb, nb) = parts
-        wa = na / (na + nb) if math.isfinite(na) else 1.0
-        nu = wa * a + (1.0 - wa) * b
-        var_nu = wa * wa * va + (1.0 - wa) ** 2 * vb
-    th = theta.value
-    var_th = _floored(th, theta.variance, theta.trials)
-    value = th * nu
-    var = th * th * var_nu + nu * nu * var_th + var_th * var_nu
-    if outside is not None and outside.trials > 0:
-        value += outside.value
-        var += _floored(outside.value, outside.variance, outside.trials)
-    low, high = proportion_interval(value, var, level=level, method=method)
-    return RecallParts(Estimate(value, low, high, level, f"theta-nu/{method}", labels), var)
+        return nu, var_nu
+    (a, va, na), (b, vb, nb) = parts
+    wa = na / (na + nb) if math.isfinite(na) else 1.0
+    nu = wa * a + (1.0 - wa) * b
+    var_nu = wa * wa * va + (1.0 - wa) ** 2 * vb
+    return nu, var_nu
 
 
 def f1_estimate(
-    precision: Estimate,
+    precision: IntervalEstimate,
     precision_variance: float,
     recall: RecallParts,
     *,
     level: float,
     method: str,
     covariance: str = "bound",
-) -> Estimate:
+) -> IntervalEstimate:
     """F1 from precision and recall, with a delta-method interval.
 
     ``covariance="bound"`` bounds ``Cov(P, R)`` by ``sd_P sd_R`` (Cauchy-Schwarz): precision
@@ -160,7 +188,7 @@ def f1_estimate(
     if not (math.isfinite(p) and math.isfinite(r)):
         high = _f1(precision.high, recall.estimate.high)
         low = _f1(precision.low, recall.estimate.low)
-        return Estimate(math.nan, low, high, level, "bounds-only", labels)
+        return IntervalEstimate(math.nan, low, high, level, "bounds-only", labels)
     if p + r == 0:
         value, dp, dr = 0.0, 0.0, 0.0
     else:
@@ -178,7 +206,7 @@ def f1_estimate(
         # covers whenever either interval does.
         low = min(low, _f1(precision.low, recall.estimate.low))
         high = max(high, _f1(precision.high, recall.estimate.high))
-    return Estimate(value, low, high, level, f"delta-{covariance}/{method}", labels)
+    return IntervalEstimate(value, low, high, level, f"delta-{covariance}/{method}", labels)
 
 
 def _f1(p: float, r: float) -> float:

@@ -57,7 +57,7 @@ sample sizes; the bias this could cause is measured by simulation and is below M
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
@@ -65,32 +65,17 @@ from ..annotators import AnnotatorPrior
 from ..labels import ItemLabels, item_labels
 from ..reference import reference_ratio
 from ..results import Plan, RunEstimate
-from ..sorted_sets import contains, positions
+from ..sorted_sets import contains
 from ..state import TaskState
-from .common import (
-    bisect_largest,
-    bisect_smallest,
-    f1_estimate,
-    recall_from_parts,
-    validate_common_options,
-)
 from .common import checked_level as _checked_level
+from .common import f1_estimate, recall_from_parts, validate_common_options
 from .pool import PoolCells, sampled_part
-from .precision import PrecisionParts, predicted_half_width, stratified_precision
-from .record import SamplingRecord, level_groups, score_strata
-from .second_looks import (
-    BAND_AFTER,
-    bands_to_give,
-    due_looks,
-    noise_profile,
-    patterns_to_switch_on,
-    plausible_best,
-)
+from .precision import PrecisionParts, stratified_precision
+from .record import SamplingRecord, score_strata
+from .rounds import Looks, ask_looks, draw_round, new_item_noise, scaled_half_width
+from .second_looks import BAND_AFTER
 
 __all__ = ["CoordinatedPoissonDesign", "score_strata"]
-
-# Sampled items of a stratum after which its own answers tell its label noise.
-_OWN_INFLATION_AFTER = 20
 
 
 class CoordinatedPoissonDesign:
@@ -264,11 +249,10 @@ class CoordinatedPoissonDesign:
         smallest levels whose predicted half-width meets the target, and a second bisection caps
         the round at ``max(min_batch, (growth - 1) * labelled)`` expected judgments and at the
         remaining budget. Already-sampled items count for free; items of the run no earlier level
-        reaches always get a positive level. With fallible annotators, the run's verified items
-        first get their look probabilities (:func:`.second_looks.plan_looks`): a floor for
-        every item, more where a look pays more than a new item; each stratum's predicted
-        variance is inflated for the label noise new items bring
-        (:func:`.second_looks.noise_profile`).
+        reaches always get a positive level. With fallible annotators, the round first asks the
+        looks the rules of :mod:`.second_looks` owe (:func:`.rounds.ask_looks`); each stratum's
+        predicted variance is inflated for the label noise new items bring
+        (:func:`.second_looks.noise_profile`). The steps are in :mod:`.rounds`.
         """
         rec = self.record(state)
         labels = self.labels(state, rec)
@@ -287,16 +271,83 @@ class CoordinatedPoissonDesign:
                 return Plan(run, rnd, empty, "exhausted", current, current)
         remaining = self.remaining_budget(state, rec)
         rates = np.clip(parts.stratum_rates, 1e-3, 1 - 1e-3)
-        inflation, cost = self._noise(
-            labels, rates, rec.look_patterns, parts, rec.strata[run], items
+        looks, inflation, cost = self._looks_and_noise(
+            rec, run, items, parts, labels, rates, remaining=remaining
         )
-        looks = _Looks.none()
+        without_new_items = self._looks_only(
+            run, rnd, parts, looks, met=met, unrequested=unrequested, remaining=remaining
+        )
+        if without_new_items is not None:
+            return without_new_items
+        return draw_round(
+            rec,
+            items,
+            run,
+            rnd,
+            parts,
+            looks,
+            self,
+            rates=rates,
+            inflation=inflation,
+            cost=cost,
+            remaining=remaining - looks.asked.size,
+            rng=rng,
+        )
+
+    def _looks_and_noise(
+        self,
+        rec: SamplingRecord,
+        run: int,
+        items: np.ndarray,
+        parts: PrecisionParts,
+        labels: ItemLabels,
+        rates: np.ndarray,
+        *,
+        remaining: float,
+    ) -> tuple[Looks, np.ndarray, np.ndarray]:
+        """The round's looks (fallible annotators, budget left) and, per stratum, a new item's
+        noise inflation and judgment cost under the answer patterns switched on by then."""
+
+        def noise() -> tuple[np.ndarray, np.ndarray]:
+            return new_item_noise(
+                labels,
+                rates,
+                rec.look_patterns,
+                parts,
+                rec.strata[run],
+                items,
+                judgments=self.judgments_per_item,
+                max_judgments=self.max_judgments_per_item,
+            )
+
+        inflation, cost = noise()
+        looks = Looks.none()
         if labels.noisy and remaining >= 1:
-            looks = self._looks(rec, parts, labels, met, unrequested, cost, remaining)
+            looks = ask_looks(
+                rec,
+                labels,
+                judgments=self.judgments_per_item,
+                max_judgments=self.max_judgments_per_item,
+                remaining=remaining,
+            )
             if looks.patterns:
-                inflation, cost = self._noise(
-                    labels, rates, rec.look_patterns, parts, rec.strata[run], items
-                )
+                inflation, cost = noise()
+        return looks, inflation, cost
+
+    def _looks_only(
+        self,
+        run: int,
+        rnd: int,
+        parts: PrecisionParts,
+        looks: Looks,
+        *,
+        met: bool,
+        unrequested: np.ndarray,
+        remaining: float,
+    ) -> Plan | None:
+        """The round when it draws no new item (target met, run exhausted, budget spent, the
+        annotators' uncertainty in the way, or the looks enough); ``None`` when it draws."""
+        current = parts.estimate.half_width
         if met or (not unrequested.any() and looks.asked.size == 0):
             status = "sample" if looks.asked.size and not met else ("met" if met else "exhausted")
             return looks.plan(run, rnd, status, current, current)
@@ -311,28 +362,11 @@ class CoordinatedPoissonDesign:
                 current,
                 current,
             )
-        after = _scaled_half_width(current, parts.variance, parts.variance - looks.removed)
+        after = scaled_half_width(current, parts.variance, parts.variance - looks.removed)
         enough = after <= self.target_half_width and parts.covered and not parts.unsampled
         if looks.asked.size and (enough or not unrequested.any()):
             return looks.plan(run, rnd, "sample", after, current)
-        cap = min(
-            max(self.min_batch, (self.growth - 1.0) * parts.estimate.labels_used),
-            remaining - looks.asked.size,
-        )
-        return self._draw(
-            state,
-            rec,
-            run,
-            rnd,
-            parts,
-            rates,
-            inflation,
-            cost,
-            cap,
-            remaining - looks.asked.size,
-            looks,
-            rng,
-        )
+        return None
 
     def _annotator_limited(self, parts: PrecisionParts) -> bool:
         """The annotators' shared uncertainty keeps the interval wider than the target while the
@@ -342,193 +376,8 @@ class CoordinatedPoissonDesign:
         if not (parts.covered and not parts.unsampled and parts.parameter_variance > 0):
             return False
         own = parts.variance - parts.parameter_variance
-        own_half_width = _scaled_half_width(parts.estimate.half_width, parts.variance, own)
+        own_half_width = scaled_half_width(parts.estimate.half_width, parts.variance, own)
         return own_half_width <= self.target_half_width or own <= parts.parameter_variance
-
-    def _noise(
-        self,
-        labels: ItemLabels,
-        rates: np.ndarray,
-        patterns: tuple,
-        parts: PrecisionParts,
-        strata: np.ndarray,
-        run_items: np.ndarray,
-    ):
-        """Per stratum: how much label noise inflates a new item's variance, and what a new
-        item costs in judgments. A stratum with enough sampled items shows its inflation in its
-        own answers (near 1 when they are all consistent); others get the inflation expected at
-        the annotators' typical error rates."""
-        # Planned at the best error rates the judgments still allow: the answers then show the
-        # stratum's real noise, and a round that falls short is followed by another, while a
-        # pessimistic plan over-asks for good (measured: 8-20% more judgments).
-        se, sp = plausible_best(labels.model) if labels.noisy else (1.0, 1.0)
-        inflation, cost = noise_profile(
-            rates,
-            sensitivity=se,
-            specificity=sp,
-            judgments=self.judgments_per_item,
-            max_judgments=self.max_judgments_per_item,
-            patterns=patterns,
-        )
-        if labels.noisy and parts.items.size:
-            sampled = parts.inclusion < 1.0
-            h = strata[positions(run_items, parts.items)][sampled]
-            n = np.bincount(h, minlength=rates.size)
-            seen = np.bincount(h, weights=np.sqrt(parts.inflation[sampled]), minlength=rates.size)
-            enough = n >= _OWN_INFLATION_AFTER
-            inflation = np.where(enough, seen / np.maximum(n, 1), inflation)
-        return inflation, cost
-
-    def _looks(self, rec, parts, labels, met, unrequested, cost, remaining) -> _Looks:
-        """Give bands to the cells whose rate is now known and switch on the answer patterns
-        doubtful in each band, then ask the look of every item of the task whose answers are a
-        pattern switched on in its band (:mod:`.second_looks`)."""
-        if self.max_judgments_per_item <= self.judgments_per_item:
-            return _Looks.none()
-        cells, bands = bands_to_give(labels, rec)
-        rec.give_bands(cells, bands)
-        switched = patterns_to_switch_on(
-            labels,
-            rec,
-            judgments=self.judgments_per_item,
-            max_judgments=self.max_judgments_per_item,
-        )
-        for band, patterns in switched:
-            rec.switch_on(band, patterns)
-        asked = due_looks(labels, rec, max_judgments=self.max_judgments_per_item)
-        # The budget bounds even looks the rules owe (the items left without one are few).
-        asked = asked[: int(min(asked.size, remaining))]
-        rec.ask(asked)
-        return _Looks((cells, bands), tuple(switched), asked, 0.0)
-
-    def _draw(
-        self, state, rec, run, rnd, parts, rates, inflation, cost, cap, remaining, looks, rng
-    ) -> Plan:
-        """Raise the run's levels so that its predicted half-width meets the target, within the
-        round's cap, and draw the new items the raised levels select."""
-        items = state.runs[run].items
-        strata = rec.strata[run]
-        current = parts.estimate.half_width
-        pi = rec.inclusion[items]
-        unrequested = ~rec.requested[items]
-        shape_h = np.sqrt(rates * (1 - rates))
-        t_max = 1.0 / shape_h.min()
-        # The bisections only need, per (level, stratum, requested) group, how many items it
-        # holds: a run's million items take a few hundred such values.
-        g_pi, g_stratum, g_unreq, g_count = level_groups(pi, strata, unrequested, rates.size)
-        g_shape = shape_h[g_stratum]
-        g_gain_count = np.where(g_unreq, g_count * cost[g_stratum], 0.0)
-        g_headroom = np.where(g_pi < 1.0, 1.0 - g_pi, 1.0)
-        noisy = bool((inflation != 1.0).any())
-        # The annotators' shared uncertainty is not this run's to reduce (judgments anywhere in
-        # the task shrink it): plan as if it took at most half the target's variance.
-        # The annotators' shared uncertainty is not this run's to reduce: judgments anywhere in
-        # the task shrink it. The levels are planned for the run's own variance; a run whose own
-        # part meets the target ends "annotator_limited" if the shared part keeps it wider
-        # (planning for the shared part here cost 6-25% more judgments, measured on febrl4).
-
-        def level_of(t: float, base: np.ndarray, shape: np.ndarray) -> np.ndarray:
-            level = t * shape
-            return np.maximum(base, np.where(level > self.take_all, 1.0, level))
-
-        def half_width(t: float) -> float:
-            return predicted_half_width(
-                level_of(t, g_pi, g_shape),
-                g_stratum,
-                g_count,
-                rates,
-                inflation=inflation if noisy else None,
-                level=self.confidence,
-                interval=self.interval,
-            )
-
-        def expected_judgments(t: float) -> float:
-            gain = (level_of(t, g_pi, g_shape) - g_pi) / g_headroom
-            return float(gain @ g_gain_count)
-
-        # The prediction uses expected sample sums; the realised sample can be less favourable.
-        # Aim lower by the ratio of realised to predicted half-width at the current levels.
-        goal = self.target_half_width
-        predicted_now = half_width(0.0)
-        if math.isfinite(current) and math.isfinite(predicted_now) and current > predicted_now:
-            goal *= predicted_now / current
-        t_need = bisect_smallest(lambda t: half_width(t) <= goal, 0.0, t_max)
-        # Never a round that cannot move: ask for at least a small batch while unmet.
-        floor = min(self.min_batch / 4.0, cap, float(np.count_nonzero(unrequested)))
-        if expected_judgments(t_need) < floor:
-            t_need = bisect_smallest(lambda s: expected_judgments(s) >= floor, t_need, t_max)
-        t = t_need
-        if expected_judgments(t_need) > cap:
-            t = bisect_largest(lambda s: expected_judgments(s) <= cap, 0.0, t_need)
-            # A round must move: the first positive level reaches every unreached item.
-            t = max(t, t_need * 1e-6)
-            if expected_judgments(t) < floor:
-                # The cap fell just below a take-all jump: take the jump rather than stall (the
-                # smallest step that moves, with fallible annotators, whose target may lie
-                # beyond every item of the run).
-                t = (
-                    t_need
-                    if not noisy
-                    else bisect_smallest(lambda s: expected_judgments(s) >= floor, t, t_need)
-                )
-        new_pi = level_of(t, pi, shape_h[strata])
-        seed = int(rng.integers(2**63 - 1))
-        draw_rng = np.random.default_rng(seed)
-        u = draw_rng.random(items.size)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            top_up = np.where(pi < 1.0, (new_pi - pi) / (1.0 - pi), 0.0)
-        chosen = items[unrequested & (u < top_up)]
-        fraction = 1.0
-        status = "sample"
-        affordable = remaining // self.judgments_per_item
-        if chosen.size > affordable:
-            affordable = int(affordable)
-            # The draw overshot the budget: keep a uniform subset of it, and raise the levels by
-            # the same share (each drawn item stays with probability ``affordable / drawn``).
-            fraction = float(affordable) / chosen.size
-            keep = draw_rng.choice(chosen.size, size=affordable, replace=False)
-            chosen = np.sort(chosen[keep])
-            status = "budget_exhausted"
-        # The level each stratum asked for this round, take-all rule included (for replay).
-        level_by_stratum = level_of(t, np.zeros_like(shape_h), shape_h)
-        rec.apply_levels(items, level_by_stratum[strata], fraction)
-        rec.request(chosen, self.judgments_per_item)
-        details = {
-            "levels": level_by_stratum.tolist(),
-            "fraction": fraction,
-            "predicted_rates": rates.tolist(),
-            "t": t,
-            "t_needed": t_need,
-            "cap": cap,
-        }
-        if noisy:
-            details["inflation"] = inflation.tolist()
-        rec.log.append(
-            {
-                "run": run,
-                "round": rnd,
-                "seed": seed,
-                "n": int(chosen.size),
-                "again": int(looks.asked.size),
-                **details,
-            }
-        )
-        predicted = half_width(t)
-        expected = (expected_judgments(t) if t else 0.0) + looks.asked.size
-        return Plan(
-            run,
-            rnd,
-            chosen,
-            status,
-            predicted,
-            current,
-            expected,
-            seed,
-            details,
-            again=looks.asked,
-            bands=looks.bands,
-            patterns=looks.patterns,
-        )
 
     # -- persistence ------------------------------------------------------------------------
     def replay(self, state: TaskState, rounds, *, extend: bool = False) -> None:
@@ -664,40 +513,3 @@ class CoordinatedPoissonDesign:
             )
             out.append(RunEstimate(i, parts.estimate, recall.estimate, f1))
         return out
-
-
-@dataclass(frozen=True)
-class _Looks:
-    """A round's looks: bands given, answer patterns switched on, looks asked."""
-
-    bands: tuple
-    patterns: tuple
-    asked: np.ndarray
-    removed: float
-
-    @classmethod
-    def none(cls) -> _Looks:
-        return cls((np.empty(0, np.int64), np.empty(0, np.int8)), (), np.empty(0, np.int64), 0.0)
-
-    def plan(self, run, rnd, status, predicted, current) -> Plan:
-        """A round that asks only for these looks (or for nothing)."""
-        return Plan(
-            run,
-            rnd,
-            np.empty(0, np.int64),
-            status,
-            predicted,
-            current,
-            float(self.asked.size),
-            details={"levels": None, "fraction": 1.0},
-            again=self.asked,
-            bands=self.bands,
-            patterns=self.patterns,
-        )
-
-
-def _scaled_half_width(half_width: float, variance: float, new_variance: float) -> float:
-    """A half-width scaled by the square root of a variance ratio (the normal approximation)."""
-    if not (math.isfinite(half_width) and math.isfinite(variance)) or variance <= 0:
-        return half_width
-    return half_width * math.sqrt(max(new_variance, 0.0) / variance)

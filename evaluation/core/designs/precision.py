@@ -22,11 +22,10 @@ from ..intervals import (
     smoothed_rate,
 )
 from ..labels import ItemLabels
-from ..results import Estimate
+from ..results import IntervalEstimate
+from .run_labels import CENSUS_DOMAINS, RunLabels
 
 __all__ = ["PrecisionParts", "predicted_half_width", "stratified_precision"]
-
-ANNOTATOR_MODEL = "annotator-model"
 
 
 @dataclass(frozen=True)
@@ -41,7 +40,7 @@ class PrecisionParts:
     the annotators' estimated error rates (0 with exact labels), which more items do not reduce.
     """
 
-    estimate: Estimate
+    estimate: IntervalEstimate
     variance: float
     covered: bool
     stratum_rates: np.ndarray
@@ -110,6 +109,30 @@ def stratified_precision(
     """
     n = run_items.size
     n_strata = stratum_sizes.size
+    view, n_unc, census = _verified(
+        run_items, strata, inclusion, known, labels, n_strata=n_strata, banded=blocks is not None
+    )
+    if census:
+        return _census(view, n, n_strata, covered, level, interval)
+    fit = _sampled_strata(view, stratum_sizes, blocks)
+    if fit is None:
+        return _bounds_only(view, n, n_unc, n_strata, covered, level, interval)
+    return _poststratified(view, fit, n, n_unc, covered, level=level, interval=interval)
+
+
+def _verified(
+    run_items: np.ndarray,
+    strata: np.ndarray,
+    inclusion: np.ndarray,
+    known: np.ndarray,
+    labels: ItemLabels,
+    *,
+    n_strata: int,
+    banded: bool,
+) -> tuple[RunLabels, int, bool]:
+    """The run's verified items with their labels as the run sees them, how many of the run's
+    items are not sampled with certainty, and whether every item counts once (a census)."""
+    n = run_items.size
     pos = np.flatnonzero(known[run_items])
     k_items = run_items[pos]
     pi = inclusion[k_items]
@@ -120,33 +143,69 @@ def stratified_precision(
     census = n_unc == 0 or used == n
     # With bands (pieces), census items of different bands were judged by different look rules:
     # each band's census items are a domain of their own (see :mod:`..labels`).
-    census_group = k_strata % 4 if blocks is not None else np.zeros(used, np.int64)
-    view = _RunLabels.of(
+    census_group = k_strata % 4 if banded else np.zeros(used, np.int64)
+    view = RunLabels.of(
         labels, k_items, pi, k_strata, certain, n_strata, census=census, census_group=census_group
     )
-    if census:
-        return _census(view, n, n_strata, covered, level, interval)
+    return view, n_unc, census
 
+
+def _bounds_only(view: RunLabels, n, n_unc, n_strata, covered, level, interval) -> PrecisionParts:
+    """No stratum has a sampled item: worst-case bounds and no value (:func:`_bounds`)."""
+    used = view.items.size
+    low, high = _bounds(view, n, n_unc, level, interval)
+    est = IntervalEstimate(math.nan, low, high, level, "bounds-only", used)
+    return _parts(
+        view,
+        est,
+        math.inf,
+        covered,
+        np.full(n_strata, 0.5),
+        np.zeros(n_strata),
+        unsampled=True,
+        coefficients=np.zeros(used),
+    )
+
+
+@dataclass(frozen=True)
+class _SampledStrata:
+    """Per score stratum, the part of a run sampled with ``pi < 1``: Hajek rate and variance.
+
+    ``h`` and ``w`` are each sampled item's stratum and weight ``1 / pi``, ``sw`` their sums per
+    stratum; ``size`` counts the stratum's items not sampled with certainty (an unsampled
+    stratum's moved to its nearest sampled neighbour), ``unsampled`` marks strata with items but
+    no sample (with pieces: no sample in their block either).
+    """
+
+    h: np.ndarray
+    w: np.ndarray
+    sw: np.ndarray
+    size: np.ndarray
+    has_sample: np.ndarray
+    unsampled: np.ndarray
+    rate: np.ndarray
+    trials: np.ndarray
+    smooth: np.ndarray
+    variance: np.ndarray
+
+
+def _sampled_strata(
+    view: RunLabels, stratum_sizes: np.ndarray, blocks: np.ndarray | None
+) -> _SampledStrata | None:
+    """Rate, effective trials and variance of each stratum's sampled items (``None``: none)."""
+    n_strata = stratum_sizes.size
+    certain = view.certain
     sample = ~certain
-    size_h = stratum_sizes - np.bincount(k_strata[certain], minlength=n_strata)
-    h = k_strata[sample]
-    w = 1.0 / pi[sample]
+    size_h = stratum_sizes - np.bincount(view.strata[certain], minlength=n_strata)
+    h = view.strata[sample]
+    pi = view.inclusion[sample]
+    w = 1.0 / pi
     f = view.z[sample]
     sw = np.bincount(h, weights=w, minlength=n_strata)
     if not (sw > 0).any():
-        low, high = _bounds(view, n, n_unc, level, interval)
-        est = Estimate(math.nan, low, high, level, "bounds-only", used)
-        return view.parts(
-            est,
-            math.inf,
-            covered,
-            np.full(n_strata, 0.5),
-            np.zeros(n_strata),
-            unsampled=True,
-            coefficients=np.zeros(used),
-        )
+        return None
     swf = np.bincount(h, weights=w * f, minlength=n_strata)
-    sw2 = np.bincount(h, weights=w * w * (1.0 - pi[sample]), minlength=n_strata)
+    sw2 = np.bincount(h, weights=w * w * (1.0 - pi), minlength=n_strata)
     size_h, unsampled = _borrow_sizes(size_h, sw > 0)
     has_sample = sw > 0
     if blocks is not None:
@@ -155,23 +214,64 @@ def stratified_precision(
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.where(has_sample, swf / np.where(has_sample, sw, 1.0), 0.0)
         trials = np.where(has_sample & (sw2 > 0), sw * sw / np.where(sw2 > 0, sw2, 1.0), np.inf)
-    smooth, var_h = _stratum_variances(
-        rate, trials, h, w, f, pi[sample], sw, has_sample, view.domains
-    )
-    weight = size_h / n_unc
-    rate_u = float(weight @ rate)
-    var_u = float(weight**2 @ var_h)
-    smooth_u = float(weight @ smooth)
-    share = n_unc / n
+    smooth, var_h = _stratum_variances(rate, trials, h, w, f, pi, sw, has_sample, view.domains)
+    return _SampledStrata(h, w, sw, size_h, has_sample, unsampled, rate, trials, smooth, var_h)
 
-    coefficients = np.full(used, 1.0 / n)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        coefficients[sample] = np.where(has_sample[h], size_h[h] / n * w / sw[h], 0.0)
+
+def _poststratified(
+    view: RunLabels, fit: _SampledStrata, n, n_unc, covered, *, level, interval
+) -> PrecisionParts:
+    """The census part plus the post-stratified Hajek estimate of the sampled part, with the
+    variance of both (design, labels, annotator parameters) and its interval."""
+    weight = fit.size / n_unc
+    rate_u = float(weight @ fit.rate)
+    var_u = float(weight**2 @ fit.variance)
+    smooth_u = float(weight @ fit.smooth)
+    share = n_unc / n
+    coefficients = _label_coefficients(view, fit, n)
     census_var = view.census_variance(n)
     param_var = view.parameter_variance(coefficients)
     var_u += (census_var + param_var) / (share * share)
-    base = float(view.z[certain].sum()) / n
+    base = float(view.z[view.certain].sum()) / n
     value = base + share * rate_u
+    low, high = _shifted_interval(
+        view, value, base, share, rate_u, var_u, smooth_u, level=level, interval=interval
+    )
+    est = IntervalEstimate(
+        value, low, high, level, f"poststratified-hajek/{interval}{view.suffix}", view.items.size
+    )
+    # The planner sees an unsampled stratum's rate as unknown (0.5: the most variable), so it
+    # gets a real level next round instead of the near-zero one a borrowed rate of 0 gives.
+    planning_rates = np.where(fit.unsampled, 0.5, fit.smooth)
+    total = share * share * var_u
+    return _parts(
+        view,
+        est,
+        total,
+        covered,
+        planning_rates,
+        fit.trials,
+        unsampled=bool(fit.unsampled.any()),
+        coefficients=coefficients,
+        parameter_variance=param_var,
+    )
+
+
+def _label_coefficients(view: RunLabels, fit: _SampledStrata, n) -> np.ndarray:
+    """The derivative of the estimate with respect to each verified item's label."""
+    coefficients = np.full(view.items.size, 1.0 / n)
+    h = fit.h
+    with np.errstate(invalid="ignore", divide="ignore"):
+        coefficients[~view.certain] = np.where(
+            fit.has_sample[h], fit.size[h] / n * fit.w / fit.sw[h], 0.0
+        )
+    return coefficients
+
+
+def _shifted_interval(
+    view: RunLabels, value, base, share, rate_u, var_u, smooth_u, *, level, interval
+) -> tuple[float, float]:
+    """The interval of ``value = base + share * rate_u`` (census part plus sampled part)."""
     if view.noisy:
         # Census items carry judgment noise too, so the whole precision is one uncertain rate:
         # ``base + share * [interval of the sampled part]`` would cap the upper bound at
@@ -185,142 +285,44 @@ def stratified_precision(
             level=level,
             method=interval,
         )
-    else:
-        lo_u, hi_u = misclassified_interval(
-            rate_u, var_u, smoothed=smooth_u, level=level, method=interval
-        )
-        low, high = base + share * lo_u, base + share * hi_u
-    est = Estimate(value, low, high, level, f"poststratified-hajek/{interval}{view.suffix}", used)
-    # The planner sees an unsampled stratum's rate as unknown (0.5: the most variable), so it
-    # gets a real level next round instead of the near-zero one a borrowed rate of 0 gives.
-    planning_rates = np.where(unsampled, 0.5, smooth)
-    total = share * share * var_u
-    return view.parts(
-        est,
-        total,
-        covered,
-        planning_rates,
-        trials,
-        unsampled=bool(unsampled.any()),
-        coefficients=coefficients,
-        parameter_variance=param_var,
+        return low, high
+    lo_u, hi_u = misclassified_interval(
+        rate_u, var_u, smoothed=smooth_u, level=level, method=interval
     )
+    return base + share * lo_u, base + share * hi_u
 
 
-@dataclass(frozen=True)
-class _RunLabels:
-    """A run's verified items and their labels as the run sees them: with fallible annotators,
-    each score stratum's sampled items and each group of census items (one per band) are domains
-    with their own rate (:meth:`..labels.ItemLabels.in_domains`); ``domain`` is each item's,
-    the census domains following the strata's."""
-
-    items: np.ndarray
-    inclusion: np.ndarray
-    strata: np.ndarray
-    certain: np.ndarray
-    domains: object  # DomainLabels or None
-    domain: np.ndarray
-    z: np.ndarray
-    v: np.ndarray
-    shape: tuple  # (sensitivity, specificity) of the interval's observation scale
-
-    @classmethod
-    def of(
-        cls,
-        labels: ItemLabels,
-        items,
-        pi,
-        k_strata,
-        certain,
-        n_strata,
-        *,
-        census: bool,
-        census_group: np.ndarray,
-    ) -> _RunLabels:
-        """``census``: every item of the run is verified, so each counts once (weight 1);
-        ``census_group``: the census domain (0-3) of each item."""
-        domain = np.where(certain, n_strata + census_group, k_strata).astype(np.int64)
-        if not labels.noisy or items.size == 0:
-            z = labels.value[items]
-            return cls(
-                items, pi, k_strata, certain, None, domain, z, np.zeros(items.size), (1.0, 1.0)
-            )
-        weights = np.where(certain | census, 1.0, 1.0 / pi)
-        inclusion = np.where(census, 1.0, np.minimum(pi, 1.0))
-        dl = labels.in_domains(
-            items, weights, domain, n_strata + _CENSUS_DOMAINS, inclusion=inclusion
-        )
-        return cls(
-            items,
-            pi,
-            k_strata,
-            certain,
-            dl,
-            domain,
-            dl.value,
-            dl.variance,
-            labels.typical_annotator(),
-        )
-
-    @property
-    def noisy(self) -> bool:
-        return self.domains is not None
-
-    @property
-    def suffix(self) -> str:
-        return f"/{ANNOTATOR_MODEL}" if self.noisy else ""
-
-    def census_variance(self, n: int) -> float:
-        """Variance of the census part's correct count over ``n^2`` (judgment noise only)."""
-        if not self.noisy or not self.certain.any():
-            return 0.0
-        dl = self.domains
-        counts = np.bincount(self.domain[self.certain], minlength=dl.rate.size).astype(float)
-        return float(dl.rate_variance(np.zeros(dl.rate.size)) @ counts**2) / (n * n)
-
-    def parameter_variance(self, coefficients) -> float:
-        return self.domains.parameter_variance(coefficients) if self.noisy else 0.0
-
-    def item_inflation(self) -> np.ndarray:
-        """``1 / (1 - gamma)^2`` of each item's domain."""
-        if not self.noisy:
-            return np.ones(self.items.size)
-        return 1.0 / (1.0 - self.domains.missing[self.domain]) ** 2
-
-    def parts(
-        self,
+def _parts(
+    view: RunLabels,
+    est: IntervalEstimate,
+    variance: float,
+    covered: bool,
+    rates: np.ndarray,
+    trials: np.ndarray,
+    *,
+    coefficients: np.ndarray,
+    unsampled: bool = False,
+    parameter_variance: float = 0.0,
+) -> PrecisionParts:
+    """The run's precision with the per-item pieces of ``view`` the planner reads."""
+    return PrecisionParts(
         est,
         variance,
         covered,
         rates,
         trials,
-        *,
-        unsampled=False,
-        coefficients=None,
-        parameter_variance=0.0,
-    ) -> PrecisionParts:
-        return PrecisionParts(
-            est,
-            variance,
-            covered,
-            rates,
-            trials,
-            unsampled=unsampled,
-            items=self.items,
-            values=self.z,
-            variances=self.v,
-            coefficients=coefficients,
-            inclusion=self.inclusion,
-            inflation=self.item_inflation(),
-            parameter_variance=parameter_variance,
-        )
+        unsampled=unsampled,
+        items=view.items,
+        values=view.z,
+        variances=view.v,
+        coefficients=coefficients,
+        inclusion=view.inclusion,
+        inflation=view.item_inflation(),
+        parameter_variance=parameter_variance,
+    )
 
 
-# Census domains of a run: items without a band, then one per band (LOW, MIXED, HIGH).
-_CENSUS_DOMAINS = 4
-
-
-def _census(view: _RunLabels, n, n_strata, covered, level, interval):
+def _census(view: RunLabels, n, n_strata, covered, level, interval):
     """Every item of the run is verified (or every one is sampled with certainty)."""
     used = view.items.size
     value = float(view.z.sum()) / n
@@ -336,10 +338,13 @@ def _census(view: _RunLabels, n, n_strata, covered, level, interval):
         low, high = misclassified_interval(
             value, variance, shape=view.shape, level=level, method=interval
         )
-        est = Estimate(value, low, high, level, f"exact-items/{interval}{view.suffix}", used)
+        est = IntervalEstimate(
+            value, low, high, level, f"exact-items/{interval}{view.suffix}", used
+        )
     else:
-        est = Estimate(value, value, value, level, "exact", used)
-    return view.parts(
+        est = IntervalEstimate(value, value, value, level, "exact", used)
+    return _parts(
+        view,
         est,
         variance,
         covered,
@@ -350,7 +355,7 @@ def _census(view: _RunLabels, n, n_strata, covered, level, interval):
     )
 
 
-def _bounds(view: _RunLabels, n, n_unc, level, interval) -> tuple[float, float]:
+def _bounds(view: RunLabels, n, n_unc, level, interval) -> tuple[float, float]:
     """Worst-case bounds of a run whose only verified items are sampled with certainty: the
     ``n_unc`` others may all be wrong or all right. With fallible annotators the verified part's
     correct count is itself uncertain, so its interval (label and annotator-parameter noise, on
@@ -398,7 +403,7 @@ def _stratum_variances(rate, trials, h, w, f, pi, sw, has_sample, domains):
         floor = np.where(finite, smooth * (1 - smooth) / np.where(finite, trials, 1.0), 0.0)
         if domains is not None:
             n_strata = rate.size
-            design = domains.rate_variance(np.append(design, np.zeros(_CENSUS_DOMAINS)))[:n_strata]
+            design = domains.rate_variance(np.append(design, np.zeros(CENSUS_DOMAINS)))[:n_strata]
             floor = floor / (1.0 - domains.missing[:n_strata])
         var_h = np.where(has_sample, np.maximum(design, floor), 0.0)
     return smooth, var_h

@@ -33,7 +33,7 @@ from scipy import sparse
 from ..intervals import normal_quantile, wald_interval
 from ..labels import ItemLabels, item_labels
 from ..reference import reference_ratio
-from ..results import Estimate, Plan, RunEstimate
+from ..results import IntervalEstimate, Plan, RunEstimate
 from ..state import TaskState
 from .common import RecallParts, checked_level, f1_estimate, validate_common_options
 
@@ -229,7 +229,7 @@ class PublishedDesign:
         out = []
         if not drawn_runs:
             for i in runs:
-                nan = Estimate(math.nan, 0.0, 1.0, level, "no-draws", 0)
+                nan = IntervalEstimate(math.nan, 0.0, 1.0, level, "no-draws", 0)
                 out.append(RunEstimate(i, nan, nan, nan))
             return out
         member = _membership(state, state.n_runs)
@@ -247,7 +247,7 @@ class PublishedDesign:
         for i in runs:
             base = np.where(n_j > 0, n_j * inner[i], 0.0)
             if base.sum() <= 0:
-                nan = Estimate(math.nan, 0.0, 1.0, level, "no-draws", 0)
+                nan = IntervalEstimate(math.nan, 0.0, 1.0, level, "no-draws", 0)
                 out.append(RunEstimate(i, nan, nan, nan))
                 continue
             w = base / base.sum()
@@ -261,7 +261,7 @@ class PublishedDesign:
             var = float(np.sum(np.where(n_j > 0, w**2 * var_j / np.maximum(n_j, 1), 0.0)))
             low, high = wald_interval(value, var, level=level)
             used = int(np.unique(draw_items[(b[:, i] > 0) & (w[owner] > 0)]).size)
-            precision = Estimate(value, low, high, level, "mixture-is/wald", used)
+            precision = IntervalEstimate(value, low, high, level, "mixture-is/wald", used)
             recall = _mixture_recall(
                 b[:, i],
                 f,
@@ -306,7 +306,7 @@ def _mixture_recall(
     numer = float(np.sum(scale[owner] * num_terms))
     denom = float(np.sum(scale[owner] * den_terms))
     if denom <= 0 or theta is None or theta.trials == 0:
-        est = Estimate(math.nan, 0.0, 1.0, level, "theta-nu/wald", labels)
+        est = IntervalEstimate(math.nan, 0.0, 1.0, level, "theta-nu/wald", labels)
         return RecallParts(est, math.inf)
     nu = numer / denom
     lin = (num_terms - nu * den_terms) / denom
@@ -317,7 +317,7 @@ def _mixture_recall(
     value = th * nu
     var = th * th * var_nu + nu * nu * var_th + var_th * var_nu
     low, high = wald_interval(value, var, level=level)
-    return RecallParts(Estimate(value, low, high, level, "theta-nu/wald", labels), var)
+    return RecallParts(IntervalEstimate(value, low, high, level, "theta-nu/wald", labels), var)
 
 
 def _group_moments(values: np.ndarray, owner: np.ndarray, groups: int):

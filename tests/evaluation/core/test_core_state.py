@@ -1,4 +1,4 @@
-"""Tests for evaluation.core.state (TaskState, Run, ReferenceSample) and evaluation.core.results."""
+"""Tests for evaluation.core.state (TaskState, RunData, ReferenceSample) and core.results."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from evaluation.core.results import Estimate, Plan, RunEstimate
-from evaluation.core.state import UNKNOWN, ReferenceSample, Run, TaskState
+from evaluation.core.results import IntervalEstimate, Plan, RunEstimate
+from evaluation.core.state import UNKNOWN, ReferenceSample, RunData, TaskState
 
 # --------------------------------------------------------------------------- items and labels
 
@@ -112,7 +112,7 @@ def test_add_run_sorts_items_and_scores_follow():
     index = state.add_run(items, scores, name="sys-a")
     assert index == 0
     run = state.runs[0]
-    assert isinstance(run, Run)
+    assert isinstance(run, RunData)
     assert run.items.tolist() == [0, 2, 7, 9]
     assert run.scores.tolist() == [0.0, 0.2, 0.7, 0.9]
     assert run.items.dtype == np.int64 and run.scores.dtype == np.float64
@@ -238,8 +238,8 @@ def test_set_reference_validation():
 # --------------------------------------------------------------------------- results
 
 
-def make_estimate(value=0.5, low=0.4, high=0.7, level=0.95) -> Estimate:
-    return Estimate(value, low, high, level, "test/clopper-pearson", 12)
+def make_estimate(value=0.5, low=0.4, high=0.7, level=0.95) -> IntervalEstimate:
+    return IntervalEstimate(value, low, high, level, "test/clopper-pearson", 12)
 
 
 def test_estimate_half_width():

@@ -20,7 +20,7 @@ from evaluation.core.ranking import (
     rank_estimates,
     rank_intervals,
 )
-from evaluation.core.results import Estimate, RunEstimate
+from evaluation.core.results import IntervalEstimate, RunEstimate
 from evaluation.core.state import TaskState
 from evaluation.simulation.campaigns import METRICS, true_scores
 from evaluation.simulation.datasets import Dataset, System
@@ -116,7 +116,7 @@ def test_intervals_below_the_adjusted_level_are_refused():
 
 def test_rank_estimates_reads_one_metric_and_checks_the_level():
     def est(v, lo, hi, level):
-        e = Estimate(v, lo, hi, level, "m", 10)
+        e = IntervalEstimate(v, lo, hi, level, "m", 10)
         return e
 
     level = bonferroni_level(FAMILY, 2)
