@@ -46,6 +46,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 from scipy import sparse, special
 
 __all__ = ["AnnotatorPrior", "AnnotatorSummary", "LabelModel", "fit_label_model"]
@@ -70,7 +71,7 @@ class AnnotatorPrior:
     rate: tuple[float, float] = (1.0, 1.0)
     fit_rate_prior_from: int = 3
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("sensitivity", "specificity", "rate"):
             a, b = getattr(self, name)
             if not (a > 0 and b > 0 and math.isfinite(a) and math.isfinite(b)):
@@ -138,7 +139,7 @@ class LabelModel:
     specificity: np.ndarray
     classes: np.ndarray
     rate: np.ndarray
-    rate_prior: tuple
+    rate_prior: tuple[float, float]
     covariance: np.ndarray
     scores: sparse.csr_matrix
     judgments_per_annotator: np.ndarray
@@ -192,13 +193,13 @@ def _logit_interval(p: float, var: float, z: float) -> tuple[float, float]:
 
 
 def fit_label_model(
-    items,
-    annotators,
-    says_correct,
+    items: npt.ArrayLike,
+    annotators: npt.ArrayLike,
+    says_correct: npt.ArrayLike,
     *,
-    item_class,
-    exact_items=None,
-    exact_labels=None,
+    item_class: npt.ArrayLike,
+    exact_items: npt.ArrayLike | None = None,
+    exact_labels: npt.ArrayLike | None = None,
     prior: AnnotatorPrior | None = None,
     max_iter: int = 2000,
     tol: float = 1e-9,
@@ -448,7 +449,9 @@ class _Judgments:
     specificity_prior: tuple[float, float]
 
 
-def _m_step(mu, data: _Judgments, rate_prior: tuple[float, float]):
+def _m_step(
+    mu: np.ndarray, data: _Judgments, rate_prior: tuple[float, float]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sensitivities, specificities and class rates given the items' posteriors ``mu``."""
     a1, b1 = data.sensitivity_prior
     a0, b0 = data.specificity_prior
@@ -499,7 +502,11 @@ def _beta_mode(alpha: np.ndarray, beta: np.ndarray) -> np.ndarray:
 
 
 def _fit_rate_prior(
-    correct: np.ndarray, size: np.ndarray, start: tuple, centre: tuple, steps: int = 8
+    correct: np.ndarray,
+    size: np.ndarray,
+    start: tuple[float, float],
+    centre: tuple[float, float],
+    steps: int = 8,
 ) -> tuple[float, float]:
     """Beta(a, b) prior of the class rates by maximum marginal likelihood (beta-binomial with the
     expected counts), with a normal hyperprior on ``log a``, ``log b`` around ``centre``
@@ -552,7 +559,7 @@ _RATE_PRIOR_BOUNDS = (0.02, 200.0)
 _RATE_HYPERPRIOR = 2.0
 
 
-def _evidence(se, sp, data: _Judgments):
+def _evidence(se: np.ndarray, sp: np.ndarray, data: _Judgments) -> np.ndarray:
     """``lambda_x``: the sum of each answer's log-likelihood ratio, correct vs incorrect.
 
     The ratio depends only on the annotator and the answer: a table of ``2 x annotators`` values
@@ -562,15 +569,16 @@ def _evidence(se, sp, data: _Judgments):
     return np.bincount(data.row, weights=llr, minlength=data.n_items)
 
 
-def _posterior(se, sp, rho, data: _Judgments):
+def _posterior(se: np.ndarray, sp: np.ndarray, rho: np.ndarray, data: _Judgments) -> np.ndarray:
     """``mu_x`` given the parameters: class prior odds times each answer's likelihood ratio."""
     if data.n_items == 0:
         return np.zeros(0)
     log_odds = special.logit(rho)[data.cls] + _evidence(se, sp, data)
-    return special.expit(log_odds)
+    mu: np.ndarray = special.expit(log_odds)
+    return mu
 
 
-def _score_differences(se, sp, data: _Judgments):
+def _score_differences(se: np.ndarray, sp: np.ndarray, data: _Judgments) -> sparse.csr_matrix:
     """``D``: per uncertain item, complete-data score (label correct) minus (label incorrect)."""
     u_ann, u_row, cls = data.ann, data.row, data.cls
     n_unc, n_ann, n_cls = data.n_items, data.n_annotators, data.n_classes
@@ -605,7 +613,7 @@ def _inverse_information(information: np.ndarray, complete: np.ndarray, k: int) 
     values, vectors = np.linalg.eigh(0.5 * (schur + schur.T))
     s_inv = (vectors / np.maximum(values, floor)) @ vectors.T
     cross = -s_inv @ bd
-    out = np.empty_like(sym)
+    out: np.ndarray = np.empty_like(sym)
     out[:k, :k] = s_inv
     out[:k, k:] = cross
     out[k:, :k] = cross.T

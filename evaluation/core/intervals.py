@@ -13,8 +13,10 @@ still yields a variance and a non-degenerate interval.
 from __future__ import annotations
 
 import math
+from typing import overload
 
 import numpy as np
+import numpy.typing as npt
 from scipy import special, stats
 
 __all__ = [
@@ -42,7 +44,7 @@ def _check_level(level: float) -> None:
         raise ValueError(f"confidence level must lie strictly between 0 and 1, got {level!r}")
 
 
-def smoothed_rate(rate, trials):
+def smoothed_rate(rate: npt.ArrayLike, trials: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """Rate shrunk by half a success and half a failure: ``(n·p + 0.5) / (n + 1)``.
 
     This is the Jeffreys posterior mean. It keeps ``p~(1 - p~)`` positive, so a pure sample
@@ -50,10 +52,25 @@ def smoothed_rate(rate, trials):
     """
     rate = np.asarray(rate, dtype=float)
     trials = np.asarray(trials, dtype=float)
-    return (trials * rate + 0.5) / (trials + 1.0)
+    smoothed: npt.NDArray[np.float64] = (trials * rate + 0.5) / (trials + 1.0)
+    return smoothed
 
 
-def binomial_interval(successes, trials, *, level: float = 0.95, method: str = "clopper-pearson"):
+@overload
+def binomial_interval(
+    successes: float, trials: float, *, level: float = ..., method: str = ...
+) -> tuple[float, float]: ...
+@overload
+def binomial_interval(
+    successes: npt.ArrayLike, trials: npt.ArrayLike, *, level: float = ..., method: str = ...
+) -> tuple[float, float] | tuple[np.ndarray, np.ndarray]: ...
+def binomial_interval(
+    successes: npt.ArrayLike,
+    trials: npt.ArrayLike,
+    *,
+    level: float = 0.95,
+    method: str = "clopper-pearson",
+) -> tuple[float, float] | tuple[np.ndarray, np.ndarray]:
     """Two-sided interval for a binomial proportion; ``successes`` and ``trials`` may be fractional.
 
     Parameters
@@ -125,7 +142,7 @@ def effective_binomial_interval(
     level: float = 0.95,
     method: str = "clopper-pearson",
     max_trials: float = 1e9,
-):
+) -> tuple[float, float, float]:
     """Interval for a proportion estimated with known variance, as a binomial on ``n_eff`` trials.
 
     Parameters
@@ -200,7 +217,7 @@ def misclassified_interval(
     return min(low, estimate), max(high, estimate)
 
 
-def wald_interval(estimate: float, variance: float, *, level: float = 0.95):
+def wald_interval(estimate: float, variance: float, *, level: float = 0.95) -> tuple[float, float]:
     """The normal-theory interval ``estimate ± z·sqrt(variance)``, clipped to ``[0, 1]``.
 
     Kept for the ``published`` design, which uses it; it is known to under-cover near 0 and 1.
@@ -218,7 +235,7 @@ def proportion_interval(
     smoothed: float | None = None,
     level: float = 0.95,
     method: str = "clopper-pearson",
-):
+) -> tuple[float, float]:
     """``(low, high)`` for a proportion with known variance: ``method="wald"`` or a Beta type."""
     if method == "wald":
         return wald_interval(estimate, variance, level=level)

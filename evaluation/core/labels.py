@@ -35,6 +35,7 @@ American Journal of Epidemiology 107(1), 71-76.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from scipy import sparse, special
@@ -187,7 +188,8 @@ class DomainLabels:
     def rate_variance(self, design: np.ndarray) -> np.ndarray:
         """Per domain, the sandwich variance of ``r_d`` from its design variance (computed on
         ``z`` as if it were exact): ``(design + measured) / (1 - gamma)^2``."""
-        return (design + self.measured) / (1.0 - self.missing) ** 2
+        variance: np.ndarray = (design + self.measured) / (1.0 - self.missing) ** 2
+        return variance
 
     def parameter_variance(self, coefficients: np.ndarray) -> float:
         """Variance of ``sum c_x z_x`` due to the annotator parameters' uncertainty."""
@@ -205,14 +207,23 @@ class DomainLabels:
         keep = rows >= 0
         # Over every uncertain item (zero outside the domain): one pass over the judgments,
         # cheaper than gathering the domain's rows of the sparse matrix.
-        weight = np.zeros(labels.scores.shape[0])
+        # A label view with a model has the model's scores (``item_labels``).
+        scores = cast(sparse.csr_matrix, labels.scores)
+        weight = np.zeros(scores.shape[0])
         weight[rows[keep]] = total[keep]
-        g = np.asarray(labels.scores.T @ weight).ravel()
+        g = np.asarray(scores.T @ weight).ravel()
         k = model.n_annotator_parameters
         return float(g @ model.covariance[:k, :k] @ g)
 
 
-def _solve_domains(labels, items, weights, domains, n_domains, inclusion):
+def _solve_domains(
+    labels: ItemLabels,
+    items: np.ndarray,
+    weights: np.ndarray,
+    domains: np.ndarray,
+    n_domains: int,
+    inclusion: np.ndarray,
+) -> DomainLabels:
     lam = labels.evidence[items]
     exact = ~np.isfinite(lam)
     free = ~exact
@@ -294,7 +305,16 @@ _LOGIT_BOUND = 40.0
 DOMAIN_PRIOR_ITEMS = 2.0
 
 
-def _fixed_points(lam, w, d, fixed, total, start, n_domains, iterations: int = 60):
+def _fixed_points(
+    lam: np.ndarray,
+    w: np.ndarray,
+    d: np.ndarray,
+    fixed: np.ndarray,
+    total: np.ndarray,
+    start: np.ndarray,
+    n_domains: int,
+    iterations: int = 60,
+) -> np.ndarray:
     """Per domain, the ``l`` with ``sum w expit(l + lambda) + fixed = total expit(l)``:
     safeguarded Newton in logit space, bracketed (the equation is the likelihood's slope, which
     falls from a rate of 0 to a rate of 1: the root is unique). A domain whose answers all point

@@ -47,6 +47,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from .results import RunEstimate
 
@@ -86,33 +87,33 @@ class RankIntervals:
         The procedure, ``"bonferroni-simultaneous-intervals"``.
     """
 
-    runs: tuple
-    best: tuple
-    worst: tuple
+    runs: tuple[object, ...]
+    best: tuple[int | None, ...]
+    worst: tuple[int | None, ...]
     ranked: int
     level: float
     family_level: float
     method: str = METHOD
 
-    def of(self, run) -> tuple:
+    def of(self, run: object) -> tuple[int | None, int | None]:
         """``(best, worst)`` of ``run`` (``(None, None)`` when it is unranked)."""
         k = self.runs.index(run)
         return self.best[k], self.worst[k]
 
-    def tied_for_first(self, run) -> bool:
+    def tied_for_first(self, run: object) -> bool:
         """Whether ``run`` may be first but is not provably first (best 1, worst above 1)."""
         best, worst = self.of(run)
         return best == 1 and worst is not None and worst > 1
 
 
 def rank_intervals(
-    values,
-    low,
-    high,
+    values: npt.ArrayLike,
+    low: npt.ArrayLike,
+    high: npt.ArrayLike,
     *,
     family_level: float,
     level: float,
-    runs: Sequence | None = None,
+    runs: Sequence[object] | None = None,
     rtol: float = 1e-9,
 ) -> RankIntervals:
     """Rank intervals from intervals that hold simultaneously (higher value = better rank).
@@ -158,8 +159,8 @@ def rank_intervals(
         raise ValueError("a ranked run has a nan interval bound")
     better = (lo[None, :] > hi[:, None]).sum(axis=1)  # row i: runs j with low_j > high_i
     worse = (hi[None, :] < lo[:, None]).sum(axis=1)  # row i: runs j with high_j < low_i
-    best: list = [None] * values.size
-    worst: list = [None] * values.size
+    best: list[int | None] = [None] * values.size
+    worst: list[int | None] = [None] * values.size
     for pos, i in enumerate(np.flatnonzero(ranked)):
         best[i] = int(1 + better[pos])
         worst[i] = int(k - worse[pos])
@@ -171,7 +172,7 @@ def rank_estimates(
     metric: str,
     *,
     family_level: float,
-    runs: Sequence | None = None,
+    runs: Sequence[object] | None = None,
 ) -> RankIntervals:
     """Rank intervals of ``metric`` from a design's ``estimate(state, level=...)`` output.
 

@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeAlias
 
 import numpy as np
 
-__all__ = ["IntervalEstimate", "Plan", "RoundRecord", "RunEstimate"]
+__all__ = ["Bands", "IntervalEstimate", "Patterns", "Plan", "RoundRecord", "RunEstimate"]
+
+# ``(cells, bands)``: pool cells given a band in a round, and the band each got (arrays when
+# planned, lists when read back from storage).
+Bands: TypeAlias = tuple[np.ndarray | Sequence[int], np.ndarray | Sequence[int]]
+# ``(band, patterns)`` pairs: answer patterns ``(says correct, says incorrect)`` switched on in a
+# band in a round.
+Patterns: TypeAlias = tuple[tuple[int, Sequence[tuple[int, int]]], ...]
 
 
 @dataclass(frozen=True)
@@ -68,7 +77,7 @@ class RunEstimate:
         """The estimate named ``"precision"``, ``"recall"`` or ``"f1"``."""
         if name not in ("precision", "recall", "f1"):
             raise KeyError(name)
-        return getattr(self, name)
+        return {"precision": self.precision, "recall": self.recall, "f1": self.f1}[name]
 
 
 @dataclass(frozen=True)
@@ -120,10 +129,10 @@ class Plan:
     current_half_width: float = math.nan
     expected_labels: float = 0.0
     seed: int | None = None
-    details: dict = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
     again: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
-    bands: tuple = ((), ())
-    patterns: tuple = ()
+    bands: Bands = ((), ())
+    patterns: Patterns = ()
 
     @property
     def done(self) -> bool:
@@ -160,10 +169,10 @@ class RoundRecord:
     run: int
     round: int
     items: np.ndarray
-    levels: list | None = None
+    levels: list[float] | None = None
     fraction: float = 1.0
     seed: int | None = None
     again: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
-    bands: tuple = ((), ())
-    patterns: tuple = ()
+    bands: Bands = ((), ())
+    patterns: Patterns = ()
     judgments: int = 1

@@ -17,7 +17,8 @@ def contains(sorted_items: np.ndarray, values: np.ndarray) -> np.ndarray:
         return np.zeros(values.size, bool)
     pos = np.searchsorted(sorted_items, values)
     pos[pos >= sorted_items.size] = 0
-    return sorted_items[pos] == values
+    found: np.ndarray = sorted_items[pos] == values
+    return found
 
 
 def positions(sorted_items: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -26,4 +27,5 @@ def positions(sorted_items: np.ndarray, values: np.ndarray) -> np.ndarray:
         return np.zeros(0, np.int64)
     pos = np.searchsorted(sorted_items, values)
     pos[pos >= sorted_items.size] = 0
-    return pos[sorted_items[pos] == values]
+    found: np.ndarray = pos[sorted_items[pos] == values]
+    return found

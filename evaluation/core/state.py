@@ -24,6 +24,7 @@ import itertools
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 __all__ = ["UNKNOWN", "GoldItems", "Judgments", "ReferenceSample", "RunData", "TaskState"]
 
@@ -150,7 +151,7 @@ class TaskState:
                 grow(self.n_items)
         return np.arange(start, start + count, dtype=np.int64)
 
-    def set_labels(self, items, values) -> None:
+    def set_labels(self, items: npt.ArrayLike, values: npt.ArrayLike) -> None:
         """Record verified labels (``True``/``1`` correct, ``False``/``0`` incorrect)."""
         items = self._check_items(items)
         values = np.asarray(values)
@@ -166,7 +167,9 @@ class TaskState:
         self._labels[:] = UNKNOWN
         self.labels_version = next(_label_versions)
 
-    def add_judgments(self, items, annotators, says_correct) -> None:
+    def add_judgments(
+        self, items: npt.ArrayLike, annotators: npt.ArrayLike, says_correct: npt.ArrayLike
+    ) -> None:
         """Record annotator answers (``says_correct``: ``True`` for "correct"), which may be wrong.
 
         Skips ("can't tell") are not judgments. One annotator may not judge an item twice.
@@ -193,7 +196,7 @@ class TaskState:
         self.judged[items] = True
         self.labels_version = next(_label_versions)
 
-    def set_gold(self, items, answers) -> None:
+    def set_gold(self, items: npt.ArrayLike, answers: npt.ArrayLike) -> None:
         """Gold items: items whose answer is known, served to annotators to measure them.
 
         Their answers are exact; judgments on them measure the annotators. A gold item that a
@@ -226,7 +229,9 @@ class TaskState:
         return self.judgments.size
 
     # -- runs -------------------------------------------------------------------------------
-    def add_run(self, items, scores=None, *, name: str = "") -> int:
+    def add_run(
+        self, items: npt.ArrayLike, scores: npt.ArrayLike | None = None, *, name: str = ""
+    ) -> int:
         """Add a run; returns its index. Items must be unique known ids; scores in ``[0, 1]``."""
         items = self._check_items(items)
         if items.size == 0:
@@ -253,7 +258,7 @@ class TaskState:
         return len(self.runs)
 
     # -- reference sample -------------------------------------------------------------------
-    def set_reference(self, items, groups=None) -> None:
+    def set_reference(self, items: npt.ArrayLike, groups: npt.ArrayLike | None = None) -> None:
         """Set the reference sample of true items (``groups``: one document id per item)."""
         items = self._check_items(items)
         if groups is None:
@@ -283,14 +288,19 @@ class TaskState:
         forked.gold = self.gold
         forked.labels_version = self.labels_version
         forked.design_state = {
-            name: extra.copy() if callable(getattr(extra, "copy", None)) else copy.deepcopy(extra)
-            for name, extra in self.design_state.items()
+            name: _copy_record(extra) for name, extra in self.design_state.items()
         }
         return forked
 
     # -- helpers ----------------------------------------------------------------------------
-    def _check_items(self, items) -> np.ndarray:
+    def _check_items(self, items: npt.ArrayLike) -> np.ndarray:
         items = np.asarray(items, dtype=np.int64).ravel()
         if items.size and (items.min() < 0 or items.max() >= self.n_items):
             raise ValueError(f"item ids must lie in [0, {self.n_items})")
         return items
+
+
+def _copy_record(extra: object) -> object:
+    """A design's record, copied by its own ``copy()`` method if it has one, else deep-copied."""
+    copier = getattr(extra, "copy", None)
+    return copier() if callable(copier) else copy.deepcopy(extra)

@@ -6,6 +6,8 @@ design and the only one that runs tasks in the service (:class:`.interface.Servi
 
 from __future__ import annotations
 
+from typing import Any
+
 from .coordinated import CoordinatedPoissonDesign
 from .interface import ServiceDesign
 from .published import PublishedDesign
@@ -20,12 +22,15 @@ __all__ = [
     "make_service_design",
 ]
 
-DESIGNS = {"default": CoordinatedPoissonDesign, "published": PublishedDesign}
+DESIGNS: dict[str, type[CoordinatedPoissonDesign] | type[PublishedDesign]] = {
+    "default": CoordinatedPoissonDesign,
+    "published": PublishedDesign,
+}
 # Designs that can plan, replay and estimate a task in the service (``ServiceDesign``).
 SERVICE_DESIGNS = {"default": CoordinatedPoissonDesign}
 
 
-def make_design(name: str, **options):
+def make_design(name: str, **options: Any) -> CoordinatedPoissonDesign | PublishedDesign:
     """Build the design called ``name`` (``"default"`` or ``"published"``) with its options."""
     try:
         cls = DESIGNS[name]
@@ -34,7 +39,7 @@ def make_design(name: str, **options):
     return cls(**options)
 
 
-def make_service_design(name: str, **options) -> ServiceDesign:
+def make_service_design(name: str, **options: Any) -> ServiceDesign:
     """Build the design called ``name`` for a task; raises ``ValueError`` for a design that
     cannot run one (unknown, or a simulation baseline that keeps no replayable record)."""
     if name not in SERVICE_DESIGNS:

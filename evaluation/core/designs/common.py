@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..intervals import INTERVAL_METHODS, proportion_interval, smoothed_rate
@@ -21,7 +22,9 @@ __all__ = [
 ]
 
 
-def validate_common_options(target_half_width, confidence, interval, budget) -> None:
+def validate_common_options(
+    target_half_width: float, confidence: float, interval: str, budget: int | None
+) -> None:
     """Raise :class:`ValueError` for options no design accepts."""
     if not 0.0 < target_half_width < 0.5:
         raise ValueError(f"target half-width must lie in (0, 0.5), got {target_half_width!r}")
@@ -33,7 +36,7 @@ def validate_common_options(target_half_width, confidence, interval, budget) -> 
         raise ValueError("budget must be >= 0")
 
 
-def checked_level(level) -> float:
+def checked_level(level: float) -> float:
     """``level`` as a float in ``(0, 1)``, or :class:`ValueError` (for ``estimate(level=...)``)."""
     value = float(level)
     if not 0.0 < value < 1.0:
@@ -59,7 +62,7 @@ def _floored(value: float, variance: float, trials: float) -> float:
 
 def recall_from_parts(
     theta: ReferenceRatio | None,
-    nu_verified,
+    nu_verified: tuple[float, float, float] | None,
     nu_reference: ReferenceRatio | None,
     simple: ReferenceRatio | None,
     *,
@@ -213,7 +216,9 @@ def _f1(p: float, r: float) -> float:
     return 2 * p * r / (p + r) if p + r > 0 else 0.0
 
 
-def bisect(flips, lo: float, hi: float, iterations: int = 60) -> tuple[float, float]:
+def bisect(
+    flips: Callable[[float], bool], lo: float, hi: float, iterations: int = 60
+) -> tuple[float, float]:
     """Narrow ``[lo, hi]`` around where a monotone predicate turns true (false at ``lo``)."""
     for _ in range(iterations):
         mid = 0.5 * (lo + hi)
@@ -226,11 +231,11 @@ def bisect(flips, lo: float, hi: float, iterations: int = 60) -> tuple[float, fl
     return lo, hi
 
 
-def bisect_smallest(ok, lo: float, hi: float) -> float:
+def bisect_smallest(ok: Callable[[float], bool], lo: float, hi: float) -> float:
     """Smallest ``t`` in ``[lo, hi]`` with ``ok(t)`` for a predicate true from some point on."""
     return lo if ok(lo) else bisect(ok, lo, hi)[1]
 
 
-def bisect_largest(ok, lo: float, hi: float) -> float:
+def bisect_largest(ok: Callable[[float], bool], lo: float, hi: float) -> float:
     """Largest ``t`` in ``[lo, hi]`` with ``ok(t)`` for a predicate true up to some point."""
     return bisect(lambda t: not ok(t), lo, hi)[0]

@@ -57,14 +57,15 @@ sample sizes; the bias this could cause is measured by simulation and is below M
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 import numpy as np
 
 from ..annotators import AnnotatorPrior
 from ..labels import ItemLabels, item_labels
-from ..reference import reference_ratio
-from ..results import Plan, RunEstimate
+from ..reference import ReferenceRatio, reference_ratio
+from ..results import Plan, RoundRecord, RunEstimate
 from ..sorted_sets import contains
 from ..state import TaskState
 from .common import checked_level as _checked_level
@@ -380,7 +381,9 @@ class CoordinatedPoissonDesign:
         return own_half_width <= self.target_half_width or own <= parts.parameter_variance
 
     # -- persistence ------------------------------------------------------------------------
-    def replay(self, state: TaskState, rounds, *, extend: bool = False) -> None:
+    def replay(
+        self, state: TaskState, rounds: Iterable[RoundRecord], *, extend: bool = False
+    ) -> None:
         """Rebuild this design's sampling record in ``state`` from its rounds, in planning order.
 
         Parameters
@@ -459,7 +462,7 @@ class CoordinatedPoissonDesign:
 
     # -- estimation -------------------------------------------------------------------------
     def estimate(
-        self, state: TaskState, runs=None, *, level: float | None = None
+        self, state: TaskState, runs: Sequence[int] | None = None, *, level: float | None = None
     ) -> list[RunEstimate]:
         """Precision, recall and F1 with intervals for ``runs`` (default: every run).
 
@@ -489,6 +492,9 @@ class CoordinatedPoissonDesign:
             parts = self._precision(state, rec, i, labels, known, level=level)
             run_items = state.runs[i].items
             nu_ver = cells.nu(parts) if parts.covered else None
+            nu_ref: ReferenceRatio | None
+            simple: ReferenceRatio | None
+            outside: ReferenceRatio | None
             if ref.size:
                 in_x = contains(run_items, ref.items)
                 nu_ref = reference_ratio(ref, in_x & ref_in_pool, ref_in_pool)

@@ -27,7 +27,7 @@ class ServiceRecord(Protocol):
     inclusion: np.ndarray  # float, per item: its inclusion probability
     requested: np.ndarray  # bool, per item: drawn by some round
     asked: np.ndarray  # int, per item: judgments asked so far (first ones and looks)
-    rounds: list  # int, per run: rounds planned so far
+    rounds: list[int]  # per run: rounds planned so far
 
 
 @runtime_checkable

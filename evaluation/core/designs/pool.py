@@ -24,8 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..labels import ItemLabels
+from ..labels import DomainLabels, ItemLabels
 from ..sorted_sets import contains
+from .precision import PrecisionParts
 from .record import SamplingRecord
 
 __all__ = ["PoolCells", "sampled_part"]
@@ -46,7 +47,8 @@ def sampled_part(
         rec.cell[known_items[pool[known_items]]] + 1, minlength=max(rec.n_cells, 1) + 1
     )[1:]
     sampled = counts >= min_items
-    return pool & (rec.cell >= 0) & sampled[np.maximum(rec.cell, 0)]
+    part: np.ndarray = pool & (rec.cell >= 0) & sampled[np.maximum(rec.cell, 0)]
+    return part
 
 
 @dataclass(frozen=True)
@@ -71,8 +73,8 @@ class PoolCells:
     t_fpc: np.ndarray
     t_value: np.ndarray
     total: float  # estimated correct items in the pool
-    domain: object = None  # DomainLabels of the pool (fallible annotators), aligned with t
-    t_index: np.ndarray = None  # position of each t item among the domain's items
+    domain: DomainLabels | None = None  # the pool's labels (fallible annotators), aligned with t
+    t_index: np.ndarray | None = None  # position of each t item among the domain's items
 
     @property
     def n_true(self) -> int:
@@ -125,7 +127,7 @@ class PoolCells:
             np.flatnonzero(t),
         )
 
-    def nu(self, parts):
+    def nu(self, parts: PrecisionParts) -> tuple[float, float, float] | None:
         """``(value, variance, effective trials)`` of ``nu`` for a run, or ``None``.
 
         ``parts`` is the run's precision (:class:`.precision.PrecisionParts`): its items are the
@@ -164,23 +166,24 @@ class PoolCells:
             var, trials = self._with_label_noise(var, trials, omega, g, value)
         return value, var, trials
 
-    def _with_label_noise(self, var, trials, omega, g, value):
+    def _with_label_noise(
+        self, var: float, trials: float, omega: np.ndarray, g: np.ndarray, value: float
+    ) -> tuple[float, float]:
         """Add the label terms: the pool's missing information inflates the design variance
         (the pool total is the uncertain part), the judgment noise of each item enters with its
         weight, and the annotator parameters move the run's count and the pool's together."""
-        domain = self.domain
-        band = domain._domains[self.t_index]
+        domain, t_index = self.domain, self.t_index
+        assert domain is not None and t_index is not None  # only called with the pool's labels
+        band = domain._domains[t_index]
         gamma = domain.missing[band]
         coefficients = omega * self.t_w * (g - value)
         noise = float(
-            np.sum(
-                coefficients**2 * (1.0 - self.t_fpc) * (1.0 - gamma) * domain.variance[self.t_index]
-            )
+            np.sum(coefficients**2 * (1.0 - self.t_fpc) * (1.0 - gamma) * domain.variance[t_index])
         )
         design = var
         var = (design + noise) / (1.0 - float(np.average(gamma, weights=self.t_w))) ** 2
         full = np.zeros(domain.value.size)
-        full[self.t_index] = -value * omega * self.t_w
+        full[t_index] = -value * omega * self.t_w
         # The run's own count hardly moves with the error rates next to the pool's correct items
         # (mostly wrong items, whose share the specificity decides), so the pool's term is kept.
         var += domain.parameter_variance(full)

@@ -21,7 +21,7 @@ from ..intervals import (
     normal_quantile,
     smoothed_rate,
 )
-from ..labels import ItemLabels
+from ..labels import DomainLabels, ItemLabels
 from ..results import IntervalEstimate
 from .run_labels import CENSUS_DOMAINS, RunLabels
 
@@ -328,8 +328,8 @@ def _census(view: RunLabels, n, n_strata, covered, level, interval):
     value = float(view.z.sum()) / n
     coefficients = np.full(used, 1.0 / n)
     label_var = 0.0
-    if view.noisy:
-        dl = view.domains
+    dl = view.domains
+    if dl is not None:  # noisy
         weight = np.bincount(view.domain, minlength=dl.rate.size).astype(float)
         label_var = float(dl.rate_variance(np.zeros(dl.rate.size)) @ weight**2) / (n * n)
     param_var = view.parameter_variance(coefficients)
@@ -373,7 +373,7 @@ def _bounds(view: RunLabels, n, n_unc, level, interval) -> tuple[float, float]:
     return share * lo, share * hi + n_unc / n
 
 
-def _borrow_sizes(size_h: np.ndarray, has_sample: np.ndarray):
+def _borrow_sizes(size_h: np.ndarray, has_sample: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Strata with items but no sample borrow the sample of their nearest sampled neighbour."""
     unsampled = (size_h > 0) & ~has_sample
     if not unsampled.any():
@@ -385,7 +385,17 @@ def _borrow_sizes(size_h: np.ndarray, has_sample: np.ndarray):
     return np.bincount(donor, weights=size_h, minlength=size_h.size), unsampled
 
 
-def _stratum_variances(rate, trials, h, w, f, pi, sw, has_sample, domains):
+def _stratum_variances(
+    rate: np.ndarray,
+    trials: np.ndarray,
+    h: np.ndarray,
+    w: np.ndarray,
+    f: np.ndarray,
+    pi: np.ndarray,
+    sw: np.ndarray,
+    has_sample: np.ndarray,
+    domains: DomainLabels | None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Per stratum: the Jeffreys-smoothed rate and the Hajek variance of the stratum mean,
     floored at the smoothed binomial variance on the Kish effective size (so that an
     all-correct stratum still carries the uncertainty its size implies).

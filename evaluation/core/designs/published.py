@@ -25,14 +25,16 @@ the paper would.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 from scipy import sparse
 
 from ..intervals import normal_quantile, wald_interval
 from ..labels import ItemLabels, item_labels
-from ..reference import reference_ratio
+from ..reference import ReferenceRatio, reference_ratio
 from ..results import IntervalEstimate, Plan, RunEstimate
 from ..state import TaskState
 from .common import RecallParts, checked_level, f1_estimate, validate_common_options
@@ -44,10 +46,10 @@ __all__ = ["PublishedDesign"]
 class _DrawRecord:
     """I.i.d. draws per run, in order, and which items were sent for verification."""
 
-    draws: list = field(default_factory=list)
-    seeds: list = field(default_factory=list)
+    draws: list[np.ndarray | None] = field(default_factory=list)
+    seeds: list[int | None] = field(default_factory=list)
     requested: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
-    labels_cache: tuple | None = None
+    labels_cache: tuple[tuple[int, int], ItemLabels] | None = None
 
     def grow(self, n_items: int) -> None:
         extra = n_items - self.requested.size
@@ -108,15 +110,12 @@ class PublishedDesign:
     def required_draws(self, state: TaskState, run: int) -> int:
         """Smallest ``n >= 1`` whose conservative variance meets the target (bisection)."""
         rec = self.record(state)
-        earlier = [
-            j
-            for j in range(len(rec.draws))
-            if j != run and rec.draws[j] is not None and rec.draws[j].size
-        ]
+        earlier = [j for j, d in enumerate(rec.draws) if j != run and d is not None and d.size]
+        earlier_draws = [cast(np.ndarray, rec.draws[j]) for j in earlier]  # not None: drawn
         x_m = state.runs[run].items
         size_m = x_m.size
         sizes = np.array([state.runs[j].size for j in earlier], dtype=float)
-        n_j = np.array([rec.draws[j].size for j in earlier], dtype=float)
+        n_j = np.array([d.size for d in earlier_draws], dtype=float)
         if earlier:
             member = _membership(state, state.n_runs)
             overlap = np.asarray(member[x_m][:, earlier].sum(axis=0)).ravel()
@@ -125,8 +124,8 @@ class PublishedDesign:
             # A(x) = sum_j base_j 1[x in X_j] / |X_j| at X_m's items and at earlier draws.
             scale = base / sizes
             a_own = member[x_m][:, earlier] @ scale
-            draw_items = np.concatenate([rec.draws[j] for j in earlier])
-            owner = np.concatenate([np.full(rec.draws[j].size, k) for k, j in enumerate(earlier)])
+            draw_items = np.concatenate(earlier_draws)
+            owner = np.concatenate([np.full(d.size, k) for k, d in enumerate(earlier_draws)])
             a_draw = member[draw_items][:, earlier] @ scale
             in_m = np.isin(draw_items, x_m)
             f_draw = np.nan_to_num(self.labels(state).value[draw_items])
@@ -141,7 +140,7 @@ class PublishedDesign:
             norm = base.sum() + n * inner_mm
             w_mm = n * inner_mm / norm
             q_own = (a_own + n * inner_mm / size_m) / norm
-            own = (w_mm**2 / n) * float(np.sum((1.0 / size_m) * (1.0 / size_m / q_own) ** 2))
+            own: float = (w_mm**2 / n) * float(np.sum((1.0 / size_m) * (1.0 / size_m / q_own) ** 2))
             if not earlier:
                 return own
             q_draw = (a_draw + in_m * n * inner_mm / size_m) / norm
@@ -211,7 +210,7 @@ class PublishedDesign:
 
     # -- estimation -------------------------------------------------------------------------
     def estimate(
-        self, state: TaskState, runs=None, *, level: float | None = None
+        self, state: TaskState, runs: Sequence[int] | None = None, *, level: float | None = None
     ) -> list[RunEstimate]:
         """Precision, recall and F1 with Wald intervals for ``runs`` (default: every run).
 
@@ -221,9 +220,8 @@ class PublishedDesign:
         level = self.confidence if level is None else checked_level(level)
         rec = self.record(state)
         runs = list(range(state.n_runs) if runs is None else runs)
-        drawn_runs = [
-            j for j in range(len(rec.draws)) if rec.draws[j] is not None and rec.draws[j].size
-        ]
+        drawn_runs = [j for j, d in enumerate(rec.draws) if d is not None and d.size]
+        draws = [cast(np.ndarray, rec.draws[j]) for j in drawn_runs]  # not None: drawn
         ref = state.reference
         theta = reference_ratio(ref, state.in_pool[ref.items]) if ref.size else None
         out = []
@@ -234,8 +232,8 @@ class PublishedDesign:
             return out
         member = _membership(state, state.n_runs)
         sizes = np.array([r.size for r in state.runs], dtype=float)
-        draw_items = np.concatenate([rec.draws[j] for j in drawn_runs])
-        owner = np.concatenate([np.full(rec.draws[j].size, k) for k, j in enumerate(drawn_runs)])
+        draw_items = np.concatenate(draws)
+        owner = np.concatenate([np.full(d.size, k) for k, d in enumerate(draws)])
         labels = self.labels(state)
         labelled = labels.verified[draw_items]
         draw_items, owner = draw_items[labelled], owner[labelled]
@@ -286,7 +284,7 @@ def _mixture_recall(
     weights: np.ndarray,
     owner: np.ndarray,
     draws_per_run: np.ndarray,
-    theta,
+    theta: ReferenceRatio | None,
     labels: int,
     level: float,
 ) -> RecallParts:
@@ -320,7 +318,9 @@ def _mixture_recall(
     return RecallParts(IntervalEstimate(value, low, high, level, "theta-nu/wald", labels), var)
 
 
-def _group_moments(values: np.ndarray, owner: np.ndarray, groups: int):
+def _group_moments(
+    values: np.ndarray, owner: np.ndarray, groups: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Per-group mean and sample variance (``ddof=1``; 0 for groups with fewer than 2 values)."""
     counts = np.bincount(owner, minlength=groups).astype(float)
     sums = np.bincount(owner, weights=values, minlength=groups)

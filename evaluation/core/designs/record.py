@@ -6,7 +6,9 @@ so a service can rebuild it from stored rounds (:meth:`CoordinatedPoissonDesign.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -51,20 +53,20 @@ class SamplingRecord:
     asked: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     judgments_asked: int = 0
     cell_band: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int8))
-    look_patterns: tuple = (frozenset(), frozenset(), frozenset())
+    look_patterns: tuple[frozenset[tuple[int, ...]], ...] = (frozenset(), frozenset(), frozenset())
     # Per run: (bands given when computed, piece strata, piece sizes); see ``pieces``.
-    piece_cache: dict = field(default_factory=dict)
-    strata: list = field(default_factory=list)
-    rounds: list = field(default_factory=list)
-    log: list = field(default_factory=list)
+    piece_cache: dict[int, tuple[int, np.ndarray, np.ndarray]] = field(default_factory=dict)
+    strata: list[np.ndarray] = field(default_factory=list)
+    rounds: list[int] = field(default_factory=list)
+    log: list[dict[str, Any]] = field(default_factory=list)
     # Pool cell of each item: (first run that predicted it, its stratum there), -1 outside the pool.
     cell: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     n_cells: int = 0
-    stratum_sizes: list = field(default_factory=list)
-    covered: list = field(default_factory=list)
-    run_cells: list = field(default_factory=list)
+    stratum_sizes: list[np.ndarray] = field(default_factory=list)
+    covered: list[bool] = field(default_factory=list)
+    run_cells: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
     # The label view of the state it was computed for: (key, ItemLabels).
-    labels_cache: tuple | None = None
+    labels_cache: tuple[tuple[int, int, int], ItemLabels] | None = None
 
     def grow(self, n_items: int) -> None:
         extra = n_items - self.inclusion.size
@@ -131,7 +133,7 @@ class SamplingRecord:
         self.asked[items] += judgments
         self.judgments_asked += judgments * int(items.size)
 
-    def switch_on(self, band: int, patterns) -> None:
+    def switch_on(self, band: int, patterns: Iterable[Iterable[int]]) -> None:
         """Every item of ``band`` whose answers reach one of ``patterns`` gets one more look."""
         switched = list(self.look_patterns)
         switched[band] = switched[band] | frozenset(map(tuple, patterns))
@@ -161,7 +163,8 @@ class SamplingRecord:
 
     def known(self, labels: ItemLabels) -> np.ndarray:
         """Per item: sampled and verified (a mask over the task's items)."""
-        return self.requested & labels.verified
+        known: np.ndarray = self.requested & labels.verified
+        return known
 
     def known_items(self, labels: ItemLabels) -> np.ndarray:
         """Sorted ids of sampled items that are verified."""
@@ -178,7 +181,9 @@ class SamplingRecord:
         return int(np.count_nonzero(self.requested))
 
 
-def level_groups(pi: np.ndarray, strata: np.ndarray, unrequested: np.ndarray, n_strata: int):
+def level_groups(
+    pi: np.ndarray, strata: np.ndarray, unrequested: np.ndarray, n_strata: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Compress items to groups of equal (level, stratum, requested): values and counts."""
     levels, level_index = np.unique(pi, return_inverse=True)
     key = (level_index * n_strata + strata) * 2 + unrequested

@@ -21,9 +21,12 @@ by one rule, and the piece's rate corrected for misclassification is consistent.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
+
 import numpy as np
 from scipy import stats
 
+from ..annotators import LabelModel
 from ..labels import ItemLabels
 from .record import SamplingRecord
 
@@ -51,7 +54,8 @@ _KEY = 1024
 
 def band_of_rates(rates: np.ndarray) -> np.ndarray:
     """``LOW``, ``MIXED`` or ``HIGH`` for each rate."""
-    return np.searchsorted(np.asarray(BAND_EDGES), rates, side="right").astype(np.int8)
+    bands: np.ndarray = np.searchsorted(np.asarray(BAND_EDGES), rates, side="right").astype(np.int8)
+    return bands
 
 
 def bands_to_give(labels: ItemLabels, rec: SamplingRecord) -> tuple[np.ndarray, np.ndarray]:
@@ -67,7 +71,9 @@ def bands_to_give(labels: ItemLabels, rec: SamplingRecord) -> tuple[np.ndarray, 
     return cells[ok], band_of_rates(model.rate[ok])
 
 
-def _doubtful(patterns, rate: float, se: float, sp: float) -> list:
+def _doubtful(
+    patterns: Iterable[tuple[int, int]], rate: float, se: float, sp: float
+) -> list[tuple[int, int]]:
     out = []
     for yes, no in patterns:
         like1 = se**yes * (1 - se) ** no
@@ -80,7 +86,7 @@ def _doubtful(patterns, rate: float, se: float, sp: float) -> list:
 
 def patterns_to_switch_on(
     labels: ItemLabels, rec: SamplingRecord, *, judgments: int, max_judgments: int
-) -> list:
+) -> list[tuple[int, list[tuple[int, int]]]]:
     """``(band, patterns)`` newly doubtful at the annotators' current typical error rates."""
     if not labels.noisy or max_judgments <= judgments:
         return []
@@ -100,8 +106,9 @@ def patterns_to_switch_on(
     return out
 
 
-def plausible_best(model) -> tuple[float, float]:
+def plausible_best(model: LabelModel | None) -> tuple[float, float]:
     """Judgment-weighted upper 95% bounds of the annotators' sensitivity and specificity."""
+    assert model is not None  # asked only with fallible annotators (``labels.noisy``)
     n = model.judgments_per_annotator.astype(float)
     summaries = model.summaries(level=0.95)
     se = float(n @ np.array([a.sensitivity_high for a in summaries]) / n.sum())
@@ -114,6 +121,7 @@ def due_looks(labels: ItemLabels, rec: SamplingRecord, *, max_judgments: int) ->
     judgment each (drawn, label uncertain, every judgment asked in, fewer than the most)."""
     if not labels.noisy or not any(rec.look_patterns):
         return np.empty(0, np.int64)
+    assert labels.model is not None  # ``noisy``
     items = labels.model.items
     n = labels.judgments[items]
     items = items[rec.requested[items] & (n >= rec.asked[items]) & (n < max_judgments)]
@@ -125,7 +133,8 @@ def due_looks(labels: ItemLabels, rec: SamplingRecord, *, max_judgments: int) ->
         if rec.look_patterns[b]:
             keys = np.array([a * _KEY + n for a, n in rec.look_patterns[b]])
             due |= (band == b) & np.isin(key, keys)
-    return items[due]
+    looks: np.ndarray = items[due]
+    return looks
 
 
 def noise_profile(
@@ -135,7 +144,7 @@ def noise_profile(
     specificity: float,
     judgments: int,
     max_judgments: int,
-    patterns: tuple = (frozenset(), frozenset(), frozenset()),
+    patterns: tuple[frozenset[tuple[int, ...]], ...] = (frozenset(), frozenset(), frozenset()),
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per stratum rate: ``(variance inflation, expected judgments)`` of one new item.
 
@@ -169,7 +178,9 @@ def noise_profile(
     return inflation, cost
 
 
-def _answer_patterns(se, sp, k, max_judgments, patterns):
+def _answer_patterns(
+    se: float, sp: float, k: int, max_judgments: int, patterns: Collection[tuple[int, ...]]
+) -> tuple[dict[tuple[int, int], tuple[float, float]], float, float]:
     """Final answer patterns under a look rule: ``{pattern: (P | correct, P | incorrect)}`` and
     the expected looks for a correct and an incorrect item."""
     yes = np.arange(k + 1)
@@ -177,9 +188,10 @@ def _answer_patterns(se, sp, k, max_judgments, patterns):
         (int(a), k - int(a)): (stats.binom.pmf(a, k, se), stats.binom.pmf(a, k, 1 - sp))
         for a in yes
     }
-    final, extra1, extra0 = {}, 0.0, 0.0
+    final: dict[tuple[int, int], tuple[float, float]] = {}
+    extra1, extra0 = 0.0, 0.0
     while states:
-        nxt = {}
+        nxt: dict[tuple[int, int], tuple[float, float]] = {}
         for (a, n), (p1, p0) in states.items():
             if (a, n) in patterns and a + n < max_judgments:
                 extra1, extra0 = extra1 + p1, extra0 + p0
