@@ -30,6 +30,7 @@ from django.conf import settings
 from annotation.models import GoldAnswer, GoldItem, Judgment
 from annotation.selectors import stuck_items, working_annotators
 from evaluation.core.designs import ServiceDesign
+from evaluation.core.designs.interface import ServiceRecord
 from evaluation.core.results import RoundRecord
 from evaluation.core.state import TaskState
 from leaderboard.models import ReferenceItem, Run, RunPredictions, Task
@@ -95,16 +96,16 @@ class LoadedTask:
     task: Task
     state: TaskState
     design: ServiceDesign
-    runs: list  # engine run index -> Run
-    run_index: dict  # Run.pk -> engine run index
-    rounds: list  # RoundRecord, in planning order
-    round_runs: list  # Run.pk of each entry of ``rounds``
+    runs: list[Run]  # engine run index -> Run
+    run_index: dict[int, int]  # Run.pk -> engine run index
+    rounds: list[RoundRecord]  # in planning order
+    round_runs: list[int]  # Run.pk of each entry of ``rounds``
     labels_version: int  # the state holds exactly the judgment set of this version
     reference_version: int  # the reference sample's version when loading began
     annotators_at_work: int  # who answered on the task and is not paused
     stuck: np.ndarray | None = None  # items no annotator can be given now, read when needed
 
-    def record(self):
+    def record(self) -> ServiceRecord:
         return self.design.record(self.state)
 
     def pending_in_run(self, index: int) -> int:

@@ -10,8 +10,10 @@ gold.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -36,6 +38,9 @@ from .judgments import (
     recount,
 )
 from .queue import lease_expiry, parse_tokens
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 @dataclass(frozen=True)
@@ -72,7 +77,13 @@ class AnswerResult:
         return self.record.created_at + timedelta(seconds=settings.ANNOTATION_UNDO_SECONDS)
 
 
-def _same_answer(record, lease_id, answer, justification, seconds) -> bool:
+def _same_answer(
+    record: Judgment | GoldAnswer,
+    lease_id: int,
+    answer: str,
+    justification: str,
+    seconds: float | None,
+) -> bool:
     return (
         record.assignment_id == lease_id
         and record.answer == answer
@@ -83,9 +94,9 @@ def _same_answer(record, lease_id, answer, justification, seconds) -> bool:
 
 def answer_assignment(
     *,
-    annotator,
-    token,
-    client_id,
+    annotator: User,
+    token: object,
+    client_id: object,
     answer: str,
     justification: str = "",
     seconds_spent: float | None = None,
@@ -123,7 +134,14 @@ def answer_assignment(
     raise JudgmentError("you have already answered this item", "already_answered")
 
 
-def _answer(lease, annotator, client_uuid, answer, justification, seconds) -> AnswerResult:
+def _answer(
+    lease: Assignment,
+    annotator: User,
+    client_uuid: uuid.UUID,
+    answer: str,
+    justification: str,
+    seconds: float | None,
+) -> AnswerResult:
     task = lease.task
     if task.state == Task.State.DRAFT:
         raise JudgmentError("this task is not open for annotation", "task_closed")
@@ -139,6 +157,7 @@ def _answer(lease, annotator, client_uuid, answer, justification, seconds) -> An
     if lease.gold_id is not None:
         return _answer_gold(lease, annotator, client_uuid, answer, justification, seconds, late)
     # A second answer on the item by the same annotator hits the partial unique index.
+    assert lease.request_id is not None  # a lease is on a request or on a gold item
     request = VerificationRequest.objects.select_for_update().get(pk=lease.request_id)
     request.task = task
     outcome = record_judgment(
@@ -148,9 +167,16 @@ def _answer(lease, annotator, client_uuid, answer, justification, seconds) -> An
 
 
 def _answer_gold(
-    lease, annotator, client_uuid, answer, justification, seconds, late
+    lease: Assignment,
+    annotator: User,
+    client_uuid: uuid.UUID,
+    answer: str,
+    justification: str,
+    seconds: float | None,
+    late: bool,
 ) -> AnswerResult:
     gold = lease.gold
+    assert gold is not None  # a gold lease
     correct = None if answer == Answer.CANNOT_TELL else (answer == Answer.CORRECT) == gold.answer
     measures = correct is not None and not late
     # Locked first, as every path locks a request before the task row.
@@ -189,7 +215,7 @@ class Undo:
         return record_task(self.record)
 
 
-def undo_answer(*, annotator, client_id) -> Undo:
+def undo_answer(*, annotator: User, client_id: object) -> Undo:
     """Take back ``annotator``'s last answer within ``ANNOTATION_UNDO_SECONDS``.
 
     The answer is marked withdrawn (kept as the audit trail, with the judgment-set version its
@@ -226,6 +252,7 @@ def undo_answer(*, annotator, client_id) -> Undo:
             target = {"gold_id": record.gold_id}
         else:
             request = lock_request(record.request_id)
+            assert request is not None  # the judgment's own request
             record.refresh_from_db()
             withdrawn_seq = next_judgments_version(task_id) if record.counted else None
             updated = Judgment.objects.filter(pk=record.pk, withdrawn_at=None).update(
@@ -263,7 +290,9 @@ def _loaded(lease: Assignment) -> Assignment:
     return Assignment.objects.select_related("request__item", "gold__item", "task").get(pk=lease.pk)
 
 
-def _lease_after_undo(record, annotator, now) -> Assignment | None:
+def _lease_after_undo(
+    record: Judgment | GoldAnswer, annotator: User, now: datetime
+) -> Assignment | None:
     target = (
         {"gold_id": record.gold_id}
         if isinstance(record, GoldAnswer)
@@ -279,7 +308,7 @@ def _lease_after_undo(record, annotator, now) -> Assignment | None:
     return _loaded(lease) if lease is not None else None
 
 
-def _last_answer(task_id: int, annotator) -> tuple[type, int] | None:
+def _last_answer(task_id: int, annotator: User) -> tuple[type, int] | None:
     judgment = (
         Judgment.objects.filter(request__task_id=task_id, annotator=annotator, withdrawn_at=None)
         .order_by("-created_at", "-pk")
@@ -295,5 +324,6 @@ def _last_answer(task_id: int, annotator) -> tuple[type, int] | None:
     if judgment is None and gold is None:
         return None
     if gold is None or (judgment is not None and judgment[1] >= gold[1]):
+        assert judgment is not None  # not both None (above)
         return (Judgment, judgment[0])
     return (GoldAnswer, gold[0])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from datetime import datetime
 
 import numpy as np
 
@@ -19,10 +20,10 @@ from leaderboard.models import Run, RunPredictions, Task
 from ..models import RequestConflict, VerificationRequest
 
 
-def _team_predictions(task: Task, since=None) -> dict[int, np.ndarray]:
+def _team_predictions(task: Task, since: datetime | None = None) -> dict[int, np.ndarray]:
     """Every item index some run of each team predicts (team id -> sorted unique indices);
     ``since``: only runs submitted from then on."""
-    per_team = defaultdict(list)
+    per_team: defaultdict[int, list[np.ndarray]] = defaultdict(list)
     runs = RunPredictions.objects.filter(run__task=task).select_related("run")
     if since is not None:
         runs = runs.filter(run__created_at__gte=since)
@@ -37,7 +38,7 @@ def register_request_conflicts(
     task: Task,
     item_ids: list[int],
     run_items: Iterable[tuple[int, np.ndarray]] | None = None,
-    since=None,
+    since: datetime | None = None,
 ) -> int:
     """Record the conflicting teams of the requests on ``item_ids``; returns rows created
     (idempotent).
@@ -59,10 +60,10 @@ def register_request_conflicts(
     indices = np.array([r[1] for r in requests], dtype=np.int64)
     if run_items is None:
         run_items = _team_predictions(task, since).items()
-    hits = defaultdict(lambda: np.zeros(indices.size, bool))
+    hits: defaultdict[int, np.ndarray] = defaultdict(lambda: np.zeros(indices.size, bool))
     for team_id, predicted in run_items:
         hits[team_id] |= contains(predicted, indices)
-    rows = []
+    rows: list[RequestConflict] = []
     for team_id, hit in hits.items():
         rows.extend(RequestConflict(request_id=int(pk), team_id=team_id) for pk in pks[hit])
     RequestConflict.objects.bulk_create(rows, batch_size=2000, ignore_conflicts=True)

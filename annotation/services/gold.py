@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -24,6 +25,9 @@ from leaderboard.selectors import is_organizer
 from ..models import AnnotatorPause, Assignment, GoldAnswer, GoldItem
 from .errors import JudgmentError
 from .judgments import lock_annotator
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 GOLD_ANSWERS = {"correct": True, "incorrect": False}
 
@@ -54,7 +58,9 @@ def load_gold(*, task: Task, lines: Iterable[str]) -> GoldLoad:
     line number (unknown key, bad answer, a key twice). Loading the same file again changes
     nothing; a key loaded earlier with another answer gets the new answer.
     """
-    errors, wanted, seen = [], {}, {}
+    errors: list[str] = []
+    wanted: dict[str, bool] = {}  # key -> the known answer
+    seen: dict[str, int] = {}  # key -> line number
     for number, raw in enumerate(lines, start=1):
         line = raw.rstrip("\r\n")
         if not line.strip() or line.lstrip().startswith("#"):
@@ -93,12 +99,12 @@ def load_gold(*, task: Task, lines: Iterable[str]) -> GoldLoad:
             g.item_id: g for g in GoldItem.objects.filter(task=task, item_id__in=items.values())
         }
         new = []
-        for key, answer in wanted.items():
+        for key, known in wanted.items():
             gold = existing.get(items[key])
             if gold is None:
-                new.append(GoldItem(task=task, item_id=items[key], answer=answer))
-            elif gold.answer != answer:
-                GoldItem.objects.filter(pk=gold.pk).update(answer=answer)
+                new.append(GoldItem(task=task, item_id=items[key], answer=known))
+            elif gold.answer != known:
+                GoldItem.objects.filter(pk=gold.pk).update(answer=known)
                 updated += 1
             else:
                 unchanged += 1
@@ -107,11 +113,11 @@ def load_gold(*, task: Task, lines: Iterable[str]) -> GoldLoad:
     return GoldLoad(created=created, updated=updated, unchanged=unchanged)
 
 
-def open_pause(*, task: Task, annotator) -> AnnotatorPause | None:
+def open_pause(*, task: Task, annotator: User) -> AnnotatorPause | None:
     return AnnotatorPause.objects.filter(task=task, annotator=annotator, lifted_at=None).first()
 
 
-def gold_record(*, task: Task, annotator) -> tuple[int, int]:
+def gold_record(*, task: Task, annotator: User) -> tuple[int, int]:
     """(gold answers judged right, gold answers with a verdict) since the last lifted pause."""
     since = (
         AnnotatorPause.objects.filter(task=task, annotator=annotator)
@@ -125,11 +131,11 @@ def gold_record(*, task: Task, annotator) -> tuple[int, int]:
     )
     if since is not None:
         answers = answers.filter(created_at__gt=since)
-    verdicts = list(answers.values_list("correct", flat=True))
+    verdicts = cast("list[bool]", list(answers.values_list("correct", flat=True)))  # not null
     return sum(verdicts), len(verdicts)
 
 
-def evaluate_pause(*, task: Task, annotator) -> AnnotatorPause | None:
+def evaluate_pause(*, task: Task, annotator: User) -> AnnotatorPause | None:
     """Pause ``annotator`` if their gold accuracy is judged and too low; returns the pause."""
     right, total = gold_record(task=task, annotator=annotator)
     if total < max(1, task.gold_min_answers) or right / total >= task.gold_min_accuracy:
@@ -141,9 +147,12 @@ def evaluate_pause(*, task: Task, annotator) -> AnnotatorPause | None:
     return pause_annotator(task=task, annotator=annotator, reason=reason)
 
 
-def pause_annotator(*, task: Task, annotator, reason: str) -> AnnotatorPause:
+def pause_annotator(*, task: Task, annotator: User, reason: str) -> AnnotatorPause | None:
     """Pause ``annotator`` for ``task`` (idempotent: an open pause is kept as it is) and revoke
-    their leases on it: answers given on them later are kept but never counted."""
+    their leases on it: answers given on them later are kept but never counted.
+
+    Returns the open pause: ``None`` only if a concurrent pause won the race and was lifted
+    before it could be read."""
     existing = open_pause(task=task, annotator=annotator)
     if existing is not None:
         return existing
@@ -162,7 +171,7 @@ def pause_annotator(*, task: Task, annotator, reason: str) -> AnnotatorPause:
         return open_pause(task=task, annotator=annotator)
 
 
-def unpause_annotator(*, task: Task, annotator, by=None) -> bool:
+def unpause_annotator(*, task: Task, annotator: User, by: User | None = None) -> bool:
     """Lift ``annotator``'s pause (an organizer's decision); returns whether one was open.
 
     Their accuracy is judged afresh on gold answers given after this moment.

@@ -15,7 +15,9 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+import numpy as np
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Min
 from django.utils import timezone
@@ -26,6 +28,9 @@ from leaderboard.models import Item, Task
 from ..models import Answer, Assignment, GoldAnswer, Judgment, RequestConflict, VerificationRequest
 from .conflicts import register_request_conflicts
 from .errors import JudgmentError
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 COUNTED_ANSWERS = (Answer.CORRECT, Answer.INCORRECT)
 # Longer than this, the time spent on an item is not a measurement (the tab sat open).
@@ -39,7 +44,7 @@ def request_verification(
     item_ids: Iterable[int],
     judgments: int | None = None,
     priority: int = 0,
-    run_items=None,
+    run_items: Iterable[tuple[int, np.ndarray]] | None = None,
 ) -> int:
     """Open one pending request per item, asking ``judgments`` answers of it (default: the
     task's judgments per item); items that already have one are skipped.
@@ -76,7 +81,9 @@ def request_verification(
         else set()
     )
     for item_id in sorted(answered_gold.intersection(new_ids)):
-        recount(lock_request_of_item(item_id))
+        request = lock_request_of_item(item_id)
+        assert request is not None  # opened above
+        recount(request)
     if len(new_ids) >= FRESH_STATISTICS_AT:
         _refresh_statistics()
     return len(new_ids)
@@ -97,7 +104,12 @@ def _refresh_statistics() -> None:
         )
 
 
-def ask_again(*, task: Task, item_ids: Iterable[int], run_items=None) -> int:
+def ask_again(
+    *,
+    task: Task,
+    item_ids: Iterable[int],
+    run_items: Iterable[tuple[int, np.ndarray]] | None = None,
+) -> int:
     """One more judgment on each item's request (the planner's looks): a resolved request is
     pending again, for an annotator who has not judged the item yet.
 
@@ -130,14 +142,16 @@ class JudgmentOutcome:
     resolved: bool  # the request got every judgment asked of it with this answer
 
 
-def parse_client_id(client_id) -> uuid.UUID:
+def parse_client_id(client_id: object) -> uuid.UUID:
     try:
         return uuid.UUID(str(client_id))
     except ValueError:
         raise JudgmentError("client_id must be a UUID") from None
 
 
-def clean_answer_fields(answer, justification, seconds_spent) -> tuple[str, str, float | None]:
+def clean_answer_fields(
+    answer: str, justification: str | None, seconds_spent: float | str | None
+) -> tuple[str, str, float | None]:
     """Validate an answer's fields; over-long times become None (not a measurement)."""
     if answer not in Answer.values:
         raise JudgmentError(f"unknown answer {answer!r}; use one of {Answer.values}")
@@ -159,7 +173,9 @@ def clean_answer_fields(answer, justification, seconds_spent) -> tuple[str, str,
     return answer, justification, seconds_spent
 
 
-def client_id_in_use(client_uuid: uuid.UUID, *, lease_is_gold: bool = False):
+def client_id_in_use(
+    client_uuid: uuid.UUID, *, lease_is_gold: bool = False
+) -> Judgment | GoldAnswer | None:
     """The judgment or gold answer stored under ``client_uuid``, if any (the kind the caller
     most likely replays is looked up first)."""
     kinds = (GoldAnswer, Judgment) if lease_is_gold else (Judgment, GoldAnswer)
@@ -196,7 +212,7 @@ def lock_request(request_id: int) -> VerificationRequest | None:
 def submit_judgment(
     *,
     request_id: int,
-    annotator,
+    annotator: User,
     answer: str,
     client_id: uuid.UUID | str | None = None,
     justification: str = "",
@@ -248,11 +264,11 @@ def submit_judgment(
 
 def record_judgment(
     request: VerificationRequest,
-    annotator,
+    annotator: User,
     answer: str,
-    client_uuid,
+    client_uuid: uuid.UUID,
     justification: str,
-    seconds_spent,
+    seconds_spent: float | None,
     lease: Assignment | None,
     late: bool = False,
 ) -> JudgmentOutcome:

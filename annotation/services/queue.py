@@ -18,11 +18,12 @@ import random
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, Exists, F, OuterRef, Subquery
+from django.db.models import Count, Exists, F, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -43,10 +44,13 @@ from .errors import JudgmentError
 from .gold import open_pause
 from .judgments import lock_annotator
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
 ACTIVE = Assignment.State.ACTIVE
 
 
-def lease_expiry(created_at, now):
+def lease_expiry(created_at: datetime, now: datetime) -> datetime:
     """Until when a lease handed out at ``created_at`` holds if renewed ``now``: one lease
     length, never past its lifetime (heartbeats cannot keep an item forever)."""
     return min(
@@ -61,17 +65,17 @@ class Claim:
 
     status: str
     message: str
-    assignments: list = field(default_factory=list)  # new Assignment rows, items loaded
+    assignments: list[Assignment] = field(default_factory=list)  # new Assignment rows, items loaded
 
 
-def parse_tokens(tokens: Iterable) -> list[uuid.UUID]:
+def parse_tokens(tokens: Iterable[object]) -> list[uuid.UUID]:
     try:
         return [uuid.UUID(str(t)) for t in tokens]
     except ValueError:
         raise JudgmentError("every token must be a UUID") from None
 
 
-def free_requests(*, task: Task, annotator, now):
+def free_requests(*, task: Task, annotator: User, now: datetime) -> QuerySet[VerificationRequest]:
     """Pending requests of ``task`` that ``annotator`` may be given now, in queue order.
 
     Excludes what they answered or skipped, hold a live lease on, answered as gold, or conflict
@@ -105,7 +109,9 @@ def free_requests(*, task: Task, annotator, now):
     return qs.order_by("priority", "id")
 
 
-def claim_assignments(*, task: Task, annotator, count: int = 1, holding: Iterable = ()) -> Claim:
+def claim_assignments(
+    *, task: Task, annotator: User, count: int = 1, holding: Iterable[object] = ()
+) -> Claim:
     """Lease up to ``count`` items to ``annotator``, minus the live ones the page still holds,
     never past ``ANNOTATION_MAX_CLAIM`` live leases of theirs on the task (all tabs together).
 
@@ -131,7 +137,9 @@ def claim_assignments(*, task: Task, annotator, count: int = 1, holding: Iterabl
                 raise
 
 
-def _claim_locked(task, annotator, count, holding, now) -> Claim:
+def _claim_locked(
+    task: Task, annotator: User, count: int, holding: list[uuid.UUID], now: datetime
+) -> Claim:
     # One claim (or answer, undo, pause) of this annotator on this task at a time, so their
     # live leases are counted once and a pause cannot slip between the check and the lease.
     lock_annotator(task.pk, annotator.pk)
@@ -173,7 +181,7 @@ def _claim_locked(task, annotator, count, holding, now) -> Claim:
         served = Assignment.objects.filter(task=task, annotator=annotator).count()
         rng = random.Random(f"{task.seed}:{annotator.pk}:{served}")
         n_gold = sum(rng.random() < task.gold_rate for _ in range(wanted))
-    gold_ids = _pick_gold(task, annotator, now, n_gold, rng) if n_gold else []
+    gold_ids = _pick_gold(task, annotator, now, n_gold, rng) if n_gold and rng is not None else []
     request_ids = _take_requests(task, annotator, wanted - len(gold_ids), now)
     if gold_ids and not request_ids and not held and not _real_work_left(task, annotator, now):
         gold_ids = []  # gold only alongside real work: an empty queue serves no gold
@@ -185,6 +193,7 @@ def _claim_locked(task, annotator, count, holding, now) -> Claim:
         for pk in request_ids
     ]
     for pk in gold_ids:
+        assert rng is not None  # the gold was picked with it
         rows.insert(
             rng.randint(0, len(rows)),
             Assignment(
@@ -206,11 +215,11 @@ def _claim_locked(task, annotator, count, holding, now) -> Claim:
     return Claim("ok", "", [loaded[t] for t in tokens])
 
 
-def _real_work_left(task, annotator, now) -> bool:
+def _real_work_left(task: Task, annotator: User, now: datetime) -> bool:
     return free_requests(task=task, annotator=annotator, now=now).exists()
 
 
-def _pick_gold(task, annotator, now, n, rng) -> list[int]:
+def _pick_gold(task: Task, annotator: User, now: datetime, n: int, rng: random.Random) -> list[int]:
     candidates = list(
         GoldItem.objects.filter(task=task)
         .filter(
@@ -237,10 +246,11 @@ def _pick_gold(task, annotator, now, n, rng) -> list[int]:
         .order_by("pk")
         .values_list("pk", flat=True)
     )
-    return rng.sample(candidates, min(n, len(candidates)))
+    picked: list[int] = rng.sample(candidates, min(n, len(candidates)))
+    return picked
 
 
-def _take_requests(task, annotator, n, now) -> list[int]:
+def _take_requests(task: Task, annotator: User, n: int, now: datetime) -> list[int]:
     """Take up to ``n`` requests with a free slot (inside the claim's transaction)."""
     if n <= 0:
         return []
@@ -277,9 +287,10 @@ _LOCK_SQL = _FREE_REQUESTS_SQL.format(
 _RECHECK_SQL = _FREE_REQUESTS_SQL.format(extra="AND r.id = ANY(%(ids)s)", tail="")
 
 
-def _take_with_row_locks(task, annotator, n, now) -> list[int]:
-    chosen, tried = [], []
-    params = {"task": task.pk, "user": annotator.pk, "now": now}
+def _take_with_row_locks(task: Task, annotator: User, n: int, now: datetime) -> list[int]:
+    chosen: list[int] = []
+    tried: list[int] = []
+    params: dict[str, Any] = {"task": task.pk, "user": annotator.pk, "now": now}
     with connection.cursor() as cursor:
         for _ in range(4):
             need = n - len(chosen)
@@ -297,8 +308,8 @@ def _take_with_row_locks(task, annotator, n, now) -> list[int]:
     return chosen
 
 
-def _take_by_compare_and_set(task, annotator, n, now) -> list[int]:
-    chosen = []
+def _take_by_compare_and_set(task: Task, annotator: User, n: int, now: datetime) -> list[int]:
+    chosen: list[int] = []
     for _ in range(4):
         need = n - len(chosen)
         if need <= 0:
@@ -316,7 +327,7 @@ def _take_by_compare_and_set(task, annotator, n, now) -> list[int]:
     return chosen
 
 
-def heartbeat(*, annotator, tokens: Iterable) -> list[dict]:
+def heartbeat(*, annotator: User, tokens: Iterable[object]) -> list[dict[str, object]]:
     """Renew the caller's live leases, each at most to the end of its lifetime.
 
     An expired lease is never renewed, gold or real alike (reviving one whose slot was still
@@ -336,17 +347,21 @@ def heartbeat(*, annotator, tokens: Iterable) -> list[dict]:
             expires_at=lease_expiry(lease.created_at, now)
         )
     current = {a.token: a for a in Assignment.objects.filter(annotator=annotator, token__in=tokens)}
-    rows = []
+    rows: list[dict[str, object]] = []
     for token in tokens:
-        lease = current.get(token)
-        valid = lease is not None and lease.state == ACTIVE and lease.expires_at > now
+        held = current.get(token)
+        valid = held is not None and held.state == ACTIVE and held.expires_at > now
         rows.append(
-            {"token": token, "expires_at": lease.expires_at if valid else None, "valid": valid}
+            {
+                "token": token,
+                "expires_at": held.expires_at if valid and held is not None else None,
+                "valid": valid,
+            }
         )
     return rows
 
 
-def release(*, annotator, tokens: Iterable) -> int:
+def release(*, annotator: User, tokens: Iterable[object]) -> int:
     """Give back the caller's live leases at once (the page is closing); returns how many."""
     return Assignment.objects.filter(
         annotator=annotator, token__in=parse_tokens(tokens), state=ACTIVE

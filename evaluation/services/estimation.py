@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from django.db import transaction
@@ -12,6 +13,7 @@ from django.utils import timezone
 
 from evaluation.core import ENGINE_VERSION
 from evaluation.core.ranking import RankIntervals, bonferroni_level, rank_estimates
+from evaluation.core.results import RunEstimate
 from leaderboard.jobs import enqueue_plan
 from leaderboard.models import Estimate, LabelModelFit, LeaderboardSnapshot, Run, Task
 from leaderboard.services.board import snapshot_publication
@@ -51,18 +53,20 @@ def estimate_task(task_id: int) -> LeaderboardSnapshot | None:
 class _Ranking:
     """Rank intervals of the listed runs per metric, and the adjusted estimates behind them."""
 
-    indices: tuple  # positions in ``loaded.runs`` of the ranked (listed) runs
+    indices: tuple[int, ...]  # positions in ``loaded.runs`` of the ranked (listed) runs
     family_level: float
     interval_level: float
-    ranks: dict  # metric -> RankIntervals over ``indices``
-    adjusted: dict  # position -> RunEstimate at ``interval_level``
+    ranks: dict[str, RankIntervals]  # metric -> rank intervals over ``indices``
+    adjusted: dict[int, RunEstimate]  # position -> estimate at ``interval_level``
 
 
-def _listed_indices(loaded: LoadedTask) -> tuple:
+def _listed_indices(loaded: LoadedTask) -> tuple[int, ...]:
     return tuple(i for i, run in enumerate(loaded.runs) if run.state != Run.State.FAILED)
 
 
-def _rank_runs(loaded: LoadedTask, results, indices: tuple) -> _Ranking:
+def _rank_runs(
+    loaded: LoadedTask, results: list[RunEstimate], indices: tuple[int, ...]
+) -> _Ranking:
     """Rank intervals of the runs at ``indices`` on every metric (docs/STATISTICS.md, ranks).
 
     Every run is re-estimated at the Bonferroni level for the largest number ``K`` of runs with a
@@ -75,6 +79,7 @@ def _rank_runs(loaded: LoadedTask, results, indices: tuple) -> _Ranking:
         default=0,
     )
     level = bonferroni_level(family, k)
+    adjusted: dict[int, RunEstimate]
     if not indices:
         adjusted = {}
     elif level == family:
@@ -97,7 +102,7 @@ def _rank_runs(loaded: LoadedTask, results, indices: tuple) -> _Ranking:
     return _Ranking(indices, family, level, ranks, adjusted)
 
 
-def _move_runs_on(loaded: LoadedTask, results) -> None:
+def _move_runs_on(loaded: LoadedTask, results: list[RunEstimate]) -> None:
     target = loaded.task.target_half_width
     for index, run in enumerate(loaded.runs):
         run.refresh_from_db()
@@ -133,7 +138,9 @@ def _move_runs_on(loaded: LoadedTask, results) -> None:
             run.n_requested, run.n_verified = drawn, verified
 
 
-def _final_state(outcome: str, half_width: float, target: float, budget, rounds: int):
+def _final_state(
+    outcome: str, half_width: float, target: float, budget: int | None, rounds: int
+) -> tuple[str, str]:
     if outcome in ("met", "exhausted") or half_width <= target:
         return Run.State.SCORED, f"precision ±{half_width:.3f} meets the target ±{target:g}"
     if outcome == "budget_exhausted":
@@ -154,7 +161,7 @@ def _final_state(outcome: str, half_width: float, target: float, budget, rounds:
 
 
 def _store_snapshot(
-    task: Task, loaded: LoadedTask, results, ranking: _Ranking
+    task: Task, loaded: LoadedTask, results: list[RunEstimate], ranking: _Ranking
 ) -> LeaderboardSnapshot | None:
     listed = [(i, run) for i, run in enumerate(loaded.runs) if run.state != Run.State.FAILED]
     if tuple(i for i, _ in listed) != ranking.indices:
@@ -204,7 +211,7 @@ def _store_snapshot(
     return snapshot
 
 
-def _label_details(loaded: LoadedTask) -> dict:
+def _label_details(loaded: LoadedTask) -> dict[str, Any]:
     """How labels entered the estimates, for everyone who reads the snapshot: the annotator
     model's method and what it was fitted to (never anything per annotator or per item)."""
     model = loaded.design.labels(loaded.state).model
@@ -261,7 +268,7 @@ def _store_label_fit(task: Task, snapshot: LeaderboardSnapshot, loaded: LoadedTa
     )
 
 
-def _same(latest: LeaderboardSnapshot, loaded: LoadedTask, rows: list) -> bool:
+def _same(latest: LeaderboardSnapshot, loaded: LoadedTask, rows: list[dict[str, Any]]) -> bool:
     return (
         latest.labels_version == loaded.labels_version
         and latest.reference_version == loaded.reference_version
@@ -269,15 +276,15 @@ def _same(latest: LeaderboardSnapshot, loaded: LoadedTask, rows: list) -> bool:
     )
 
 
-def _rank_entry(ranking: _Ranking, index: int) -> dict:
-    entry = {}
+def _rank_entry(ranking: _Ranking, index: int) -> dict[str, dict[str, int | None] | None]:
+    entry: dict[str, dict[str, int | None] | None] = {}
     for m in METRICS:
         best, worst = ranking.ranks[m].of(index)
         entry[m] = None if best is None else {"best": best, "worst": worst}
     return entry
 
 
-def _ranking_details(ranking: _Ranking, loaded: LoadedTask) -> dict:
+def _ranking_details(ranking: _Ranking, loaded: LoadedTask) -> dict[str, Any]:
     """How the ranks were obtained, and the adjusted intervals they rest on (per run pk)."""
     intervals = {}
     for i in ranking.indices:
@@ -294,8 +301,10 @@ def _ranking_details(ranking: _Ranking, loaded: LoadedTask) -> dict:
     }
 
 
-def _row(run: Run, result, rank: dict) -> dict:
-    row = {
+def _row(
+    run: Run, result: RunEstimate, rank: dict[str, dict[str, int | None] | None]
+) -> dict[str, Any]:
+    row: dict[str, Any] = {
         "run": run.pk,
         "name": run.name,
         "team": run.team.name,

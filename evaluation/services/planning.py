@@ -11,11 +11,12 @@ from django.db import IntegrityError, transaction
 
 from annotation.services import ask_again, register_run_conflicts, request_verification
 from evaluation.core import ENGINE_VERSION
+from evaluation.core.results import Plan
 from leaderboard.jobs import enqueue_estimate, enqueue_plan
 from leaderboard.models import Item, Run
 from leaderboard.services.lifecycle import fail_run, transition_run
 
-from ..engine_state import load_task_state
+from ..engine_state import LoadedTask, load_task_state
 from ..locks import assert_lock_held, engine_lock
 from ..models import Draw, Look, PlanRound
 
@@ -80,7 +81,7 @@ def _plan_locked(run: Run, token: str) -> str:
         return "skipped"
 
 
-def _store_round(run: Run, plan, inclusion: np.ndarray, loaded) -> PlanRound:
+def _store_round(run: Run, plan: Plan, inclusion: np.ndarray, loaded: LoadedTask) -> PlanRound:
     details = {k: v for k, v in plan.details.items() if k not in ("levels", "fraction")}
     cells, bands = plan.bands
     design = loaded.design
@@ -139,7 +140,7 @@ def _store_round(run: Run, plan, inclusion: np.ndarray, loaded) -> PlanRound:
     return plan_round
 
 
-def _advance(run: Run, plan, loaded, index: int) -> str:
+def _advance(run: Run, plan: Plan, loaded: LoadedTask, index: int) -> str:
     """Move the run on after its round is stored (inside the round's transaction)."""
     fields = {
         "rounds": plan.round,
@@ -174,15 +175,15 @@ def _advance(run: Run, plan, loaded, index: int) -> str:
     return "estimating"
 
 
-def _finite(x: float) -> float | None:
+def _finite(x: float | None) -> float | None:
     return float(x) if x is not None and math.isfinite(x) else None
 
 
-def _fmt(x: float) -> str:
+def _fmt(x: float | None) -> str:
     return f"{x:.3f}" if x is not None and math.isfinite(x) else "∞"
 
 
-def _jsonable(value):
+def _jsonable(value: object) -> object:
     if isinstance(value, dict):
         return {k: _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

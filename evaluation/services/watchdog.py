@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -18,7 +18,7 @@ from leaderboard.services.lifecycle import fail_run
 log = logging.getLogger(__name__)
 
 
-def watchdog(*, now=None) -> dict:
+def watchdog(*, now: datetime | None = None) -> dict[str, int]:
     """Re-queue work untouched for ``PIPELINE_STUCK_SECONDS``; fail it after too many attempts.
 
     A run in ``received``, ``validating``, ``queued``, ``planning`` or ``estimating`` that has not

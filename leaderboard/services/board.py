@@ -6,6 +6,8 @@ Snapshots are immutable once written; the only change a snapshot ever sees is go
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, cast
+
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.db import transaction
@@ -13,6 +15,9 @@ from django.utils import timezone
 
 from ..errors import InvalidFields
 from ..models import LeaderboardSnapshot, Run, Task
+
+if TYPE_CHECKING:
+    from django.db.models import Field
 
 RUN_DETAIL_FIELDS = ("name", "description", "link")
 
@@ -47,7 +52,7 @@ def publish_board(*, task: Task, release_hold: bool = True) -> LeaderboardSnapsh
     return task.snapshots.order_by("-version").first()
 
 
-def snapshot_publication(task: Task) -> dict:
+def snapshot_publication(task: Task) -> dict[str, Any]:
     """How a snapshot written now for ``task`` is stored: published unless the board is held."""
     held = Task.objects.filter(pk=task.pk).values_list("board_held", flat=True).first()
     if held:
@@ -55,7 +60,7 @@ def snapshot_publication(task: Task) -> dict:
     return {"published": True, "published_at": timezone.now()}
 
 
-def update_run_details(*, run: Run, **fields) -> Run:
+def update_run_details(*, run: Run, **fields: Any) -> Run:
     """Change a run's public name, description or link (validated; nothing else is editable)."""
     unknown = sorted(set(fields) - set(RUN_DETAIL_FIELDS))
     if unknown:
@@ -66,7 +71,7 @@ def update_run_details(*, run: Run, **fields) -> Run:
     cleaned = {}
     for name, value in fields.items():
         value = "" if value is None else str(value).strip()
-        max_length = Run._meta.get_field(name).max_length
+        max_length = cast("Field[Any, Any]", Run._meta.get_field(name)).max_length
         if name == "name" and not value:
             errors.setdefault(name, []).append("a run needs a name")
         if max_length and len(value) > max_length:

@@ -11,6 +11,7 @@ is queued or rejected.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 from django.conf import settings
@@ -18,7 +19,7 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 
 from .. import jobs
-from ..ingestion import UploadRejected, human_bytes, parse_run_file
+from ..ingestion import ParsedRun, UploadRejected, human_bytes, parse_run_file
 from ..models import Run, RunPredictions, Task
 from .items import ensure_items
 from .lifecycle import fail_run, transition_run
@@ -36,7 +37,7 @@ def ingest_run(run_id: int) -> str:
     return run.state
 
 
-def submit_and_ingest(**submission) -> Run:
+def submit_and_ingest(**submission: Any) -> Run:
     """:func:`~leaderboard.services.runs.submit_run`, then validate the file here and now.
 
     For callers that are not web requests (``manage.py submit_run``, the demo, tests): the run is
@@ -132,7 +133,7 @@ def _lost(run: Run) -> None:
     run.refresh_from_db()
 
 
-def _store(run: Run, parsed) -> None:
+def _store(run: Run, parsed: ParsedRun) -> None:
     with transaction.atomic():
         locked = Task.objects.select_for_update().get(pk=run.task_id)
         current = _locked(run)

@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import islice, repeat
+from typing import TypeVar
 
 import numpy as np
 from django.db import connection, transaction
+from django.db.models import Field
 
 from ..models import Item, Task
 
@@ -22,6 +24,8 @@ LOOKUP_CHUNK = 500  # keys per ``key IN (...)`` query (well under every backend'
 # Look keys up one chunk at a time when the task has this many times more items than the upload.
 LOOKUP_RATIO = 8
 ITERATOR_CHUNK = 20_000  # rows fetched at a time when reading a whole task's items
+
+_T = TypeVar("_T")
 
 
 def ensure_items(
@@ -71,7 +75,7 @@ def item_ids(*, task: Task, indices: Sequence[int] | np.ndarray) -> list[int]:
     return [found[i] for i in wanted]
 
 
-def _chunks(values: Sequence, size: int) -> Iterator[Sequence]:
+def _chunks(values: Sequence[_T], size: int) -> Iterator[Sequence[_T]]:
     for start in range(0, len(values), size):
         yield values[start : start + size]
 
@@ -93,9 +97,16 @@ def _dump(payload: object) -> str | None:
     return None if payload is None else json.dumps(payload, ensure_ascii=False)
 
 
+def _column(name: str) -> str:
+    """The database column of ``Item``'s concrete field ``name``."""
+    field = Item._meta.get_field(name)
+    assert isinstance(field, Field) and field.column  # a concrete field has a column
+    return field.column
+
+
 def _insert(task_id: int, keys: list[str], start: int, payloads: Mapping[str, object]) -> None:
     meta = Item._meta
-    columns = [meta.get_field(name).column for name in ("task", "key", "index", "payload")]
+    columns = [_column(name) for name in ("task", "key", "index", "payload")]
     quoted = ", ".join(connection.ops.quote_name(c) for c in columns)
     table = connection.ops.quote_name(meta.db_table)
     dumped = map(_dump, map(payloads.get, keys)) if payloads else repeat(None)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import transaction
 from django.utils import timezone
 
 from ..models import Run, RunEvent
 
 # Which states may follow which (anything may fail; the watchdog may re-queue active runs).
-_ALLOWED = {
+_ALLOWED: dict[str, set[str]] = {
     Run.State.RECEIVED: {Run.State.VALIDATING, Run.State.REJECTED},
     Run.State.VALIDATING: {Run.State.QUEUED, Run.State.REJECTED},
     Run.State.QUEUED: {Run.State.PLANNING},
@@ -35,7 +37,7 @@ class IllegalTransition(RuntimeError):
     """A state change the lifecycle does not allow (a bug, or a stale message)."""
 
 
-def transition_run(run: Run, state: str, reason: str = "", **fields) -> Run:
+def transition_run(run: Run, state: str, reason: str = "", **fields: Any) -> Run:
     """Move ``run`` to ``state`` (saving ``fields`` too) and log the change.
 
     Failing is allowed from any non-terminal state; a terminal run never changes again, except

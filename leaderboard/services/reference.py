@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from django.db import transaction
 
@@ -18,13 +18,19 @@ from ..models import ReferenceItem, Run, Task
 from .items import ensure_items, item_ids
 from .runs import SubmissionError, check_size, upload_limit
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
 logger = logging.getLogger(__name__)
 
 
-def upload_reference(*, task: Task, user, upload: IO[bytes], file_name: str = "") -> int:
+def upload_reference(
+    *, task: Task, user: User | str, upload: IO[bytes], file_name: str = ""
+) -> int:
     """Replace the task's reference sample with the file's items; return how many there are.
 
-    Permission (organizers of the task) is checked by the caller; ``user`` is for the log.
+    Permission (organizers of the task) is checked by the caller; ``user`` (or a name, such as
+    ``"manage.py"``) is for the log.
     Raises :class:`~leaderboard.services.runs.SubmissionError` (``rejected``, ``too_large``).
     """
     file_name = os.path.basename(file_name or getattr(upload, "name", "") or "")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import uuid
 from datetime import datetime
-from typing import IO
+from typing import IO, TYPE_CHECKING, cast
 
 from django.conf import settings
 from django.core.files import File
@@ -27,8 +27,12 @@ from ..models import Run, Task, Team
 from ..selectors import Quota, counted_runs, quota_for, teams_of
 from .lifecycle import transition_run
 
-MAX_NAME_LENGTH = Run._meta.get_field("name").max_length
-MAX_FILE_NAME_LENGTH = Run._meta.get_field("file_name").max_length
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+# CharFields: their max_length is set.
+MAX_NAME_LENGTH = cast(int, Run._meta.get_field("name").max_length)
+MAX_FILE_NAME_LENGTH = cast(int, Run._meta.get_field("file_name").max_length)
 
 
 class SubmissionError(ServiceError):
@@ -95,7 +99,7 @@ def check_open(task: Task) -> None:
         )
 
 
-def check_member(*, team: Team, user) -> None:
+def check_member(*, team: Team, user: User) -> None:
     if not team.members.filter(pk=user.pk).exists():
         raise SubmissionError("not_team_member", f"you are not a member of team {team.name!r}")
 
@@ -130,7 +134,7 @@ def check_quota(*, task: Task, team: Team, now: datetime | None = None) -> Quota
     return quota
 
 
-def resolve_team(*, user, team: str | int | None = None) -> Team:
+def resolve_team(*, user: User, team: str | int | None = None) -> Team:
     """The team ``user`` submits for: ``team`` (an id or a name), or their only team."""
     teams = list(teams_of(user))
     if team not in (None, ""):
@@ -176,7 +180,7 @@ def _clean_name(name: str) -> str:
     return name
 
 
-def _rewind(upload) -> None:
+def _rewind(upload: IO[bytes]) -> None:
     seekable = getattr(upload, "seekable", None)
     if callable(seekable) and seekable():
         upload.seek(0)
@@ -195,7 +199,7 @@ def check_duplicate(*, task: Task, team: Team, sha256: str) -> None:
         )
 
 
-class _ReceivedFile(File):
+class _ReceivedFile(File):  # type: ignore[type-arg]  # File is generic only in the stubs
     DEFAULT_CHUNK_SIZE = READ_SIZE
 
 
@@ -204,7 +208,8 @@ def _store(upload: IO[bytes], *, task: Task) -> tuple[str, Receiver]:
     receiver = Receiver(upload, max_bytes=upload_limit(task))
     name = f"{settings.UPLOAD_DIR}/{task.pk}/{uuid.uuid4().hex}.upload"
     try:
-        stored = default_storage.save(name, _ReceivedFile(receiver, name=name))
+        # A Receiver is file-like as far as storage backends read one.
+        stored = default_storage.save(name, _ReceivedFile(cast(IO[bytes], receiver), name=name))
         receiver.finish()
     except BaseException:
         default_storage.delete(name)  # the part written before the limit (if any)
@@ -216,7 +221,7 @@ def submit_run(
     *,
     task: Task,
     team: Team,
-    user,
+    user: User,
     upload: IO[bytes],
     file_name: str = "",
     name: str = "",
@@ -291,7 +296,7 @@ def submit_run(
 def submit_upload(
     *,
     task: Task,
-    user,
+    user: User,
     upload: IO[bytes],
     team: str | int | None = None,
     file_name: str = "",

@@ -15,6 +15,7 @@ import hashlib
 
 from django.conf import settings
 from django.core.cache import caches
+from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
 from ..errors import ServiceError, retry_after
@@ -32,7 +33,7 @@ class SignInRefused(ServiceError):
         super().__init__(REFUSED, headers=retry_after(settings.LOGIN_FAILURE_WINDOW))
 
 
-def failure_keys(request, username: str) -> list[str]:
+def failure_keys(request: Request, username: str) -> list[str]:
     """The counters one attempt for ``username`` from ``request``'s client belongs to."""
     address = BaseThrottle().get_ident(request)  # the API throttles' notion (NUM_PROXIES)
     name = (username or "").strip().lower()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, cast
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -12,6 +13,9 @@ from evaluation.core.designs import SERVICE_DESIGNS, ServiceDesign, make_service
 from ..display_templates import validate_display_template
 from ..errors import InvalidFields, ServiceError
 from ..models import Task, Team
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 # Settings an organizer may set; the engine's bookkeeping fields are not editable.
 TASK_FIELDS = frozenset(
@@ -31,7 +35,7 @@ class TeamError(ServiceError):
     """A team that cannot be created or changed (the message says why)."""
 
 
-def _check_names(fields: dict) -> None:
+def _check_names(fields: dict[str, Any]) -> None:
     unknown = sorted(set(fields) - TASK_FIELDS)
     if unknown:
         raise TaskSettingsError(
@@ -95,7 +99,7 @@ def _validate(task: Task, *, exclude_unique: bool = False) -> None:
         raise TaskSettingsError(f"invalid task settings ({summary})", errors)
 
 
-def create_task(*, slug: str, title: str, organizers: Iterable = (), **fields) -> Task:
+def create_task(*, slug: str, title: str, organizers: Iterable[User] = (), **fields: Any) -> Task:
     """Create a task (validated like a form); ``organizers`` (users) may manage it."""
     _check_names(fields)
     if not isinstance(fields.get("design_options", {}), dict):
@@ -116,7 +120,7 @@ def create_task(*, slug: str, title: str, organizers: Iterable = (), **fields) -
     return task
 
 
-def update_task(*, task: Task, **fields) -> Task:
+def update_task(*, task: Task, **fields: Any) -> Task:
     """Change some settings of ``task`` (validated as a whole before anything is saved)."""
     _check_names(fields)
     if "state" in fields:
@@ -126,7 +130,7 @@ def update_task(*, task: Task, **fields) -> Task:
     return _save(task, fields)
 
 
-def _save(task: Task, fields: dict) -> Task:
+def _save(task: Task, fields: dict[str, Any]) -> Task:
     if not fields:
         return task
     frozen = sorted(
@@ -150,7 +154,7 @@ def _save(task: Task, fields: dict) -> Task:
     return task
 
 
-def set_task_state(*, task: Task, state: str, _fields: dict | None = None) -> Task:
+def set_task_state(*, task: Task, state: str, _fields: dict[str, Any] | None = None) -> Task:
     """Open, close or re-open a task; back to draft only while it has no runs."""
     if state not in Task.State.values:
         raise TaskSettingsError(
@@ -165,15 +169,15 @@ def set_task_state(*, task: Task, state: str, _fields: dict | None = None) -> Ta
     return _save(task, {**(_fields or {}), "state": state})
 
 
-def add_organizer(*, task: Task, user) -> None:
+def add_organizer(*, task: Task, user: User) -> None:
     task.organizers.add(user)
 
 
-def create_team(*, name: str, members: Iterable = ()) -> Team:
+def create_team(*, name: str, members: Iterable[User] = ()) -> Team:
     name = (name or "").strip()
     if not name:
         raise TeamError("a team needs a name")
-    if len(name) > Team._meta.get_field("name").max_length:
+    if len(name) > cast(int, Team._meta.get_field("name").max_length):  # a CharField's is set
         raise TeamError("the team name is too long")
     try:
         with transaction.atomic():
@@ -184,9 +188,9 @@ def create_team(*, name: str, members: Iterable = ()) -> Team:
     return team
 
 
-def add_team_member(*, team: Team, user) -> None:
+def add_team_member(*, team: Team, user: User) -> None:
     team.members.add(user)
 
 
-def remove_team_member(*, team: Team, user) -> None:
+def remove_team_member(*, team: Team, user: User) -> None:
     team.members.remove(user)

@@ -11,12 +11,16 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
 from ..errors import ServiceError
 from ..models import ApiToken
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 class TokenExists(ServiceError):
@@ -40,13 +44,13 @@ class IssuedToken:
     created: datetime
 
 
-def _issue(user) -> IssuedToken:
+def _issue(user: User) -> IssuedToken:
     key = secrets.token_hex(32)
     token = ApiToken.objects.create(user=user, digest=ApiToken.digest_of(key))
     return IssuedToken(key=key, created=token.created)
 
 
-def create_token(*, user) -> IssuedToken:
+def create_token(*, user: User) -> IssuedToken:
     """Make the user's token; raises :class:`TokenExists` if they already have one."""
     try:
         with transaction.atomic():
@@ -57,7 +61,7 @@ def create_token(*, user) -> IssuedToken:
         raise TokenExists() from exc
 
 
-def rotate_token(*, user) -> IssuedToken:
+def rotate_token(*, user: User) -> IssuedToken:
     """Replace the user's token (or make one) with a new key; the old key is invalid at once."""
     with transaction.atomic():
         # Serialise concurrent rotations of one user on the user row.
@@ -66,7 +70,7 @@ def rotate_token(*, user) -> IssuedToken:
         return _issue(user)
 
 
-def revoke_token(*, user) -> bool:
+def revoke_token(*, user: User) -> bool:
     """Delete the user's token; idempotent. Returns whether there was one."""
     deleted, _ = ApiToken.objects.filter(user=user).delete()
     return bool(deleted)
