@@ -60,7 +60,7 @@ def task_agreement(*, task) -> Agreement:
     """Agreement over the task's most recent :data:`MAX_ITEMS` requests with 2+ votes."""
     eligible = VerificationRequest.objects.filter(task=task, judgments_counted__gte=2)
     request_ids = eligible.order_by("-id").values("pk")[:MAX_ITEMS]
-    votes = defaultdict(lambda: [0, 0])
+    votes: defaultdict[int, list[int]] = defaultdict(lambda: [0, 0])
     for request_id, answer in (
         Judgment.objects.filter(request_id__in=request_ids, counted=True)
         .values_list("request_id", "answer")

@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any, TypedDict
 
 from django.contrib.auth import get_user_model
 from django.db.models import Count, Exists, OuterRef, Q
@@ -183,10 +184,10 @@ def queue_health(*, task: Task) -> QueueHealth:
         answers_last_hour=answered_since(now - timedelta(hours=1)),
         answers_last_day=answered_since(now - timedelta(days=1)),
         agreement=task_agreement(task=task).as_dict(),
-        annotators=_annotator_rows(task, now, fit.annotators if model else []),
+        annotators=_annotator_rows(task, now, fit.annotators if model and fit else []),
         model_method=model["method"] if model else "",
-        model_level=fit.level if model else None,
-        model_snapshot=fit.snapshot.version if model else None,
+        model_level=fit.level if model and fit else None,
+        model_snapshot=fit.snapshot.version if model and fit else None,
     )
 
 
@@ -234,7 +235,18 @@ def stuck_items(*, task: Task) -> set[int]:
     return {pending[pk] for pk, users in blocked.items() if pk in pending and active <= users}
 
 
-def _annotator_rows(task: Task, now: datetime, estimated: list) -> list[AnnotatorRow]:
+class _AnswerStats(TypedDict):
+    total: int
+    today: int
+    gold: int
+    right: int
+    judged: int
+    seconds: list[float]
+
+
+def _annotator_rows(
+    task: Task, now: datetime, estimated: list[dict[str, Any]]
+) -> list[AnnotatorRow]:
     since = start_of_day(now)
     users = {
         u.pk: u.username
@@ -246,7 +258,7 @@ def _annotator_rows(task: Task, now: datetime, estimated: list) -> list[Annotato
         )
         .distinct()
     }
-    stats = defaultdict(
+    stats: defaultdict[int, _AnswerStats] = defaultdict(
         lambda: {"total": 0, "today": 0, "gold": 0, "right": 0, "judged": 0, "seconds": []}
     )
     judgments, gold = _answers(task)

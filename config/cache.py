@@ -94,6 +94,8 @@ class CountingDatabaseCache(DatabaseCache):
     and only the value is rewritten.
     """
 
+    _table: str  # set by DatabaseCache.__init__ (not in its stubs)
+
     def incr(self, key, delta=1, version=None):
         db = router.db_for_write(self.cache_model_class)
         connection = connections[db]

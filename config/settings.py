@@ -66,7 +66,9 @@ def default_database_url(base_dir: Path = BASE_DIR) -> str:
     return f"sqlite:///{base_dir / 'var' / 'db.sqlite3'}"
 
 
-def database_config_from_env(env: Mapping[str, str], base_dir: Path = BASE_DIR) -> dict[str, Any]:
+def database_config_from_env(
+    env: Mapping[str, str], base_dir: Path = BASE_DIR
+) -> dj_database_url.DBConfig:
     """The ``DATABASES['default']`` entry for ``env`` (``DATABASE_URL`` or the SQLite default)."""
     url = env.get("DATABASE_URL") or default_database_url(base_dir)
     config = dj_database_url.parse(url)

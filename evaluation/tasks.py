@@ -7,6 +7,8 @@ lock contention errors are retried with backoff. Lower layers enqueue these by n
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
@@ -16,7 +18,17 @@ from . import services
 from .locks import EngineBusy
 
 TRANSIENT = (EngineBusy, OperationalError, InterfaceError)
-RETRY = {
+
+
+class _RetryOptions(TypedDict):
+    autoretry_for: tuple[type[BaseException], ...]
+    retry_backoff: int
+    retry_backoff_max: int
+    retry_jitter: bool
+    max_retries: int
+
+
+RETRY: _RetryOptions = {
     "autoretry_for": TRANSIENT,
     "retry_backoff": 1,
     "retry_backoff_max": 30,
@@ -42,5 +54,5 @@ def estimate_task(task_id: int) -> int | None:
 
 
 @shared_task(name="evaluation.watchdog", **RETRY)
-def watchdog() -> dict:
+def watchdog() -> dict[str, int]:
     return services.watchdog()

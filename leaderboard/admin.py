@@ -8,6 +8,8 @@ edit in the admin would bypass the label and reference versions the estimator re
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import admin
 from django.db import models
@@ -78,7 +80,7 @@ class TaskAdminForm(forms.ModelForm):
         fields = "__all__"
 
     def clean(self):
-        data = super().clean()
+        data: Any = super().clean()  # the cleaned data (a ModelForm's is never None)
         design = data.get("design", getattr(self.instance, "design", None))
         options = data.get("design_options", getattr(self.instance, "design_options", None))
         if self.errors or design is None:

@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
+from typing import Any, TypeGuard, cast
 
 __all__ = ["HistoryPoint", "PlotPoint", "history_svg", "interval_plot_svg"]
 
@@ -45,7 +46,7 @@ class HistoryPoint:
     high: float | None
 
 
-def _finite(v) -> bool:
+def _finite(v: Any) -> TypeGuard[float]:  # anything; True for a finite number
     if v is None or isinstance(v, str):
         return False
     try:
@@ -138,8 +139,7 @@ def interval_plot_svg(
             f'<text class="lb-label" x="{_num(left - 8)}" y="{_num(y + 4)}" '
             f'text-anchor="end"{weight}>{escape(_short(label))}</text>'
         )
-        has_bounds = _finite(p.low) and _finite(p.high)
-        if has_bounds:
+        if _finite(p.low) and _finite(p.high):
             x1, x2 = x_of(min(p.low, p.high)), x_of(max(p.low, p.high))
             faint = "" if _finite(p.value) else ' stroke-opacity="0.35" stroke-dasharray="3 3"'
             out.append(
@@ -205,9 +205,10 @@ def history_svg(points: Sequence[HistoryPoint], *, width: int = 320, height: int
         out.append("</g></svg>")
         return "\n".join(out)
 
-    lows = [_clamp01(min(p.low, p.high)) for p in usable]
-    highs = [_clamp01(max(p.low, p.high)) for p in usable]
-    values = [_clamp01(p.value) for p in usable]
+    # Every usable point has finite numbers (filtered above).
+    lows = [_clamp01(min(cast(float, p.low), cast(float, p.high))) for p in usable]
+    highs = [_clamp01(max(cast(float, p.low), cast(float, p.high))) for p in usable]
+    values = [_clamp01(cast(float, p.value)) for p in usable]
     y_lo, y_hi = min(lows + values), max(highs + values)
     if y_hi - y_lo < 0.05:
         mid = (y_hi + y_lo) / 2

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from django import forms
 from django.forms.models import fields_for_model, model_to_dict
 
@@ -23,9 +25,8 @@ class RunUploadForm(forms.Form):
     def __init__(self, *args, teams: list[Team], **kwargs):
         super().__init__(*args, **kwargs)
         self.teams = teams
-        self.fields["team"].queryset = Team.objects.filter(pk__in=[t.pk for t in teams]).order_by(
-            "name"
-        )
+        team_field = cast("forms.ModelChoiceField[Team]", self.fields["team"])
+        team_field.queryset = Team.objects.filter(pk__in=[t.pk for t in teams]).order_by("name")
         if len(teams) == 1:
             self.fields["team"].widget = forms.HiddenInput()
             self.fields["team"].initial = teams[0].pk

@@ -215,6 +215,9 @@ class Run(models.Model):
     state_changed_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
 
+    # Not a column: the events a page may show, set by ``leaderboard.selectors.runs_seen_by``.
+    visible_events: list[RunEvent]
+
     class Meta:
         ordering = ["id"]
         indexes = [

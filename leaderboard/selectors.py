@@ -281,7 +281,8 @@ def _as_of_snapshot(
         )
     if run.state not in Run.TERMINAL:
         run.finished_at = None
-    run.outcome = run.rounds = None
+    # Unknown as of the snapshot: shown blank (this copy of the run is never saved).
+    run.outcome = run.rounds = None  # type: ignore[assignment]
     run.n_requested, run.n_verified = row.get("n_requested", 0), row.get("n_verified", 0)
     return shown
 

@@ -128,8 +128,8 @@ class AnnotatorPanel:
             self._judge(state, self._gold_draws(owed), gold=True)
 
     def _judge(self, state: TaskState, items: np.ndarray, *, gold: bool = False) -> None:
-        who = []
-        kept = []
+        who_list: list[int] = []
+        kept_list: list[int] = []
         for item in items.tolist():
             done = self._judged_by.setdefault(item, set())
             free = [a for a in range(self.size) if a not in done]
@@ -137,12 +137,12 @@ class AnnotatorPanel:
                 continue
             a = free[int(self.rng.integers(len(free)))]
             done.add(a)
-            who.append(a)
-            kept.append(item)
-        if not kept:
+            who_list.append(a)
+            kept_list.append(item)
+        if not kept_list:
             return
-        kept = np.array(kept, dtype=np.int64)
-        who = np.array(who, dtype=np.int64)
+        kept = np.array(kept_list, dtype=np.int64)
+        who = np.array(who_list, dtype=np.int64)
         truth = self.truth[kept]
         se, sp = self.sensitivity[who], self.specificity[who]
         if self.hard is not None and not gold:

@@ -41,7 +41,7 @@ import math
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 
@@ -252,7 +252,7 @@ def _split_lines(data: bytes) -> tuple[list[str | None], dict[int, str]]:
     lines: list[str | None]
     bad: dict[int, str] = {}
     try:
-        lines = data.decode("utf-8").split("\n")
+        lines = cast("list[str | None]", data.decode("utf-8").split("\n"))
     except UnicodeDecodeError:
         # Slow path: decode line by line to report every bad line. A newline byte
         # never occurs inside a multi-byte UTF-8 sequence, so splitting first is safe.

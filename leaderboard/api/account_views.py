@@ -29,10 +29,10 @@ from .serializers import (
     TokenKeySerializer,
     TokenStatusSerializer,
 )
-from .views import ApiView
+from .views import ApiView, ViewMixinBase
 
 
-class TokenWriteMixin:
+class TokenWriteMixin(ViewMixinBase):
     """Who a token is made for: the username and password sent, else the signed-in caller."""
 
     @property
@@ -89,7 +89,8 @@ class TokenView(TokenWriteMixin, ApiView):
     @extend_schema(
         request=CredentialsSerializer,
         responses=with_errors({201: TokenKeySerializer}, 400, 401, 409, 429),
-        auth=[{"tokenAuth": []}, {"cookieAuth": []}, {}],
+        # Security requirement objects, as drf-spectacular uses them (its hint says str).
+        auth=[{"tokenAuth": []}, {"cookieAuth": []}, {}],  # type: ignore[list-item]
     )
     def post(self, request):
         user = self.token_owner(request)
@@ -115,7 +116,8 @@ class TokenRotateView(TokenWriteMixin, ApiView):
     @extend_schema(
         request=CredentialsSerializer,
         responses=with_errors({201: TokenKeySerializer}, 400, 401, 429),
-        auth=[{"tokenAuth": []}, {"cookieAuth": []}, {}],
+        # Security requirement objects, as drf-spectacular uses them (its hint says str).
+        auth=[{"tokenAuth": []}, {"cookieAuth": []}, {}],  # type: ignore[list-item]
     )
     def post(self, request):
         return key_response(rotate_token(user=self.token_owner(request)))

@@ -7,11 +7,13 @@ only; everyone else gets 404 for them, as for a version that does not exist.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions
-from rest_framework.renderers import JSONRenderer
+from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 
 from ..exports import METRICS, csv_lines, snapshot_csv_rows, snapshot_json
@@ -30,7 +32,7 @@ from .serializers import (
     SnapshotSerializer,
     SnapshotSummarySerializer,
 )
-from .views import ApiView
+from .views import ApiView, ViewMixinBase
 
 SORT = OpenApiParameter(
     "sort",
@@ -51,10 +53,14 @@ SNAPSHOT_RESPONSES = {
 }
 
 
-class CsvExportMixin:
+class CsvExportMixin(ViewMixinBase):
     """Views that answer ``?format=csv`` (or ``Accept: text/csv``) with a streamed CSV file."""
 
-    renderer_classes = [JSONRenderer, BrowsableAPIRenderer, CSVRenderer]
+    renderer_classes: Sequence[type[BaseRenderer]] = [
+        JSONRenderer,
+        BrowsableAPIRenderer,
+        CSVRenderer,
+    ]
 
     def wants_csv(self) -> bool:
         return getattr(self.request.accepted_renderer, "format", None) == "csv"

@@ -52,10 +52,12 @@ def service_error(exc: Exception, *, error_codes: dict[str, str]) -> ServiceErro
         return None
     set_rollback()
     headers = {}
-    if getattr(exc, "auth_header", None):
-        headers["WWW-Authenticate"] = exc.auth_header
-    if getattr(exc, "wait", None):
-        headers.update(retry_after(exc.wait))
+    auth_header = getattr(exc, "auth_header", None)  # NotAuthenticated, AuthenticationFailed
+    if auth_header:
+        headers["WWW-Authenticate"] = auth_header
+    wait = getattr(exc, "wait", None)  # Throttled
+    if wait:
+        headers.update(retry_after(wait))
     if isinstance(exc, exceptions.ValidationError):
         problems = field_problems(exc.detail)
         return ServiceError(

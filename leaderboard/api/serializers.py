@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from django.urls import reverse
 from rest_framework import serializers
 
-from ..models import Run, RunEvent, Task
+from ..models import Run, RunEvent, Task, Team
 
 PUBLIC_TASK_FIELDS = (
     "slug",
@@ -27,7 +29,13 @@ PUBLIC_TASK_FIELDS = (
 MAX_ERRORS_SHOWN = 50
 
 
-class RefuseUnknownFields:
+if TYPE_CHECKING:
+    _MixinBase = serializers.Serializer
+else:
+    _MixinBase = object
+
+
+class RefuseUnknownFields(_MixinBase):
     """Serializer mixin: a body field the serializer does not know is refused (400, naming it),
     never silently dropped: a misspelt setting must not look applied. For every writable
     serializer of the leaderboard and annotation APIs."""
@@ -35,7 +43,7 @@ class RefuseUnknownFields:
     # Sent with the fields but read by the view (e.g. an upload's ``file``).
     also_accepted: tuple[str, ...] = ()
 
-    def to_internal_value(self, data):
+    def to_internal_value(self, data: Any) -> Any:
         if hasattr(data, "keys"):
             known = [*self.fields, *self.also_accepted]
             unknown = sorted(set(data.keys()) - set(known))
@@ -91,9 +99,13 @@ class TaskWriteSerializer(RefuseUnknownFields, serializers.ModelSerializer):
 class RunSerializer(serializers.ModelSerializer):
     """A run as its viewer may see it (``leaderboard.selectors.runs_seen_by``)."""
 
-    task = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    task: serializers.SlugRelatedField[Task] = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True
+    )
     link = serializers.CharField(read_only=True, help_text="http(s) URL, or empty.")
-    team = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    team: serializers.SlugRelatedField[Team] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True
+    )
     url = serializers.SerializerMethodField()
     outcome = serializers.CharField(
         read_only=True,
@@ -121,7 +133,7 @@ class RunSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Run
-        fields = (
+        fields: tuple[str, ...] = (
             "id",
             "name",
             "description",
@@ -161,7 +173,9 @@ class RunEventSerializer(serializers.ModelSerializer):
 class RunDetailSerializer(RunSerializer):
     """A run with its problems (the first 50) and its event log."""
 
-    errors = serializers.SerializerMethodField()
+    # A declared field, not the ``errors`` property: the serializer metaclass takes it out of the
+    # class (the stubs cannot know).
+    errors = serializers.SerializerMethodField()  # type: ignore[assignment]
     rounds = serializers.IntegerField(
         read_only=True,
         allow_null=True,

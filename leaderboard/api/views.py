@@ -14,10 +14,13 @@ already over the task's limit is refused before its body is read.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, cast
+
 import django_filters
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import exceptions, serializers, status
+from rest_framework.pagination import BasePagination
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
@@ -53,6 +56,13 @@ from .serializers import (
 MULTIPART_SLACK = 1024 * 1024
 
 
+# The base of view mixins: to the type checker, the APIView they are mixed into.
+if TYPE_CHECKING:
+    ViewMixinBase = APIView
+else:
+    ViewMixinBase = object
+
+
 # The base of the views of both APIs: CSV requests get JSON errors, pagination, lookups. Errors
 # are answered by ``leaderboard.api.errors`` (the project's exception handler). A comment, not a
 # docstring: the schema would describe every view without a docstring of its own with it.
@@ -71,8 +81,9 @@ class ApiView(APIView):
         return super().finalize_response(request, response, *args, **kwargs)
 
     def paginated(self, queryset, serializer_class, **context):
-        paginator = api_settings.DEFAULT_PAGINATION_CLASS()
-        page = paginator.paginate_queryset(queryset, self.request, view=self)
+        # The setting names a class; api_settings imports it (its stubs say str).
+        paginator = cast("type[BasePagination]", api_settings.DEFAULT_PAGINATION_CLASS)()
+        page: list[Any] | None = paginator.paginate_queryset(queryset, self.request, view=self)
         data = serializer_class(page, many=True, context={"request": self.request, **context}).data
         return paginator.get_paginated_response(data)
 

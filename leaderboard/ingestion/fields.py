@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -135,7 +136,7 @@ class _Scores:
             raise _Bad(f"score {shown} is outside [0, 1]")
         return float(value)
 
-    def fast(self, texts: tuple[str, ...]) -> np.ndarray | None:
+    def fast(self, texts: Sequence[str]) -> np.ndarray | None:
         """The scores of a block if every one is valid, else ``None``."""
         joined = "".join(texts)
         if "_" in joined or not joined.isascii():
@@ -168,7 +169,7 @@ class _Groups:
             raise _Bad(f'"group" must be a string, not {_json_type(value)}')
         return self.from_text(value)
 
-    def fast(self, texts: tuple[str, ...]) -> list[str] | None:
+    def fast(self, texts: Sequence[str]) -> list[str] | None:
         # Control characters were excluded by the block search; tabs cannot occur.
         return list(texts) if max(map(len, texts)) <= MAX_GROUP_LENGTH else None
 

@@ -14,7 +14,7 @@ import json
 import zlib
 from collections.abc import Callable
 from itertools import chain
-from typing import IO
+from typing import IO, cast
 
 import numpy as np
 
@@ -115,7 +115,9 @@ class _Parser:
             )
         if not self.stopped and self.compressed:
             try:
-                with gzip.GzipFile(fileobj=self.raw, mode="rb") as source:
+                # GzipFile only reads its file object forward here (never seeks it).
+                raw = cast(IO[bytes], self.raw)
+                with gzip.GzipFile(fileobj=raw, mode="rb") as source:
                     n = self._read(source)
             except EOFError:
                 self.stop(
@@ -410,4 +412,4 @@ class _Parser:
             return self.kind.missing
         if isinstance(value, _Json):
             return self.kind.from_json(value.value)
-        return self.kind.from_text(value)
+        return self.kind.from_text(cast(str, value))  # otherwise TSV text

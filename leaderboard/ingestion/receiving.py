@@ -39,7 +39,7 @@ class Receiver:
         self.n_decompressed = 0
         self.compressed: bool | None = None  # known from the first bytes
         self._head = b""
-        self._inflater = None
+        self._inflater: zlib._Decompress | None = None
         self._counting = True  # False once the gzip data turned out corrupt
 
     # File protocol, as far as storage backends use it.

@@ -314,7 +314,9 @@ def _body(*, snapshot_rows, details, sort: str, live: dict) -> BoardBody:
     for position, row in enumerate(raw, start=1):
         run_id = row.get("run") if isinstance(row.get("run"), int) else None
         name, link = live.get(run_id, (None, ""))
-        rank_data = row.get("rank") if isinstance(row.get("rank"), dict) else {}
+        rank_data = row.get("rank")
+        if not isinstance(rank_data, dict):
+            rank_data = {}
         ranks = {m: RankInterval.from_row(rank_data.get(m)) for m in METRICS}
         rows.append(
             BoardRow(

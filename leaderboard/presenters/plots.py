@@ -6,6 +6,9 @@ no chart.
 
 from __future__ import annotations
 
+from types import ModuleType
+
+charts: ModuleType | None
 try:
     from .. import charts
 except ImportError:  # pragma: no cover - the charts module ships with the app

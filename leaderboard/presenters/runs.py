@@ -91,7 +91,9 @@ def run_page(*, run: Run, user) -> RunPage:
         newest = values[-1]["snapshot_id"]
         snapshot = LeaderboardSnapshot.objects.get(pk=newest)
         row = _row_of(snapshot, run.pk)
-        ranks = row.get("rank") if isinstance(row.get("rank"), dict) else {}
+        ranks = row.get("rank")
+        if not isinstance(ranks, dict):
+            ranks = {}
         latest = {v["metric"]: v for v in values if v["snapshot_id"] == newest}
         for metric in METRICS:
             if metric not in latest:

@@ -11,12 +11,15 @@ partial file is dropped, nothing is stored.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import SimpleNamespace
+from typing import cast
 
 from django.conf import settings
 from django.core.files.uploadhandler import FileUploadHandler, StopUpload
 from rest_framework.settings import api_settings
-from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.throttling import BaseThrottle, ScopedRateThrottle
+from rest_framework.views import APIView
 
 UPLOAD_SCOPE = "uploads"  # the API's upload views' throttle scope
 
@@ -27,13 +30,16 @@ def upload_throttle_wait(request) -> float | None:
     scoped = next(
         (
             cls
-            for cls in api_settings.DEFAULT_THROTTLE_CLASSES
+            # The setting names classes; api_settings imports them (its stubs say str).
+            for cls in cast("Sequence[type[BaseThrottle]]", api_settings.DEFAULT_THROTTLE_CLASSES)
             if issubclass(cls, ScopedRateThrottle)
         ),
         ScopedRateThrottle,
     )
     throttle = scoped()
-    if throttle.allow_request(request, SimpleNamespace(throttle_scope=UPLOAD_SCOPE)):
+    # The throttle reads nothing of the view but its scope.
+    view = cast(APIView, SimpleNamespace(throttle_scope=UPLOAD_SCOPE))
+    if throttle.allow_request(request, view):
         return None
     return throttle.wait() or 1.0
 
@@ -52,7 +58,7 @@ class UploadCeilingHandler(FileUploadHandler):
         self.seen += len(raw_data)
         if self.seen > settings.UPLOAD_MAX_BYTES:
             if self.request is not None:
-                self.request.upload_too_large = True
+                self.request.upload_too_large = True  # type: ignore[attr-defined]  # read above
             raise StopUpload(connection_reset=True)
         return raw_data
 

@@ -150,7 +150,9 @@ class Command(BaseCommand):
             if not claim.assignments:
                 continue
             lease = claim.assignments[0]
-            item = lease.request.item if lease.request_id else lease.gold.item
+            source = lease.request if lease.request_id else lease.gold
+            assert source is not None  # a lease is on a request or on a gold item
+            item = source.item
             is_true = item.key in true_keys
             says_true = is_true if rng.random() < accuracy else not is_true
             answer = Judgment.Answer.CORRECT if says_true else Judgment.Answer.INCORRECT

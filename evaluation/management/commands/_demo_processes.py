@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,7 +23,13 @@ class Child:
     log: Path
     # An essential child that exits ends the demo; the others may finish on their own.
     essential: bool = True
-    proc: subprocess.Popen | None = field(default=None, repr=False)
+    proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+
+    @property
+    def process(self) -> subprocess.Popen[bytes]:
+        """The process, once started (every child a supervisor holds is)."""
+        assert self.proc is not None, f"{self.name} was never started"
+        return self.proc
 
     def tail(self, lines: int = 15) -> str:
         try:
@@ -34,7 +41,9 @@ class Child:
 class Supervisor:
     """Starts children (each in a new session, output to its log) and stops them all."""
 
-    def __init__(self, *, cwd: Path, write, env: dict | None = None):
+    def __init__(
+        self, *, cwd: Path, write: Callable[[str], object], env: dict[str, str] | None = None
+    ):
         self.cwd = cwd
         self.write = write
         self.env = env if env is not None else dict(os.environ)
@@ -65,7 +74,7 @@ class Supervisor:
 
     def dead_essential(self) -> Child | None:
         for child in self.children:
-            if child.essential and child.proc.poll() is not None:
+            if child.essential and child.process.poll() is not None:
                 return child
         return None
 
@@ -76,7 +85,7 @@ class Supervisor:
             dead = self.dead_essential()
             if dead is not None:
                 self.write(
-                    f"{dead.name} exited with code {dead.proc.returncode}; last lines of "
+                    f"{dead.name} exited with code {dead.process.returncode}; last lines of "
                     f"{dead.log}:\n{dead.tail()}"
                 )
                 return 1
@@ -84,7 +93,7 @@ class Supervisor:
                 if (
                     not child.essential
                     and child.name not in reported
-                    and child.proc.poll() is not None
+                    and child.process.poll() is not None
                 ):
                     reported.add(child.name)
                     self.write(f"{child.name} finished: {child.tail(1)}")
@@ -94,17 +103,17 @@ class Supervisor:
     def stop_all(self, timeout: float = 20.0) -> None:
         """SIGTERM every child's process group (newest first), SIGKILL what outlives ``timeout``."""
         for child in reversed(self.children):
-            if child.proc.poll() is None:
+            if child.process.poll() is None:
                 with contextlib.suppress(ProcessLookupError):
-                    os.killpg(child.proc.pid, signal.SIGTERM)
+                    os.killpg(child.process.pid, signal.SIGTERM)
         deadline = time.monotonic() + timeout
         for child in reversed(self.children):
             try:
-                child.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+                child.process.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 with contextlib.suppress(ProcessLookupError):
-                    os.killpg(child.proc.pid, signal.SIGKILL)
-                child.proc.wait(timeout=10)
+                    os.killpg(child.process.pid, signal.SIGKILL)
+                child.process.wait(timeout=10)
 
 
 def port_open(host: str, port: int) -> bool:
@@ -213,7 +222,7 @@ class DemoProcesses:
             dead = supervisor.dead_essential()
             if dead is not None:
                 self.stderr.write(
-                    f"{dead.name} exited with code {dead.proc.returncode} while "
+                    f"{dead.name} exited with code {dead.process.returncode} while "
                     f"starting; last lines of {dead.log}:\n{dead.tail()}"
                 )
                 return 1
