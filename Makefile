@@ -27,6 +27,7 @@ lint: venv
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/python manage.py makemigrations --check --dry-run
+	$(BIN)/mypy
 
 # All tests, slow ones included, on SQLite: those that need no service or browser on every core
 # (pytest-xdist: each worker has its own test database), then the integration and browser tests
