@@ -265,7 +265,14 @@ def fit_label_model(
     )
 
 
-def _checked_judgments(items, annotators, says_correct, item_class, exact_items, exact_labels):
+def _checked_judgments(
+    items: npt.ArrayLike,
+    annotators: npt.ArrayLike,
+    says_correct: npt.ArrayLike,
+    item_class: npt.ArrayLike,
+    exact_items: npt.ArrayLike | None,
+    exact_labels: npt.ArrayLike | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The inputs of :func:`fit_label_model` as flat arrays, or :class:`ValueError`."""
     items = np.asarray(items, dtype=np.int64).ravel()
     annotators = np.asarray(annotators, dtype=np.int64).ravel()
@@ -420,7 +427,7 @@ def _covariance(fit: _Fit, data: _Judgments, scores: sparse.csr_matrix) -> np.nd
     free = np.concatenate(
         [np.ones(2 * n_ann, bool), (rho > 2 * _RATE_FLOOR) & (rho < 1 - 2 * _RATE_FLOOR)]
     )
-    covariance = np.zeros_like(information)
+    covariance: np.ndarray = np.zeros_like(information)
     covariance[np.ix_(free, free)] = _inverse_information(
         information[np.ix_(free, free)], complete[free], 2 * n_ann
     )

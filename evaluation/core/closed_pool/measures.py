@@ -10,13 +10,22 @@ parts of ``R`` substituted), which is what the estimators need: a value and a gr
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 __all__ = ["MEASURES", "measure_gradient", "measure_value"]
 
 MEASURES = ("precision", "recall", "f1", "accuracy", "balanced_accuracy", "mcc")
 
 
-def measure_value(name: str, tp, fn, *, pp, n, beta: float = 1.0) -> np.ndarray:
+def measure_value(
+    name: str,
+    tp: npt.ArrayLike,
+    fn: npt.ArrayLike,
+    *,
+    pp: npt.ArrayLike,
+    n: npt.ArrayLike,
+    beta: float = 1.0,
+) -> np.ndarray:
     """The measure ``name`` at totals ``tp`` and ``fn`` (arrays broadcast); ``nan`` where 0/0.
 
     Parameters
@@ -39,6 +48,7 @@ def measure_value(name: str, tp, fn, *, pp, n, beta: float = 1.0) -> np.ndarray:
     positives = tp + fn
     fp = pp - tp
     tn = n - pp - fn
+    out: np.ndarray
     with np.errstate(divide="ignore", invalid="ignore"):
         if name == "precision":
             out = tp / pp
@@ -59,7 +69,13 @@ def measure_value(name: str, tp, fn, *, pp, n, beta: float = 1.0) -> np.ndarray:
 
 
 def measure_gradient(
-    name: str, tp, fn, *, pp, n, beta: float = 1.0
+    name: str,
+    tp: npt.ArrayLike,
+    fn: npt.ArrayLike,
+    *,
+    pp: npt.ArrayLike,
+    n: npt.ArrayLike,
+    beta: float = 1.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Partial derivatives of :func:`measure_value` with respect to ``tp`` and ``fn``.
 
@@ -70,7 +86,7 @@ def measure_gradient(
     h_tp = 1e-6 * np.maximum(np.abs(tp), 1.0)
     h_fn = 1e-6 * np.maximum(np.abs(fn), 1.0)
 
-    def at(a, b):
+    def at(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return measure_value(name, a, b, pp=pp, n=n, beta=beta)
 
     d_tp = (at(tp + h_tp, fn) - at(tp - h_tp, fn)) / (2 * h_tp)

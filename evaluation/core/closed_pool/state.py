@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 __all__ = ["PoolRun", "PoolState"]
 
@@ -38,7 +39,7 @@ class PoolState:
         self.labels = np.full(self.n_items, UNKNOWN, dtype=np.int8)
         self.runs: list[PoolRun] = []
 
-    def add_run(self, scores, predictions, *, name: str = "") -> int:
+    def add_run(self, scores: npt.ArrayLike, predictions: npt.ArrayLike, *, name: str = "") -> int:
         """Add a run scoring every item; return its index."""
         scores = np.asarray(scores, dtype=float)
         predictions = np.asarray(predictions, dtype=bool)
@@ -53,7 +54,7 @@ class PoolState:
     def n_runs(self) -> int:
         return len(self.runs)
 
-    def set_labels(self, items, values) -> None:
+    def set_labels(self, items: npt.ArrayLike, values: npt.ArrayLike) -> None:
         """Record verified labels (1 positive, 0 negative) of ``items``."""
         items = np.asarray(items, dtype=np.int64)
         values = np.asarray(values)
@@ -64,7 +65,8 @@ class PoolState:
     @property
     def labelled(self) -> np.ndarray:
         """Boolean mask of verified items."""
-        return self.labels != UNKNOWN
+        labelled: np.ndarray = self.labels != UNKNOWN
+        return labelled
 
     @property
     def n_labelled(self) -> int:

@@ -105,6 +105,7 @@ def recall_from_parts(
     if theta is None or theta.trials == 0:
         return _not_identifiable(parts, level=level, method=method, labels=labels)
     if not parts:
+        assert simple is not None  # there is a reference sample (theta)
         return _reference_share(simple, level=level, method=method, labels=labels)
     nu, var_nu = _combined_nu(parts)
     th = theta.value
@@ -118,9 +119,11 @@ def recall_from_parts(
     return RecallParts(IntervalEstimate(value, low, high, level, f"theta-nu/{method}", labels), var)
 
 
-def _nu_estimates(nu_verified, nu_reference: ReferenceRatio | None) -> list[tuple]:
+def _nu_estimates(
+    nu_verified: tuple[float, float, float] | None, nu_reference: ReferenceRatio | None
+) -> list[tuple[float, float, float]]:
     """The estimates of ``nu`` available, as ``(value, floored variance, trials)``."""
-    parts = []
+    parts: list[tuple[float, float, float]] = []
     if nu_verified is not None:
         v, var, trials = nu_verified
         parts.append((v, _floored(v, var, trials), trials))
@@ -132,7 +135,9 @@ def _nu_estimates(nu_verified, nu_reference: ReferenceRatio | None) -> list[tupl
     return parts
 
 
-def _not_identifiable(parts: list[tuple], *, level: float, method: str, labels: int) -> RecallParts:
+def _not_identifiable(
+    parts: list[tuple[float, float, float]], *, level: float, method: str, labels: int
+) -> RecallParts:
     """Recall without a reference sample: no value, the interval ``[0, upper bound of nu]``."""
     if parts:
         v, var, _ = parts[0]
@@ -157,7 +162,7 @@ def _reference_share(
     )
 
 
-def _combined_nu(parts: list[tuple]) -> tuple[float, float]:
+def _combined_nu(parts: list[tuple[float, float, float]]) -> tuple[float, float]:
     """``nu`` and its variance: the estimates averaged with weights by their effective trials."""
     if len(parts) == 1:
         nu, var_nu, _ = parts[0]

@@ -150,7 +150,15 @@ def _verified(
     return view, n_unc, census
 
 
-def _bounds_only(view: RunLabels, n, n_unc, n_strata, covered, level, interval) -> PrecisionParts:
+def _bounds_only(
+    view: RunLabels,
+    n: int,
+    n_unc: int,
+    n_strata: int,
+    covered: bool,
+    level: float,
+    interval: str,
+) -> PrecisionParts:
     """No stratum has a sampled item: worst-case bounds and no value (:func:`_bounds`)."""
     used = view.items.size
     low, high = _bounds(view, n, n_unc, level, interval)
@@ -219,7 +227,14 @@ def _sampled_strata(
 
 
 def _poststratified(
-    view: RunLabels, fit: _SampledStrata, n, n_unc, covered, *, level, interval
+    view: RunLabels,
+    fit: _SampledStrata,
+    n: int,
+    n_unc: int,
+    covered: bool,
+    *,
+    level: float,
+    interval: str,
 ) -> PrecisionParts:
     """The census part plus the post-stratified Hajek estimate of the sampled part, with the
     variance of both (design, labels, annotator parameters) and its interval."""
@@ -257,7 +272,7 @@ def _poststratified(
     )
 
 
-def _label_coefficients(view: RunLabels, fit: _SampledStrata, n) -> np.ndarray:
+def _label_coefficients(view: RunLabels, fit: _SampledStrata, n: int) -> np.ndarray:
     """The derivative of the estimate with respect to each verified item's label."""
     coefficients = np.full(view.items.size, 1.0 / n)
     h = fit.h
@@ -269,7 +284,16 @@ def _label_coefficients(view: RunLabels, fit: _SampledStrata, n) -> np.ndarray:
 
 
 def _shifted_interval(
-    view: RunLabels, value, base, share, rate_u, var_u, smooth_u, *, level, interval
+    view: RunLabels,
+    value: float,
+    base: float,
+    share: float,
+    rate_u: float,
+    var_u: float,
+    smooth_u: float,
+    *,
+    level: float,
+    interval: str,
 ) -> tuple[float, float]:
     """The interval of ``value = base + share * rate_u`` (census part plus sampled part)."""
     if view.noisy:
@@ -322,7 +346,9 @@ def _parts(
     )
 
 
-def _census(view: RunLabels, n, n_strata, covered, level, interval):
+def _census(
+    view: RunLabels, n: int, n_strata: int, covered: bool, level: float, interval: str
+) -> PrecisionParts:
     """Every item of the run is verified (or every one is sampled with certainty)."""
     used = view.items.size
     value = float(view.z.sum()) / n
@@ -355,7 +381,9 @@ def _census(view: RunLabels, n, n_strata, covered, level, interval):
     )
 
 
-def _bounds(view: RunLabels, n, n_unc, level, interval) -> tuple[float, float]:
+def _bounds(
+    view: RunLabels, n: int, n_unc: int, level: float, interval: str
+) -> tuple[float, float]:
     """Worst-case bounds of a run whose only verified items are sampled with certainty: the
     ``n_unc`` others may all be wrong or all right. With fallible annotators the verified part's
     correct count is itself uncertain, so its interval (label and annotator-parameter noise, on

@@ -16,7 +16,7 @@ from typing import Protocol
 import numpy as np
 
 from ..labels import ItemLabels
-from ..results import Plan
+from ..results import Bands, Patterns, Plan
 from ..sorted_sets import positions
 from .common import bisect_largest, bisect_smallest
 from .precision import PrecisionParts, predicted_half_width
@@ -46,8 +46,8 @@ _OWN_INFLATION_AFTER = 20
 class Looks:
     """A round's looks: bands given, answer patterns switched on, looks asked."""
 
-    bands: tuple
-    patterns: tuple
+    bands: Bands
+    patterns: Patterns
     asked: np.ndarray
     removed: float
 
@@ -55,7 +55,7 @@ class Looks:
     def none(cls) -> Looks:
         return cls((np.empty(0, np.int64), np.empty(0, np.int8)), (), np.empty(0, np.int64), 0.0)
 
-    def plan(self, run, rnd, status, predicted, current) -> Plan:
+    def plan(self, run: int, rnd: int, status: str, predicted: float, current: float) -> Plan:
         """A round that asks only for these looks (or for nothing)."""
         return Plan(
             run,
@@ -82,7 +82,7 @@ def scaled_half_width(half_width: float, variance: float, new_variance: float) -
 def new_item_noise(
     labels: ItemLabels,
     rates: np.ndarray,
-    patterns: tuple,
+    patterns: tuple[frozenset[tuple[int, ...]], ...],
     parts: PrecisionParts,
     strata: np.ndarray,
     run_items: np.ndarray,
@@ -202,7 +202,8 @@ class _LevelSearch:
     def levels(self, t: float, base: np.ndarray, shape: np.ndarray) -> np.ndarray:
         """The levels ``t * shape`` (above ``take_all``: 1), never below ``base``."""
         level = t * shape
-        return np.maximum(base, np.where(level > self.take_all, 1.0, level))
+        levels: np.ndarray = np.maximum(base, np.where(level > self.take_all, 1.0, level))
+        return levels
 
     def half_width(self, t: float) -> float:
         """Precision half-width predicted at scale ``t``."""

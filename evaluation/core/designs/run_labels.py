@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..labels import ItemLabels
+from ..labels import DomainLabels, ItemLabels
 
 __all__ = ["ANNOTATOR_MODEL", "CENSUS_DOMAINS", "RunLabels"]
 
@@ -32,21 +32,21 @@ class RunLabels:
     inclusion: np.ndarray
     strata: np.ndarray
     certain: np.ndarray
-    domains: object  # DomainLabels or None
+    domains: DomainLabels | None
     domain: np.ndarray
     z: np.ndarray
     v: np.ndarray
-    shape: tuple  # (sensitivity, specificity) of the interval's observation scale
+    shape: tuple[float, float]  # (sensitivity, specificity) of the interval's observation scale
 
     @classmethod
     def of(
         cls,
         labels: ItemLabels,
-        items,
-        pi,
-        k_strata,
-        certain,
-        n_strata,
+        items: np.ndarray,
+        pi: np.ndarray,
+        k_strata: np.ndarray,
+        certain: np.ndarray,
+        n_strata: int,
         *,
         census: bool,
         census_group: np.ndarray,
@@ -86,17 +86,20 @@ class RunLabels:
 
     def census_variance(self, n: int) -> float:
         """Variance of the census part's correct count over ``n^2`` (judgment noise only)."""
-        if not self.noisy or not self.certain.any():
-            return 0.0
         dl = self.domains
+        if dl is None or not self.certain.any():  # not noisy
+            return 0.0
         counts = np.bincount(self.domain[self.certain], minlength=dl.rate.size).astype(float)
         return float(dl.rate_variance(np.zeros(dl.rate.size)) @ counts**2) / (n * n)
 
-    def parameter_variance(self, coefficients) -> float:
-        return self.domains.parameter_variance(coefficients) if self.noisy else 0.0
+    def parameter_variance(self, coefficients: np.ndarray) -> float:
+        dl = self.domains
+        return dl.parameter_variance(coefficients) if dl is not None else 0.0  # noisy
 
     def item_inflation(self) -> np.ndarray:
         """``1 / (1 - gamma)^2`` of each item's domain."""
-        if not self.noisy:
+        dl = self.domains
+        if dl is None:  # not noisy
             return np.ones(self.items.size)
-        return 1.0 / (1.0 - self.domains.missing[self.domain]) ** 2
+        inflation: np.ndarray = 1.0 / (1.0 - dl.missing[self.domain]) ** 2
+        return inflation
