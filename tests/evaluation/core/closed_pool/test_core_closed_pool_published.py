@@ -243,9 +243,11 @@ def test_the_importance_weighted_totals_are_unbiased():
 def test_abt_buy_svm_paper_reproduces_the_published_error():
     """2,000 labels on abt-buy's ``svm-paper``: MSE of F1 near the issue's 8.6e-4.
 
-    40 campaigns (seeds 0-39). Measured with 200 campaigns (seeds 1000-1199): MSE 1.4e-3
-    (standard error 1.4e-4), bias -5e-4. The bound allows the anchor's and this test's
-    Monte-Carlo error (the issue's anchor rests on few runs).
+    40 campaigns (seeds 0-39) measure 1.9e-3 (standard error 4e-4); 200 campaigns of
+    ``bench/closed_pool_ais_published.py`` measure 1.6e-3 (seed 0) and 1.4e-3 (another seed
+    range, standard error 1.4e-4). The issue's anchor rests on a handful of runs, so the bounds
+    only ask for its order of magnitude: 2.5e-4 to 3.5e-3, about a factor 4 either side of it
+    (binning on the score scale, ``bin_transform="identity"``, measures 4.1e-4).
     """
     from evaluation.simulation.closed_pool_data import load_closed_pool
 
