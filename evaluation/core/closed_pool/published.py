@@ -60,6 +60,7 @@ from .measures import MEASURES, measure_gradient, measure_value
 __all__ = ["AISResult", "ais_published"]
 
 METHOD = "ais-dirichlet-tree/wald"
+_MAX_BATCH = 1 << 20
 _RANGES = {"mcc": (-1.0, 1.0)}
 
 
@@ -81,10 +82,11 @@ class AISResult:
         Estimated totals (``pp`` is the known one when ``known_pp``).
     undefined : tuple of str
         Measures whose value is 0/0.
-    items, weights : numpy.ndarray
-        Every draw in order and its importance weight ``1 / (n q(x))``.
+    items, counts, weights : numpy.ndarray
+        The draws, one entry per item and batch of draws (in order): the item, how often it was
+        drawn and its importance weight ``1 / (n q(x))`` under that batch's proposal.
     labels : numpy.ndarray
-        The label of each draw.
+        The label of each entry's item.
     em_iterations : int
         EM steps over all fits.
     proposal : numpy.ndarray
@@ -100,6 +102,7 @@ class AISResult:
     pp: float
     undefined: tuple[str, ...]
     items: np.ndarray
+    counts: np.ndarray
     weights: np.ndarray
     labels: np.ndarray
     em_iterations: int
@@ -127,6 +130,24 @@ def _proposal(pi1, f, a, eps):
     return v / v.sum()
 
 
+def _draw_until(cdf, labelled, need, size, rng):
+    """``size`` draws from the proposal ``cdf``, cut after the ``need``-th new item if reached.
+
+    Returns the kept draws and the new items among them (each once, in order of first draw).
+    """
+    draws = np.searchsorted(cdf, rng.random(size), side="right")
+    np.minimum(draws, cdf.size - 1, out=draws)
+    _, first = np.unique(draws, return_index=True)
+    new = np.zeros(draws.size, dtype=bool)
+    new[first] = True
+    new &= ~labelled[draws]
+    seen = np.cumsum(new)
+    if seen[-1] >= need:
+        cut = int(np.searchsorted(seen, need)) + 1
+        draws, new = draws[:cut], new[:cut]
+    return draws, draws[new]
+
+
 def _gradient(name, tp, fn, pp, n, beta, known_pp):
     d_tp, d_fn = measure_gradient(name, tp, fn, pp=pp, n=n, beta=beta)
     if known_pp:
@@ -137,7 +158,7 @@ def _gradient(name, tp, fn, pp, n, beta, known_pp):
     return np.array([d_tp, d_fn, (up - down) / (2 * h)])
 
 
-def _estimate(name, totals, losses, w, w_inf, *, n, beta, level, known_pp, labels, census):
+def _estimate(name, totals, draws, *, n, beta, level, known_pp, labels, census):
     """One measure's ``Estimate`` and whether it is undefined (0/0)."""
     tp, fn, pp = totals
     low_r, high_r = _RANGES.get(name, (0.0, 1.0))
@@ -151,8 +172,11 @@ def _estimate(name, totals, losses, w, w_inf, *, n, beta, level, known_pp, label
     grad = _gradient(name, tp, fn, pp, n, beta, known_pp)
     if not np.all(np.isfinite(grad)):
         return Estimate(value, low_r, high_r, level, METHOD, labels), False
+    losses, weight, w_inf, count = draws
+    total = count.sum()
     per_draw = losses @ grad
-    var = (float(np.mean(per_draw**2 * w * w_inf)) - float(grad @ totals) ** 2) / w.size
+    second = float(np.sum(count * per_draw**2 * weight * w_inf)) / total
+    var = (second - float(grad @ totals) ** 2) / total
     half = normal_quantile(level) * math.sqrt(max(var, 0.0))
     low, high = max(low_r, value - half), min(high_r, value + half)
     return Estimate(value, low, high, level, METHOD, labels), False
@@ -251,39 +275,35 @@ def ais_published(
         return _proposal(pi1, f, a, epsilon0 * (1.0 - labelled.mean()))
 
     q = current_q()
-    items_out, w_out = [], []
+    kept_items, kept_counts, kept_w = [], [], []
     used = 0
     while used < budget:
         need = min(stage_size, budget - used)
         cdf = np.cumsum(q)
         cdf /= cdf[-1]
-        batches = 0
+        size, drawn = stage_size, 0
         while need > 0:
-            batches += 1
-            if batches * stage_size > 1000 * n:
+            if drawn > 1000 * n + 10**7:
                 raise RuntimeError("the proposal keeps missing the unverified items")
-            draws = np.searchsorted(cdf, rng.random(stage_size), side="right")
-            np.minimum(draws, n - 1, out=draws)
-            new = ~labelled[draws]
-            _, first = np.unique(draws, return_index=True)
-            once = np.zeros(draws.size, dtype=bool)
-            once[first] = True
-            new &= once
-            count = np.cumsum(new)
-            if count[-1] >= need:
-                cut = int(np.searchsorted(count, need)) + 1
-                draws, new = draws[:cut], new[:cut]
-            fresh = draws[new]
+            draws, fresh = _draw_until(cdf, labelled, need, size, rng)
+            drawn += draws.size
             if fresh.size:
                 answers = np.asarray(oracle(fresh), dtype=bool)
+                if answers.shape != fresh.shape:
+                    raise ValueError("the oracle must answer one label per item")
                 labelled[fresh] = True
                 label[fresh] = answers
                 np.add.at(pos, blocks[fresh], answers)
                 np.add.at(neg, blocks[fresh], ~answers)
-            items_out.append(draws)
-            w_out.append(1.0 / (n * q[draws]))
+            uniq, counts = np.unique(draws, return_counts=True)
+            kept_items.append(uniq)
+            kept_counts.append(counts)
+            kept_w.append(1.0 / (n * q[uniq]))
             need -= int(fresh.size)
             used += int(fresh.size)
+            # The draws past the stage's last new label are dropped, so the batch size does not
+            # change what is kept: grow it while the proposal mostly redraws verified items.
+            size = min(2 * size, _MAX_BATCH) if fresh.size < need else size
         fit = em_fit(
             model,
             pos,
@@ -297,8 +317,9 @@ def ais_published(
         stages += 1
         q = current_q()
 
-    items = np.concatenate(items_out)
-    w = np.concatenate(w_out)
+    items = np.concatenate(kept_items)
+    counts = np.concatenate(kept_counts)
+    w = np.concatenate(kept_w)
     y = label[items]
     fi = f[items]
     losses = n * np.column_stack([y & fi, y & ~fi, fi]).astype(float)
@@ -309,7 +330,7 @@ def ais_published(
             [np.count_nonzero(label & f), np.count_nonzero(label & ~f), pp_true], dtype=float
         )
     else:
-        totals = (losses * w[:, None]).mean(axis=0)
+        totals = (losses * (counts * w)[:, None]).sum(axis=0) / counts.sum()
         if known_pp:
             totals[2] = pp_true
     with np.errstate(divide="ignore"):
@@ -319,9 +340,7 @@ def ais_published(
         est, bad = _estimate(
             name,
             totals,
-            losses,
-            w,
-            w_inf,
+            (losses, w, w_inf, counts),
             n=n,
             beta=beta,
             level=level,
@@ -335,13 +354,14 @@ def ais_published(
     return AISResult(
         estimates=MappingProxyType(estimates),
         labels_used=used,
-        draws=int(items.size),
+        draws=int(counts.sum()),
         stages=stages,
         tp=float(totals[0]),
         fn=float(totals[1]),
         pp=float(totals[2]),
         undefined=tuple(undefined),
         items=items,
+        counts=counts,
         weights=w,
         labels=y,
         em_iterations=em_iterations,

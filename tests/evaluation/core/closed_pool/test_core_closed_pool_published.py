@@ -119,7 +119,7 @@ def test_a_campaign_spends_exactly_its_budget_and_reports_every_measure():
         **SMALL_TREE,
     )
     assert result.labels_used == 45 and result.stages == 3  # 20 + 20 + 5
-    assert np.unique(result.items).size == 45 and result.draws == result.items.size
+    assert np.unique(result.items).size == 45 and result.draws == result.counts.sum()
     np.testing.assert_array_equal(result.labels, truth[result.items])
     assert set(result.estimates) == set(MEASURES)
     for name, est in result.estimates.items():
