@@ -14,9 +14,10 @@ Where the paper is silent this module follows the authors' library, ngmarchant/a
 with the settings of ngmarchant/activeeval-experiments (``run_f1-score.py``):
 
 * the score histogram behind CSF uses numpy's ``"fd"`` bins, or ``4 * n_bins`` bins when that
-  gives no more bins than strata; an edge is the left edge of the first histogram bin whose
-  cumulative ``sqrt(count)`` reaches the next multiple of ``total / n_bins``, so a pool may get
-  fewer than ``n_bins`` blocks;
+  gives no more bins than strata (or, an addition, more than ``2 ** 22`` bins: scores piled on a
+  few values have a tiny IQR, and numpy would try to allocate billions of bins); an edge is the
+  left edge of the first histogram bin whose cumulative ``sqrt(count)`` reaches the next
+  multiple of ``total / n_bins``, so a pool may get fewer than ``n_bins`` blocks;
 * empty leaves are pruned, then every internal node with a single child is removed (its child
   moves up a level); depths are counted in the tree that remains;
 * prior pseudo-counts per block are ``c0[k, y] = s(y|k) * prior_strength / K + 1`` with
@@ -48,6 +49,8 @@ from scipy import sparse
 
 __all__ = ["EMFit", "TreeModel", "csf_bin_edges", "em_fit", "tree_model"]
 
+_MAX_HIST_BINS = 1 << 22
+
 
 def csf_bin_edges(values, n_bins: int, *, hist_bins="fd") -> np.ndarray:
     """Bin edges by the cumulative square-root frequency rule (first edge ``-inf``, last ``inf``).
@@ -70,17 +73,28 @@ def csf_bin_edges(values, n_bins: int, *, hist_bins="fd") -> np.ndarray:
             "give hist_bins explicitly"
         )
     csf = np.cumsum(np.sqrt(counts))
-    thresholds = np.arange(n_bins + 1) * (csf[-1] / n_bins)
-    edges, j = [], 0
-    for idx, value in enumerate(csf):
-        if j == n_bins:
-            edges.append(hist_edges[-1])
-            break
-        if value >= thresholds[j]:
-            edges.append(hist_edges[idx])
-            j += 1
+    thresholds = np.arange(n_bins) * (csf[-1] / n_bins)
+    # activeeval walks the histogram bins and places edge j at the first bin, after edge j - 1's,
+    # whose cumulative sqrt(count) reaches threshold j: idx_j = max(first_j, idx_{j-1} + 1),
+    # i.e. j + running max of (first_i - i); it stops once n_bins edges are placed and adds
+    # the histogram's last edge if a bin is left.
+    first = np.searchsorted(csf, thresholds, side="left")
+    steps = np.arange(n_bins)
+    idx = steps + np.maximum.accumulate(first - steps)
+    idx = idx[idx < counts.size]
+    edges = hist_edges[idx].tolist()
+    if idx.size == n_bins and idx[-1] + 1 < counts.size:
+        edges.append(hist_edges[-1])
     edges[0], edges[-1] = -math.inf, math.inf
     return np.asarray(edges)
+
+
+def _fd_bin_count(values: np.ndarray) -> int:
+    """How many bins numpy's ``"fd"`` rule gives ``values`` (width ``2 IQR n^(-1/3)``)."""
+    q75, q25 = np.percentile(values, [75, 25])
+    width = 2.0 * (q75 - q25) * values.size ** (-1.0 / 3.0)
+    span = float(values.max() - values.min())
+    return 1 if width == 0 else math.ceil(span / width)
 
 
 @dataclass(frozen=True, eq=False)
@@ -238,6 +252,8 @@ def tree_model(
             raise ValueError("edges: at most n_bins + 1 of them, covering every value")
     else:
         try:
+            if _fd_bin_count(values) > _MAX_HIST_BINS:
+                raise ValueError("numpy would allocate too many histogram bins")
             edges = csf_bin_edges(values, n_bins, hist_bins="fd")
         except ValueError:  # activeeval-experiments' fallback (run_f1-score.py)
             edges = csf_bin_edges(values, n_bins, hist_bins=4 * n_bins)

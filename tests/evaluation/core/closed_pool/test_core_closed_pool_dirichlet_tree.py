@@ -41,6 +41,34 @@ def test_csf_edges_follow_the_cumulative_square_root_of_the_histogram():
     ]
 
 
+def _csf_walk(values, n_bins, hist_bins):
+    """The rule as a walk over the histogram bins, one edge at most per bin."""
+    counts, hist_edges = np.histogram(values, bins=hist_bins)
+    csf = np.cumsum(np.sqrt(counts))
+    edges, j = [], 0
+    for idx, value in enumerate(csf):
+        if j == n_bins:
+            edges.append(hist_edges[-1])
+            break
+        if value >= j * (csf[-1] / n_bins):
+            edges.append(hist_edges[idx])
+            j += 1
+    edges[0], edges[-1] = -math.inf, math.inf
+    return edges
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_csf_edges_equal_the_walk_over_the_histogram(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(50, 3000))
+    values = rng.choice([rng.beta(0.3, 4.0, n), np.round(rng.normal(size=n), 1)], axis=0)
+    n_bins = int(rng.choice([2, 4, 8, 16, 32]))
+    hist_bins = int(rng.integers(n_bins + 1, 8 * n_bins))
+    assert csf_bin_edges(values, n_bins, hist_bins=hist_bins).tolist() == _csf_walk(
+        values, n_bins, hist_bins
+    )
+
+
 def test_csf_refuses_a_histogram_coarser_than_the_strata():
     with pytest.raises(ValueError, match="too coarse"):
         csf_bin_edges(np.arange(100.0), 8, hist_bins=8)
