@@ -23,7 +23,7 @@ import sys
 import time
 
 import numpy as np
-from _util import machine
+from _util import code_version, machine
 
 from evaluation.core.closed_pool import MEASURES, measure_value
 from evaluation.core.closed_pool.published import ais_published
@@ -142,6 +142,7 @@ def main(argv=None) -> int:
         "systems": systems,
         "seconds": round(time.perf_counter() - started, 1),
         "machine": machine(),
+        "code": code_version(),
     }
     if args.out:
         with open(args.out, "w") as fh:

@@ -10,7 +10,9 @@ Algorithm 1 of paper 000, as the authors' code runs it (ngmarchant/activeeval ``
 * stages of ``stage_size`` (50) *new* labels: the stage's proposal ``q`` draws ``stage_size``
   items at a time, with replacement; an item drawn again re-uses its label (deterministic oracle:
   only its first query consumes budget, paper §5.2); draws are kept in order until the stage has
-  its new labels, the rest of the batch is dropped; every kept draw enters the estimator;
+  its new labels, the rest of the batch is dropped; every kept draw enters the estimator (the
+  batches here grow while they bring few new items, which changes nothing in law since the
+  draws past the stage's last new label are dropped);
 * after each stage EM refits the Dirichlet tree from all distinct labels; ``pi(y | x)`` is the
   block's posterior for an unverified item and the point mass of its label for a verified one;
 * the proposal (Prop. 2, deterministic oracle) is
@@ -32,9 +34,12 @@ Two additions the paper does not make: a value that is 0/0 is reported as ``nan`
 range ``[0, 1]`` (``[-1, 1]`` for MCC) as its interval and counted undefined; once every item of
 the pool is verified the totals are known and the values exact (``method`` ``"census"``).
 
-The stage size of the paper's F1 experiments is 50 (100 stages for 5,000 labels). activeeval bins
-an SVM's margin, not its probability; ``bin_transform="logit"`` recovers it from a score
-``expit(margin)`` (the closed-pool data's ``svm-paper``), ``"identity"`` bins the score.
+The stage size of the paper's F1 experiments is 50 (100 stages for 5,000 labels). The
+experiments bin a classifier's real-valued score: an SVM's margin, or ``logit(p)`` where a file
+has only probabilities (``load_pool``); ``bin_transform="logit"`` (the default) recovers it from
+a score in [0, 1] such as the closed-pool data's ``svm-paper`` (``expit(margin)``), while
+``"identity"`` bins the score itself. The choice matters: on abt-buy's and dblp-acm's
+``svm-paper`` binning the score itself gives a 3-4 times smaller MSE of F1.
 
 References
 ----------
