@@ -45,6 +45,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 from scipy import sparse
 
 __all__ = ["EMFit", "TreeModel", "csf_bin_edges", "em_fit", "tree_model"]
@@ -52,7 +53,9 @@ __all__ = ["EMFit", "TreeModel", "csf_bin_edges", "em_fit", "tree_model"]
 _MAX_HIST_BINS = 1 << 22
 
 
-def csf_bin_edges(values, n_bins: int, *, hist_bins="fd") -> np.ndarray:
+def csf_bin_edges(
+    values: npt.ArrayLike, n_bins: int, *, hist_bins: int | str | npt.ArrayLike = "fd"
+) -> npt.NDArray[np.float64]:
     """Bin edges by the cumulative square-root frequency rule (first edge ``-inf``, last ``inf``).
 
     A faithful copy of activeeval's ``csf_bin_edges``: at most ``n_bins`` bins, fewer when a
@@ -89,7 +92,7 @@ def csf_bin_edges(values, n_bins: int, *, hist_bins="fd") -> np.ndarray:
     return np.asarray(edges)
 
 
-def _fd_bin_count(values: np.ndarray) -> int:
+def _fd_bin_count(values: npt.NDArray[np.float64]) -> int:
     """How many bins numpy's ``"fd"`` rule gives ``values`` (width ``2 IQR n^(-1/3)``)."""
     q75, q25 = np.percentile(values, [75, 25])
     width = 2.0 * (q75 - q25) * values.size ** (-1.0 / 3.0)
@@ -132,16 +135,16 @@ class TreeModel:
         ``(n_nodes, n_nodes)``: 1 where two nodes share a parent (a node is its own sibling).
     """
 
-    blocks: np.ndarray
-    block_sizes: np.ndarray
-    parent: np.ndarray
-    depth: np.ndarray
-    paths: np.ndarray
-    leaves_under: np.ndarray
-    alpha: np.ndarray
-    beta: np.ndarray
-    prior_counts: np.ndarray
-    edges: np.ndarray
+    blocks: npt.NDArray[np.int64]
+    block_sizes: npt.NDArray[np.int64]
+    parent: npt.NDArray[np.int64]
+    depth: npt.NDArray[np.int64]
+    paths: npt.NDArray[np.int64]
+    leaves_under: npt.NDArray[np.float64]
+    alpha: npt.NDArray[np.float64]
+    beta: npt.NDArray[np.float64]
+    prior_counts: npt.NDArray[np.float64]
+    edges: npt.NDArray[np.float64]
     incidence: sparse.csr_matrix
     incidence_t: sparse.csr_matrix
     siblings: sparse.csr_matrix
@@ -154,14 +157,17 @@ class TreeModel:
     def n_nodes(self) -> int:
         return int(self.parent.size)
 
-    def initial_joint(self) -> np.ndarray:
+    def initial_joint(self) -> npt.NDArray[np.float64]:
         """activeeval's starting point: ``P(y | block)`` from ``c0`` times the block's share."""
         c0 = self.prior_counts
         share = self.block_sizes / self.block_sizes.sum()
-        return c0 / c0.sum(axis=1, keepdims=True) * share[:, None]
+        joint: npt.NDArray[np.float64] = c0 / c0.sum(axis=1, keepdims=True) * share[:, None]
+        return joint
 
 
-def _pruned_tree(slots_used: np.ndarray, depth: int, branching: int):
+def _pruned_tree(
+    slots_used: npt.NDArray[np.bool_], depth: int, branching: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Pruned, collapsed tree over the occupied leaf slots of a complete tree.
 
     Returns the parent and depth of every kept non-root node (leaves first, one per occupied
@@ -174,15 +180,15 @@ def _pruned_tree(slots_used: np.ndarray, depth: int, branching: int):
     anc = occupied[:, None] // branching ** (depth - levels)[None, :]  # (n_occ, depth + 1)
     # A node is kept (non-empty) iff it is an ancestor of an occupied slot. Count its kept
     # children; internal nodes with exactly one kept child are removed.
-    chains = []
+    chains: list[list[tuple[int, int]]] = []
     child_count: dict[tuple[int, int], int] = {}
-    kept = set()
+    kept: set[tuple[int, int]] = set()
     for row in anc:
         for level, index in zip(levels, row, strict=True):
             kept.add((int(level), int(index)))
-    for level, index in kept:
-        if level > 0:
-            key = (level - 1, index // branching)
+    for lv, ix in kept:
+        if lv > 0:
+            key = (lv - 1, ix // branching)
             child_count[key] = child_count.get(key, 0) + 1
     for row in anc:
         chain = [
@@ -215,12 +221,12 @@ def _pruned_tree(slots_used: np.ndarray, depth: int, branching: int):
 
 
 def tree_model(
-    scores,
+    scores: npt.ArrayLike,
     *,
     depth: int = 8,
     n_bins: int = 256,
-    bin_values=None,
-    edges=None,
+    bin_values: npt.ArrayLike | None = None,
+    edges: npt.ArrayLike | None = None,
     tree_smoothing: float = 1.0,
 ) -> TreeModel:
     """Bin a pool by ``bin_values`` (default ``scores``), build the tree, set the prior.
@@ -300,15 +306,21 @@ def tree_model(
 class EMFit:
     """One EM fit: ``positive_rate[k] = P(y = 1 | block k)``, the joint it came from, and more."""
 
-    positive_rate: np.ndarray
-    joint: np.ndarray
-    theta: np.ndarray
+    positive_rate: npt.NDArray[np.float64]
+    joint: npt.NDArray[np.float64]
+    theta: npt.NDArray[np.float64]
     log_posterior: float
     iterations: int
     converged: bool
 
 
-def _em_step(model, obs, obs_global, unobserved, joint):
+def _em_step(
+    model: TreeModel,
+    obs: npt.NDArray[np.float64],
+    obs_global: npt.NDArray[np.float64],
+    unobserved: npt.NDArray[np.float64],
+    joint: npt.NDArray[np.float64],
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], float]:
     cond = joint / joint.sum(axis=1, keepdims=True)
     unobs = unobserved[:, None] * cond
     tot_global = obs_global + unobs.sum(axis=0) + model.alpha - 1.0
@@ -325,10 +337,10 @@ def _em_step(model, obs, obs_global, unobserved, joint):
 
 def em_fit(
     model: TreeModel,
-    positives,
-    negatives,
+    positives: npt.ArrayLike,
+    negatives: npt.ArrayLike,
     *,
-    joint=None,
+    joint: npt.ArrayLike | None = None,
     log_posterior: float | None = None,
     tol: float = 1e-6,
     max_iter: int = 1000,
@@ -359,8 +371,11 @@ def em_fit(
     if np.any(unobserved < 0):
         raise ValueError("more verified items than a block holds")
     joint = model.initial_joint() if joint is None else np.asarray(joint, dtype=float)
+    if max_iter < 1:
+        raise ValueError("max_iter must be at least 1")
     previous, change, iteration = log_posterior, math.inf, 0
     theta = np.full(2, 0.5)
+    current = math.nan
     while change > tol and iteration < max_iter:
         joint, theta, current = _em_step(model, obs, obs_global, unobserved, joint)
         if previous is not None:
@@ -369,4 +384,4 @@ def em_fit(
         previous = current
         iteration += 1
     rate = joint[:, 1] / joint.sum(axis=1)
-    return EMFit(rate, joint, theta, float(previous), iteration, bool(change <= tol))
+    return EMFit(rate, joint, theta, float(current), iteration, bool(change <= tol))

@@ -56,6 +56,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 import numpy as np
+import numpy.typing as npt
 
 from ..intervals import normal_quantile
 from ..results import Estimate
@@ -106,18 +107,20 @@ class AISResult:
     fn: float
     pp: float
     undefined: tuple[str, ...]
-    items: np.ndarray
-    counts: np.ndarray
-    weights: np.ndarray
-    labels: np.ndarray
+    items: npt.NDArray[np.int64]
+    counts: npt.NDArray[np.int64]
+    weights: npt.NDArray[np.float64]
+    labels: npt.NDArray[np.bool_]
     em_iterations: int
-    proposal: np.ndarray
+    proposal: npt.NDArray[np.float64]
 
     def __getitem__(self, name: str) -> Estimate:
         return self.estimates[name]
 
 
-def _proposal(pi1, f, a, eps):
+def _proposal(
+    pi1: npt.NDArray[np.float64], f: npt.NDArray[np.bool_], a: float, eps: float
+) -> npt.NDArray[np.float64]:
     """Prop. 2 for a deterministic oracle and the F-beta loss; ``pi1`` is ``P(y = 1 | x)``.
 
     With ``f`` binary, ``|Dg(R) l(x, y)|`` takes four values: ``l(x, 1)`` is ``[1, 1]`` or
@@ -132,10 +135,17 @@ def _proposal(pi1, f, a, eps):
     if_neg = np.array([0.0, max(abs(d2 * a), eps)])
     fi = f.view(np.int8)
     v = if_neg[fi] + pi1 * (if_pos - if_neg)[fi]
-    return v / v.sum()
+    q: npt.NDArray[np.float64] = v / v.sum()
+    return q
 
 
-def _draw_until(cdf, labelled, need, size, rng):
+def _draw_until(
+    cdf: npt.NDArray[np.float64],
+    labelled: npt.NDArray[np.bool_],
+    need: int,
+    size: int,
+    rng: np.random.Generator,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """``size`` draws from the proposal ``cdf``, cut after the ``need``-th new item if reached.
 
     Returns the kept draws and the new items among them (each once, in order of first draw).
@@ -153,7 +163,9 @@ def _draw_until(cdf, labelled, need, size, rng):
     return draws, draws[new]
 
 
-def _gradient(name, tp, fn, pp, n, beta, known_pp):
+def _gradient(
+    name: str, tp: float, fn: float, pp: float, n: int, beta: float, known_pp: bool
+) -> npt.NDArray[np.float64]:
     d_tp, d_fn = measure_gradient(name, tp, fn, pp=pp, n=n, beta=beta)
     if known_pp:
         return np.array([d_tp, d_fn, 0.0])
@@ -163,7 +175,23 @@ def _gradient(name, tp, fn, pp, n, beta, known_pp):
     return np.array([d_tp, d_fn, (up - down) / (2 * h)])
 
 
-def _estimate(name, totals, draws, *, n, beta, level, known_pp, labels, census):
+def _estimate(
+    name: str,
+    totals: npt.NDArray[np.float64],
+    draws: tuple[
+        npt.NDArray[np.float64],
+        npt.NDArray[np.float64],
+        npt.NDArray[np.float64],
+        npt.NDArray[np.int64],
+    ],
+    *,
+    n: int,
+    beta: float,
+    level: float,
+    known_pp: bool,
+    labels: int,
+    census: bool,
+) -> tuple[Estimate, bool]:
     """One measure's ``Estimate`` and whether it is undefined (0/0)."""
     tp, fn, pp = totals
     low_r, high_r = _RANGES.get(name, (0.0, 1.0))
@@ -188,10 +216,10 @@ def _estimate(name, totals, draws, *, n, beta, level, known_pp, labels, census):
 
 
 def ais_published(
-    scores,
-    predictions,
+    scores: npt.ArrayLike,
+    predictions: npt.ArrayLike,
     *,
-    oracle: Callable[[np.ndarray], np.ndarray],
+    oracle: Callable[[npt.NDArray[np.int64]], npt.ArrayLike],
     budget: int,
     measures: tuple[str, ...] = ("precision", "recall", "f1"),
     level: float = 0.95,
@@ -275,7 +303,7 @@ def ais_published(
     fit = em_fit(model, pos, neg, tol=em_tol, max_iter=em_max_iter)
     em_iterations, stages = fit.iterations, 0
 
-    def current_q():
+    def current_q() -> npt.NDArray[np.float64]:
         pi1 = np.where(labelled, label, fit.positive_rate[blocks])
         return _proposal(pi1, f, a, epsilon0 * (1.0 - labelled.mean()))
 
