@@ -59,7 +59,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..intervals import normal_quantile
-from ..results import Estimate
+from ..results import IntervalEstimate
 from .dirichlet_tree import em_fit, tree_model
 from .measures import MEASURES, measure_gradient, measure_value
 
@@ -76,7 +76,7 @@ class AISResult:
 
     Attributes
     ----------
-    estimates : Mapping[str, Estimate]
+    estimates : Mapping[str, IntervalEstimate]
         Per requested measure: value, Wald interval, ``labels_used`` (distinct labels).
     labels_used : int
         Distinct items verified (the budget spent).
@@ -99,7 +99,7 @@ class AISResult:
         The last proposal ``q_N`` over the pool (the one §3.3.2's variance uses).
     """
 
-    estimates: Mapping[str, Estimate]
+    estimates: Mapping[str, IntervalEstimate]
     labels_used: int
     draws: int
     stages: int
@@ -114,7 +114,7 @@ class AISResult:
     em_iterations: int
     proposal: npt.NDArray[np.float64]
 
-    def __getitem__(self, name: str) -> Estimate:
+    def __getitem__(self, name: str) -> IntervalEstimate:
         return self.estimates[name]
 
 
@@ -191,20 +191,20 @@ def _estimate(
     known_pp: bool,
     labels: int,
     census: bool,
-) -> tuple[Estimate, bool]:
-    """One measure's ``Estimate`` and whether it is undefined (0/0)."""
+) -> tuple[IntervalEstimate, bool]:
+    """One measure's ``IntervalEstimate`` and whether it is undefined (0/0)."""
     tp, fn, pp = totals
     low_r, high_r = _RANGES.get(name, (0.0, 1.0))
     value = float(measure_value(name, tp, fn, pp=pp, n=n, beta=beta))
     if not math.isfinite(value):
-        return Estimate(
+        return IntervalEstimate(
             math.nan, low_r, high_r, level, "census" if census else METHOD, labels
         ), True
     if census:
-        return Estimate(value, value, value, level, "census", labels), False
+        return IntervalEstimate(value, value, value, level, "census", labels), False
     grad = _gradient(name, tp, fn, pp, n, beta, known_pp)
     if not np.all(np.isfinite(grad)):
-        return Estimate(value, low_r, high_r, level, METHOD, labels), False
+        return IntervalEstimate(value, low_r, high_r, level, METHOD, labels), False
     losses, weight, w_inf, count = draws
     total = count.sum()
     per_draw = losses @ grad
@@ -212,7 +212,7 @@ def _estimate(
     var = (second - float(grad @ totals) ** 2) / total
     half = normal_quantile(level) * math.sqrt(max(var, 0.0))
     low, high = max(low_r, value - half), min(high_r, value + half)
-    return Estimate(value, low, high, level, METHOD, labels), False
+    return IntervalEstimate(value, low, high, level, METHOD, labels), False
 
 
 def ais_published(
@@ -234,7 +234,7 @@ def ais_published(
     known_pp: bool = False,
     rng: np.random.Generator,
 ) -> AISResult:
-    """Estimate one run's measures by paper 000's AIS (see the module docstring).
+    """IntervalEstimate one run's measures by paper 000's AIS (see the module docstring).
 
     Parameters
     ----------
