@@ -4,6 +4,11 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.requirements.stamp
 
+# Some machines (this project's CI among them) set PYTHONDONTWRITEBYTECODE=1: every pytest process
+# would then compile and assertion-rewrite every module again, 7 s of each worker's start. An
+# empty value lets Python keep its caches (__pycache__/, ignored by git).
+export PYTHONDONTWRITEBYTECODE :=
+
 .PHONY: venv run lint test test-fast check-test-env services clean
 
 venv: $(STAMP)
@@ -30,14 +35,15 @@ lint: venv
 	$(BIN)/mypy
 
 # All tests, slow ones included, on SQLite: those that need no service or browser on every core
-# (pytest-xdist: each worker has its own test database), then the integration and browser tests
+# (pytest-xdist: each worker has its own test database; --dist loadscope keeps a module's tests on
+# one worker, so a world shared by a module, tests/support/shared_world.py, is built once), then the integration and browser tests
 # one at a time (they start Redis, Celery workers, Chromium and a live server of their own, and
 # wait on them). Then, when TEST_POSTGRES_URL is set, the integration and postgres tests again on
 # PostgreSQL (pytest-django creates test_<name>). REQUIRE_POSTGRES=1 (set by .ci/run) makes a
 # missing TEST_POSTGRES_URL an error, before any test. Hypothesis runs its `ci` profile here and
 # its `dev` profile in test-fast (tests/support/hypothesis_profiles.py).
 test: check-test-env venv lint
-	$(BIN)/pytest --hypothesis-profile=ci -n auto -m "not integration and not browser"
+	$(BIN)/pytest --hypothesis-profile=ci -n auto --dist loadscope -m "not integration and not browser"
 	$(BIN)/pytest --hypothesis-profile=ci -m "integration or browser"
 	@if [ -n "$$TEST_POSTGRES_URL" ]; then \
 		echo "make test: integration and postgres tests on PostgreSQL (TEST_POSTGRES_URL)"; \
@@ -50,7 +56,7 @@ test: check-test-env venv lint
 
 # The loop while editing (a minute or two): every test that needs no service, browser or long run.
 test-fast: venv lint
-	$(BIN)/pytest --hypothesis-profile=dev -n auto \
+	$(BIN)/pytest --hypothesis-profile=dev -n auto --dist loadscope \
 		-m "not slow and not integration and not browser and not postgres"
 
 check-test-env:

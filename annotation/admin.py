@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from leaderboard.admin import OrganizerScopedAdmin
+from leaderboard.admin import ReadOnlyInline, RecordAdmin
 
 from .models import (
     AnnotatorPause,
@@ -22,17 +22,8 @@ from .models import (
 )
 
 
-class QueueAdmin(OrganizerScopedAdmin):
-    """Queue rows are written by the annotator pages only."""
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-
-class JudgmentInline(admin.TabularInline):
+class JudgmentInline(ReadOnlyInline):
     model = Judgment
-    extra = 0
-    can_delete = False
     fields = (
         "annotator",
         "answer",
@@ -43,14 +34,10 @@ class JudgmentInline(admin.TabularInline):
         "withdrawn_at",
         "client_id",
     )
-    readonly_fields = fields
-
-    def has_add_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(VerificationRequest)
-class VerificationRequestAdmin(QueueAdmin):
+class VerificationRequestAdmin(RecordAdmin):
     list_display = (
         "id",
         "item",
@@ -80,7 +67,7 @@ class VerificationRequestAdmin(QueueAdmin):
 
 
 @admin.register(Judgment)
-class JudgmentAdmin(QueueAdmin):
+class JudgmentAdmin(RecordAdmin):
     task_path = "request__task"
     list_display = (
         "id",
@@ -119,7 +106,7 @@ class JudgmentAdmin(QueueAdmin):
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(QueueAdmin):
+class AssignmentAdmin(RecordAdmin):
     list_display = (
         "id",
         "task",
@@ -147,7 +134,7 @@ class AssignmentAdmin(QueueAdmin):
 
 
 @admin.register(GoldItem)
-class GoldItemAdmin(QueueAdmin):
+class GoldItemAdmin(RecordAdmin):
     list_display = ("id", "task", "item", "answer", "source", "created_at")
     list_filter = ("task", "answer", "source")
     search_fields = ("item__key",)
@@ -156,7 +143,7 @@ class GoldItemAdmin(QueueAdmin):
 
 
 @admin.register(GoldAnswer)
-class GoldAnswerAdmin(QueueAdmin):
+class GoldAnswerAdmin(RecordAdmin):
     task_path = "gold__task"
     list_display = ("id", "gold", "annotator", "answer", "correct", "created_at", "withdrawn_at")
     list_filter = ("correct", "gold__task")
@@ -179,7 +166,7 @@ class GoldAnswerAdmin(QueueAdmin):
 
 
 @admin.register(AnnotatorPause)
-class AnnotatorPauseAdmin(QueueAdmin):
+class AnnotatorPauseAdmin(RecordAdmin):
     list_display = ("id", "task", "annotator", "reason", "created_at", "lifted_at", "lifted_by")
     list_filter = ("task",)
     search_fields = ("annotator__username",)
@@ -187,7 +174,7 @@ class AnnotatorPauseAdmin(QueueAdmin):
 
 
 @admin.register(RequestConflict)
-class RequestConflictAdmin(QueueAdmin):
+class RequestConflictAdmin(RecordAdmin):
     task_path = "request__task"
     list_display = ("id", "request", "team")
     list_select_related = ("request", "team")

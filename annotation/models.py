@@ -144,10 +144,32 @@ class Assignment(models.Model):
         ]
 
 
-class Judgment(models.Model):
-    """One annotator's answer about one item; ``client_id`` makes retries idempotent."""
+class AnswerRecord(models.Model):
+    """What every stored answer keeps, on an item to verify (``Judgment``) or on a gold item
+    (``GoldAnswer``); rows are never deleted: an undo sets ``withdrawn_at``."""
 
     Answer = Answer
+
+    answer = models.CharField(max_length=12, choices=Answer.choices)
+    justification = models.CharField(max_length=500, blank=True)
+    seconds_spent = models.FloatField(null=True, blank=True)
+    # Given on a lease its annotator no longer held (expired, released, revoked by a pause):
+    # kept as the audit trail, never counted and never measuring anybody.
+    late = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+    # Set when the annotator took the answer back (undo); the row stays as the audit trail.
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
+    # The task's judgments version this counted answer made, and the one its withdrawal made: a
+    # reader of version ``v`` sees exactly the answers with ``seq <= v < withdrawn_seq``.
+    seq = models.PositiveBigIntegerField(null=True, blank=True)
+    withdrawn_seq = models.PositiveBigIntegerField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+
+class Judgment(AnswerRecord):
+    """One annotator's answer about one item; ``client_id`` makes retries idempotent."""
 
     request = models.ForeignKey(
         VerificationRequest, on_delete=models.CASCADE, related_name="judgments"
@@ -159,21 +181,8 @@ class Judgment(models.Model):
         Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="judgments"
     )
     client_id = models.UUIDField(default=uuid.uuid4, unique=True)
-    answer = models.CharField(max_length=12, choices=Answer.choices)
-    justification = models.CharField(max_length=500, blank=True)
-    seconds_spent = models.FloatField(null=True, blank=True)
     # False for skips and for answers the request no longer needed (kept, never counted twice).
     counted = models.BooleanField(default=True)
-    # Given on a lease its annotator no longer held (expired, released, revoked by a pause):
-    # kept as the audit trail, never counted.
-    late = models.BooleanField(default=False)
-    created_at = models.DateTimeField(default=timezone.now)
-    # Set when the annotator took the answer back (undo); the row stays as the audit trail.
-    withdrawn_at = models.DateTimeField(null=True, blank=True)
-    # The task's judgments version this counted answer made, and the one its withdrawal made: a
-    # reader of version ``v`` sees exactly the answers with ``seq <= v < withdrawn_seq``.
-    seq = models.PositiveBigIntegerField(null=True, blank=True)
-    withdrawn_seq = models.PositiveBigIntegerField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -186,10 +195,8 @@ class Judgment(models.Model):
         indexes = [models.Index(fields=["annotator", "created_at"], name="judgment_by_annotator")]
 
 
-class GoldAnswer(models.Model):
+class GoldAnswer(AnswerRecord):
     """An annotator's answer on a gold item; ``correct`` is None for "can't tell"."""
-
-    Answer = Answer
 
     gold = models.ForeignKey(GoldItem, on_delete=models.CASCADE, related_name="answers")
     annotator = models.ForeignKey(
@@ -199,17 +206,7 @@ class GoldAnswer(models.Model):
         Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="gold_answers"
     )
     client_id = models.UUIDField(unique=True)
-    answer = models.CharField(max_length=12, choices=Answer.choices)
     correct = models.BooleanField(null=True, blank=True)
-    # As for judgments: a late gold answer is kept but measures nobody.
-    late = models.BooleanField(default=False)
-    justification = models.CharField(max_length=500, blank=True)
-    seconds_spent = models.FloatField(null=True, blank=True)
-    created_at = models.DateTimeField(default=timezone.now)
-    withdrawn_at = models.DateTimeField(null=True, blank=True)
-    # As for judgments: gold answers measure the annotators in the engine's model.
-    seq = models.PositiveBigIntegerField(null=True, blank=True)
-    withdrawn_seq = models.PositiveBigIntegerField(null=True, blank=True)
 
     class Meta:
         constraints = [

@@ -47,6 +47,27 @@ class OrganizerScopedAdmin(admin.ModelAdmin):
         )
 
 
+class RecordAdmin(OrganizerScopedAdmin):
+    """Rows only the product writes (through validation, the pipeline or the annotator pages):
+    the admin shows them, and changes what its fields allow, but never adds one."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+class ReadOnlyInline(admin.TabularInline):
+    """Rows shown under their parent as they were recorded: none added, changed or deleted."""
+
+    extra = 0
+    can_delete = False
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.fields
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
 @admin.register(Team)
 class TeamAdmin(admin.ModelAdmin):
     list_display = ("name", "member_count", "run_count", "created_at")
@@ -208,19 +229,14 @@ class ItemAdmin(OrganizerScopedAdmin):
     show_full_result_count = False
 
 
-class RunEventInline(admin.TabularInline):
+class RunEventInline(ReadOnlyInline):
     model = RunEvent
-    extra = 0
-    can_delete = False
     fields = ("at", "state", "reason")
-    readonly_fields = fields
-
-    def has_add_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(Run)
-class RunAdmin(OrganizerScopedAdmin):
+class RunAdmin(RecordAdmin):
+    # Runs enter through validation (upload page, API or `manage.py submit_run`).
     list_display = (
         "id",
         "name",
@@ -265,13 +281,9 @@ class RunAdmin(OrganizerScopedAdmin):
     fields = ("name", "description", "link", *readonly_fields)
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
-    def has_add_permission(self, request):
-        # Runs enter through validation (upload page, API or `manage.py submit_run`).
-        return False
-
 
 @admin.register(RunEvent)
-class RunEventAdmin(OrganizerScopedAdmin):
+class RunEventAdmin(RecordAdmin):
     task_path = "run__task"
     list_display = ("run", "state", "reason", "at")
     list_filter = ("state",)
@@ -279,12 +291,9 @@ class RunEventAdmin(OrganizerScopedAdmin):
     list_select_related = ("run",)
     readonly_fields = ("run", "state", "reason", "at")
 
-    def has_add_permission(self, request):
-        return False
-
 
 @admin.register(RunPredictions)
-class RunPredictionsAdmin(OrganizerScopedAdmin):
+class RunPredictionsAdmin(RecordAdmin):
     """Shows the sizes of the packed arrays, never their bytes."""
 
     task_path = "run__task"
@@ -302,9 +311,6 @@ class RunPredictionsAdmin(OrganizerScopedAdmin):
             .annotate(_items_bytes=Length("items"), _scores_bytes=Length("scores"))
         )
 
-    def has_add_permission(self, request):
-        return False
-
     @admin.display(description="predictions")
     def prediction_count(self, obj):
         return obj.run.n_predictions
@@ -319,7 +325,8 @@ class RunPredictionsAdmin(OrganizerScopedAdmin):
 
 
 @admin.register(ReferenceItem)
-class ReferenceItemAdmin(OrganizerScopedAdmin):
+class ReferenceItemAdmin(RecordAdmin):
+    # The reference sample is uploaded as a whole (`manage.py load_reference`).
     list_display = ("item", "task", "group")
     list_filter = ("task",)
     search_fields = ("item__key", "group")
@@ -327,24 +334,14 @@ class ReferenceItemAdmin(OrganizerScopedAdmin):
     readonly_fields = ("task", "item", "group")
     show_full_result_count = False
 
-    def has_add_permission(self, request):
-        # The reference sample is uploaded as a whole (`manage.py load_reference`).
-        return False
 
-
-class EstimateInline(admin.TabularInline):
+class EstimateInline(ReadOnlyInline):
     model = Estimate
-    extra = 0
-    can_delete = False
     fields = ("run", "metric", "value", "low", "high", "level", "labels_used", "method")
-    readonly_fields = fields
-
-    def has_add_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(LeaderboardSnapshot)
-class LeaderboardSnapshotAdmin(OrganizerScopedAdmin):
+class LeaderboardSnapshotAdmin(RecordAdmin):
     """Snapshots are immutable except for whether they are published."""
 
     list_display = (
@@ -379,9 +376,6 @@ class LeaderboardSnapshotAdmin(OrganizerScopedAdmin):
     )
     fields = ("published", *readonly_fields)
 
-    def has_add_permission(self, request):
-        return False
-
     def save_model(self, request, obj, form, change):
         # Publishing stamps the time (kept if it was published before); un-publishing clears it.
         if obj.published and obj.published_at is None:
@@ -392,7 +386,7 @@ class LeaderboardSnapshotAdmin(OrganizerScopedAdmin):
 
 
 @admin.register(Estimate)
-class EstimateAdmin(OrganizerScopedAdmin):
+class EstimateAdmin(RecordAdmin):
     task_path = "run__task"
     list_display = (
         "run",
@@ -423,20 +417,14 @@ class EstimateAdmin(OrganizerScopedAdmin):
     )
     show_full_result_count = False
 
-    def has_add_permission(self, request):
-        return False
-
 
 @admin.register(LabelModelFit)
-class LabelModelFitAdmin(OrganizerScopedAdmin):
+class LabelModelFitAdmin(RecordAdmin):
     """The annotator model as last fitted: written by the estimation job only."""
 
     list_display = ("task", "snapshot", "level")
     list_select_related = ("task", "snapshot")
     fields = readonly_fields = ("task", "snapshot", "level", "annotators")
-
-    def has_add_permission(self, request):
-        return False
 
     def has_change_permission(self, request, obj=None):
         return False

@@ -10,7 +10,6 @@ gold.
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
@@ -26,7 +25,7 @@ from ..models import Answer, Assignment, GoldAnswer, Judgment, VerificationReque
 from .errors import JudgmentError
 from .gold import evaluate_pause, open_pause
 from .judgments import (
-    clean_answer_fields,
+    SubmittedAnswer,
     client_id_in_use,
     close_lease,
     lock_annotator,
@@ -36,6 +35,7 @@ from .judgments import (
     parse_client_id,
     record_judgment,
     recount,
+    submitted_answer,
 )
 from .queue import lease_expiry, parse_tokens
 
@@ -77,21 +77,6 @@ class AnswerResult:
         return self.record.created_at + timedelta(seconds=settings.ANNOTATION_UNDO_SECONDS)
 
 
-def _same_answer(
-    record: Judgment | GoldAnswer,
-    lease_id: int,
-    answer: str,
-    justification: str,
-    seconds: float | None,
-) -> bool:
-    return (
-        record.assignment_id == lease_id
-        and record.answer == answer
-        and record.justification == justification
-        and record.seconds_spent == seconds
-    )
-
-
 def answer_assignment(
     *,
     annotator: User,
@@ -102,8 +87,13 @@ def answer_assignment(
     seconds_spent: float | None = None,
 ) -> AnswerResult:
     """Record ``annotator``'s answer on the item of lease ``token``; safe to retry."""
-    answer, justification, seconds_spent = clean_answer_fields(answer, justification, seconds_spent)
-    client_uuid = parse_client_id(client_id)
+    submitted = submitted_answer(
+        annotator=annotator,
+        client_id=parse_client_id(client_id),
+        answer=answer,
+        justification=justification,
+        seconds_spent=seconds_spent,
+    )
     (token,) = parse_tokens([token])
     lease = (
         Assignment.objects.select_related("task", "gold")
@@ -113,13 +103,9 @@ def answer_assignment(
     if lease is None:
         raise JudgmentError("no such assignment of yours", "unknown_assignment")
     for attempt in range(2):
-        previous = client_id_in_use(client_uuid, lease_is_gold=lease.gold_id is not None)
+        previous = client_id_in_use(submitted.client_id, lease_is_gold=lease.gold_id is not None)
         if previous is not None:
-            if (
-                previous.annotator_id != annotator.pk
-                or previous.withdrawn_at is not None
-                or not _same_answer(previous, lease.pk, answer, justification, seconds_spent)
-            ):
+            if previous.withdrawn_at is not None or not submitted.repeats(previous, lease.pk):
                 raise JudgmentError(
                     "this client_id was already used for another answer", "client_id_reused"
                 )
@@ -128,21 +114,15 @@ def answer_assignment(
             break
         try:
             with transaction.atomic():
-                return _answer(lease, annotator, client_uuid, answer, justification, seconds_spent)
+                return _answer(lease, submitted)
         except IntegrityError:
             continue  # a concurrent retry stored it first (or the pair is taken): look again
     raise JudgmentError("you have already answered this item", "already_answered")
 
 
-def _answer(
-    lease: Assignment,
-    annotator: User,
-    client_uuid: uuid.UUID,
-    answer: str,
-    justification: str,
-    seconds: float | None,
-) -> AnswerResult:
+def _answer(lease: Assignment, submitted: SubmittedAnswer) -> AnswerResult:
     task = lease.task
+    annotator = submitted.annotator
     if task.state == Task.State.DRAFT:
         raise JudgmentError("this task is not open for annotation", "task_closed")
     if not lock_annotator(task.pk, annotator.pk):
@@ -155,49 +135,34 @@ def _answer(
         or open_pause(task=task, annotator=annotator) is not None
     )
     if lease.gold_id is not None:
-        return _answer_gold(lease, annotator, client_uuid, answer, justification, seconds, late)
+        return _answer_gold(lease, submitted, late)
     # A second answer on the item by the same annotator hits the partial unique index.
     assert lease.request_id is not None  # a lease is on a request or on a gold item
     request = VerificationRequest.objects.select_for_update().get(pk=lease.request_id)
     request.task = task
-    outcome = record_judgment(
-        request, annotator, answer, client_uuid, justification, seconds, lease, late=late
-    )
+    outcome = record_judgment(request, submitted, lease, late=late)
     return AnswerResult(outcome.judgment, created=True, resolved=outcome.resolved)
 
 
-def _answer_gold(
-    lease: Assignment,
-    annotator: User,
-    client_uuid: uuid.UUID,
-    answer: str,
-    justification: str,
-    seconds: float | None,
-    late: bool,
-) -> AnswerResult:
+def _answer_gold(lease: Assignment, submitted: SubmittedAnswer, late: bool) -> AnswerResult:
     gold = lease.gold
     assert gold is not None  # a gold lease
+    answer = submitted.answer
     correct = None if answer == Answer.CANNOT_TELL else (answer == Answer.CORRECT) == gold.answer
     measures = correct is not None and not late
     # Locked first, as every path locks a request before the task row.
     drawn = lock_request_of_item(gold.item_id) if measures else None
     record = GoldAnswer.objects.create(
         gold=gold,
-        annotator=annotator,
-        assignment=lease,
-        client_id=client_uuid,
-        answer=answer,
         correct=correct,
-        late=late,
-        justification=justification,
-        seconds_spent=seconds,
         seq=next_judgments_version(lease.task_id) if measures else None,
+        **submitted.row_fields(lease=lease, late=late),
     )
     close_lease(lease, late=late)
     if drawn is not None:
         recount(drawn)
     if measures:
-        evaluate_pause(task=lease.task, annotator=annotator)
+        evaluate_pause(task=lease.task, annotator=submitted.annotator)
         # A gold answer measures the annotator: the engine's error rates move with it.
         enqueue_estimate(lease.task_id)
     return AnswerResult(record, created=True)

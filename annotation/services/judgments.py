@@ -149,9 +149,47 @@ def parse_client_id(client_id: object) -> uuid.UUID:
         raise JudgmentError("client_id must be a UUID") from None
 
 
-def clean_answer_fields(
-    answer: str, justification: str | None, seconds_spent: float | str | None
-) -> tuple[str, str, float | None]:
+@dataclass(frozen=True)
+class SubmittedAnswer:
+    """An answer as its annotator sent it, validated: what a judgment and a gold answer share."""
+
+    annotator: User
+    client_id: uuid.UUID
+    answer: str
+    justification: str
+    seconds_spent: float | None
+
+    def row_fields(self, *, lease: Assignment | None, late: bool) -> dict[str, object]:
+        """The fields of the stored row (``Judgment`` or ``GoldAnswer``) this answer fills."""
+        return {
+            "annotator": self.annotator,
+            "assignment": lease,
+            "client_id": self.client_id,
+            "answer": self.answer,
+            "justification": self.justification,
+            "seconds_spent": self.seconds_spent,
+            "late": late,
+        }
+
+    def repeats(self, record: Judgment | GoldAnswer, lease_id: int) -> bool:
+        """Whether ``record`` stores this very answer on lease ``lease_id`` (a retry)."""
+        return (
+            record.annotator_id == self.annotator.pk
+            and record.assignment_id == lease_id
+            and record.answer == self.answer
+            and record.justification == self.justification
+            and record.seconds_spent == self.seconds_spent
+        )
+
+
+def submitted_answer(
+    *,
+    annotator: User,
+    client_id: uuid.UUID,
+    answer: str,
+    justification: str | None,
+    seconds_spent: float | str | None,
+) -> SubmittedAnswer:
     """Validate an answer's fields; over-long times become None (not a measurement)."""
     if answer not in Answer.values:
         raise JudgmentError(f"unknown answer {answer!r}; use one of {Answer.values}")
@@ -170,7 +208,7 @@ def clean_answer_fields(
             raise JudgmentError("seconds_spent must be a number of seconds, at least 0")
         if seconds_spent > MAX_SECONDS_SPENT:
             seconds_spent = None
-    return answer, justification, seconds_spent
+    return SubmittedAnswer(annotator, client_id, answer, justification, seconds_spent)
 
 
 def client_id_in_use(
@@ -225,8 +263,14 @@ def submit_judgment(
     annotator's live lease on the request, if any, is marked answered. The API answers by lease
     token instead (:func:`annotation.services.answers.answer_assignment`).
     """
-    answer, justification, seconds_spent = clean_answer_fields(answer, justification, seconds_spent)
     client_uuid = parse_client_id(client_id) if client_id is not None else uuid.uuid4()
+    submitted = submitted_answer(
+        annotator=annotator,
+        client_id=client_uuid,
+        answer=answer,
+        justification=justification,
+        seconds_spent=seconds_spent,
+    )
     previous = client_id_in_use(client_uuid)
     if previous is not None:
         if (
@@ -252,9 +296,7 @@ def submit_judgment(
             lease = Assignment.objects.filter(
                 request=request, annotator=annotator, state=Assignment.State.ACTIVE
             ).first()
-            return record_judgment(
-                request, annotator, answer, client_uuid, justification, seconds_spent, lease
-            )
+            return record_judgment(request, submitted, lease)
     except IntegrityError:
         again = Judgment.objects.filter(client_id=client_uuid).first()
         if again is not None and again.annotator_id == annotator.pk:
@@ -264,11 +306,7 @@ def submit_judgment(
 
 def record_judgment(
     request: VerificationRequest,
-    annotator: User,
-    answer: str,
-    client_uuid: uuid.UUID,
-    justification: str,
-    seconds_spent: float | None,
+    submitted: SubmittedAnswer,
     lease: Assignment | None,
     late: bool = False,
 ) -> JudgmentOutcome:
@@ -280,20 +318,14 @@ def record_judgment(
     """
     needed = request.judgments_required - request.judgments_counted
     pending = request.state == VerificationRequest.State.PENDING
-    counted = pending and answer in COUNTED_ANSWERS and needed > 0 and not late
+    counted = pending and submitted.answer in COUNTED_ANSWERS and needed > 0 and not late
     now = timezone.now()
     judgment = Judgment.objects.create(
         request=request,
-        annotator=annotator,
-        assignment=lease,
-        client_id=client_uuid,
-        answer=answer,
-        justification=justification,
-        seconds_spent=seconds_spent,
         counted=counted,
-        late=late,
         seq=next_judgments_version(request.task_id) if counted else None,
         created_at=now,
+        **submitted.row_fields(lease=lease, late=late),
     )
     if lease is not None:
         close_lease(lease, late=late)
@@ -305,7 +337,7 @@ def record_judgment(
         )
         Item.objects.filter(pk=request.item_id, verified_at=None).update(verified_at=now)
         resolved = resolve_if_complete(request)
-    elif pending and answer == Answer.CANNOT_TELL:
+    elif pending and submitted.answer == Answer.CANNOT_TELL:
         # A skip may leave the item to nobody: the runs waiting for it are looked at again.
         enqueue_estimate(request.task_id)
     return JudgmentOutcome(judgment, created=True, resolved=resolved)

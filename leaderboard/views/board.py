@@ -13,7 +13,7 @@ from .. import presenters, selectors
 from ..exports import snapshot_csv_rows
 from ..exports import snapshot_json as snapshot_json_data
 from ..services.board import hold_board, publish_board
-from .common import csv_download, json_download
+from .common import csv_download, json_download, render_task_page
 
 
 def home(request):
@@ -30,14 +30,16 @@ def _sort_or_400(request):
     return sort, None
 
 
-def _board_context(request, task, board):
+def _render_board(request, task, board, *, permalink: bool):
     organizer = selectors.is_organizer(task=task, user=request.user)
-    return {
-        "task": task,
-        "board": board,
-        "is_organizer": organizer,
-        "hold": presenters.hold_status(task) if organizer or task.board_held else None,
-    }
+    hold = presenters.hold_status(task) if organizer or task.board_held else None
+    return render_task_page(
+        request,
+        "leaderboard/board.html",
+        task,
+        {"board": board, "hold": hold, "permalink": permalink},
+        organizer=organizer,
+    )
 
 
 @require_GET
@@ -47,25 +49,14 @@ def board(request, slug: str):
     if error:
         return error
     board = presenters.board_for(task=task, sort=sort)
-    return render(
-        request,
-        "leaderboard/board.html",
-        {**_board_context(request, task, board), "permalink": False},
-    )
+    return _render_board(request, task, board, permalink=False)
 
 
 @require_GET
 def snapshots(request, slug: str):
     task = selectors.task_for(slug, request.user)
-    return render(
-        request,
-        "leaderboard/snapshots.html",
-        {
-            "task": task,
-            "is_organizer": selectors.is_organizer(task=task, user=request.user),
-            "snapshots": presenters.snapshot_list(task=task, user=request.user),
-        },
-    )
+    snapshots = presenters.snapshot_list(task=task, user=request.user)
+    return render_task_page(request, "leaderboard/snapshots.html", task, {"snapshots": snapshots})
 
 
 @require_GET
@@ -77,11 +68,7 @@ def snapshot_detail(request, slug: str, version: int):
     board = presenters.snapshot_board(task=task, version=version, user=request.user, sort=sort)
     if board is None:
         raise Http404("No such snapshot.")
-    return render(
-        request,
-        "leaderboard/board.html",
-        {**_board_context(request, task, board), "permalink": True},
-    )
+    return _render_board(request, task, board, permalink=True)
 
 
 def _download_snapshot(request, slug: str, version: int):

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_http_methods
 
 from .. import presenters, selectors
 from ..exports import verified_items_rows
 from ..forms import TaskSettingsForm
 from ..services.tasks import TaskSettingsError, update_task
-from .common import csv_download
+from .common import csv_download, render_task_page
 
 
 @login_required
@@ -38,17 +38,17 @@ def organize(request, slug: str):
                 )
                 return redirect("task_organize", slug=task.slug)
         status = 400
-    return render(
+    return render_task_page(
         request,
         "leaderboard/organize.html",
+        task,
         {
-            "task": task,
             "form": form,
-            "is_organizer": True,
             "budget": presenters.budget_summary(task),
             "hold": presenters.hold_status(task),
             "queue_url": f"/annotate/{task.slug}/queue/",
         },
+        organizer=True,
         status=status,
     )
 

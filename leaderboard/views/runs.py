@@ -8,7 +8,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods
 
 from .. import presenters, selectors
@@ -17,10 +17,12 @@ from ..forms import RunDetailsForm, RunUploadForm
 from ..ingestion import human_bytes
 from ..services.board import RunDetailsError, update_run_details
 from ..services.runs import SubmissionError, submit_run, upload_limit
+from .common import render_task_page
 from .uploads import upload_throttle_wait, upload_too_large
 
 # Room for the multipart framing and the form's other fields around the file.
 MULTIPART_SLACK = 1024 * 1024
+SUBMIT_PAGE = "leaderboard/submit.html"
 
 
 @login_required
@@ -28,16 +30,17 @@ MULTIPART_SLACK = 1024 * 1024
 def submit(request, slug: str):
     task = selectors.task_for(slug, request.user)
     teams = list(selectors.teams_of(request.user))
-    context = {"task": task, "teams": teams}
+    context: dict = {"teams": teams}
     if not teams:
-        return render(request, "leaderboard/submit.html", context, status=403)
+        return render_task_page(request, SUBMIT_PAGE, task, context, status=403)
     if request.method != "POST":
         context["form"] = RunUploadForm(teams=teams)
-        return render(request, "leaderboard/submit.html", context)
+        return render_task_page(request, SUBMIT_PAGE, task, context)
     wait = upload_throttle_wait(request)
     if wait is not None:
         return _refused(
             request,
+            task,
             context | {"form": RunUploadForm(teams=teams)},
             SubmissionError(
                 "throttled",
@@ -47,12 +50,12 @@ def submit(request, slug: str):
         )
     too_large = _too_large(request, task)
     if too_large is not None:
-        return _refused(request, context | {"form": RunUploadForm(teams=teams)}, too_large)
+        return _refused(request, task, context | {"form": RunUploadForm(teams=teams)}, too_large)
 
     form = RunUploadForm(request.POST, request.FILES, teams=teams)
     context["form"] = form
     if not form.is_valid():
-        return render(request, "leaderboard/submit.html", context, status=400)
+        return render_task_page(request, SUBMIT_PAGE, task, context, status=400)
     upload = form.cleaned_data["file"]
     try:
         run = submit_run(
@@ -65,14 +68,14 @@ def submit(request, slug: str):
             description=form.cleaned_data["description"],
         )
     except SubmissionError as exc:
-        return _refused(request, context, exc)
+        return _refused(request, task, context, exc)
     return redirect("run_detail", run_id=run.pk)
 
 
-def _refused(request, context: dict, error: SubmissionError):
+def _refused(request, task, context: dict, error: SubmissionError):
     """The form again with why the upload was refused, with the refusal's status and headers."""
-    response = render(
-        request, "leaderboard/submit.html", context | {"error": error}, status=error.http_status
+    response = render_task_page(
+        request, SUBMIT_PAGE, task, context | {"error": error}, status=error.http_status
     )
     return with_headers(response, error)
 
@@ -97,15 +100,8 @@ def _too_large(request, task) -> SubmissionError | None:
 @login_required
 def task_runs(request, slug: str):
     task = selectors.task_for(slug, request.user)
-    return render(
-        request,
-        "leaderboard/runs.html",
-        {
-            "task": task,
-            "mine": presenters.my_runs(task=task, user=request.user),
-            "is_organizer": selectors.is_organizer(task=task, user=request.user),
-        },
-    )
+    mine = presenters.my_runs(task=task, user=request.user)
+    return render_task_page(request, "leaderboard/runs.html", task, {"mine": mine})
 
 
 @login_required
@@ -130,15 +126,11 @@ def run_detail(request, run_id: int):
                 messages.success(request, "Run details saved.")
                 return redirect("run_detail", run_id=run.pk)
         status = 400
-    return render(
+    return render_task_page(
         request,
         "leaderboard/run_detail.html",
-        {
-            "run": run,
-            "task": run.task,
-            "page": page,
-            "form": form,
-            "is_organizer": page.organizer,
-        },
+        run.task,
+        {"run": run, "page": page, "form": form},
+        organizer=page.organizer,
         status=status,
     )

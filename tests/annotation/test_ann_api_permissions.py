@@ -21,6 +21,7 @@ from types import SimpleNamespace
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
+from shared_world import copied_world, shared_world
 
 from annotation.models import Assignment, Judgment
 from annotation.services import (
@@ -104,9 +105,12 @@ def build_queue_world():
     )
 
 
+built_queue_world = shared_world(build_queue_world)
+
+
 @pytest.fixture
-def world(db):
-    return build_queue_world()
+def world(db, built_queue_world):
+    return copied_world(built_queue_world)
 
 
 def answer_body(world):

@@ -20,7 +20,7 @@ from pipeline_support import (
     answer_all,
     make_team,
 )
-from worlds import truth_world
+from worlds import demo_task_world
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -32,17 +32,7 @@ METRICS = ("precision", "recall", "f1")
 def world(monkeypatch):
     rng = np.random.default_rng(5)
     org = get_user_model().objects.create_user("olga", password="olga-pass")
-    base = truth_world(
-        rng,
-        n_items=N,
-        p_true=0.7,
-        reference=60,
-        groups=12,
-        slug="demo",
-        title="Demo task",
-        state=Task.State.OPEN,
-        target_half_width=0.12,
-    )
+    base = demo_task_world(rng, n_items=N, reference=60, groups=12, target_half_width=0.12)
     task, truth = base.task, base.truth
     task.organizers.add(org)
     teams = [make_team("Alpha"), make_team("Beta")]

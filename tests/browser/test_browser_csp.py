@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from django.contrib.auth import get_user_model
 
-from leaderboard.models import Run, Task
+from leaderboard.models import Run
 
 from pipeline_support import (
     PipelineDriver,
@@ -18,7 +18,7 @@ from pipeline_support import (
     answer_all,
     make_team,
 )
-from worlds import truth_world
+from worlds import demo_task_world
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -47,17 +47,7 @@ def world(monkeypatch):
     alice = users.create_user("alice", password="alice-pass")
     users.create_user("olga", password="olga-pass", is_staff=True)
     users.create_superuser("root", password="root-pass")
-    base = truth_world(
-        rng,
-        n_items=N,
-        p_true=0.7,
-        reference=40,
-        groups=8,
-        slug="demo",
-        title="Demo task",
-        state=Task.State.OPEN,
-        target_half_width=0.15,
-    )
+    base = demo_task_world(rng, n_items=N, reference=40, groups=8, target_half_width=0.15)
     task, truth = base.task, base.truth
     task.organizers.add(users.get(username="olga"))
     driver = PipelineDriver(monkeypatch)

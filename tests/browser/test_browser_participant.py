@@ -10,11 +10,11 @@ from django.contrib.auth import get_user_model
 
 from annotation.models import VerificationRequest
 from annotation.services import submit_judgment
-from leaderboard.models import Run, Task
+from leaderboard.models import Run
 from leaderboard.services.ingest import ingest_run
 
 from pipeline_support import PipelineDriver, annotator, answer_all, make_team
-from worlds import truth_world
+from worlds import demo_task_world
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -25,17 +25,7 @@ N = 300
 def world(monkeypatch):
     rng = np.random.default_rng(11)
     alice = get_user_model().objects.create_user("alice", password="alice-pass")
-    base = truth_world(
-        rng,
-        n_items=N,
-        p_true=0.7,
-        reference=60,
-        groups=12,
-        slug="demo",
-        title="Demo task",
-        state=Task.State.OPEN,
-        target_half_width=0.1,
-    )
+    base = demo_task_world(rng, n_items=N, reference=60, groups=12, target_half_width=0.1)
     task, truth = base.task, base.truth
     make_team("Alpha", alice)
     keys = rng.choice(N, 150, replace=False)

@@ -7,6 +7,7 @@ import io
 
 import pytest
 from django.contrib.auth import get_user_model
+from shared_world import copied_world, shared_world
 
 from leaderboard.services.tasks import create_task, create_team
 
@@ -67,7 +68,10 @@ def make_upload():
     return upload_file
 
 
+built_lb_world = shared_world(build_world)
+
+
 @pytest.fixture
-def lb_world(db):
-    """The permission matrices' world (``tests/support/role_world.py``)."""
-    return build_world()
+def lb_world(db, built_lb_world):
+    """The permission matrices' world (``tests/support/role_world.py``), built once per module."""
+    return copied_world(built_lb_world)

@@ -52,6 +52,29 @@ def truth_world(
     return world
 
 
+def demo_task_world(
+    rng: np.random.Generator,
+    *,
+    n_items: int,
+    reference: int,
+    groups: int,
+    target_half_width: float,
+) -> TruthWorld:
+    """The browser tests' open task ``demo`` ("Demo task"): ``n_items`` items, 70% of them
+    correct, and a reference sample of ``reference`` in ``groups`` groups."""
+    return truth_world(
+        rng,
+        n_items=n_items,
+        p_true=0.7,
+        reference=reference,
+        groups=groups,
+        slug="demo",
+        title="Demo task",
+        state=Task.State.OPEN,
+        target_half_width=target_half_width,
+    )
+
+
 def random_runs(
     task: Task, team: Team, rng: np.random.Generator, *, n_runs: int, size: int, among: int
 ) -> list[Run]:

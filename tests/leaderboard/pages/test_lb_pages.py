@@ -144,6 +144,18 @@ def test_board_row_without_f1_comes_last(client, world):
 # --- submit -------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("page", ["task_board", "task_snapshots", "task_runs", "submit_run"])
+def test_every_task_page_shows_its_organizer_the_organizer_tabs(client, world, page):
+    url = reverse(page, args=[world["task"].slug])
+    organize = reverse("task_organize", args=[world["task"].slug])
+    client.force_login(world["org"])
+    html = client.get(url).content.decode()
+    assert f'href="{organize}"' in html and "All runs" in html
+    client.force_login(world["alice"])
+    html = client.get(url).content.decode()
+    assert f'href="{organize}"' not in html and "My runs" in html
+
+
 def test_submit_requires_login(client, world):
     response = client.get(reverse("submit_run", args=["ner"]))
     assert response.status_code == 302 and response["Location"].startswith(reverse("login"))

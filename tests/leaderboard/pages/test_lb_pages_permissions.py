@@ -25,6 +25,7 @@ from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.forms.models import model_to_dict
 from django.test import Client
+from shared_world import copied_world, shared_world
 
 from leaderboard.forms import TASK_SETTING_FIELDS
 from leaderboard.models import Item, Task
@@ -44,9 +45,12 @@ def _fresh_cache():
     cache.clear()
 
 
+built_page_world = shared_world(build_page_world)
+
+
 @pytest.fixture
-def world(db, sent_jobs):
-    return build_page_world()
+def world(db, sent_jobs, built_page_world):
+    return copied_world(built_page_world)
 
 
 def organize_body(world):
