@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
@@ -455,6 +456,23 @@ class _Judgments:
     sensitivity_prior: tuple[float, float]
     specificity_prior: tuple[float, float]
 
+    # Fixed for every EM iteration, so computed once (the same numbers the iteration would use).
+    @cached_property
+    def says_correct(self) -> np.ndarray:
+        """``says`` as 1.0 / 0.0."""
+        return self.says.astype(float)
+
+    @cached_property
+    def says_incorrect(self) -> np.ndarray:
+        """``~says`` as 1.0 / 0.0."""
+        return (~self.says).astype(float)
+
+    @cached_property
+    def answer(self) -> np.ndarray:
+        """Per judgment, its row in :func:`_evidence`'s table of log-likelihood ratios."""
+        answer: np.ndarray = 2 * self.ann + self.says
+        return answer
+
 
 def _m_step(
     mu: np.ndarray, data: _Judgments, rate_prior: tuple[float, float]
@@ -465,10 +483,12 @@ def _m_step(
     ar, br = rate_prior
     n_ann, n_class = data.n_annotators, data.class_size
     m = mu[data.row]
-    s1 = np.bincount(data.ann, weights=m * data.says, minlength=n_ann) + data.known_s1
+    not_m = 1 - m
+    s1 = np.bincount(data.ann, weights=m * data.says_correct, minlength=n_ann) + data.known_s1
     n1 = np.bincount(data.ann, weights=m, minlength=n_ann) + data.known_n1
-    s0 = np.bincount(data.ann, weights=(1 - m) * ~data.says, minlength=n_ann) + data.known_s0
-    n0 = np.bincount(data.ann, weights=1 - m, minlength=n_ann) + data.known_n0
+    s0 = np.bincount(data.ann, weights=not_m * data.says_incorrect, minlength=n_ann)
+    s0 += data.known_s0
+    n0 = np.bincount(data.ann, weights=not_m, minlength=n_ann) + data.known_n0
     se = (a1 + s1) / (a1 + b1 + n1)
     sp = (a0 + s0) / (a0 + b0 + n0)
     correct = np.bincount(data.cls, weights=mu, minlength=data.n_classes)
@@ -572,7 +592,7 @@ def _evidence(se: np.ndarray, sp: np.ndarray, data: _Judgments) -> np.ndarray:
     The ratio depends only on the annotator and the answer: a table of ``2 x annotators`` values
     is gathered once per judgment (this runs at every EM iteration over every judgment)."""
     table = np.stack([np.log1p(-se) - np.log(sp), np.log(se) - np.log1p(-sp)], axis=1).ravel()
-    llr = table[2 * data.ann + data.says]
+    llr = table[data.answer]
     return np.bincount(data.row, weights=llr, minlength=data.n_items)
 
 
@@ -589,7 +609,7 @@ def _score_differences(se: np.ndarray, sp: np.ndarray, data: _Judgments) -> spar
     """``D``: per uncertain item, complete-data score (label correct) minus (label incorrect)."""
     u_ann, u_row, cls = data.ann, data.row, data.cls
     n_unc, n_ann, n_cls = data.n_items, data.n_annotators, data.n_classes
-    yf = data.says.astype(float)
+    yf = data.says_correct
     rows = np.concatenate([u_row, u_row, np.arange(n_unc)])
     cols = np.concatenate([u_ann, n_ann + u_ann, 2 * n_ann + cls])
     vals = np.concatenate([yf - se[u_ann], yf - 1.0 + sp[u_ann], np.ones(n_unc)])

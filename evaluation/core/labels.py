@@ -63,6 +63,9 @@ class ItemLabels:
         ``lambda_x`` of the item's answers (``+inf``/``-inf`` for exact labels, 0 unverified).
     row : numpy.ndarray of int
         Row of the item in ``scores``; ``-1`` when its label is exact or unknown.
+    evidence_levels, level : numpy.ndarray
+        The distinct values ``evidence`` takes over the uncertain items, and per row the index
+        of its item's value among them (few: sums of a few annotators' answers).
     scores : scipy.sparse.csr_matrix or None
         Per row: the derivative of ``evidence`` with respect to the annotator parameters (logit
         sensitivities, then logit specificities).
@@ -77,6 +80,8 @@ class ItemLabels:
     says_correct: np.ndarray
     evidence: np.ndarray
     row: np.ndarray
+    evidence_levels: np.ndarray
+    level: np.ndarray
     scores: sparse.csr_matrix | None
     model: LabelModel | None
 
@@ -138,7 +143,20 @@ def item_labels(
     verified = (state.labels >= 0) | state.judged
     row = np.full(n, -1, np.int64)
     if judged.size == 0:
-        return ItemLabels(verified, value, np.zeros(n), counts, yes, evidence, row, None, None)
+        no_levels = np.zeros(0)
+        return ItemLabels(
+            verified,
+            value,
+            np.zeros(n),
+            counts,
+            yes,
+            evidence,
+            row,
+            no_levels,
+            no_levels.astype(np.int64),
+            None,
+            None,
+        )
     exact_items = np.flatnonzero(exact)
     model = fit_label_model(
         judged.items,
@@ -155,7 +173,10 @@ def item_labels(
     row[model.items] = np.arange(model.items.size)
     evidence[model.items] = model.evidence
     scores = model.scores[:, : model.n_annotator_parameters].tocsr()
-    return ItemLabels(verified, value, variance, counts, yes, evidence, row, scores, model)
+    levels, level = np.unique(model.evidence, return_inverse=True)
+    return ItemLabels(
+        verified, value, variance, counts, yes, evidence, row, levels, level, scores, model
+    )
 
 
 @dataclass(frozen=True)
@@ -180,7 +201,7 @@ class DomainLabels:
     missing: np.ndarray
     measured: np.ndarray
     _labels: ItemLabels
-    _items: np.ndarray
+    _rows: np.ndarray  # each item's row in the label view's scores (-1: exact)
     _weights: np.ndarray
     _domains: np.ndarray
     _denominator: np.ndarray  # W r (1 - r) (1 - gamma) per domain (0 on the boundary)
@@ -203,7 +224,7 @@ class DomainLabels:
         with np.errstate(invalid="ignore", divide="ignore"):
             through_rate = np.where(self._denominator > 0, s / self._denominator, 0.0)
         total = (coefficients + self._weights * through_rate[self._domains]) * self.variance
-        rows = labels.row[self._items]
+        rows = self._rows
         keep = rows >= 0
         # Over every uncertain item (zero outside the domain): one pass over the judgments,
         # cheaper than gathering the domain's rows of the sparse matrix.
@@ -227,33 +248,35 @@ def _solve_domains(
     lam = labels.evidence[items]
     exact = ~np.isfinite(lam)
     free = ~exact
+    free_domains, free_weights = domains[free], weights[free]
     total = np.bincount(domains, weights=weights, minlength=n_domains)
     # Items with exact labels (gold items, above all) are often chosen by their answer, so the
     # uncertain items of a domain are not a sample of the same population: their prior is the
     # rate of the uncertain items alone (with exact items in the fixed point, 40 gold items of
     # which half incorrect pulled a 3-run task's precision down by 0.015, coverage 0.85).
-    free_total = np.bincount(domains[free], weights=weights[free], minlength=n_domains)
+    free_total = np.bincount(free_domains, weights=free_weights, minlength=n_domains)
     # A weak prior on each domain's rate, worth DOMAIN_PRIOR_ITEMS of its items, centred on what
     # the annotator model says of them: a domain of one or two items has no maximum-likelihood
     # rate (it sits on 0 or 1 and takes every doubt away); a large one does not notice.
-    count = np.bincount(domains[free], minlength=n_domains).astype(float)
+    count = np.bincount(free_domains, minlength=n_domains).astype(float)
     mean_weight = np.where(count > 0, free_total / np.maximum(count, 1.0), 0.0)
     prior_weight = DOMAIN_PRIOR_ITEMS * mean_weight
     with np.errstate(invalid="ignore", divide="ignore"):
         centre = np.where(
             free_total > 0,
             np.bincount(
-                domains[free],
-                weights=weights[free] * labels.value[items[free]],
+                free_domains,
+                weights=free_weights * labels.value[items[free]],
                 minlength=n_domains,
             )
             / free_total,
             0.5,
         )
+    rows = labels.row[items]
+    posteriors = _Posteriors.of(labels, rows, lam, free, domains, n_domains)
     log_odds = _fixed_points(
-        lam[free],
-        weights[free],
-        domains[free],
+        posteriors.of_free(free),
+        free_weights,
         prior_weight * centre,
         free_total + prior_weight,
         np.zeros(n_domains),
@@ -261,7 +284,7 @@ def _solve_domains(
     )
     with np.errstate(invalid="ignore"):
         # An exact label stays what it is when the uncertain items' rate is 0 or 1 (inf - inf).
-        z = np.where(exact, lam > 0, special.expit(log_odds[domains] + lam))
+        z = np.where(exact, lam > 0, posteriors(log_odds))
     v = z * (1 - z)
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = np.where(
@@ -271,7 +294,7 @@ def _solve_domains(
         )
         free_rate = np.where(
             free_total > 0,
-            np.bincount(domains[free], weights=weights[free] * z[free], minlength=n_domains)
+            np.bincount(free_domains, weights=free_weights * z[free], minlength=n_domains)
             / free_total,
             np.nan,
         )
@@ -280,7 +303,7 @@ def _solve_domains(
         np.isfinite(log_odds), free_rate, (np.nan_to_num(free_rate) * count + 0.5) / (count + 1.0)
     )
     with np.errstate(invalid="ignore"):
-        e = special.expit(special.logit(r_eval)[domains] + np.where(exact, 0.0, lam))
+        e = posteriors(special.logit(r_eval))
     slope = np.where(exact, 0.0, e * (1 - e))
     base = np.nan_to_num((free_total + prior_weight) * r_eval * (1 - r_eval))
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -297,7 +320,7 @@ def _solve_domains(
             / np.where(total > 0, total**2, 1.0)
         )
     denominator = np.where(np.isfinite(log_odds), base * (1 - missing), 0.0)
-    return DomainLabels(z, v, rate, missing, measured, labels, items, weights, domains, denominator)
+    return DomainLabels(z, v, rate, missing, measured, labels, rows, weights, domains, denominator)
 
 
 _LOGIT_BOUND = 40.0
@@ -306,9 +329,8 @@ DOMAIN_PRIOR_ITEMS = 2.0
 
 
 def _fixed_points(
-    lam: np.ndarray,
+    posteriors: _Posteriors,
     w: np.ndarray,
-    d: np.ndarray,
     fixed: np.ndarray,
     total: np.ndarray,
     start: np.ndarray,
@@ -318,8 +340,10 @@ def _fixed_points(
     """Per domain, the ``l`` with ``sum w expit(l + lambda) + fixed = total expit(l)``:
     safeguarded Newton in logit space, bracketed (the equation is the likelihood's slope, which
     falls from a rate of 0 to a rate of 1: the root is unique). A domain whose answers all point
-    one way has its rate at 0 or 1: ``l = -inf`` or ``+inf``."""
-    if lam.size == 0:
+    one way has its rate at 0 or 1: ``l = -inf`` or ``+inf``. ``posteriors`` holds each item's
+    ``lambda`` and domain ``d``."""
+    d = posteriors.domains
+    if d.size == 0:
         with np.errstate(invalid="ignore", divide="ignore"):
             return special.logit(np.where(total > 0, fixed / np.where(total > 0, total, 1.0), 0.5))
     lo = np.full(n_domains, -_LOGIT_BOUND)
@@ -327,7 +351,7 @@ def _fixed_points(
     ell = np.clip(start, lo, hi)
     has_free = np.bincount(d, minlength=n_domains) > 0
     for _ in range(iterations):
-        z = special.expit(ell[d] + lam)
+        z = posteriors(ell)
         s = special.expit(ell)
         f = np.bincount(d, weights=w * z, minlength=n_domains) + fixed - total * s
         df = np.bincount(d, weights=w * z * (1 - z), minlength=n_domains) - total * s * (1 - s)
@@ -342,3 +366,51 @@ def _fixed_points(
         ell = np.where(done, ell, new)
     ell = np.where(ell > _LOGIT_BOUND - 1e-3, np.inf, ell)
     return np.where(ell < -_LOGIT_BOUND + 1e-3, -np.inf, ell)
+
+
+@dataclass(frozen=True)
+class _Posteriors:
+    """``expit(shift[d] + lambda)`` per item for a shift per domain ``d``.
+
+    Items' evidence takes few distinct values (sums of a few annotators' answers), so with
+    ``levels`` each (domain, value) pair is evaluated once and gathered per item (``key``): the
+    same additions of the same numbers, bit for bit, at a fraction of the per-item cost (the
+    fixed points evaluate it at every Newton step). Without ``levels`` it is evaluated per item.
+    """
+
+    lam: np.ndarray
+    domains: np.ndarray
+    levels: np.ndarray | None
+    key: np.ndarray
+
+    @classmethod
+    def of(
+        cls,
+        labels: ItemLabels,
+        rows: np.ndarray,
+        lam: np.ndarray,
+        free: np.ndarray,
+        domains: np.ndarray,
+        n_domains: int,
+    ) -> _Posteriors:
+        """``rows`` and ``lam``: the items' rows in ``labels`` and their evidence, finite where
+        ``free``. Exact items get an arbitrary level: what is computed for them is never used."""
+        levels = labels.evidence_levels
+        per_item = levels.size == 0 or levels.size * n_domains >= rows.size
+        if per_item or (rows[free] < 0).any():  # or unverified items (no level) among them
+            return cls(lam, domains, None, np.zeros(0, np.int64))
+        level = np.where(free, labels.level[rows], 0)
+        return cls(lam, domains, levels, domains.astype(np.int64) * levels.size + level)
+
+    def of_free(self, free: np.ndarray) -> _Posteriors:
+        """The same for the items ``free`` only."""
+        key = self.key[free] if self.levels is not None else self.key
+        return _Posteriors(self.lam[free], self.domains[free], self.levels, key)
+
+    def __call__(self, shift: np.ndarray) -> np.ndarray:
+        if self.levels is None:
+            per_item: np.ndarray = special.expit(shift[self.domains] + self.lam)
+            return per_item
+        table = special.expit(shift[:, None] + self.levels).ravel()
+        gathered: np.ndarray = table[self.key]
+        return gathered

@@ -500,7 +500,9 @@ class CoordinatedPoissonDesign:
                 nu_ref = reference_ratio(ref, in_x & ref_in_pool, ref_in_pool)
                 simple = reference_ratio(ref, in_x)
                 outside = (
-                    reference_ratio(ref, in_x & ~ref_in_pool) if not pool[run_items].all() else None
+                    reference_ratio(ref, in_x & ~ref_in_pool)
+                    if not cells.holds(rec, i, run_items)
+                    else None
                 )
             else:
                 nu_ref = simple = outside = None

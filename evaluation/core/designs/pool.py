@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from ..labels import DomainLabels, ItemLabels
-from ..sorted_sets import contains
 from .precision import PrecisionParts
 from .record import SamplingRecord
 
@@ -127,23 +127,36 @@ class PoolCells:
             np.flatnonzero(t),
         )
 
+    @cached_property
+    def _basis(self) -> _NuBasis:
+        """What :meth:`nu` needs whatever the run, computed at its first call for every run."""
+        return _NuBasis.of(self)
+
+    def holds(self, rec: SamplingRecord, run: int, items: np.ndarray) -> bool:
+        """Whether every item of ``run`` (``items``) lies in the pool: the run is covered and
+        each of its cells is sampled (a run's items are in the task's pool and have a cell from
+        the moment it is added), without a gather over its predictions."""
+        cells = rec.run_cells[run][0]
+        return rec.is_covered(run, items) and bool((self.size[cells] > 0).all())
+
     def nu(self, parts: PrecisionParts) -> tuple[float, float, float] | None:
         """``(value, variance, effective trials)`` of ``nu`` for a run, or ``None``.
 
         ``parts`` is the run's precision (:class:`.precision.PrecisionParts`): its items are the
         run's verified sampled items, so a verified item of the pool is the run's exactly when it
-        is one of them (searched there, not in the run's million predictions), and its label
+        is one of them (looked up there, not in the run's million predictions), and its label
         values are what the run's own items take. The variance includes the labels' and the
         annotator parameters' terms with fallible annotators.
         """
         if self.total <= 0 or self.t_items.size == 0:
             return None
-        g = contains(parts.items, self.t_items).astype(float)
+        basis = self._basis
+        at = basis.position[parts.items]
+        inside = at >= 0
+        g = np.zeros(self.t_items.size)
+        g[at[inside]] = 1.0
         own = self.t_value * g
         if self.domain is not None:
-            at = np.searchsorted(self.t_items, parts.items)
-            at[at >= self.t_items.size] = 0
-            inside = self.t_items[at] == parts.items
             own = np.zeros(self.t_items.size)
             own[at[inside]] = parts.values[inside]
         n_cells = self.size.size
@@ -153,38 +166,80 @@ class PoolCells:
         value = min(max(float(self.size @ share) / self.total, 0.0), 1.0)
         # Linearisation: a sampled item x of cell c has influence N_c / (W_c T) (e(x) - e_c)
         # with e = f (g - nu) and e_c its cell mean; items known incorrect have e = 0.
-        scale = np.where(sampled, self.size / safe_weight, 0.0) / self.total
         e_mean = np.where(sampled, share - value * self.rate, 0.0)
-        omega = scale[self.t_cell]
         resid = (own - value * self.t_value) - e_mean[self.t_cell]
-        var = float(np.sum(self.t_w**2 * self.t_fpc * (omega * resid) ** 2))
-        var += float(np.sum(self.w2_incorrect * (scale * e_mean) ** 2))
-        ow = omega * self.t_w * self.t_value
-        denom = float(np.sum(ow**2 * self.t_fpc))
-        trials = float(ow.sum()) ** 2 / denom if denom > 0 else math.inf
+        var = float(np.sum(basis.w2_fpc * (basis.omega * resid) ** 2))
+        var += float(np.sum(self.w2_incorrect * (basis.scale * e_mean) ** 2))
+        trials = basis.trials
         if self.domain is not None:
-            var, trials = self._with_label_noise(var, trials, omega, g, value)
+            var, trials = self._with_label_noise(var, trials, g, value)
         return value, var, trials
 
     def _with_label_noise(
-        self, var: float, trials: float, omega: np.ndarray, g: np.ndarray, value: float
+        self, var: float, trials: float, g: np.ndarray, value: float
     ) -> tuple[float, float]:
         """Add the label terms: the pool's missing information inflates the design variance
         (the pool total is the uncertain part), the judgment noise of each item enters with its
         weight, and the annotator parameters move the run's count and the pool's together."""
-        domain, t_index = self.domain, self.t_index
-        assert domain is not None and t_index is not None  # only called with the pool's labels
-        band = domain._domains[t_index]
-        gamma = domain.missing[band]
-        coefficients = omega * self.t_w * (g - value)
-        noise = float(
-            np.sum(coefficients**2 * (1.0 - self.t_fpc) * (1.0 - gamma) * domain.variance[t_index])
-        )
+        domain, t_index, basis = self.domain, self.t_index, self._basis
+        noise_basis = basis.noise
+        # only called with the pool's labels
+        assert domain is not None and t_index is not None and noise_basis is not None
+        fpc_complement, gamma_complement, t_variance, shrink = noise_basis
+        coefficients = basis.omega_w * (g - value)
+        noise = float(np.sum(coefficients**2 * fpc_complement * gamma_complement * t_variance))
         design = var
-        var = (design + noise) / (1.0 - float(np.average(gamma, weights=self.t_w))) ** 2
+        var = (design + noise) / shrink
         full = np.zeros(domain.value.size)
-        full[t_index] = -value * omega * self.t_w
+        full[t_index] = -value * basis.omega * self.t_w
         # The run's own count hardly moves with the error rates next to the pool's correct items
         # (mostly wrong items, whose share the specificity decides), so the pool's term is kept.
         var += domain.parameter_variance(full)
         return var, trials * design / var if var > 0 else trials
+
+
+@dataclass(frozen=True)
+class _NuBasis:
+    """What ``nu`` needs of the pool whatever the run (:meth:`PoolCells.nu`), computed once.
+
+    ``position``: every item's position among the t items (-1: not one of them), a lookup
+    cheaper than a binary search of either list in the other; ``scale``: ``N_c / (W_c T)`` per
+    cell (0 where empty), ``omega`` the same per t item, ``omega_w`` times its weight and
+    ``w2_fpc`` its ``w^2 (1 - pi)``; ``trials`` the effective trials of ``nu``; ``noise``, with
+    fallible annotators, per t item ``1 - (1 - pi)``, ``1 - gamma`` of its band and its
+    ``z (1 - z)``, and ``(1 - mean gamma)^2``. Each is the expression :meth:`PoolCells.nu`
+    evaluated per run, so a run's ``nu`` is the same, bit for bit.
+    """
+
+    position: np.ndarray
+    scale: np.ndarray
+    omega: np.ndarray
+    omega_w: np.ndarray
+    w2_fpc: np.ndarray
+    trials: float
+    noise: tuple[np.ndarray, np.ndarray, np.ndarray, float] | None
+
+    @classmethod
+    def of(cls, cells: PoolCells) -> _NuBasis:
+        position = np.full(cells.cell.size, -1, np.int64)
+        position[cells.t_items] = np.arange(cells.t_items.size)
+        sampled = cells.weight > 0
+        scale = np.where(sampled, cells.size / np.where(sampled, cells.weight, 1.0), 0.0)
+        scale = scale / cells.total
+        omega = scale[cells.t_cell]
+        ow = omega * cells.t_w * cells.t_value
+        denom = float(np.sum(ow**2 * cells.t_fpc))
+        trials = float(ow.sum()) ** 2 / denom if denom > 0 else math.inf
+        noise = None
+        domain, t_index = cells.domain, cells.t_index
+        if domain is not None and t_index is not None:
+            gamma = domain.missing[domain._domains[t_index]]
+            noise = (
+                1.0 - cells.t_fpc,
+                1.0 - gamma,
+                domain.variance[t_index],
+                (1.0 - float(np.average(gamma, weights=cells.t_w))) ** 2,
+            )
+        return cls(
+            position, scale, omega, omega * cells.t_w, cells.t_w**2 * cells.t_fpc, trials, noise
+        )

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 from evaluation.core.designs import make_design
-from evaluation.core.designs.pool import sampled_part
+from evaluation.core.designs.pool import PoolCells, sampled_part
 from evaluation.core.designs.record import SamplingRecord
+from evaluation.core.labels import item_labels
 from evaluation.core.results import RoundRecord
 from evaluation.core.state import TaskState
 from evaluation.simulation.campaigns import METRICS
@@ -168,6 +169,33 @@ def test_sampled_part_keeps_cells_with_enough_verified_items():
     assert sampled_part(rec, pool, known).tolist() == [True] * 8
     assert sampled_part(rec, pool, known, min_items=2).tolist() == [True] * 3 + [False] * 5
     assert not sampled_part(rec, pool, np.empty(0, np.int64)).any()
+
+
+@pytest.mark.parametrize(
+    ("unreached", "known", "held"),
+    [
+        ([], [0, 3, 9], [True, True]),
+        ([], [0, 3], [True, False]),  # the second run's own cell has no verified item
+        ([1], [0, 3, 9], [False, True]),  # the first run is not covered
+    ],
+)
+def test_a_run_is_held_by_the_pool_exactly_when_every_item_of_it_is(unreached, known, held):
+    state = TaskState(12)
+    runs = [state.add_run(np.arange(8)), state.add_run(np.arange(4, 12))]
+    rec = SamplingRecord(np.full(12, 0.5), np.zeros(12, bool))
+    rec.grow(12)
+    for run in runs:
+        rec.add_run(state.runs[run].items, np.zeros(8, np.int8))
+    rec.inclusion[unreached] = 0.0
+    rec.requested[known] = True
+    state.set_labels(known, np.ones(len(known), np.int8))
+    labels = item_labels(state, item_class=rec.cell)
+    known_items = rec.known_items(labels)
+    pool = sampled_part(rec, state.in_pool & (rec.inclusion > 0), known_items)
+    cells = PoolCells.build(rec, pool, known_items, labels)
+    for run in runs:
+        items = state.runs[run].items
+        assert cells.holds(rec, run, items) == pool[items].all() == held[run]
 
 
 @pytest.mark.slow

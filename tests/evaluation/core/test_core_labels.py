@@ -161,3 +161,53 @@ def test_gold_items_chosen_by_their_answer_do_not_drag_a_domain_down():
         )
         errors.append(dl.value.mean() - truth.mean())
     assert abs(np.mean(errors)) < 0.025, np.mean(errors)
+
+
+def test_posteriors_by_evidence_level_are_the_per_item_ones_bit_for_bit():
+    # A domain's posteriors are evaluated once per (domain, evidence level) and gathered; that
+    # must be exactly what evaluating every item gives, for any shifts (also infinite ones) and
+    # small integer domain codes (the pool's bands are int8).
+    from scipy import special
+
+    from evaluation.core.labels import _Posteriors
+
+    rng = np.random.default_rng(2026)
+    truth = rng.random(400) < 0.6
+    labels = item_labels(judged_state(5, truth), item_class=np.zeros(460, np.int64))
+    items = np.arange(460)  # uncertain and gold (exact) items
+    lam = labels.evidence[items]
+    free = np.isfinite(lam)
+    n_domains = 16  # int8 codes times the levels overflow int8
+    assert (~free).any() and (n_domains - 1) * labels.evidence_levels.size > 127
+    assert n_domains * labels.evidence_levels.size < items.size
+    for dtype in (np.int8, np.int64):
+        domains = rng.integers(0, n_domains, items.size).astype(dtype)
+        table = _Posteriors.of(labels, labels.row[items], lam, free, domains, n_domains)
+        assert table.levels is not None
+        special_shifts = np.array([-np.inf, np.inf, 0.0, -0.0, 40.0, -7.5] * 3)[:n_domains]
+        for shift in (rng.normal(0, 3, n_domains), special_shifts):
+            per_item = special.expit(shift[domains[free]] + lam[free])
+            assert np.array_equal(table(shift)[free], per_item)
+            assert np.array_equal(table.of_free(free)(shift), per_item)
+
+
+def test_posteriors_fall_back_to_per_item_evaluation():
+    # More (domain, level) pairs than items, or an item without a level (unverified): per item.
+    from evaluation.core.labels import _Posteriors
+
+    truth = np.random.default_rng(3).random(50) < 0.5
+    labels = item_labels(judged_state(6, truth, gold=0), item_class=np.zeros(50, np.int64))
+    items = np.arange(10)
+    lam = labels.evidence[items]
+    free = np.isfinite(lam)
+    many = _Posteriors.of(labels, labels.row[items], lam, free, np.arange(10), 10)
+    assert many.levels is None
+    unverified = TaskState(3)
+    unverified.add_judgments([0, 0], [0, 1], [True, False])
+    labels = item_labels(unverified, item_class=np.zeros(3, np.int64))
+    items = np.arange(3)
+    lam = labels.evidence[items]
+    posteriors = _Posteriors.of(
+        labels, labels.row[items], lam, np.isfinite(lam), np.zeros(3, np.int64), 1
+    )
+    assert posteriors.levels is None
