@@ -130,6 +130,7 @@ def _parser() -> argparse.ArgumentParser:
 # Open-world defaults of the options a closed pool refuses (None tells "not given").
 _OPEN_WORLD_DEFAULTS = {"target_half_width": 0.05, "reference_size": 300, "gold_rate": 0.05}
 _OPEN_WORLD_ONLY = (*_OPEN_WORLD_DEFAULTS, "interval", "annotators", "hard_items")
+_CLOSED_POOL_OPTIONS = ("design", "measures", "budget", "systems", "repeats", "seed", "confidence")
 
 
 def _check_common(args) -> str | None:
@@ -272,19 +273,38 @@ def _refuse(parser: argparse.ArgumentParser, problem: str) -> int:
     return 2
 
 
-def _print_summary(out: dict, *, per_system: bool) -> None:
-    if not per_system:
-        out.pop("per_system")
-    print(json.dumps(_finite(out), allow_nan=False))
+def _load(loader, path: str):
+    """The data set at ``path``, or ``None`` once its problems are printed."""
+    try:
+        return loader(path)
+    except DatasetError as exc:
+        print(f"error: malformed data set: {exc}", file=sys.stderr)
+        return None
+
+
+def _simulate_and_report(args, run, table) -> int:
+    """``run(progress)`` the campaigns, then print their summary as JSON or as ``table``."""
+    progress = None if args.json or not sys.stderr.isatty() else _ProgressBar(sys.stderr)
+    try:
+        summary = run(progress)
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+    if args.json:
+        out = summary.as_dict()
+        if not args.per_system:
+            out.pop("per_system")
+        print(json.dumps(_finite(out), allow_nan=False))
+    else:
+        print(table(summary, per_system=args.per_system))
+    return 0
 
 
 def _main_closed_pool(args, parser: argparse.ArgumentParser) -> int:
     if problem := _check_common(args):
         return _refuse(parser, problem)
-    try:
-        data = load_closed_pool(args.dataset)
-    except DatasetError as exc:
-        print(f"error: malformed data set: {exc}", file=sys.stderr)
+    data = _load(load_closed_pool, args.dataset)
+    if data is None:
         return 2
     for attr in _OPEN_WORLD_ONLY:
         if getattr(args, attr) is not None:
@@ -292,28 +312,15 @@ def _main_closed_pool(args, parser: argparse.ArgumentParser) -> int:
             return _refuse(parser, f"{flag} applies to open-world data sets, not to a closed pool")
     try:
         request = closed_pool_request(
-            data,
-            design=args.design,
-            measures=args.measures,
-            budget=args.budget,
-            systems=args.systems,
-            repeats=args.repeats,
-            seed=args.seed,
-            confidence=args.confidence,
+            data, **{name: getattr(args, name) for name in _CLOSED_POOL_OPTIONS}
         )
     except ValueError as exc:
         return _refuse(parser, str(exc))
-    progress = None if args.json or not sys.stderr.isatty() else _ProgressBar(sys.stderr)
-    try:
-        summary = simulate_closed_pool(data, **request, progress=progress)
-    except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
-        return 130
-    if args.json:
-        _print_summary(summary.as_dict(), per_system=args.per_system)
-    else:
-        print(format_closed_pool_table(summary, per_system=args.per_system))
-    return 0
+    return _simulate_and_report(
+        args,
+        lambda progress: simulate_closed_pool(data, **request, progress=progress),
+        format_closed_pool_table,
+    )
 
 
 def main(argv=None) -> int:
@@ -328,10 +335,8 @@ def main(argv=None) -> int:
     problem = _check(args)
     if problem:
         return _refuse(parser, problem)
-    try:
-        dataset = load_dataset(args.dataset)
-    except DatasetError as exc:
-        print(f"error: malformed data set: {exc}", file=sys.stderr)
+    dataset = _load(load_dataset, args.dataset)
+    if dataset is None:
         return 2
     if not dataset.truth.any():
         print(f"error: {args.dataset}: truth.tsv lists no correct item", file=sys.stderr)
@@ -341,7 +346,6 @@ def main(argv=None) -> int:
         options["interval"] = args.interval
     if args.budget is not None:
         options["budget"] = args.budget
-    progress = None if args.json or not sys.stderr.isatty() else _ProgressBar(sys.stderr)
     annotators = None
     if args.annotators is not None:
         hard_share, hard_accuracy = _hard_items(args.hard_items) if args.hard_items else (0.0, 0.5)
@@ -351,8 +355,9 @@ def main(argv=None) -> int:
             hard_share=hard_share,
             hard_accuracy=hard_accuracy,
         )
-    try:
-        summary = simulate(
+    return _simulate_and_report(
+        args,
+        lambda progress: simulate(
             dataset,
             design=args.design,
             systems=args.systems,
@@ -364,15 +369,9 @@ def main(argv=None) -> int:
             design_options=options,
             progress=progress,
             annotators=annotators,
-        )
-    except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
-        return 130
-    if args.json:
-        _print_summary(summary.as_dict(), per_system=args.per_system)
-    else:
-        print(format_table(summary, per_system=args.per_system))
-    return 0
+        ),
+        format_table,
+    )
 
 
 if __name__ == "__main__":

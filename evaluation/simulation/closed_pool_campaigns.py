@@ -35,6 +35,7 @@ import numpy as np
 from ..core.closed_pool import POOL_DESIGNS, MeasureEstimates, PoolState, make_pool_design
 from ..core.closed_pool.measures import MEASURES, measure_value
 from ..core.closed_pool.published import ais_published
+from .campaigns import sample_sd
 from .closed_pool_data import ClosedPoolData
 
 __all__ = [
@@ -265,7 +266,7 @@ def simulate_closed_pool(
         seed=seed,
         confidence=confidence,
         labels_mean=float(labels.mean()),
-        labels_sd=float(labels.std(ddof=1)) if repeats > 1 else 0.0,
+        labels_sd=sample_sd(labels),
         seconds=seconds,
         per_system=_per_system(names, truth, measures, figures),
         **{key: figures[key]["all"] for key in _POOLED},
