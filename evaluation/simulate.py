@@ -4,6 +4,8 @@ Runs simulated evaluation campaigns on a labelled data set (``truth.tsv``, ``sys
 ``items.jsonl``) and reports labels spent, target attainment, coverage, interval widths and bias.
 With ``--annotators`` a panel of fallible annotators answers instead of a perfect oracle, a share
 of all judgments goes to gold items, and judgments and the coverage at stop are reported too.
+A closed-pool data set (a directory with ``items.tsv``) runs closed-pool campaigns instead
+(:mod:`evaluation.simulate_closed_pool`).
 Exit codes: 0 success, 2 bad arguments or a malformed data set (the message names file and line).
 """
 
@@ -16,8 +18,11 @@ import sys
 
 from evaluation.core.designs import DESIGNS
 from evaluation.core.intervals import INTERVAL_METHODS
+from evaluation.simulate_closed_pool import closed_pool_request, format_closed_pool_table
 from evaluation.simulation.annotators import parse_annotators
 from evaluation.simulation.campaigns import METRICS, Annotators, SimulationSummary, simulate
+from evaluation.simulation.closed_pool_campaigns import CLOSED_POOL_DESIGNS, simulate_closed_pool
+from evaluation.simulation.closed_pool_data import is_closed_pool, load_closed_pool
 from evaluation.simulation.datasets import DatasetError, load_dataset
 
 __all__ = ["main"]
@@ -29,28 +34,41 @@ def _parser() -> argparse.ArgumentParser:
         description="Simulate on-demand evaluation on a labelled data set: how many labels a "
         "design needs and whether its intervals cover the true scores.",
     )
-    p.add_argument("dataset", metavar="DATASET_DIR", help="directory with truth.tsv and systems/")
+    p.add_argument(
+        "dataset",
+        metavar="DATASET_DIR",
+        help="directory with truth.tsv and systems/; with items.tsv too it is a closed pool",
+    )
     p.add_argument(
         "--design",
-        choices=sorted(DESIGNS),
-        default="default",
-        help="sampling design (default: %(default)s)",
+        choices=[*sorted(DESIGNS), *CLOSED_POOL_DESIGNS],
+        default=None,
+        help=f"sampling design: {', '.join(sorted(DESIGNS))} (default: default) on an "
+        f"open-world data set, {', '.join(CLOSED_POOL_DESIGNS)} (default: passive) on a "
+        "closed pool",
     )
     p.add_argument(
         "--systems",
-        type=int,
         default=None,
         metavar="K",
-        help="systems per repeat, chosen at random (default: all)",
+        help="systems per repeat, chosen at random (default: all); on a closed pool the first "
+        "K systems in file order, or a comma list of system names, arriving in that order",
+    )
+    p.add_argument(
+        "--measures",
+        default=None,
+        metavar="LIST",
+        help="closed pool only: comma list of precision, recall, f1, accuracy, "
+        "balanced_accuracy, mcc (default: precision,recall,f1)",
     )
     p.add_argument("--repeats", type=int, default=20, metavar="R", help="default: %(default)s")
     p.add_argument("--seed", type=int, default=0, metavar="S", help="default: %(default)s")
     p.add_argument(
         "--target-half-width",
         type=float,
-        default=0.05,
+        default=None,
         metavar="H",
-        help="precision half-width each run should reach (default: %(default)s)",
+        help="precision half-width each run should reach (default: 0.05; open-world only)",
     )
     p.add_argument(
         "--confidence",
@@ -62,9 +80,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--reference-size",
         type=int,
-        default=300,
+        default=None,
         metavar="N",
-        help="true items in the reference sample (default: %(default)s)",
+        help="true items in the reference sample (default: 300; open-world only)",
     )
     p.add_argument(
         "--interval",
@@ -77,7 +95,9 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=None,
         metavar="LABELS",
-        help="label budget per repeat (default: unlimited)",
+        help="label budget per repeat (default: unlimited); on a closed pool (default: 2000) "
+        "the labels for the whole task, shared by all runs, except for ais-published, which "
+        "re-uses no label: there it is the labels per run",
     )
     p.add_argument(
         "--annotators",
@@ -90,9 +110,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--gold-rate",
         type=float,
-        default=0.05,
+        default=None,
         metavar="R",
-        help="share of all judgments spent on gold items, with --annotators (default: %(default)s)",
+        help="share of all judgments spent on gold items, with --annotators (default: 0.05)",
     )
     p.add_argument(
         "--hard-items",
@@ -107,19 +127,40 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _check(args) -> str | None:
-    if args.systems is not None and args.systems < 1:
-        return "--systems must be at least 1"
+# Open-world defaults of the options a closed pool refuses (None tells "not given").
+_OPEN_WORLD_DEFAULTS = {"target_half_width": 0.05, "reference_size": 300, "gold_rate": 0.05}
+_OPEN_WORLD_ONLY = (*_OPEN_WORLD_DEFAULTS, "interval", "annotators", "hard_items")
+_CLOSED_POOL_OPTIONS = ("design", "measures", "budget", "systems", "repeats", "seed", "confidence")
+
+
+def _check_common(args) -> str | None:
     if args.repeats < 1:
         return "--repeats must be at least 1"
-    if not 0 < args.target_half_width < 0.5:
-        return "--target-half-width must lie strictly between 0 and 0.5"
     if not 0 < args.confidence < 1:
         return "--confidence must lie strictly between 0 and 1"
-    if args.reference_size < 0:
-        return "--reference-size must be at least 0"
     if args.budget is not None and args.budget < 0:
         return "--budget must be at least 0"
+    return None
+
+
+def _check(args) -> str | None:
+    if args.design not in DESIGNS:
+        return f"--design {args.design} is for closed pools (a data set with items.tsv)"
+    if args.measures is not None:
+        return "--measures applies to closed pools only (a data set with items.tsv)"
+    if args.systems is not None:
+        try:
+            args.systems = int(args.systems)
+        except ValueError:
+            return "--systems must be a number of systems on an open-world data set"
+        if args.systems < 1:
+            return "--systems must be at least 1"
+    if problem := _check_common(args):
+        return problem
+    if not 0 < args.target_half_width < 0.5:
+        return "--target-half-width must lie strictly between 0 and 0.5"
+    if args.reference_size < 0:
+        return "--reference-size must be at least 0"
     if args.interval is not None and args.design != "default":
         return "--interval applies to the default design only (published uses Wald intervals)"
     if not 0 <= args.gold_rate < 1:
@@ -226,18 +267,76 @@ def _finite(value):
     return value
 
 
+def _refuse(parser: argparse.ArgumentParser, problem: str) -> int:
+    parser.print_usage(sys.stderr)
+    print(f"error: {problem}", file=sys.stderr)
+    return 2
+
+
+def _load(loader, path: str):
+    """The data set at ``path``, or ``None`` once its problems are printed."""
+    try:
+        return loader(path)
+    except DatasetError as exc:
+        print(f"error: malformed data set: {exc}", file=sys.stderr)
+        return None
+
+
+def _simulate_and_report(args, run, table) -> int:
+    """``run(progress)`` the campaigns, then print their summary as JSON or as ``table``."""
+    progress = None if args.json or not sys.stderr.isatty() else _ProgressBar(sys.stderr)
+    try:
+        summary = run(progress)
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+    if args.json:
+        out = summary.as_dict()
+        if not args.per_system:
+            out.pop("per_system")
+        print(json.dumps(_finite(out), allow_nan=False))
+    else:
+        print(table(summary, per_system=args.per_system))
+    return 0
+
+
+def _main_closed_pool(args, parser: argparse.ArgumentParser) -> int:
+    if problem := _check_common(args):
+        return _refuse(parser, problem)
+    data = _load(load_closed_pool, args.dataset)
+    if data is None:
+        return 2
+    for attr in _OPEN_WORLD_ONLY:
+        if getattr(args, attr) is not None:
+            flag = "--" + attr.replace("_", "-")
+            return _refuse(parser, f"{flag} applies to open-world data sets, not to a closed pool")
+    try:
+        request = closed_pool_request(
+            data, **{name: getattr(args, name) for name in _CLOSED_POOL_OPTIONS}
+        )
+    except ValueError as exc:
+        return _refuse(parser, str(exc))
+    return _simulate_and_report(
+        args,
+        lambda progress: simulate_closed_pool(data, **request, progress=progress),
+        format_closed_pool_table,
+    )
+
+
 def main(argv=None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    if is_closed_pool(args.dataset):
+        return _main_closed_pool(args, parser)
+    args.design = args.design or "default"
+    for key, value in _OPEN_WORLD_DEFAULTS.items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
     problem = _check(args)
     if problem:
-        parser.print_usage(sys.stderr)
-        print(f"error: {problem}", file=sys.stderr)
-        return 2
-    try:
-        dataset = load_dataset(args.dataset)
-    except DatasetError as exc:
-        print(f"error: malformed data set: {exc}", file=sys.stderr)
+        return _refuse(parser, problem)
+    dataset = _load(load_dataset, args.dataset)
+    if dataset is None:
         return 2
     if not dataset.truth.any():
         print(f"error: {args.dataset}: truth.tsv lists no correct item", file=sys.stderr)
@@ -247,7 +346,6 @@ def main(argv=None) -> int:
         options["interval"] = args.interval
     if args.budget is not None:
         options["budget"] = args.budget
-    progress = None if args.json or not sys.stderr.isatty() else _ProgressBar(sys.stderr)
     annotators = None
     if args.annotators is not None:
         hard_share, hard_accuracy = _hard_items(args.hard_items) if args.hard_items else (0.0, 0.5)
@@ -257,8 +355,9 @@ def main(argv=None) -> int:
             hard_share=hard_share,
             hard_accuracy=hard_accuracy,
         )
-    try:
-        summary = simulate(
+    return _simulate_and_report(
+        args,
+        lambda progress: simulate(
             dataset,
             design=args.design,
             systems=args.systems,
@@ -270,18 +369,9 @@ def main(argv=None) -> int:
             design_options=options,
             progress=progress,
             annotators=annotators,
-        )
-    except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
-        return 130
-    if args.json:
-        out = summary.as_dict()
-        if not args.per_system:
-            out.pop("per_system")
-        print(json.dumps(_finite(out), allow_nan=False))
-    else:
-        print(format_table(summary, per_system=args.per_system))
-    return 0
+        ),
+        format_table,
+    )
 
 
 if __name__ == "__main__":

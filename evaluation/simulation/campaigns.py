@@ -28,6 +28,7 @@ __all__ = [
     "RepeatOutcome",
     "SimulationSummary",
     "run_repeat",
+    "sample_sd",
     "simulate",
     "true_scores",
 ]
@@ -122,6 +123,11 @@ class SimulationSummary:
             if self.hard_items is not None:
                 out["hard_items"] = {"share": self.hard_items[0], "accuracy": self.hard_items[1]}
         return out
+
+
+def sample_sd(values: np.ndarray) -> float:
+    """Standard deviation with ``n - 1`` (0 for a single value)."""
+    return float(values.std(ddof=1)) if values.size > 1 else 0.0
 
 
 def true_scores(dataset: Dataset) -> np.ndarray:
@@ -409,7 +415,7 @@ def _summarise(
         confidence=confidence,
         reference_size=reference_size,
         labels_mean=float(labels.mean()),
-        labels_sd=float(labels.std(ddof=1)) if repeats > 1 else 0.0,
+        labels_sd=sample_sd(labels),
         target_met=met,
         coverage=coverage,
         half_width_median=median,

@@ -12,9 +12,16 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["MEASURES", "measure_gradient", "measure_value"]
+__all__ = ["MEASURES", "measure_gradient", "measure_range", "measure_value"]
 
 MEASURES = ("precision", "recall", "f1", "accuracy", "balanced_accuracy", "mcc")
+
+
+def measure_range(name: str) -> tuple[float, float]:
+    """The values measure ``name`` can take: ``(-1, 1)`` for MCC, ``(0, 1)`` for the others."""
+    if name not in MEASURES:
+        raise KeyError(f"unknown measure {name!r}; known: {', '.join(MEASURES)}")
+    return (-1.0, 1.0) if name == "mcc" else (0.0, 1.0)
 
 
 def measure_value(

@@ -61,13 +61,12 @@ import numpy.typing as npt
 from ..intervals import normal_quantile
 from ..results import IntervalEstimate
 from .dirichlet_tree import em_fit, tree_model
-from .measures import MEASURES, measure_gradient, measure_value
+from .measures import MEASURES, measure_gradient, measure_range, measure_value
 
 __all__ = ["AISResult", "ais_published"]
 
 METHOD = "ais-dirichlet-tree/wald"
 _MAX_BATCH = 1 << 20
-_RANGES = {"mcc": (-1.0, 1.0)}
 
 
 @dataclass(frozen=True, eq=False)
@@ -194,7 +193,7 @@ def _estimate(
 ) -> tuple[IntervalEstimate, bool]:
     """One measure's ``IntervalEstimate`` and whether it is undefined (0/0)."""
     tp, fn, pp = totals
-    low_r, high_r = _RANGES.get(name, (0.0, 1.0))
+    low_r, high_r = measure_range(name)
     value = float(measure_value(name, tp, fn, pp=pp, n=n, beta=beta))
     if not math.isfinite(value):
         return IntervalEstimate(

@@ -1,0 +1,133 @@
+"""The closed-pool side of ``python -m evaluation.simulate``: its options and its table.
+
+A data set directory with ``items.tsv`` is a closed pool (:mod:`.simulation.closed_pool_data`);
+:func:`closed_pool_request` turns the command line into the arguments of
+:func:`evaluation.simulation.closed_pool_campaigns.simulate_closed_pool`, refusing the options
+that belong to open-world campaigns, and :func:`format_closed_pool_table` prints the result.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from evaluation.core.closed_pool import MEASURES
+from evaluation.simulation.closed_pool_campaigns import (
+    CLOSED_POOL_DESIGNS,
+    DEFAULT_MEASURES,
+    ClosedPoolSummary,
+)
+from evaluation.simulation.closed_pool_data import ClosedPoolData
+
+__all__ = ["DEFAULT_BUDGET", "closed_pool_request", "format_closed_pool_table"]
+
+DEFAULT_BUDGET = 2000
+
+
+def _systems(text: str | None, data: ClosedPoolData) -> list[int]:
+    """Indices into ``data.systems`` in arrival order: all, the first K, or the ones named."""
+    names = [s.name for s in data.systems]
+    if text is None:
+        return list(range(len(names)))
+    if text.strip().isdigit():
+        k = int(text)
+        if k < 1:
+            raise ValueError("--systems must be at least 1")
+        return list(range(min(k, len(names))))
+    chosen = [t.strip() for t in text.split(",") if t.strip()]
+    missing = [t for t in chosen if t not in names]
+    if missing:
+        raise ValueError(f"--systems: {data.name} has no system {', '.join(missing)}")
+    if len(set(chosen)) != len(chosen):
+        raise ValueError("--systems names a system twice")
+    return [names.index(t) for t in chosen]
+
+
+def closed_pool_request(
+    data: ClosedPoolData,
+    *,
+    design: str | None,
+    measures: str | None,
+    budget: int | None,
+    systems: str | None,
+    repeats: int,
+    seed: int,
+    confidence: float,
+) -> dict[str, Any]:
+    """Keyword arguments of ``simulate_closed_pool`` from the command line's option values.
+
+    ``measures`` and ``systems`` are the options' texts (comma lists; ``systems`` may be a
+    number K, the first K systems); ``None`` means the default. Raises ``ValueError`` naming
+    the option at fault.
+    """
+    design = design or "passive"
+    if design not in CLOSED_POOL_DESIGNS:
+        raise ValueError(
+            f"--design {design} is an open-world design; on a closed pool choose one of "
+            f"{', '.join(CLOSED_POOL_DESIGNS)}"
+        )
+    chosen: tuple[str, ...] = DEFAULT_MEASURES
+    if measures is not None:
+        chosen = tuple(m.strip() for m in measures.split(",") if m.strip())
+        unknown = [m for m in chosen if m not in MEASURES]
+        if unknown or not chosen or len(set(chosen)) != len(chosen):
+            raise ValueError(
+                f"--measures: a comma list of distinct names from {', '.join(MEASURES)}"
+            )
+    return {
+        "design": design,
+        "measures": chosen,
+        "budget": DEFAULT_BUDGET if budget is None else budget,
+        "systems": _systems(systems, data),
+        "repeats": repeats,
+        "seed": seed,
+        "confidence": confidence,
+    }
+
+
+def _num(x: float, style: str = ".4f") -> str:
+    return "nan" if x is None or not math.isfinite(x) else format(x, style)
+
+
+def format_closed_pool_table(summary: ClosedPoolSummary, *, per_system: bool = False) -> str:
+    """The readable report printed without ``--json``."""
+    s = summary
+    k = len(s.system_names)
+    if s.budget_scope == "run":
+        budget = (
+            f"budget {s.budget} labels per run ({s.design} re-uses no label: "
+            f"the task pays for up to {k} x {s.budget})"
+        )
+    else:
+        budget = f"budget {s.budget} labels for the whole task, shared by all {k} runs"
+    lines = [
+        f"design {s.design} on closed pool {s.dataset}: {k} systems arriving in turn x "
+        f"{s.repeats} repeats (seed {s.seed}), intervals at {s.confidence:.0%}",
+        f"{budget}; labels per repeat: {s.labels_mean:.1f} (sd {s.labels_sd:.1f})    "
+        f"{s.seconds:.1f} s",
+        "",
+        f"{'measure':<18} {'coverage':>8} {'lowest':>7} {'median half-width':>18} "
+        f"{'bias':>9} {'(se)':>8} {'MSE':>9} {'undefined':>9}",
+    ]
+    for m in s.measures:
+        lines.append(
+            f"{m:<18} {_num(s.coverage[m], '.3f'):>8} {_num(s.coverage_lowest[m], '.3f'):>7} "
+            f"{_num(s.half_width_median[m]):>18} {_num(s.bias[m]):>9} "
+            f"{_num(s.bias_se[m]):>8} {_num(s.mse[m], '.2e'):>9} "
+            f"{_num(s.undefined_share[m], '.3f'):>9}"
+        )
+    if per_system:
+        lines += [
+            "",
+            f"{'system':<24} {'measure':<18} {'true':>7} {'coverage':>8} {'half-width':>10} "
+            f"{'bias':>9} {'MSE':>9} {'undefined':>9}",
+        ]
+        for row in s.per_system:
+            for m in s.measures:
+                lines.append(
+                    f"{row['system'][:24]:<24} {m:<18} {_num(row['true'][m]):>7} "
+                    f"{_num(row['coverage'][m], '.3f'):>8} "
+                    f"{_num(row['half_width_median'][m]):>10} {_num(row['bias'][m]):>9} "
+                    f"{_num(row['mse'][m], '.2e'):>9} {_num(row['undefined_share'][m], '.3f'):>9}"
+                )
+    return "\n".join(lines)

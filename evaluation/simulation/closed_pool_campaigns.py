@@ -1,0 +1,345 @@
+"""Simulated campaigns on a closed pool: error, bias and coverage of a design's estimates.
+
+A campaign lets the pool's systems arrive one by one in a fixed order (the order given, by
+default the pool's file order: system names sorted), verifies items with a perfect oracle
+(``truth.tsv``) and, once every system has arrived and the budget is spent, scores every run's
+estimate of every measure against its true value. Two kinds of design:
+
+* a multi-system design of :data:`evaluation.core.closed_pool.POOL_DESIGNS` (``passive``, ...):
+  one task, labels shared by all runs, ``budget`` labels for the whole task. At the ``k``-th of
+  ``K`` arrivals the design may bring the task's labels up to ``round(budget * k / K)`` (an
+  equal share per arrival; what a design leaves unspent carries over to the next arrival);
+* ``ais-published`` (:func:`evaluation.core.closed_pool.published.ais_published`): paper 000's
+  AIS, one run at a time with its own labels, ``budget`` labels *per run* (the task pays
+  ``K * budget``).
+
+Campaign ``r`` of a multi-system design draws from ``default_rng([seed, r])``; ``ais-published``
+draws for system ``i`` (its position in the pool's file order) from ``default_rng([seed, i, r])``,
+as ``bench/closed_pool_ais_published.py`` always did, so a system's figures do not depend on
+which other systems are simulated.
+
+Figures per measure, over runs x repeats: coverage (a 0/0 value counts as not covering), bias
+and MSE over the defined values, the share of undefined values, the median half-width.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..core.closed_pool import POOL_DESIGNS, MeasureEstimates, PoolState, make_pool_design
+from ..core.closed_pool.measures import MEASURES, measure_value
+from ..core.closed_pool.published import ais_published
+from .campaigns import sample_sd
+from .closed_pool_data import ClosedPoolData
+
+__all__ = [
+    "CLOSED_POOL_DESIGNS",
+    "DEFAULT_MEASURES",
+    "PER_RUN_BUDGET_DESIGNS",
+    "ClosedPoolSummary",
+    "PoolCampaign",
+    "arrival_caps",
+    "run_pool_campaign",
+    "simulate_closed_pool",
+    "true_measures",
+]
+
+DEFAULT_MEASURES = ("precision", "recall", "f1")
+# Single-run baselines: they re-use no label, so their budget is per run.
+PER_RUN_BUDGET_DESIGNS = ("ais-published",)
+CLOSED_POOL_DESIGNS = (*sorted(POOL_DESIGNS), *PER_RUN_BUDGET_DESIGNS)
+
+
+@dataclass(frozen=True)
+class PoolCampaign:
+    """One campaign: ``values``, ``low``, ``high`` of shape ``(runs, measures)`` in arrival order
+    and the distinct labels the task paid for."""
+
+    labels: int
+    values: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+
+
+def true_measures(
+    data: ClosedPoolData, systems: Sequence[int], measures: Sequence[str]
+) -> np.ndarray:
+    """``(len(systems), len(measures))`` true values from ``truth.tsv`` (``nan`` where 0/0)."""
+    out = np.empty((len(systems), len(measures)))
+    for k, i in enumerate(systems):
+        f = data.systems[i].predictions
+        tp, fn = np.count_nonzero(data.truth & f), np.count_nonzero(data.truth & ~f)
+        for j, m in enumerate(measures):
+            out[k, j] = measure_value(m, tp, fn, pp=np.count_nonzero(f), n=data.n_items)
+    return out
+
+
+def arrival_caps(budget: int, n_runs: int) -> np.ndarray:
+    """Labels of the task allowed once the ``k``-th run has arrived: ``round(budget * k / K)``."""
+    return np.rint(budget * np.arange(1, n_runs + 1) / n_runs).astype(np.int64)
+
+
+def _as_arrays(estimates: Sequence[MeasureEstimates], measures: Sequence[str]) -> tuple:
+    cube = np.array([[[e[m].value, e[m].low, e[m].high] for m in measures] for e in estimates])
+    return cube[..., 0], cube[..., 1], cube[..., 2]
+
+
+def run_pool_campaign(
+    data: ClosedPoolData,
+    systems: Sequence[int],
+    design: str,
+    *,
+    budget: int,
+    measures: Sequence[str],
+    level: float,
+    seed: int,
+    repeat: int,
+    design_options: Mapping[str, Any] | None = None,
+) -> PoolCampaign:
+    """One campaign of ``design`` with ``systems`` (indices into ``data.systems``) in this order."""
+    options = dict(design_options or {})
+    truth = data.truth
+    if design in PER_RUN_BUDGET_DESIGNS:
+        results = [
+            ais_published(
+                data.systems[i].scores,
+                data.systems[i].predictions,
+                oracle=lambda items: truth[items],
+                budget=budget,
+                measures=tuple(measures),
+                level=level,
+                rng=np.random.default_rng([seed, i, repeat]),
+                **options,
+            )
+            for i in systems
+        ]
+        values, low, high = _as_arrays([r.estimates for r in results], measures)
+        return PoolCampaign(sum(r.labels_used for r in results), values, low, high)
+    pool_design = make_pool_design(design, **options)
+    rng = np.random.default_rng([seed, repeat])
+    state = PoolState(data.n_items)
+    for i, cap in zip(systems, arrival_caps(budget, len(systems)), strict=True):
+        system = data.systems[i]
+        run = state.add_run(system.scores, system.predictions, name=system.name)
+        while (room := int(cap) - state.n_labelled) > 0:
+            items = pool_design.plan(state, run, budget=room, rng=rng)
+            if items.size == 0:
+                break
+            if (
+                items.size > room
+                or np.unique(items).size != items.size
+                or state.labelled[items].any()
+            ):
+                raise RuntimeError(
+                    f"design {design!r} asked for {items.size} items with {room} labels left, "
+                    "or for an item twice or already verified"
+                )
+            state.set_labels(items, truth[items])
+    values, low, high = _as_arrays(
+        pool_design.estimate(state, level=level, measures=measures), measures
+    )
+    return PoolCampaign(state.n_labelled, values, low, high)
+
+
+@dataclass(frozen=True)
+class ClosedPoolSummary:
+    """Aggregates over repeats; :meth:`as_dict` gives the ``--json`` object.
+
+    Per-measure dictionaries are over every run of every repeat; ``coverage_lowest`` is the
+    lowest of the per-system coverages; ``per_system`` holds one row per system, in arrival
+    order.
+    """
+
+    design: str
+    dataset: str
+    system_names: tuple[str, ...]
+    measures: tuple[str, ...]
+    budget: int
+    budget_scope: str
+    repeats: int
+    seed: int
+    confidence: float
+    labels_mean: float
+    labels_sd: float
+    coverage: dict[str, float]
+    coverage_lowest: dict[str, float]
+    half_width_median: dict[str, float]
+    bias: dict[str, float]
+    bias_se: dict[str, float]
+    mse: dict[str, float]
+    undefined_share: dict[str, float]
+    seconds: float
+    per_system: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "design": self.design,
+            "dataset": self.dataset,
+            "kind": "closed_pool",
+            "systems": len(self.system_names),
+            "system_names": list(self.system_names),
+            "measures": list(self.measures),
+            "budget": self.budget,
+            "budget_scope": self.budget_scope,
+            "repeats": self.repeats,
+            "seed": self.seed,
+            "confidence": self.confidence,
+            "labels_mean": self.labels_mean,
+            "labels_sd": self.labels_sd,
+            "coverage": self.coverage,
+            "coverage_lowest": self.coverage_lowest,
+            "half_width_median": self.half_width_median,
+            "bias": self.bias,
+            "bias_se": self.bias_se,
+            "mse": self.mse,
+            "undefined_share": self.undefined_share,
+            "seconds": self.seconds,
+            "per_system": self.per_system,
+        }
+
+
+def simulate_closed_pool(
+    data: ClosedPoolData,
+    *,
+    design: str,
+    measures: Sequence[str] = DEFAULT_MEASURES,
+    budget: int = 2000,
+    systems: Sequence[int] | None = None,
+    repeats: int = 1,
+    seed: int = 0,
+    confidence: float = 0.95,
+    design_options: Mapping[str, Any] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ClosedPoolSummary:
+    """Run ``repeats`` campaigns of ``design`` and summarise them (module docstring).
+
+    ``systems`` are indices into ``data.systems`` in arrival order (default: all, file order);
+    ``budget`` is for the whole task, or per run for :data:`PER_RUN_BUDGET_DESIGNS`.
+    """
+    if design not in CLOSED_POOL_DESIGNS:
+        raise ValueError(f"unknown design {design!r}; choose one of {list(CLOSED_POOL_DESIGNS)}")
+    unknown = [m for m in measures if m not in MEASURES]
+    if unknown or not measures:
+        raise ValueError(f"measures must be some of {', '.join(MEASURES)}; got {list(measures)}")
+    if repeats < 1 or budget < 0:
+        raise ValueError("repeats must be >= 1 and the budget >= 0")
+    order = list(range(len(data.systems))) if systems is None else list(systems)
+    if not order:
+        raise ValueError("no system to simulate")
+    truth = true_measures(data, order, measures)
+    started = time.perf_counter()
+    campaigns = []
+    for r in range(repeats):
+        campaigns.append(
+            run_pool_campaign(
+                data,
+                order,
+                design,
+                budget=budget,
+                measures=measures,
+                level=confidence,
+                seed=seed,
+                repeat=r,
+                design_options=design_options,
+            )
+        )
+        if progress is not None:
+            progress(r + 1, repeats)
+    seconds = round(time.perf_counter() - started, 3)
+    figures = _figures(campaigns, truth, measures)
+    labels = np.array([c.labels for c in campaigns], dtype=float)
+    names = tuple(data.systems[i].name for i in order)
+    return ClosedPoolSummary(
+        design=design,
+        dataset=data.name,
+        system_names=names,
+        measures=tuple(measures),
+        budget=budget,
+        budget_scope="run" if design in PER_RUN_BUDGET_DESIGNS else "task",
+        repeats=repeats,
+        seed=seed,
+        confidence=confidence,
+        labels_mean=float(labels.mean()),
+        labels_sd=sample_sd(labels),
+        seconds=seconds,
+        per_system=_per_system(names, truth, measures, figures),
+        **{key: figures[key]["all"] for key in _POOLED},
+    )
+
+
+_POOLED = (
+    "coverage",
+    "coverage_lowest",
+    "half_width_median",
+    "bias",
+    "bias_se",
+    "mse",
+    "undefined_share",
+)
+
+
+def _mean(x: np.ndarray) -> float:
+    return float(x.mean()) if x.size else math.nan
+
+
+def _figures(
+    campaigns: Sequence[PoolCampaign], truth: np.ndarray, measures: Sequence[str]
+) -> dict[str, dict[str, Any]]:
+    """Per figure: ``"all"`` (per measure, pooled over runs and repeats) and ``"systems"``
+    (per measure, an array over systems)."""
+    value = np.stack([c.values for c in campaigns])  # (repeats, runs, measures)
+    low = np.stack([c.low for c in campaigns])
+    high = np.stack([c.high for c in campaigns])
+    defined = np.isfinite(value)
+    covered = defined & (low - 1e-12 <= truth) & (truth <= high + 1e-12)
+    err = np.where(defined, value - truth, np.nan)
+    half = (high - low) / 2
+    out: dict[str, dict[str, Any]] = {key: {"all": {}, "systems": {}} for key in _POOLED}
+    for j, m in enumerate(measures):
+        e = err[..., j]
+        ok = defined[..., j]
+        cov_sys = covered[..., j].mean(axis=0)
+        out["coverage"]["all"][m] = float(covered[..., j].mean())
+        out["coverage"]["systems"][m] = cov_sys
+        out["coverage_lowest"]["all"][m] = float(cov_sys.min())
+        out["half_width_median"]["all"][m] = float(np.median(half[..., j]))
+        out["half_width_median"]["systems"][m] = np.median(half[..., j], axis=0)
+        out["bias"]["all"][m] = _mean(e[ok])
+        out["mse"]["all"][m] = _mean(e[ok] ** 2)
+        out["undefined_share"]["all"][m] = float(1.0 - ok.mean())
+        out["bias"]["systems"][m] = [_mean(e[ok[:, k], k]) for k in range(e.shape[1])]
+        out["mse"]["systems"][m] = [_mean(e[ok[:, k], k] ** 2) for k in range(e.shape[1])]
+        out["undefined_share"]["systems"][m] = 1.0 - ok.mean(axis=0)
+        # The runs of one repeat share its labels: the bias's standard error comes from the
+        # spread of per-repeat mean errors, the repeats being independent.
+        per_repeat = np.array([_mean(e[r, ok[r]]) for r in range(e.shape[0]) if ok[r].any()])
+        out["bias_se"]["all"][m] = (
+            float(per_repeat.std(ddof=1) / math.sqrt(per_repeat.size))
+            if per_repeat.size > 1
+            else math.nan
+        )
+    return out
+
+
+def _per_system(
+    names: Sequence[str],
+    truth: np.ndarray,
+    measures: Sequence[str],
+    figures: Mapping[str, Mapping[str, Any]],
+) -> list[dict[str, Any]]:
+    keys = ("coverage", "half_width_median", "bias", "mse", "undefined_share")
+    return [
+        {
+            "system": name,
+            "arrival": k + 1,
+            "true": {m: float(truth[k, j]) for j, m in enumerate(measures)},
+            **{key: {m: float(figures[key]["systems"][m][k]) for m in measures} for key in keys},
+        }
+        for k, name in enumerate(names)
+    ]
