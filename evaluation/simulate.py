@@ -44,7 +44,7 @@ def _parser() -> argparse.ArgumentParser:
         choices=[*sorted(DESIGNS), *CLOSED_POOL_DESIGNS],
         default=None,
         help=f"sampling design: {', '.join(sorted(DESIGNS))} (default: default) on an "
-        f"open-world data set, {', '.join(CLOSED_POOL_DESIGNS)} (default: passive) on a "
+        f"open-world data set, {', '.join(CLOSED_POOL_DESIGNS)} (default: adaptive) on a "
         "closed pool",
     )
     p.add_argument(

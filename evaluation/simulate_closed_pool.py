@@ -60,7 +60,7 @@ def closed_pool_request(
     number K, the first K systems); ``None`` means the default. Raises ``ValueError`` naming
     the option at fault.
     """
-    design = design or "passive"
+    design = design or "adaptive"
     if design not in CLOSED_POOL_DESIGNS:
         raise ValueError(
             f"--design {design} is an open-world design; on a closed pool choose one of "

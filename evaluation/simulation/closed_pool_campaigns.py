@@ -121,7 +121,9 @@ def run_pool_campaign(
         ]
         values, low, high = _as_arrays([r.estimates for r in results], measures)
         return PoolCampaign(sum(r.labels_used for r in results), values, low, high)
-    pool_design = make_pool_design(design, **options)
+    pool_design = make_pool_design(
+        design, **{"confidence": level, "targets": tuple(measures), **options}
+    )
     rng = np.random.default_rng([seed, repeat])
     state = PoolState(data.n_items)
     for i, cap in zip(systems, arrival_caps(budget, len(systems)), strict=True):

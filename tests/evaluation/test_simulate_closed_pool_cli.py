@@ -47,7 +47,7 @@ def run_error(capsys, pool, *args) -> str:
 
 def test_a_directory_with_items_tsv_runs_closed_pool_campaigns(capsys, pool):
     out = run_json(capsys, pool)
-    assert out["kind"] == "closed_pool" and out["design"] == "passive"
+    assert out["kind"] == "closed_pool" and out["design"] == "adaptive"
     assert out["dataset"] == "tiny" and out["system_names"] == NAMES and out["systems"] == 4
     assert out["measures"] == ["precision", "recall", "f1"]
     assert out["budget"] == 2000 and out["budget_scope"] == "task"
@@ -105,8 +105,9 @@ def test_ais_published_budget_is_per_run_and_says_so(capsys, pool):
 
 
 def test_table_output(capsys, pool):
-    summary = run_json(capsys, pool, "--budget", "80", "--measures", "f1,mcc")
-    code = main([str(pool), "--repeats", "3", "--budget", "80", "--measures", "f1,mcc"])
+    args = ["--design", "passive", "--budget", "80", "--measures", "f1,mcc"]
+    summary = run_json(capsys, pool, *args)
+    code = main([str(pool), "--repeats", "3", *args])
     out, err = capsys.readouterr()
     assert code == 0 and err == ""
     lines = out.splitlines()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .adaptive import AdaptivePoolDesign
 from .interface import MeasureEstimates, PoolDesign
 from .measures import MEASURES, measure_gradient, measure_range, measure_value
 from .passive import PassiveDesign
@@ -20,6 +21,7 @@ from .state import PoolRun, PoolState
 __all__ = [
     "MEASURES",
     "POOL_DESIGNS",
+    "AdaptivePoolDesign",
     "MeasureEstimates",
     "PassiveDesign",
     "PoolDesign",
@@ -33,6 +35,7 @@ __all__ = [
 
 # Multi-system designs by name: each class implements PoolDesign (labels shared by all runs).
 POOL_DESIGNS: dict[str, type[PoolDesign]] = {
+    "adaptive": AdaptivePoolDesign,
     "passive": PassiveDesign,
 }
 

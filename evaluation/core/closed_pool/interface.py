@@ -28,6 +28,10 @@ MeasureEstimates: TypeAlias = Mapping[str, IntervalEstimate]
 class PoolDesign(Protocol):
     """A design that samples one closed pool for all of its runs and estimates each of them.
 
+    A design is built with the keyword arguments ``confidence``, ``target_half_width`` and
+    ``targets`` (the measures each run should estimate to ``target_half_width`` at
+    ``confidence``; a design that ignores the runs ignores them), plus options of its own.
+
     Attributes
     ----------
     name : str

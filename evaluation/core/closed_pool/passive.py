@@ -196,6 +196,19 @@ class PassiveDesign:
 
     name = "passive"
 
+    def __init__(
+        self,
+        *,
+        confidence: float = 0.95,
+        target_half_width: float = 0.05,
+        targets: Sequence[str] = ("precision", "recall", "f1"),
+    ) -> None:
+        # What every design is built with (interface.PoolDesign); a simple random sample
+        # ignores the runs, so it ignores their targets too.
+        self.confidence = confidence
+        self.target_half_width = target_half_width
+        self.targets = tuple(targets)
+
     def plan(
         self, state: PoolState, run: int, *, budget: int, rng: np.random.Generator
     ) -> npt.NDArray[np.int64]:

@@ -90,7 +90,7 @@ def test_arrival_caps_give_equal_shares_that_add_up_to_the_budget(budget, runs):
 
 def test_each_arrival_brings_the_task_up_to_its_share(pool, monkeypatch):
     calls = []
-    monkeypatch.setitem(POOL_DESIGNS, "rounds", lambda: _Rounds(calls))
+    monkeypatch.setitem(POOL_DESIGNS, "rounds", lambda **_: _Rounds(calls))
     campaign = _campaign(pool, "rounds", budget=20)
     assert campaign.labels == 20
     # caps 5, 10, 15, 20: rounds of 3 and 2 items at each arrival

@@ -43,8 +43,8 @@ def _campaign(truth, systems, m, rng):
 def test_passive_is_a_registered_pool_design():
     assert POOL_DESIGNS["passive"] is PassiveDesign
     assert isinstance(make_pool_design("passive"), PoolDesign)
-    with pytest.raises(ValueError, match="unknown design 'adaptive'"):
-        make_pool_design("adaptive")
+    with pytest.raises(ValueError, match="unknown design 'oasis'"):
+        make_pool_design("oasis")
 
 
 def test_plan_draws_distinct_unverified_items_up_to_the_budget():

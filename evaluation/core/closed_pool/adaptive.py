@@ -1,0 +1,292 @@
+"""``adaptive``: one adaptive proposal over a closed pool for every run, every label shared.
+
+Sampling. Every item ``i`` holds a permanent uniform number ``u_i``; it is verified once its
+inclusion probability ``pi_i`` exceeds ``u_i`` (coordinated Poisson sampling, paper 001). A round
+raises ``pi`` towards paper 000's asymptotically optimal proposal for the runs' targeted
+measures, ``pi_i`` proportional to ``sqrt(p_i)`` times the root of the measures' weighted squared
+gradients at the item (Prop. 2 with ``sqrt(p_i)`` for ``sqrt(p_i (1 - p_i) + ...)`` at rare
+positives), where ``p_i`` is its cell's posterior rate (:mod:`.cells`). A run whose interval is
+further from the target weighs more (the square of the ratio of its half-width to the target), so
+a round serves the runs that need it most, not only the newest. Every unverified item also gets a
+defensive share of the round, spread uniformly, so every item keeps support and a run arriving
+later is still served. ``pi`` never decreases: every label ever taken is re-used by every run.
+A round takes exactly its size: the smallest scaling of the proposal at which that many new items
+fall under it (sequential Poisson sampling, an order sampling; Ohlsson 1998), so ``pi`` is the
+probability the design aimed at, up to that rounding.
+
+Estimation. A run's true positives ``tp`` and false negatives ``fn`` (the positives among its
+predicted positives and among its predicted negatives) are its verified positives there plus,
+for every cell, the unverified items there times the cell's posterior mean rate. Their variance
+is the Beta-binomial variance of those unverified items: ``u^2 var(rate) + u mean (1 - mean)``
+per cell, summed. A cell where nothing has been verified keeps its prior's doubt, so F1 is always
+defined and never over-sure. Every measure is a smooth function of ``(tp, fn)``
+(:mod:`.measures`); its interval is the Beta-type interval of the delta-method variance on its
+effective number of trials (:func:`..intervals.effective_binomial_interval`; MCC on
+``(mcc + 1) / 2``), which keeps its coverage near 0 and 1.
+
+References
+----------
+N. G. Marchant and B. I. P. Rubinstein, "Needle in a haystack: label-efficient evaluation under
+extreme class imbalance", KDD 2021 (paper 000), §3-4 and Prop. 2.
+E. Ohlsson, "Sequential Poisson sampling", Journal of Official Statistics 14(2):149-162, 1998.
+Y. Tillé, *Sampling Algorithms*, Springer, 2006, ch. 4 (Poisson sampling; paper 001).
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import numpy as np
+import numpy.typing as npt
+from scipy import special
+
+from ..intervals import effective_binomial_interval
+from ..results import IntervalEstimate
+from .cells import CellRates, RankCells, cell_rates, rank_cells
+from .interface import MeasureEstimates
+from .measures import MEASURES, measure_gradient, measure_range, measure_value
+from .state import PoolState
+
+__all__ = ["AdaptivePoolDesign", "PoolTotals", "pool_totals"]
+
+METHOD = "cell-posterior"
+
+
+@dataclass(frozen=True, eq=False)
+class PoolTotals:
+    """Per run (arrays over runs): estimated ``tp`` and ``fn``, their variances, known ``pp``."""
+
+    tp: npt.NDArray[np.float64]
+    fn: npt.NDArray[np.float64]
+    tp_variance: npt.NDArray[np.float64]
+    fn_variance: npt.NDArray[np.float64]
+    pp: npt.NDArray[np.float64]
+
+
+def pool_totals(state: PoolState, cells: RankCells, rates: CellRates) -> PoolTotals:
+    """Every run's ``tp`` and ``fn`` with variances from the cells' posteriors (see the module)."""
+    verified = state.labelled
+    positive = verified & (state.labels == 1)
+    unverified = ~verified
+    mean, var = rates.mean, rates.variance
+    rows = {key: np.empty(state.n_runs) for key in ("tp", "fn", "tp_var", "fn_var")}
+    for r, run in enumerate(state.runs):
+        for domain, total, spread in (
+            (run.predictions, "tp", "tp_var"),
+            (~run.predictions, "fn", "fn_var"),
+        ):
+            u = cells.count(unverified & domain)
+            rows[total][r] = np.count_nonzero(positive & domain) + u @ mean
+            rows[spread][r] = u * u @ var + u @ (mean * (1.0 - mean))
+    pp = np.array([run.predicted_positives for run in state.runs], dtype=float)
+    return PoolTotals(rows["tp"], rows["fn"], rows["tp_var"], rows["fn_var"], pp)
+
+
+@dataclass(eq=False)
+class _Sampling:
+    """A pool's sampling record: permanent numbers, inclusion probabilities, its cells."""
+
+    permanent: npt.NDArray[np.float64]
+    inclusion: npt.NDArray[np.float64]
+    cells: RankCells | None = None
+    cells_for_runs: int = 0
+
+
+class AdaptivePoolDesign:
+    """Adaptive coordinated Poisson sampling of a closed pool for all of its runs at once.
+
+    Parameters
+    ----------
+    confidence : float, keyword-only
+        Level at which the planner judges the runs' half-widths.
+    target_half_width : float, keyword-only
+        Half-width every run's targeted measures should reach; a run further from it weighs more.
+    targets : sequence of str, keyword-only
+        Measures whose variance the proposal minimises (names of :data:`.measures.MEASURES`).
+    defensive_share : float, keyword-only
+        Share of each round spread uniformly over the unverified pool.
+    round_size : int, keyword-only
+        Most items one call of :meth:`plan` asks for (the model learns between rounds).
+    prior_strength : float, keyword-only
+        Items' worth of each cell's prior (:func:`.cells.cell_rates`).
+    first_cell : int, keyword-only
+        Items in each group's top cell (:func:`.cells.rank_cells`).
+    interval : str, keyword-only
+        Beta-type interval family (:func:`..intervals.binomial_interval`).
+
+    Notes
+    -----
+    The design keeps each pool's sampling record (its permanent numbers and inclusion
+    probabilities) for as long as the :class:`.state.PoolState` lives; its first :meth:`plan`
+    on a state draws the permanent numbers from ``rng``.
+    """
+
+    name = "adaptive"
+
+    def __init__(
+        self,
+        *,
+        confidence: float = 0.95,
+        target_half_width: float = 0.05,
+        targets: Sequence[str] = ("precision", "recall", "f1"),
+        defensive_share: float = 0.1,
+        round_size: int = 50,
+        prior_strength: float = 2.0,
+        first_cell: int = 16,
+        interval: str = "clopper-pearson",
+    ) -> None:
+        unknown = [m for m in targets if m not in MEASURES]
+        if unknown or not targets:
+            raise ValueError(f"targets: names from {', '.join(MEASURES)}, not {unknown}")
+        if not 0.0 < confidence < 1.0:
+            raise ValueError("confidence must lie strictly between 0 and 1")
+        if not 0.0 < target_half_width <= 0.5:
+            raise ValueError("target_half_width must lie in (0, 0.5]")
+        if not 0.0 < defensive_share < 1.0:
+            raise ValueError("defensive_share must lie strictly between 0 and 1")
+        if round_size < 1 or prior_strength <= 0 or first_cell < 1:
+            raise ValueError("round_size and first_cell must be >= 1, prior_strength > 0")
+        self.confidence = confidence
+        self.target_half_width = target_half_width
+        self.targets = tuple(targets)
+        self.defensive_share = defensive_share
+        self.round_size = round_size
+        self.prior_strength = prior_strength
+        self.first_cell = first_cell
+        self.interval = interval
+        self._records: weakref.WeakKeyDictionary[PoolState, _Sampling] = weakref.WeakKeyDictionary()
+
+    # ------------------------------------------------------------------ model
+
+    def _record(self, state: PoolState, rng: np.random.Generator | None) -> _Sampling:
+        record = self._records.get(state)
+        if record is None:
+            if rng is None and state.n_labelled:
+                raise ValueError("this design did not choose the state's verified items")
+            permanent = rng.random(state.n_items) if rng is not None else np.ones(state.n_items)
+            record = _Sampling(permanent, np.zeros(state.n_items))
+            self._records[state] = record
+        if record.cells is None or record.cells_for_runs != state.n_runs:
+            outputs = [run.scores for run in state.runs], [run.predictions for run in state.runs]
+            record.cells = rank_cells(*outputs, first=self.first_cell)
+            record.cells_for_runs = state.n_runs
+        return record
+
+    def _model(self, state: PoolState, record: _Sampling) -> tuple[RankCells, CellRates]:
+        assert record.cells is not None
+        rates = cell_rates(
+            record.cells, state.labels, record.inclusion, prior_strength=self.prior_strength
+        )
+        return record.cells, rates
+
+    # ------------------------------------------------------------------ estimation
+
+    def estimate(
+        self, state: PoolState, *, level: float, measures: Sequence[str]
+    ) -> list[MeasureEstimates]:
+        """Per run, per measure of ``measures``, its value and interval (module docstring)."""
+        unknown = [m for m in measures if m not in MEASURES]
+        if unknown:
+            raise ValueError(f"unknown measures {unknown}; known: {', '.join(MEASURES)}")
+        if not state.n_runs:
+            return []
+        record = self._record(state, None)
+        totals = pool_totals(state, *self._model(state, record))
+        used = state.n_labelled
+        return [
+            MappingProxyType(
+                {m: self._interval(m, totals, r, state.n_items, level, used) for m in measures}
+            )
+            for r in range(state.n_runs)
+        ]
+
+    def _interval(
+        self, name: str, t: PoolTotals, r: int, n_items: int, level: float, used: int
+    ) -> IntervalEstimate:
+        known = {"pp": t.pp[r], "n": n_items}
+        value = float(measure_value(name, t.tp[r], t.fn[r], **known))
+        low_r, high_r = measure_range(name)
+        if not math.isfinite(value):
+            return IntervalEstimate(math.nan, low_r, high_r, level, "undefined", used)
+        d_tp, d_fn = measure_gradient(name, t.tp[r], t.fn[r], **known)
+        variance = float(d_tp**2 * t.tp_variance[r] + d_fn**2 * t.fn_variance[r])
+        span = high_r - low_r
+        share = (value - low_r) / span
+        low, high, _ = effective_binomial_interval(
+            share, variance / span**2, level=level, method=self.interval
+        )
+        method = f"{METHOD}/{self.interval}"
+        return IntervalEstimate(value, low_r + span * low, low_r + span * high, level, method, used)
+
+    # ------------------------------------------------------------------ planning
+
+    def plan(
+        self, state: PoolState, run: int, *, budget: int, rng: np.random.Generator
+    ) -> npt.NDArray[np.int64]:
+        """At most ``min(budget, round_size)`` unverified items: the next round (module docstring).
+
+        ``run`` (the run that arrived last) weighs as any other run: the round serves every run,
+        the ones furthest from the target most.
+        """
+        if not 0 <= run < state.n_runs:
+            raise IndexError(f"no run {run} in a state of {state.n_runs} runs")
+        record = self._record(state, rng)
+        open_ = ~state.labelled
+        take = min(int(budget), self.round_size, int(np.count_nonzero(open_)))
+        if take <= 0:
+            return np.empty(0, np.int64)
+        cells, rates = self._model(state, record)
+        need = np.sqrt(rates.mean[cells.of_item]) * self._gradient_scale(state, cells, rates)
+        # Order sampling: an open item is taken once the scaled proposal passes its permanent
+        # number, at the scale u / need (at once if the defensive floor already does); the
+        # round's scale is the take-th smallest of these.
+        items = np.flatnonzero(open_)
+        permanent = record.permanent[items]
+        floor = record.inclusion[items] + self.defensive_share * take / items.size
+        need_open = np.maximum(need[items], 1e-300)
+        threshold = np.where(permanent < floor, 0.0, permanent / need_open)
+        scale = float(np.partition(threshold, take - 1)[take - 1]) * (1.0 + 1e-9)
+        aimed = np.minimum(1.0, np.maximum(scale * need_open, floor))
+        picked = np.flatnonzero(threshold <= scale)
+        if picked.size > take:
+            # A floor that alone passes more than the round: the items it passes first.
+            order = np.lexsort((permanent[picked] / aimed[picked], threshold[picked]))
+            picked = np.sort(picked[order[:take]])
+        inclusion = record.inclusion.copy()
+        inclusion[items] = aimed
+        record.inclusion = inclusion
+        return items[picked].astype(np.int64, copy=False)
+
+    def _gradient_scale(
+        self, state: PoolState, cells: RankCells, rates: CellRates
+    ) -> npt.NDArray[np.float64]:
+        """Per item: the root of every run's weighted squared gradients of its targets there."""
+        totals = pool_totals(state, cells, rates)
+        z = float(special.ndtri(0.5 + self.confidence / 2.0))
+        on_tp = np.zeros(state.n_runs)
+        on_fn = np.zeros(state.n_runs)
+        for r in range(state.n_runs):
+            known = {"pp": totals.pp[r], "n": state.n_items}
+            variance = 0.0
+            for m in self.targets:
+                # A measure that is 0/0 for this run (precision of a run predicting nothing)
+                # has no variance to lower.
+                d_tp, d_fn = (
+                    float(d) if np.isfinite(d) else 0.0
+                    for d in measure_gradient(m, totals.tp[r], totals.fn[r], **known)
+                )
+                on_tp[r] += d_tp**2
+                on_fn[r] += d_fn**2
+                variance += d_tp**2 * totals.tp_variance[r] + d_fn**2 * totals.fn_variance[r]
+            half_width = z * math.sqrt(variance / len(self.targets))
+            weight = max(half_width / self.target_half_width, 1.0) ** 2
+            on_tp[r] *= weight
+            on_fn[r] *= weight
+        predicted = np.array([run.predictions for run in state.runs], dtype=float)
+        squared = on_tp @ predicted + on_fn @ (1.0 - predicted)
+        scale: npt.NDArray[np.float64] = np.sqrt(squared)
+        return scale
