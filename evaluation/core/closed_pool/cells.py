@@ -13,11 +13,18 @@ unverified items of every run's predicted positives and negatives; both come fro
   effective size (items are verified with unequal probabilities ``pi``: the ``1 / pi`` weights
   make the rate design-consistent). Its prior has a strength of ``prior_strength`` items and a
   mean from the ranks: the mean over the cell's items of ``exp(e)``, the geometric mean of
-  ``1 / rank``. In the voted group the prior mean also pools the verified items of the cell's
-  two rank neighbours (one pseudo-item of the rank prior), because a voted cell with a few
-  positives and none found yet would otherwise be given the rank prior's near-zero rate; the
-  unvoted group keeps the rank prior, which is what keeps a positive that no run predicts
-  possible without spreading the rate of the voted top over a pool of tens of thousands.
+  ``1 / rank`` (a rate that falls like ``1 / rank``, as rare positives do);
+* that rank prior is calibrated per group, upwards only: where the verified items of a group
+  hold more positives than the rank prior expects of them (a balanced pool, where ``1 / rank``
+  is far too low), the group's prior means are scaled by the ratio of the two (the found
+  positives counting one pseudo-item at the expected rate). Lowering it is left to the data:
+  on a rare-positive pool a group where none has been found keeps the rank prior, which keeps
+  the one positive that no run predicts possible;
+* in the voted group the prior mean also pools the verified items of the cell's two rank
+  neighbours (one pseudo-item of the rank prior), because a voted cell with a few positives and
+  none found yet would otherwise be given the rank prior's near-zero rate; the unvoted group
+  keeps the rank prior, since pooling it would spread the rate of the voted top over a pool of
+  tens of thousands.
 
 References
 ----------
@@ -172,6 +179,13 @@ def cell_rates(
     effective = np.where(seen, sum_w * sum_w / np.where(seen, sum_w2, 1.0), 0.0)
     found = np.where(seen, sum_wy / np.where(seen, sum_w, 1.0), 0.0) * effective
     prior = cells.prior_mean.copy()
+    for voted in (True, False):
+        group = cells.voted == voted
+        seen = effective[group].sum()
+        if seen > 0:
+            expected = (effective[group] * prior[group]).sum() / seen
+            rate = (found[group].sum() + expected) / (seen + 1.0)
+            prior[group] = np.minimum(prior[group] * max(1.0, rate / expected), 0.999)
     for c in np.flatnonzero(cells.voted):
         lo, hi = max(c - 1, cells.group_first[c]), min(c + 1, cells.group_last[c])
         prior[c] = (found[lo : hi + 1].sum() + prior[c]) / (effective[lo : hi + 1].sum() + 1.0)
