@@ -51,7 +51,7 @@ from .interface import MeasureEstimates
 from .measures import MEASURES, measure_gradient, measure_range, measure_value
 from .state import PoolState
 
-__all__ = ["AdaptivePoolDesign", "PoolTotals", "pool_totals"]
+__all__ = ["AdaptivePoolDesign", "PoolSampling", "PoolTotals", "pool_totals"]
 
 METHOD = "cell-posterior"
 
@@ -84,6 +84,15 @@ def pool_totals(state: PoolState, cells: RankCells, rates: CellRates) -> PoolTot
             rows[spread][r] = u * u @ var + u @ (mean * (1.0 - mean))
     pp = np.array([run.predicted_positives for run in state.runs], dtype=float)
     return PoolTotals(rows["tp"], rows["fn"], rows["tp_var"], rows["fn_var"], pp)
+
+
+@dataclass(frozen=True, eq=False)
+class PoolSampling:
+    """What a closed-pool task stores to go on sampling: per item, its permanent uniform number
+    and its inclusion probability so far."""
+
+    permanent: npt.NDArray[np.float64]
+    inclusion: npt.NDArray[np.float64]
 
 
 @dataclass(eq=False)
@@ -159,6 +168,30 @@ class AdaptivePoolDesign:
         self.first_cell = first_cell
         self.interval = interval
         self._records: weakref.WeakKeyDictionary[PoolState, _Sampling] = weakref.WeakKeyDictionary()
+
+    # ------------------------------------------------------------------ the sampling record
+
+    def sampling(self, state: PoolState) -> PoolSampling:
+        """A copy of the pool's permanent numbers and inclusion probabilities, to store.
+
+        Raises ``KeyError`` if this design has not planned on ``state``.
+        """
+        record = self._records[state]
+        return PoolSampling(record.permanent.copy(), record.inclusion.copy())
+
+    def resume(self, state: PoolState, sampling: PoolSampling) -> None:
+        """Go on sampling ``state`` from a stored :meth:`sampling` (a new process, a new design).
+
+        The verified items of ``state`` must be the ones that sampling chose: every one of them
+        under its inclusion probability.
+        """
+        permanent = np.asarray(sampling.permanent, dtype=float)
+        inclusion = np.asarray(sampling.inclusion, dtype=float)
+        if permanent.shape != (state.n_items,) or inclusion.shape != (state.n_items,):
+            raise ValueError(f"a sampling record of the pool's {state.n_items} items is needed")
+        if np.any(permanent[state.labelled] >= inclusion[state.labelled]):
+            raise ValueError("this sampling record did not choose the state's verified items")
+        self._records[state] = _Sampling(permanent.copy(), inclusion.copy())
 
     # ------------------------------------------------------------------ model
 

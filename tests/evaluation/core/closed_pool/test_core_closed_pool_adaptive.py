@@ -22,6 +22,7 @@ from evaluation.core.closed_pool import (
     make_pool_design,
     measure_value,
 )
+from evaluation.core.closed_pool.adaptive import PoolSampling
 
 
 def _true(truth, f):
@@ -249,3 +250,28 @@ def test_intervals_cover_on_a_sparser_pool():
     truth, systems = synthetic_pool(3000, 30)
     coverage, _ = _coverage_and_errors(truth, systems, 120, 300, seed=9)
     assert coverage.min() >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / 300), coverage
+
+
+def test_a_stored_sampling_record_resumes_the_design_exactly():
+    # What a service does between two worker processes: store the record, build a new design,
+    # resume. The next rounds and the estimates are the ones the first design would give.
+    truth, systems = synthetic_pool()
+    state, design = _campaign(truth, systems, 90, np.random.default_rng(11))
+    stored = design.sampling(state)
+    resumed = AdaptivePoolDesign()
+    resumed.resume(state, stored)
+    assert [dict(e) for e in resumed.estimate(state, level=0.95, measures=MEASURES)] == [
+        dict(e) for e in design.estimate(state, level=0.95, measures=MEASURES)
+    ]
+    rng = np.random.default_rng(12)
+    nxt = design.plan(state, 3, budget=20, rng=rng)
+    assert np.array_equal(resumed.plan(state, 3, budget=20, rng=rng), nxt)
+    assert np.array_equal(resumed.sampling(state).inclusion, design.sampling(state).inclusion)
+    stored.inclusion[:] = 0.0  # a copy: the design's record is untouched
+    assert design.sampling(state).inclusion.max() > 0
+    with pytest.raises(ValueError, match="did not choose"):
+        AdaptivePoolDesign().resume(state, stored)
+    with pytest.raises(ValueError, match="400 items"):
+        AdaptivePoolDesign().resume(state, PoolSampling(np.ones(3), np.ones(3)))
+    with pytest.raises(KeyError):
+        AdaptivePoolDesign().sampling(state)
