@@ -141,6 +141,7 @@ class TaskAdmin(admin.ModelAdmin):
         "target_half_width",
         "confidence",
         "label_budget",
+        "submissions_close_at",
         "created_at",
     )
     list_filter = ("state", "design")
@@ -272,7 +273,7 @@ class RunAdmin(RecordAdmin):
         "n_requested",
         "created_at",
     )
-    list_filter = ("state", "outcome", "task")
+    list_filter = ("state", "outcome", "after_deadline", "task")
     search_fields = ("name", "team__name", "file_name", "sha256")
     list_select_related = ("task", "team")
     date_hierarchy = "created_at"

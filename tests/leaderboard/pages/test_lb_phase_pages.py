@@ -46,6 +46,14 @@ def test_the_header_shows_the_window_in_utc_for_the_script_to_localize(client, b
     assert "<script>" not in html  # the CSP allows no inline script
 
 
+def test_the_task_list_shows_each_deadline(client, board_world):
+    close = timezone.now().replace(microsecond=0) + 24 * HOUR
+    dated(board_world["task"], submissions_close_at=close)
+    html = client.get(reverse("home")).content.decode()
+    row = re.search(r"<tr>\s*<td><a href=\"/tasks/ner/\">.*?</tr>", html, re.S).group(0)
+    assert f">{close:%Y-%m-%d %H:%M} UTC</time>" in row
+
+
 def test_a_task_without_dates_shows_no_window(client, board_world):
     html = html_of(client, board_world["alice"], reverse("task_board", args=["ner"]))
     assert 'id="task-phases"' not in html
