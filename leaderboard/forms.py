@@ -98,7 +98,13 @@ class TaskSettingsForm(forms.Form):
     """The task's organizer-editable settings; ``update_task`` validates them as a whole."""
 
     def __init__(self, *args, task: Task, **kwargs):
-        kwargs.setdefault("initial", model_to_dict(task, fields=TASK_SETTING_FIELDS))
+        initial = model_to_dict(task, fields=TASK_SETTING_FIELDS)
+        for name in PHASE_DATE_FIELDS:
+            # Shown to the minute: a date set to the second (API) that comes back unedited is
+            # then unchanged, and keeps its stored value.
+            if initial.get(name) is not None:
+                initial[name] = initial[name].replace(second=0, microsecond=0)
+        kwargs.setdefault("initial", initial)
         super().__init__(*args, **kwargs)
         self.fields.update(fields_for_model(Task, fields=TASK_SETTING_FIELDS))
         for name in ("description", "question", "display_template"):

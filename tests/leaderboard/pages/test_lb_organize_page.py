@@ -184,3 +184,20 @@ def test_bad_dates_on_the_organize_page_are_a_400_that_changes_nothing(
     assert field_error in response.content.decode()
     task.refresh_from_db()
     assert (task.submissions_open_at, task.submissions_close_at, task.reveal_at) == (None,) * 3
+
+
+def test_a_date_set_to_the_second_survives_saving_other_settings(client, board_world):
+    task = board_world["task"]
+    close = timezone.now().replace(microsecond=123) + timedelta(days=3)
+    Task.objects.filter(pk=task.pk).update(submissions_close_at=close)
+    task.refresh_from_db()
+    client.force_login(board_world["org"])
+    url = reverse("task_organize", args=["ner"])
+    shown = re.search(
+        r'name="submissions_close_at" value="([^"]+)"', client.get(url).content.decode()
+    )
+    assert shown.group(1) == f"{close:%Y-%m-%d %H:%M}"
+    data = settings_data(task, title="Renamed", submissions_close_at=shown.group(1))
+    assert client.post(url, data).status_code == 302
+    task.refresh_from_db()
+    assert (task.title, task.submissions_close_at) == ("Renamed", close)
