@@ -252,6 +252,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "evaluation.watchdog",
         "schedule": float(os.environ.get("PIPELINE_WATCHDOG_INTERVAL", "60")),
     },
+    # Holds boards at their tasks' deadlines and publishes them at their reveal times. Pages
+    # already treat a passed deadline as held; a late tick only records it (and publishes late).
+    "task-phases": {
+        "task": "evaluation.apply_task_phases",
+        "schedule": float(os.environ.get("TASK_PHASES_INTERVAL", "60")),
+    },
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 

@@ -12,6 +12,7 @@ from typing import TypedDict
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
+from leaderboard.services.board import apply_due_phases
 from leaderboard.services.ingest import ingest_run as ingest_received_run
 
 from . import services
@@ -56,3 +57,8 @@ def estimate_task(task_id: int) -> int | None:
 @shared_task(name="evaluation.watchdog", **RETRY)
 def watchdog() -> dict[str, int]:
     return services.watchdog()
+
+
+@shared_task(name="evaluation.apply_task_phases", **RETRY)
+def apply_task_phases() -> dict[str, int]:
+    return apply_due_phases()

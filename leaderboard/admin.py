@@ -31,7 +31,7 @@ from .models import (
     Team,
 )
 from .selectors import is_organizer, organized_tasks
-from .services.tasks import task_design
+from .services.tasks import PHASE_DATE_FIELDS, mark_late_runs, phase_date_problems, task_design
 
 
 class OrganizerScopedAdmin(admin.ModelAdmin):
@@ -104,6 +104,10 @@ class TaskAdminForm(forms.ModelForm):
         data: Any = super().clean()  # the cleaned data (a ModelForm's is never None)
         design = data.get("design", getattr(self.instance, "design", None))
         options = data.get("design_options", getattr(self.instance, "design_options", None))
+        dated = Task(**{name: data.get(name) for name in PHASE_DATE_FIELDS})
+        for name, messages in phase_date_problems(dated).items():
+            if name in self.fields and name not in self.errors:
+                self.add_error(name, messages)
         if self.errors or design is None:
             return data
         if not isinstance(options, dict):
@@ -137,13 +141,14 @@ class TaskAdmin(admin.ModelAdmin):
         "target_half_width",
         "confidence",
         "label_budget",
+        "submissions_close_at",
         "created_at",
     )
     list_filter = ("state", "design")
     search_fields = ("slug", "title")
     prepopulated_fields = {"slug": ("title",)}
     filter_horizontal = ("organizers", "annotators")
-    readonly_fields = (
+    engine_fields = (
         "seed",
         "n_items",
         "labels_version",
@@ -152,6 +157,7 @@ class TaskAdmin(admin.ModelAdmin):
         "estimate_requested_at",
         "engine_lock_until",
     )
+    readonly_fields = (*engine_fields, "hold_applied_for", "reveal_applied_for")
     fieldsets = (
         (None, {"fields": ("slug", "title", "description", "state")}),
         (
@@ -189,9 +195,22 @@ class TaskAdmin(admin.ModelAdmin):
                 )
             },
         ),
+        (
+            "Phases (UTC)",
+            {
+                "fields": (
+                    "submissions_open_at",
+                    "submissions_close_at",
+                    "accept_late_runs",
+                    "reveal_at",
+                    "hold_applied_for",
+                    "reveal_applied_for",
+                )
+            },
+        ),
         ("Publication", {"fields": ("board_held",)}),
         ("People", {"fields": ("organizers",)}),
-        ("Engine (read-only)", {"classes": ("collapse",), "fields": readonly_fields}),
+        ("Engine (read-only)", {"classes": ("collapse",), "fields": engine_fields}),
     )
 
     def get_queryset(self, request):
@@ -211,6 +230,11 @@ class TaskAdmin(admin.ModelAdmin):
         if obj is not None and obj.runs.exists():
             return (*self.readonly_fields, "design", "design_options")
         return self.readonly_fields
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if change and "submissions_close_at" in form.changed_data:
+            mark_late_runs(obj)
 
     def save_related(self, request, form, formsets, change):
         super().save_related(request, form, formsets, change)
@@ -249,7 +273,7 @@ class RunAdmin(RecordAdmin):
         "n_requested",
         "created_at",
     )
-    list_filter = ("state", "outcome", "task")
+    list_filter = ("state", "outcome", "after_deadline", "task")
     search_fields = ("name", "team__name", "file_name", "sha256")
     list_select_related = ("task", "team")
     date_hierarchy = "created_at"
@@ -274,6 +298,7 @@ class RunAdmin(RecordAdmin):
         "rounds",
         "attempts",
         "quota_refunded",
+        "after_deadline",
         "created_at",
         "state_changed_at",
         "finished_at",

@@ -1,8 +1,9 @@
 """CSV and JSON exports of leaderboard snapshots and of a task's verified items.
 
 Shared by the REST API and the pages. Snapshot rows are passed through as the worker stored them
-(a row may carry extra keys, e.g. ``rank``); the CSV has one column per metric field and a rank
-column pair per metric when the rows have ranks. Verified items are read with a server-side
+(a row may carry extra keys, e.g. ``rank``), each with ``after_deadline`` added from its run;
+the CSV has one column per metric field and a rank column pair per metric when the rows have
+ranks. Verified items are read with a server-side
 iterator so a task with millions of them streams in constant memory, each with the posterior the
 latest estimation stored (:class:`~leaderboard.models.LabelModelFit`).
 """
@@ -18,7 +19,7 @@ from datetime import datetime
 
 import numpy as np
 
-from .models import Item, LabelModelFit, LeaderboardSnapshot, Task
+from .models import Item, LabelModelFit, LeaderboardSnapshot, Run, Task
 
 METRICS = ("precision", "recall", "f1")
 METRIC_FIELDS = ("value", "low", "high", "labels_used", "method")
@@ -31,6 +32,7 @@ ROW_FIELDS = (
     "n_predictions",
     "n_requested",
     "n_verified",
+    "after_deadline",
 )
 VERIFIED_ITEM_FIELDS = ("key", "posterior", "judgments", "says_correct", "verified_at")
 ITEM_CHUNK = 2000
@@ -75,11 +77,26 @@ def _has_ranks(snapshot: LeaderboardSnapshot) -> bool:
     return any(isinstance(row.get("rank"), dict) for row in snapshot.rows or [])
 
 
+def _rows_marked(snapshot: LeaderboardSnapshot) -> list[dict]:
+    """The snapshot's rows as stored, each with ``after_deadline``: whether its run came after
+    the task's deadline as it stands now (read from the runs, so a moved deadline shows)."""
+    late = set(
+        Run.objects.filter(task_id=snapshot.task_id, after_deadline=True).values_list(
+            "pk", flat=True
+        )
+    )
+    return [
+        {**row, "after_deadline": row.get("run") in late}
+        for row in snapshot.rows or []
+        if isinstance(row, dict)
+    ]
+
+
 def snapshot_csv_rows(snapshot: LeaderboardSnapshot) -> Iterator[list[str]]:
     """The snapshot as CSV rows (header first), in the stored row order."""
     yield snapshot_csv_header(snapshot)
     ranked = _has_ranks(snapshot)
-    for row in snapshot.rows or []:
+    for row in _rows_marked(snapshot):
         cells = [_cell(snapshot.version), *(_cell(row.get(f)) for f in ROW_FIELDS)]
         for metric in METRICS:
             estimate = row.get(metric) or {}
@@ -120,7 +137,7 @@ def snapshot_json(snapshot: LeaderboardSnapshot) -> dict:
         "confidence": snapshot.confidence,
         "methods": snapshot_methods(snapshot),
         "details": snapshot.details or {},
-        "rows": list(snapshot.rows or []),
+        "rows": _rows_marked(snapshot),
     }
 
 

@@ -84,18 +84,37 @@ TASK_SETTING_FIELDS = (
     "max_runs_per_team_per_day",
     "max_upload_bytes",
     "max_predictions_per_run",
+    "submissions_open_at",
+    "submissions_close_at",
+    "accept_late_runs",
+    "reveal_at",
 )
+# Shown and read in UTC (the site's time zone); an ISO 8601 offset (+02:00) is honoured too.
+DATE_INPUT_FORMAT = "%Y-%m-%d %H:%M"
+PHASE_DATE_FIELDS = ("submissions_open_at", "submissions_close_at", "reveal_at")
 
 
 class TaskSettingsForm(forms.Form):
     """The task's organizer-editable settings; ``update_task`` validates them as a whole."""
 
     def __init__(self, *args, task: Task, **kwargs):
-        kwargs.setdefault("initial", model_to_dict(task, fields=TASK_SETTING_FIELDS))
+        initial = model_to_dict(task, fields=TASK_SETTING_FIELDS)
+        for name in PHASE_DATE_FIELDS:
+            # Shown to the minute: a date set to the second (API) that comes back unedited is
+            # then unchanged, and keeps its stored value.
+            if initial.get(name) is not None:
+                initial[name] = initial[name].replace(second=0, microsecond=0)
+        kwargs.setdefault("initial", initial)
         super().__init__(*args, **kwargs)
         self.fields.update(fields_for_model(Task, fields=TASK_SETTING_FIELDS))
         for name in ("description", "question", "display_template"):
             self.fields[name].widget.attrs["rows"] = 3
+        for name in PHASE_DATE_FIELDS:
+            field = self.fields[name]
+            field.widget = forms.DateTimeInput(
+                format=DATE_INPUT_FORMAT, attrs={"placeholder": "YYYY-MM-DD HH:MM"}
+            )
+            field.label = f"{field.label} (UTC)"
 
     def changed_settings(self) -> dict:
         return {

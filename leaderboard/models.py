@@ -113,6 +113,33 @@ class Task(models.Model):
         default=False, help_text="Hold the public leaderboard: new snapshots wait for publishing."
     )
 
+    # Phases (UTC; all optional). Runs are refused before ``submissions_open_at``; after
+    # ``submissions_close_at`` they are accepted and marked after the deadline (or refused when
+    # ``accept_late_runs`` is off), and the board is held; ``reveal_at`` publishes it.
+    submissions_open_at = models.DateTimeField(
+        null=True, blank=True, help_text="Runs are refused before this time (empty: no start)."
+    )
+    submissions_close_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="The official deadline: the board is held from then on, and later runs are "
+        "marked after the deadline (empty: none).",
+    )
+    reveal_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the held board is published (empty: an organizer publishes by hand).",
+    )
+    accept_late_runs = models.BooleanField(
+        default=True,
+        help_text="Keep scoring runs submitted after the deadline, marked as such (off: refuse "
+        "them).",
+    )
+    # What the phase job applied, so each deadline holds the board once and each reveal
+    # publishes it once: the close and reveal times they were applied for.
+    hold_applied_for = models.DateTimeField(null=True, blank=True, editable=False)
+    reveal_applied_for = models.DateTimeField(null=True, blank=True, editable=False)
+
     # Engine bookkeeping.
     seed = models.BigIntegerField(default=_new_seed, editable=False)
     n_items = models.PositiveBigIntegerField(default=0, editable=False)
@@ -210,6 +237,12 @@ class Run(models.Model):
     rounds = models.PositiveIntegerField(default=0)
     attempts = models.PositiveIntegerField(default=0)
     quota_refunded = models.BooleanField(default=False)
+    # Kept in step with the deadline when an organizer moves it.
+    after_deadline = models.BooleanField(
+        default=False,
+        editable=False,
+        help_text="Received after the task's official deadline (submissions_close_at).",
+    )
 
     created_at = models.DateTimeField(default=timezone.now)
     state_changed_at = models.DateTimeField(default=timezone.now)

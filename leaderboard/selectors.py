@@ -20,6 +20,7 @@ from django.db.models import Count, Q, QuerySet, Sum
 from django.http import Http404
 from django.utils import timezone
 
+from . import phases
 from .models import ApiToken, Estimate, Item, LeaderboardSnapshot, Run, RunEvent, Task, Team
 
 QUOTA_WINDOW = timedelta(hours=24)
@@ -245,7 +246,7 @@ def runs_seen_by(
 
 def _as_seen_by(runs, *, task: Task, organizer: bool, with_events: bool = False) -> list[Run]:
     runs = [copy.copy(run) for run in runs]
-    as_of = task.board_held and not organizer
+    as_of = not organizer and phases.board_held(task)
     events: dict[int, list[RunEvent]] = defaultdict(list)
     if as_of or with_events:
         for event in RunEvent.objects.filter(run__in=[r.pk for r in runs]).order_by("id"):

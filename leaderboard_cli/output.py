@@ -46,6 +46,8 @@ def print_error(exc, stream) -> None:
         return
     label = {
         "task_closed": "task closed",
+        "not_open_yet": "not open yet",
+        "deadline_passed": "deadline passed",
         "over_quota": "over quota",
         "too_large": "file too large",
         "rejected": "file rejected",
@@ -71,7 +73,8 @@ def format_run(run: dict) -> str:
             f"  [{'#' * filled}{'.' * (BAR - filled)}] {run['n_verified']} of "
             f"{run['n_requested']} items verified"
         )
-    lines.append(f"  {run['n_predictions']} predictions, submitted {run['created_at']}")
+    late = " (after the deadline)" if run.get("after_deadline") else ""
+    lines.append(f"  {run['n_predictions']} predictions, submitted {run['created_at']}{late}")
     for problem in run.get("errors") or []:
         where = f"line {problem['line']}" if problem.get("line") else "-"
         lines.append(f"  {where}: {problem.get('message', '')}")
@@ -125,7 +128,8 @@ def format_board(board: dict) -> str:
                 row.get("team", ""),
                 row.get("name", ""),
                 *(_interval(row.get(m)) for m in METRICS),
-                "provisional" if row.get("provisional") else row.get("state", ""),
+                ("provisional" if row.get("provisional") else row.get("state", ""))
+                + (", after the deadline" if row.get("after_deadline") else ""),
             ]
         )
     return title + "\n" + _table(["rank", "team", "run", *METRICS, "state"], rows)
@@ -143,7 +147,7 @@ def format_runs(runs: list[dict]) -> str:
                 r["team"],
                 r["state"],
                 f"{r['n_verified']}/{r['n_requested']}",
-                r["created_at"],
+                r["created_at"] + (" (after the deadline)" if r.get("after_deadline") else ""),
             ]
             for r in runs
         ],

@@ -9,6 +9,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
+from .. import phases
 from ..exports import verified_items_json_chunks, verified_items_rows
 from ..selectors import label_spend, latest_published_snapshot, quotas_for_user, runs_visible_to
 from ..services.board import hold_board, publish_board
@@ -27,7 +28,7 @@ def board_state(task) -> dict:
     latest = latest_published_snapshot(task)
     return {
         "task": task.slug,
-        "board_held": task.board_held,
+        "board_held": phases.board_held(task),
         "latest_published": latest.version if latest else None,
     }
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from django.urls import reverse
 from rest_framework import serializers
 
+from .. import phases
 from ..models import Run, RunEvent, Task, Team
 
 PUBLIC_TASK_FIELDS = (
@@ -25,6 +26,10 @@ PUBLIC_TASK_FIELDS = (
     "max_runs_per_team_per_day",
     "max_upload_bytes",
     "max_predictions_per_run",
+    "submissions_open_at",
+    "submissions_close_at",
+    "accept_late_runs",
+    "reveal_at",
 )
 MAX_ERRORS_SHOWN = 50
 
@@ -62,11 +67,21 @@ class TaskSerializer(serializers.ModelSerializer):
 
     url = serializers.SerializerMethodField()
     runs_url = serializers.SerializerMethodField()
+    submission_phase = serializers.SerializerMethodField(
+        help_text="Where now falls in the submission window: `not_open`, `open` or "
+        "`after_deadline` (runs then are marked so, or refused if `accept_late_runs` is false)."
+    )
+    board_held = serializers.SerializerMethodField(
+        help_text="Whether the public board is held (by hand, or since the deadline until the "
+        "reveal): new scores wait for publication."
+    )
 
     class Meta:
         model = Task
         fields = (
             *PUBLIC_TASK_FIELDS,
+            "submission_phase",
+            "board_held",
             "n_items",
             "reference_version",
             "created_at",
@@ -80,6 +95,12 @@ class TaskSerializer(serializers.ModelSerializer):
 
     def get_runs_url(self, task: Task) -> str:
         return _absolute(self.context.get("request"), reverse("api:task-runs", args=[task.slug]))
+
+    def get_submission_phase(self, task: Task) -> str:
+        return phases.submission_phase(task)
+
+    def get_board_held(self, task: Task) -> bool:
+        return phases.board_held(task)
 
     def to_representation(self, task: Task) -> dict:
         data = super().to_representation(task)
@@ -152,6 +173,7 @@ class RunSerializer(serializers.ModelSerializer):
             "file_format",
             "file_bytes",
             "sha256",
+            "after_deadline",
             "created_at",
             "state_changed_at",
             "finished_at",

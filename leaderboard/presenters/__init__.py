@@ -16,7 +16,7 @@ from .board import (
     snapshot_board,
     snapshot_list,
 )
-from .common import task_list
+from .common import TaskPhases, task_list, task_phases
 from .organize import BudgetSummary, budget_summary
 from .runs import RunListRow, RunPage, TeamQuota, my_runs, run_page
 
@@ -31,6 +31,7 @@ __all__ = [
     "RankInterval",
     "RunListRow",
     "RunPage",
+    "TaskPhases",
     "TeamQuota",
     "board_for",
     "budget_summary",
@@ -42,4 +43,5 @@ __all__ = [
     "snapshot_board",
     "snapshot_list",
     "task_list",
+    "task_phases",
 ]

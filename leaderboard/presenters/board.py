@@ -15,7 +15,7 @@ from functools import cached_property
 from django.core.cache import cache
 from django.db.models import Count, Max, Q
 
-from .. import selectors
+from .. import phases, selectors
 from ..models import LeaderboardSnapshot, Run, Task
 from .plots import interval_plot
 
@@ -136,6 +136,7 @@ class BoardRow:
     link: str
     state: str
     provisional: bool
+    after_deadline: bool
     n_requested: int | None
     n_verified: int | None
     precision: MetricCell
@@ -181,7 +182,7 @@ class Board:
     n_snapshots: int  # snapshots the viewer may see
     latest_version: int | None  # the newest one the viewer may see
     cache_key: str  # covers everything the body shows
-    live: dict = field(default_factory=dict, repr=False)  # run id -> (name, link)
+    live: dict = field(default_factory=dict, repr=False)  # run id -> (name, link, late)
 
     @cached_property
     def body(self) -> BoardBody:
@@ -268,16 +269,20 @@ def _methods(rows: list[BoardRow]) -> dict[str, str]:
     return methods
 
 
-def _live_runs(task: Task) -> dict[int, tuple[str, str]]:
-    """Names and links as the teams last edited them (one query, whatever the number of runs)."""
+def _live_runs(task: Task) -> dict[int, tuple[str, str, bool]]:
+    """Names and links as the teams last edited them, and whether each run came after the
+    deadline as it stands now (one query, whatever the number of runs)."""
     return {
-        pk: (name, link)
-        for pk, name, link in Run.objects.filter(task=task).values_list("pk", "name", "link")
+        pk: (name, link, late)
+        for pk, name, link, late in Run.objects.filter(task=task).values_list(
+            "pk", "name", "link", "after_deadline"
+        )
     }
 
 
 def _cache_key(task: Task, snapshot: LeaderboardSnapshot, sort: str, live: dict) -> str:
-    """Everything a board's body depends on: the (immutable) snapshot, the sort, live names."""
+    """Everything a board's body depends on: the (immutable) snapshot, the sort, live names,
+    links and late marks."""
     names = hashlib.sha1(repr(sorted(live.items())).encode(), usedforsecurity=False)
     stamp = snapshot.created_at.timestamp() if snapshot.created_at else 0
     return (
@@ -313,7 +318,7 @@ def _body(*, snapshot_rows, details, sort: str, live: dict) -> BoardBody:
     rows = []
     for position, row in enumerate(raw, start=1):
         run_id = row.get("run") if isinstance(row.get("run"), int) else None
-        name, link = live.get(run_id, (None, ""))
+        name, link, late = live.get(run_id, (None, "", False))
         rank_data = row.get("rank")
         if not isinstance(rank_data, dict):
             rank_data = {}
@@ -327,6 +332,7 @@ def _body(*, snapshot_rows, details, sort: str, live: dict) -> BoardBody:
                 link=safe_link(link),
                 state=str(row.get("state", "")),
                 provisional=bool(row.get("provisional")),
+                after_deadline=late,
                 n_requested=row.get("n_requested"),
                 n_verified=row.get("n_verified"),
                 precision=MetricCell.from_row(row.get("precision")),
@@ -414,4 +420,6 @@ def hold_status(task: Task) -> HoldStatus:
     agg = LeaderboardSnapshot.objects.filter(task=task).aggregate(
         n_held=Count("pk", filter=Q(published=False)), last=Max("version", filter=Q(published=True))
     )
-    return HoldStatus(held=task.board_held, n_held=agg["n_held"], last_published=agg["last"])
+    return HoldStatus(
+        held=phases.board_held(task), n_held=agg["n_held"], last_published=agg["last"]
+    )

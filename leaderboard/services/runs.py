@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import IO, TYPE_CHECKING, cast
 
 from django.conf import settings
@@ -20,7 +20,7 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 
-from .. import jobs
+from .. import jobs, phases
 from ..errors import ServiceError
 from ..ingestion import READ_SIZE, Problem, Receiver, UploadRejected, human_bytes
 from ..models import Run, Task, Team
@@ -38,16 +38,19 @@ MAX_FILE_NAME_LENGTH = cast(int, Run._meta.get_field("file_name").max_length)
 class SubmissionError(ServiceError):
     """An upload that was refused; ``code`` says why, ``message`` says it to a person.
 
-    Codes: ``task_closed``, ``not_team_member``, ``over_quota``, ``rejected`` (problems in the
-    file, by line), ``too_large``, ``duplicate`` (the team already submitted this file),
-    ``invalid`` (a bad request field), ``missing_file``, ``throttled`` (the pages' upload
-    throttle). ``run`` is the ``rejected`` run recorded for a refused file, or for ``duplicate``
-    the run that has the file.
+    Codes: ``task_closed``, ``not_open_yet`` (before the task's submission window),
+    ``deadline_passed`` (after it, when the task refuses late runs), ``not_team_member``,
+    ``over_quota``, ``rejected`` (problems in the file, by line), ``too_large``, ``duplicate``
+    (the team already submitted this file), ``invalid`` (a bad request field),
+    ``missing_file``, ``throttled`` (the pages' upload throttle). ``run`` is the ``rejected``
+    run recorded for a refused file, or for ``duplicate`` the run that has the file.
     """
 
     statuses = {
         "not_team_member": 403,
         "task_closed": 409,
+        "not_open_yet": 409,
+        "deadline_passed": 409,
         "duplicate": 409,
         "too_large": 413,
         "over_quota": 429,
@@ -91,12 +94,36 @@ def check_size(*, task: Task, size: int | None) -> None:
         )
 
 
-def check_open(task: Task) -> None:
+def check_open(task: Task, now: datetime | None = None) -> None:
+    """Refuse a run the task does not take at ``now``: it is not open, its submission window
+    has not started, or its deadline has passed and it refuses late runs."""
     if task.state != Task.State.OPEN:
         state = "still a draft" if task.state == Task.State.DRAFT else task.state
         raise SubmissionError(
             "task_closed", f"task {task.slug!r} is {state}: it accepts runs only while it is open"
         )
+    now = now or timezone.now()
+    phase = phases.submission_phase(task, now)
+    if phase == "not_open":
+        opens = task.submissions_open_at
+        assert opens is not None  # "not_open" means a start time is set
+        raise SubmissionError(
+            "not_open_yet",
+            f"task {task.slug!r} accepts runs from {_utc(opens)} (in {_in(opens, now)}); "
+            "nothing was stored or counted",
+        )
+    if phase == "after_deadline" and not task.accept_late_runs:
+        closes = task.submissions_close_at
+        assert closes is not None  # "after_deadline" means a deadline is set
+        raise SubmissionError(
+            "deadline_passed",
+            f"the submission window of task {task.slug!r} closed at {_utc(closes)} and its "
+            "organizers accept no runs after the deadline; nothing was stored or counted",
+        )
+
+
+def _utc(moment: datetime) -> str:
+    return f"{timezone.localtime(moment, UTC):%Y-%m-%d %H:%M} UTC"
 
 
 def check_member(*, team: Team, user: User) -> None:
@@ -269,7 +296,8 @@ def submit_run(
     try:
         with transaction.atomic():
             locked = Task.objects.select_for_update().get(pk=task.pk)
-            check_open(locked)
+            received_at = timezone.now()
+            check_open(locked, received_at)
             check_duplicate(task=locked, team=team, sha256=received.sha256)
             check_quota(task=locked, team=team)
             run = Run(
@@ -277,6 +305,8 @@ def submit_run(
                 file_bytes=received.n_bytes,
                 sha256=received.sha256,
                 upload=stored,
+                created_at=received_at,
+                after_deadline=phases.is_after_deadline(locked, received_at),
                 **fields,
             )
             transition_run(

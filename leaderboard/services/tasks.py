@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from evaluation.core.designs import SERVICE_DESIGNS, ServiceDesign, make_service_design
 
 from ..display_templates import validate_display_template
 from ..errors import InvalidFields, ServiceError
-from ..models import Task, Team
+from ..models import Run, Task, Team
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -83,6 +85,9 @@ def _validate(task: Task, *, exclude_unique: bool = False) -> None:
     display_problems = validate_display_template(task.display_template)
     if display_problems:
         errors.setdefault("display_template", []).extend(display_problems)
+    for name, messages in phase_date_problems(task).items():
+        if name not in errors:  # unparseable: full_clean has said so
+            errors[name] = messages
     if task.design not in SERVICE_DESIGNS:
         try:
             make_service_design(task.design)
@@ -97,6 +102,29 @@ def _validate(task: Task, *, exclude_unique: bool = False) -> None:
     if errors:
         summary = "; ".join(f"{name}: {' '.join(messages)}" for name, messages in errors.items())
         raise TaskSettingsError(f"invalid task settings ({summary})", errors)
+
+
+PHASE_DATE_FIELDS = ("submissions_open_at", "submissions_close_at", "reveal_at")
+
+
+def phase_date_problems(task: Task) -> dict[str, list[str]]:
+    """What is wrong with the task's dates, by field: each must say its time zone, the window
+    must close after it opens, and the reveal may not come before the close."""
+    problems: dict[str, list[str]] = {}
+    dates = {name: getattr(task, name) for name in PHASE_DATE_FIELDS}
+    for name, value in dates.items():
+        if value is not None and not isinstance(value, datetime):
+            problems[name] = ["must be a date and time"]
+        elif value is not None and timezone.is_naive(value):
+            problems[name] = ["must say its time zone (e.g. 2026-12-01T12:00:00Z)"]
+    if problems:
+        return problems
+    opens, closes, reveal = (dates[name] for name in PHASE_DATE_FIELDS)
+    if opens is not None and closes is not None and closes <= opens:
+        problems["submissions_close_at"] = ["must be after submissions_open_at"]
+    if reveal is not None and closes is not None and reveal < closes:
+        problems["reveal_at"] = ["may not be before submissions_close_at"]
+    return problems
 
 
 def create_task(*, slug: str, title: str, organizers: Iterable[User] = (), **fields: Any) -> Task:
@@ -150,8 +178,22 @@ def _save(task: Task, fields: dict[str, Any]) -> Task:
         for name, value in original.items():
             setattr(task, name, value)
         raise
-    task.save(update_fields=list(fields))
+    with transaction.atomic():
+        task.save(update_fields=list(fields))
+        if "submissions_close_at" in fields:
+            mark_late_runs(task)
     return task
+
+
+def mark_late_runs(task: Task) -> None:
+    """Keep every run's ``after_deadline`` in step with the task's (possibly moved) deadline."""
+    close = task.submissions_close_at
+    runs = Run.objects.filter(task=task)
+    if close is None:
+        runs.filter(after_deadline=True).update(after_deadline=False)
+        return
+    runs.filter(created_at__gte=close, after_deadline=False).update(after_deadline=True)
+    runs.filter(created_at__lt=close, after_deadline=True).update(after_deadline=False)
 
 
 def set_task_state(*, task: Task, state: str, _fields: dict[str, Any] | None = None) -> Task:

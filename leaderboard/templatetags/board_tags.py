@@ -74,9 +74,15 @@ def _rows_html(board) -> str:
                     f'<div class="muted small">{int(row.n_verified or 0)} of '
                     f"{int(row.n_requested)} verified</div>"
                 )
+        if row.after_deadline:
+            name += (
+                ' <span class="badge late-badge" title="Submitted after the official '
+                'deadline">after the deadline</span>'
+            )
         labels = "—" if row.labels_used is None else str(int(row.labels_used))
         out.append(
-            f'<tr class="run-row{" provisional" if row.provisional else ""}" '
+            f'<tr class="run-row{" provisional" if row.provisional else ""}'
+            f'{" late" if row.after_deadline else ""}" '
             f'data-run="{"" if row.run_id is None else int(row.run_id)}">'
             f'<td class="num rank">{_rank_html(row.rank)}</td>'
             f'<td class="run-name">{name}</td><td>{escape(row.team)}</td>'

@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from .. import presenters, selectors
+from .. import phases, presenters, selectors
 from ..exports import snapshot_csv_rows
 from ..exports import snapshot_json as snapshot_json_data
 from ..services.board import hold_board, publish_board
@@ -32,7 +32,7 @@ def _sort_or_400(request):
 
 def _render_board(request, task, board, *, permalink: bool):
     organizer = selectors.is_organizer(task=task, user=request.user)
-    hold = presenters.hold_status(task) if organizer or task.board_held else None
+    hold = presenters.hold_status(task) if organizer or phases.board_held(task) else None
     return render_task_page(
         request,
         "leaderboard/board.html",

@@ -7,19 +7,28 @@ import json
 from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
 
-from .. import selectors
+from .. import presenters, selectors
 from ..exports import csv_lines
 
 
 def render_task_page(
     request, template: str, task, context: dict, *, organizer: bool | None = None, status=200
 ) -> HttpResponse:
-    """A page of one task: its context always has ``task`` and ``is_organizer`` (the task's
-    navigation shows the organizer's links); ``organizer`` when the view already knows it."""
+    """A page of one task: its context always has ``task``, ``is_organizer`` (the task's
+    navigation shows the organizer's links) and ``phases`` (its dates, in the header);
+    ``organizer`` when the view already knows it."""
     if organizer is None:
         organizer = selectors.is_organizer(task=task, user=request.user)
     return render(
-        request, template, {"task": task, "is_organizer": organizer, **context}, status=status
+        request,
+        template,
+        {
+            "task": task,
+            "is_organizer": organizer,
+            "phases": presenters.task_phases(task),
+            **context,
+        },
+        status=status,
     )
 
 

@@ -1,5 +1,6 @@
 """The participant CLI against a live server over real HTTP: login, submit, status, wait, scores,
-runs, quota, and its errors (bad token, closed task, rejected file, over quota, unreachable)."""
+runs, quota, and its errors (bad token, closed task, a window not open yet, rejected file, over
+quota, unreachable); runs after the deadline marked."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ import socket
 import stat
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.utils import timezone
 
-from leaderboard.models import Run
+from leaderboard.models import Run, Task
 from leaderboard.services.ingest import ingest_run
 from leaderboard_cli import config
 from leaderboard_cli.__main__ import main
@@ -173,6 +176,40 @@ def test_a_closed_task_refuses_the_upload(live_server, cli_world, client_home, c
     run_file.write_text("a\n")
     code, _, err = run_cli(capsys, "submit", "finished", str(run_file), "--name", "late")
     assert code == 5 and "task closed" in err and "finished" in err
+
+
+def test_an_upload_before_the_window_says_when_it_opens(
+    live_server, cli_world, client_home, capsys
+):
+    opens = timezone.now() + timedelta(hours=3)
+    Task.objects.filter(pk=cli_world.task.pk).update(submissions_open_at=opens)
+    logged_in(live_server, cli_world)
+    run_file = client_home / "run.tsv"
+    run_file.write_text("a\t0.5\n")
+    code, _, err = run_cli(capsys, "submit", "linkage", str(run_file), "--name", "early")
+    assert code == 5
+    assert f"not open yet: task 'linkage' accepts runs from {opens:%Y-%m-%d %H:%M} UTC" in err
+    assert not Run.objects.filter(name="early").exists()
+
+
+def test_runs_after_the_deadline_are_marked_in_the_cli(
+    live_server, cli_world, client_home, capsys, sent
+):
+    Task.objects.filter(pk=cli_world.task.pk).update(
+        submissions_close_at=timezone.now() - timedelta(hours=1)
+    )
+    logged_in(live_server, cli_world)
+    run_file = client_home / "run.tsv"
+    run_file.write_text("a\t0.5\n")
+    code, out, _ = run_cli(capsys, "submit", "linkage", str(run_file), "--name", "late")
+    assert code == 0, out
+    late = Run.objects.get(name="late")
+    assert late.after_deadline
+    code, out, _ = run_cli(capsys, "status", str(late.pk))
+    assert code == 0 and "(after the deadline)" in out
+    code, out, _ = run_cli(capsys, "runs", "linkage")
+    (line,) = [row for row in out.splitlines() if " late " in row]
+    assert line.endswith("(after the deadline)")
 
 
 def test_over_quota_is_refused_with_the_limit(live_server, cli_world, client_home, capsys):

@@ -1,18 +1,39 @@
 """Fixtures for the upload tests (services and API): people, a team, an open task, sent jobs;
-and ``lb_world``, the world of the permission matrices (API and pages)."""
+a stopped clock; and ``lb_world``, the world of the permission matrices (API and pages)."""
 
 from __future__ import annotations
 
 import io
+from datetime import datetime, timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 from shared_world import copied_world, shared_world
 
 from leaderboard.services.tasks import create_task, create_team
 
 from pipeline_support import PipelineDriver
 from role_world import build_world
+
+
+class Clock:
+    """``django.utils.timezone.now`` held at ``now`` (moved by :meth:`move`), so a test crosses
+    a task's dates without sleeping. Every service reads the time through it."""
+
+    def __init__(self, monkeypatch):
+        self.now = timezone.now()
+        monkeypatch.setattr(timezone, "now", lambda: self.now)
+
+    def move(self, **delta) -> datetime:
+        self.now += timedelta(**delta)
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch) -> Clock:
+    """A stopped clock that the test moves (``clock.move(hours=2)``)."""
+    return Clock(monkeypatch)
 
 
 class SentJobs(list):

@@ -149,6 +149,23 @@ def web_command(host: str, port: int) -> list[str]:
     return [sys.executable, "manage.py", "runserver", f"{host}:{port}", "--noreload", "--insecure"]
 
 
+def worker_command() -> list[str]:
+    """One Celery worker with beat embedded (``-B``): the demo's only worker, so it also runs
+    the beat schedule (``CELERY_BEAT_SCHEDULE``: the watchdog, and the phase job that holds
+    boards at deadlines and publishes them at reveal times)."""
+    return [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "config",
+        "worker",
+        "-B",
+        "--pool=solo",
+        "--loglevel=info",
+    ]
+
+
 class DemoProcesses:
     def __init__(self, *, base_dir: Path, host: str, port: int, stdout, stderr):
         self.base_dir = base_dir
@@ -169,23 +186,7 @@ class DemoProcesses:
             for sig in (signal.SIGINT, signal.SIGTERM)
         }
         try:
-            supervisor.start(
-                Child(
-                    "worker",
-                    [
-                        sys.executable,
-                        "-m",
-                        "celery",
-                        "-A",
-                        "config",
-                        "worker",
-                        "-B",
-                        "--pool=solo",
-                        "--loglevel=info",
-                    ],
-                    self.log_dir / "worker.log",
-                )
-            )
+            supervisor.start(Child("worker", worker_command(), self.log_dir / "worker.log"))
             supervisor.start(
                 Child("web server", web_command(self.host, self.port), self.log_dir / "web.log")
             )

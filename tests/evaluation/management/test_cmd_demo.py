@@ -241,3 +241,10 @@ def test_the_demo_serves_with_threaded_workers():
         pytest.skip("gunicorn is not installed: runserver serves the demo")
     assert argv[argv.index("--worker-class") + 1] == "gthread"
     assert int(argv[argv.index("--threads") + 1]) >= 8
+
+
+def test_the_demo_worker_runs_the_beat_schedule():
+    from evaluation.management.commands._demo_processes import worker_command
+
+    argv = worker_command()
+    assert argv[argv.index("celery") :][:5] == ["celery", "-A", "config", "worker", "-B"]

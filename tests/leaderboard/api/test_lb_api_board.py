@@ -81,6 +81,22 @@ def test_board_without_a_published_snapshot_is_a_clear_404(api, lb_world):
     error(api().get("/api/tasks/nope/board/"), 404, "not_found")
 
 
+def test_snapshot_exports_mark_runs_after_the_deadline(api, lb_world):
+    late = Run.objects.get(task=lb_world.task, name="run-B")
+    Run.objects.filter(pk=late.pk).update(after_deadline=True)
+    rows = api().get("/api/tasks/main/snapshots/1/").json()["rows"]
+    assert {row["name"]: row["after_deadline"] for row in rows} == {
+        "run-A": False,
+        "run-B": True,
+    }
+    text = streamed(api().get("/api/tasks/main/snapshots/1/?format=csv"))
+    table = list(csv.DictReader(io.StringIO(text)))
+    assert {row["name"]: row["after_deadline"] for row in table} == {
+        "run-A": "false",
+        "run-B": "true",
+    }
+
+
 def test_snapshot_csv_has_one_row_per_run_and_ranks_when_present(api, lb_world):
     response = api().get("/api/tasks/main/snapshots/1/?format=csv")
     assert response["Content-Type"].startswith("text/csv")

@@ -20,7 +20,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from leaderboard.models import LeaderboardSnapshot, Run, RunEvent
+from leaderboard.models import LeaderboardSnapshot, Run, RunEvent, Task
 from leaderboard.services.ingest import submit_and_ingest
 
 pytestmark = pytest.mark.django_db
@@ -179,6 +179,21 @@ def test_a_run_submitted_during_the_hold_shows_only_its_upload(api, lb_world, la
     assert [e["state"] for e in detail["events"]] == ["received", "queued"]
     assert (detail["n_requested"], detail["n_verified"]) == (0, 0)
     assert "0.333" not in page(lb_world.users["pa"], f"/runs/{run.pk}/")
+
+
+def test_a_passed_deadline_hides_held_progress_before_the_phase_job_records_it(api, lb_world, late):
+    """The board was never held by hand; its deadline passed after snapshot 1, and the job has
+    not run: participants see the run as snapshot 1 left it, as under a hold by hand."""
+    task = lb_world.task
+    Task.objects.filter(pk=task.pk).update(
+        board_held=False, submissions_close_at=timezone.now() - timedelta(minutes=5)
+    )
+    pa = api(lb_world.users["pa"])
+    detail = pa.get(f"/api/runs/{late.pk}/").json()
+    assert (detail["state"], detail["reason"]) == ("awaiting_labels", PUBLISHED_REASON)
+    assert "0.047" not in page(lb_world.users["pa"], f"/runs/{late.pk}/")
+    Task.objects.filter(pk=task.pk).update(submissions_close_at=None)
+    assert pa.get(f"/api/runs/{late.pk}/").json()["state"] == "scored"
 
 
 # -- the new-items count -----------------------------------------------------------------------

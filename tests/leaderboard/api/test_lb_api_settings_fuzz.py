@@ -16,6 +16,7 @@ Reproducible: ``derandomize=True``. Case counts:
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -128,6 +129,25 @@ DESIGN_OPTIONS = st.one_of(
     ),
     JUNK,
 )
+# In order, out of order, without an offset, out of range, not dates.
+DATES = st.one_of(
+    st.none(),
+    st.datetimes(
+        min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30), timezones=st.just(UTC)
+    ).map(lambda moment: moment.isoformat()),
+    st.sampled_from(
+        [
+            "2026-12-01T12:00:00Z",
+            "2026-12-01T12:00:00+14:00",
+            "2026-12-01 12:00",
+            "0001-01-01T00:00:00-01:00",
+            "9999-12-31T23:59:59-12:00",
+            "2026-02-30T00:00:00Z",
+            "tomorrow",
+            "",
+        ]
+    ),
+)
 FIELDS = {
     "slug": st.one_of(
         st.from_regex(r"[a-z0-9][a-z0-9_-]{0,20}", fullmatch=True),
@@ -151,6 +171,8 @@ FIELDS = {
     "max_runs_per_team_per_day": st.integers(-2, 100),
     "max_upload_bytes": st.one_of(st.integers(-1, 2**64), st.just(2**63 - 1)),
     "max_predictions_per_run": st.integers(-1, 2**33),
+    **dict.fromkeys(("submissions_open_at", "submissions_close_at", "reveal_at"), DATES),
+    "accept_late_runs": st.booleans(),
 }
 BODIES = st.fixed_dictionaries(
     {},
@@ -179,6 +201,9 @@ RAW = [
     b'{"design_options": {"take_all": NaN}}',
     b'{"label_budget": 1e400}',
     b'{"label_budget": 99999999999999999999999999999}',
+    b'{"reveal_at": "9999-12-31T23:59:59-12:00"}',
+    b'{"submissions_open_at": "0001-01-01T00:00:00+01:00"}',
+    b'{"submissions_close_at": "2026-12-01T12:00:00+99:00"}',
     b'{"title": "\\ud800"}',
     b'{"question": "a\\u0000b"}',
     b'{"display_template": "\\udfff"}',
@@ -315,6 +340,11 @@ FORM_VALUES = st.one_of(
             "1_000",
             "١٢",
             " 3 ",
+            "2026-12-01 12:00",
+            "2026-12-01T12:00:00+02:00",
+            "0001-01-01 00:00",
+            "9999-12-31 23:59",
+            "2026-02-30 00:00",
         ]
     ),
 )

@@ -2,6 +2,7 @@
 predictions are shown as sizes, never as bytes."""
 
 import uuid
+from datetime import timedelta
 
 import numpy as np
 import pytest
@@ -269,3 +270,50 @@ def test_api_tokens_are_listed_without_their_digest_and_cannot_be_added(client, 
         html = client.get(url).content.decode()
         assert token.user.get_username() in html and token.digest not in html
     assert client.get(reverse("admin:leaderboard_apitoken_add")).status_code == 403
+
+
+def _task_form(task, **changes) -> dict:
+    """The change form of ``task`` as the admin posts it (dates split into day and time)."""
+    form = {
+        "slug": task.slug,
+        "title": task.title,
+        "description": "",
+        "state": task.state,
+        "question": task.question,
+        "display_template": "",
+        "judgments_per_item": 1,
+        "label_budget": "",
+        "target_half_width": 0.05,
+        "confidence": 0.95,
+        "max_runs_per_team": 20,
+        "max_runs_per_team_per_day": 5,
+        "max_upload_bytes": 1000,
+        "max_predictions_per_run": 1000,
+        "accept_late_runs": "on",
+        **QC_FIELDS,
+    }
+    for name in ("submissions_open_at", "submissions_close_at", "reveal_at"):
+        day, _, time = changes.pop(name, " ").partition(" ")
+        form[f"{name}_0"], form[f"{name}_1"] = day, time
+    return {**form, **changes}
+
+
+def test_task_admin_validates_the_dates_and_marks_runs_after_a_moved_deadline(client, data):
+    client.force_login(get_user_model().objects.create_superuser("root", password="x"))
+    url = reverse("admin:leaderboard_task_change", args=[data.pk])
+    html = client.get(url).content.decode()
+    assert "Phases (UTC)" in html and 'name="submissions_close_at_0"' in html
+    response = client.post(
+        url,
+        _task_form(data, submissions_close_at="2026-12-08 10:00", reveal_at="2026-12-07 10:00"),
+    )
+    assert response.status_code == 200
+    assert "may not be before submissions_close_at" in response.content.decode()
+    data.refresh_from_db()
+    assert data.submissions_close_at is None
+    run = data.runs.get()
+    moment = run.created_at - timedelta(minutes=1)
+    response = client.post(url, _task_form(data, submissions_close_at=f"{moment:%Y-%m-%d %H:%M}"))
+    assert response.status_code == 302, response.content.decode()[:3000]
+    run.refresh_from_db()
+    assert run.after_deadline is True

@@ -5,7 +5,7 @@ import csv
 import io
 import re
 import uuid
-from datetime import timedelta
+from datetime import UTC, timedelta
 
 import numpy as np
 import pytest
@@ -135,3 +135,69 @@ def test_verified_items_csv(client, board_world, snapshots):
         ("k1", "0.25", "3"),
         ("k2", "", ""),
     ]
+
+
+# -- phases: dates in UTC, validated as a whole --------------------------------------------------
+def test_the_organizer_sets_the_dates_in_utc_or_with_an_offset(client, board_world):
+    task = board_world["task"]
+    client.force_login(board_world["org"])
+    url = reverse("task_organize", args=["ner"])
+    assert "Submissions close at (UTC)" in client.get(url).content.decode()
+    response = client.post(
+        url,
+        settings_data(
+            task,
+            submissions_open_at="2026-12-01 09:00",
+            submissions_close_at="2026-12-08T12:00:00+02:00",
+            reveal_at="2026-12-09 10:00",
+            accept_late_runs="",
+        ),
+    )
+    assert response.status_code == 302
+    task.refresh_from_db()
+    assert f"{task.submissions_open_at.astimezone(UTC):%Y-%m-%d %H:%M}" == "2026-12-01 09:00"
+    assert f"{task.submissions_close_at.astimezone(UTC):%Y-%m-%d %H:%M}" == "2026-12-08 10:00"
+    assert task.accept_late_runs is False
+
+
+@pytest.mark.parametrize(
+    ("changes", "field_error"),
+    [
+        (
+            {"submissions_open_at": "2026-12-08 10:00", "submissions_close_at": "2026-12-01 10:00"},
+            "must be after submissions_open_at",
+        ),
+        (
+            {"submissions_close_at": "2026-12-08 10:00", "reveal_at": "2026-12-07 10:00"},
+            "may not be before submissions_close_at",
+        ),
+        ({"reveal_at": "soon"}, "Enter a valid date/time."),
+    ],
+)
+def test_bad_dates_on_the_organize_page_are_a_400_that_changes_nothing(
+    client, board_world, changes, field_error
+):
+    task = board_world["task"]
+    client.force_login(board_world["org"])
+    response = client.post(reverse("task_organize", args=["ner"]), settings_data(task, **changes))
+    assert response.status_code == 400
+    assert field_error in response.content.decode()
+    task.refresh_from_db()
+    assert (task.submissions_open_at, task.submissions_close_at, task.reveal_at) == (None,) * 3
+
+
+def test_a_date_set_to_the_second_survives_saving_other_settings(client, board_world):
+    task = board_world["task"]
+    close = timezone.now().replace(microsecond=123) + timedelta(days=3)
+    Task.objects.filter(pk=task.pk).update(submissions_close_at=close)
+    task.refresh_from_db()
+    client.force_login(board_world["org"])
+    url = reverse("task_organize", args=["ner"])
+    shown = re.search(
+        r'name="submissions_close_at" value="([^"]+)"', client.get(url).content.decode()
+    )
+    assert shown.group(1) == f"{close:%Y-%m-%d %H:%M}"
+    data = settings_data(task, title="Renamed", submissions_close_at=shown.group(1))
+    assert client.post(url, data).status_code == 302
+    task.refresh_from_db()
+    assert (task.title, task.submissions_close_at) == ("Renamed", close)
