@@ -3,10 +3,10 @@
 Sets up (idempotently: safe to re-run) demo accounts, two teams and the task ``febrl-demo`` built
 from the febrl4 slice committed under ``tests/data/febrl4_slice`` (record pairs as items, a
 reference sample of true pairs, gold items with known answers, four systems submitted as runs),
-then, unless ``--no-serve``, runs a Celery worker (with the watchdog's beat) and the web server
-until Ctrl-C, and with ``--answer N`` three simulated annotators, 95% accurate, who give the first
-N answers. With the default settings (SQLite, filesystem broker) nothing else needs to be
-running.
+then, unless ``--no-serve``, runs a Celery worker (with an embedded beat: the watchdog and the
+task-phase job) and the web server until Ctrl-C, and with ``--answer N`` three simulated
+annotators, 95% accurate, who give the first N answers. With the default settings (SQLite,
+filesystem broker) nothing else needs to be running.
 """
 
 from __future__ import annotations
