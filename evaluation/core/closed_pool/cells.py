@@ -16,10 +16,13 @@ unverified items of every run's predicted positives and negatives; both come fro
   ``1 / rank`` (a rate that falls like ``1 / rank``, as rare positives do);
 * that rank prior is calibrated per group, upwards only: where the verified items of a group
   hold more positives than the rank prior expects of them (a balanced pool, where ``1 / rank``
-  is far too low), the group's prior means are scaled by the ratio of the two (the found
-  positives counting one pseudo-item at the expected rate). Lowering it is left to the data:
-  on a rare-positive pool a group where none has been found keeps the rank prior, which keeps
-  the one positive that no run predicts possible;
+  is far too low), the group's prior means are scaled by the ratio of the two, taking for the
+  positives found the 1% lower (Garwood) bound of their Poisson mean: only as far as they surely
+  require. With the point ratio, one or two positives found among thousands of unvoted items
+  multiplied their prior tens of times, and rare pools' recall swung with it (dblp-acm at 500
+  labels: F1 MSE 4.0e-3, against 1.3e-4 uncalibrated and 1.5e-4 with the bound). Lowering it
+  is left to the data: a group where none has been found keeps the rank prior, which keeps the
+  one positive that no run predicts possible;
 * in the voted group the prior mean also pools the verified items of the cell's two rank
   neighbours (one pseudo-item of the rank prior), because a voted cell with a few positives and
   none found yet would otherwise be given the rank prior's near-zero rate; the unvoted group
@@ -41,9 +44,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
+from scipy import special, stats
 
-__all__ = ["CellRates", "RankCells", "cell_rates", "rank_cells"]
+__all__ = ["CALIBRATION_LEVEL", "CellRates", "RankCells", "cell_rates", "rank_cells"]
+
+# One-sided level of the lower bound that scales a group's rank prior up (see cell_rates).
+CALIBRATION_LEVEL = 0.01
 
 
 @dataclass(frozen=True, eq=False)
@@ -181,11 +187,12 @@ def cell_rates(
     prior = cells.prior_mean.copy()
     for voted in (True, False):
         group = cells.voted == voted
-        seen = effective[group].sum()
-        if seen > 0:
-            expected = (effective[group] * prior[group]).sum() / seen
-            rate = (found[group].sum() + expected) / (seen + 1.0)
-            prior[group] = np.minimum(prior[group] * max(1.0, rate / expected), 0.999)
+        expected = (effective[group] * prior[group]).sum()
+        if found[group].sum() > 0 and expected > 0:
+            # The Garwood lower bound of the positives' rate: scale only as far as they surely
+            # require (a point estimate from one or two positives made rare pools' recall swing).
+            surely = special.gammaincinv(found[group].sum(), CALIBRATION_LEVEL)
+            prior[group] = np.minimum(prior[group] * max(1.0, surely / expected), 0.999)
     for c in np.flatnonzero(cells.voted):
         lo, hi = max(c - 1, cells.group_first[c]), min(c + 1, cells.group_last[c])
         prior[c] = (found[lo : hi + 1].sum() + prior[c]) / (effective[lo : hi + 1].sum() + 1.0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from evaluation.core.closed_pool.cells import cell_rates, rank_cells
 
@@ -96,14 +97,17 @@ def test_a_voted_cell_borrows_its_prior_mean_from_its_rank_neighbours():
 def test_the_rank_prior_is_scaled_up_where_the_verified_items_hold_more_positives():
     # Unvoted cells of 8, 16, 32, 8 (64 items, ranks 1-64): 16 items of cell 2 verified, half
     # of them positive, far above the 1 / rank the prior expects (about 0.03 there). The group's
-    # prior means are scaled by (8 + e) / (16 + 1) / e, e the prior's expected rate of the
-    # verified items; with no positive found the rank prior stays as it was.
+    # prior means are scaled by the 1% lower bound of a Poisson mean with 8 events (2.906) over
+    # the prior's expected positives among the verified items; with no positive found the rank
+    # prior stays as it was.
     cells = rank_cells(*_pool(0, 64), first=8)
     labels = np.full(64, -1)
     labels[24:40] = [1, 0] * 8
     rates = cell_rates(cells, labels, np.ones(64), prior_strength=2.0)
     expected = cells.prior_mean[2]
-    scaled = np.minimum(cells.prior_mean * ((8 + expected) / 17) / expected, 0.999)
+    surely = stats.chi2.ppf(0.01, 2 * 8) / 2  # Garwood's bound, written another way
+    assert surely == pytest.approx(2.906, abs=0.001)
+    scaled = np.minimum(cells.prior_mean * surely / (16 * expected), 0.999)
     assert scaled[0] == 0.999 and scaled[3] < 0.5  # a rate stays below 1
     assert rates.alpha[3] == pytest.approx(2 * scaled[3])  # nothing verified in cell 3
     assert rates.alpha[2] == pytest.approx(8 + 2 * scaled[2])
