@@ -74,6 +74,15 @@ def run_edit_body(world):
     return {"name": "run-A renamed", "description": "better", "link": "https://example.org/a"}
 
 
+def signup_body(world):
+    return {
+        "email": "newcomer@example.org",
+        "username": "newcomer",
+        "password1": "a long new secret 42",
+        "password2": "a long new secret 42",
+    }
+
+
 def unpause_body(world):
     return {"username": "annotator"}
 
@@ -210,10 +219,25 @@ MATRIX = [
         (200, 200, 200, 200, 200, 200, 200, 200),
     ),
     ("POST", "/accounts/logout/", None, (REDIRECT,) * 8),
-    ("GET", "/accounts/logout/", None, (405, 405, 405, 405, 405, 405, 405, 405)),
-    ("GET", "/accounts/password_change/", None, (LOGIN, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/accounts/password_reset/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("POST", "/accounts/password_reset/", {"email": "pa@example.org"}, (REDIRECT,) * 8),
+    # allauth's sign-out page asks for a POST (its form); signed out, there is nothing to ask.
+    ("GET", "/accounts/logout/", None, (REDIRECT, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/accounts/password/change/", None, (LOGIN, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/accounts/password/reset/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/accounts/password/reset/", {"email": "pa@example.org"}, (REDIRECT,) * 8),
+    # Sign-up is for the signed out (a signed-in user is sent home).
+    (
+        "GET",
+        "/accounts/signup/",
+        None,
+        (200, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT),
+    ),
+    ("POST", "/accounts/signup/", signup_body, (REDIRECT,) * 8),
+    (
+        "POST",
+        "/accounts/signup/",
+        {"email": "not an address", "username": "x"},
+        (200, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT),
+    ),
 ]
 CELLS = [
     pytest.param(method, path, body, role, expected[i], id=f"{method} {path} {role}")
