@@ -177,6 +177,27 @@ def teams_of(user) -> QuerySet[Team]:
     return Team.objects.filter(members=user).order_by("name")
 
 
+class TeamNotFound(Http404):
+    """No team ``team_id`` that the user is a member of: unknown and others' alike (404)."""
+
+    def __init__(self, team_id: int):
+        super().__init__(f"you are in no team {team_id}")
+
+
+def team_for(*, team_id: int, user) -> Team:
+    """The team ``team_id`` if ``user`` is a member of it: only members see a team's page,
+    members, invitations and runs (an organizer sees the runs of their tasks' boards)."""
+    team = teams_of(user).filter(pk=team_id).first()
+    if team is None:
+        raise TeamNotFound(team_id)
+    return team
+
+
+def team_runs(team: Team) -> QuerySet[Run]:
+    """Every run of the team, on every task, newest first (for its members)."""
+    return Run.objects.filter(team=team).select_related("task", "submitted_by").order_by("-id")
+
+
 def runs_of_team(*, task: Task, team: Team) -> QuerySet[Run]:
     return Run.objects.filter(task=task, team=team).select_related("team").order_by("-id")
 

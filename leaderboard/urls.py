@@ -26,4 +26,9 @@ urlpatterns = [
     path("tasks/<slug:slug>/submit/", views.submit, name="submit_run"),
     path("tasks/<slug:slug>/runs/", views.task_runs, name="task_runs"),
     path("runs/<int:run_id>/", views.run_detail, name="run_detail"),
+    path("teams/", views.teams, name="teams"),
+    path("teams/<int:team_id>/", views.team_detail, name="team_detail"),
+    path("teams/<int:team_id>/invite/", views.team_invite, name="team_invite"),
+    path("teams/<int:team_id>/leave/", views.team_leave, name="team_leave"),
+    path("teams/join/<str:key>/", views.team_join, name="team_join"),
 ]

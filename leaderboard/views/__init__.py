@@ -16,6 +16,7 @@ from .board import (
 )
 from .organize import organize, verified_items_csv
 from .runs import run_detail, submit, task_runs
+from .teams import team_detail, team_invite, team_join, team_leave, teams
 
 __all__ = [
     "board",
@@ -30,5 +31,10 @@ __all__ = [
     "snapshots",
     "submit",
     "task_runs",
+    "team_detail",
+    "team_invite",
+    "team_join",
+    "team_leave",
+    "teams",
     "verified_items_csv",
 ]

@@ -1,5 +1,6 @@
 """How django-allauth fits this site (``ACCOUNT_ADAPTER``): who may sign up (the site's
-``REGISTRATION`` setting) and which accounts must verify an email address before signing in."""
+``REGISTRATION`` setting: anyone, whoever opened a valid team invitation link, or nobody) and
+which accounts must verify an email address before signing in."""
 
 from __future__ import annotations
 
@@ -10,12 +11,17 @@ from allauth.core.exceptions import ImmediateHttpResponse
 from django.conf import settings
 from django.shortcuts import render
 
+from ..services.teams import TeamError, check_invitation
+from .teams import INVITATION_SESSION_KEY
+
 
 class AccountAdapter(DefaultAccountAdapter):
     """Sign-up as ``REGISTRATION`` allows; refused sign-up is a 403 page saying why."""
 
     def is_open_for_signup(self, request) -> bool:
         if settings.REGISTRATION == "open":
+            return True
+        if settings.REGISTRATION == "invite" and _holds_invitation(request):
             return True
         raise ImmediateHttpResponse(
             render(
@@ -33,6 +39,18 @@ class AccountAdapter(DefaultAccountAdapter):
             else path
             for path in super().get_login_stages()
         ]
+
+
+def _holds_invitation(request) -> bool:
+    """Whether the visitor opened a team invitation link that still works (the join page)."""
+    key = request.session.get(INVITATION_SESSION_KEY)
+    if not key:
+        return False
+    try:
+        check_invitation(key=key)
+    except TeamError:
+        return False
+    return True
 
 
 class VerifiedEmailStage(EmailVerificationStage):

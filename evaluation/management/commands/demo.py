@@ -30,7 +30,8 @@ from leaderboard.services.ingest import submit_and_ingest
 from leaderboard.services.items import ensure_items
 from leaderboard.services.reference import upload_reference
 from leaderboard.services.runs import SubmissionError
-from leaderboard.services.tasks import TaskSettingsError, add_team_member, create_task, create_team
+from leaderboard.services.tasks import TaskSettingsError, create_task
+from leaderboard.services.teams import add_team_member, create_team
 
 from ._demo_processes import DemoProcesses
 

@@ -16,7 +16,8 @@ from leaderboard.api import views as api_views
 from leaderboard.models import Item, Run, RunPredictions, Task
 from leaderboard.services import ingest
 from leaderboard.services.ingest import ingest_run
-from leaderboard.services.tasks import create_task, create_team
+from leaderboard.services.tasks import create_task
+from leaderboard.services.teams import create_team
 from leaderboard.services.tokens import create_token
 
 pytestmark = pytest.mark.django_db

@@ -186,6 +186,27 @@ MATRIX = [
     ),
     ("GET", "/annotate/main/queue/unpause", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
     ("GET", "/annotate/main/queue/answers.csv", None, (LOGIN, 403, 403, 403, 200, 403, 403, 200)),
+    # Teams: only members reach a team (404 for everyone else, as for no team at all).
+    ("GET", "/teams/", None, (LOGIN, 200, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/teams/", {"name": "team-new"}, (LOGIN,) + (REDIRECT,) * 7),
+    ("POST", "/teams/", {"name": "team-B"}, (LOGIN, 409, 409, 409, 409, 409, 409, 409)),
+    ("POST", "/teams/", {"name": " "}, (LOGIN, 400, 400, 400, 400, 400, 400, 400)),
+    ("GET", "/teams/{ta}/", None, (LOGIN, 200, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/teams/888888/", None, (LOGIN, 404, 404, 404, 404, 404, 404, 404)),
+    ("POST", "/teams/{ta}/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
+    ("POST", "/teams/{ta}/invite/", None, (LOGIN, 200, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/teams/{ta}/invite/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
+    ("POST", "/teams/{ta}/leave/", None, (LOGIN, REDIRECT, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/teams/{ta}/leave/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
+    # Invitations to team A: pa is a member already; pb, a member of another team, may join.
+    ("GET", "/teams/join/{valid}/", None, (200, 409, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/teams/join/{valid}/", None, (LOGIN, 409) + (REDIRECT,) * 6),
+    ("GET", "/teams/join/{used}/", None, (410,) * 8),
+    ("POST", "/teams/join/{used}/", None, (LOGIN,) + (410,) * 7),
+    ("GET", "/teams/join/{expired}/", None, (410,) * 8),
+    ("POST", "/teams/join/{expired}/", None, (LOGIN,) + (410,) * 7),
+    ("GET", "/teams/join/forged-key/", None, (404,) * 8),
+    ("POST", "/teams/join/forged-key/", None, (LOGIN,) + (404,) * 7),
     (
         "GET",
         "/admin/",
@@ -300,7 +321,7 @@ def check_status(response, expected, path: str, text: str) -> None:
 
 @pytest.mark.parametrize(("method", "path", "body", "role", "expected"), CELLS)
 def test_page_matrix(world, method, path, body, role, expected):
-    path = path.format(a=world.runs["A"].pk)
+    path = path.format(a=world.runs["A"].pk, ta=world.teams["A"].pk, **world.invitations)
     client = client_for(world, role)
     data = body(world) if callable(body) else body
     response = client.get(path) if method == "GET" else client.post(path, data or {})
@@ -332,6 +353,9 @@ def test_matrix_covers_every_page_route():
             route = route.replace(f"tasks/{slug}/", "tasks/<slug:slug>/")
             route = route.replace(f"annotate/{slug}/", "annotate/<slug:slug>/")
         route = route.replace("{a}", "<int:run_id>").replace("999999", "<int:run_id>")
+        route = route.replace("{ta}", "<int:team_id>").replace("888888", "<int:team_id>")
+        for key in ("{valid}", "{used}", "{expired}", "forged-key"):
+            route = route.replace(f"teams/join/{key}/", "teams/join/<str:key>/")
         for version in ("1", "2", "9"):
             route = route.replace(f"snapshots/{version}/", "snapshots/<int:version>/")
             route = route.replace(f"snapshots/{version}.", "snapshots/<int:version>.")

@@ -20,7 +20,7 @@ from leaderboard.services.ingest import ingest_run, submit_and_ingest
 from leaderboard.services.items import ensure_items
 from leaderboard.services.lifecycle import fail_run
 from leaderboard.services.runs import SubmissionError, resolve_team, submit_run, submit_upload
-from leaderboard.services.tasks import create_team
+from leaderboard.services.teams import create_team
 
 pytestmark = pytest.mark.django_db
 
