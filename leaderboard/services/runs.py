@@ -151,7 +151,7 @@ def resolve_team(*, user: User, team: str | int | None = None) -> Team:
     if not teams:
         raise SubmissionError(
             "not_team_member",
-            "you are not a member of any team: ask an organizer to add you to one",
+            "you are in no team: make one (/teams/) or join one by an invitation link",
         )
     if len(teams) > 1:
         names = ", ".join(repr(t.name) for t in teams)

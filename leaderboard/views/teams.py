@@ -3,6 +3,7 @@ an invitation link, leaving. A refused action shows its :class:`TeamError` with 
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
@@ -87,4 +88,8 @@ def team_join(request, key: str):
         return render(request, "leaderboard/join.html", {"error": exc}, status=exc.http_status)
     if not request.user.is_authenticated:
         request.session[INVITATION_SESSION_KEY] = key
-    return render(request, "leaderboard/join.html", {"team": invitation.team})
+    return render(
+        request,
+        "leaderboard/join.html",
+        {"team": invitation.team, "registration_closed": settings.REGISTRATION == "closed"},
+    )

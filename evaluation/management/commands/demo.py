@@ -328,6 +328,8 @@ class Command(BaseCommand):
                 f"  Leaderboard  {base}/tasks/{TASK_SLUG}/",
                 f"  Annotate     {base}/annotate/{TASK_SLUG}/   (log in as annotator)",
                 f"  My runs      {base}/tasks/{TASK_SLUG}/runs/   (log in as alice or bob)",
+                f"  Sign up      {base}/accounts/signup/   (the verification mail is printed here)",
+                f"  Teams        {base}/teams/   (make one, invite by a link)",
                 f"  Admin        {base}/admin/   (admin or organizer)",
                 f"  API          {base}/api/",
                 "",

@@ -409,6 +409,23 @@ def test_refused_posts_change_nothing(world):
     assert AnnotatorPause.objects.filter(task=task, lifted_at=None).count() == 1
 
 
+def test_team_cells_changed_what_they_say_and_refusals_nothing(world):
+    team, run = world.teams["A"], world.runs["A"]
+    keys = world.invitations
+    for key in ("used", "expired"):
+        client_for(world, "pb").post(f"/teams/join/{keys[key]}/")
+    client_for(world, "pb").post(f"/teams/{team.pk}/leave/")
+    client_for(world, "pb").post(f"/teams/{team.pk}/invite/")
+    assert list(team.members.values_list("username", flat=True)) == ["pa"]
+    assert team.invitations.count() == 3
+    assert client_for(world, "pb").post(f"/teams/join/{keys['valid']}/").status_code == 302
+    assert set(team.members.values_list("username", flat=True)) == {"pa", "pb"}
+    assert client_for(world, "pa").post(f"/teams/{team.pk}/leave/").status_code == 302
+    assert list(team.members.values_list("username", flat=True)) == ["pb"]
+    run.refresh_from_db()
+    assert run.team == team and run.submitted_by == world.users["pa"]
+
+
 def test_participant_pages_show_published_values_never_held_ones(world):
     for role in ("anonymous", "pa", "pb"):
         client = client_for(world, role)
@@ -646,3 +663,12 @@ def test_a_staff_organizer_sees_only_the_teams_of_their_tasks_in_the_admin(world
     org.user_permissions.add(Permission.objects.get(codename="view_team"))
     listed = text_of(client_for(world, "org").get("/admin/leaderboard/team/"))
     assert "team-A" in listed and "team-B" in listed
+
+
+def test_only_superusers_see_team_invitations_in_the_admin(world):
+    staff = client_for(world, "staff_org").get("/admin/leaderboard/teaminvitation/")
+    assert staff.status_code == 200 and "team-A" not in text_of(staff)
+    admin_text = text_of(client_for(world, "admin").get("/admin/leaderboard/teaminvitation/"))
+    assert "team-A" in admin_text
+    for key in world.invitations.values():
+        assert key not in admin_text

@@ -457,7 +457,7 @@ def test_resolve_team(participant, team):
         resolve_team(user=loner)
     assert info.value.code == "not_team_member"
     assert info.value.message == (
-        "you are not a member of any team: ask an organizer to add you to one"
+        "you are in no team: make one (/teams/) or join one by an invitation link"
     )
 
 
