@@ -156,6 +156,33 @@ def throttle_cache_config_from_env(env: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
+REGISTRATION_MODES = ("open", "invite", "closed")
+
+
+def registration_from_env(value: str | None) -> str:
+    """Who may sign up (``REGISTRATION``): ``open`` (the default), ``invite`` or ``closed``."""
+    mode = (value or "open").strip().lower()
+    if mode not in REGISTRATION_MODES:
+        raise ValueError(f"REGISTRATION must be one of {', '.join(REGISTRATION_MODES)}: {value!r}")
+    return mode
+
+
+def email_config_from_env(env: Mapping[str, str]) -> dict[str, Any]:
+    """The mail settings (``EMAIL_*``, ``DEFAULT_FROM_EMAIL``): SMTP if ``EMAIL_HOST`` is set,
+    else the console backend, every mail printed on the terminal (the demo and development)."""
+    host = env.get("EMAIL_HOST", "")
+    return {
+        "EMAIL_BACKEND": "django.core.mail.backends."
+        + ("smtp.EmailBackend" if host else "console.EmailBackend"),
+        "EMAIL_HOST": host or "localhost",
+        "EMAIL_PORT": int(env.get("EMAIL_PORT", "587")),
+        "EMAIL_HOST_USER": env.get("EMAIL_HOST_USER", ""),
+        "EMAIL_HOST_PASSWORD": env.get("EMAIL_HOST_PASSWORD", ""),
+        "EMAIL_USE_TLS": env_bool(env.get("EMAIL_USE_TLS"), default=True),
+        "DEFAULT_FROM_EMAIL": env.get("DEFAULT_FROM_EMAIL", "leaderboard@localhost"),
+    }
+
+
 # --- Core ---------------------------------------------------------------------------------------
 
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or INSECURE_DEV_SECRET_KEY
@@ -383,10 +410,7 @@ AUTHENTICATION_BACKENDS = [
     "django.contrib.auth.backends.ModelBackend",
     "allauth.account.auth_backends.AuthenticationBackend",
 ]
-REGISTRATION_MODES = ("open", "invite", "closed")
-REGISTRATION = os.environ.get("REGISTRATION", "open").strip().lower()
-if REGISTRATION not in REGISTRATION_MODES:
-    raise ValueError(f"REGISTRATION must be one of {', '.join(REGISTRATION_MODES)}")
+REGISTRATION = registration_from_env(os.environ.get("REGISTRATION"))
 ACCOUNT_ADAPTER = "leaderboard.views.account_adapter.AccountAdapter"
 ACCOUNT_LOGIN_METHODS = {"username", "email"}
 ACCOUNT_SIGNUP_FIELDS = ["email*", "username*", "password1*", "password2*"]
@@ -410,16 +434,14 @@ TEAM_MAX_MEMBERS = int(os.environ.get("TEAM_MAX_MEMBERS", "10"))
 
 # --- Email ---------------------------------------------------------------------------------------
 
-DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "leaderboard@localhost")
-if os.environ.get("EMAIL_HOST"):
-    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
-    EMAIL_HOST = os.environ["EMAIL_HOST"]
-    EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "587"))
-    EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
-    EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
-    EMAIL_USE_TLS = env_bool(os.environ.get("EMAIL_USE_TLS"), default=True)
-else:
-    EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+_email = email_config_from_env(os.environ)
+EMAIL_BACKEND = _email["EMAIL_BACKEND"]
+EMAIL_HOST = _email["EMAIL_HOST"]
+EMAIL_PORT = _email["EMAIL_PORT"]
+EMAIL_HOST_USER = _email["EMAIL_HOST_USER"]
+EMAIL_HOST_PASSWORD = _email["EMAIL_HOST_PASSWORD"]
+EMAIL_USE_TLS = _email["EMAIL_USE_TLS"]
+DEFAULT_FROM_EMAIL = _email["DEFAULT_FROM_EMAIL"]
 
 # --- Security headers and cookies (see docs/SECURITY.md) ---------------------------------------
 

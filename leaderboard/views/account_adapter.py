@@ -5,14 +5,15 @@ which accounts must verify an email address before signing in."""
 from __future__ import annotations
 
 from allauth.account.adapter import DefaultAccountAdapter
-from allauth.account.models import EmailAddress
-from allauth.account.stages import EmailVerificationStage
 from allauth.core.exceptions import ImmediateHttpResponse
 from django.conf import settings
 from django.shortcuts import render
 
 from ..services.teams import TeamError, check_invitation
 from .teams import INVITATION_SESSION_KEY
+
+# By name: allauth's stages module imports the adapter, so importing it here would be circular.
+VERIFIED_EMAIL_STAGE = "leaderboard.views.account_stages.VerifiedEmailStage"
 
 
 class AccountAdapter(DefaultAccountAdapter):
@@ -34,7 +35,7 @@ class AccountAdapter(DefaultAccountAdapter):
 
     def get_login_stages(self) -> list[str]:
         return [
-            f"{__name__}.{VerifiedEmailStage.__name__}"
+            VERIFIED_EMAIL_STAGE
             if path == "allauth.account.stages.EmailVerificationStage"
             else path
             for path in super().get_login_stages()
@@ -51,19 +52,3 @@ def _holds_invitation(request) -> bool:
     except TeamError:
         return False
     return True
-
-
-class VerifiedEmailStage(EmailVerificationStage):
-    """allauth's check that a signing-in user has verified their email, for users who have an
-    email: an account made by an administrator (``createsuperuser``, the admin, the demo) may
-    have none, and was vouched for by whoever made it."""
-
-    def handle(self):
-        user = self.login.user  # None when a sign-up hides that an address is taken
-        if (
-            user is not None
-            and not user.email
-            and not EmailAddress.objects.filter(user=user).exists()
-        ):
-            return None, True
-        return super().handle()
