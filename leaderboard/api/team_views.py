@@ -18,6 +18,7 @@ from rest_framework.response import Response
 from ..selectors import team_for, teams_of
 from ..services.teams import create_team, invite_to_team, join_team, leave_team
 from .openapi import with_errors
+from .serializers import RefuseUnknownFields
 from .views import ApiView
 
 
@@ -29,7 +30,7 @@ class TeamSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
-class TeamCreateSerializer(serializers.Serializer):
+class TeamCreateSerializer(RefuseUnknownFields, serializers.Serializer):
     name = serializers.CharField(max_length=120)
 
 
@@ -39,7 +40,7 @@ class InvitationSerializer(serializers.Serializer):
     expires_at = serializers.DateTimeField()
 
 
-class JoinSerializer(serializers.Serializer):
+class JoinSerializer(RefuseUnknownFields, serializers.Serializer):
     key = serializers.CharField(help_text="The key of an invitation (the end of its link).")
 
 

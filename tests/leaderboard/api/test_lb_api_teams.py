@@ -82,3 +82,12 @@ def test_the_schema_documents_the_team_endpoints(api):
         assert path in schema["paths"], path
     join = schema["paths"]["/api/teams/join/"]["post"]["responses"]
     assert {"200", "404", "409", "410"} <= set(join)
+
+
+def test_a_team_body_with_an_unknown_field_makes_no_team(api, people):
+    response = api(people["ann"]).post(
+        "/api/teams/", {"name": "Alpha", "members": ["bob"]}, format="json"
+    )
+    assert response.status_code == 400
+    assert "members: unknown field" in response.json()["error"]["message"]
+    assert not Team.objects.exists()
