@@ -138,6 +138,18 @@ class Task(models.Model):
     max_upload_bytes = models.PositiveBigIntegerField(default=512 * 1024 * 1024)
     max_predictions_per_run = models.PositiveIntegerField(default=5_000_000)
 
+    # Who may submit, by the domain of a verified email address (leaderboard.email_domains).
+    allowed_email_domains = models.TextField(
+        blank=True,
+        help_text="Only people with a verified email address at one of these domains (or their "
+        "subdomains) may submit; comma-separated (empty: anyone).",
+    )
+    blocked_email_domains = models.TextField(
+        blank=True,
+        help_text="People with a verified email address at one of these domains (or their "
+        "subdomains) may not submit; comma-separated.",
+    )
+
     # While held, new snapshots are stored unpublished: the public board keeps showing the last
     # published one until an organizer publishes (e.g. after a deadline).
     board_held = models.BooleanField(

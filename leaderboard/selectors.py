@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
+from allauth.account.models import EmailAddress
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, QuerySet, Sum
 from django.http import Http404
@@ -191,6 +192,12 @@ def team_for(*, team_id: int, user) -> Team:
     if team is None:
         raise TeamNotFound(team_id)
     return team
+
+
+def verified_email_domains(user) -> set[str]:
+    """The domains of ``user``'s verified email addresses (a task's domain policy reads them)."""
+    addresses = EmailAddress.objects.filter(user=user, verified=True)
+    return {email.rsplit("@", 1)[-1].lower() for email in addresses.values_list("email", flat=True)}
 
 
 def team_runs(team: Team) -> QuerySet[Run]:

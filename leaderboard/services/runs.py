@@ -21,10 +21,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from .. import jobs
+from ..email_domains import matches, parse_domains
 from ..errors import ServiceError
 from ..ingestion import READ_SIZE, Problem, Receiver, UploadRejected, human_bytes
 from ..models import Run, Task, Team
-from ..selectors import Quota, counted_runs, quota_for, teams_of
+from ..selectors import Quota, counted_runs, quota_for, teams_of, verified_email_domains
 from .lifecycle import transition_run
 
 if TYPE_CHECKING:
@@ -38,8 +39,10 @@ MAX_FILE_NAME_LENGTH = cast(int, Run._meta.get_field("file_name").max_length)
 class SubmissionError(ServiceError):
     """An upload that was refused; ``code`` says why, ``message`` says it to a person.
 
-    Codes: ``task_closed``, ``not_team_member``, ``over_quota``, ``rejected`` (problems in the
-    file, by line), ``too_large``, ``duplicate`` (the team already submitted this file),
+    Codes: ``task_closed``, ``not_team_member``, ``email_domain_blocked`` and
+    ``email_domain_not_allowed`` (the task's email domain policy), ``over_quota``, ``rejected``
+    (problems in the file, by line), ``too_large``, ``duplicate`` (the team already submitted
+    this file),
     ``invalid`` (a bad request field), ``missing_file``, ``throttled`` (the pages' upload
     throttle). ``run`` is the ``rejected`` run recorded for a refused file, or for ``duplicate``
     the run that has the file.
@@ -47,6 +50,8 @@ class SubmissionError(ServiceError):
 
     statuses = {
         "not_team_member": 403,
+        "email_domain_blocked": 403,
+        "email_domain_not_allowed": 403,
         "task_closed": 409,
         "duplicate": 409,
         "too_large": 413,
@@ -102,6 +107,28 @@ def check_open(task: Task) -> None:
 def check_member(*, team: Team, user: User) -> None:
     if not team.members.filter(pk=user.pk).exists():
         raise SubmissionError("not_team_member", f"you are not a member of team {team.name!r}")
+
+
+def check_email_domain(*, task: Task, user: User) -> None:
+    """Refuse ``user`` if the task's email domain policy shuts them out (their verified
+    addresses' domains: one blocked, or none allowed)."""
+    allowed = parse_domains(task.allowed_email_domains)
+    blocked = parse_domains(task.blocked_email_domains)
+    if not allowed and not blocked:
+        return
+    domains = sorted(verified_email_domains(user))
+    for domain in domains:
+        if matches(domain, blocked):
+            raise SubmissionError(
+                "email_domain_blocked",
+                f"people with an email address at {domain} may not submit to task {task.slug!r}",
+            )
+    if allowed and not any(matches(domain, allowed) for domain in domains):
+        raise SubmissionError(
+            "email_domain_not_allowed",
+            f"task {task.slug!r} takes runs only from people with a verified email address at "
+            f"{', '.join(allowed)}",
+        )
 
 
 def _in(moment: datetime, now: datetime) -> str:
@@ -240,6 +267,7 @@ def submit_run(
     file_name = file_name[-MAX_FILE_NAME_LENGTH:]
     check_open(task)
     check_member(team=team, user=user)
+    check_email_domain(task=task, user=user)
     check_quota(task=task, team=team)  # again below, with the task locked
     check_size(task=task, size=getattr(upload, "size", None))
     _rewind(upload)

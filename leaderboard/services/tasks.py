@@ -11,6 +11,7 @@ from django.db import IntegrityError, transaction
 from evaluation.core.designs import SERVICE_DESIGNS, ServiceDesign, make_service_design
 
 from ..display_templates import validate_display_template
+from ..email_domains import invalid_domains
 from ..errors import InvalidFields
 from ..models import Task
 
@@ -76,6 +77,10 @@ def _validate(task: Task, *, exclude_unique: bool = False) -> None:
         errors.update(exc.message_dict)
     if not isinstance(task.design_options, dict):
         errors.setdefault("design_options", []).append("must be a JSON object")
+    for field in ("allowed_email_domains", "blocked_email_domains"):
+        bad = invalid_domains(getattr(task, field) or "")
+        if bad:
+            errors.setdefault(field, []).append(f"not a domain name: {', '.join(bad[:5])}")
     display_problems = validate_display_template(task.display_template)
     if display_problems:
         errors.setdefault("display_template", []).extend(display_problems)
