@@ -29,6 +29,7 @@ from .models import (
     RunPredictions,
     Task,
     Team,
+    TeamApproval,
     TeamInvitation,
 )
 from .selectors import is_organizer, organized_tasks
@@ -462,6 +463,26 @@ class TeamInvitationAdmin(admin.ModelAdmin):
     def get_queryset(self, request):
         invitations = super().get_queryset(request)
         return invitations if request.user.is_superuser else invitations.none()
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(TeamApproval)
+class TeamApprovalAdmin(admin.ModelAdmin):
+    """Teams' requests to take part in tasks that need approval, of the tasks one organizes
+    (approved on the organize page or through the API)."""
+
+    list_display = ("task", "team", "requested_by", "requested_at", "approved_by", "approved_at")
+    list_select_related = ("task", "team", "requested_by", "approved_by")
+    fields = ("task", "team", "requested_by", "requested_at", "approved_by", "approved_at")
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).filter(task__in=organized_tasks(request.user))
 
     def has_add_permission(self, request):
         return False

@@ -138,6 +138,11 @@ class Task(models.Model):
     max_upload_bytes = models.PositiveBigIntegerField(default=512 * 1024 * 1024)
     max_predictions_per_run = models.PositiveIntegerField(default=5_000_000)
 
+    team_approval = models.BooleanField(
+        default=False,
+        help_text="Teams ask to take part and an organizer approves them before their runs are "
+        "accepted.",
+    )
     # Who may submit, by the domain of a verified email address (leaderboard.email_domains).
     allowed_email_domains = models.TextField(
         blank=True,
@@ -175,6 +180,30 @@ class Task(models.Model):
 
     def __str__(self) -> str:
         return self.slug
+
+
+class TeamApproval(models.Model):
+    """A team's request to take part in a task that needs approval, and its approval."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="team_approvals")
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="approvals")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    requested_at = models.DateTimeField(default=timezone.now)
+    approved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    approved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["requested_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["task", "team"], name="team_approval_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.team} on {self.task}"
 
 
 class Item(models.Model):

@@ -21,7 +21,17 @@ from django.db.models import Count, Q, QuerySet, Sum
 from django.http import Http404
 from django.utils import timezone
 
-from .models import ApiToken, Estimate, Item, LeaderboardSnapshot, Run, RunEvent, Task, Team
+from .models import (
+    ApiToken,
+    Estimate,
+    Item,
+    LeaderboardSnapshot,
+    Run,
+    RunEvent,
+    Task,
+    Team,
+    TeamApproval,
+)
 
 QUOTA_WINDOW = timedelta(hours=24)
 # Runs that do not count against a quota: refused at upload, or failed by the platform (refunded).
@@ -192,6 +202,32 @@ def team_for(*, team_id: int, user) -> Team:
     if team is None:
         raise TeamNotFound(team_id)
     return team
+
+
+def team_approved(*, task: Task, team: Team) -> bool:
+    """Whether ``team`` may submit to ``task`` as far as approval goes."""
+    if not task.team_approval:
+        return True
+    return TeamApproval.objects.filter(task=task, team=team, approved_at__isnull=False).exists()
+
+
+def approval_requests(task: Task) -> QuerySet[TeamApproval]:
+    """The teams that asked to take part in ``task``, approved or not (for its organizers)."""
+    return TeamApproval.objects.filter(task=task).select_related("team", "requested_by")
+
+
+def approval_request(*, task: Task, team_id: int) -> TeamApproval:
+    """The request of team ``team_id`` to take part in ``task`` (404 if it made none)."""
+    approval = approval_requests(task).filter(team_id=team_id).first()
+    if approval is None:
+        raise Http404(f"team {team_id} has not asked to take part in {task.slug!r}")
+    return approval
+
+
+def approvals_of(*, task: Task, teams: Iterable[Team]) -> dict[int, TeamApproval]:
+    """The requests of ``teams`` on ``task``, by team id (a participant's submit page)."""
+    approvals = TeamApproval.objects.filter(task=task, team__in=list(teams))
+    return {approval.team_id: approval for approval in approvals}
 
 
 def verified_email_domains(user) -> set[str]:

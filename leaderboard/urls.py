@@ -25,6 +25,8 @@ urlpatterns = [
     ),
     path("tasks/<slug:slug>/submit/", views.submit, name="submit_run"),
     path("tasks/<slug:slug>/runs/", views.task_runs, name="task_runs"),
+    path("tasks/<slug:slug>/teams/<int:team_id>/request/", views.team_request, name="team_request"),
+    path("tasks/<slug:slug>/teams/<int:team_id>/approve/", views.team_approve, name="team_approve"),
     path("runs/<int:run_id>/", views.run_detail, name="run_detail"),
     path("teams/", views.teams, name="teams"),
     path("teams/<int:team_id>/", views.team_detail, name="team_detail"),

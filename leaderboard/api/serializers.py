@@ -25,6 +25,7 @@ PUBLIC_TASK_FIELDS = (
     "max_runs_per_team_per_day",
     "max_upload_bytes",
     "max_predictions_per_run",
+    "team_approval",
     "allowed_email_domains",
     "blocked_email_domains",
 )

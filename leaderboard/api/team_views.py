@@ -1,4 +1,5 @@
-"""REST API of teams: yours (and making one), a team, invitation links, joining and leaving.
+"""REST API of teams: yours (and making one), a team, invitation links, joining and leaving;
+on a task with ``team_approval``, a team asking to take part and its organizers approving.
 
 Only a team's members reach it (404 for everyone else, as for a team that does not exist). An
 invitation's key is returned once, when it is made; joining uses it up. Refusals are
@@ -15,8 +16,15 @@ from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
-from ..selectors import team_for, teams_of
-from ..services.teams import create_team, invite_to_team, join_team, leave_team
+from ..selectors import approval_request, approval_requests, task_for, team_for, teams_of
+from ..services.teams import (
+    approve_team,
+    create_team,
+    invite_to_team,
+    join_team,
+    leave_team,
+    request_approval,
+)
 from .openapi import with_errors
 from .serializers import RefuseUnknownFields
 from .views import ApiView
@@ -128,3 +136,52 @@ class TeamJoinView(ApiView):
         body.is_valid(raise_exception=True)
         team = join_team(key=body.validated_data["key"], user=request.user)
         return Response(team_data(team))
+
+
+class ApprovalSerializer(serializers.Serializer):
+    team = serializers.CharField(source="team.name")
+    team_id = serializers.IntegerField()
+    requested_at = serializers.DateTimeField()
+    approved = serializers.SerializerMethodField()
+    approved_at = serializers.DateTimeField(allow_null=True)
+
+    def get_approved(self, approval) -> bool:
+        return approval.approved_at is not None
+
+
+class TeamRequestView(ApiView):
+    """A team of yours asks to take part in a task that needs approval (idempotent)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses=with_errors({200: ApprovalSerializer}, 401, 404))
+    def post(self, request, slug: str, team_id: int):
+        task = task_for(slug, request.user)
+        team = team_for(team_id=team_id, user=request.user)
+        approval = request_approval(task=task, team=team, by=request.user)
+        return Response(ApprovalSerializer(approval).data)
+
+
+class TaskTeamsView(ApiView):
+    """The teams that asked to take part in a task, approved or not (its organizers)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=with_errors({200: ApprovalSerializer(many=True)}, 401, 403, 404))
+    def get(self, request, slug: str):
+        task = task_for(slug, request.user, role="organizer")
+        return Response(ApprovalSerializer(approval_requests(task), many=True).data)
+
+
+class TeamApproveView(ApiView):
+    """Approve a team's request to take part in a task you organize (idempotent)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses=with_errors({200: ApprovalSerializer}, 401, 403, 404))
+    def post(self, request, slug: str, team_id: int):
+        task = task_for(slug, request.user, role="organizer")
+        team = approval_request(task=task, team_id=team_id).team
+        return Response(
+            ApprovalSerializer(approve_team(task=task, team=team, by=request.user)).data
+        )

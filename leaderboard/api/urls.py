@@ -30,6 +30,17 @@ urlpatterns = [
     path("tasks/<slug:slug>/quota/", organizer_views.QuotaView.as_view(), name="quota"),
     path("tasks/<slug:slug>/hold/", organizer_views.HoldBoardView.as_view(), name="hold"),
     path("tasks/<slug:slug>/publish/", organizer_views.PublishBoardView.as_view(), name="publish"),
+    path("tasks/<slug:slug>/teams/", team_views.TaskTeamsView.as_view(), name="task-teams"),
+    path(
+        "tasks/<slug:slug>/teams/<int:team_id>/request/",
+        team_views.TeamRequestView.as_view(),
+        name="task-team-request",
+    ),
+    path(
+        "tasks/<slug:slug>/teams/<int:team_id>/approve/",
+        team_views.TeamApproveView.as_view(),
+        name="task-team-approve",
+    ),
     path("tasks/<slug:slug>/spend/", organizer_views.SpendView.as_view(), name="spend"),
     path(
         "tasks/<slug:slug>/export/items/",

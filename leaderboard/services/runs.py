@@ -25,7 +25,14 @@ from ..email_domains import matches, parse_domains
 from ..errors import ServiceError
 from ..ingestion import READ_SIZE, Problem, Receiver, UploadRejected, human_bytes
 from ..models import Run, Task, Team
-from ..selectors import Quota, counted_runs, quota_for, teams_of, verified_email_domains
+from ..selectors import (
+    Quota,
+    counted_runs,
+    quota_for,
+    team_approved,
+    teams_of,
+    verified_email_domains,
+)
 from .lifecycle import transition_run
 
 if TYPE_CHECKING:
@@ -40,7 +47,8 @@ class SubmissionError(ServiceError):
     """An upload that was refused; ``code`` says why, ``message`` says it to a person.
 
     Codes: ``task_closed``, ``not_team_member``, ``email_domain_blocked`` and
-    ``email_domain_not_allowed`` (the task's email domain policy), ``over_quota``, ``rejected``
+    ``email_domain_not_allowed`` (the task's email domain policy), ``team_not_approved``,
+    ``over_quota``, ``rejected``
     (problems in the file, by line), ``too_large``, ``duplicate`` (the team already submitted
     this file),
     ``invalid`` (a bad request field), ``missing_file``, ``throttled`` (the pages' upload
@@ -52,6 +60,7 @@ class SubmissionError(ServiceError):
         "not_team_member": 403,
         "email_domain_blocked": 403,
         "email_domain_not_allowed": 403,
+        "team_not_approved": 403,
         "task_closed": 409,
         "duplicate": 409,
         "too_large": 413,
@@ -107,6 +116,16 @@ def check_open(task: Task) -> None:
 def check_member(*, team: Team, user: User) -> None:
     if not team.members.filter(pk=user.pk).exists():
         raise SubmissionError("not_team_member", f"you are not a member of team {team.name!r}")
+
+
+def check_approved(*, task: Task, team: Team) -> None:
+    """Refuse a team an organizer has not approved, on a task that needs approval."""
+    if not team_approved(task=task, team=team):
+        raise SubmissionError(
+            "team_not_approved",
+            f"team {team.name!r} is not approved for task {task.slug!r} yet: ask to take part "
+            "on the task's submit page, and an organizer approves",
+        )
 
 
 def check_email_domain(*, task: Task, user: User) -> None:
@@ -267,6 +286,7 @@ def submit_run(
     file_name = file_name[-MAX_FILE_NAME_LENGTH:]
     check_open(task)
     check_member(team=team, user=user)
+    check_approved(task=task, team=team)
     check_email_domain(task=task, user=user)
     check_quota(task=task, team=team)  # again below, with the task locked
     check_size(task=task, size=getattr(upload, "size", None))

@@ -4,7 +4,8 @@ Teams belong to no task; runs belong to teams, so a team's runs and their histor
 team whoever joins or leaves. An invitation is a single-use link that expires
 (``TEAM_INVITATION_HOURS``); only its key's digest is stored (``models.key_digest``, as for API
 tokens), so the link is shown once, when made. A team has at most ``TEAM_MAX_MEMBERS``
-members. Every refusal is a :class:`TeamError` naming the problem, and changes nothing.
+members. A task with ``team_approval`` takes runs only from teams an organizer approved, on
+their request. Every refusal is a :class:`TeamError` naming the problem, and changes nothing.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from ..errors import ServiceError
-from ..models import Team, TeamInvitation, key_digest
+from ..models import Task, Team, TeamApproval, TeamInvitation, key_digest
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser, User
@@ -37,6 +38,7 @@ class TeamError(ServiceError):
         "invitation_unknown": 404,
         "invitation_used": 410,
         "invitation_expired": 410,
+        "no_approval_request": 404,
     }
 
 
@@ -142,3 +144,27 @@ def leave_team(*, team: Team, user: User) -> None:
     with transaction.atomic():
         _require_member(team, user)
         team.members.remove(user)
+
+
+def request_approval(*, task: Task, team: Team, by: User) -> TeamApproval:
+    """``team`` asks to take part in ``task`` (``by``, a member, asks); idempotent."""
+    _require_member(team, by)
+    approval, _ = TeamApproval.objects.get_or_create(
+        task=task, team=team, defaults={"requested_by": by}
+    )
+    return approval
+
+
+def approve_team(*, task: Task, team: Team, by: User, now: datetime | None = None) -> TeamApproval:
+    """An organizer (``by``; the caller checked) approves ``team``'s request; idempotent."""
+    with transaction.atomic():
+        approval = TeamApproval.objects.select_for_update().filter(task=task, team=team).first()
+        if approval is None:
+            raise TeamError(
+                f"team {team.name!r} has not asked to take part in {task.slug!r}",
+                code="no_approval_request",
+            )
+        if approval.approved_at is None:
+            approval.approved_at, approval.approved_by = now or timezone.now(), by
+            approval.save(update_fields=["approved_at", "approved_by"])
+    return approval

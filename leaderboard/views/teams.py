@@ -1,5 +1,6 @@
 """Team pages: your teams (and making one), a team (members, runs, invitation links), joining by
-an invitation link, leaving. A refused action shows its :class:`TeamError` with its status."""
+an invitation link, leaving; on a task that needs approval, a team asking to take part and an
+organizer approving it. A refused action shows its :class:`TeamError` with its status."""
 
 from __future__ import annotations
 
@@ -11,7 +12,15 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from .. import selectors
-from ..services.teams import TeamError, check_invitation, create_team, invite_to_team, join_team
+from ..services.teams import (
+    TeamError,
+    approve_team,
+    check_invitation,
+    create_team,
+    invite_to_team,
+    join_team,
+    request_approval,
+)
 from ..services.teams import leave_team as leave
 
 # Where the join page keeps the key of the invitation a signed-out visitor opened: with
@@ -93,3 +102,23 @@ def team_join(request, key: str):
         "leaderboard/join.html",
         {"team": invitation.team, "registration_closed": settings.REGISTRATION == "closed"},
     )
+
+
+@login_required
+@require_POST
+def team_request(request, slug: str, team_id: int):
+    task = selectors.task_for(slug, request.user)
+    team = selectors.team_for(team_id=team_id, user=request.user)
+    request_approval(task=task, team=team, by=request.user)
+    messages.success(request, f"{team.name} asked to take part: an organizer approves.")
+    return redirect("submit_run", slug=task.slug)
+
+
+@login_required
+@require_POST
+def team_approve(request, slug: str, team_id: int):
+    task = selectors.task_for(slug, request.user, role="organizer")
+    approval = selectors.approval_request(task=task, team_id=team_id)
+    approve_team(task=task, team=approval.team, by=request.user)
+    messages.success(request, f"{approval.team.name} may submit runs to {task.slug}.")
+    return redirect("task_organize", slug=task.slug)

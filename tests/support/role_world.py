@@ -55,7 +55,7 @@ def build_world(password: str = "pw-secret-123"):
     admin permissions), a draft task of ``main``'s organizer, an admin; verified (gold) items,
     a reference sample, snapshot 1 published and snapshot 2 held (with the distinctive
     ``HELD_VALUE``); invitations to team A (``invitations``: the keys of a valid, a used and an
-    expired one)."""
+    expired one); team A's request to take part in ``main`` (not approved)."""
     from types import SimpleNamespace
 
     from django.utils import timezone
@@ -72,7 +72,7 @@ def build_world(password: str = "pw-secret-123"):
     )
     from leaderboard.services.board import hold_board
     from leaderboard.services.tasks import create_task
-    from leaderboard.services.teams import create_team
+    from leaderboard.services.teams import create_team, request_approval
 
     users = {}
     for name, staff, superuser in (
@@ -252,6 +252,7 @@ def build_world(password: str = "pw-secret-123"):
         ],
     )
     hold_board(task=task)
+    request_approval(task=task, team=teams["A"], by=users["pa"])  # team B asked nothing
     return SimpleNamespace(
         invitations=_invitations(teams["A"], users["pa"], now),
         users=users,

@@ -97,6 +97,25 @@ MATRIX = [
         {"release_hold": True},
         (401, 403, 403, 403, 200, 403, 403, 200),
     ),
+    ("GET", "/api/tasks/main/teams/", None, (401, 403, 403, 403, 200, 403, 403, 200)),
+    (
+        "POST",
+        "/api/tasks/main/teams/{ta}/request/",
+        None,
+        (401, 200, 404, 404, 404, 404, 404, 404),
+    ),
+    (
+        "POST",
+        "/api/tasks/main/teams/{ta}/approve/",
+        None,
+        (401, 403, 403, 403, 200, 403, 403, 200),
+    ),
+    (
+        "POST",
+        "/api/tasks/main/teams/{tb}/approve/",
+        None,
+        (401, 403, 403, 403, 404, 403, 403, 404),
+    ),
     ("GET", "/api/tasks/main/spend/", None, (401, 403, 403, 403, 200, 403, 403, 200)),
     ("GET", "/api/tasks/main/export/items/", None, (401, 403, 403, 403, 200, 403, 403, 200)),
     (
@@ -166,7 +185,9 @@ def text_of(response) -> str:
 
 @pytest.mark.parametrize(("method", "path", "body", "role", "expected"), CELLS)
 def test_permission_matrix(api, lb_world, sent_jobs, method, path, body, role, expected):
-    path = path.format(a=lb_world.runs["A"].pk, ta=lb_world.teams["A"].pk)
+    path = path.format(
+        a=lb_world.runs["A"].pk, ta=lb_world.teams["A"].pk, tb=lb_world.teams["B"].pk
+    )
     if isinstance(body, dict) and "key" in body:  # an invitation of the world, by its state
         body = {"key": body["key"].format(**lb_world.invitations)}
     client = api(None if role == "anonymous" else lb_world.users[role])
@@ -197,6 +218,7 @@ def test_matrix_covers_every_api_route():
         .replace("main", "<slug:slug>")
         .replace("{a}", "<int:run_id>")
         .replace("{ta}", "<int:team_id>")
+        .replace("{tb}", "<int:team_id>")
         .replace("888888", "<int:team_id>")
         .replace("snapshots/1/", "snapshots/<int:version>/")
         .replace("snapshots/2/", "snapshots/<int:version>/")

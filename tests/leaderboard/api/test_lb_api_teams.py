@@ -91,3 +91,18 @@ def test_a_team_body_with_an_unknown_field_makes_no_team(api, people):
     assert response.status_code == 400
     assert "members: unknown field" in response.json()["error"]["message"]
     assert not Team.objects.exists()
+
+
+def test_asking_to_take_part_and_approving_through_the_api(api, people):
+    from leaderboard.services.tasks import create_task
+    from leaderboard.services.teams import create_team
+
+    create_task(slug="gated", title="Gated", organizers=[people["cat"]], team_approval=True)
+    team = create_team(name="Alpha", members=[people["ann"]])
+    asked = api(people["ann"]).post(f"/api/tasks/gated/teams/{team.pk}/request/")
+    assert asked.status_code == 200 and asked.json()["approved"] is False
+    listed = api(people["cat"]).get("/api/tasks/gated/teams/").json()
+    assert [(a["team"], a["approved"]) for a in listed] == [("Alpha", False)]
+    approved = api(people["cat"]).post(f"/api/tasks/gated/teams/{team.pk}/approve/")
+    assert approved.status_code == 200 and approved.json()["approved"] is True
+    assert api(people["bob"]).get("/api/tasks/gated/teams/").status_code == 403

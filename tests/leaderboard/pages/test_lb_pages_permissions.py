@@ -169,6 +169,22 @@ MATRIX = [
     ("GET", "/runs/{a}/", None, (LOGIN, 200, 404, 404, 200, 404, 404, 200)),
     ("POST", "/runs/{a}/", run_edit_body, (LOGIN, REDIRECT, 404, 404, 403, 404, 404, REDIRECT)),
     ("POST", "/runs/{a}/", {"name": ""}, (LOGIN, 400, 404, 404, 403, 404, 404, 400)),
+    # Taking part in a task that needs approval: a member asks, an organizer approves.
+    (
+        "POST",
+        "/tasks/main/teams/{ta}/request/",
+        None,
+        (LOGIN, REDIRECT, 404, 404, 404, 404, 404, 404),
+    ),
+    ("GET", "/tasks/main/teams/{ta}/request/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
+    (
+        "POST",
+        "/tasks/main/teams/{ta}/approve/",
+        None,
+        (LOGIN, 403, 403, 403, REDIRECT, 403, 403, REDIRECT),
+    ),
+    ("POST", "/tasks/main/teams/{tb}/approve/", None, (LOGIN, 403, 403, 403, 404, 403, 403, 404)),
+    ("GET", "/tasks/main/teams/{ta}/approve/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
     ("GET", "/runs/999999/", None, (LOGIN, 404, 404, 404, 404, 404, 404, 404)),
     ("GET", "/annotate/", None, (LOGIN, 200, 200, 200, 200, 200, 200, 200)),
     ("POST", "/annotate/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
@@ -321,7 +337,8 @@ def check_status(response, expected, path: str, text: str) -> None:
 
 @pytest.mark.parametrize(("method", "path", "body", "role", "expected"), CELLS)
 def test_page_matrix(world, method, path, body, role, expected):
-    path = path.format(a=world.runs["A"].pk, ta=world.teams["A"].pk, **world.invitations)
+    teams = {"ta": world.teams["A"].pk, "tb": world.teams["B"].pk}
+    path = path.format(a=world.runs["A"].pk, **teams, **world.invitations)
     client = client_for(world, role)
     data = body(world) if callable(body) else body
     response = client.get(path) if method == "GET" else client.post(path, data or {})
@@ -353,7 +370,8 @@ def test_matrix_covers_every_page_route():
             route = route.replace(f"tasks/{slug}/", "tasks/<slug:slug>/")
             route = route.replace(f"annotate/{slug}/", "annotate/<slug:slug>/")
         route = route.replace("{a}", "<int:run_id>").replace("999999", "<int:run_id>")
-        route = route.replace("{ta}", "<int:team_id>").replace("888888", "<int:team_id>")
+        for team in ("{ta}", "{tb}", "888888"):
+            route = route.replace(team, "<int:team_id>")
         for key in ("{valid}", "{used}", "{expired}", "forged-key"):
             route = route.replace(f"teams/join/{key}/", "teams/join/<str:key>/")
         for version in ("1", "2", "9"):

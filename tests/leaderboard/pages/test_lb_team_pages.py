@@ -125,3 +125,23 @@ def test_invite_only_registration_opens_sign_up_to_a_valid_invitation(people, se
     late = Client()
     assert late.get(f"/teams/join/{key}/").status_code == 410
     assert late.get("/accounts/signup/").status_code == 403
+
+
+def test_a_team_asks_to_take_part_and_the_organizer_approves_it(people):
+    from leaderboard.models import TeamApproval
+
+    task = make_task(slug="gated", team_approval=True)
+    task.organizers.add(people["cat"])
+    team = create_team(name="Alpha", members=[people["ann"]])
+    ann, cat = signed_in(people["ann"]), signed_in(people["cat"])
+    page = ann.get("/tasks/gated/submit/").content.decode()
+    assert "Ask to take part" in page
+    assert ann.post(f"/tasks/gated/teams/{team.pk}/request/").status_code == 302
+    assert "waiting for an organizer" in ann.get("/tasks/gated/submit/").content.decode()
+    organize = cat.get("/tasks/gated/organize/").content.decode()
+    assert "Alpha" in organize and "Approve" in organize
+    assert ann.post(f"/tasks/gated/teams/{team.pk}/approve/").status_code == 403
+    assert TeamApproval.objects.get().approved_at is None
+    assert cat.post(f"/tasks/gated/teams/{team.pk}/approve/").status_code == 302
+    assert TeamApproval.objects.get().approved_by == people["cat"]
+    assert "approved" in ann.get("/tasks/gated/submit/").content.decode()

@@ -129,3 +129,43 @@ def test_leaving_keeps_the_team_and_its_runs_with_their_history(people, team):
 def test_leaving_a_team_one_is_not_in_is_refused(people, team):
     refused("not_a_member", 403, leave_team, team=team, user=people["bob"])
     assert team.members.count() == 1
+
+
+# -- taking part in a task that needs approval ---------------------------------------------------
+def upload():
+    import io
+
+    stream = io.BytesIO(b"k1\t0.9\n")
+    stream.name = "run.tsv"
+    return stream
+
+
+def test_a_task_that_needs_approval_takes_runs_only_from_approved_teams(people, team):
+    from leaderboard.services.runs import SubmissionError, submit_run
+    from leaderboard.services.teams import approve_team, request_approval
+
+    task = make_task(slug="gated", team_approval=True)
+    with pytest.raises(SubmissionError) as caught:
+        submit_run(task=task, team=team, user=people["ann"], upload=upload(), enqueue=False)
+    assert (caught.value.code, caught.value.http_status) == ("team_not_approved", 403)
+    assert "ask to take part" in caught.value.message
+    refused("no_approval_request", 404, approve_team, task=task, team=team, by=people["dan"])
+    refused("not_a_member", 403, request_approval, task=task, team=team, by=people["bob"])
+    first = request_approval(task=task, team=team, by=people["ann"])
+    assert request_approval(task=task, team=team, by=people["ann"]) == first  # idempotent
+    with pytest.raises(SubmissionError):
+        submit_run(task=task, team=team, user=people["ann"], upload=upload(), enqueue=False)
+    assert not Run.objects.exists()
+    approved = approve_team(task=task, team=team, by=people["dan"])
+    assert approved.approved_by == people["dan"] and approved.approved_at is not None
+    assert approve_team(task=task, team=team, by=people["cat"]).approved_by == people["dan"]
+    run = submit_run(task=task, team=team, user=people["ann"], upload=upload(), enqueue=False)
+    assert run.state == Run.State.RECEIVED
+
+
+def test_without_approval_every_team_submits(people, team):
+    from leaderboard.services.runs import submit_run
+
+    task = make_task(slug="open-to-all")
+    run = submit_run(task=task, team=team, user=people["ann"], upload=upload(), enqueue=False)
+    assert run.state == Run.State.RECEIVED
