@@ -96,14 +96,18 @@ def invite_to_team(*, team: Team, by: User, now: datetime | None = None) -> Issu
 
 
 def check_invitation(
-    *, key: str, user: User | AnonymousUser | None = None, now: datetime | None = None
+    *,
+    key: str = "",
+    digest: str = "",
+    user: User | AnonymousUser | None = None,
+    now: datetime | None = None,
 ) -> TeamInvitation:
-    """The invitation of ``key`` if ``user`` (anyone, if ``None`` or signed out) could join by
-    it now; else :class:`TeamError` says why (unknown, used, expired, already a member, full)."""
+    """The invitation of ``key`` (or of its ``digest``) if ``user`` (anyone, if ``None`` or
+    signed out) could join by it now; else :class:`TeamError` says why (unknown, used, expired,
+    already a member, full)."""
     now = now or timezone.now()
-    invitation = (
-        TeamInvitation.objects.select_related("team").filter(digest=key_digest(key or "")).first()
-    )
+    digest = digest or key_digest(key or "")
+    invitation = TeamInvitation.objects.select_related("team").filter(digest=digest).first()
     if invitation is None:
         raise TeamError("this invitation link is not valid", code="invitation_unknown")
     if invitation.used_at is not None:

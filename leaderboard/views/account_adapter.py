@@ -44,11 +44,11 @@ class AccountAdapter(DefaultAccountAdapter):
 
 def _holds_invitation(request) -> bool:
     """Whether the visitor opened a team invitation link that still works (the join page)."""
-    key = request.session.get(INVITATION_SESSION_KEY)
-    if not key:
+    digest = request.session.get(INVITATION_SESSION_KEY)
+    if not digest:
         return False
     try:
-        check_invitation(key=key)
+        check_invitation(digest=digest)
     except TeamError:
         return False
     return True

@@ -23,7 +23,7 @@ from ..services.teams import (
 )
 from ..services.teams import leave_team as leave
 
-# Where the join page keeps the key of the invitation a signed-out visitor opened: with
+# Where the join page keeps the digest of the invitation a signed-out visitor opened: with
 # REGISTRATION = "invite", sign-up is open to whoever holds a valid one.
 INVITATION_SESSION_KEY = "team_invitation"
 
@@ -96,7 +96,7 @@ def team_join(request, key: str):
     except TeamError as exc:
         return render(request, "leaderboard/join.html", {"error": exc}, status=exc.http_status)
     if not request.user.is_authenticated:
-        request.session[INVITATION_SESSION_KEY] = key
+        request.session[INVITATION_SESSION_KEY] = invitation.digest  # never the key itself
     return render(
         request,
         "leaderboard/join.html",

@@ -109,6 +109,7 @@ def test_invite_only_registration_opens_sign_up_to_a_valid_invitation(people, se
     page = visitor.get(f"/teams/join/{key}/")
     assert page.status_code == 200 and "Sign up" in page.content.decode()
     assert visitor.get("/accounts/signup/").status_code == 200
+    assert key not in str(dict(visitor.session))  # the session holds the digest, not the key
     signed_up = visitor.post(
         "/accounts/signup/",
         {
