@@ -99,7 +99,8 @@ def main(argv=None) -> int:
         from leaderboard.ingestion import parse_run_file
         from leaderboard.models import Run, Task
         from leaderboard.services.ingest import submit_and_ingest
-        from leaderboard.services.tasks import create_task, create_team
+        from leaderboard.services.tasks import create_task
+        from leaderboard.services.teams import create_team
 
         jobs._send = lambda *a, **k: None  # no Celery messages from a benchmark
 

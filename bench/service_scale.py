@@ -256,7 +256,7 @@ def ingest(
     from django.contrib.auth import get_user_model
 
     from leaderboard.services.ingest import submit_and_ingest
-    from leaderboard.services.tasks import create_team
+    from leaderboard.services.teams import create_team
 
     rows = []
     for j in range(first, first + count):

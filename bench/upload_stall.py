@@ -78,7 +78,8 @@ def build_world() -> dict:
     from django.contrib.auth import get_user_model
     from rest_framework.authtoken.models import Token
 
-    from leaderboard.services.tasks import create_task, create_team
+    from leaderboard.services.tasks import create_task
+    from leaderboard.services.teams import create_team
 
     task = create_task(slug=SLUG, title="Upload stall benchmark")
     tokens, teams = {}, {}

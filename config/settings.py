@@ -17,6 +17,13 @@ variables:
     ``1`` when the site is served over HTTPS: secure cookies, HTTP redirected to HTTPS, HSTS
     (``DJANGO_HSTS_SECONDS``, default one year). ``DJANGO_SECURE_PROXY=1`` trusts a TLS-ending
     proxy's ``X-Forwarded-Proto``. ``DJANGO_CSRF_TRUSTED_ORIGINS``: comma-separated origins.
+``REGISTRATION``
+    Who may sign up: ``open`` (anyone, the default), ``invite`` (only with a valid team invitation
+    link) or ``closed``. Accounts are django-allauth's; a new address must be verified by email.
+``EMAIL_HOST``
+    When set, mail goes out by SMTP (``EMAIL_PORT``, default 587; ``EMAIL_HOST_USER``,
+    ``EMAIL_HOST_PASSWORD``, ``EMAIL_USE_TLS``, default on; ``DEFAULT_FROM_EMAIL``). Unset, every
+    mail (address verification, password reset) is printed on the terminal instead.
 ``REDIS_URL``
     Optional, e.g. ``redis://localhost:6379/0``. When set, it is the Celery broker and the Django
     cache. When unset, Celery uses kombu's ``filesystem://`` transport (message files under
@@ -149,6 +156,33 @@ def throttle_cache_config_from_env(env: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
+REGISTRATION_MODES = ("open", "invite", "closed")
+
+
+def registration_from_env(value: str | None) -> str:
+    """Who may sign up (``REGISTRATION``): ``open`` (the default), ``invite`` or ``closed``."""
+    mode = (value or "open").strip().lower()
+    if mode not in REGISTRATION_MODES:
+        raise ValueError(f"REGISTRATION must be one of {', '.join(REGISTRATION_MODES)}: {value!r}")
+    return mode
+
+
+def email_config_from_env(env: Mapping[str, str]) -> dict[str, Any]:
+    """The mail settings (``EMAIL_*``, ``DEFAULT_FROM_EMAIL``): SMTP if ``EMAIL_HOST`` is set,
+    else the console backend, every mail printed on the terminal (the demo and development)."""
+    host = env.get("EMAIL_HOST", "")
+    return {
+        "EMAIL_BACKEND": "django.core.mail.backends."
+        + ("smtp.EmailBackend" if host else "console.EmailBackend"),
+        "EMAIL_HOST": host or "localhost",
+        "EMAIL_PORT": int(env.get("EMAIL_PORT", "587")),
+        "EMAIL_HOST_USER": env.get("EMAIL_HOST_USER", ""),
+        "EMAIL_HOST_PASSWORD": env.get("EMAIL_HOST_PASSWORD", ""),
+        "EMAIL_USE_TLS": env_bool(env.get("EMAIL_USE_TLS"), default=True),
+        "DEFAULT_FROM_EMAIL": env.get("DEFAULT_FROM_EMAIL", "leaderboard@localhost"),
+    }
+
+
 # --- Core ---------------------------------------------------------------------------------------
 
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or INSECURE_DEV_SECRET_KEY
@@ -172,6 +206,9 @@ INSTALLED_APPS = [
     "evaluation.apps.EvaluationConfig",
     "annotation.apps.AnnotationConfig",
     "leaderboard.apps.LeaderboardConfig",
+    # After the apps: their templates (the site's look of the account pages) come first.
+    "allauth",
+    "allauth.account",
 ]
 
 MIDDLEWARE = [
@@ -184,6 +221,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -371,6 +409,45 @@ SPECTACULAR_SETTINGS = {
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "home"
+
+# --- Accounts (django-allauth) and teams --------------------------------------------------------
+
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "allauth.account.auth_backends.AuthenticationBackend",
+]
+REGISTRATION = registration_from_env(os.environ.get("REGISTRATION"))
+ACCOUNT_ADAPTER = "leaderboard.views.account_adapter.AccountAdapter"
+ACCOUNT_LOGIN_METHODS = {"username", "email"}
+ACCOUNT_SIGNUP_FIELDS = ["email*", "username*", "password1*", "password2*"]
+ACCOUNT_EMAIL_VERIFICATION = "mandatory"
+ACCOUNT_UNIQUE_EMAIL = True
+ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = True
+ACCOUNT_LOGOUT_REDIRECT_URL = "home"
+# The sign-in page stays open to a signed-in user (to sign in as someone else).
+ACCOUNT_AUTHENTICATED_LOGIN_REDIRECTS = False
+# allauth's own rate limits count in the default cache, which is per process without Redis: the
+# one brake of every account form is leaderboard.services.sign_in, counting in CACHES["throttle"].
+ACCOUNT_RATE_LIMITS = False
+# Sign-ups and password-reset requests allowed per client address (and reset mails per address
+# asked for) in ACCOUNT_ATTEMPT_WINDOW seconds.
+SIGNUP_LIMIT = int(os.environ.get("SIGNUP_LIMIT", "10"))
+PASSWORD_RESET_LIMIT = int(os.environ.get("PASSWORD_RESET_LIMIT", "5"))
+ACCOUNT_ATTEMPT_WINDOW = int(os.environ.get("ACCOUNT_ATTEMPT_WINDOW", "3600"))
+# A team invitation link works once, for this many hours; a team has at most this many members.
+TEAM_INVITATION_HOURS = float(os.environ.get("TEAM_INVITATION_HOURS", "72"))
+TEAM_MAX_MEMBERS = int(os.environ.get("TEAM_MAX_MEMBERS", "10"))
+
+# --- Email ---------------------------------------------------------------------------------------
+
+_email = email_config_from_env(os.environ)
+EMAIL_BACKEND = _email["EMAIL_BACKEND"]
+EMAIL_HOST = _email["EMAIL_HOST"]
+EMAIL_PORT = _email["EMAIL_PORT"]
+EMAIL_HOST_USER = _email["EMAIL_HOST_USER"]
+EMAIL_HOST_PASSWORD = _email["EMAIL_HOST_PASSWORD"]
+EMAIL_USE_TLS = _email["EMAIL_USE_TLS"]
+DEFAULT_FROM_EMAIL = _email["DEFAULT_FROM_EMAIL"]
 
 # --- Security headers and cookies (see docs/SECURITY.md) ---------------------------------------
 

@@ -12,3 +12,9 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # client does for every request (40 ms, most of a page test). With autorefresh it looks a file up
 # when it is asked for instead (still through the finders, with the same headers).
 WHITENOISE_AUTOREFRESH = True
+
+# Mail goes to files (one per message) under a directory of this process. Django's test set-up
+# swaps in its in-memory backend (``mailoutbox``); a browser test, whose server runs beside the
+# test, puts this one back and reads the verification link from the file.
+EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
+EMAIL_FILE_PATH = VAR_DIR / "test-mail" / str(os.getpid())  # noqa: F405

@@ -29,6 +29,8 @@ from .models import (
     RunPredictions,
     Task,
     Team,
+    TeamApproval,
+    TeamInvitation,
 )
 from .selectors import is_organizer, organized_tasks
 from .services.tasks import PHASE_DATE_FIELDS, mark_late_runs, phase_date_problems, task_design
@@ -464,6 +466,48 @@ class ApiTokenAdmin(admin.ModelAdmin):
     search_fields = ("user__username",)
     fields = ("user", "created")
     readonly_fields = fields
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(TeamInvitation)
+class TeamInvitationAdmin(admin.ModelAdmin):
+    """Invitation links to teams: who made them, until when, who used them. Only the key's digest
+    is stored, and not shown. A team's invitations are its members' business: superusers only
+    (an organizer sees the teams with runs on their tasks, not who invited whom)."""
+
+    list_display = ("team", "created_by", "created_at", "expires_at", "used_by", "used_at")
+    list_select_related = ("team", "created_by", "used_by")
+    fields = ("team", "created_by", "created_at", "expires_at", "used_by", "used_at")
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        invitations = super().get_queryset(request)
+        return invitations if request.user.is_superuser else invitations.none()
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(TeamApproval)
+class TeamApprovalAdmin(admin.ModelAdmin):
+    """Teams' requests to take part in tasks that need approval, of the tasks one organizes
+    (approved on the organize page or through the API)."""
+
+    list_display = ("task", "team", "requested_by", "requested_at", "approved_by", "approved_at")
+    list_select_related = ("task", "team", "requested_by", "approved_by")
+    fields = ("task", "team", "requested_by", "requested_at", "approved_by", "approved_at")
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).filter(task__in=organized_tasks(request.user))
 
     def has_add_permission(self, request):
         return False

@@ -88,6 +88,9 @@ TASK_SETTING_FIELDS = (
     "submissions_close_at",
     "accept_late_runs",
     "reveal_at",
+    "team_approval",
+    "allowed_email_domains",
+    "blocked_email_domains",
 )
 # Shown and read in UTC (the site's time zone); an ISO 8601 offset (+02:00) is honoured too.
 DATE_INPUT_FORMAT = "%Y-%m-%d %H:%M"

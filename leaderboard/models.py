@@ -22,6 +22,15 @@ def _new_seed() -> int:
     return secrets.randbits(62)
 
 
+def key_digest(key: str) -> str:
+    """The SHA-256 digest under which a random key (an API token, an invitation) is stored.
+
+    Keys are 256 random bits, so a plain digest (no salt, no slow hash) cannot be reversed, and it
+    lets a key be looked up by index.
+    """
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
 class Team(models.Model):
     """A group of participants; runs belong to teams, quotas count per team."""
 
@@ -31,6 +40,28 @@ class Team(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class TeamInvitation(models.Model):
+    """A link that lets one person join a team, once, until it expires.
+
+    Only the key's digest (:func:`key_digest`) is stored: the link is shown once, when made.
+    """
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="invitations")
+    digest = models.CharField(max_length=64, unique=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+    used_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+
+    def __str__(self) -> str:
+        return f"invitation to {self.team}"
 
 
 class Task(models.Model):
@@ -107,6 +138,23 @@ class Task(models.Model):
     max_upload_bytes = models.PositiveBigIntegerField(default=512 * 1024 * 1024)
     max_predictions_per_run = models.PositiveIntegerField(default=5_000_000)
 
+    team_approval = models.BooleanField(
+        default=False,
+        help_text="Teams ask to take part and an organizer approves them before their runs are "
+        "accepted.",
+    )
+    # Who may submit, by the domain of a verified email address (leaderboard.email_domains).
+    allowed_email_domains = models.TextField(
+        blank=True,
+        help_text="Only people with a verified email address at one of these domains (or their "
+        "subdomains) may submit; comma-separated (empty: anyone).",
+    )
+    blocked_email_domains = models.TextField(
+        blank=True,
+        help_text="People with a verified email address at one of these domains (or their "
+        "subdomains) may not submit; comma-separated.",
+    )
+
     # While held, new snapshots are stored unpublished: the public board keeps showing the last
     # published one until an organizer publishes (e.g. after a deadline).
     board_held = models.BooleanField(
@@ -159,6 +207,30 @@ class Task(models.Model):
 
     def __str__(self) -> str:
         return self.slug
+
+
+class TeamApproval(models.Model):
+    """A team's request to take part in a task that needs approval, and its approval."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="team_approvals")
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="approvals")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    requested_at = models.DateTimeField(default=timezone.now)
+    approved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    approved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["requested_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["task", "team"], name="team_approval_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.team} on {self.task}"
 
 
 class Item(models.Model):
@@ -396,8 +468,7 @@ class LabelModelFit(models.Model):
 class ApiToken(models.Model):
     """A user's API key, kept only as its SHA-256 digest: the key is shown once, when made.
 
-    Keys are 256 random bits, so a plain digest (no salt, no slow hash) cannot be reversed, and it
-    lets a request's key be looked up by index.
+    The digest is :func:`key_digest`'s.
     """
 
     user = models.OneToOneField(
@@ -414,4 +485,4 @@ class ApiToken(models.Model):
 
     @staticmethod
     def digest_of(key: str) -> str:
-        return hashlib.sha256(key.encode()).hexdigest()
+        return key_digest(key)

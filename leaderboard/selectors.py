@@ -15,13 +15,24 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
+from allauth.account.models import EmailAddress
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, QuerySet, Sum
 from django.http import Http404
 from django.utils import timezone
 
 from . import phases
-from .models import ApiToken, Estimate, Item, LeaderboardSnapshot, Run, RunEvent, Task, Team
+from .models import (
+    ApiToken,
+    Estimate,
+    Item,
+    LeaderboardSnapshot,
+    Run,
+    RunEvent,
+    Task,
+    Team,
+    TeamApproval,
+)
 
 QUOTA_WINDOW = timedelta(hours=24)
 # Runs that do not count against a quota: refused at upload, or failed by the platform (refunded).
@@ -176,6 +187,59 @@ def teams_of(user) -> QuerySet[Team]:
     if not getattr(user, "is_authenticated", False):
         return Team.objects.none()
     return Team.objects.filter(members=user).order_by("name")
+
+
+class TeamNotFound(Http404):
+    """No team ``team_id`` that the user is a member of: unknown and others' alike (404)."""
+
+    def __init__(self, team_id: int):
+        super().__init__(f"you are in no team {team_id}")
+
+
+def team_for(*, team_id: int, user) -> Team:
+    """The team ``team_id`` if ``user`` is a member of it: only members see a team's page,
+    members, invitations and runs (an organizer sees the runs of their tasks' boards)."""
+    team = teams_of(user).filter(pk=team_id).first()
+    if team is None:
+        raise TeamNotFound(team_id)
+    return team
+
+
+def team_approved(*, task: Task, team: Team) -> bool:
+    """Whether ``team`` may submit to ``task`` as far as approval goes."""
+    if not task.team_approval:
+        return True
+    return TeamApproval.objects.filter(task=task, team=team, approved_at__isnull=False).exists()
+
+
+def approval_requests(task: Task) -> QuerySet[TeamApproval]:
+    """The teams that asked to take part in ``task``, approved or not (for its organizers)."""
+    return TeamApproval.objects.filter(task=task).select_related("team", "requested_by")
+
+
+def approval_request(*, task: Task, team_id: int) -> TeamApproval:
+    """The request of team ``team_id`` to take part in ``task`` (404 if it made none)."""
+    approval = approval_requests(task).filter(team_id=team_id).first()
+    if approval is None:
+        raise Http404(f"team {team_id} has not asked to take part in {task.slug!r}")
+    return approval
+
+
+def approvals_of(*, task: Task, teams: Iterable[Team]) -> dict[int, TeamApproval]:
+    """The requests of ``teams`` on ``task``, by team id (a participant's submit page)."""
+    approvals = TeamApproval.objects.filter(task=task, team__in=list(teams))
+    return {approval.team_id: approval for approval in approvals}
+
+
+def verified_email_domains(user) -> set[str]:
+    """The domains of ``user``'s verified email addresses (a task's domain policy reads them)."""
+    addresses = EmailAddress.objects.filter(user=user, verified=True)
+    return {email.rsplit("@", 1)[-1].lower() for email in addresses.values_list("email", flat=True)}
+
+
+def team_runs(team: Team) -> QuerySet[Run]:
+    """Every run of the team, on every task, newest first (for its members)."""
+    return Run.objects.filter(team=team).select_related("task", "submitted_by").order_by("-id")
 
 
 def runs_of_team(*, task: Task, team: Team) -> QuerySet[Run]:

@@ -25,5 +25,12 @@ urlpatterns = [
     ),
     path("tasks/<slug:slug>/submit/", views.submit, name="submit_run"),
     path("tasks/<slug:slug>/runs/", views.task_runs, name="task_runs"),
+    path("tasks/<slug:slug>/teams/<int:team_id>/request/", views.team_request, name="team_request"),
+    path("tasks/<slug:slug>/teams/<int:team_id>/approve/", views.team_approve, name="team_approve"),
     path("runs/<int:run_id>/", views.run_detail, name="run_detail"),
+    path("teams/", views.teams, name="teams"),
+    path("teams/<int:team_id>/", views.team_detail, name="team_detail"),
+    path("teams/<int:team_id>/invite/", views.team_invite, name="team_invite"),
+    path("teams/<int:team_id>/leave/", views.team_leave, name="team_leave"),
+    path("teams/join/<str:key>/", views.team_join, name="team_join"),
 ]

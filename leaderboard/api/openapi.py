@@ -17,8 +17,9 @@ ERROR_TEXT = {
     400: "Invalid request (problems listed by field or by line).",
     401: "Not authenticated, or the token was rejected.",
     403: "Not allowed for this user.",
-    404: "No such task, run or snapshot (or not visible to this user).",
-    409: "Conflict with the task's or the token's state.",
+    404: "No such task, run, snapshot, team or invitation (or not visible to this user).",
+    409: "Conflict with the task's, the token's or the team's state.",
+    410: "The invitation was used or has expired.",
     413: "The upload is over the task's size limit.",
     429: "Over a quota or throttled.",
 }

@@ -30,6 +30,9 @@ PUBLIC_TASK_FIELDS = (
     "submissions_close_at",
     "accept_late_runs",
     "reveal_at",
+    "team_approval",
+    "allowed_email_domains",
+    "blocked_email_domains",
 )
 MAX_ERRORS_SHOWN = 50
 

@@ -9,7 +9,7 @@ from csp.decorators import csp_update
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from . import account_views, board_views, organizer_views, views
+from . import account_views, board_views, organizer_views, team_views, views
 
 app_name = "api"
 
@@ -30,6 +30,17 @@ urlpatterns = [
     path("tasks/<slug:slug>/quota/", organizer_views.QuotaView.as_view(), name="quota"),
     path("tasks/<slug:slug>/hold/", organizer_views.HoldBoardView.as_view(), name="hold"),
     path("tasks/<slug:slug>/publish/", organizer_views.PublishBoardView.as_view(), name="publish"),
+    path("tasks/<slug:slug>/teams/", team_views.TaskTeamsView.as_view(), name="task-teams"),
+    path(
+        "tasks/<slug:slug>/teams/<int:team_id>/request/",
+        team_views.TeamRequestView.as_view(),
+        name="task-team-request",
+    ),
+    path(
+        "tasks/<slug:slug>/teams/<int:team_id>/approve/",
+        team_views.TeamApproveView.as_view(),
+        name="task-team-approve",
+    ),
     path("tasks/<slug:slug>/spend/", organizer_views.SpendView.as_view(), name="spend"),
     path(
         "tasks/<slug:slug>/export/items/",
@@ -41,6 +52,15 @@ urlpatterns = [
     path("token/", account_views.TokenView.as_view(), name="token"),
     path("token/rotate/", account_views.TokenRotateView.as_view(), name="token-rotate"),
     path("me/", account_views.MeView.as_view(), name="me"),
+    path("teams/", team_views.TeamListView.as_view(), name="team-list"),
+    path("teams/join/", team_views.TeamJoinView.as_view(), name="team-join"),
+    path("teams/<int:team_id>/", team_views.TeamDetailView.as_view(), name="team-detail"),
+    path(
+        "teams/<int:team_id>/invitations/",
+        team_views.TeamInvitationView.as_view(),
+        name="team-invitations",
+    ),
+    path("teams/<int:team_id>/leave/", team_views.TeamLeaveView.as_view(), name="team-leave"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     # Swagger UI draws its icons from data: URLs (images only; no script can run from them).
     path(

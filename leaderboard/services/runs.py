@@ -21,10 +21,18 @@ from django.db import transaction
 from django.utils import timezone
 
 from .. import jobs, phases
+from ..email_domains import matches, parse_domains
 from ..errors import ServiceError
 from ..ingestion import READ_SIZE, Problem, Receiver, UploadRejected, human_bytes
 from ..models import Run, Task, Team
-from ..selectors import Quota, counted_runs, quota_for, teams_of
+from ..selectors import (
+    Quota,
+    counted_runs,
+    quota_for,
+    team_approved,
+    teams_of,
+    verified_email_domains,
+)
 from .lifecycle import transition_run
 
 if TYPE_CHECKING:
@@ -40,14 +48,19 @@ class SubmissionError(ServiceError):
 
     Codes: ``task_closed``, ``not_open_yet`` (before the task's submission window),
     ``deadline_passed`` (after it, when the task refuses late runs), ``not_team_member``,
-    ``over_quota``, ``rejected`` (problems in the file, by line), ``too_large``, ``duplicate``
-    (the team already submitted this file), ``invalid`` (a bad request field),
-    ``missing_file``, ``throttled`` (the pages' upload throttle). ``run`` is the ``rejected``
-    run recorded for a refused file, or for ``duplicate`` the run that has the file.
+    ``email_domain_blocked`` and ``email_domain_not_allowed`` (the task's email domain policy),
+    ``team_not_approved``, ``over_quota``, ``rejected`` (problems in the file, by line),
+    ``too_large``, ``duplicate`` (the team already submitted this file), ``invalid`` (a bad
+    request field), ``missing_file``, ``throttled`` (the pages' upload throttle). ``run`` is
+    the ``rejected`` run recorded for a refused file, or for ``duplicate`` the run that has the
+    file.
     """
 
     statuses = {
         "not_team_member": 403,
+        "email_domain_blocked": 403,
+        "email_domain_not_allowed": 403,
+        "team_not_approved": 403,
         "task_closed": 409,
         "not_open_yet": 409,
         "deadline_passed": 409,
@@ -131,6 +144,38 @@ def check_member(*, team: Team, user: User) -> None:
         raise SubmissionError("not_team_member", f"you are not a member of team {team.name!r}")
 
 
+def check_approved(*, task: Task, team: Team) -> None:
+    """Refuse a team an organizer has not approved, on a task that needs approval."""
+    if not team_approved(task=task, team=team):
+        raise SubmissionError(
+            "team_not_approved",
+            f"team {team.name!r} is not approved for task {task.slug!r} yet: ask to take part "
+            "on the task's submit page, and an organizer approves",
+        )
+
+
+def check_email_domain(*, task: Task, user: User) -> None:
+    """Refuse ``user`` if the task's email domain policy shuts them out (their verified
+    addresses' domains: one blocked, or none allowed)."""
+    allowed = parse_domains(task.allowed_email_domains)
+    blocked = parse_domains(task.blocked_email_domains)
+    if not allowed and not blocked:
+        return
+    domains = sorted(verified_email_domains(user))
+    for domain in domains:
+        if matches(domain, blocked):
+            raise SubmissionError(
+                "email_domain_blocked",
+                f"people with an email address at {domain} may not submit to task {task.slug!r}",
+            )
+    if allowed and not any(matches(domain, allowed) for domain in domains):
+        raise SubmissionError(
+            "email_domain_not_allowed",
+            f"task {task.slug!r} takes runs only from people with a verified email address at "
+            f"{', '.join(allowed)}",
+        )
+
+
 def _in(moment: datetime, now: datetime) -> str:
     minutes = max(1, round((moment - now).total_seconds() / 60))
     hours, minutes = divmod(minutes, 60)
@@ -178,7 +223,7 @@ def resolve_team(*, user: User, team: str | int | None = None) -> Team:
     if not teams:
         raise SubmissionError(
             "not_team_member",
-            "you are not a member of any team: ask an organizer to add you to one",
+            "you are in no team: make one (/teams/) or join one by an invitation link",
         )
     if len(teams) > 1:
         names = ", ".join(repr(t.name) for t in teams)
@@ -267,6 +312,8 @@ def submit_run(
     file_name = file_name[-MAX_FILE_NAME_LENGTH:]
     check_open(task)
     check_member(team=team, user=user)
+    check_approved(task=task, team=team)
+    check_email_domain(task=task, user=user)
     check_quota(task=task, team=team)  # again below, with the task locked
     check_size(task=task, size=getattr(upload, "size", None))
     _rewind(upload)

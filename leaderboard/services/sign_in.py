@@ -1,20 +1,24 @@
-"""The brake on password guessing, for every place that checks a password: the site's and the
-admin's sign-in forms and the API's token endpoints (``POST /api/token/`` and ``/rotate/`` with a
-username and password).
+"""The brakes on the account forms: password guessing at every place that checks a password
+(the site's and the admin's sign-in forms, the API's token endpoints: ``POST /api/token/`` and
+``/rotate/`` with a username and password), and floods of sign-ups and password-reset mails.
 
-Failed attempts are counted per client address (as the API throttles see it, ``API_NUM_PROXIES``)
-and per user name; past ``LOGIN_FAILURE_LIMIT`` within ``LOGIN_FAILURE_WINDOW`` seconds, a
-password is not even checked until the window ends. The counters live in ``CACHES["throttle"]``
-(Redis, or a database table), shared by every web process. A successful sign-in does not reset
-them: guessing one account from many addresses still hits the per-name limit.
+Each :class:`Brake` counts attempts per client address (as the API throttles see it,
+``API_NUM_PROXIES``) and, where there is one, per name (the user name signed in as, the address a
+reset mail is asked for); past its limit within its window, the form is refused (429, with
+``Retry-After``) until the window ends, a password not even checked. Sign-in counts failures only;
+sign-up and reset count every attempt. The counters live in ``CACHES["throttle"]`` (Redis, or a
+database table), shared by every web process. A successful sign-in does not reset them: guessing
+one account from many addresses still hits the per-name limit.
 """
 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.cache import caches
+from django.http import HttpRequest
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
@@ -23,37 +27,102 @@ from ..errors import ServiceError, retry_after
 REFUSED = "Too many failed sign-ins. Wait a few minutes and try again."
 
 
-class SignInRefused(ServiceError):
-    """Past the limit of failed sign-ins: no password is checked until the window ends."""
+@dataclass(frozen=True)
+class Brake:
+    """One kind of counted attempt: its counters' prefix, the settings naming its limit and
+    window (seconds), and what a refused person is told."""
+
+    prefix: str
+    limit_setting: str
+    window_setting: str
+    message: str
+
+    @property
+    def limit(self) -> int:
+        return int(getattr(settings, self.limit_setting))
+
+    @property
+    def window(self) -> int:
+        return int(getattr(settings, self.window_setting))
+
+
+SIGN_IN = Brake("login-failures", "LOGIN_FAILURE_LIMIT", "LOGIN_FAILURE_WINDOW", REFUSED)
+SIGN_UP = Brake(
+    "signups",
+    "SIGNUP_LIMIT",
+    "ACCOUNT_ATTEMPT_WINDOW",
+    "Too many sign-ups from your address. Wait an hour and try again.",
+)
+PASSWORD_RESET = Brake(
+    "password-resets",
+    "PASSWORD_RESET_LIMIT",
+    "ACCOUNT_ATTEMPT_WINDOW",
+    "Too many password reset requests. Wait an hour and try again.",
+)
+
+
+class AttemptsRefused(ServiceError):
+    """Past a brake's limit: the form is refused until its window ends."""
 
     code = "throttled"
     http_status = 429
 
+    def __init__(self, brake: Brake) -> None:
+        super().__init__(brake.message, headers=retry_after(brake.window))
+
+
+class SignInRefused(AttemptsRefused):
+    """Past the limit of failed sign-ins: no password is checked until the window ends."""
+
     def __init__(self) -> None:
-        super().__init__(REFUSED, headers=retry_after(settings.LOGIN_FAILURE_WINDOW))
+        super().__init__(SIGN_IN)
 
 
-def failure_keys(request: Request, username: str) -> list[str]:
-    """The counters one attempt for ``username`` from ``request``'s client belongs to."""
-    address = BaseThrottle().get_ident(request)  # the API throttles' notion (NUM_PROXIES)
-    name = (username or "").strip().lower()
-    digest = hashlib.sha256(name.encode()).hexdigest()[:32]
-    return [f"login-failures:addr:{address}", f"login-failures:name:{digest}"]
+def attempt_keys(
+    request: Request | HttpRequest, name: str | None, brake: Brake = SIGN_IN
+) -> list[str]:
+    """The counters one attempt for ``name`` (``None``: counted by address only) from
+    ``request``'s client belongs to, under ``brake``."""
+    address = BaseThrottle().get_ident(request)  # type: ignore[arg-type]  # reads META only
+    keys = [f"{brake.prefix}:addr:{address}"]
+    if name is not None:
+        digest = hashlib.sha256(name.strip().lower().encode()).hexdigest()[:32]
+        keys.append(f"{brake.prefix}:name:{digest}")
+    return keys
+
+
+def failure_keys(request: Request | HttpRequest, username: str) -> list[str]:
+    """The sign-in counters one attempt for ``username`` from ``request``'s client belongs to."""
+    return attempt_keys(request, username or "", SIGN_IN)
+
+
+def _over_limit(keys: list[str], brake: Brake) -> bool:
+    counts = caches["throttle"].get_many(keys)
+    return any(count >= brake.limit for count in counts.values())
+
+
+def check_allowed(keys: list[str], brake: Brake) -> None:
+    """Raise :class:`AttemptsRefused` if any of the counters has reached ``brake``'s limit."""
+    if _over_limit(keys, brake):
+        raise SignInRefused() if brake is SIGN_IN else AttemptsRefused(brake)
 
 
 def check_sign_in_allowed(keys: list[str]) -> None:
     """Raise :class:`SignInRefused` if any of the counters has reached the limit."""
-    counts = caches["throttle"].get_many(keys)
-    if any(count >= settings.LOGIN_FAILURE_LIMIT for count in counts.values()):
-        raise SignInRefused()
+    check_allowed(keys, SIGN_IN)
 
 
-def count_failed_sign_in(keys: list[str]) -> None:
+def count_attempt(keys: list[str], brake: Brake) -> None:
+    """Count one attempt on each of the counters, for ``brake``'s window."""
     cache = caches["throttle"]
-    window = settings.LOGIN_FAILURE_WINDOW
+    window = brake.window
     for key in keys:
         cache.add(key, 0, timeout=window)
         try:
             cache.incr(key)
         except ValueError:  # expired between add and incr
             cache.set(key, 1, timeout=window)
+
+
+def count_failed_sign_in(keys: list[str]) -> None:
+    count_attempt(keys, SIGN_IN)

@@ -1,10 +1,10 @@
-"""Writes of tasks and teams: create and configure tasks, open and close them, manage teams."""
+"""Writes of tasks: create and configure tasks, open and close them, add organizers."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -13,8 +13,9 @@ from django.utils import timezone
 from evaluation.core.designs import SERVICE_DESIGNS, ServiceDesign, make_service_design
 
 from ..display_templates import validate_display_template
-from ..errors import InvalidFields, ServiceError
-from ..models import Run, Task, Team
+from ..email_domains import invalid_domains
+from ..errors import InvalidFields
+from ..models import Run, Task
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -31,10 +32,6 @@ FROZEN_ONCE_RUNS = frozenset({"design", "design_options"})
 
 class TaskSettingsError(InvalidFields):
     """Task settings that cannot be accepted; ``field_errors`` maps a field to its messages."""
-
-
-class TeamError(ServiceError):
-    """A team that cannot be created or changed (the message says why)."""
 
 
 def _check_names(fields: dict[str, Any]) -> None:
@@ -82,6 +79,10 @@ def _validate(task: Task, *, exclude_unique: bool = False) -> None:
         errors.update(exc.message_dict)
     if not isinstance(task.design_options, dict):
         errors.setdefault("design_options", []).append("must be a JSON object")
+    for field in ("allowed_email_domains", "blocked_email_domains"):
+        bad = invalid_domains(getattr(task, field) or "")
+        if bad:
+            errors.setdefault(field, []).append(f"not a domain name: {', '.join(bad[:5])}")
     display_problems = validate_display_template(task.display_template)
     if display_problems:
         errors.setdefault("display_template", []).extend(display_problems)
@@ -213,26 +214,3 @@ def set_task_state(*, task: Task, state: str, _fields: dict[str, Any] | None = N
 
 def add_organizer(*, task: Task, user: User) -> None:
     task.organizers.add(user)
-
-
-def create_team(*, name: str, members: Iterable[User] = ()) -> Team:
-    name = (name or "").strip()
-    if not name:
-        raise TeamError("a team needs a name")
-    if len(name) > cast(int, Team._meta.get_field("name").max_length):  # a CharField's is set
-        raise TeamError("the team name is too long")
-    try:
-        with transaction.atomic():
-            team = Team.objects.create(name=name)
-            team.members.set(list(members))
-    except IntegrityError:
-        raise TeamError(f"a team called {name!r} already exists") from None
-    return team
-
-
-def add_team_member(*, team: Team, user: User) -> None:
-    team.members.add(user)
-
-
-def remove_team_member(*, team: Team, user: User) -> None:
-    team.members.remove(user)

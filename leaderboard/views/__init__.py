@@ -16,6 +16,15 @@ from .board import (
 )
 from .organize import organize, verified_items_csv
 from .runs import run_detail, submit, task_runs
+from .teams import (
+    team_approve,
+    team_detail,
+    team_invite,
+    team_join,
+    team_leave,
+    team_request,
+    teams,
+)
 
 __all__ = [
     "board",
@@ -30,5 +39,12 @@ __all__ = [
     "snapshots",
     "submit",
     "task_runs",
+    "team_approve",
+    "team_detail",
+    "team_invite",
+    "team_join",
+    "team_leave",
+    "team_request",
+    "teams",
     "verified_items_csv",
 ]

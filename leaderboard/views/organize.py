@@ -47,6 +47,7 @@ def organize(request, slug: str):
             "budget": presenters.budget_summary(task),
             "hold": presenters.hold_status(task),
             "queue_url": f"/annotate/{task.slug}/queue/",
+            "approval_requests": selectors.approval_requests(task),
         },
         organizer=True,
         status=status,

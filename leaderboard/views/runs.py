@@ -30,7 +30,7 @@ SUBMIT_PAGE = "leaderboard/submit.html"
 def submit(request, slug: str):
     task = selectors.task_for(slug, request.user)
     teams = list(selectors.teams_of(request.user))
-    context: dict = {"teams": teams}
+    context: dict = {"teams": teams, "approvals": _approvals(task, teams)}
     if not teams:
         return render_task_page(request, SUBMIT_PAGE, task, context, status=403)
     if request.method != "POST":
@@ -70,6 +70,14 @@ def submit(request, slug: str):
     except SubmissionError as exc:
         return _refused(request, task, context, exc)
     return redirect("run_detail", run_id=run.pk)
+
+
+def _approvals(task, teams) -> list[tuple]:
+    """On a task that needs approval: each of the user's teams with its request (or None)."""
+    if not task.team_approval:
+        return []
+    approvals = selectors.approvals_of(task=task, teams=teams)
+    return [(team, approvals.get(team.pk)) for team in teams]
 
 
 def _refused(request, task, context: dict, error: SubmissionError):

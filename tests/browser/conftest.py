@@ -90,7 +90,7 @@ def page(browser_context) -> Iterator:
 def login():
     def _login(page, live_server, username: str, password: str) -> None:
         page.goto(f"{live_server.url}/accounts/login/")
-        page.fill("input[name=username]", username)
+        page.fill("input[name=login]", username)
         page.fill("input[name=password]", password)
         page.locator("form [type=submit]").first.click()
         page.wait_for_load_state()

@@ -115,6 +115,8 @@ def test_public_pages_and_the_api_docs(live_server, page, visit, world):
     assert page.evaluate("window.__csp") == []
     visit(f"{live_server.url}/tasks/demo/snapshots/")
     visit(f"{live_server.url}/accounts/login/")
+    visit(f"{live_server.url}/accounts/signup/")
+    visit(f"{live_server.url}/accounts/password/reset/")
     visit(f"{live_server.url}/api/tasks/")  # DRF's browsable API
     visit(f"{live_server.url}/api/tasks/demo/board/")
     visit(f"{live_server.url}/api/docs/", ".swagger-ui .info")
@@ -128,6 +130,9 @@ def test_participant_pages(live_server, page, visit, login, world):
     visit(f"{live_server.url}/runs/{world['run'].pk}/", "#run-state")
     visit(f"{live_server.url}/tasks/demo/submit/", "input[name=file]")
     visit(f"{live_server.url}/tasks/demo/runs/")
+    visit(f"{live_server.url}/teams/")
+    visit(f"{live_server.url}/accounts/password/change/")
+    visit(f"{live_server.url}/accounts/email/")
 
 
 def test_annotator_page_runs_its_script(live_server, page, visit, login, world):

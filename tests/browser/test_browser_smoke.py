@@ -17,7 +17,7 @@ def test_home_page_renders_and_login_works(live_server, page, login):
 def test_wrong_password_stays_on_login_page(live_server, page):
     get_user_model().objects.create_user("dave", password="right")
     page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("input[name=username]", "dave")
+    page.fill("input[name=login]", "dave")
     page.fill("input[name=password]", "wrong")
     page.locator("form [type=submit]").first.click()
     # The answer is a new page: wait for its alert rather than read the old page at once.

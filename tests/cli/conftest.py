@@ -37,7 +37,8 @@ def cli_world(transactional_db, sent):
     from types import SimpleNamespace
 
     from leaderboard.models import LeaderboardSnapshot, Run, Task
-    from leaderboard.services.tasks import create_task, create_team
+    from leaderboard.services.tasks import create_task
+    from leaderboard.services.teams import create_team
 
     alice = get_user_model().objects.create_user("alice", password=PASSWORD)
     team = create_team(name="Alpha", members=[alice])

@@ -18,8 +18,10 @@ from config.settings import (
     cache_config_from_env,
     celery_broker_from_env,
     database_config_from_env,
+    email_config_from_env,
     env_bool,
     env_list,
+    registration_from_env,
 )
 
 # Environment variables that settings read; stripped so each subprocess sees only what a test sets.
@@ -216,3 +218,34 @@ def test_env_list() -> None:
     assert env_list(None, ["a"]) == ["a"]
     assert env_list("a, b,,c ", []) == ["a", "b", "c"]
     assert env_list("", ["a"]) == []
+
+
+def test_mail_is_printed_unless_an_smtp_host_is_set() -> None:
+    assert email_config_from_env({})["EMAIL_BACKEND"].endswith("console.EmailBackend")
+    smtp = email_config_from_env(
+        {"EMAIL_HOST": "mail.example.org", "EMAIL_PORT": "25", "EMAIL_USE_TLS": "0"}
+    )
+    assert smtp["EMAIL_BACKEND"] == "django.core.mail.backends.smtp.EmailBackend"
+    assert (smtp["EMAIL_HOST"], smtp["EMAIL_PORT"], smtp["EMAIL_USE_TLS"]) == (
+        "mail.example.org",
+        25,
+        False,
+    )
+
+
+def test_the_test_settings_write_mail_to_files() -> None:
+    from config import settings_test
+
+    assert settings_test.EMAIL_BACKEND == "django.core.mail.backends.filebased.EmailBackend"
+
+
+@pytest.mark.parametrize(
+    ("raw", "mode"), [(None, "open"), (" Invite ", "invite"), ("closed", "closed")]
+)
+def test_registration_modes(raw: str | None, mode: str) -> None:
+    assert registration_from_env(raw) == mode
+
+
+def test_an_unknown_registration_mode_is_an_error() -> None:
+    with pytest.raises(ValueError, match="REGISTRATION must be one of open, invite, closed"):
+        registration_from_env("anyone")

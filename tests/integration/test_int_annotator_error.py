@@ -19,7 +19,8 @@ from annotation.services import load_gold
 from leaderboard.models import LabelModelFit, LeaderboardSnapshot, Run
 from leaderboard.services.ingest import submit_and_ingest
 from leaderboard.services.reference import upload_reference
-from leaderboard.services.tasks import create_task, create_team
+from leaderboard.services.tasks import create_task
+from leaderboard.services.teams import create_team
 
 from engine_audit import audit_task, replay_task
 from pipeline_support import answer_what_is_served

@@ -19,7 +19,8 @@ from annotation.services import submit_judgment
 from leaderboard.models import LeaderboardSnapshot, Run
 from leaderboard.services.reference import upload_reference
 from leaderboard.services.runs import submit_run
-from leaderboard.services.tasks import create_task, create_team
+from leaderboard.services.tasks import create_task
+from leaderboard.services.teams import create_team
 
 from engine_audit import audit_task
 

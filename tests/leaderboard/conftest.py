@@ -11,7 +11,8 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from shared_world import copied_world, shared_world
 
-from leaderboard.services.tasks import create_task, create_team
+from leaderboard.services.tasks import create_task
+from leaderboard.services.teams import create_team
 
 from pipeline_support import PipelineDriver
 from role_world import build_world

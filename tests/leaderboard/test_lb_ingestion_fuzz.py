@@ -33,7 +33,8 @@ from rest_framework.test import APIClient
 from leaderboard.ingestion import parse_reference_file, parse_run_file, parser, reading
 from leaderboard.models import Item, ReferenceItem, Run, RunPredictions
 from leaderboard.services.ingest import ingest_run
-from leaderboard.services.tasks import create_task, create_team
+from leaderboard.services.tasks import create_task
+from leaderboard.services.teams import create_team
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 MAX_LINE = 300  # parser.MAX_LINE_BYTES while these tests run: over-long lines stay cheap

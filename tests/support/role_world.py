@@ -13,7 +13,7 @@ from django.contrib.auth.models import Permission
 
 from annotation.services import request_verification
 from evaluation.management.commands.demo import ORGANIZER_PERMISSIONS, VIEWABLE_APPS
-from leaderboard.models import Item
+from leaderboard.models import Item, key_digest
 
 # -- a task with two teams, an annotator, two organizers, published and held snapshots ----------
 # Markers that must never reach a participant or the public (checked in the responses' text).
@@ -54,7 +54,8 @@ def build_world(password: str = "pw-secret-123"):
     organizer, two organizers of task ``other`` (one of them staff, with the demo organizer's
     admin permissions), a draft task of ``main``'s organizer, an admin; verified (gold) items,
     a reference sample, snapshot 1 published and snapshot 2 held (with the distinctive
-    ``HELD_VALUE``)."""
+    ``HELD_VALUE``); invitations to team A (``invitations``: the keys of a valid, a used and an
+    expired one); team A's request to take part in ``main`` (not approved)."""
     from types import SimpleNamespace
 
     from django.utils import timezone
@@ -70,7 +71,8 @@ def build_world(password: str = "pw-secret-123"):
         Task,
     )
     from leaderboard.services.board import hold_board
-    from leaderboard.services.tasks import create_task, create_team
+    from leaderboard.services.tasks import create_task
+    from leaderboard.services.teams import create_team, request_approval
 
     users = {}
     for name, staff, superuser in (
@@ -250,7 +252,9 @@ def build_world(password: str = "pw-secret-123"):
         ],
     )
     hold_board(task=task)
+    request_approval(task=task, team=teams["A"], by=users["pa"])  # team B asked nothing
     return SimpleNamespace(
+        invitations=_invitations(teams["A"], users["pa"], now),
         users=users,
         task=task,
         teams=teams,
@@ -267,6 +271,20 @@ def build_world(password: str = "pw-secret-123"):
         annotator_secrets=[JUDGE, JUDGE_NOTE, "0.987654", "0.913579", "0.864213"],
         secret_description=SECRET_DESCRIPTION,
     )
+
+
+def _invitations(team, member, now) -> dict[str, str]:
+    """Keys of invitations to ``team``: one that works, one used, one expired."""
+    from leaderboard.models import TeamInvitation
+    from leaderboard.services.teams import invite_to_team
+
+    keys = {
+        "valid": invite_to_team(team=team, by=member).key,
+        "used": invite_to_team(team=team, by=member).key,
+        "expired": invite_to_team(team=team, by=member, now=now - timedelta(days=30)).key,
+    }
+    TeamInvitation.objects.filter(digest=key_digest(keys["used"])).update(used_at=now)
+    return keys
 
 
 def build_page_world():

@@ -30,7 +30,8 @@ from leaderboard.services.ingest import submit_and_ingest
 from leaderboard.services.items import ensure_items
 from leaderboard.services.reference import upload_reference
 from leaderboard.services.runs import SubmissionError
-from leaderboard.services.tasks import TaskSettingsError, add_team_member, create_task, create_team
+from leaderboard.services.tasks import TaskSettingsError, create_task
+from leaderboard.services.teams import add_team_member, create_team
 
 from ._demo_processes import DemoProcesses
 
@@ -327,6 +328,8 @@ class Command(BaseCommand):
                 f"  Leaderboard  {base}/tasks/{TASK_SLUG}/",
                 f"  Annotate     {base}/annotate/{TASK_SLUG}/   (log in as annotator)",
                 f"  My runs      {base}/tasks/{TASK_SLUG}/runs/   (log in as alice or bob)",
+                f"  Sign up      {base}/accounts/signup/   (the verification mail is printed here)",
+                f"  Teams        {base}/teams/   (make one, invite by a link)",
                 f"  Admin        {base}/admin/   (admin or organizer)",
                 f"  API          {base}/api/",
                 "",

@@ -21,7 +21,8 @@ from leaderboard.ingestion import Problem
 from leaderboard.services.board import RunDetailsError
 from leaderboard.services.runs import SubmissionError
 from leaderboard.services.sign_in import SignInRefused
-from leaderboard.services.tasks import TaskSettingsError, TeamError
+from leaderboard.services.tasks import TaskSettingsError
+from leaderboard.services.teams import TeamError
 from leaderboard.services.tokens import TokenExists
 
 BODY_KEYS = {"code", "message", "problems", "total", "run"}

@@ -97,6 +97,25 @@ MATRIX = [
         {"release_hold": True},
         (401, 403, 403, 403, 200, 403, 403, 200),
     ),
+    ("GET", "/api/tasks/main/teams/", None, (401, 403, 403, 403, 200, 403, 403, 200)),
+    (
+        "POST",
+        "/api/tasks/main/teams/{ta}/request/",
+        None,
+        (401, 200, 404, 404, 404, 404, 404, 404),
+    ),
+    (
+        "POST",
+        "/api/tasks/main/teams/{ta}/approve/",
+        None,
+        (401, 403, 403, 403, 200, 403, 403, 200),
+    ),
+    (
+        "POST",
+        "/api/tasks/main/teams/{tb}/approve/",
+        None,
+        (401, 403, 403, 403, 404, 403, 403, 404),
+    ),
     ("GET", "/api/tasks/main/spend/", None, (401, 403, 403, 403, 200, 403, 403, 200)),
     ("GET", "/api/tasks/main/export/items/", None, (401, 403, 403, 403, 200, 403, 403, 200)),
     (
@@ -113,6 +132,21 @@ MATRIX = [
     ("POST", "/api/token/rotate/", None, (401, 201, 201, 201, 201, 201, 201, 201)),
     ("DELETE", "/api/token/", None, (401, 204, 204, 204, 204, 204, 204, 204)),
     ("GET", "/api/me/", None, (401, 200, 200, 200, 200, 200, 200, 200)),
+    # Teams: only members reach a team (404 for everyone else, as for no team at all).
+    ("GET", "/api/teams/", None, (401, 200, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/api/teams/", {"name": "team-new"}, (401, 201, 201, 201, 201, 201, 201, 201)),
+    ("POST", "/api/teams/", {"name": "team-B"}, (401, 409, 409, 409, 409, 409, 409, 409)),
+    ("POST", "/api/teams/", {}, (401, 400, 400, 400, 400, 400, 400, 400)),
+    ("GET", "/api/teams/{ta}/", None, (401, 200, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/api/teams/888888/", None, (401, 404, 404, 404, 404, 404, 404, 404)),
+    ("POST", "/api/teams/{ta}/invitations/", None, (401, 201, 404, 404, 404, 404, 404, 404)),
+    ("POST", "/api/teams/{ta}/leave/", None, (401, 204, 404, 404, 404, 404, 404, 404)),
+    # Invitations to team A: pa is a member already; pb, a member of another team, may join.
+    ("POST", "/api/teams/join/", {"key": "{valid}"}, (401, 409, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/api/teams/join/", {"key": "{used}"}, (401, 410, 410, 410, 410, 410, 410, 410)),
+    ("POST", "/api/teams/join/", {"key": "{expired}"}, (401, 410, 410, 410, 410, 410, 410, 410)),
+    ("POST", "/api/teams/join/", {"key": "forged"}, (401, 404, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/api/teams/join/", None, (401, 405, 405, 405, 405, 405, 405, 405)),
     ("GET", "/api/schema/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
     ("GET", "/api/docs/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
     ("GET", "/api/redoc/", None, (404, 404, 404, 404, 404, 404, 404, 404)),
@@ -151,7 +185,11 @@ def text_of(response) -> str:
 
 @pytest.mark.parametrize(("method", "path", "body", "role", "expected"), CELLS)
 def test_permission_matrix(api, lb_world, sent_jobs, method, path, body, role, expected):
-    path = path.format(a=lb_world.runs["A"].pk)
+    path = path.format(
+        a=lb_world.runs["A"].pk, ta=lb_world.teams["A"].pk, tb=lb_world.teams["B"].pk
+    )
+    if isinstance(body, dict) and "key" in body:  # an invitation of the world, by its state
+        body = {"key": body["key"].format(**lb_world.invitations)}
     client = api(None if role == "anonymous" else lb_world.users[role])
     response = request(client, method, path, body)
     text = text_of(response)
@@ -179,6 +217,9 @@ def test_matrix_covers_every_api_route():
         .replace("other", "main")
         .replace("main", "<slug:slug>")
         .replace("{a}", "<int:run_id>")
+        .replace("{ta}", "<int:team_id>")
+        .replace("{tb}", "<int:team_id>")
+        .replace("888888", "<int:team_id>")
         .replace("snapshots/1/", "snapshots/<int:version>/")
         .replace("snapshots/2/", "snapshots/<int:version>/")
         for _, path, _, _ in MATRIX

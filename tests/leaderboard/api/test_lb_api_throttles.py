@@ -223,7 +223,9 @@ def test_the_admin_does_not_show_api_keys(world):
 
 # -- sign-in -------------------------------------------------------------------------------------
 def sign_in(client, username, password, path="/accounts/login/", **extra):
-    return client.post(path, {"username": username, "password": password}, **extra)
+    # The site's form (allauth's) takes a username or an email as "login"; the admin's "username".
+    field = "username" if path.startswith("/admin/") else "login"
+    return client.post(path, {field: username, "password": password}, **extra)
 
 
 def test_sign_in_refuses_password_guessing(world, settings):

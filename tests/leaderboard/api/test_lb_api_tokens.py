@@ -192,11 +192,11 @@ def change_password_with_set_password(user, client):
 def change_password_on_the_site(user, client):
     client.force_login(user)
     response = client.post(
-        "/accounts/password_change/",
+        "/accounts/password/change/",
         {
-            "old_password": PASSWORD,
-            "new_password1": "another secret 42",
-            "new_password2": "another secret 42",
+            "oldpassword": PASSWORD,
+            "password1": "another secret 42",
+            "password2": "another secret 42",
         },
     )
     assert response.status_code == 302, response.content[:500]
@@ -247,8 +247,7 @@ def test_a_password_change_revokes_the_token(user, change):
 def test_signing_in_and_other_user_edits_keep_the_token(user):
     key = create_token(user=user).key
     assert (
-        Client().post("/accounts/login/", {"username": "tok", "password": PASSWORD}).status_code
-        == 302
+        Client().post("/accounts/login/", {"login": "tok", "password": PASSWORD}).status_code == 302
     )  # saves last_login
     user.first_name = "Tok"
     user.save()

@@ -75,6 +75,8 @@ def test_an_upload_with_an_unknown_form_field_is_refused(world):
     [
         ("/api/tasks/main/publish/", {"release_hold": False, "now": True}),
         ("/api/token/", {"username": "pa", "password": "pw-secret-123", "scope": "all"}),
+        ("/api/teams/", {"name": "team-new", "members": ["pb"]}),
+        ("/api/teams/join/", {"key": "some-key", "team": "team-A"}),
     ],
 )
 def test_other_writable_bodies_refuse_unknown_fields(world, path, body):

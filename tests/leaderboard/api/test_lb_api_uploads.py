@@ -16,7 +16,8 @@ from leaderboard.api import views as api_views
 from leaderboard.models import Item, Run, RunPredictions, Task
 from leaderboard.services import ingest
 from leaderboard.services.ingest import ingest_run
-from leaderboard.services.tasks import create_task, create_team
+from leaderboard.services.tasks import create_task
+from leaderboard.services.teams import create_team
 from leaderboard.services.tokens import create_token
 
 pytestmark = pytest.mark.django_db
@@ -213,7 +214,10 @@ def test_closed_task_409(api, task, team, participant):
 
 def test_not_a_team_member_403(api, task, team, stranger):
     body = error(upload(api(stranger)), 403, "not_team_member")
-    assert body["message"] == "you are not a member of any team: ask an organizer to add you to one"
+    assert (
+        body["message"]
+        == "you are in no team: make one (/teams/) or join one by an invitation link"
+    )
     body = error(upload(api(stranger), team="Alpha"), 403, "not_team_member")
     assert body["message"] == "you are not a member of team 'Alpha'"
 

@@ -32,6 +32,7 @@ from leaderboard.models import (
     RunEvent,
     Task,
 )
+from leaderboard.services.teams import invite_to_team, request_approval
 from leaderboard.services.tokens import create_token
 
 from pipeline_support import add_items, add_run, annotator, make_task, make_team
@@ -120,6 +121,9 @@ def data():
     )
     AnnotatorPause.objects.create(task=task, annotator=user, reason="review")
     create_token(user=user)
+    team.members.add(user)
+    invite_to_team(team=team, by=user)
+    request_approval(task=task, team=team, by=user)
     return task
 
 

@@ -202,13 +202,13 @@ def test_a_wrong_csrf_token_is_refused(world):
 
 def test_login_form_needs_the_csrf_token(world):
     client = Client(enforce_csrf_checks=True)
-    response = client.post("/accounts/login/", {"username": "pa", "password": world.password})
+    response = client.post("/accounts/login/", {"login": "pa", "password": world.password})
     assert response.status_code == 403
     assert "_auth_user_id" not in client.session
     client.get("/accounts/login/")
     response = client.post(
         "/accounts/login/",
-        {"username": "pa", "password": world.password, "csrfmiddlewaretoken": csrf_token(client)},
+        {"login": "pa", "password": world.password, "csrfmiddlewaretoken": csrf_token(client)},
     )
     assert response.status_code == 302 and "_auth_user_id" in client.session
 
@@ -289,7 +289,7 @@ def test_session_and_csrf_cookies_are_httponly_and_samesite(world):
     assert csrf["httponly"] and csrf["samesite"] == "Lax"
     response = client.post(
         "/accounts/login/",
-        {"username": "pa", "password": world.password, "csrfmiddlewaretoken": csrf.value},
+        {"login": "pa", "password": world.password, "csrfmiddlewaretoken": csrf.value},
     )
     session = response.cookies["sessionid"]
     assert session["httponly"] and session["samesite"] == "Lax"

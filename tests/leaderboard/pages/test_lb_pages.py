@@ -363,19 +363,19 @@ def test_rejected_upload_appears_on_the_run_page(client, world):
 def test_login_page_and_logout(client, world):
     page = client.get(reverse("login"))
     assert page.status_code == 200 and 'name="csrfmiddlewaretoken"' in page.content.decode()
-    response = client.post(reverse("login"), {"username": "alice", "password": "pw"})
+    response = client.post(reverse("login"), {"login": "alice", "password": "pw"})
     assert response.status_code == 302
     html = client.get(reverse("home")).content.decode()
     assert "Log out" in html and "alice" in html
-    response = client.post(reverse("logout"))
+    response = client.post(reverse("account_logout"))
     assert response.status_code in (200, 302)
     assert "Log in" in client.get(reverse("home")).content.decode()
 
 
 def test_bad_login_shows_an_error(client, world):
-    response = client.post(reverse("login"), {"username": "alice", "password": "wrong"})
+    response = client.post(reverse("login"), {"login": "alice", "password": "wrong"})
     assert response.status_code == 200
-    assert "did not match" in response.content.decode()
+    assert "not correct" in response.content.decode()
 
 
 def test_several_teams_need_a_choice(client, world):

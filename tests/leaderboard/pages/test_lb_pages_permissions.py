@@ -74,6 +74,15 @@ def run_edit_body(world):
     return {"name": "run-A renamed", "description": "better", "link": "https://example.org/a"}
 
 
+def signup_body(world):
+    return {
+        "email": "newcomer@example.org",
+        "username": "newcomer",
+        "password1": "a long new secret 42",
+        "password2": "a long new secret 42",
+    }
+
+
 def unpause_body(world):
     return {"username": "annotator"}
 
@@ -160,6 +169,22 @@ MATRIX = [
     ("GET", "/runs/{a}/", None, (LOGIN, 200, 404, 404, 200, 404, 404, 200)),
     ("POST", "/runs/{a}/", run_edit_body, (LOGIN, REDIRECT, 404, 404, 403, 404, 404, REDIRECT)),
     ("POST", "/runs/{a}/", {"name": ""}, (LOGIN, 400, 404, 404, 403, 404, 404, 400)),
+    # Taking part in a task that needs approval: a member asks, an organizer approves.
+    (
+        "POST",
+        "/tasks/main/teams/{ta}/request/",
+        None,
+        (LOGIN, REDIRECT, 404, 404, 404, 404, 404, 404),
+    ),
+    ("GET", "/tasks/main/teams/{ta}/request/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
+    (
+        "POST",
+        "/tasks/main/teams/{ta}/approve/",
+        None,
+        (LOGIN, 403, 403, 403, REDIRECT, 403, 403, REDIRECT),
+    ),
+    ("POST", "/tasks/main/teams/{tb}/approve/", None, (LOGIN, 403, 403, 403, 404, 403, 403, 404)),
+    ("GET", "/tasks/main/teams/{ta}/approve/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
     ("GET", "/runs/999999/", None, (LOGIN, 404, 404, 404, 404, 404, 404, 404)),
     ("GET", "/annotate/", None, (LOGIN, 200, 200, 200, 200, 200, 200, 200)),
     ("POST", "/annotate/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
@@ -177,6 +202,27 @@ MATRIX = [
     ),
     ("GET", "/annotate/main/queue/unpause", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
     ("GET", "/annotate/main/queue/answers.csv", None, (LOGIN, 403, 403, 403, 200, 403, 403, 200)),
+    # Teams: only members reach a team (404 for everyone else, as for no team at all).
+    ("GET", "/teams/", None, (LOGIN, 200, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/teams/", {"name": "team-new"}, (LOGIN,) + (REDIRECT,) * 7),
+    ("POST", "/teams/", {"name": "team-B"}, (LOGIN, 409, 409, 409, 409, 409, 409, 409)),
+    ("POST", "/teams/", {"name": " "}, (LOGIN, 400, 400, 400, 400, 400, 400, 400)),
+    ("GET", "/teams/{ta}/", None, (LOGIN, 200, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/teams/888888/", None, (LOGIN, 404, 404, 404, 404, 404, 404, 404)),
+    ("POST", "/teams/{ta}/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
+    ("POST", "/teams/{ta}/invite/", None, (LOGIN, 200, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/teams/{ta}/invite/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
+    ("POST", "/teams/{ta}/leave/", None, (LOGIN, REDIRECT, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/teams/{ta}/leave/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
+    # Invitations to team A: pa is a member already; pb, a member of another team, may join.
+    ("GET", "/teams/join/{valid}/", None, (200, 409, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/teams/join/{valid}/", None, (LOGIN, 409) + (REDIRECT,) * 6),
+    ("GET", "/teams/join/{used}/", None, (410,) * 8),
+    ("POST", "/teams/join/{used}/", None, (LOGIN,) + (410,) * 7),
+    ("GET", "/teams/join/{expired}/", None, (410,) * 8),
+    ("POST", "/teams/join/{expired}/", None, (LOGIN,) + (410,) * 7),
+    ("GET", "/teams/join/forged-key/", None, (404,) * 8),
+    ("POST", "/teams/join/forged-key/", None, (LOGIN,) + (404,) * 7),
     (
         "GET",
         "/admin/",
@@ -210,10 +256,25 @@ MATRIX = [
         (200, 200, 200, 200, 200, 200, 200, 200),
     ),
     ("POST", "/accounts/logout/", None, (REDIRECT,) * 8),
-    ("GET", "/accounts/logout/", None, (405, 405, 405, 405, 405, 405, 405, 405)),
-    ("GET", "/accounts/password_change/", None, (LOGIN, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/accounts/password_reset/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("POST", "/accounts/password_reset/", {"email": "pa@example.org"}, (REDIRECT,) * 8),
+    # allauth's sign-out page asks for a POST (its form); signed out, there is nothing to ask.
+    ("GET", "/accounts/logout/", None, (REDIRECT, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/accounts/password/change/", None, (LOGIN, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/accounts/password/reset/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/accounts/password/reset/", {"email": "pa@example.org"}, (REDIRECT,) * 8),
+    # Sign-up is for the signed out (a signed-in user is sent home).
+    (
+        "GET",
+        "/accounts/signup/",
+        None,
+        (200, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT),
+    ),
+    ("POST", "/accounts/signup/", signup_body, (REDIRECT,) * 8),
+    (
+        "POST",
+        "/accounts/signup/",
+        {"email": "not an address", "username": "x"},
+        (200, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT),
+    ),
 ]
 CELLS = [
     pytest.param(method, path, body, role, expected[i], id=f"{method} {path} {role}")
@@ -276,7 +337,8 @@ def check_status(response, expected, path: str, text: str) -> None:
 
 @pytest.mark.parametrize(("method", "path", "body", "role", "expected"), CELLS)
 def test_page_matrix(world, method, path, body, role, expected):
-    path = path.format(a=world.runs["A"].pk)
+    teams = {"ta": world.teams["A"].pk, "tb": world.teams["B"].pk}
+    path = path.format(a=world.runs["A"].pk, **teams, **world.invitations)
     client = client_for(world, role)
     data = body(world) if callable(body) else body
     response = client.get(path) if method == "GET" else client.post(path, data or {})
@@ -308,6 +370,10 @@ def test_matrix_covers_every_page_route():
             route = route.replace(f"tasks/{slug}/", "tasks/<slug:slug>/")
             route = route.replace(f"annotate/{slug}/", "annotate/<slug:slug>/")
         route = route.replace("{a}", "<int:run_id>").replace("999999", "<int:run_id>")
+        for team in ("{ta}", "{tb}", "888888"):
+            route = route.replace(team, "<int:team_id>")
+        for key in ("{valid}", "{used}", "{expired}", "forged-key"):
+            route = route.replace(f"teams/join/{key}/", "teams/join/<str:key>/")
         for version in ("1", "2", "9"):
             route = route.replace(f"snapshots/{version}/", "snapshots/<int:version>/")
             route = route.replace(f"snapshots/{version}.", "snapshots/<int:version>.")
@@ -359,6 +425,23 @@ def test_refused_posts_change_nothing(world):
     assert Run.objects.count() == n_runs
     assert Task.objects.get(slug="hidden-draft").board_held is False
     assert AnnotatorPause.objects.filter(task=task, lifted_at=None).count() == 1
+
+
+def test_team_cells_changed_what_they_say_and_refusals_nothing(world):
+    team, run = world.teams["A"], world.runs["A"]
+    keys = world.invitations
+    for key in ("used", "expired"):
+        client_for(world, "pb").post(f"/teams/join/{keys[key]}/")
+    client_for(world, "pb").post(f"/teams/{team.pk}/leave/")
+    client_for(world, "pb").post(f"/teams/{team.pk}/invite/")
+    assert list(team.members.values_list("username", flat=True)) == ["pa"]
+    assert team.invitations.count() == 3
+    assert client_for(world, "pb").post(f"/teams/join/{keys['valid']}/").status_code == 302
+    assert set(team.members.values_list("username", flat=True)) == {"pa", "pb"}
+    assert client_for(world, "pa").post(f"/teams/{team.pk}/leave/").status_code == 302
+    assert list(team.members.values_list("username", flat=True)) == ["pb"]
+    run.refresh_from_db()
+    assert run.team == team and run.submitted_by == world.users["pa"]
 
 
 def test_participant_pages_show_published_values_never_held_ones(world):
@@ -598,3 +681,12 @@ def test_a_staff_organizer_sees_only_the_teams_of_their_tasks_in_the_admin(world
     org.user_permissions.add(Permission.objects.get(codename="view_team"))
     listed = text_of(client_for(world, "org").get("/admin/leaderboard/team/"))
     assert "team-A" in listed and "team-B" in listed
+
+
+def test_only_superusers_see_team_invitations_in_the_admin(world):
+    staff = client_for(world, "staff_org").get("/admin/leaderboard/teaminvitation/")
+    assert staff.status_code == 200 and "team-A" not in text_of(staff)
+    admin_text = text_of(client_for(world, "admin").get("/admin/leaderboard/teaminvitation/"))
+    assert "team-A" in admin_text
+    for key in world.invitations.values():
+        assert key not in admin_text

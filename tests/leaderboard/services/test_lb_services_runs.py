@@ -20,7 +20,7 @@ from leaderboard.services.ingest import ingest_run, submit_and_ingest
 from leaderboard.services.items import ensure_items
 from leaderboard.services.lifecycle import fail_run
 from leaderboard.services.runs import SubmissionError, resolve_team, submit_run, submit_upload
-from leaderboard.services.tasks import create_team
+from leaderboard.services.teams import create_team
 
 pytestmark = pytest.mark.django_db
 
@@ -457,7 +457,7 @@ def test_resolve_team(participant, team):
         resolve_team(user=loner)
     assert info.value.code == "not_team_member"
     assert info.value.message == (
-        "you are not a member of any team: ask an organizer to add you to one"
+        "you are in no team: make one (/teams/) or join one by an invitation link"
     )
 
 

@@ -8,14 +8,12 @@ from django.contrib.auth import get_user_model
 from leaderboard.models import Run, Task
 from leaderboard.services.tasks import (
     TaskSettingsError,
-    TeamError,
-    add_team_member,
     create_task,
-    create_team,
     set_task_state,
     task_design,
     update_task,
 )
+from leaderboard.services.teams import TeamError, add_team_member, create_team
 
 pytestmark = pytest.mark.django_db
 

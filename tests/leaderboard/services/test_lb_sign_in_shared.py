@@ -30,7 +30,7 @@ from django.test import Client
 
 client = Client(HTTP_HOST="localhost")
 statuses = [
-    client.post("/accounts/login/", {"username": "victim", "password": "guess-1"}).status_code,
+    client.post("/accounts/login/", {"login": "victim", "password": "guess-1"}).status_code,
     client.post("/api/token/", json.dumps({"username": "victim", "password": "guess-2"}),
                 content_type="application/json").status_code,
     client.get("/api/tasks/").status_code,
@@ -97,10 +97,10 @@ def test_another_process_failures_and_requests_count_here(throttle_backend, sett
     # Here: one more failure reaches the limit; then even the right password is refused.
     client = Client()
     assert (
-        client.post("/accounts/login/", {"username": "victim", "password": "guess-3"}).status_code
+        client.post("/accounts/login/", {"login": "victim", "password": "guess-3"}).status_code
         == 200
     )
-    refused = client.post("/accounts/login/", {"username": "victim", "password": PASSWORD})
+    refused = client.post("/accounts/login/", {"login": "victim", "password": PASSWORD})
     assert refused.status_code == 429
     token = client.post(
         "/api/token/", {"username": "victim", "password": PASSWORD}, content_type="application/json"

@@ -1,0 +1,187 @@
+"""REST API of teams: yours (and making one), a team, invitation links, joining and leaving;
+on a task with ``team_approval``, a team asking to take part and its organizers approving.
+
+Only a team's members reach it (404 for everyone else, as for a team that does not exist). An
+invitation's key is returned once, when it is made; joining uses it up. Refusals are
+``TeamError``s in the one error body: a taken name or a full team 409, an unknown invitation 404,
+a used or expired one 410.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+
+from ..selectors import approval_request, approval_requests, task_for, team_for, teams_of
+from ..services.teams import (
+    approve_team,
+    create_team,
+    invite_to_team,
+    join_team,
+    leave_team,
+    request_approval,
+)
+from .openapi import with_errors
+from .serializers import RefuseUnknownFields
+from .views import ApiView
+
+
+class TeamSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    members = serializers.ListField(child=serializers.CharField())
+    max_members = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+
+
+class TeamCreateSerializer(RefuseUnknownFields, serializers.Serializer):
+    name = serializers.CharField(max_length=120)
+
+
+class InvitationSerializer(serializers.Serializer):
+    key = serializers.CharField(help_text="Shown once: only its digest is stored.")
+    url = serializers.CharField(help_text="The page where a person joins with the key.")
+    expires_at = serializers.DateTimeField()
+
+
+class JoinSerializer(RefuseUnknownFields, serializers.Serializer):
+    key = serializers.CharField(help_text="The key of an invitation (the end of its link).")
+
+
+def team_data(team) -> dict:
+    return TeamSerializer(
+        {
+            "id": team.pk,
+            "name": team.name,
+            "members": [m.get_username() for m in team.members.order_by("username")],
+            "max_members": settings.TEAM_MAX_MEMBERS,
+            "created_at": team.created_at,
+        }
+    ).data
+
+
+class TeamListView(ApiView):
+    """``GET``: your teams. ``POST``: make a team, with you as its first member."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=with_errors({200: TeamSerializer(many=True)}, 401))
+    def get(self, request):
+        return Response([team_data(team) for team in teams_of(request.user)])
+
+    @extend_schema(
+        request=TeamCreateSerializer, responses=with_errors({201: TeamSerializer}, 400, 401, 409)
+    )
+    def post(self, request):
+        body = TeamCreateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        team = create_team(name=body.validated_data["name"], members=[request.user])
+        return Response(team_data(team), status=status.HTTP_201_CREATED)
+
+
+class TeamDetailView(ApiView):
+    """A team of yours: its members and the member cap."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=with_errors({200: TeamSerializer}, 401, 404))
+    def get(self, request, team_id: int):
+        return Response(team_data(team_for(team_id=team_id, user=request.user)))
+
+
+class TeamInvitationView(ApiView):
+    """Make a single-use invitation link to a team of yours (valid ``TEAM_INVITATION_HOURS``)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses=with_errors({201: InvitationSerializer}, 401, 404))
+    def post(self, request, team_id: int):
+        team = team_for(team_id=team_id, user=request.user)
+        issued = invite_to_team(team=team, by=request.user)
+        url = request.build_absolute_uri(reverse("team_join", args=[issued.key]))
+        return Response(
+            InvitationSerializer(
+                {"key": issued.key, "url": url, "expires_at": issued.invitation.expires_at}
+            ).data,
+            status=status.HTTP_201_CREATED,
+        )
+
+
+class TeamLeaveView(ApiView):
+    """Leave a team of yours; the team and its runs stay."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses=with_errors({204: None}, 401, 404))
+    def post(self, request, team_id: int):
+        leave_team(team=team_for(team_id=team_id, user=request.user), user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class TeamJoinView(ApiView):
+    """Join a team with an invitation's key (it is used up)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        request=JoinSerializer,
+        responses=with_errors({200: TeamSerializer}, 400, 401, 404, 409, 410),
+    )
+    def post(self, request):
+        body = JoinSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        team = join_team(key=body.validated_data["key"], user=request.user)
+        return Response(team_data(team))
+
+
+class ApprovalSerializer(serializers.Serializer):
+    team = serializers.CharField(source="team.name")
+    team_id = serializers.IntegerField()
+    requested_at = serializers.DateTimeField()
+    approved = serializers.SerializerMethodField()
+    approved_at = serializers.DateTimeField(allow_null=True)
+
+    def get_approved(self, approval) -> bool:
+        return approval.approved_at is not None
+
+
+class TeamRequestView(ApiView):
+    """A team of yours asks to take part in a task that needs approval (idempotent)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses=with_errors({200: ApprovalSerializer}, 401, 404))
+    def post(self, request, slug: str, team_id: int):
+        task = task_for(slug, request.user)
+        team = team_for(team_id=team_id, user=request.user)
+        approval = request_approval(task=task, team=team, by=request.user)
+        return Response(ApprovalSerializer(approval).data)
+
+
+class TaskTeamsView(ApiView):
+    """The teams that asked to take part in a task, approved or not (its organizers)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=with_errors({200: ApprovalSerializer(many=True)}, 401, 403, 404))
+    def get(self, request, slug: str):
+        task = task_for(slug, request.user, role="organizer")
+        return Response(ApprovalSerializer(approval_requests(task), many=True).data)
+
+
+class TeamApproveView(ApiView):
+    """Approve a team's request to take part in a task you organize (idempotent)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses=with_errors({200: ApprovalSerializer}, 401, 403, 404))
+    def post(self, request, slug: str, team_id: int):
+        task = task_for(slug, request.user, role="organizer")
+        team = approval_request(task=task, team_id=team_id).team
+        return Response(
+            ApprovalSerializer(approve_team(task=task, team=team, by=request.user)).data
+        )

@@ -1,0 +1,54 @@
+"""How django-allauth fits this site (``ACCOUNT_ADAPTER``): who may sign up (the site's
+``REGISTRATION`` setting: anyone, whoever opened a valid team invitation link, or nobody) and
+which accounts must verify an email address before signing in."""
+
+from __future__ import annotations
+
+from allauth.account.adapter import DefaultAccountAdapter
+from allauth.core.exceptions import ImmediateHttpResponse
+from django.conf import settings
+from django.shortcuts import render
+
+from ..services.teams import TeamError, check_invitation
+from .teams import INVITATION_SESSION_KEY
+
+# By name: allauth's stages module imports the adapter, so importing it here would be circular.
+VERIFIED_EMAIL_STAGE = "leaderboard.views.account_stages.VerifiedEmailStage"
+
+
+class AccountAdapter(DefaultAccountAdapter):
+    """Sign-up as ``REGISTRATION`` allows; refused sign-up is a 403 page saying why."""
+
+    def is_open_for_signup(self, request) -> bool:
+        if settings.REGISTRATION == "open":
+            return True
+        if settings.REGISTRATION == "invite" and _holds_invitation(request):
+            return True
+        raise ImmediateHttpResponse(
+            render(
+                request,
+                "account/signup_closed.html",
+                {"registration": settings.REGISTRATION},
+                status=403,
+            )
+        )
+
+    def get_login_stages(self) -> list[str]:
+        return [
+            VERIFIED_EMAIL_STAGE
+            if path == "allauth.account.stages.EmailVerificationStage"
+            else path
+            for path in super().get_login_stages()
+        ]
+
+
+def _holds_invitation(request) -> bool:
+    """Whether the visitor opened a team invitation link that still works (the join page)."""
+    digest = request.session.get(INVITATION_SESSION_KEY)
+    if not digest:
+        return False
+    try:
+        check_invitation(digest=digest)
+    except TeamError:
+        return False
+    return True

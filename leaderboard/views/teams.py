@@ -1,0 +1,124 @@
+"""Team pages: your teams (and making one), a team (members, runs, invitation links), joining by
+an invitation link, leaving; on a task that needs approval, a team asking to take part and an
+organizer approving it. A refused action shows its :class:`TeamError` with its status."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
+
+from .. import selectors
+from ..services.teams import (
+    TeamError,
+    approve_team,
+    check_invitation,
+    create_team,
+    invite_to_team,
+    join_team,
+    request_approval,
+)
+from ..services.teams import leave_team as leave
+
+# Where the join page keeps the digest of the invitation a signed-out visitor opened: with
+# REGISTRATION = "invite", sign-up is open to whoever holds a valid one.
+INVITATION_SESSION_KEY = "team_invitation"
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def teams(request):
+    context: dict[str, object] = {"teams": selectors.teams_of(request.user), "name": ""}
+    if request.method == "POST":
+        name = request.POST.get("name", "")
+        try:
+            team = create_team(name=name, members=[request.user])
+        except TeamError as exc:
+            context |= {"error": exc, "name": name}
+            return render(request, "leaderboard/teams.html", context, status=exc.http_status)
+        messages.success(request, f"Team {team.name} created: invite its members from here.")
+        return redirect("team_detail", team_id=team.pk)
+    return render(request, "leaderboard/teams.html", context)
+
+
+def _team_page(request, team, *, status=200, **context):
+    return render(
+        request,
+        "leaderboard/team.html",
+        {
+            "team": team,
+            "members": team.members.order_by("username"),
+            "runs": selectors.team_runs(team)[:50],
+            **context,
+        },
+        status=status,
+    )
+
+
+@login_required
+@require_http_methods(["GET"])
+def team_detail(request, team_id: int):
+    return _team_page(request, selectors.team_for(team_id=team_id, user=request.user))
+
+
+@login_required
+@require_POST
+def team_invite(request, team_id: int):
+    team = selectors.team_for(team_id=team_id, user=request.user)
+    issued = invite_to_team(team=team, by=request.user)
+    link = request.build_absolute_uri(reverse("team_join", args=[issued.key]))
+    # Shown on this response only: the key is not stored, so it cannot be shown again.
+    return _team_page(request, team, new_link=link, expires_at=issued.invitation.expires_at)
+
+
+@login_required
+@require_POST
+def team_leave(request, team_id: int):
+    team = selectors.team_for(team_id=team_id, user=request.user)
+    leave(team=team, user=request.user)
+    messages.success(request, f"You left {team.name}; its runs stay with the team.")
+    return redirect("teams")
+
+
+@require_http_methods(["GET", "POST"])
+def team_join(request, key: str):
+    if request.method == "POST" and not request.user.is_authenticated:
+        return redirect(f"{reverse('login')}?next={request.path}")
+    try:
+        if request.method == "POST":
+            team = join_team(key=key, user=request.user)
+            messages.success(request, f"You joined {team.name}.")
+            return redirect("team_detail", team_id=team.pk)
+        invitation = check_invitation(key=key, user=request.user)
+    except TeamError as exc:
+        return render(request, "leaderboard/join.html", {"error": exc}, status=exc.http_status)
+    if not request.user.is_authenticated:
+        request.session[INVITATION_SESSION_KEY] = invitation.digest  # never the key itself
+    return render(
+        request,
+        "leaderboard/join.html",
+        {"team": invitation.team, "registration_closed": settings.REGISTRATION == "closed"},
+    )
+
+
+@login_required
+@require_POST
+def team_request(request, slug: str, team_id: int):
+    task = selectors.task_for(slug, request.user)
+    team = selectors.team_for(team_id=team_id, user=request.user)
+    request_approval(task=task, team=team, by=request.user)
+    messages.success(request, f"{team.name} asked to take part: an organizer approves.")
+    return redirect("submit_run", slug=task.slug)
+
+
+@login_required
+@require_POST
+def team_approve(request, slug: str, team_id: int):
+    task = selectors.task_for(slug, request.user, role="organizer")
+    approval = selectors.approval_request(task=task, team_id=team_id)
+    approve_team(task=task, team=approval.team, by=request.user)
+    messages.success(request, f"{approval.team.name} may submit runs to {task.slug}.")
+    return redirect("task_organize", slug=task.slug)
