@@ -27,6 +27,7 @@ from leaderboard.models import (
     Estimate,
     LabelModelFit,
     LeaderboardSnapshot,
+    PoolRunOutputs,
     ReferenceItem,
     RunEvent,
     Task,
@@ -53,6 +54,11 @@ def data():
     team = make_team("Team X")
     run = add_run(task, team, [0, 1, 2], scores=[0.9, 0.5, 0.1], name="run-x")
     RunEvent.objects.create(run=run, state="queued", reason="ok")
+    PoolRunOutputs.objects.create(
+        run=run,
+        scores=np.array([0.9, 0.5, 0.1, 0.0], "<f8").tobytes(),
+        labels=np.array([1, 1, 0, 0], np.uint8).tobytes(),
+    )
     ReferenceItem.objects.create(task=task, item=items[0], group="g")
     plan = PlanRound.objects.create(
         task=task, run=run, round=1, status="sample", engine_version="t"
