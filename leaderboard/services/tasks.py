@@ -28,8 +28,9 @@ TASK_FIELDS = frozenset(
 FROZEN_ONCE_RUNS = frozenset({"design", "design_options", "kind"})
 # What an open task's engine estimates; a closed pool may show any of MEASURES.
 OPEN_MEASURES = ("precision", "recall", "f1")
-# The closed-pool design a task's ``design`` names ("default": the adaptive one).
-POOL_DESIGN_NAMES = {"default": "adaptive", "adaptive": "adaptive", "passive": "passive"}
+# The closed-pool design a task's ``design`` names ("default": the adaptive one, the only one
+# whose sampling record the pipeline stores).
+POOL_DESIGN_NAMES = {"default": "adaptive", "adaptive": "adaptive"}
 
 
 class TaskSettingsError(InvalidFields):
@@ -89,8 +90,7 @@ def pool_design(task: Task) -> PoolDesign:
             f"closed pools offer the designs {', '.join(sorted(POOL_DESIGN_NAMES))}, "
             f"not {task.design!r}"
         ) from None
-    options = {"targets": tuple(task.measures)} if name == "adaptive" else {}
-    options.update(task.design_options or {})
+    options = {"targets": tuple(task.measures), **(task.design_options or {})}
     return make_pool_design(
         name, confidence=task.confidence, target_half_width=task.target_half_width, **options
     )

@@ -21,7 +21,7 @@ from annotation.models import (
     VerificationRequest,
 )
 from annotation.services import request_verification, submit_judgment
-from evaluation.models import Draw, Look, PlanRound
+from evaluation.models import Draw, Look, PlanRound, PoolSamplingRecord
 from leaderboard.models import (
     ApiToken,
     Estimate,
@@ -64,6 +64,9 @@ def data():
         task=task, run=run, round=1, status="sample", engine_version="t"
     )
     Draw.objects.create(plan_round=plan, item=items[1], inclusion=0.5)
+    PoolSamplingRecord.objects.create(
+        task=task, inclusion=np.array([0.1, 0.5, 0.1, 0.1], "<f8").tobytes(), rounds=1
+    )
     request_verification(task=task, item_ids=[items[1].pk])
     submit_judgment(
         request_id=VerificationRequest.objects.get().pk, annotator=annotator(task), answer="correct"

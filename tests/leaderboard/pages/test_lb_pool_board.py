@@ -1,0 +1,98 @@
+"""A closed-pool task's board: the task's measures as columns (MCC included), sorting by them,
+and the CSV download with every measure."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from django.urls import reverse
+
+from leaderboard.models import LeaderboardSnapshot, Run, Task
+from leaderboard.services.tasks import create_task, create_team
+
+pytestmark = pytest.mark.django_db
+
+
+def cell(value, low, high):
+    return {
+        "value": value,
+        "low": low,
+        "high": high,
+        "labels_used": 120,
+        "method": "cell-posterior",
+    }
+
+
+@pytest.fixture
+def pool_board():
+    task = create_task(slug="cp", title="CP", kind=Task.Kind.CLOSED_POOL, measures=["f1", "mcc"])
+    team = create_team(name="T")
+    runs = [
+        Run.objects.create(task=task, team=team, name=name, state=Run.State.SCORED)
+        for name in ("low", "high")
+    ]
+    rows = [
+        {
+            "run": run.pk,
+            "name": run.name,
+            "team": "T",
+            "state": "scored",
+            "provisional": False,
+            "n_predictions": 400,
+            "f1": cell(f1, f1 - 0.1, f1 + 0.05),
+            "mcc": cell(mcc, mcc - 0.2, mcc + 0.1),
+            "rank": {"f1": {"best": rank, "worst": rank}, "mcc": {"best": 1, "worst": 2}},
+        }
+        for run, f1, mcc, rank in ((runs[0], 0.4, -0.3, 2), (runs[1], 0.8, 0.6, 1))
+    ]
+    LeaderboardSnapshot.objects.create(
+        task=task,
+        version=1,
+        engine_version="e",
+        design="adaptive",
+        labels_version=3,
+        reference_version=0,
+        n_labels=120,
+        n_reference=0,
+        confidence=0.95,
+        rows=rows,
+        details={"closed_pool": {"measures": ["f1", "mcc"], "labels": "resolved"}},
+    )
+    return task
+
+
+def test_the_board_shows_the_task_measures(client, pool_board):
+    html = client.get(reverse("task_board", args=["cp"])).content.decode()
+    assert 'data-metric="mcc"' in html and 'data-metric="f1"' in html
+    assert 'data-metric="precision"' not in html
+    assert ">MCC" in html and ">Precision" not in html
+    assert "[-0.500, -0.200]" in html  # the low run's MCC interval, below zero
+    assert "rests on 120 labels" in html
+
+
+def test_sorting_by_a_measure_of_the_task_and_only_those(client, pool_board):
+    url = reverse("task_board", args=["cp"])
+    by_mcc = client.get(url + "?sort=mcc")
+    assert by_mcc.status_code == 200
+    html = by_mcc.content.decode()
+    assert html.index(">high<") < html.index(">low<")
+    assert client.get(url + "?sort=precision").status_code == 400
+
+
+def test_the_csv_has_every_measure(client, pool_board):
+    response = client.get(reverse("snapshot_csv", args=["cp", 1]))
+    rows = list(
+        csv.reader(
+            io.StringIO(
+                b"".join(response.streaming_content).decode()
+                if hasattr(response, "streaming_content")
+                else response.content.decode()
+            )
+        )
+    )
+    header = rows[0]
+    assert "mcc_value" in header and "f1_low" in header and "precision_value" not in header
+    assert "mcc_rank_best" in header
+    assert rows[1][header.index("mcc_value")] == "-0.3"
