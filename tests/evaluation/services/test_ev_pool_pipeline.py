@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from pool_pipeline import pool_world
 
 from annotation.models import VerificationRequest
 from evaluation.core.closed_pool import AdaptivePoolDesign, PoolState
@@ -15,6 +14,7 @@ from evaluation.pool_state import load_pool_state, permanent_numbers
 from leaderboard.models import Estimate, LeaderboardSnapshot, PoolRunOutputs, Run
 
 from pipeline_support import PipelineDriver, answer_all
+from pool_pipeline import pool_world
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
