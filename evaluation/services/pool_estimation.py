@@ -42,6 +42,8 @@ LABELS_NOTE = (
 def estimate_pool_locked(task: Task, token: str) -> LeaderboardSnapshot | None:
     """Estimate every run of closed-pool ``task``, move runs on and store a snapshot if anything
     changed (the caller holds the engine lock); returns the snapshot or ``None``."""
+    if not task.n_items:
+        return None  # no pool yet: no run can have been accepted
     loaded = load_pool_state(task)
     measures = list(task.measures)
     results = (

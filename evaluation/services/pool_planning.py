@@ -52,7 +52,11 @@ def plan_pool_locked(run: Run, token: str) -> str:
     loaded = load_pool_state(task)
     index = loaded.run_index[run.pk]
     if run.state == Run.State.QUEUED:
-        transition_run(run, Run.State.PLANNING, "planning the first round")
+        with transaction.atomic():
+            transition_run(run, Run.State.PLANNING, "planning the first round")
+            # Items queued before the run came: its team must not verify those it predicts
+            # positive (a closed-pool run is served by rounds other jobs plan, too).
+            register_run_conflicts(run=run)
     pending = loaded.pending()
     if pending.size:
         if run.state != Run.State.AWAITING_LABELS:
@@ -146,9 +150,6 @@ def _store_round(
             "updated_at": timezone.now(),
         },
     )
-    if round_no == 1:
-        # Items queued for earlier runs: this run's team must not verify those it predicts.
-        register_run_conflicts(run=run)
     pks = dict(
         Item.objects.filter(task_id=task.pk, index__in=items.tolist()).values_list("index", "pk")
     )

@@ -29,6 +29,7 @@ METRIC_LABELS = {
     "mcc": "MCC",
 }
 DEFAULT_SORT = "f1"
+WIDER_THAN_UNIT = frozenset({"mcc"})  # measures whose values reach below 0
 STATE_LABELS = dict(Run.State.choices)
 BOARD_CACHE_SECONDS = 3600
 MINUS = "\u2212"
@@ -375,7 +376,9 @@ def _body(
         )
     details = details if isinstance(details, dict) else {}
     ranking = details.get("ranking") if isinstance(details.get("ranking"), dict) else {}
-    plot = interval_plot(rows, sort=sort, metric_label=METRIC_LABELS[sort]) if rows else ""
+    # The plot's axis is [0, 1]: MCC (in [-1, 1]) would be clamped there, so it gets none.
+    plotted = rows and sort not in WIDER_THAN_UNIT
+    plot = interval_plot(rows, sort=sort, metric_label=METRIC_LABELS[sort]) if plotted else ""
     return BoardBody(
         rows=rows,
         methods=_methods(rows, metrics),

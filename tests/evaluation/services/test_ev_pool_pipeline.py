@@ -14,7 +14,7 @@ from evaluation.pool_state import load_pool_state, permanent_numbers
 from leaderboard.models import Estimate, LeaderboardSnapshot, PoolRunOutputs, Run
 
 from pipeline_support import PipelineDriver, answer_all
-from pool_pipeline import pool_world
+from pool_pipeline import pool_world, submit_pool_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -119,6 +119,24 @@ def test_annotators_get_the_pool_payload_and_teams_never_verify_their_positives(
             if name in {r.name for r in world.runs} and predictions[request.item.index]
         }
         assert conflicting == predicted
+
+
+def test_a_run_arriving_while_a_round_is_out_gets_its_conflicts(driver):
+    world = pool_world(target_half_width=0.15, submit=False)
+    first = submit_pool_run(world.task, "a-good", world.systems["a-good"])
+    driver.drain()
+    assert Run.objects.get(pk=first.pk).state == Run.State.AWAITING_LABELS
+    late = submit_pool_run(world.task, "b-broad", world.systems["b-broad"])
+    driver.drain()
+    late.refresh_from_db()
+    assert late.state == Run.State.AWAITING_LABELS and "waiting for answers" in late.reason
+    _, predictions = world.systems["b-broad"]
+    pending = VerificationRequest.objects.filter(task=world.task).select_related("item")
+    flagged = {
+        r.item.index for r in pending if r.conflicts.filter(team__name="team-b-broad").exists()
+    }
+    assert flagged == {r.item.index for r in pending if predictions[r.item.index]}
+    assert flagged  # the broad run predicts some of the queued items
 
 
 def test_a_budget_stops_every_run_partial(driver):

@@ -1,5 +1,5 @@
 """A closed-pool task's board: the task's measures as columns (MCC included), sorting by them,
-and the CSV download with every measure."""
+the CSV download and the API board with every measure."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import csv
 import io
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from leaderboard.models import LeaderboardSnapshot, Run, Task
+from leaderboard.models import Estimate, LeaderboardSnapshot, Run, Task
 from leaderboard.services.tasks import create_task, create_team
 
 pytestmark = pytest.mark.django_db
@@ -47,7 +48,7 @@ def pool_board():
         }
         for run, f1, mcc, rank in ((runs[0], 0.4, -0.3, 2), (runs[1], 0.8, 0.6, 1))
     ]
-    LeaderboardSnapshot.objects.create(
+    snapshot = LeaderboardSnapshot.objects.create(
         task=task,
         version=1,
         engine_version="e",
@@ -60,6 +61,9 @@ def pool_board():
         rows=rows,
         details={"closed_pool": {"measures": ["f1", "mcc"], "labels": "resolved"}},
     )
+    for row, run in zip(rows, runs, strict=True):
+        for m in ("f1", "mcc"):
+            Estimate.objects.create(snapshot=snapshot, run=run, metric=m, level=0.95, **row[m])
     return task
 
 
@@ -78,6 +82,8 @@ def test_sorting_by_a_measure_of_the_task_and_only_those(client, pool_board):
     assert by_mcc.status_code == 200
     html = by_mcc.content.decode()
     assert html.index(">high<") < html.index(">low<")
+    assert "lb-interval-plot" not in html  # its [0, 1] axis cannot show an MCC below 0
+    assert "lb-interval-plot" in client.get(url + "?sort=f1").content.decode()
     assert client.get(url + "?sort=precision").status_code == 400
 
 
@@ -96,3 +102,25 @@ def test_the_csv_has_every_measure(client, pool_board):
     assert "mcc_value" in header and "f1_low" in header and "precision_value" not in header
     assert "mcc_rank_best" in header
     assert rows[1][header.index("mcc_value")] == "-0.3"
+
+
+def test_a_run_page_shows_the_task_measures(client, pool_board):
+    client.force_login(get_user_model().objects.create_superuser("root", password="x"))
+    run = Run.objects.get(task=pool_board, name="low")
+    html = client.get(reverse("run_detail", args=[run.pk])).content.decode()
+    assert "MCC" in html and "[-0.500, -0.200]" in html
+
+
+def test_the_api_board_sorts_by_the_task_measures(client, pool_board):
+    body = client.get("/api/tasks/cp/board/?sort=mcc").json()
+    assert [row["name"] for row in body["rows"]] == ["high", "low"]
+    assert body["rows"][1]["mcc"]["value"] == -0.3
+    assert client.get("/api/tasks/cp/board/?sort=precision").status_code == 400
+
+
+def test_the_submit_page_states_the_closed_pool_format(client, pool_board):
+    member = get_user_model().objects.create_user("member")
+    create_team(name="M", members=[member])
+    client.force_login(member)
+    html = client.get(reverse("submit_run", args=["cp"])).content.decode()
+    assert "key&lt;TAB&gt;score&lt;TAB&gt;label" in html
