@@ -44,8 +44,9 @@ def test_three_runs_are_estimated_from_shared_rounds(driver):
     answered = settle(driver, world)
     runs = list(Run.objects.filter(task=world.task).order_by("id"))
     assert all(r.state == Run.State.SCORED for r in runs), [(r.name, r.reason) for r in runs]
-    # Every label is shared: well short of a census of the pool (250 of 400 at seed 0).
-    assert 0 < answered <= 0.7 * world.truth.size
+    # Every label is shared: short of a census of the pool (250-300 of 400 over task seeds
+    # 0-9; those 10 seeds' 120 intervals all covered the truth).
+    assert 0 < answered <= 0.75 * world.truth.size
     snapshot = LeaderboardSnapshot.objects.filter(task=world.task).order_by("-version").first()
     assert snapshot.details["closed_pool"]["measures"] == ["precision", "recall", "f1", "mcc"]
     assert snapshot.n_labels == answered
