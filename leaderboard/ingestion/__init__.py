@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from itertools import chain
-from typing import IO
+from typing import IO, Any
 
 import numpy as np
 
@@ -67,6 +67,24 @@ __all__ = [
 MAX_PROBLEMS = 50
 
 
+def _parsed(stream: IO[bytes], kind, **limits: Any) -> _Parser:
+    """``stream`` read through the one parser with ``kind``'s line rules; raises
+    :class:`UploadRejected` listing its problems."""
+    p = _Parser(stream, kind, **limits)
+    p.parse()
+    return p
+
+
+def _file_facts(p: _Parser) -> dict[str, Any]:
+    """What every parse result says of the file itself."""
+    return {
+        "format": p.format or "tsv",
+        "compressed": p.compressed,
+        "n_bytes": p.raw.n_bytes,
+        "sha256": p.raw.hexdigest(),
+    }
+
+
 def parse_run_file(
     stream: IO[bytes],
     *,
@@ -80,7 +98,7 @@ def parse_run_file(
 
     ``progress(raw_bytes_read, lines_read)`` is called after every block, if given.
     """
-    p = _Parser(
+    p = _parsed(
         stream,
         _RUN,
         file_name=file_name,
@@ -89,7 +107,6 @@ def parse_run_file(
         max_problems=max_problems,
         progress=progress,
     )
-    p.parse()
     scores = (
         np.concatenate([np.asarray(c, dtype=np.float64) for c in p.value_chunks])
         if p.keys
@@ -99,10 +116,7 @@ def parse_run_file(
         keys=p.keys,
         scores=scores,
         payloads=p.payloads,
-        format=p.format or "tsv",
-        compressed=p.compressed,
-        n_bytes=p.raw.n_bytes,
-        sha256=p.raw.hexdigest(),
+        **_file_facts(p),
     )
 
 
@@ -115,7 +129,7 @@ def parse_reference_file(
     max_problems: int = MAX_PROBLEMS,
 ) -> ParsedReference:
     """Parse and validate a reference sample file; raise :class:`UploadRejected` on problems."""
-    p = _Parser(
+    p = _parsed(
         stream,
         _REFERENCE,
         file_name=file_name,
@@ -123,15 +137,11 @@ def parse_reference_file(
         max_records=max_items,
         max_problems=max_problems,
     )
-    p.parse()
     return ParsedReference(
         keys=p.keys,
         groups=list(chain.from_iterable(p.value_chunks)),
         payloads=p.payloads,
-        format=p.format or "tsv",
-        compressed=p.compressed,
-        n_bytes=p.raw.n_bytes,
-        sha256=p.raw.hexdigest(),
+        **_file_facts(p),
     )
 
 
@@ -144,7 +154,7 @@ def parse_pool_file(
     max_problems: int = MAX_PROBLEMS,
 ) -> ParsedPool:
     """Parse a closed pool's keys (with payloads, in JSON Lines); raise :class:`UploadRejected`."""
-    p = _Parser(
+    p = _parsed(
         stream,
         _KEYS,
         file_name=file_name,
@@ -152,14 +162,10 @@ def parse_pool_file(
         max_records=max_items,
         max_problems=max_problems,
     )
-    p.parse()
     return ParsedPool(
         keys=p.keys,
         payloads=p.payloads,
-        format=p.format or "tsv",
-        compressed=p.compressed,
-        n_bytes=p.raw.n_bytes,
-        sha256=p.raw.hexdigest(),
+        **_file_facts(p),
     )
 
 
@@ -176,7 +182,7 @@ def parse_pool_run_file(
 
     Whether the keys are exactly the pool's is the caller's check (it knows the pool).
     """
-    p = _Parser(
+    p = _parsed(
         stream,
         _POOL_RUN,
         file_name=file_name,
@@ -185,7 +191,6 @@ def parse_pool_run_file(
         max_problems=max_problems,
         progress=progress,
     )
-    p.parse()
     values = (
         np.concatenate([np.asarray(c, dtype=np.float64).reshape(-1, 2) for c in p.value_chunks])
         if p.keys
@@ -195,8 +200,5 @@ def parse_pool_run_file(
         keys=p.keys,
         scores=np.ascontiguousarray(values[:, 0]),
         labels=values[:, 1].astype(np.uint8),
-        format=p.format or "tsv",
-        compressed=p.compressed,
-        n_bytes=p.raw.n_bytes,
-        sha256=p.raw.hexdigest(),
+        **_file_facts(p),
     )
