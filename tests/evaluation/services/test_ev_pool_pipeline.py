@@ -11,6 +11,7 @@ from evaluation.core.closed_pool import AdaptivePoolDesign, PoolState
 from evaluation.core.closed_pool.adaptive import PoolSampling
 from evaluation.models import Draw, PlanRound, PoolSamplingRecord
 from evaluation.pool_state import load_pool_state, permanent_numbers
+from evaluation.services import plan_run
 from leaderboard.models import Estimate, LeaderboardSnapshot, PoolRunOutputs, Run
 
 from pipeline_support import PipelineDriver, answer_all
@@ -147,3 +148,27 @@ def test_a_budget_stops_every_run_partial(driver):
     runs = Run.objects.filter(task=world.task)
     assert {r.state for r in runs} == {Run.State.PARTIAL}
     assert all("budget (60 judgments) is spent" in r.reason for r in runs)
+
+
+def test_planning_twice_asks_nothing_twice(driver):
+    world = pool_world(target_half_width=0.15)
+    driver.drain()
+    first = world.runs[0]
+    assert PlanRound.objects.filter(task=world.task).count() == 1
+    # A redelivered message: answers are still out, so the run waits and nothing is stored.
+    assert plan_run(first.pk) == "waiting"
+    assert PlanRound.objects.filter(task=world.task).count() == 1
+    assert Run.objects.get(pk=first.pk).state == Run.State.AWAITING_LABELS
+
+
+def test_a_record_that_does_not_match_the_rounds_fails_the_run_not_the_sample(driver):
+    world = pool_world(target_half_width=0.15)
+    driver.drain()
+    answer_all(world.task, world.answers, world.annotator)
+    PoolSamplingRecord.objects.filter(task=world.task).update(rounds=7)
+    run = world.runs[0]
+    Run.objects.filter(pk=run.pk).update(state=Run.State.PLANNING)
+    assert plan_run(run.pk) == "failed"
+    run.refresh_from_db()
+    assert run.state == Run.State.FAILED and "sampling record reflects 7 rounds" in run.reason
+    assert PlanRound.objects.filter(task=world.task).count() == 1
