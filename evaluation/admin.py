@@ -8,7 +8,7 @@ from django.db.models import Count
 
 from leaderboard.admin import OrganizerScopedAdmin
 
-from .models import Draw, Look, PlanRound
+from .models import Draw, Look, PlanRound, PoolSamplingRecord
 
 
 class ReadOnlyAdmin(OrganizerScopedAdmin):
@@ -78,3 +78,18 @@ class LookAdmin(ReadOnlyAdmin):
     search_fields = ("item__key",)
     list_select_related = ("item", "plan_round")
     show_full_result_count = False
+
+
+@admin.register(PoolSamplingRecord)
+class PoolSamplingRecordAdmin(ReadOnlyAdmin):
+    """A closed pool's inclusion vector: its size and the rounds it reflects, not its bytes."""
+
+    task_path = "task"
+    list_display = ("task", "rounds", "inclusion_size", "updated_at")
+    list_select_related = ("task",)
+    exclude = ("inclusion",)
+    readonly_fields = ("task", "rounds", "inclusion_size", "updated_at")
+
+    @admin.display(description="inclusion (bytes)")
+    def inclusion_size(self, obj):
+        return len(bytes(obj.inclusion))

@@ -51,7 +51,7 @@ ENGINE_STATES = (
 )
 
 
-def _load_answers(state: TaskState, task: Task, version: int) -> None:
+def load_answers(state: TaskState, task: Task, version: int) -> None:
     """The task's judgment set of ``version``: counted judgments and gold answers with
     ``seq <= version`` not withdrawn by then; gold items' answers as exact."""
     live = {"seq__lte": version}
@@ -165,7 +165,7 @@ def load_task_state(task: Task) -> LoadedTask:
     run_index = {run.pk: i for i, run in enumerate(runs)}
     cached = _up_to_date(task, design, runs, run_index, int(n_items))
     state = cached.state.fork()
-    _load_answers(state, task, labels_version)
+    load_answers(state, task, labels_version)
     if reference:
         items = np.array([r[0] for r in reference], dtype=np.int64)
         _, groups = np.unique(

@@ -76,3 +76,21 @@ class Look(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["plan_round", "item"], name="look_unique_item"),
         ]
+
+
+class PoolSamplingRecord(models.Model):
+    """A closed-pool task's inclusion probabilities after its latest round, packed (``float64``
+    per pool item, in index order): with the permanent numbers regenerated from the task's seed,
+    what the adaptive design resumes from in any process.
+
+    Each round's drawn items and their probabilities are its :class:`Draw` rows; this row is
+    written in the same transaction as the round and says how many rounds it reflects, so a
+    reader can tell it matches the stored rounds.
+    """
+
+    task = models.OneToOneField(
+        "leaderboard.Task", on_delete=models.CASCADE, related_name="pool_sampling"
+    )
+    inclusion = models.BinaryField()
+    rounds = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(default=timezone.now)

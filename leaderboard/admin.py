@@ -23,6 +23,7 @@ from .models import (
     Item,
     LabelModelFit,
     LeaderboardSnapshot,
+    PoolRunOutputs,
     ReferenceItem,
     Run,
     RunEvent,
@@ -349,6 +350,34 @@ class RunPredictionsAdmin(RecordAdmin):
     @admin.display(description="scores (bytes)", ordering="_scores_bytes")
     def scores_size(self, obj):
         return obj._scores_bytes
+
+
+@admin.register(PoolRunOutputs)
+class PoolRunOutputsAdmin(RecordAdmin):
+    """A closed-pool run's packed scores and labels: their sizes, never their bytes."""
+
+    task_path = "run__task"
+    list_display = ("run", "scores_size", "labels_size")
+    search_fields = ("run__name",)
+    list_select_related = ("run",)
+    exclude = ("scores", "labels")
+    readonly_fields = ("run", "scores_size", "labels_size")
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .defer("scores", "labels")
+            .annotate(_scores_bytes=Length("scores"), _labels_bytes=Length("labels"))
+        )
+
+    @admin.display(description="scores (bytes)", ordering="_scores_bytes")
+    def scores_size(self, obj):
+        return obj._scores_bytes
+
+    @admin.display(description="labels (bytes)", ordering="_labels_bytes")
+    def labels_size(self, obj):
+        return obj._labels_bytes
 
 
 @admin.register(ReferenceItem)

@@ -63,12 +63,21 @@ def _cell(value) -> str:
     return str(value)
 
 
+def snapshot_metrics(snapshot: LeaderboardSnapshot) -> tuple[str, ...]:
+    """The metrics the snapshot's rows carry: a closed pool's measures, else the three."""
+    details = snapshot.details if isinstance(snapshot.details, dict) else {}
+    pool = details.get("closed_pool")
+    if isinstance(pool, dict) and isinstance(pool.get("measures"), list):
+        return tuple(str(m) for m in pool["measures"])
+    return METRICS
+
+
 def snapshot_csv_header(snapshot: LeaderboardSnapshot) -> list[str]:
     header = ["version", *ROW_FIELDS]
-    for metric in METRICS:
+    for metric in snapshot_metrics(snapshot):
         header += [f"{metric}_{field}" for field in METRIC_FIELDS]
     if _has_ranks(snapshot):
-        for metric in METRICS:
+        for metric in snapshot_metrics(snapshot):
             header += [f"{metric}_rank_best", f"{metric}_rank_worst"]
     return header
 
@@ -96,14 +105,15 @@ def snapshot_csv_rows(snapshot: LeaderboardSnapshot) -> Iterator[list[str]]:
     """The snapshot as CSV rows (header first), in the stored row order."""
     yield snapshot_csv_header(snapshot)
     ranked = _has_ranks(snapshot)
+    metrics = snapshot_metrics(snapshot)
     for row in _rows_marked(snapshot):
         cells = [_cell(snapshot.version), *(_cell(row.get(f)) for f in ROW_FIELDS)]
-        for metric in METRICS:
+        for metric in metrics:
             estimate = row.get(metric) or {}
             cells += [_cell(estimate.get(field)) for field in METRIC_FIELDS]
         if ranked:
             ranks = row.get("rank") or {}
-            for metric in METRICS:
+            for metric in metrics:
                 rank = ranks.get(metric) or {}
                 cells += [_cell(rank.get("best")), _cell(rank.get("worst"))]
         yield cells
@@ -111,9 +121,10 @@ def snapshot_csv_rows(snapshot: LeaderboardSnapshot) -> Iterator[list[str]]:
 
 def snapshot_methods(snapshot: LeaderboardSnapshot) -> dict[str, list[str]]:
     """Per metric, the distinct interval methods the rows used (in first-seen order)."""
-    methods: dict[str, list[str]] = {metric: [] for metric in METRICS}
+    metrics = snapshot_metrics(snapshot)
+    methods: dict[str, list[str]] = {metric: [] for metric in metrics}
     for row in snapshot.rows or []:
-        for metric in METRICS:
+        for metric in metrics:
             method = (row.get(metric) or {}).get("method")
             if method and method not in methods[metric]:
                 methods[metric].append(method)

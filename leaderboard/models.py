@@ -31,6 +31,11 @@ def key_digest(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
+def default_measures() -> list[str]:
+    """The measures a task shows unless its organizer picks others."""
+    return ["precision", "recall", "f1"]
+
+
 class Team(models.Model):
     """A group of participants; runs belong to teams, quotas count per team."""
 
@@ -72,6 +77,10 @@ class Task(models.Model):
         OPEN = "open", "open"
         CLOSED = "closed", "closed"
 
+    class Kind(models.TextChoices):
+        OPEN = "open", "open world (a run is a set of predicted items)"
+        CLOSED_POOL = "closed_pool", "closed pool (every run scores every pool item)"
+
     slug = models.SlugField(max_length=80, unique=True)
     title = models.CharField(max_length=200)
     description = models.TextField(blank=True)
@@ -83,6 +92,18 @@ class Task(models.Model):
         blank=True, help_text="How an item's payload is shown to annotators (empty: as a table)."
     )
     state = models.CharField(max_length=10, choices=State.choices, default=State.OPEN)
+    kind = models.CharField(
+        max_length=20,
+        choices=Kind.choices,
+        default=Kind.OPEN,
+        help_text="Closed pool: the organizer uploads every item once; each run scores them all.",
+    )
+    measures = models.JSONField(
+        default=default_measures,
+        blank=True,
+        help_text="Measures the board shows (closed pools: any of precision, recall, f1, "
+        "accuracy, balanced_accuracy, mcc; open tasks: precision, recall, f1).",
+    )
     organizers = models.ManyToManyField(
         settings.AUTH_USER_MODEL, related_name="organized_tasks", blank=True
     )
@@ -366,6 +387,24 @@ class RunPredictions(models.Model):
         )
 
 
+class PoolRunOutputs(models.Model):
+    """A closed-pool run's output on every pool item, packed in item index order: ``float64``
+    scores and ``uint8`` 0/1 labels. Its predicted positives are also its
+    :class:`RunPredictions` (what the annotation queue's conflict rules read)."""
+
+    run = models.OneToOneField(
+        Run, on_delete=models.CASCADE, primary_key=True, related_name="pool_outputs"
+    )
+    scores = models.BinaryField()
+    labels = models.BinaryField()
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        return (
+            np.frombuffer(bytes(self.scores), dtype="<f8"),
+            np.frombuffer(bytes(self.labels), dtype=np.uint8),
+        )
+
+
 class ReferenceItem(models.Model):
     """One item of the task's reference sample of true items (for recall), with its group."""
 
@@ -412,12 +451,15 @@ class Estimate(models.Model):
         PRECISION = "precision", "precision"
         RECALL = "recall", "recall"
         F1 = "f1", "F1"
+        ACCURACY = "accuracy", "accuracy"
+        BALANCED_ACCURACY = "balanced_accuracy", "balanced accuracy"
+        MCC = "mcc", "MCC"
 
     snapshot = models.ForeignKey(
         LeaderboardSnapshot, on_delete=models.CASCADE, related_name="estimates"
     )
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="estimates")
-    metric = models.CharField(max_length=10, choices=Metric.choices)
+    metric = models.CharField(max_length=20, choices=Metric.choices)
     value = models.FloatField(null=True)
     low = models.FloatField()
     high = models.FloatField()

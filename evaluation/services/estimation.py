@@ -21,6 +21,7 @@ from leaderboard.services.lifecycle import transition_run
 
 from ..engine_state import LoadedTask, load_task_state
 from ..locks import assert_lock_held, engine_lock
+from .pool_estimation import estimate_pool_locked
 
 METRICS = ("precision", "recall", "f1")
 
@@ -40,6 +41,8 @@ def estimate_task(task_id: int) -> LeaderboardSnapshot | None:
     with engine_lock(task_id) as token:
         Task.objects.filter(pk=task_id).update(estimate_pending=False)
         task = Task.objects.get(pk=task_id)
+        if task.kind == Task.Kind.CLOSED_POOL:
+            return estimate_pool_locked(task, token)
         loaded = load_task_state(task)
         results = loaded.design.estimate(loaded.state) if loaded.runs else []
         ranking = _rank_runs(loaded, results, _listed_indices(loaded))

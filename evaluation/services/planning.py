@@ -13,12 +13,13 @@ from annotation.services import ask_again, register_run_conflicts, request_verif
 from evaluation.core import ENGINE_VERSION
 from evaluation.core.results import Plan
 from leaderboard.jobs import enqueue_estimate, enqueue_plan
-from leaderboard.models import Item, Run
+from leaderboard.models import Item, Run, Task
 from leaderboard.services.lifecycle import fail_run, transition_run
 
 from ..engine_state import LoadedTask, load_task_state
 from ..locks import assert_lock_held, engine_lock
 from ..models import Draw, Look, PlanRound
+from .pool_planning import plan_pool_locked
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +54,8 @@ def plan_run(run_id: int) -> str:
 
 def _plan_locked(run: Run, token: str) -> str:
     task = run.task
+    if task.kind == Task.Kind.CLOSED_POOL:
+        return plan_pool_locked(run, token)
     loaded = load_task_state(task)
     index = loaded.run_index[run.pk]
     if run.state == Run.State.AWAITING_LABELS and loaded.pending_in_run(index) > 0:

@@ -16,7 +16,7 @@ from rest_framework import exceptions
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 
-from ..exports import METRICS, csv_lines, snapshot_csv_rows, snapshot_json
+from ..exports import METRICS, csv_lines, snapshot_csv_rows, snapshot_json, snapshot_metrics
 from ..models import LeaderboardSnapshot
 from ..selectors import (
     board_order,
@@ -72,14 +72,21 @@ class CsvExportMixin(ViewMixinBase):
         return response
 
 
-def sorted_rows(rows: list[dict], *, sort: str | None, order: str | None) -> list[dict]:
-    """``rows`` in the board order (``selectors.board_order``) of a metric, or as stored."""
+def sorted_rows(
+    rows: list[dict],
+    *,
+    sort: str | None,
+    order: str | None,
+    metrics: tuple[str, ...] = METRICS,
+) -> list[dict]:
+    """``rows`` in the board order (``selectors.board_order``) of one of ``metrics`` (the
+    snapshot's: a closed pool's measures), or as stored."""
     if sort is None:
         if order is not None:
             raise exceptions.ValidationError({"order": ["only together with `sort`"]})
         return rows
-    if sort not in METRICS:
-        raise exceptions.ValidationError({"sort": [f"one of {', '.join(METRICS)}"]})
+    if sort not in metrics:
+        raise exceptions.ValidationError({"sort": [f"one of {', '.join(metrics)}"]})
     if order not in (None, "asc", "desc"):
         raise exceptions.ValidationError({"order": ["`asc` or `desc`"]})
     return board_order(rows, sort, descending=order != "asc")
@@ -96,6 +103,7 @@ class SnapshotResponseMixin(CsvExportMixin):
             data["rows"],
             sort=self.request.query_params.get("sort"),
             order=self.request.query_params.get("order"),
+            metrics=snapshot_metrics(snapshot),
         )
         return Response(data)
 

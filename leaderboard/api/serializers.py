@@ -17,6 +17,8 @@ PUBLIC_TASK_FIELDS = (
     "question",
     "display_template",
     "state",
+    "kind",
+    "measures",
     "target_half_width",
     "confidence",
     "label_budget",

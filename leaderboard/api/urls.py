@@ -9,7 +9,7 @@ from csp.decorators import csp_update
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from . import account_views, board_views, organizer_views, team_views, views
+from . import account_views, board_views, organizer_views, pool_views, team_views, views
 
 app_name = "api"
 
@@ -18,6 +18,7 @@ urlpatterns = [
     path("tasks/<slug:slug>/", views.TaskDetailView.as_view(), name="task-detail"),
     path("tasks/<slug:slug>/runs/", views.TaskRunsView.as_view(), name="task-runs"),
     path("tasks/<slug:slug>/reference/", views.TaskReferenceView.as_view(), name="task-reference"),
+    path("tasks/<slug:slug>/pool/", pool_views.TaskPoolView.as_view(), name="task-pool"),
     path("tasks/<slug:slug>/board/", board_views.BoardView.as_view(), name="board"),
     path(
         "tasks/<slug:slug>/snapshots/", board_views.SnapshotListView.as_view(), name="snapshot-list"

@@ -2,7 +2,10 @@
 
 A run file has one prediction per line, as TSV (``key`` or ``key<TAB>score``) or JSON Lines
 (``{"key": ..., "score"?: ..., "payload"?: ...}``); a reference file has one true item per line
-(``key[<TAB>group]`` or ``{"key": ..., "group"?: ..., "payload"?: ...}``). Either may be gzipped
+(``key[<TAB>group]`` or ``{"key": ..., "group"?: ..., "payload"?: ...}``). A closed pool's file
+has one key per line (``key`` or ``{"key": ..., "payload"?: ...}``), a closed-pool run one
+scored pool item per line (``key<TAB>score<TAB>label`` or ``{"key", "score", "label"}``, the
+label 0 or 1). Any of them may be gzipped
 (detected by its magic bytes, whatever the name) and is read in blocks of whole lines: the file is
 never held in memory as one string, and the *decompressed* size is counted against the limit, so
 a zip bomb stops after ``max_bytes``.
@@ -22,15 +25,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from itertools import chain
-from typing import IO
+from typing import IO, Any
 
 import numpy as np
 
-from .fields import _REFERENCE, _RUN, MAX_GROUP_LENGTH, MAX_KEY_LENGTH
+from .fields import _KEYS, _POOL_RUN, _REFERENCE, _RUN, MAX_GROUP_LENGTH, MAX_KEY_LENGTH
 from .parser import MAX_LINE_BYTES, _Parser
 from .reading import READ_SIZE
 from .receiving import Receiver, too_large_message
-from .results import ParsedReference, ParsedRun, Problem, UploadRejected, human_bytes
+from .results import (
+    ParsedPool,
+    ParsedPoolRun,
+    ParsedReference,
+    ParsedRun,
+    Problem,
+    UploadRejected,
+    human_bytes,
+)
 
 __all__ = [
     "MAX_GROUP_LENGTH",
@@ -38,18 +49,40 @@ __all__ = [
     "MAX_LINE_BYTES",
     "MAX_PROBLEMS",
     "READ_SIZE",
+    "ParsedPool",
+    "ParsedPoolRun",
     "ParsedReference",
     "ParsedRun",
     "Problem",
     "Receiver",
     "UploadRejected",
     "human_bytes",
+    "parse_pool_file",
+    "parse_pool_run_file",
     "parse_reference_file",
     "parse_run_file",
     "too_large_message",
 ]
 
 MAX_PROBLEMS = 50
+
+
+def _parsed(stream: IO[bytes], kind, **limits: Any) -> _Parser:
+    """``stream`` read through the one parser with ``kind``'s line rules; raises
+    :class:`UploadRejected` listing its problems."""
+    p = _Parser(stream, kind, **limits)
+    p.parse()
+    return p
+
+
+def _file_facts(p: _Parser) -> dict[str, Any]:
+    """What every parse result says of the file itself."""
+    return {
+        "format": p.format or "tsv",
+        "compressed": p.compressed,
+        "n_bytes": p.raw.n_bytes,
+        "sha256": p.raw.hexdigest(),
+    }
 
 
 def parse_run_file(
@@ -65,7 +98,7 @@ def parse_run_file(
 
     ``progress(raw_bytes_read, lines_read)`` is called after every block, if given.
     """
-    p = _Parser(
+    p = _parsed(
         stream,
         _RUN,
         file_name=file_name,
@@ -74,7 +107,6 @@ def parse_run_file(
         max_problems=max_problems,
         progress=progress,
     )
-    p.parse()
     scores = (
         np.concatenate([np.asarray(c, dtype=np.float64) for c in p.value_chunks])
         if p.keys
@@ -84,10 +116,7 @@ def parse_run_file(
         keys=p.keys,
         scores=scores,
         payloads=p.payloads,
-        format=p.format or "tsv",
-        compressed=p.compressed,
-        n_bytes=p.raw.n_bytes,
-        sha256=p.raw.hexdigest(),
+        **_file_facts(p),
     )
 
 
@@ -100,7 +129,7 @@ def parse_reference_file(
     max_problems: int = MAX_PROBLEMS,
 ) -> ParsedReference:
     """Parse and validate a reference sample file; raise :class:`UploadRejected` on problems."""
-    p = _Parser(
+    p = _parsed(
         stream,
         _REFERENCE,
         file_name=file_name,
@@ -108,13 +137,68 @@ def parse_reference_file(
         max_records=max_items,
         max_problems=max_problems,
     )
-    p.parse()
     return ParsedReference(
         keys=p.keys,
         groups=list(chain.from_iterable(p.value_chunks)),
         payloads=p.payloads,
-        format=p.format or "tsv",
-        compressed=p.compressed,
-        n_bytes=p.raw.n_bytes,
-        sha256=p.raw.hexdigest(),
+        **_file_facts(p),
+    )
+
+
+def parse_pool_file(
+    stream: IO[bytes],
+    *,
+    file_name: str = "",
+    max_bytes: int,
+    max_items: int,
+    max_problems: int = MAX_PROBLEMS,
+) -> ParsedPool:
+    """Parse a closed pool's keys (with payloads, in JSON Lines); raise :class:`UploadRejected`."""
+    p = _parsed(
+        stream,
+        _KEYS,
+        file_name=file_name,
+        max_bytes=max_bytes,
+        max_records=max_items,
+        max_problems=max_problems,
+    )
+    return ParsedPool(
+        keys=p.keys,
+        payloads=p.payloads,
+        **_file_facts(p),
+    )
+
+
+def parse_pool_run_file(
+    stream: IO[bytes],
+    *,
+    file_name: str = "",
+    max_bytes: int,
+    max_items: int,
+    max_problems: int = MAX_PROBLEMS,
+    progress: Callable[[int, int], None] | None = None,
+) -> ParsedPoolRun:
+    """Parse a closed-pool run (a score and a label per line); raise :class:`UploadRejected`.
+
+    Whether the keys are exactly the pool's is the caller's check (it knows the pool).
+    """
+    p = _parsed(
+        stream,
+        _POOL_RUN,
+        file_name=file_name,
+        max_bytes=max_bytes,
+        max_records=max_items,
+        max_problems=max_problems,
+        progress=progress,
+    )
+    values = (
+        np.concatenate([np.asarray(c, dtype=np.float64).reshape(-1, 2) for c in p.value_chunks])
+        if p.keys
+        else np.zeros((0, 2))
+    )
+    return ParsedPoolRun(
+        keys=p.keys,
+        scores=np.ascontiguousarray(values[:, 0]),
+        labels=values[:, 1].astype(np.uint8),
+        **_file_facts(p),
     )

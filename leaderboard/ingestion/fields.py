@@ -6,6 +6,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -106,9 +107,13 @@ class _Scores:
     """Runs: an optional score in [0, 1]; all lines have one or none do (then every score is 1)."""
 
     field = "score"
+    fields: tuple[str, ...] = ("score",)
+    layout = "key or key<TAB>score"
     noun = "prediction"
     all_or_none = True
-    missing = 1.0
+    required = False
+    payloads = True
+    missing: object = 1.0
 
     def from_text(self, text: str) -> float:
         if not text.strip():
@@ -152,9 +157,13 @@ class _Groups:
     """Reference samples: an optional group (source document), at most 200 characters."""
 
     field = "group"
+    fields: tuple[str, ...] = ("group",)
+    layout = "key or key<TAB>group"
     noun = "item"
     all_or_none = False
-    missing = ""
+    required = False
+    payloads = True
+    missing: object = ""
 
     def from_text(self, text: str) -> str:
         if len(text) > MAX_GROUP_LENGTH:
@@ -174,8 +183,70 @@ class _Groups:
         return list(texts) if max(map(len, texts)) <= MAX_GROUP_LENGTH else None
 
 
+class _Keys:
+    """Closed pools: the key alone (a payload only in JSON Lines)."""
+
+    field = "key"
+    fields: tuple[str, ...] = ()
+    layout = "one key per line"
+    noun = "item"
+    all_or_none = False
+    required = False
+    payloads = True
+    missing: object = None
+
+    def from_text(self, text: object) -> None:
+        raise _Bad(f"expected {self.layout}")
+
+    from_json = from_text
+
+    def fast(self) -> None:
+        return None
+
+
+class _PoolOutputs:
+    """Closed-pool runs: a score in [0, 1] and a 0/1 label on every line."""
+
+    field = "score and label"
+    fields: tuple[str, ...] = ("score", "label")
+    layout = "key<TAB>score<TAB>label"
+    noun = "pool item"
+    all_or_none = False
+    required = True
+    payloads = False
+    missing: object = None
+
+    def from_text(self, parts: tuple[str, ...]) -> tuple[float, float]:
+        if len(parts) != 2:
+            raise _Bad(f"{len(parts) + 1} tab-separated columns; expected {self.layout}")
+        return _RUN.from_text(parts[0]), self._label(parts[1], _shown(parts[1]))
+
+    def from_json(self, value: object) -> tuple[float, float]:
+        score, label = cast(tuple[object, object], value)
+        if score is _MISSING or label is _MISSING:
+            raise _Bad(f'"{"score" if score is _MISSING else "label"}" missing')
+        if isinstance(label, bool) or not isinstance(label, int):
+            raise _Bad(f'"label" must be 0 or 1, not {_json_type(label)}')
+        return _RUN.from_json(score), self._label(str(label), str(label))
+
+    @staticmethod
+    def _label(text: str, shown: str) -> float:
+        if text not in ("0", "1"):
+            raise _Bad(f"label {shown} is not 0 or 1")
+        return float(text)
+
+    def fast(self, scores: Sequence[str], labels: Sequence[str]) -> np.ndarray | None:
+        """``(n, 2)`` scores and labels of a block if every one is valid, else ``None``."""
+        values = _RUN.fast(scores)
+        if values is None or not set(labels) <= {"0", "1"}:
+            return None
+        return np.column_stack([values, np.fromiter(map(float, labels), float, len(labels))])
+
+
 _RUN = _Scores()
 _REFERENCE = _Groups()
+_KEYS = _Keys()
+_POOL_RUN = _PoolOutputs()
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import json
 import zlib
 from collections.abc import Callable
 from itertools import chain
-from typing import IO, cast
+from typing import IO, Any, cast
 
 import numpy as np
 
@@ -28,7 +28,9 @@ from .fields import (
     _Groups,
     _Json,
     _json_type,
+    _Keys,
     _payload_problem,
+    _PoolOutputs,
     _Scores,
     _shown,
 )
@@ -52,7 +54,7 @@ class _Parser:
     def __init__(
         self,
         stream: IO[bytes],
-        kind: _Scores | _Groups,
+        kind: _Scores | _Groups | _Keys | _PoolOutputs,
         *,
         file_name: str,
         max_bytes: int,
@@ -234,26 +236,36 @@ class _Parser:
         starts = np.concatenate(([0], newlines[:-1] + 1))
         if (newlines - starts).max() > MAX_LINE_BYTES:
             return False
+        width = len(self.kind.fields)  # value columns after the key
+        columns: list[list[str]] = []
         if tabs.size == 0:  # key only
             has_value = False
             keys = text.split("\n")
             keys.pop()
             key_bytes = newlines - starts
-        elif tabs.size == n and (tabs < newlines).all() and (tabs[1:] > newlines[:-1]).all():
-            has_value = True  # exactly one tab on every line
+        elif width and tabs.size == width * n:
+            # Exactly ``width`` tabs on every line: each line's first tab after the previous
+            # newline, its last before its own.
+            rows = tabs.reshape(n, width)
+            if not ((rows[:, -1] < newlines).all() and (rows[1:, 0] > newlines[:-1]).all()):
+                return False
+            has_value = True
             parts = text.replace("\t", "\n").split("\n")
-            keys, texts = parts[0:-1:2], parts[1::2]
-            key_bytes = tabs - starts
+            keys = parts[0 : -1 : width + 1]
+            columns = [parts[j :: width + 1] for j in range(1, width + 1)]
+            key_bytes = rows[:, 0] - starts
         else:
             return False
         if self.kind.all_or_none and self._has_value not in (None, has_value):
+            return False
+        if self.kind.required and not has_value:
             return False
         # A key has at most as many characters as bytes: count characters only if needed.
         if key_bytes.min() == 0 or any(map(str.isspace, keys)):
             return False
         if key_bytes.max() > MAX_KEY_LENGTH and max(map(len, keys)) > MAX_KEY_LENGTH:
             return False
-        values = self.kind.fast(texts) if has_value else [self.kind.missing] * n
+        values = self.kind.fast(*columns) if has_value else [self.kind.missing] * n
         if values is None:
             return False
         # Every line is valid: take them (duplicate keys are looked for at the end).
@@ -351,11 +363,13 @@ class _Parser:
 
     def _tsv(self, text: str) -> tuple[str, object, None]:
         parts = text.split("\t")
-        if len(parts) > 2:
-            raise _Bad(
-                f"{len(parts)} tab-separated columns; expected key or key<TAB>{self.kind.field}"
-            )
-        return parts[0], (parts[1] if len(parts) == 2 else _MISSING), None
+        width = len(self.kind.fields)
+        if len(parts) > 1 + width:
+            raise _Bad(f"{len(parts)} tab-separated columns; expected {self.kind.layout}")
+        if len(parts) == 1:
+            return parts[0], _MISSING, None
+        # One value column is its text; several are a tuple of texts (checked by the kind).
+        return parts[0], (parts[1] if width == 1 else tuple(parts[1:])), None
 
     def _jsonl(self, text: str) -> tuple[str, object, object]:
         try:
@@ -371,7 +385,7 @@ class _Parser:
             raise _Bad(f"invalid JSON: {exc}") from None
         if not isinstance(obj, dict):
             raise _Bad(f"expected a JSON object {{...}}, got {_json_type(obj)}")
-        allowed = ("key", self.kind.field, "payload")
+        allowed = ("key", *self.kind.fields, *(("payload",) if self.kind.payloads else ()))
         unknown = sorted(set(obj) - set(allowed))
         if unknown:
             fields = ", ".join(f'"{_printable(name)}"' for name in unknown)
@@ -382,7 +396,13 @@ class _Parser:
         key = obj["key"]
         if not isinstance(key, str):
             raise _Bad(f'"key" must be a string, not {_json_type(key)}')
-        value = obj.get(self.kind.field, _MISSING)
+        names = self.kind.fields
+        value: object
+        if len(names) == 1:
+            value = obj.get(names[0], _MISSING)
+        else:
+            found = tuple(obj.get(name, _MISSING) for name in names)
+            value = _MISSING if all(v is _MISSING for v in found) else found
         payload = obj.get("payload")
         if payload is not None:
             problem = _payload_problem(payload)
@@ -409,7 +429,10 @@ class _Parser:
                     f"({field}s are all-or-none)"
                 )
         if not has_value:
+            if self.kind.required:
+                raise _Bad(f"{self.kind.field} missing: expected {self.kind.layout}")
             return self.kind.missing
         if isinstance(value, _Json):
             return self.kind.from_json(value.value)
-        return self.kind.from_text(cast(str, value))  # otherwise TSV text
+        # Otherwise TSV text: a string, or a tuple of strings for several value columns.
+        return self.kind.from_text(cast(Any, value))

@@ -7,7 +7,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ParsedReference", "ParsedRun", "Problem", "UploadRejected", "human_bytes"]
+__all__ = [
+    "ParsedPool",
+    "ParsedPoolRun",
+    "ParsedReference",
+    "ParsedRun",
+    "Problem",
+    "UploadRejected",
+    "human_bytes",
+]
 
 
 @dataclass(frozen=True)
@@ -66,6 +74,37 @@ class ParsedReference:
     keys: list[str]
     groups: list[str]  # "" where the line has none
     payloads: dict[str, object]
+    format: str
+    compressed: bool
+    n_bytes: int
+    sha256: str
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+
+@dataclass(frozen=True, eq=False)
+class ParsedPool:
+    """A closed pool's keys (line ``i + 1`` holds ``keys[i]``) and the payloads given."""
+
+    keys: list[str]
+    payloads: dict[str, object]
+    format: str
+    compressed: bool
+    n_bytes: int
+    sha256: str
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+
+@dataclass(frozen=True, eq=False)
+class ParsedPoolRun:
+    """A closed-pool run: per line (``i + 1`` holds ``keys[i]``) a score and a 0/1 label."""
+
+    keys: list[str]
+    scores: np.ndarray  # float64
+    labels: np.ndarray  # uint8, 0 or 1
     format: str
     compressed: bool
     n_bytes: int

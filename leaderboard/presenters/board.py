@@ -20,8 +20,16 @@ from ..models import LeaderboardSnapshot, Run, Task
 from .plots import interval_plot
 
 METRICS = ("precision", "recall", "f1")
-METRIC_LABELS = {"precision": "Precision", "recall": "Recall", "f1": "F1"}
+METRIC_LABELS = {
+    "precision": "Precision",
+    "recall": "Recall",
+    "f1": "F1",
+    "accuracy": "Accuracy",
+    "balanced_accuracy": "Balanced accuracy",
+    "mcc": "MCC",
+}
 DEFAULT_SORT = "f1"
+WIDER_THAN_UNIT = frozenset({"mcc"})  # measures whose values reach below 0
 STATE_LABELS = dict(Run.State.choices)
 BOARD_CACHE_SECONDS = 3600
 MINUS = "\u2212"
@@ -144,21 +152,27 @@ class BoardRow:
     f1: MetricCell
     ranks: dict = field(default_factory=dict)  # metric -> RankInterval | None
     rank: RankInterval | None = None  # for the metric the board is sorted by
+    # The board's columns, and the cells of those beyond precision, recall and F1 (closed pools).
+    metrics: tuple[str, ...] = METRICS
+    extra: dict = field(default_factory=dict)  # metric -> MetricCell
 
     @property
     def labels_used(self) -> int | None:
-        return self.precision.labels_used
+        return next(
+            (c.labels_used for c in self.cells if c.labels_used is not None),
+            self.precision.labels_used,
+        )
 
     @property
     def state_label(self) -> str:
         return STATE_LABELS.get(self.state, self.state)
 
     @property
-    def cells(self) -> tuple[MetricCell, MetricCell, MetricCell]:
-        return (self.precision, self.recall, self.f1)
+    def cells(self) -> tuple[MetricCell, ...]:
+        return tuple(self.cell(m) for m in self.metrics)
 
     def cell(self, metric: str) -> MetricCell:
-        return getattr(self, metric)
+        return self.extra[metric] if metric in self.extra else getattr(self, metric)
 
 
 @dataclass(frozen=True)
@@ -183,6 +197,7 @@ class Board:
     latest_version: int | None  # the newest one the viewer may see
     cache_key: str  # covers everything the body shows
     live: dict = field(default_factory=dict, repr=False)  # run id -> (name, link, late)
+    metrics: tuple[str, ...] = METRICS  # the board's columns (a closed pool's measures)
 
     @cached_property
     def body(self) -> BoardBody:
@@ -193,7 +208,13 @@ class Board:
                 .values_list("rows", "details")
                 .get()
             )
-            body = _body(snapshot_rows=rows, details=details, sort=self.sort, live=self.live)
+            body = _body(
+                snapshot_rows=rows,
+                details=details,
+                sort=self.sort,
+                live=self.live,
+                metrics=self.metrics,
+            )
             cache.set(self.cache_key, body, BOARD_CACHE_SECONDS)
         return body
 
@@ -235,7 +256,7 @@ class Board:
 
     @property
     def sort_links(self) -> list[SortLink]:
-        return [SortLink(m, METRIC_LABELS[m], m == self.sort) for m in METRICS]
+        return [SortLink(m, METRIC_LABELS[m], m == self.sort) for m in self.metrics]
 
     @property
     def ranking_text(self) -> str:
@@ -256,13 +277,22 @@ class Board:
         return ", ".join(parts)
 
 
-def parse_sort(value) -> str:
-    return value if value in METRICS else DEFAULT_SORT
+def board_metrics(task: Task) -> tuple[str, ...]:
+    """The columns of ``task``'s board: a closed pool's chosen measures, else the three."""
+    if task.kind == Task.Kind.CLOSED_POOL and task.measures:
+        return tuple(task.measures)
+    return METRICS
 
 
-def _methods(rows: list[BoardRow]) -> dict[str, str]:
+def parse_sort(value, metrics: tuple[str, ...] = METRICS) -> str:
+    if value in metrics:
+        return value
+    return DEFAULT_SORT if DEFAULT_SORT in metrics else metrics[0]
+
+
+def _methods(rows: list[BoardRow], metrics: tuple[str, ...] = METRICS) -> dict[str, str]:
     methods = {}
-    for metric in METRICS:
+    for metric in metrics:
         names = sorted({r.cell(metric).method for r in rows if r.cell(metric).method})
         if names:
             methods[METRIC_LABELS[metric]] = ", ".join(names)
@@ -280,10 +310,13 @@ def _live_runs(task: Task) -> dict[int, tuple[str, str, bool]]:
     }
 
 
-def _cache_key(task: Task, snapshot: LeaderboardSnapshot, sort: str, live: dict) -> str:
+def _cache_key(
+    task: Task, snapshot: LeaderboardSnapshot, sort: str, live: dict, metrics: tuple[str, ...]
+) -> str:
     """Everything a board's body depends on: the (immutable) snapshot, the sort, live names,
-    links and late marks."""
-    names = hashlib.sha1(repr(sorted(live.items())).encode(), usedforsecurity=False)
+    links and late marks, the columns."""
+    shown = repr((sorted(live.items()), metrics) if metrics != METRICS else sorted(live.items()))
+    names = hashlib.sha1(shown.encode(), usedforsecurity=False)
     stamp = snapshot.created_at.timestamp() if snapshot.created_at else 0
     return (
         f"lb:board:{task.pk}:{snapshot.pk}:{snapshot.version}:{stamp}:{sort}:"
@@ -313,7 +346,9 @@ class BoardBody:
     labels_corrected: bool = False
 
 
-def _body(*, snapshot_rows, details, sort: str, live: dict) -> BoardBody:
+def _body(
+    *, snapshot_rows, details, sort: str, live: dict, metrics: tuple[str, ...] = METRICS
+) -> BoardBody:
     raw = selectors.board_order([r for r in snapshot_rows or [] if isinstance(r, dict)], sort)
     rows = []
     for position, row in enumerate(raw, start=1):
@@ -322,7 +357,7 @@ def _body(*, snapshot_rows, details, sort: str, live: dict) -> BoardBody:
         rank_data = row.get("rank")
         if not isinstance(rank_data, dict):
             rank_data = {}
-        ranks = {m: RankInterval.from_row(rank_data.get(m)) for m in METRICS}
+        ranks = {m: RankInterval.from_row(rank_data.get(m)) for m in metrics}
         rows.append(
             BoardRow(
                 position=position,
@@ -339,15 +374,19 @@ def _body(*, snapshot_rows, details, sort: str, live: dict) -> BoardBody:
                 recall=MetricCell.from_row(row.get("recall")),
                 f1=MetricCell.from_row(row.get("f1")),
                 ranks=ranks,
-                rank=ranks[sort],
+                rank=ranks.get(sort),
+                metrics=metrics,
+                extra={m: MetricCell.from_row(row.get(m)) for m in metrics if m not in METRICS},
             )
         )
     details = details if isinstance(details, dict) else {}
     ranking = details.get("ranking") if isinstance(details.get("ranking"), dict) else {}
-    plot = interval_plot(rows, sort=sort, metric_label=METRIC_LABELS[sort]) if rows else ""
+    # The plot's axis is [0, 1]: MCC (in [-1, 1]) would be clamped there, so it gets none.
+    plotted = rows and sort not in WIDER_THAN_UNIT
+    plot = interval_plot(rows, sort=sort, metric_label=METRIC_LABELS[sort]) if plotted else ""
     return BoardBody(
         rows=rows,
-        methods=_methods(rows),
+        methods=_methods(rows, metrics),
         ranking=ranking,
         ranks_computed=any(r.rank is not None for r in rows),
         plot_svg=plot,
@@ -366,7 +405,8 @@ def build_board(
     """The board of ``snapshot`` (loaded without its rows). Its key covers the immutable
     snapshot, the sort and the runs' current names and links, so a cached body is never stale.
     """
-    sort = parse_sort(sort)
+    metrics = board_metrics(task)
+    sort = parse_sort(sort, metrics)
     live = _live_runs(task)
     return Board(
         task=task,
@@ -374,8 +414,9 @@ def build_board(
         sort=sort,
         n_snapshots=n_snapshots,
         latest_version=latest_version,
-        cache_key=_cache_key(task, snapshot, sort, live),
+        cache_key=_cache_key(task, snapshot, sort, live, metrics),
         live=live,
+        metrics=metrics,
     )
 
 

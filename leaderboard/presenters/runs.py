@@ -14,7 +14,14 @@ from django.db.models import Q
 
 from .. import selectors
 from ..models import LeaderboardSnapshot, Run, RunEvent, Task, Team
-from .board import METRIC_LABELS, METRICS, MetricCell, RankInterval, safe_link
+from .board import (
+    METRIC_LABELS,
+    METRICS,
+    MetricCell,
+    RankInterval,
+    board_metrics,
+    safe_link,
+)
 from .plots import history_chart
 
 
@@ -95,7 +102,7 @@ def run_page(*, run: Run, user) -> RunPage:
         if not isinstance(ranks, dict):
             ranks = {}
         latest = {v["metric"]: v for v in values if v["snapshot_id"] == newest}
-        for metric in METRICS:
+        for metric in board_metrics(run.task):
             if metric not in latest:
                 continue
             lines.append(

@@ -23,6 +23,7 @@ from ..ingestion import ParsedRun, UploadRejected, human_bytes, parse_run_file
 from ..models import Run, RunPredictions, Task
 from .items import ensure_items
 from .lifecycle import fail_run, transition_run
+from .pool_runs import PoolRunArrays, read_pool_run, store_pool_run
 from .runs import SubmissionError, submit_run, upload_limit
 
 WAITING = (Run.State.RECEIVED, Run.State.VALIDATING)
@@ -65,15 +66,19 @@ def ingest_received(run: Run) -> UploadRejected | None:
     """
     if not _start(run):
         return None
+    parsed: ParsedRun | PoolRunArrays
     try:
         with default_storage.open(run.upload, "rb") as stream:
-            parsed = parse_run_file(
-                stream,
-                file_name=run.file_name,
-                max_bytes=upload_limit(run.task),
-                max_predictions=run.task.max_predictions_per_run,
-                progress=_Progress(run),
-            )
+            if run.task.kind == Task.Kind.CLOSED_POOL:
+                parsed = read_pool_run(run, stream, progress=_Progress(run))
+            else:
+                parsed = parse_run_file(
+                    stream,
+                    file_name=run.file_name,
+                    max_bytes=upload_limit(run.task),
+                    max_predictions=run.task.max_predictions_per_run,
+                    progress=_Progress(run),
+                )
     except UploadRejected as exc:
         _reject(run, exc)
         return exc
@@ -133,7 +138,10 @@ def _lost(run: Run) -> None:
     run.refresh_from_db()
 
 
-def _store(run: Run, parsed: ParsedRun) -> None:
+def _store(run: Run, parsed: ParsedRun | PoolRunArrays) -> None:
+    if isinstance(parsed, PoolRunArrays):
+        _store_pool_run(run, parsed)
+        return
     with transaction.atomic():
         locked = Task.objects.select_for_update().get(pk=run.task_id)
         current = _locked(run)
@@ -159,6 +167,26 @@ def _store(run: Run, parsed: ParsedRun) -> None:
         _delete_on_commit(run.upload)
         jobs.enqueue_plan(current.pk)
     run.task.n_items = locked.n_items
+    run.refresh_from_db()
+
+
+def _store_pool_run(run: Run, outputs: PoolRunArrays) -> None:
+    with transaction.atomic():
+        current = _locked(run)
+        if current is None:
+            return
+        store_pool_run(current, outputs)
+        transition_run(
+            current,
+            Run.State.QUEUED,
+            f"{len(outputs):,} pool items scored, {outputs.predicted_positives:,} predicted "
+            "positive",
+            n_predictions=len(outputs),
+            file_format=outputs.format,
+            upload="",
+        )
+        _delete_on_commit(run.upload)
+        jobs.enqueue_plan(current.pk)
     run.refresh_from_db()
 
 

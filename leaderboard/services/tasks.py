@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from evaluation.core.closed_pool import MEASURES, PoolDesign, make_pool_design
 from evaluation.core.designs import SERVICE_DESIGNS, ServiceDesign, make_service_design
 
 from ..display_templates import validate_display_template
@@ -27,7 +28,12 @@ TASK_FIELDS = frozenset(
     if field.editable and not field.primary_key and field.name not in ("state", "created_at")
 ) | {"state"}
 # Changing these once runs exist would change what earlier estimates meant.
-FROZEN_ONCE_RUNS = frozenset({"design", "design_options"})
+FROZEN_ONCE_RUNS = frozenset({"design", "design_options", "kind"})
+# What an open task's engine estimates; a closed pool may show any of MEASURES.
+OPEN_MEASURES = ("precision", "recall", "f1")
+# The closed-pool design a task's ``design`` names ("default": the adaptive one, the only one
+# whose sampling record the pipeline stores).
+POOL_DESIGN_NAMES = {"default": "adaptive", "adaptive": "adaptive"}
 
 
 class TaskSettingsError(InvalidFields):
@@ -71,6 +77,50 @@ def task_design(task: Task, *, annotators: int = MAX_JUDGMENTS_PER_ITEM) -> Serv
     )
 
 
+def pool_design(task: Task) -> PoolDesign:
+    """The closed-pool design ``task`` configures: its targets are the task's measures.
+
+    Raises ``ValueError`` or ``TypeError`` for settings the engine refuses.
+    """
+    try:
+        name = POOL_DESIGN_NAMES[task.design]
+    except KeyError:
+        raise ValueError(
+            f"closed pools offer the designs {', '.join(sorted(POOL_DESIGN_NAMES))}, "
+            f"not {task.design!r}"
+        ) from None
+    options = {"targets": tuple(task.measures), **(task.design_options or {})}
+    return make_pool_design(
+        name, confidence=task.confidence, target_half_width=task.target_half_width, **options
+    )
+
+
+def _measure_problems(task: Task) -> list[str]:
+    measures = task.measures
+    if not isinstance(measures, list) or not all(isinstance(m, str) for m in measures):
+        return ["must be a list of measure names"]
+    allowed = MEASURES if task.kind == Task.Kind.CLOSED_POOL else OPEN_MEASURES
+    unknown = [m for m in measures if m not in allowed]
+    if unknown:
+        what = "a closed pool" if task.kind == Task.Kind.CLOSED_POOL else "an open task"
+        return [f"{', '.join(map(repr, unknown))}: {what} shows only {', '.join(allowed)}"]
+    if not measures:
+        return ["pick at least one measure"]
+    if len(set(measures)) != len(measures):
+        return ["names a measure twice"]
+    return []
+
+
+def _validate_pool_design(task: Task, errors: dict[str, list[str]]) -> None:
+    if errors:
+        return
+    try:
+        pool_design(task)
+    except (TypeError, ValueError) as exc:
+        where = "design_options" if task.design_options else "design"
+        errors.setdefault(where, []).append(str(exc))
+
+
 def _validate(task: Task, *, exclude_unique: bool = False) -> None:
     errors: dict[str, list[str]] = {}
     try:
@@ -83,13 +133,18 @@ def _validate(task: Task, *, exclude_unique: bool = False) -> None:
         bad = invalid_domains(getattr(task, field) or "")
         if bad:
             errors.setdefault(field, []).append(f"not a domain name: {', '.join(bad[:5])}")
+    measure_problems = _measure_problems(task)
+    if measure_problems:
+        errors.setdefault("measures", []).extend(measure_problems)
     display_problems = validate_display_template(task.display_template)
     if display_problems:
         errors.setdefault("display_template", []).extend(display_problems)
     for name, messages in phase_date_problems(task).items():
         if name not in errors:  # unparseable: full_clean has said so
             errors[name] = messages
-    if task.design not in SERVICE_DESIGNS:
+    if task.kind == Task.Kind.CLOSED_POOL:
+        _validate_pool_design(task, errors)
+    elif task.design not in SERVICE_DESIGNS:
         try:
             make_service_design(task.design)
         except ValueError as exc:
@@ -169,6 +224,11 @@ def _save(task: Task, fields: dict[str, Any]) -> Task:
         raise TaskSettingsError(
             f"{', '.join(frozen)} cannot change once runs have been submitted",
             {name: ["cannot change once runs have been submitted"] for name in frozen},
+        )
+    if "kind" in fields and fields["kind"] != task.kind and task.n_items:
+        raise TaskSettingsError(
+            "kind cannot change once the task has items",
+            {"kind": ["cannot change once the task has items"]},
         )
     original = {name: getattr(task, name) for name in fields}
     for name, value in fields.items():

@@ -20,11 +20,12 @@ def home(request):
     return render(request, "leaderboard/home.html", {"tasks": presenters.task_list(request.user)})
 
 
-def _sort_or_400(request):
-    sort = request.GET.get("sort", presenters.board.DEFAULT_SORT)
-    if sort not in presenters.METRICS:
+def _sort_or_400(request, task):
+    metrics = presenters.board.board_metrics(task)
+    sort = request.GET.get("sort", presenters.board.parse_sort(None, metrics))
+    if sort not in metrics:
         return None, HttpResponseBadRequest(
-            f"Unknown sort {sort!r}: use one of {', '.join(presenters.METRICS)}.",
+            f"Unknown sort {sort!r}: use one of {', '.join(metrics)}.",
             content_type="text/plain; charset=utf-8",
         )
     return sort, None
@@ -45,7 +46,7 @@ def _render_board(request, task, board, *, permalink: bool):
 @require_GET
 def board(request, slug: str):
     task = selectors.task_for(slug, request.user)
-    sort, error = _sort_or_400(request)
+    sort, error = _sort_or_400(request, task)
     if error:
         return error
     board = presenters.board_for(task=task, sort=sort)
@@ -62,7 +63,7 @@ def snapshots(request, slug: str):
 @require_GET
 def snapshot_detail(request, slug: str, version: int):
     task = selectors.task_for(slug, request.user)
-    sort, error = _sort_or_400(request)
+    sort, error = _sort_or_400(request, task)
     if error:
         return error
     board = presenters.snapshot_board(task=task, version=version, user=request.user, sort=sort)

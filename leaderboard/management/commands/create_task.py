@@ -54,6 +54,17 @@ class Command(BaseCommand):
         parser.add_argument(
             "--state", choices=Task.State.values, default=Task.State.OPEN, help="default: open"
         )
+        parser.add_argument(
+            "--kind",
+            choices=Task.Kind.values,
+            help="open (default) or closed_pool: the organizer uploads the pool (load_pool) "
+            "and every run scores every pool item",
+        )
+        parser.add_argument(
+            "--measures",
+            help="comma-separated measures the board shows (default precision,recall,f1; "
+            "closed pools also accuracy, balanced_accuracy, mcc)",
+        )
         parser.add_argument("--max-runs-per-team", type=int)
         parser.add_argument("--max-runs-per-team-per-day", type=int)
         parser.add_argument(
@@ -74,6 +85,12 @@ class Command(BaseCommand):
             "confidence": options["confidence"],
             "label_budget": options["budget"],
             "judgments_per_item": options["judgments_per_item"],
+            "kind": options["kind"],
+            "measures": (
+                [m.strip() for m in options["measures"].split(",") if m.strip()]
+                if options["measures"] is not None
+                else None
+            ),
             "max_runs_per_team": options["max_runs_per_team"],
             "max_runs_per_team_per_day": options["max_runs_per_team_per_day"],
         }

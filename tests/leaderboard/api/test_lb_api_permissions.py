@@ -31,6 +31,10 @@ def reference_body():
     return {"file": SimpleUploadedFile("ref.tsv", b"k1\tdoc\nk2\tdoc\n")}
 
 
+def pool_body():
+    return {"file": SimpleUploadedFile("pool.tsv", b"k1\nk2\n")}
+
+
 # (method, path, body) -> expected status per role, in ROLES order.
 # "{a}" is the id of team A's run. Bodies are JSON unless they hold a file (multipart).
 MATRIX = [
@@ -66,6 +70,8 @@ MATRIX = [
         reference_body,
         (401, 403, 403, 403, 201, 403, 403, 201),
     ),
+    # "main" is an open task: its organizers are told it has no pool (409).
+    ("POST", "/api/tasks/main/pool/", pool_body, (401, 403, 403, 403, 409, 403, 403, 409)),
     ("GET", "/api/tasks/main/board/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
     ("GET", "/api/tasks/main/board/?format=csv", None, (200, 200, 200, 200, 200, 200, 200, 200)),
     (

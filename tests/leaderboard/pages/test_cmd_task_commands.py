@@ -194,3 +194,32 @@ def test_submit_run_errors(users, tmp_path, args, message):
     args = [a.format(file=tmp_path / "run.tsv", missing=tmp_path / "none.tsv") for a in args]
     with pytest.raises(CommandError, match=message):
         call("submit_run", *args)
+
+
+def test_create_a_closed_pool_task_and_load_its_pool(users, tmp_path):
+    out, _ = call(
+        "create_task", "cp", "--title", "CP", "--kind", "closed_pool", "--measures", "f1, mcc"
+    )
+    task = Task.objects.get(slug="cp")
+    assert (task.kind, task.measures) == ("closed_pool", ["f1", "mcc"])
+    keys = tmp_path / "items.tsv"
+    keys.write_text("a\nb\n")
+    payloads = tmp_path / "items.jsonl"
+    payloads.write_text('{"key": "a", "payload": {"text": "A"}}\n')
+    out, _ = call("load_pool", "cp", str(keys), "--payloads", str(payloads))
+    assert "2 items" in out
+    assert task.items.get(key="a").payload == {"text": "A"}
+    with pytest.raises(CommandError, match="once, before any run"):
+        call("load_pool", "cp", str(keys))
+
+
+def test_load_pool_prints_problems_by_line(users, tmp_path):
+    call("create_task", "cp", "--title", "CP", "--kind", "closed_pool")
+    keys = tmp_path / "items.tsv"
+    keys.write_text("a\na\n")
+    out, err = StringIO(), StringIO()
+    with pytest.raises(CommandError, match="rejected"):
+        call_command("load_pool", "cp", str(keys), stdout=out, stderr=err)
+    assert "line 2: duplicate key 'a'" in err.getvalue()
+    with pytest.raises(CommandError, match="a closed pool shows only"):
+        call("create_task", "cp2", "--title", "CP", "--kind", "closed_pool", "--measures", "f3")

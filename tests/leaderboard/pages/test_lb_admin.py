@@ -22,12 +22,13 @@ from annotation.models import (
     VerificationRequest,
 )
 from annotation.services import request_verification, submit_judgment
-from evaluation.models import Draw, Look, PlanRound
+from evaluation.models import Draw, Look, PlanRound, PoolSamplingRecord
 from leaderboard.models import (
     ApiToken,
     Estimate,
     LabelModelFit,
     LeaderboardSnapshot,
+    PoolRunOutputs,
     ReferenceItem,
     RunEvent,
     Task,
@@ -55,11 +56,19 @@ def data():
     team = make_team("Team X")
     run = add_run(task, team, [0, 1, 2], scores=[0.9, 0.5, 0.1], name="run-x")
     RunEvent.objects.create(run=run, state="queued", reason="ok")
+    PoolRunOutputs.objects.create(
+        run=run,
+        scores=np.array([0.9, 0.5, 0.1, 0.0], "<f8").tobytes(),
+        labels=np.array([1, 1, 0, 0], np.uint8).tobytes(),
+    )
     ReferenceItem.objects.create(task=task, item=items[0], group="g")
     plan = PlanRound.objects.create(
         task=task, run=run, round=1, status="sample", engine_version="t"
     )
     Draw.objects.create(plan_round=plan, item=items[1], inclusion=0.5)
+    PoolSamplingRecord.objects.create(
+        task=task, inclusion=np.array([0.1, 0.5, 0.1, 0.1], "<f8").tobytes(), rounds=1
+    )
     request_verification(task=task, item_ids=[items[1].pk])
     submit_judgment(
         request_id=VerificationRequest.objects.get().pk, annotator=annotator(task), answer="correct"

@@ -1,0 +1,140 @@
+"""Rebuild a closed-pool task's engine state (:class:`evaluation.core.closed_pool.PoolState`) and
+its adaptive design's sampling record from the database.
+
+Runs enter in submission order (by id) from their packed outputs. A drawn item's label is the one
+the task's annotator model resolves from its judgments and gold answers: positive ("correct")
+when the answers' evidence, their log-likelihood ratio under each annotator's estimated error
+rates, favours it (the posterior under an even prior; gold answers are exact). The same judgment
+set and label model as an open task's, read at one ``labels_version``. Closed
+pools do not yet carry that model's label uncertainty into their intervals (docs/STATISTICS.md).
+
+The sampling record is what the design resumes from: each item's permanent uniform number,
+regenerated from the task's seed, and the inclusion probabilities after the latest round
+(:class:`evaluation.models.PoolSamplingRecord`, written with the round). So any worker in any
+process plans and estimates from exactly the same record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from annotation.selectors import stuck_items, working_annotators
+from evaluation.core.closed_pool import PoolState
+from evaluation.core.closed_pool.adaptive import AdaptivePoolDesign, PoolSampling
+from evaluation.core.labels import item_labels
+from evaluation.core.state import TaskState
+from leaderboard.models import PoolRunOutputs, Run, Task
+from leaderboard.services.tasks import pool_design
+
+from .engine_state import ENGINE_STATES, load_answers
+from .models import Draw, PlanRound, PoolSamplingRecord
+
+# The seed stream of a closed pool's permanent numbers, beside the task's seed.
+POOL_STREAM = 15
+
+
+def permanent_numbers(task: Task, n_items: int) -> np.ndarray:
+    """Every pool item's permanent uniform number (coordinated Poisson sampling)."""
+    return np.random.default_rng([task.seed, POOL_STREAM]).random(n_items)
+
+
+@dataclass
+class LoadedPool:
+    """A closed-pool task's engine state with the mapping to database rows."""
+
+    task: Task
+    state: PoolState
+    design: AdaptivePoolDesign
+    runs: list[Run]  # engine run index -> Run
+    run_index: dict[int, int]  # Run.pk -> engine run index
+    labels_version: int
+    drawn: np.ndarray  # sorted indices of every item drawn so far
+    rounds: int  # rounds stored for the task
+    inclusion: np.ndarray  # after the latest round
+
+    def pending(self) -> np.ndarray:
+        """Drawn items still without a label that some annotator at work can answer."""
+        waiting = self.drawn[~self.state.labelled[self.drawn]]
+        if not waiting.size:
+            return waiting
+        stuck = (
+            np.array(sorted(stuck_items(task=self.task)), dtype=np.int64)
+            if working_annotators(task=self.task)
+            else np.empty(0, np.int64)
+        )
+        return waiting[~np.isin(waiting, stuck)]
+
+    def sampling(self) -> PoolSampling:
+        """The design's record now (after a :meth:`plan`, the probabilities it raised)."""
+        return self.design.sampling(self.state)
+
+
+def load_pool_state(task: Task) -> LoadedPool:
+    """Load ``task``'s pool runs, resolved labels of drawn items and sampling record.
+
+    Raises ``ValueError`` when the stored record does not match the stored rounds or items.
+    """
+    labels_version, n_items = (
+        Task.objects.filter(pk=task.pk).values_list("labels_version", "n_items").get()
+    )
+    runs = list(
+        Run.objects.filter(task=task, state__in=ENGINE_STATES).select_related("team").order_by("id")
+    )
+    state = PoolState(int(n_items))
+    outputs = {o.run_id: o for o in PoolRunOutputs.objects.filter(run_id__in=[r.pk for r in runs])}
+    for run in runs:
+        scores, labels = outputs[run.pk].arrays()
+        state.add_run(scores, labels, name=run.name)
+    rounds = PlanRound.objects.filter(task=task).count()
+    record = PoolSamplingRecord.objects.filter(task=task).first()
+    if (record.rounds if record else 0) != rounds:
+        raise ValueError(
+            f"the stored sampling record reflects {record.rounds if record else 0} rounds, "
+            f"the task has {rounds}"
+        )
+    inclusion = (
+        np.frombuffer(bytes(record.inclusion), dtype="<f8").copy()
+        if record is not None
+        else np.zeros(state.n_items)
+    )
+    if inclusion.size != state.n_items:
+        raise ValueError("the stored sampling record is not of this pool")
+    drawn = np.sort(
+        np.fromiter(
+            Draw.objects.filter(plan_round__task=task).values_list("item__index", flat=True),
+            dtype=np.int64,
+        )
+    )
+    _set_labels(state, task, labels_version, drawn)
+    design = pool_design(task)
+    if not isinstance(design, AdaptivePoolDesign):
+        raise ValueError(f"the pipeline keeps no sampling record for design {design.name!r}")
+    design.resume(state, PoolSampling(permanent_numbers(task, state.n_items), inclusion))
+    return LoadedPool(
+        task,
+        state,
+        design,
+        runs,
+        {run.pk: i for i, run in enumerate(runs)},
+        int(labels_version),
+        drawn,
+        rounds,
+        inclusion,
+    )
+
+
+def _set_labels(state: PoolState, task: Task, version: int, drawn: np.ndarray) -> None:
+    """Label the drawn items the annotator model has resolved (see the module docstring)."""
+    if not drawn.size:
+        return
+    answers = TaskState(state.n_items)
+    load_answers(answers, task, version)
+    resolved = item_labels(answers, item_class=np.full(state.n_items, -1, dtype=np.int64))
+    known = drawn[resolved.verified[drawn]]
+    # By the answers' evidence (their log-likelihood ratio under each annotator's error rates):
+    # the label model's class prior, fitted to a rare-positive pool, would outvote one "yes".
+    evidence = resolved.evidence[known]
+    positive = (evidence > 0) | ((evidence == 0) & (resolved.value[known] >= 0.5))
+    state.set_labels(known, positive)

@@ -1,0 +1,245 @@
+"""Estimating a closed-pool task: every run's measures with intervals, ranks, a snapshot.
+
+Called by ``estimate_task`` with the engine lock held. The adaptive design estimates each of the
+task's measures for every run from the shared labels (docs/STATISTICS.md, "Closed pools"); rank
+intervals per measure rest on intervals at the Bonferroni level for the runs ranked, as an open
+task's do. Runs whose answers are all in are planned again; runs in final estimation end
+``scored`` (every measure within the target, or the pool exhausted) or ``partial`` (the budget or
+the round limit stopped them first).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from evaluation.core import ENGINE_VERSION
+from evaluation.core.closed_pool import MeasureEstimates
+from evaluation.core.ranking import RankIntervals, bonferroni_level, rank_intervals
+from leaderboard.jobs import enqueue_plan
+from leaderboard.models import Estimate, LeaderboardSnapshot, Run, Task
+from leaderboard.services.board import snapshot_publication
+from leaderboard.services.lifecycle import transition_run
+
+from ..locks import assert_lock_held
+from ..models import Draw
+from ..pool_state import LoadedPool, load_pool_state
+
+# What every closed-pool snapshot says of its labels (shown with the board's methods).
+LABELS_NOTE = (
+    "each verified item's label is the annotator model's resolution of its answers (posterior "
+    "at least 1/2); its uncertainty is not yet in the intervals"
+)
+
+
+def estimate_pool_locked(task: Task, token: str) -> LeaderboardSnapshot | None:
+    """Estimate every run of closed-pool ``task``, move runs on and store a snapshot if anything
+    changed (the caller holds the engine lock); returns the snapshot or ``None``."""
+    if not task.n_items:
+        return None  # no pool yet: no run can have been accepted
+    loaded = load_pool_state(task)
+    measures = list(task.measures)
+    results = (
+        loaded.design.estimate(loaded.state, level=task.confidence, measures=measures)
+        if loaded.runs
+        else []
+    )
+    with transaction.atomic():
+        task = assert_lock_held(task.pk, token)
+        counts = _counts(loaded)
+        _move_runs_on(loaded, results, counts)
+        return _store_snapshot(task, loaded, results, counts)
+
+
+def _counts(loaded: LoadedPool) -> dict[int, tuple[int, int]]:
+    """Per run pk: items drawn by its rounds, and how many of them have a label."""
+    drawn: defaultdict[int, list[int]] = defaultdict(list)
+    for run_id, index in Draw.objects.filter(plan_round__task=loaded.task).values_list(
+        "plan_round__run_id", "item__index"
+    ):
+        drawn[run_id].append(index)
+    labelled = loaded.state.labelled
+    return {
+        pk: (len(items), int(np.count_nonzero(labelled[np.asarray(items, dtype=np.int64)])))
+        for pk, items in drawn.items()
+    }
+
+
+def _widest(result: MeasureEstimates) -> float:
+    return max(float(e.half_width) for e in result.values())
+
+
+def _move_runs_on(
+    loaded: LoadedPool, results: list[MeasureEstimates], counts: dict[int, tuple[int, int]]
+) -> None:
+    waiting = loaded.pending().size
+    for index, run in enumerate(loaded.runs):
+        run.refresh_from_db()
+        requested, verified = counts.get(run.pk, (0, 0))
+        fields = {"n_requested": requested, "n_verified": verified}
+        if run.state == Run.State.AWAITING_LABELS and not waiting:
+            transition_run(
+                run, Run.State.PLANNING, "answers are in: planning the next round", **fields
+            )
+            enqueue_plan(run.pk)
+        elif run.state == Run.State.ESTIMATING:
+            state, reason = _final_state(run, _widest(results[index]), loaded.task)
+            transition_run(run, state, reason, **fields)
+        elif (run.n_requested, run.n_verified) != (requested, verified):
+            Run.objects.filter(pk=run.pk).update(**fields)
+            run.n_requested, run.n_verified = requested, verified
+
+
+def _final_state(run: Run, widest: float, task: Task) -> tuple[str, str]:
+    target = task.target_half_width
+    if run.outcome in ("met", "exhausted") or widest <= target:
+        return Run.State.SCORED, f"every measure within ±{widest:.3f} (target ±{target:g})"
+    if run.outcome == "budget_exhausted":
+        return Run.State.PARTIAL, (
+            f"the task's budget ({task.label_budget} judgments) is spent; the widest interval "
+            f"is ±{widest:.3f}, the target ±{target:g}"
+        )
+    return Run.State.PARTIAL, (
+        f"stopped after {run.rounds} planning rounds; the widest interval is ±{widest:.3f}, "
+        f"the target ±{target:g}"
+    )
+
+
+def _ranks(
+    loaded: LoadedPool, results: list[MeasureEstimates], listed: Sequence[int], measures: list[str]
+) -> tuple[dict[str, RankIntervals], dict[str, Any]]:
+    """Rank intervals of the listed runs per measure, and how they were made (per run pk, the
+    adjusted intervals)."""
+    family = float(loaded.task.confidence)
+    k = max((sum(math.isfinite(results[i][m].value) for i in listed) for m in measures), default=0)
+    level = bonferroni_level(family, k)
+    adjusted = (
+        results
+        if level == family or not listed
+        else loaded.design.estimate(loaded.state, level=level, measures=measures)
+    )
+    ranks = {
+        m: rank_intervals(
+            [adjusted[i][m].value for i in listed],
+            [adjusted[i][m].low for i in listed],
+            [adjusted[i][m].high for i in listed],
+            family_level=family,
+            level=level,
+            runs=listed,
+        )
+        for m in measures
+    }
+    details = {
+        "method": "bonferroni-simultaneous-intervals",
+        "family_level": family,
+        "interval_level": level,
+        "runs_ranked": {m: ranks[m].ranked for m in measures},
+        "intervals": {
+            str(loaded.runs[i].pk): {m: [adjusted[i][m].low, adjusted[i][m].high] for m in measures}
+            for i in listed
+        },
+    }
+    return ranks, details
+
+
+def _store_snapshot(
+    task: Task,
+    loaded: LoadedPool,
+    results: list[MeasureEstimates],
+    counts: dict[int, tuple[int, int]],
+) -> LeaderboardSnapshot | None:
+    measures = list(task.measures)
+    listed = [i for i, run in enumerate(loaded.runs) if run.state != Run.State.FAILED]
+    ranks, ranking = _ranks(loaded, results, listed, measures)
+    rows = [_row(loaded.runs[i], results[i], i, ranks, measures) for i in listed]
+    latest = task.snapshots.order_by("-version").first()
+    if (
+        latest is not None
+        and latest.labels_version == loaded.labels_version
+        and latest.rows == rows
+    ):
+        return None
+    version = (task.snapshots.aggregate(v=Max("version"))["v"] or 0) + 1
+    now = timezone.now()
+    snapshot = LeaderboardSnapshot.objects.create(
+        task=task,
+        version=version,
+        created_at=now,
+        engine_version=ENGINE_VERSION,
+        design=loaded.design.name,
+        labels_version=loaded.labels_version,
+        reference_version=task.reference_version,
+        n_labels=loaded.state.n_labelled,
+        n_reference=0,
+        confidence=task.confidence,
+        rows=rows,
+        details={
+            "ranking": ranking,
+            "closed_pool": {"measures": measures, "labels": LABELS_NOTE},
+        },
+        **snapshot_publication(task),
+    )
+    Estimate.objects.bulk_create(
+        [
+            Estimate(
+                snapshot=snapshot,
+                run=loaded.runs[i],
+                metric=m,
+                value=_value(results[i][m].value),
+                low=results[i][m].low,
+                high=results[i][m].high,
+                level=results[i][m].level,
+                labels_used=results[i][m].labels_used,
+                method=results[i][m].method,
+                computed_at=now,
+            )
+            for i in listed
+            for m in measures
+        ],
+        batch_size=2000,
+    )
+    return snapshot
+
+
+def _row(
+    run: Run,
+    result: MeasureEstimates,
+    index: int,
+    ranks: dict[str, RankIntervals],
+    measures: list[str],
+) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "run": run.pk,
+        "name": run.name,
+        "team": run.team.name,
+        "state": run.state,
+        "provisional": run.state not in (Run.State.SCORED, Run.State.PARTIAL),
+        "n_predictions": run.n_predictions,
+        "n_requested": run.n_requested,
+        "n_verified": run.n_verified,
+    }
+    rank: dict[str, dict[str, int | None] | None] = {}
+    for m in measures:
+        est = result[m]
+        row[m] = {
+            "value": _value(est.value),
+            "low": est.low,
+            "high": est.high,
+            "labels_used": est.labels_used,
+            "method": est.method,
+        }
+        best, worst = ranks[m].of(index)
+        rank[m] = None if best is None else {"best": best, "worst": worst}
+    row["rank"] = rank
+    return row
+
+
+def _value(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None

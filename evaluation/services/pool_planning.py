@@ -1,0 +1,183 @@
+"""Planning a closed-pool task's rounds: one adaptive round over the pool serves every run.
+
+A run's plan job (``plan_run``, engine lock held) asks whether the run still needs labels: its
+measures' half-widths against the task's target, the label budget, the round limit. If it does
+and no answers are still out, the design (:class:`~evaluation.core.closed_pool.AdaptivePoolDesign`)
+chooses the next round for the whole pool, weighing each run by how far it is from the target;
+the round is stored (a :class:`PlanRound` attributed to the run, a :class:`Draw` per item with
+its inclusion probability, the task's full inclusion vector) and its items are queued for
+annotators exactly as an open task's are. While answers are out, the run waits: estimation moves
+it on when they are in (:mod:`.pool_estimation`).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotation.services import register_run_conflicts, request_verification
+from evaluation.core import ENGINE_VERSION
+from leaderboard.jobs import enqueue_estimate
+from leaderboard.models import Item, Run
+from leaderboard.selectors import label_spend
+from leaderboard.services.lifecycle import transition_run
+
+from ..locks import assert_lock_held
+from ..models import Draw, PlanRound, PoolSamplingRecord
+from ..pool_state import LoadedPool, load_pool_state
+
+log = logging.getLogger(__name__)
+
+
+def run_half_widths(loaded: LoadedPool, index: int) -> dict[str, float]:
+    """Half-width of each of the task's measures for run ``index`` at the task's confidence."""
+    task = loaded.task
+    estimates = loaded.design.estimate(loaded.state, level=task.confidence, measures=task.measures)[
+        index
+    ]
+    return {m: float(estimates[m].half_width) for m in task.measures}
+
+
+def plan_pool_locked(run: Run, token: str) -> str:
+    """Plan the next round for ``run`` of a closed-pool task (the caller holds the engine lock).
+
+    Returns ``"waiting"``, ``"sample"`` or ``"estimating"`` (see ``plan_run``).
+    """
+    task = run.task
+    loaded = load_pool_state(task)
+    index = loaded.run_index[run.pk]
+    if run.state == Run.State.QUEUED:
+        with transaction.atomic():
+            transition_run(run, Run.State.PLANNING, "planning the first round")
+            # Items queued before the run came: its team must not verify those it predicts
+            # positive (a closed-pool run is served by rounds other jobs plan, too).
+            register_run_conflicts(run=run)
+    pending = loaded.pending()
+    if pending.size:
+        if run.state != Run.State.AWAITING_LABELS:
+            reason = f"waiting for answers on {pending.size} items of the pool's current round"
+            transition_run(run, Run.State.AWAITING_LABELS, reason)
+        return "waiting"
+    widths = run_half_widths(loaded, index)
+    widest = max(widths.values())
+    target = task.target_half_width
+    round_no = run.rounds + 1
+    stop = _stop(loaded, widest, target, round_no)
+    if stop is None:
+        take = _affordable(loaded)
+        rng = np.random.default_rng([task.seed, run.pk, round_no])
+        items = loaded.design.plan(loaded.state, index, budget=take, rng=rng)
+        # Items drawn before and still unanswered (nobody at work can answer them) stay queued.
+        items = items[~np.isin(items, loaded.drawn)]
+        stop = None if items.size else "exhausted"
+    if stop is not None:
+        with transaction.atomic():
+            assert_lock_held(task.pk, token)
+            transition_run(
+                run, Run.State.ESTIMATING, "final estimation", outcome=stop, rounds=run.rounds
+            )
+            enqueue_estimate(task.pk)
+        return "estimating"
+    try:
+        with transaction.atomic():
+            assert_lock_held(task.pk, token)
+            _store_round(run, loaded, items, round_no, widths)
+            transition_run(
+                run,
+                Run.State.AWAITING_LABELS,
+                f"round {round_no}: {items.size} pool items sent for verification "
+                f"(widest interval ±{_fmt(widest)} now, target ±{target:g})",
+                rounds=round_no,
+                outcome="sample",
+                n_requested=run.n_requested + int(items.size),
+            )
+    except IntegrityError:
+        # Another worker stored this round first (a redelivered message): nothing to do.
+        log.info("round %s of closed-pool run %s already stored", round_no, run.pk)
+        return "skipped"
+    return "sample"
+
+
+def _stop(loaded: LoadedPool, widest: float, target: float, round_no: int) -> str | None:
+    """Why the run needs no further round (a ``Run.outcome``), or ``None``."""
+    if widest <= target:
+        return "met"
+    if not np.count_nonzero(~loaded.state.labelled):
+        return "exhausted"
+    if _affordable(loaded) <= 0:
+        return "budget_exhausted"
+    if round_no > settings.PIPELINE_MAX_ROUNDS:
+        return "gave_up"
+    return None
+
+
+def _affordable(loaded: LoadedPool) -> int:
+    """Items the label budget still pays for (each asks the task's judgments per item)."""
+    remaining = label_spend(loaded.task).remaining
+    if remaining is None:
+        return loaded.state.n_items
+    return remaining // max(1, loaded.task.judgments_per_item)
+
+
+def _store_round(
+    run: Run, loaded: LoadedPool, items: np.ndarray, round_no: int, widths: dict[str, float]
+) -> PlanRound:
+    task = loaded.task
+    inclusion = loaded.sampling().inclusion
+    plan_round = PlanRound.objects.create(
+        task_id=task.pk,
+        run=run,
+        round=round_no,
+        status="sample",
+        n_items=int(items.size),
+        current_half_width=_finite(max(widths.values())),
+        details={"closed_pool": True, "half_widths": {m: _finite(w) for m, w in widths.items()}},
+        labels_version=loaded.labels_version,
+        engine_version=ENGINE_VERSION,
+        judgments=task.judgments_per_item,
+        max_judgments=task.judgments_per_item,
+    )
+    PoolSamplingRecord.objects.update_or_create(
+        task=task,
+        defaults={
+            "inclusion": inclusion.astype("<f8").tobytes(),
+            "rounds": loaded.rounds + 1,
+            "updated_at": timezone.now(),
+        },
+    )
+    pks = dict(
+        Item.objects.filter(task_id=task.pk, index__in=items.tolist()).values_list("index", "pk")
+    )
+    Draw.objects.bulk_create(
+        [
+            Draw(plan_round=plan_round, item_id=pks[int(i)], inclusion=float(inclusion[i]))
+            for i in items
+        ],
+        batch_size=2000,
+    )
+    # Conflicts: a team whose run predicts an item positive never verifies it.
+    positives = [
+        (other.team_id, np.flatnonzero(loaded.state.runs[k].predictions).astype(np.int64))
+        for k, other in enumerate(loaded.runs)
+    ]
+    request_verification(
+        task=task,
+        item_ids=[pks[int(i)] for i in items],
+        judgments=task.judgments_per_item,
+        priority=plan_round.pk,
+        run_items=positives,
+    )
+    return plan_round
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.3f}" if math.isfinite(x) else "∞"

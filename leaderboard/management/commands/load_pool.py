@@ -1,0 +1,52 @@
+"""`manage.py load_pool SLUG FILE [--payloads FILE]`: upload a closed-pool task's items, once."""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from pathlib import Path
+
+from django.core.files import File
+from django.core.management.base import BaseCommand, CommandError
+
+from leaderboard.errors import ServiceError
+from leaderboard.models import Task
+from leaderboard.services.pool import upload_pool
+
+from ._errors import report_problems
+
+
+class Command(BaseCommand):
+    help = (
+        "Create the pool of closed-pool task SLUG from FILE: one key per line (TSV) or "
+        '{"key", "payload"} (JSONL); --payloads adds a JSONL file of {"key", "payload"}. '
+        "Once, before any run; gzip is fine."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("slug")
+        parser.add_argument("file", type=Path)
+        parser.add_argument("--payloads", type=Path, help="JSON Lines: {key, payload} per line")
+
+    def handle(self, *args, slug, file, payloads, **options):
+        task = Task.objects.filter(slug=slug).first()
+        if task is None:
+            raise CommandError(f"no task with slug {slug!r}")
+        for path in (file, payloads):
+            if path is not None and not path.is_file():
+                raise CommandError(f"file not found: {path}")
+        try:
+            with ExitStack() as stack:
+                f = stack.enter_context(file.open("rb"))
+                p = stack.enter_context(payloads.open("rb")) if payloads else None
+                n = upload_pool(
+                    task=task,
+                    user="manage.py",
+                    upload=File(f, name=file.name),
+                    file_name=file.name,
+                    payloads=File(p, name=payloads.name) if p and payloads else None,
+                    payloads_name=payloads.name if payloads else "",
+                )
+        except ServiceError as exc:
+            report_problems(self.stderr, exc)
+            raise CommandError(exc.message) from None
+        self.stdout.write(self.style.SUCCESS(f"pool of {task.slug!r}: {n:,} items"))

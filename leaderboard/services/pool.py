@@ -1,0 +1,129 @@
+"""A closed pool's items, uploaded once by an organizer before any run.
+
+The pool file lists every item key (one per line, or JSON Lines ``{"key", "payload"?}``); an
+optional second file (JSON Lines ``{"key", "payload"}``) gives the payloads annotators see. Both
+go through the upload parser (line-numbered problems, gzip, size limits); a payload for a key
+that is not in the pool is refused with its line. Items get indices ``0 .. n - 1`` in file order:
+a closed-pool run's scores are stored in that order (:mod:`.pool_runs`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import IO, TYPE_CHECKING
+
+from django.db import transaction
+
+from ..errors import ServiceError
+from ..ingestion import ParsedPool, Problem, UploadRejected, parse_pool_file
+from ..ingestion.fields import _shown
+from ..models import Run, Task
+from .items import ensure_items
+from .runs import SubmissionError, check_size, upload_limit
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+logger = logging.getLogger(__name__)
+
+
+class PoolError(ServiceError):
+    """A pool upload the task cannot take now: ``not_closed_pool`` (an open task) or
+    ``pool_exists`` (the pool was uploaded, or runs exist); both 409."""
+
+    code = "pool_exists"
+    http_status = 409
+
+
+def _rewind(upload: IO[bytes]) -> None:
+    seekable = getattr(upload, "seekable", None)
+    if callable(seekable) and seekable():
+        upload.seek(0)
+
+
+def _parse(task: Task, upload: IO[bytes], file_name: str) -> ParsedPool:
+    check_size(task=task, size=getattr(upload, "size", None))
+    _rewind(upload)
+    try:
+        return parse_pool_file(
+            upload,
+            file_name=os.path.basename(file_name or getattr(upload, "name", "") or ""),
+            max_bytes=upload_limit(task),
+            max_items=task.max_predictions_per_run,
+        )
+    except UploadRejected as exc:
+        raise SubmissionError(
+            exc.code, exc.summary, problems=exc.problems, total=exc.total
+        ) from None
+
+
+def _check_can_take(task: Task) -> None:
+    if task.kind != Task.Kind.CLOSED_POOL:
+        raise PoolError(
+            f"task {task.slug!r} is an open task: only a closed-pool task has a pool",
+            code="not_closed_pool",
+        )
+    if task.n_items or Run.objects.filter(task=task).exists():
+        raise PoolError(
+            f"task {task.slug!r} already has its pool ({task.n_items:,} items) or runs: "
+            "a pool is uploaded once, before any run"
+        )
+
+
+def _payloads(pool: ParsedPool, payloads: ParsedPool | None) -> dict[str, object]:
+    """The pool file's payloads, overridden by the payloads file's; refuse foreign keys."""
+    found = dict(pool.payloads)
+    if payloads is None:
+        return found
+    keys = set(pool.keys)
+    # An accepted file has one record per line up to its trailing blank lines.
+    problems = [
+        Problem(line, f"key {_shown(key, 60)} is not in the pool")
+        for line, key in enumerate(payloads.keys, start=1)
+        if key not in keys
+    ]
+    if problems:
+        raise SubmissionError(
+            "rejected",
+            f"rejected: {len(problems):,} payload keys are not in the pool (first: {problems[0]})",
+            problems=problems[:50],
+            total=len(problems),
+        )
+    found.update(payloads.payloads)
+    return found
+
+
+def upload_pool(
+    *,
+    task: Task,
+    user: User | str,
+    upload: IO[bytes],
+    file_name: str = "",
+    payloads: IO[bytes] | None = None,
+    payloads_name: str = "",
+) -> int:
+    """Create ``task``'s pool items from ``upload`` (and payloads); return how many.
+
+    Permission (organizers of the task) is checked by the caller; ``user`` (or a name) is for the
+    log. Raises :class:`PoolError` if the task is open or has its pool or runs already, and
+    :class:`~leaderboard.services.runs.SubmissionError` (``rejected``, ``too_large``) for a
+    file with problems; nothing is stored then.
+    """
+    _check_can_take(task)
+    pool = _parse(task, upload, file_name)
+    extra = _parse(task, payloads, payloads_name) if payloads is not None else None
+    found = _payloads(pool, extra)
+    with transaction.atomic():
+        locked = Task.objects.select_for_update().get(pk=task.pk)
+        _check_can_take(locked)
+        ensure_items(task=locked, keys=pool.keys, payloads=found)
+    task.n_items = locked.n_items
+    logger.info(
+        "pool of task %s uploaded by %s: %d items, %d with payloads",
+        task.slug,
+        getattr(user, "username", user),
+        len(pool),
+        len(found),
+    )
+    return len(pool)

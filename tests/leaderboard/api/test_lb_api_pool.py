@@ -1,0 +1,71 @@
+"""The closed-pool API: kind and measures of a task, the pool upload and its error bodies."""
+
+from __future__ import annotations
+
+import pytest
+
+from leaderboard.models import Item, Task
+from leaderboard.services.tasks import create_task
+
+pytestmark = pytest.mark.django_db
+
+POOL = "/api/tasks/pool/pool/"
+
+
+@pytest.fixture
+def pool_task(organizer):
+    return create_task(
+        slug="pool", title="Pool", organizers=[organizer], kind=Task.Kind.CLOSED_POOL
+    )
+
+
+def test_creating_a_closed_pool_task_with_measures(api, organizer):
+    organizer.is_staff = True
+    organizer.save()
+    body = {"slug": "cp", "title": "CP", "kind": "closed_pool", "measures": ["f1", "accuracy"]}
+    response = api(organizer).post("/api/tasks/", body, format="json")
+    assert response.status_code == 201, response.json()
+    assert (response.json()["kind"], response.json()["measures"]) == (
+        "closed_pool",
+        ["f1", "accuracy"],
+    )
+    refused = api(organizer).post(
+        "/api/tasks/", {"slug": "o", "title": "O", "measures": ["mcc"]}, format="json"
+    )
+    assert refused.status_code == 400
+    assert "measures" in refused.json()["error"]["fields"]
+
+
+def test_organizers_upload_the_pool_once(api, pool_task, organizer, make_upload):
+    response = api(organizer).post(
+        POOL,
+        {
+            "file": make_upload("a\nb\nc\n", "pool.tsv"),
+            "payloads": make_upload('{"key": "b", "payload": {"t": 1}}\n', "p.jsonl"),
+        },
+        format="multipart",
+    )
+    assert response.status_code == 201 and response.json() == {"items": 3}
+    assert Item.objects.get(task=pool_task, key="b").payload == {"t": 1}
+    again = api(organizer).post(POOL, {"file": make_upload("d\n")}, format="multipart")
+    assert again.status_code == 409 and again.json()["error"]["code"] == "pool_exists"
+
+
+def test_a_bad_pool_file_gets_its_problems_by_line(api, pool_task, organizer, make_upload):
+    response = api(organizer).post(
+        POOL, {"file": make_upload("a\na\n", "pool.tsv")}, format="multipart"
+    )
+    assert response.status_code == 400
+    body = response.json()["error"]
+    assert body["code"] == "rejected"
+    assert body["problems"] == [{"line": 2, "message": "duplicate key 'a' (first on line 1)"}]
+
+
+def test_only_organizers_upload_a_pool(api, pool_task, participant, make_upload):
+    response = api(participant).post(POOL, {"file": make_upload("a\n")}, format="multipart")
+    assert response.status_code == 403
+    assert api().post(POOL, {"file": make_upload("a\n")}, format="multipart").status_code in (
+        401,
+        403,
+    )
+    assert not Item.objects.filter(task=pool_task).exists()
