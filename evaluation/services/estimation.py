@@ -8,20 +8,17 @@ from typing import Any
 
 import numpy as np
 from django.db import transaction
-from django.db.models import Max
-from django.utils import timezone
 
-from evaluation.core import ENGINE_VERSION
 from evaluation.core.ranking import RankIntervals, bonferroni_level, rank_estimates
 from evaluation.core.results import RunEstimate
 from leaderboard.jobs import enqueue_plan
-from leaderboard.models import Estimate, LabelModelFit, LeaderboardSnapshot, Run, Task
-from leaderboard.services.board import snapshot_publication
+from leaderboard.models import LabelModelFit, LeaderboardSnapshot, Run, Task
 from leaderboard.services.lifecycle import transition_run
 
 from ..engine_state import LoadedTask, load_task_state
 from ..locks import assert_lock_held, engine_lock
 from .pool_estimation import estimate_pool_locked
+from .snapshots import snapshot_row, store_snapshot, stored_value
 
 METRICS = ("precision", "recall", "f1")
 
@@ -170,47 +167,26 @@ def _store_snapshot(
     if tuple(i for i, _ in listed) != ranking.indices:
         # A run failed while the engine ran: rank the runs the snapshot lists.
         ranking = _rank_runs(loaded, results, tuple(i for i, _ in listed))
-    rows = [_row(run, results[i], _rank_entry(ranking, i)) for i, run in listed]
+    estimates = [(run, {m: getattr(results[i], m) for m in METRICS}) for i, run in listed]
+    rows = [
+        snapshot_row(run, by_metric, _rank_entry(ranking, i))
+        for (i, _), (run, by_metric) in zip(listed, estimates, strict=True)
+    ]
     latest = task.snapshots.order_by("-version").first()
     if latest is not None and _same(latest, loaded, rows):
         return None
-    version = (task.snapshots.aggregate(v=Max("version"))["v"] or 0) + 1
-    now = timezone.now()
-    snapshot = LeaderboardSnapshot.objects.create(
-        task=task,
-        version=version,
-        created_at=now,
-        engine_version=ENGINE_VERSION,
+    snapshot = store_snapshot(
+        task,
+        rows=rows,
+        estimates=estimates,
         design=loaded.design.name,
         labels_version=loaded.labels_version,
         reference_version=loaded.reference_version,
         n_labels=loaded.state.n_labelled,
         n_reference=loaded.state.reference.size,
-        confidence=task.confidence,
-        rows=rows,
         details={"ranking": _ranking_details(ranking, loaded), **_label_details(loaded)},
-        **snapshot_publication(task),
     )
     _store_label_fit(task, snapshot, loaded)
-    Estimate.objects.bulk_create(
-        [
-            Estimate(
-                snapshot=snapshot,
-                run=run,
-                metric=m,
-                value=_value(getattr(results[i], m).value),
-                low=getattr(results[i], m).low,
-                high=getattr(results[i], m).high,
-                level=getattr(results[i], m).level,
-                labels_used=getattr(results[i], m).labels_used,
-                method=getattr(results[i], m).method,
-                computed_at=now,
-            )
-            for i, run in listed
-            for m in METRICS
-        ],
-        batch_size=2000,
-    )
     return snapshot
 
 
@@ -252,18 +228,18 @@ def _store_label_fit(task: Task, snapshot: LeaderboardSnapshot, loaded: LoadedTa
                 {
                     "annotator": a.annotator,
                     "sensitivity": [
-                        _value(a.sensitivity),
-                        _value(a.sensitivity_low),
-                        _value(a.sensitivity_high),
+                        stored_value(a.sensitivity),
+                        stored_value(a.sensitivity_low),
+                        stored_value(a.sensitivity_high),
                     ],
                     "specificity": [
-                        _value(a.specificity),
-                        _value(a.specificity_low),
-                        _value(a.specificity_high),
+                        stored_value(a.specificity),
+                        stored_value(a.specificity_low),
+                        stored_value(a.specificity_high),
                     ],
                     "judgments": a.judgments,
                     "gold_judgments": a.gold_judgments,
-                    "weight": _value(a.weight),
+                    "weight": stored_value(a.weight),
                 }
                 for a in summaries
             ],
@@ -302,33 +278,3 @@ def _ranking_details(ranking: _Ranking, loaded: LoadedTask) -> dict[str, Any]:
         "runs_ranked": {m: ranking.ranks[m].ranked for m in METRICS},
         "intervals": intervals,
     }
-
-
-def _row(
-    run: Run, result: RunEstimate, rank: dict[str, dict[str, int | None] | None]
-) -> dict[str, Any]:
-    row: dict[str, Any] = {
-        "run": run.pk,
-        "name": run.name,
-        "team": run.team.name,
-        "state": run.state,
-        "provisional": run.state not in (Run.State.SCORED, Run.State.PARTIAL),
-        "n_predictions": run.n_predictions,
-        "n_requested": run.n_requested,
-        "n_verified": run.n_verified,
-    }
-    for m in METRICS:
-        est = getattr(result, m)
-        row[m] = {
-            "value": _value(est.value),
-            "low": est.low,
-            "high": est.high,
-            "labels_used": est.labels_used,
-            "method": est.method,
-        }
-    row["rank"] = rank
-    return row
-
-
-def _value(x: float) -> float | None:
-    return float(x) if math.isfinite(x) else None

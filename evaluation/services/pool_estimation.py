@@ -17,25 +17,22 @@ from typing import Any
 
 import numpy as np
 from django.db import transaction
-from django.db.models import Max
-from django.utils import timezone
 
-from evaluation.core import ENGINE_VERSION
 from evaluation.core.closed_pool import MeasureEstimates
 from evaluation.core.ranking import RankIntervals, bonferroni_level, rank_intervals
 from leaderboard.jobs import enqueue_plan
-from leaderboard.models import Estimate, LeaderboardSnapshot, Run, Task
-from leaderboard.services.board import snapshot_publication
+from leaderboard.models import LeaderboardSnapshot, Run, Task
 from leaderboard.services.lifecycle import transition_run
 
 from ..locks import assert_lock_held
 from ..models import Draw
 from ..pool_state import LoadedPool, load_pool_state
+from .snapshots import snapshot_row, store_snapshot
 
 # What every closed-pool snapshot says of its labels (shown with the board's methods).
 LABELS_NOTE = (
-    "each verified item's label is the annotator model's resolution of its answers (posterior "
-    "at least 1/2); its uncertainty is not yet in the intervals"
+    "each verified item's label is the annotator model's resolution of its answers (positive "
+    "when their evidence favours it); its uncertainty is not yet in the intervals"
 )
 
 
@@ -158,7 +155,11 @@ def _store_snapshot(
     measures = list(task.measures)
     listed = [i for i, run in enumerate(loaded.runs) if run.state != Run.State.FAILED]
     ranks, ranking = _ranks(loaded, results, listed, measures)
-    rows = [_row(loaded.runs[i], results[i], i, ranks, measures) for i in listed]
+    estimates = [(loaded.runs[i], {m: results[i][m] for m in measures}) for i in listed]
+    rows = [
+        snapshot_row(run, by_metric, _rank_entry(ranks, i))
+        for i, (run, by_metric) in zip(listed, estimates, strict=True)
+    ]
     latest = task.snapshots.order_by("-version").first()
     if (
         latest is not None
@@ -166,80 +167,27 @@ def _store_snapshot(
         and latest.rows == rows
     ):
         return None
-    version = (task.snapshots.aggregate(v=Max("version"))["v"] or 0) + 1
-    now = timezone.now()
-    snapshot = LeaderboardSnapshot.objects.create(
-        task=task,
-        version=version,
-        created_at=now,
-        engine_version=ENGINE_VERSION,
+    return store_snapshot(
+        task,
+        rows=rows,
+        estimates=estimates,
         design=loaded.design.name,
         labels_version=loaded.labels_version,
         reference_version=task.reference_version,
         n_labels=loaded.state.n_labelled,
         n_reference=0,
-        confidence=task.confidence,
-        rows=rows,
         details={
             "ranking": ranking,
             "closed_pool": {"measures": measures, "labels": LABELS_NOTE},
         },
-        **snapshot_publication(task),
     )
-    Estimate.objects.bulk_create(
-        [
-            Estimate(
-                snapshot=snapshot,
-                run=loaded.runs[i],
-                metric=m,
-                value=_value(results[i][m].value),
-                low=results[i][m].low,
-                high=results[i][m].high,
-                level=results[i][m].level,
-                labels_used=results[i][m].labels_used,
-                method=results[i][m].method,
-                computed_at=now,
-            )
-            for i in listed
-            for m in measures
-        ],
-        batch_size=2000,
-    )
-    return snapshot
 
 
-def _row(
-    run: Run,
-    result: MeasureEstimates,
-    index: int,
-    ranks: dict[str, RankIntervals],
-    measures: list[str],
-) -> dict[str, Any]:
-    row: dict[str, Any] = {
-        "run": run.pk,
-        "name": run.name,
-        "team": run.team.name,
-        "state": run.state,
-        "provisional": run.state not in (Run.State.SCORED, Run.State.PARTIAL),
-        "n_predictions": run.n_predictions,
-        "n_requested": run.n_requested,
-        "n_verified": run.n_verified,
-    }
-    rank: dict[str, dict[str, int | None] | None] = {}
-    for m in measures:
-        est = result[m]
-        row[m] = {
-            "value": _value(est.value),
-            "low": est.low,
-            "high": est.high,
-            "labels_used": est.labels_used,
-            "method": est.method,
-        }
-        best, worst = ranks[m].of(index)
-        rank[m] = None if best is None else {"best": best, "worst": worst}
-    row["rank"] = rank
-    return row
-
-
-def _value(x: float) -> float | None:
-    return float(x) if math.isfinite(x) else None
+def _rank_entry(
+    ranks: dict[str, RankIntervals], index: int
+) -> dict[str, dict[str, int | None] | None]:
+    entry: dict[str, dict[str, int | None] | None] = {}
+    for m, intervals in ranks.items():
+        best, worst = intervals.of(index)
+        entry[m] = None if best is None else {"best": best, "worst": worst}
+    return entry
