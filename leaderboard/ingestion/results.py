@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "ParsedFile",
     "ParsedPool",
     "ParsedPoolRun",
     "ParsedReference",
@@ -55,11 +56,11 @@ class UploadRejected(ValueError):
         return f"rejected: {self.total:,} {noun}{first}"
 
 
-@dataclass(frozen=True, eq=False)
-class ParsedRun:
-    keys: list[str]
-    scores: np.ndarray  # float64, one per key; 1.0 everywhere when the file has no scores
-    payloads: dict[str, object]  # only the keys that had one
+@dataclass(frozen=True, eq=False, kw_only=True)
+class ParsedFile:
+    """What every parsed upload carries: its keys in line order and what was read."""
+
+    keys: list[str]  # line i + 1 holds keys[i]
     format: str  # "tsv" or "jsonl"
     compressed: bool
     n_bytes: int  # raw bytes read (compressed size for gzip)
@@ -69,49 +70,35 @@ class ParsedRun:
         return len(self.keys)
 
 
-@dataclass(frozen=True, eq=False)
-class ParsedReference:
-    keys: list[str]
+@dataclass(frozen=True, eq=False, kw_only=True)
+class ParsedRun(ParsedFile):
+    """An open-world run: its predicted keys with scores and the payloads given."""
+
+    scores: np.ndarray  # float64, one per key; 1.0 everywhere when the file has no scores
+    payloads: dict[str, object]  # only the keys that had one
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class ParsedReference(ParsedFile):
+    """A reference sample: true keys, their groups and the payloads given."""
+
     groups: list[str]  # "" where the line has none
     payloads: dict[str, object]
-    format: str
-    compressed: bool
-    n_bytes: int
-    sha256: str
-
-    def __len__(self) -> int:
-        return len(self.keys)
 
 
-@dataclass(frozen=True, eq=False)
-class ParsedPool:
-    """A closed pool's keys (line ``i + 1`` holds ``keys[i]``) and the payloads given."""
+@dataclass(frozen=True, eq=False, kw_only=True)
+class ParsedPool(ParsedFile):
+    """A closed pool's keys and the payloads given."""
 
-    keys: list[str]
     payloads: dict[str, object]
-    format: str
-    compressed: bool
-    n_bytes: int
-    sha256: str
-
-    def __len__(self) -> int:
-        return len(self.keys)
 
 
-@dataclass(frozen=True, eq=False)
-class ParsedPoolRun:
-    """A closed-pool run: per line (``i + 1`` holds ``keys[i]``) a score and a 0/1 label."""
+@dataclass(frozen=True, eq=False, kw_only=True)
+class ParsedPoolRun(ParsedFile):
+    """A closed-pool run: per line a score and a 0/1 label."""
 
-    keys: list[str]
     scores: np.ndarray  # float64
     labels: np.ndarray  # uint8, 0 or 1
-    format: str
-    compressed: bool
-    n_bytes: int
-    sha256: str
-
-    def __len__(self) -> int:
-        return len(self.keys)
 
 
 def human_bytes(n: float) -> str:
