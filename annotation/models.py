@@ -116,6 +116,9 @@ class Assignment(models.Model):
     state = models.CharField(max_length=10, choices=State.choices, default=State.ACTIVE)
     expires_at = models.DateTimeField()
     created_at = models.DateTimeField(default=timezone.now)
+    # Set by the first heartbeat: a page holds this lease. A live lease never beaten was claimed
+    # by a page that left before the reply arrived; the annotator's next claim adopts it.
+    beat_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [

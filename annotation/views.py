@@ -14,11 +14,15 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.http import StreamingHttpResponse
 from django.shortcuts import redirect, render
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from leaderboard import selectors as leaderboard_selectors
+from leaderboard.errors import InvalidFields, ServiceError
 from leaderboard.exports import csv_lines
+from leaderboard.forms import ReferenceSampleDrawForm
+from leaderboard.views.organize import organize_page, upload_to_task
 
 from . import selectors, services
 
@@ -97,3 +101,69 @@ def unpause(request, slug: str):
     else:
         messages.info(request, f"{user.get_username()} was not paused.")
     return redirect("annotation:queue", slug=task.slug)
+
+
+@login_required
+@require_POST
+def upload_gold(request, slug: str):
+    """Gold items from the organize page (its upload guards, its problems by line)."""
+
+    def load(task, form):
+        loaded = services.upload_gold(task=task, upload=form.cleaned_data["file"])
+        n = loaded.created + loaded.updated + loaded.unchanged
+        return (
+            f"Gold items loaded: {n:,} item{pluralize(n)} ({loaded.created:,} new, "
+            f"{loaded.updated:,} changed, {loaded.unchanged:,} unchanged)."
+        )
+
+    return upload_to_task(request, slug, load, what="gold")
+
+
+@login_required
+@require_POST
+def draw_reference_sample_page(request, slug: str):
+    """Draw the reference sample's documents from the organize page and queue their candidates
+    (this app's queue); a refusal shows the organize page with the reason and its status."""
+    task = leaderboard_selectors.task_for(slug, request.user, role="organizer")
+    form = ReferenceSampleDrawForm(request.POST)
+    if not form.is_valid():
+        error: ServiceError = InvalidFields(
+            "the draw needs a number of documents",
+            {name: [str(e) for e in errors] for name, errors in form.errors.items()},
+        )
+        return organize_page(request, task, upload="draw", error=error)
+    try:
+        sample = services.draw_reference_sample(
+            task=task,
+            user=request.user,
+            size=form.cleaned_data["size"],
+            seed=form.cleaned_data["seed"],
+        )
+    except ServiceError as exc:
+        return organize_page(request, task, upload="draw", error=exc)
+    messages.success(
+        request,
+        f"Drew {sample.size:,} document{pluralize(sample.size)} (seed {sample.seed}): "
+        f"{sample.n_candidates:,} candidate{pluralize(sample.n_candidates)} queued for "
+        "verification.",
+    )
+    return redirect("task_organize", slug=task.slug)
+
+
+@login_required
+@require_POST
+def cancel_reference_sample_page(request, slug: str):
+    """Cancel the reference sample still being verified from the organize page (a new one can
+    then be drawn); a refusal shows the organize page with the reason and its status."""
+    task = leaderboard_selectors.task_for(slug, request.user, role="organizer")
+    try:
+        sample = services.cancel_reference_sample(task=task, by=request.user)
+    except ServiceError as exc:
+        return organize_page(request, task, upload="cancel", error=exc)
+    messages.success(
+        request,
+        f"Cancelled the reference sample of {sample.size:,} document{pluralize(sample.size)} "
+        f"({sample.n_resolved:,} of {sample.n_candidates:,} candidates verified); the reference "
+        "sample is unchanged and a new one can be drawn.",
+    )
+    return redirect("task_organize", slug=task.slug)

@@ -20,6 +20,10 @@ variables:
 ``REGISTRATION``
     Who may sign up: ``open`` (anyone, the default), ``invite`` (only with a valid team invitation
     link) or ``closed``. Accounts are django-allauth's; a new address must be verified by email.
+``TASK_CREATION``
+    Who may create tasks (at ``/tasks/new/`` and ``POST /api/tasks/``): ``role`` (the default:
+    staff, or users granted the permission ``leaderboard.add_task`` once by an admin) or
+    ``anyone`` (every signed-in user). The creator organizes the new task.
 ``EMAIL_HOST``
     When set, mail goes out by SMTP (``EMAIL_PORT``, default 587; ``EMAIL_HOST_USER``,
     ``EMAIL_HOST_PASSWORD``, ``EMAIL_USE_TLS``, default on; ``DEFAULT_FROM_EMAIL``). Unset, every
@@ -164,6 +168,19 @@ def registration_from_env(value: str | None) -> str:
     mode = (value or "open").strip().lower()
     if mode not in REGISTRATION_MODES:
         raise ValueError(f"REGISTRATION must be one of {', '.join(REGISTRATION_MODES)}: {value!r}")
+    return mode
+
+
+TASK_CREATION_MODES = ("role", "anyone")
+
+
+def task_creation_from_env(value: str | None) -> str:
+    """Who may create tasks (``TASK_CREATION``): ``role`` (the default) or ``anyone``."""
+    mode = (value or "role").strip().lower()
+    if mode not in TASK_CREATION_MODES:
+        raise ValueError(
+            f"TASK_CREATION must be one of {', '.join(TASK_CREATION_MODES)}: {value!r}"
+        )
     return mode
 
 
@@ -417,6 +434,7 @@ AUTHENTICATION_BACKENDS = [
     "allauth.account.auth_backends.AuthenticationBackend",
 ]
 REGISTRATION = registration_from_env(os.environ.get("REGISTRATION"))
+TASK_CREATION = task_creation_from_env(os.environ.get("TASK_CREATION"))
 ACCOUNT_ADAPTER = "leaderboard.views.account_adapter.AccountAdapter"
 ACCOUNT_LOGIN_METHODS = {"username", "email"}
 ACCOUNT_SIGNUP_FIELDS = ["email*", "username*", "password1*", "password2*"]
@@ -437,6 +455,8 @@ ACCOUNT_ATTEMPT_WINDOW = int(os.environ.get("ACCOUNT_ATTEMPT_WINDOW", "3600"))
 # A team invitation link works once, for this many hours; a team has at most this many members.
 TEAM_INVITATION_HOURS = float(os.environ.get("TEAM_INVITATION_HOURS", "72"))
 TEAM_MAX_MEMBERS = int(os.environ.get("TEAM_MAX_MEMBERS", "10"))
+# A link that makes someone an annotator or a co-organizer of a task works once, this many hours.
+TASK_INVITATION_HOURS = float(os.environ.get("TASK_INVITATION_HOURS", "72"))
 
 # --- Email ---------------------------------------------------------------------------------------
 

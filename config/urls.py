@@ -3,6 +3,8 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from annotation import rest_urls as annotation_rest_urls
+from leaderboard.api import urls as api_urls
 from leaderboard.views.accounts import (
     ThrottledLoginView,
     ThrottledPasswordResetView,
@@ -19,7 +21,12 @@ urlpatterns = [
     path("accounts/signup/", ThrottledSignupView.as_view(), name="signup"),
     path("accounts/password/reset/", ThrottledPasswordResetView.as_view(), name="password_reset"),
     path("accounts/", include("allauth.urls")),
-    path("api/", include("leaderboard.api.urls")),
+    # The REST API: the leaderboard's routes (its catch-all 404 last) after the annotation app's
+    # (the gold upload), one namespace.
+    path(
+        "api/",
+        include(([*annotation_rest_urls.urlpatterns, *api_urls.urlpatterns], api_urls.app_name)),
+    ),
     path("annotate/", include("annotation.urls")),
     path("", include("leaderboard.urls")),
 ]

@@ -24,11 +24,15 @@ from .models import (
     LabelModelFit,
     LeaderboardSnapshot,
     PoolRunOutputs,
+    ReferenceCandidate,
     ReferenceItem,
+    ReferenceSample,
     Run,
+    RunCurve,
     RunEvent,
     RunPredictions,
     Task,
+    TaskInvitation,
     Team,
     TeamApproval,
     TeamInvitation,
@@ -391,6 +395,41 @@ class ReferenceItemAdmin(RecordAdmin):
     show_full_result_count = False
 
 
+@admin.register(ReferenceCandidate)
+class ReferenceCandidateAdmin(RecordAdmin):
+    # Uploaded as a whole from the organize page or the API (a document's candidate items).
+    list_display = ("item", "task", "document")
+    list_filter = ("task",)
+    search_fields = ("item__key", "document")
+    list_select_related = ("item", "task")
+    readonly_fields = ("task", "item", "document")
+    show_full_result_count = False
+
+
+@admin.register(ReferenceSample)
+class ReferenceSampleAdmin(RecordAdmin):
+    """A draw of documents is a record (seed and documents drawn, for an audit): read only."""
+
+    list_display = ("task", "state", "size", "n_candidates", "n_resolved", "n_true", "created_at")
+    list_filter = ("task", "state")
+    list_select_related = ("task",)
+    readonly_fields = (
+        "task",
+        "state",
+        "seed",
+        "size",
+        "documents",
+        "n_documents",
+        "n_candidates",
+        "n_resolved",
+        "n_true",
+        "created_by",
+        "created_at",
+        "completed_at",
+        "reference_version",
+    )
+
+
 class EstimateInline(ReadOnlyInline):
     model = Estimate
     fields = ("run", "metric", "value", "low", "high", "level", "labels_used", "method")
@@ -486,6 +525,19 @@ class LabelModelFitAdmin(RecordAdmin):
         return False
 
 
+@admin.register(RunCurve)
+class RunCurveAdmin(RecordAdmin):
+    """A closed-pool run's precision-recall curve in a snapshot: written by estimation only."""
+
+    task_path = "run__task"
+    list_display = ("run", "snapshot")
+    list_select_related = ("run", "snapshot")
+    fields = readonly_fields = ("run", "snapshot", "data")
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
     """Who has an API token, since when. Only the key's digest is stored, and not shown; deleting
@@ -509,14 +561,50 @@ class TeamInvitationAdmin(admin.ModelAdmin):
     is stored, and not shown. A team's invitations are its members' business: superusers only
     (an organizer sees the teams with runs on their tasks, not who invited whom)."""
 
-    list_display = ("team", "created_by", "created_at", "expires_at", "used_by", "used_at")
+    list_display = (
+        "team",
+        "created_by",
+        "created_at",
+        "expires_at",
+        "used_by",
+        "used_at",
+        "revoked_at",
+    )
     list_select_related = ("team", "created_by", "used_by")
-    fields = ("team", "created_by", "created_at", "expires_at", "used_by", "used_at")
+    fields = list_display
     readonly_fields = fields
 
     def get_queryset(self, request):
         invitations = super().get_queryset(request)
         return invitations if request.user.is_superuser else invitations.none()
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(TaskInvitation)
+class TaskInvitationAdmin(OrganizerScopedAdmin):
+    """Invitation links to annotate or co-organize the tasks one organizes: who made them, until
+    when, who used them (made and revoked on the organize page or through the API). Only the
+    key's digest is stored, and not shown."""
+
+    list_display = (
+        "task",
+        "role",
+        "created_by",
+        "created_at",
+        "expires_at",
+        "used_by",
+        "used_at",
+        "revoked_at",
+    )
+    list_select_related = ("task", "created_by", "used_by")
+    list_filter = ("role",)
+    fields = list_display
+    readonly_fields = fields
 
     def has_add_permission(self, request):
         return False

@@ -1,4 +1,5 @@
-"""Server-side SVG charts: the per-task interval plot and the per-run history band.
+"""Server-side SVG charts: the per-task interval plot, the per-run history band and a closed-pool
+run's precision-recall curve.
 
 Pure functions returning SVG text to inline in a page: no scripts, no external fonts, every piece
 of text escaped with :func:`html.escape`. Each chart is an accessible image (``role="img"``, an
@@ -14,7 +15,14 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any, TypeGuard, cast
 
-__all__ = ["HistoryPoint", "PlotPoint", "history_svg", "interval_plot_svg"]
+__all__ = [
+    "CurvePoint",
+    "HistoryPoint",
+    "PlotPoint",
+    "history_svg",
+    "interval_plot_svg",
+    "pr_curve_svg",
+]
 
 _FONT = 'font-family="system-ui, sans-serif"'
 _INK = "#1f2933"
@@ -44,6 +52,21 @@ class HistoryPoint:
     value: float | None
     low: float | None
     high: float | None
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """One threshold of a precision-recall curve: recall (x) and precision (y), each with its
+    pointwise interval; ``operating`` marks the run's own threshold."""
+
+    threshold: float
+    recall: float | None
+    recall_low: float | None
+    recall_high: float | None
+    precision: float | None
+    precision_low: float | None
+    precision_high: float | None
+    operating: bool = False
 
 
 def _finite(v: Any) -> TypeGuard[float]:  # anything; True for a finite number
@@ -274,5 +297,104 @@ def history_svg(points: Sequence[HistoryPoint], *, width: int = 320, height: int
             f'r="2" fill="{_ACCENT}"><title>{int(p.x)}: {_fmt(p.value)} '
             f"[{_fmt(p.low)}, {_fmt(p.high)}]</title></circle>"
         )
+    out.append("</g></svg>")
+    return "\n".join(out)
+
+
+def pr_curve_svg(
+    points: Sequence[CurvePoint], *, level_label: str = "", width: int = 420, height: int = 320
+) -> str:
+    """A precision-recall curve on ``[0, 1]^2`` with each point's pointwise intervals as a cross
+    (recall horizontally, precision vertically), the points joined in the order given, the run's
+    own threshold drawn larger. Points without a finite recall and precision are skipped (a
+    threshold no item reaches has no precision).
+    """
+    width = max(int(width), 200)
+    height = max(int(height), 160)
+    left, right, top, bottom = 44.0, width - 12.0, 12.0, height - 36.0
+    usable = [p for p in points if _finite(p.recall) and _finite(p.precision)]
+    summary = f"Estimated precision-recall curve: {len(usable)} thresholds"
+    if level_label:
+        summary += f", pointwise {level_label} intervals"
+    out = _open(width, height, summary, "lb-pr-curve")
+    out.append(f'<g {_FONT} font-size="10" fill="{_INK}">')
+
+    def x_of(v: float) -> float:
+        return left + _clamp01(v) * (right - left)
+
+    def y_of(v: float) -> float:
+        return bottom - _clamp01(v) * (bottom - top)
+
+    for k in range(5):
+        tick = k / 4
+        x, y = x_of(tick), y_of(tick)
+        out.append(
+            f'<line class="lb-grid" x1="{_num(x)}" y1="{_num(top)}" x2="{_num(x)}" '
+            f'y2="{_num(bottom)}" stroke="#e4e7eb" stroke-width="1"/>'
+        )
+        out.append(
+            f'<line class="lb-grid" x1="{_num(left)}" y1="{_num(y)}" x2="{_num(right)}" '
+            f'y2="{_num(y)}" stroke="#e4e7eb" stroke-width="1"/>'
+        )
+        out.append(
+            f'<text class="lb-tick" x="{_num(x)}" y="{_num(bottom + 13)}" '
+            f'text-anchor="middle" fill="{_MUTED}">{tick:g}</text>'
+        )
+        out.append(
+            f'<text class="lb-tick" x="{_num(left - 5)}" y="{_num(y + 3)}" '
+            f'text-anchor="end" fill="{_MUTED}">{tick:g}</text>'
+        )
+    out.append(
+        f'<text x="{_num((left + right) / 2)}" y="{_num(height - 6)}" text-anchor="middle" '
+        f'font-weight="bold">Recall</text>'
+    )
+    out.append(
+        f'<text x="12" y="{_num((top + bottom) / 2)}" text-anchor="middle" font-weight="bold" '
+        f'transform="rotate(-90 12 {_num((top + bottom) / 2)})">Precision</text>'
+    )
+    if not usable:
+        out.append(
+            f'<text x="{_num((left + right) / 2)}" y="{_num((top + bottom) / 2)}" '
+            f'text-anchor="middle" fill="{_MUTED}">no curve yet</text>'
+        )
+        out.append("</g></svg>")
+        return "\n".join(out)
+    path = " ".join(
+        f"{'M' if i == 0 else 'L'}{_num(x_of(cast(float, p.recall)))},"
+        f"{_num(y_of(cast(float, p.precision)))}"
+        for i, p in enumerate(usable)
+    )
+    out.append(
+        f'<path class="lb-curve" d="{path}" fill="none" stroke="{_ACCENT}" stroke-width="1.5"/>'
+    )
+    for p in usable:
+        x, y = x_of(cast(float, p.recall)), y_of(cast(float, p.precision))
+        colour = _HIGHLIGHT if p.operating else _ACCENT
+        css = "lb-curve-point lb-operating" if p.operating else "lb-curve-point"
+        out.append(f'<g class="{css}">')
+        out.append(
+            f"<title>threshold {_fmt(p.threshold)}: recall {_fmt(p.recall)} "
+            f"[{_fmt(p.recall_low)}, {_fmt(p.recall_high)}], precision {_fmt(p.precision)} "
+            f"[{_fmt(p.precision_low)}, {_fmt(p.precision_high)}]"
+            f"{' (its own threshold)' if p.operating else ''}</title>"
+        )
+        if _finite(p.recall_low) and _finite(p.recall_high):
+            out.append(
+                f'<line class="lb-whisker" x1="{_num(x_of(p.recall_low))}" y1="{_num(y)}" '
+                f'x2="{_num(x_of(p.recall_high))}" y2="{_num(y)}" stroke="{colour}" '
+                f'stroke-opacity="0.45" stroke-width="1"/>'
+            )
+        if _finite(p.precision_low) and _finite(p.precision_high):
+            out.append(
+                f'<line class="lb-whisker" x1="{_num(x)}" y1="{_num(y_of(p.precision_low))}" '
+                f'x2="{_num(x)}" y2="{_num(y_of(p.precision_high))}" stroke="{colour}" '
+                f'stroke-opacity="0.45" stroke-width="1"/>'
+            )
+        radius = "4.5" if p.operating else "2.5"
+        out.append(
+            f'<circle class="lb-point" cx="{_num(x)}" cy="{_num(y)}" r="{radius}" '
+            f'fill="{colour}" stroke="{colour}"/>'
+        )
+        out.append("</g>")
     out.append("</g></svg>")
     return "\n".join(out)

@@ -1,9 +1,12 @@
-"""The task display template: a declarative JSON layout of an item's payload, validated here.
+"""The task display template: a declarative JSON layout of an item's payload, validated and
+laid out here.
 
 ``Task.display_template`` holds JSON text (blank: automatic layout). It is data only: it selects
 fields and labels them and is never evaluated. This module validates it (task settings call
-:func:`validate_display_template`); ``annotation.display`` renders items with it. The layouts are
-documented in ``annotation/display.py`` and docs/ANNOTATION.md.
+:func:`validate_display_template`) and lays a payload out with it (:func:`display_for_payload`):
+``annotation.display`` shows items to annotators with it, and the organizer's template preview
+shows a sample item with it. The layouts are documented in ``annotation/display.py`` and
+docs/ANNOTATION.md.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ LAYOUTS = ("pair", "table", "text")
 MAX_TEMPLATE_CHARS = 10_000
 MAX_FIELDS = 200
 MAX_NAME_CHARS = 200
+MAX_SAMPLE_CHARS = 100_000  # a sample item's payload in the organizer's preview
 
 _KEYS = {
     "pair": {"layout", "left", "right", "fields", "labels", "titles"},
@@ -110,3 +114,147 @@ def parse_display_template(text: str) -> dict | None:
     if validate_display_template(text) or not str(text or "").strip():
         return None
     return json.loads(text)
+
+
+# --- laying out a payload -----------------------------------------------------------------------
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+# --- rendering ----------------------------------------------------------------------------------
+
+
+def _label(spec: dict, field: str) -> str:
+    return (spec.get("labels") or {}).get(field, field)
+
+
+def _pair(payload: dict, spec: dict) -> dict | None:
+    left_key, right_key = spec.get("left", "left"), spec.get("right", "right")
+    left, right = payload.get(left_key), payload.get(right_key)
+    if not (isinstance(left, dict) and isinstance(right, dict)):
+        return None
+    fields = spec.get("fields") or (list(left) + [k for k in right if k not in left])
+    rows = []
+    for field in fields:
+        lv, rv = _text(left.get(field)), _text(right.get(field))
+        rows.append(
+            {
+                "field": field,
+                "label": _label(spec, field),
+                "left": lv,
+                "right": rv,
+                "differs": lv != rv,
+            }
+        )
+    extra = [
+        {"field": k, "label": _label(spec, k), "value": _text(v)}
+        for k, v in payload.items()
+        if k not in (left_key, right_key)
+    ]
+    return {
+        "layout": "pair",
+        "titles": list(spec.get("titles") or DEFAULT_TITLES),
+        "rows": rows,
+        "extra": extra,
+    }
+
+
+def _table(payload: dict, spec: dict) -> dict:
+    fields = spec.get("fields") or list(payload)
+    return {
+        "layout": "table",
+        "rows": [
+            {"field": f, "label": _label(spec, f), "value": _text(payload.get(f))} for f in fields
+        ],
+    }
+
+
+def _segments(text: str, highlight: Any) -> list[dict]:
+    """Split ``text`` around the highlighted span (offsets ``[start, end]`` or a substring)."""
+    start = end = None
+    if (
+        isinstance(highlight, list)
+        and len(highlight) == 2
+        and all(isinstance(x, int) and not isinstance(x, bool) for x in highlight)
+    ):
+        start, end = highlight
+        if not 0 <= start < end <= len(text):
+            start = end = None
+    elif isinstance(highlight, str) and highlight:
+        found = text.find(highlight)
+        if found >= 0:
+            start, end = found, found + len(highlight)
+    if start is None:
+        return [{"text": text, "mark": False}]
+    parts = [
+        {"text": text[:start], "mark": False},
+        {"text": text[start:end], "mark": True},
+        {"text": text[end:], "mark": False},
+    ]
+    return [p for p in parts if p["text"]]
+
+
+def _text_layout(payload: dict, spec: dict) -> dict | None:
+    field = spec["field"]
+    if field not in payload:
+        return None
+    highlight = payload.get(spec["highlight"]) if "highlight" in spec else None
+    extra = [
+        {"field": f, "label": _label(spec, f), "value": _text(payload.get(f))}
+        for f in spec.get("fields") or []
+    ]
+    return {
+        "layout": "text",
+        "label": spec.get("label") or _label(spec, field),
+        "segments": _segments(_text(payload[field]), highlight),
+        "extra": extra,
+    }
+
+
+def _automatic(payload: Any) -> dict:
+    if isinstance(payload, dict):
+        return _pair(payload, {}) or _table(payload, {})
+    return {
+        "layout": "text",
+        "label": "",
+        "segments": [{"text": _text(payload), "mark": False}],
+        "extra": [],
+    }
+
+
+def display_for_payload(payload: Any, spec: dict | None, *, key: str = "") -> dict:
+    """Lay out one payload with a parsed spec (``None``: automatic)."""
+    if payload in (None, {}, [], ""):
+        return {"layout": "key", "value": key}
+    if spec is not None and isinstance(payload, dict):
+        builders = {"pair": _pair, "table": lambda p, s: _table(p, s), "text": _text_layout}
+        shown = builders[spec["layout"]](payload, spec)
+        if shown is not None:
+            return shown
+    return _automatic(payload)
+
+
+def preview_display(template: str, sample: str) -> tuple[dict | None, list[str]]:
+    """The organizer's preview: ``sample`` (a payload as JSON text) laid out with ``template``
+    exactly as the annotator page lays out an item; ``(display, [])``, or ``(None, problems)``
+    when the template or the sample cannot be read."""
+    problems = validate_display_template(template)
+    payload: Any = None
+    if len(sample) > MAX_SAMPLE_CHARS:
+        problems.append(f"The sample item is longer than {MAX_SAMPLE_CHARS:,} characters.")
+    elif sample.strip():
+        try:
+            payload = json.loads(sample)
+        except ValueError as exc:
+            problems.append(f"The sample item is not valid JSON: {exc}.")
+        except RecursionError:
+            problems.append("The sample item nests too deeply to be read.")
+    if problems:
+        return None, problems
+    return display_for_payload(payload, parse_display_template(template), key="sample-item"), []

@@ -7,7 +7,19 @@ from typing import cast
 from django import forms
 from django.forms.models import fields_for_model, model_to_dict
 
+from evaluation.core.closed_pool import MEASURES
+
 from .models import Run, Task, Team
+
+
+class ServiceErrorsForm(forms.Form):
+    """A form that shows a service's ``field_errors`` (``InvalidFields``) by its fields (the
+    others above the form)."""
+
+    def add_service_errors(self, field_errors: dict[str, list[str]]) -> None:
+        for name, messages in field_errors.items():
+            for message in messages:
+                self.add_error(name if name in self.fields else None, message)
 
 
 class RunUploadForm(forms.Form):
@@ -40,7 +52,31 @@ class RunUploadForm(forms.Form):
         return team
 
 
-class RunDetailsForm(forms.Form):
+class OrganizerUploadForm(forms.Form):
+    """A file an organizer uploads on the organize page (reference sample, gold items); its
+    service parses it and lists its problems by line."""
+
+    file = forms.FileField()
+
+
+class PoolUploadForm(OrganizerUploadForm):
+    payloads = forms.FileField(
+        required=False, help_text='JSON Lines {"key", "payload"}: what annotators see.'
+    )
+
+
+class ReferenceSampleDrawForm(forms.Form):
+    """How many candidate documents to draw for the reference sample, and the draw's seed."""
+
+    size = forms.IntegerField(min_value=1, label="Documents to draw")
+    seed = forms.IntegerField(
+        min_value=0,
+        required=False,
+        help_text="Leave empty for a random seed (recorded, like the documents drawn).",
+    )
+
+
+class RunDetailsForm(ServiceErrorsForm):
     """A run's public name, description and link; ``update_run_details`` validates them."""
 
     name = forms.CharField(max_length=Run._meta.get_field("name").max_length)
@@ -57,11 +93,6 @@ class RunDetailsForm(forms.Form):
         return cls(
             data, initial={"name": run.name, "description": run.description, "link": run.link}
         )
-
-    def add_service_errors(self, field_errors: dict[str, list[str]]) -> None:
-        for name, messages in field_errors.items():
-            for message in messages:
-                self.add_error(name if name in self.fields else None, message)
 
 
 # The settings an organizer edits on the task page. Hold/publish are buttons of their own; the
@@ -89,6 +120,7 @@ TASK_SETTING_FIELDS = (
     "accept_late_runs",
     "reveal_at",
     "team_approval",
+    "annotators_may_compete",
     "allowed_email_domains",
     "blocked_email_domains",
 )
@@ -97,7 +129,7 @@ DATE_INPUT_FORMAT = "%Y-%m-%d %H:%M"
 PHASE_DATE_FIELDS = ("submissions_open_at", "submissions_close_at", "reveal_at")
 
 
-class TaskSettingsForm(forms.Form):
+class TaskSettingsForm(ServiceErrorsForm):
     """The task's organizer-editable settings; ``update_task`` validates them as a whole."""
 
     def __init__(self, *args, task: Task, **kwargs):
@@ -124,7 +156,51 @@ class TaskSettingsForm(forms.Form):
             name: self.cleaned_data[name] for name in self.changed_data if name in self.cleaned_data
         }
 
-    def add_service_errors(self, field_errors: dict[str, list[str]]) -> None:
-        for name, messages in field_errors.items():
-            for message in messages:
-                self.add_error(name if name in self.fields else None, message)
+
+# What an organizer sets when creating a task on its page; the rest is on the organize page.
+TASK_CREATE_FIELDS = (
+    "slug",
+    "title",
+    "kind",
+    "state",
+    "description",
+    "question",
+    "display_template",
+    "target_half_width",
+    "confidence",
+    "label_budget",
+    "judgments_per_item",
+    "max_runs_per_team",
+    "max_runs_per_team_per_day",
+)
+
+
+class TaskCreateForm(ServiceErrorsForm):
+    """A new task's settings; ``create_task`` validates them as a whole. It starts as a draft
+    (seen by its organizers only) unless another state is chosen."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("initial", {"state": Task.State.DRAFT})
+        super().__init__(*args, **kwargs)
+        self.fields.update(fields_for_model(Task, fields=TASK_CREATE_FIELDS))
+        self.fields[
+            "slug"
+        ].help_text = (
+            "Letters, digits, hyphens and underscores: the task's address, /tasks/<slug>/."
+        )
+        for name in ("description", "question", "display_template"):
+            self.fields[name].widget.attrs["rows"] = 3
+        self.fields["measures"] = forms.MultipleChoiceField(
+            choices=[(m, m) for m in MEASURES],
+            required=False,
+            widget=forms.CheckboxSelectMultiple,
+            help_text="What the board shows. Open tasks: precision, recall, f1; closed pools: "
+            "any of these. None ticked: precision, recall and f1.",
+        )
+
+    def task_settings(self) -> dict:
+        """The cleaned settings for ``create_task`` (no measures ticked: the task's default)."""
+        data = dict(self.cleaned_data)
+        if not data.get("measures"):
+            data.pop("measures", None)
+        return data

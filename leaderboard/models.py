@@ -47,13 +47,14 @@ class Team(models.Model):
         return self.name
 
 
-class TeamInvitation(models.Model):
-    """A link that lets one person join a team, once, until it expires.
+class Invitation(models.Model):
+    """A link that lets one person in, once, until it expires or is revoked: the fields and
+    rules every invitation shares (a team's, :class:`TeamInvitation`; a role on a task,
+    :class:`TaskInvitation`). ``leaderboard.services.invitations`` issues, checks and uses them.
 
     Only the key's digest (:func:`key_digest`) is stored: the link is shown once, when made.
     """
 
-    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="invitations")
     digest = models.CharField(max_length=64, unique=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
@@ -64,6 +65,16 @@ class TeamInvitation(models.Model):
     used_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+
+class TeamInvitation(Invitation):
+    """A link that lets one person join a team."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="invitations")
 
     def __str__(self) -> str:
         return f"invitation to {self.team}"
@@ -102,7 +113,13 @@ class Task(models.Model):
         default=default_measures,
         blank=True,
         help_text="Measures the board shows (closed pools: any of precision, recall, f1, "
-        "accuracy, balanced_accuracy, mcc; open tasks: precision, recall, f1).",
+        "accuracy, balanced_accuracy, mcc, fbeta; open tasks: precision, recall, f1).",
+    )
+    f_beta = models.FloatField(
+        default=1.0,
+        validators=[MinValueValidator(0.1), MaxValueValidator(10.0)],
+        help_text="The beta of the measure fbeta (closed pools), shown as F0.5, F2, ...: "
+        "recall weighs beta times as much as precision.",
     )
     organizers = models.ManyToManyField(
         settings.AUTH_USER_MODEL, related_name="organized_tasks", blank=True
@@ -163,6 +180,11 @@ class Task(models.Model):
         default=False,
         help_text="Teams ask to take part and an organizer approves them before their runs are "
         "accepted.",
+    )
+    annotators_may_compete = models.BooleanField(
+        default=False,
+        help_text="Let a person annotate this task and be a member of a team with runs on it "
+        "(off: one or the other). Nobody ever verifies their own team's items.",
     )
     # Who may submit, by the domain of a verified email address (leaderboard.email_domains).
     allowed_email_domains = models.TextField(
@@ -252,6 +274,23 @@ class TeamApproval(models.Model):
 
     def __str__(self) -> str:
         return f"{self.team} on {self.task}"
+
+
+class TaskInvitation(Invitation):
+    """A link that makes one person an annotator or an organizer of a task."""
+
+    class Role(models.TextChoices):
+        ANNOTATOR = "annotator", "annotator"
+        ORGANIZER = "organizer", "organizer"
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="invitations")
+    role = models.CharField(max_length=10, choices=Role.choices)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"invitation to {self.role} {self.task}"
 
 
 class Item(models.Model):
@@ -418,6 +457,72 @@ class ReferenceItem(models.Model):
         ]
 
 
+class ReferenceCandidate(models.Model):
+    """A candidate item of one document (group) from which the product builds the reference
+    sample: every candidate of a sampled document is verified, and the true ones become the
+    sample (``annotation.services.reference_sample``). Replaced whole by each upload."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="reference_candidates")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    document = models.CharField(max_length=200)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["task", "item"], name="reference_candidate_unique"),
+        ]
+        indexes = [models.Index(fields=["task", "document"], name="reference_candidate_doc")]
+
+
+class ReferenceSample(models.Model):
+    """One draw of documents for the reference sample: the seed and the documents drawn (so it
+    can be drawn again and audited), and where its verification stands.
+
+    ``verifying`` until every candidate of the drawn documents is resolved; then ``complete``,
+    its true candidates written as the task's reference sample (``reference_version``: the
+    version that write made); or ``cancelled`` by an organizer while verifying (the reference
+    sample is left as it was). At most one sample of a task verifies at a time.
+    """
+
+    class State(models.TextChoices):
+        VERIFYING = "verifying", "verifying"
+        COMPLETE = "complete", "complete"
+        CANCELLED = "cancelled", "cancelled"
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="reference_samples")
+    state = models.CharField(max_length=12, choices=State.choices, default=State.VERIFYING)
+    seed = models.BigIntegerField()
+    size = models.PositiveIntegerField()  # documents asked for (and drawn)
+    documents = models.JSONField(default=list)  # the drawn documents, in drawing order
+    n_documents = models.PositiveIntegerField()  # documents there were to draw from
+    n_candidates = models.PositiveIntegerField(default=0)  # candidates of the drawn documents
+    # Progress, as the latest estimation resolved the candidates' labels.
+    n_resolved = models.PositiveIntegerField(default=0)
+    n_true = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    reference_version = models.PositiveIntegerField(null=True, blank=True)
+    cancelled_at = models.DateTimeField(null=True, blank=True)
+    cancelled_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["task"],
+                condition=models.Q(state="verifying"),
+                name="reference_sample_one_verifying",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"reference sample {self.pk} of {self.task_id} ({self.state})"
+
+
 class LeaderboardSnapshot(models.Model):
     """An immutable, versioned result of estimating every run of a task at once."""
 
@@ -454,6 +559,7 @@ class Estimate(models.Model):
         ACCURACY = "accuracy", "accuracy"
         BALANCED_ACCURACY = "balanced_accuracy", "balanced accuracy"
         MCC = "mcc", "MCC"
+        FBETA = "fbeta", "F-beta"
 
     snapshot = models.ForeignKey(
         LeaderboardSnapshot, on_delete=models.CASCADE, related_name="estimates"
@@ -473,6 +579,26 @@ class Estimate(models.Model):
             models.UniqueConstraint(
                 fields=["snapshot", "run", "metric"], name="estimate_unique_metric"
             ),
+        ]
+
+
+class RunCurve(models.Model):
+    """A closed-pool run's estimated precision-recall curve in one snapshot (computed by the
+    worker with the snapshot's estimates; shown on the run page under the same visibility).
+
+    ``data`` is :meth:`evaluation.core.closed_pool.PrecisionRecallCurve.as_dict`: thresholds,
+    precision and recall with pointwise intervals, level, method, labels used, operating point.
+    """
+
+    snapshot = models.ForeignKey(
+        LeaderboardSnapshot, on_delete=models.CASCADE, related_name="curves"
+    )
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="curves")
+    data = models.JSONField(default=dict)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["snapshot", "run"], name="run_curve_unique"),
         ]
 
 

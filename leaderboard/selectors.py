@@ -13,9 +13,11 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Any, Literal
 
 from allauth.account.models import EmailAddress
+from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, QuerySet, Sum
 from django.http import Http404
@@ -27,9 +29,13 @@ from .models import (
     Estimate,
     Item,
     LeaderboardSnapshot,
+    ReferenceCandidate,
+    ReferenceSample,
     Run,
+    RunCurve,
     RunEvent,
     Task,
+    TaskInvitation,
     Team,
     TeamApproval,
 )
@@ -111,6 +117,30 @@ def organized_tasks(user) -> QuerySet[Task]:
 
 def is_organizer(*, task: Task, user) -> bool:
     return organized_tasks(user).filter(pk=task.pk).exists()
+
+
+def can_create_tasks(user) -> bool:
+    """Whether ``user`` may create a task (and so organize it): the one rule of the pages and
+    the API. ``settings.TASK_CREATION``: ``"role"`` (staff, or the permission
+    ``leaderboard.add_task`` an admin grants once) or ``"anyone"`` (every signed-in user)."""
+    if not getattr(user, "is_authenticated", False):
+        return False
+    if settings.TASK_CREATION == "anyone":
+        return True
+    return bool(user.is_staff or user.has_perm("leaderboard.add_task"))
+
+
+def sample_payload(task: Task) -> object | None:
+    """A payload of one of the task's items (the first that has one, in index order) for the
+    preview of its display template; ``None`` if none of the first items has one."""
+    payloads = Item.objects.filter(task=task).order_by("index").values_list("payload", flat=True)
+    return next((payload for payload in payloads[:50] if payload), None)
+
+
+def may_set_up_tasks(user) -> bool:
+    """Whether ``user`` may use the organizers' set-up tools that touch no task (the display
+    template preview): those who may create tasks or organize one."""
+    return can_create_tasks(user) or organized_tasks(user).exists()
 
 
 def visible_tasks(user) -> QuerySet[Task]:
@@ -229,6 +259,92 @@ def approvals_of(*, task: Task, teams: Iterable[Team]) -> dict[int, TeamApproval
     """The requests of ``teams`` on ``task``, by team id (a participant's submit page)."""
     approvals = TeamApproval.objects.filter(task=task, team__in=list(teams))
     return {approval.team_id: approval for approval in approvals}
+
+
+# -- a task's people and its open invitations (for its organizers) ------------------------------
+def task_annotators(task: Task) -> QuerySet:
+    return task.annotators.order_by("username")
+
+
+def task_organizers(task: Task) -> QuerySet:
+    return task.organizers.order_by("username")
+
+
+def open_task_invitations(task: Task, now: datetime | None = None) -> QuerySet[TaskInvitation]:
+    """The task's invitations that still work (neither used, revoked nor expired), newest first."""
+    return TaskInvitation.objects.filter(
+        task=task, used_at=None, revoked_at=None, expires_at__gt=now or timezone.now()
+    ).select_related("created_by")
+
+
+def task_invitation_for(*, task: Task, invitation_id: int) -> TaskInvitation:
+    """Invitation ``invitation_id`` of ``task`` (404 if it has none such)."""
+    invitation = TaskInvitation.objects.filter(task=task, pk=invitation_id).first()
+    if invitation is None:
+        raise Http404(f"task {task.slug!r} has no invitation {invitation_id}")
+    return invitation
+
+
+def task_member_for(*, task: Task, role: Literal["annotator", "organizer"], user_id: int):
+    """The ``role`` (annotator, organizer) of ``task`` whose id is ``user_id`` (404 if none)."""
+    people = task.annotators if role == "annotator" else task.organizers
+    person = people.filter(pk=user_id).first()
+    if person is None:
+        raise Http404(f"user {user_id} is not an {role} of task {task.slug!r}")
+    return person
+
+
+# -- annotators who compete: the one rule --------------------------------------------------------
+@dataclass(frozen=True)
+class AnnotatorConflict:
+    """``user`` annotates ``task`` and is a member of ``team``, which has runs on it."""
+
+    task: Task
+    team: Team
+    user: Any  # the user model
+
+
+def annotator_conflicts(
+    *, task: Task | None = None, team: Team | None = None, user=None
+) -> list[AnnotatorConflict]:
+    """Where a person would both annotate a task and be a member of a team with runs on it, on
+    tasks that do not allow it (``Task.annotators_may_compete`` off); the one rule of the three
+    places that enforce it. What is given is taken as about to hold:
+
+    - ``task`` and ``team`` (a run submitted): ``team`` has runs on ``task``; its members who
+      annotate ``task`` conflict.
+    - ``task`` and ``user`` (an annotator invitation accepted): ``user`` annotates ``task``;
+      they conflict through each of their teams with runs on it.
+    - ``team`` and ``user`` (a team joined): ``user`` is a member of ``team``; they conflict on
+      each task they annotate that ``team`` has runs on.
+    """
+    if task is not None and team is not None:
+        pairs = set() if task.annotators_may_compete else {(task.pk, team.pk)}
+    else:
+        runs = Run.objects.filter(task__annotators_may_compete=False)
+        if task is not None:
+            runs = runs.filter(task=task)
+        if team is not None:
+            runs = runs.filter(team=team)
+        pairs = set(runs.values_list("task_id", "team_id").distinct())
+    if user is not None and not getattr(user, "is_authenticated", False):
+        return []
+    if not pairs:
+        return []
+    tasks = {t.pk: t for t in Task.objects.filter(pk__in={p[0] for p in pairs})}
+    teams = {t.pk: t for t in Team.objects.filter(pk__in={p[1] for p in pairs})}
+    conflicts = []
+    for task_id, team_id in sorted(pairs):
+        people = get_user_model().objects.all()
+        if user is not None:
+            people = people.filter(pk=user.pk)
+        if user is None or task is None:
+            people = people.filter(annotated_tasks=task_id)
+        if user is None or team is None:
+            people = people.filter(teams=team_id)
+        for person in people.distinct().order_by("username"):
+            conflicts.append(AnnotatorConflict(tasks[task_id], teams[team_id], person))
+    return conflicts
 
 
 def verified_email_domains(user) -> set[str]:
@@ -389,6 +505,23 @@ def run_estimates_visible_to(*, run: Run, user) -> QuerySet[Estimate]:
     )
 
 
+def run_curve_visible_to(
+    *, run: Run, user, snapshot: LeaderboardSnapshot | None = None
+) -> RunCurve | None:
+    """The run's precision-recall curve from the newest snapshot ``user`` may see (from
+    ``snapshot`` if given and visible), under the rules of its scores
+    (:func:`run_estimates_visible_to`): published snapshots, held ones too for the task's
+    organizers. The caller has already checked that ``user`` may see the run."""
+    visible = snapshots_visible_to(task=run.task, user=user)
+    if snapshot is not None:
+        visible = visible.filter(pk=snapshot.pk)
+    return (
+        RunCurve.objects.filter(run=run, snapshot__in=visible)
+        .order_by("-snapshot__version")
+        .first()
+    )
+
+
 def board_order(rows: Iterable[dict], metric: str, *, descending: bool = True) -> list[dict]:
     """Snapshot rows by ``metric``'s value (highest first, or lowest), rows without one last,
     ties by run name then run id: the one board order of the pages and the API."""
@@ -452,6 +585,28 @@ def label_spend(task: Task) -> LabelSpend:
     budget = task.label_budget
     remaining = None if budget is None else max(0, budget - requested)
     return LabelSpend(budget=budget, verified=verified, remaining=remaining, requested=requested)
+
+
+@dataclass(frozen=True)
+class ReferenceSampleStatus:
+    """What the organizers see of a reference sample built in the product: the candidates
+    uploaded (documents, items) and the latest draw (``None`` before the first), whose counts
+    are as the latest estimation resolved them."""
+
+    documents: int
+    candidates: int
+    sample: ReferenceSample | None
+
+
+def reference_sample_status(task: Task) -> ReferenceSampleStatus:
+    candidates = ReferenceCandidate.objects.filter(task=task).aggregate(
+        items=Count("pk"), documents=Count("document", distinct=True)
+    )
+    return ReferenceSampleStatus(
+        documents=candidates["documents"],
+        candidates=candidates["items"],
+        sample=ReferenceSample.objects.filter(task=task).order_by("-created_at", "-pk").first(),
+    )
 
 
 def user_roles(user) -> dict[str, QuerySet]:

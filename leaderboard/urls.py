@@ -6,6 +6,9 @@ from . import views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    # Before tasks/<slug>/: "new" is no task's slug (create_task refuses it).
+    path("tasks/new/", views.new_task, name="task_new"),
+    path("tasks/new/preview/", views.display_preview, name="display_preview"),
     path("tasks/<slug:slug>/", views.board, name="task_board"),
     path("tasks/<slug:slug>/snapshots/", views.snapshots, name="task_snapshots"),
     path(
@@ -19,6 +22,17 @@ urlpatterns = [
     path("tasks/<slug:slug>/board/publish/", views.publish, name="board_publish"),
     path("tasks/<slug:slug>/organize/", views.organize, name="task_organize"),
     path(
+        "tasks/<slug:slug>/organize/reference/",
+        views.upload_reference_page,
+        name="organize_reference",
+    ),
+    path(
+        "tasks/<slug:slug>/organize/reference-candidates/",
+        views.upload_candidates_page,
+        name="organize_reference_candidates",
+    ),
+    path("tasks/<slug:slug>/organize/pool/", views.upload_pool_page, name="organize_pool"),
+    path(
         "tasks/<slug:slug>/organize/verified-items.csv",
         views.verified_items_csv,
         name="verified_items_csv",
@@ -27,6 +41,24 @@ urlpatterns = [
     path("tasks/<slug:slug>/runs/", views.task_runs, name="task_runs"),
     path("tasks/<slug:slug>/teams/<int:team_id>/request/", views.team_request, name="team_request"),
     path("tasks/<slug:slug>/teams/<int:team_id>/approve/", views.team_approve, name="team_approve"),
+    # A task's people: invitations by link, removing annotators and organizers (task_roles.py).
+    path("tasks/<slug:slug>/organize/invite/", views.task_invite, name="task_invite"),
+    path(
+        "tasks/<slug:slug>/organize/invitations/<int:invitation_id>/revoke/",
+        views.task_invitation_revoke,
+        name="task_invitation_revoke",
+    ),
+    path(
+        "tasks/<slug:slug>/organize/annotators/<int:user_id>/remove/",
+        views.task_annotator_remove,
+        name="task_annotator_remove",
+    ),
+    path(
+        "tasks/<slug:slug>/organize/organizers/<int:user_id>/remove/",
+        views.task_organizer_remove,
+        name="task_organizer_remove",
+    ),
+    path("invitations/<str:key>/", views.task_join, name="task_join"),
     path("runs/<int:run_id>/", views.run_detail, name="run_detail"),
     path("teams/", views.teams, name="teams"),
     path("teams/<int:team_id>/", views.team_detail, name="team_detail"),

@@ -25,6 +25,7 @@ import time
 from . import config
 from .client import ApiError, Client, ConnectionFailed
 from .output import (
+    ALL_MEASURES,
     Progress,
     format_board,
     format_history,
@@ -225,7 +226,9 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("scores", help="print a task's published leaderboard with intervals")
     p.add_argument("task")
-    p.add_argument("--sort", choices=["precision", "recall", "f1"])
+    p.add_argument(
+        "--sort", choices=ALL_MEASURES, help="one of the task's measures (default: as stored)"
+    )
     p.add_argument("--order", choices=["desc", "asc"])
     p.set_defaults(func=cmd_scores)
 

@@ -5,6 +5,20 @@ from __future__ import annotations
 import time
 
 METRICS = ("precision", "recall", "f1")
+# Every measure a board may show (a closed-pool task shows its organizer's choice of these).
+ALL_MEASURES = ("precision", "recall", "f1", "accuracy", "balanced_accuracy", "mcc", "fbeta")
+
+
+def board_measures(board: dict) -> tuple[str, ...]:
+    """The measures the board's rows carry: a closed pool's (its snapshot details), else the
+    three of an open task."""
+    details = board.get("details") if isinstance(board.get("details"), dict) else {}
+    pool = details.get("closed_pool") if isinstance(details, dict) else None
+    if isinstance(pool, dict) and isinstance(pool.get("measures"), list) and pool["measures"]:
+        return tuple(str(m) for m in pool["measures"])
+    return METRICS
+
+
 BAR = 30
 
 
@@ -112,9 +126,11 @@ def format_board(board: dict) -> str:
         f"{board['task']}: snapshot {board['version']} ({board['n_labels']} labels, "
         f"{level} intervals, published {board['published_at']})"
     )
+    measures = board_measures(board)
+    ranked = "f1" if "f1" in measures else measures[0]
     rows = []
     for position, row in enumerate(board["rows"], 1):
-        rank = row.get("rank", {}).get("f1") if isinstance(row.get("rank"), dict) else None
+        rank = row.get("rank", {}).get(ranked) if isinstance(row.get("rank"), dict) else None
         place = (
             f"{rank['best']}-{rank['worst']}"
             if rank and rank.get("best") != rank.get("worst")
@@ -127,12 +143,12 @@ def format_board(board: dict) -> str:
                 place,
                 row.get("team", ""),
                 row.get("name", ""),
-                *(_interval(row.get(m)) for m in METRICS),
+                *(_interval(row.get(m)) for m in measures),
                 ("provisional" if row.get("provisional") else row.get("state", ""))
                 + (", after the deadline" if row.get("after_deadline") else ""),
             ]
         )
-    return title + "\n" + _table(["rank", "team", "run", *METRICS, "state"], rows)
+    return title + "\n" + _table(["rank", "team", "run", *measures, "state"], rows)
 
 
 def format_runs(runs: list[dict]) -> str:

@@ -7,9 +7,17 @@ the stable entry point used by the pipeline; the modules hold one concept each.
 from .answers import AnswerResult, Undo, answer_assignment, undo_answer
 from .conflicts import register_request_conflicts, register_run_conflicts
 from .errors import JudgmentError
-from .gold import GoldFileError, GoldLoad, load_gold, pause_annotator, unpause_annotator
+from .gold import (
+    GoldFileError,
+    GoldLoad,
+    load_gold,
+    pause_annotator,
+    unpause_annotator,
+    upload_gold,
+)
 from .judgments import JudgmentOutcome, ask_again, request_verification, submit_judgment
 from .queue import Claim, claim_assignments, heartbeat, release
+from .reference_sample import cancel_reference_sample, draw_reference_sample
 
 __all__ = [
     "AnswerResult",
@@ -21,7 +29,9 @@ __all__ = [
     "Undo",
     "answer_assignment",
     "ask_again",
+    "cancel_reference_sample",
     "claim_assignments",
+    "draw_reference_sample",
     "heartbeat",
     "load_gold",
     "pause_annotator",
@@ -32,4 +42,5 @@ __all__ = [
     "submit_judgment",
     "undo_answer",
     "unpause_annotator",
+    "upload_gold",
 ]

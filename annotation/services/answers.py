@@ -241,6 +241,7 @@ def undo_answer(*, annotator: User, client_id: object) -> Undo:
                 annotator=annotator,
                 expires_at=lease_expiry(now, now),
                 created_at=now,
+                beat_at=now,  # the undoing page holds it: never adopted by another tab
                 **target,
             )
     record.refresh_from_db()

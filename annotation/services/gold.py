@@ -11,16 +11,18 @@ right nor wrong: it is left out of the accuracy.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import IO, TYPE_CHECKING, cast
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from leaderboard.errors import ServiceError
+from leaderboard.ingestion import Problem
 from leaderboard.models import Item, Task
 from leaderboard.selectors import is_organizer
+from leaderboard.services.runs import check_size
 
 from ..models import AnnotatorPause, Assignment, GoldAnswer, GoldItem
 from .errors import JudgmentError
@@ -33,15 +35,15 @@ GOLD_ANSWERS = {"correct": True, "incorrect": False}
 
 
 class GoldFileError(ServiceError):
-    """A gold file with problems; ``errors`` lists them with their line numbers."""
+    """A gold file with problems, each with its line (``problems``); ``errors`` are the same
+    as text (``line 4: ...``), for the command line."""
 
     code = "rejected"
 
-    def __init__(self, errors: list[str]):
-        super().__init__(
-            "\n".join(errors), problems=[{"line": None, "message": error} for error in errors]
-        )
-        self.errors = errors
+    def __init__(self, problems: Iterable[Problem] | Iterable[str]):
+        found = [p if isinstance(p, Problem) else Problem(None, p) for p in problems]
+        self.errors = [str(p) for p in found]
+        super().__init__("\n".join(self.errors), problems=found)
 
 
 @dataclass(frozen=True)
@@ -58,41 +60,44 @@ def load_gold(*, task: Task, lines: Iterable[str]) -> GoldLoad:
     line number (unknown key, bad answer, a key twice). Loading the same file again changes
     nothing; a key loaded earlier with another answer gets the new answer.
     """
-    errors: list[str] = []
+    errors: list[Problem] = []
     wanted: dict[str, bool] = {}  # key -> the known answer
     seen: dict[str, int] = {}  # key -> line number
     for number, raw in enumerate(lines, start=1):
         line = raw.rstrip("\r\n")
         if not line.strip() or line.lstrip().startswith("#"):
             continue
+        if "\x00" in line:  # no database can hold it in a key
+            errors.append(Problem(number, "contains a NUL byte"))
+            continue
         parts = line.split("\t")
         if len(parts) != 2:
             errors.append(
-                f"line {number}: expected key<TAB>correct|incorrect, got {len(parts)} field(s)"
+                Problem(number, f"expected key<TAB>correct|incorrect, got {len(parts)} field(s)")
             )
             continue
         key, answer = parts[0], parts[1].strip().lower()
         if not key.strip():
-            errors.append(f"line {number}: empty key")
+            errors.append(Problem(number, "empty key"))
             continue
         if answer not in GOLD_ANSWERS:
             errors.append(
-                f"line {number}: answer must be 'correct' or 'incorrect', got {parts[1]!r}"
+                Problem(number, f"answer must be 'correct' or 'incorrect', got {parts[1]!r}")
             )
             continue
         if key in seen:
-            errors.append(f"line {number}: key {key!r} already given on line {seen[key]}")
+            errors.append(Problem(number, f"key {key!r} already given on line {seen[key]}"))
             continue
         seen[key] = number
         wanted[key] = GOLD_ANSWERS[answer]
     items = dict(Item.objects.filter(task=task, key__in=list(wanted)).values_list("key", "pk"))
     errors.extend(
-        f"line {seen[key]}: no item with key {key!r} in task {task.slug}"
+        Problem(seen[key], f"no item with key {key!r} in task {task.slug}")
         for key in wanted
         if key not in items
     )
     if errors:
-        raise GoldFileError(sorted(errors, key=lambda e: int(e.split(":")[0].split()[1])))
+        raise GoldFileError(sorted(errors, key=lambda p: p.line or 0))
     created = updated = unchanged = 0
     with transaction.atomic():
         existing = {
@@ -111,6 +116,32 @@ def load_gold(*, task: Task, lines: Iterable[str]) -> GoldLoad:
         GoldItem.objects.bulk_create(new, batch_size=2000)
         created = len(new)
     return GoldLoad(created=created, updated=updated, unchanged=unchanged)
+
+
+def upload_gold(*, task: Task, upload: IO[bytes]) -> GoldLoad:
+    """Load the gold items of an uploaded file (the organize page, the API): UTF-8 text (a BOM
+    is skipped) of ``key<TAB>correct|incorrect`` lines, all or nothing as :func:`load_gold`.
+
+    Permission (organizers of the task) is checked by the caller. Raises
+    :class:`~leaderboard.services.runs.SubmissionError` (``too_large``) for a file over the
+    task's upload limit and :class:`GoldFileError` for a file with problems (a line that is not
+    UTF-8 among them); nothing is stored then.
+    """
+    check_size(task=task, size=getattr(upload, "size", None))
+    seekable = getattr(upload, "seekable", None)
+    if callable(seekable) and seekable():
+        upload.seek(0)
+    return load_gold(task=task, lines=_text_lines(upload))
+
+
+def _text_lines(upload: IO[bytes]) -> Iterator[str]:
+    for number, raw in enumerate(upload, start=1):
+        try:
+            yield raw.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise GoldFileError(
+                [Problem(number, f"is not UTF-8 text (byte {exc.start + 1} of the line)")]
+            ) from None
 
 
 def open_pause(*, task: Task, annotator: User) -> AnnotatorPause | None:

@@ -4,7 +4,9 @@ A request may be leased while ``live leases + counted judgments < judgments requ
 is live while ``state == active`` and ``expires_at > now`` (an expired lease frees its slot at
 once, no sweeper, and is never renewed again). An annotator holds at most
 ``ANNOTATION_MAX_CLAIM`` live leases on a task, a heartbeat never takes a lease past
-``ANNOTATION_LEASE_MAX_SECONDS`` after it was handed out, and a pause revokes them. Claims lock
+``ANNOTATION_LEASE_MAX_SECONDS`` after it was handed out, and a pause revokes them. A live lease
+no page ever heartbeated (its page left before the claim's reply) goes to the annotator's next
+claim rather than being stranded until it expires. Claims lock
 candidate requests with ``SELECT ... FOR UPDATE SKIP LOCKED`` on PostgreSQL and re-check the free
 slots with the rows locked; on other databases (SQLite) each candidate is taken by a
 compare-and-set on ``lease_seq``. Every path that creates a lease by the slot rule locks (or
@@ -154,6 +156,14 @@ def _claim_locked(
     mine.filter(expires_at__lte=now).update(state=Assignment.State.EXPIRED)
     live = mine.filter(expires_at__gt=now).count()
     held = mine.filter(expires_at__gt=now, token__in=holding).count() if holding else 0
+    # Leases claimed by a page that left before the reply came (never heartbeated, held by no
+    # page): this page gets them back, so a reload never finds the annotator's items stranded.
+    adopted = _adopt_unbeaten(mine, holding, count - held, now)
+    if adopted:
+        more = _claim_locked(task, annotator, count, [*holding, *(a.token for a in adopted)], now)
+        status = "ok" if more.status in ("ok", "empty") else more.status
+        message = "" if status == "ok" else more.message
+        return Claim(status, message, [*adopted, *more.assignments])
     wanted = count - held
     if wanted <= 0:
         return Claim("ok", "")
@@ -213,6 +223,22 @@ def _claim_locked(
     for lease in loaded.values():
         lease.task = task
     return Claim("ok", "", [loaded[t] for t in tokens])
+
+
+def _adopt_unbeaten(
+    mine: QuerySet[Assignment], holding: list[uuid.UUID], wanted: int, now: datetime
+) -> list[Assignment]:
+    """The annotator's live leases on the task that no page ever heartbeated nor holds: a page
+    that left before its claim's reply arrived. Handed to this claim rather than stranded."""
+    if wanted <= 0:
+        return []
+    rows = list(
+        mine.filter(expires_at__gt=now, beat_at=None)
+        .exclude(token__in=holding)
+        .select_related("request__item", "gold__item", "task")
+        .order_by("created_at", "pk")[:wanted]
+    )
+    return rows
 
 
 def _real_work_left(task: Task, annotator: User, now: datetime) -> bool:
@@ -344,7 +370,7 @@ def heartbeat(*, annotator: User, tokens: Iterable[object]) -> list[dict[str, ob
     mine.filter(state=ACTIVE, expires_at__lte=now).update(state=Assignment.State.EXPIRED)
     for lease in mine.filter(state=ACTIVE, expires_at__gt=now).only("pk", "created_at"):
         Assignment.objects.filter(pk=lease.pk, state=ACTIVE, expires_at__gt=now).update(
-            expires_at=lease_expiry(lease.created_at, now)
+            expires_at=lease_expiry(lease.created_at, now), beat_at=now
         )
     current = {a.token: a for a in Assignment.objects.filter(annotator=annotator, token__in=tokens)}
     rows: list[dict[str, object]] = []

@@ -1,4 +1,4 @@
 """Core numerical and data-handling code for on-demand evaluation (no Django)."""
 
 # Recorded with every stored plan and estimate; bump when a change can move either.
-ENGINE_VERSION = "1.5"
+ENGINE_VERSION = "1.6"

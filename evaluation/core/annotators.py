@@ -486,8 +486,8 @@ def _m_step(
     not_m = 1 - m
     s1 = np.bincount(data.ann, weights=m * data.says_correct, minlength=n_ann) + data.known_s1
     n1 = np.bincount(data.ann, weights=m, minlength=n_ann) + data.known_n1
-    s0 = np.bincount(data.ann, weights=not_m * data.says_incorrect, minlength=n_ann)
-    s0 += data.known_s0
+    # Not ``+=``: with no uncertain judgment (gold answers only) bincount returns integers.
+    s0 = np.bincount(data.ann, weights=not_m * data.says_incorrect, minlength=n_ann) + data.known_s0
     n0 = np.bincount(data.ann, weights=not_m, minlength=n_ann) + data.known_n0
     se = (a1 + s1) / (a1 + b1 + n1)
     sp = (a0 + s0) / (a0 + b0 + n0)

@@ -18,6 +18,7 @@ from leaderboard.services.lifecycle import transition_run
 from ..engine_state import LoadedTask, load_task_state
 from ..locks import assert_lock_held, engine_lock
 from .pool_estimation import estimate_pool_locked
+from .reference_sample import update_reference_sample
 from .snapshots import snapshot_row, store_snapshot, stored_value
 
 METRICS = ("precision", "recall", "f1")
@@ -30,7 +31,8 @@ def estimate_task(task_id: int) -> LeaderboardSnapshot | None:
     first, so answers that arrive while this runs schedule one more estimation. A snapshot is
     written only when something it rests on changed (labels, reference sample, runs or their
     states); either way, runs whose answers are all in move on: those short of the target are
-    planned again, those in final estimation end ``scored`` or ``partial`` with the reason.
+    planned again, those in final estimation end ``scored`` or ``partial`` with the reason. A
+    reference sample being verified is checked last (:mod:`.reference_sample`).
     Returns the snapshot written, or ``None``.
     """
     if not Task.objects.filter(pk=task_id).exists():
@@ -46,7 +48,10 @@ def estimate_task(task_id: int) -> LeaderboardSnapshot | None:
         with transaction.atomic():
             task = assert_lock_held(task_id, token)
             _move_runs_on(loaded, results)
-            return _store_snapshot(task, loaded, results, ranking)
+            snapshot = _store_snapshot(task, loaded, results, ranking)
+        # A reference sample being verified: its progress, and the sample once it is complete.
+        update_reference_sample(loaded)
+        return snapshot
 
 
 @dataclass(frozen=True)

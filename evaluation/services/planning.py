@@ -162,6 +162,12 @@ def _advance(run: Run, plan: Plan, loaded: LoadedTask, index: int) -> str:
             f"(precision ±{_fmt(plan.current_half_width)} now, target ±{target:g})"
         )
         transition_run(run, Run.State.AWAITING_LABELS, reason, **fields)
+        if not _waits_after_round(loaded, index):
+            # Every judgment the round asks is in already: its items were verified through
+            # requests of their own (a reference sample's candidates, which no round draws), so
+            # it opened none and no answer will come to move the run on. The estimation does,
+            # as after the last answer of a round.
+            enqueue_estimate(run.task_id)
         return "sample"
     if plan.status == "sample":
         # The random draw came up empty: plan again at once (a new seed, the same levels).
@@ -176,6 +182,14 @@ def _advance(run: Run, plan: Plan, loaded: LoadedTask, index: int) -> str:
     transition_run(run, Run.State.ESTIMATING, "final estimation", **fields)
     enqueue_estimate(run.task_id)
     return "estimating"
+
+
+def _waits_after_round(loaded: LoadedTask, index: int) -> bool:
+    """Whether run ``index`` waits for answers once the round just planned (in ``loaded``'s
+    record) and its requests (in this transaction) are stored; the items no annotator can be
+    given are read again, so those of the requests it opened count."""
+    loaded.stuck = None
+    return loaded.pending_in_run(index) > 0
 
 
 def _finite(x: float | None) -> float | None:

@@ -6,6 +6,11 @@ intervals per measure rest on intervals at the Bonferroni level for the runs ran
 task's do. Runs whose answers are all in are planned again; runs in final estimation end
 ``scored`` (every measure within the target, or the pool exhausted) or ``partial`` (the budget or
 the round limit stopped them first).
+
+With every new snapshot each listed run's estimated precision-recall curve
+(:func:`evaluation.core.closed_pool.precision_recall_curve`, pointwise intervals at the task's
+confidence) is stored beside it as a ``RunCurve``: it costs a pass over the pool per threshold,
+so it is made here, in the worker, and the run page only reads it.
 """
 
 from __future__ import annotations
@@ -18,16 +23,19 @@ from typing import Any
 import numpy as np
 from django.db import transaction
 
-from evaluation.core.closed_pool import MeasureEstimates
+from evaluation.core.closed_pool import MeasureEstimates, precision_recall_curve
 from evaluation.core.ranking import RankIntervals, bonferroni_level, rank_intervals
 from leaderboard.jobs import enqueue_plan
-from leaderboard.models import LeaderboardSnapshot, Run, Task
+from leaderboard.models import LeaderboardSnapshot, Run, RunCurve, Task
 from leaderboard.services.lifecycle import transition_run
 
 from ..locks import assert_lock_held
 from ..models import Draw
 from ..pool_state import LoadedPool, load_pool_state
 from .snapshots import snapshot_row, store_snapshot
+
+# Thresholds of a run's precision-recall curve (quantiles of its scores, plus its own).
+CURVE_POINTS = 30
 
 # What every closed-pool snapshot says of its labels (shown with the board's methods).
 LABELS_NOTE = (
@@ -167,7 +175,7 @@ def _store_snapshot(
         and latest.rows == rows
     ):
         return None
-    return store_snapshot(
+    snapshot = store_snapshot(
         task,
         rows=rows,
         estimates=estimates,
@@ -178,8 +186,28 @@ def _store_snapshot(
         n_reference=0,
         details={
             "ranking": ranking,
-            "closed_pool": {"measures": measures, "labels": LABELS_NOTE},
+            "closed_pool": {"measures": measures, "labels": LABELS_NOTE, "f_beta": task.f_beta},
         },
+    )
+    _store_curves(snapshot, loaded, listed, level=float(task.confidence))
+    return snapshot
+
+
+def _store_curves(
+    snapshot: LeaderboardSnapshot, loaded: LoadedPool, listed: Sequence[int], *, level: float
+) -> None:
+    """Every listed run's precision-recall curve, with ``snapshot`` (see the module)."""
+    RunCurve.objects.bulk_create(
+        [
+            RunCurve(
+                snapshot=snapshot,
+                run=loaded.runs[i],
+                data=precision_recall_curve(
+                    loaded.design, loaded.state, i, level=level, points=CURVE_POINTS
+                ).as_dict(),
+            )
+            for i in listed
+        ]
     )
 
 

@@ -326,8 +326,7 @@ def _campaign(
                 break
         else:
             gave_up += 1
-        if annotators is not None:
-            at_stop.append(_as_array(design.estimate(state, runs=[run]))[0])
+        at_stop.append(_as_array(design.estimate(state, runs=[run]))[0])
     est = _as_array(design.estimate(state))
     return RepeatOutcome(
         state.n_labelled,

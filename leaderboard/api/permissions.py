@@ -4,17 +4,11 @@ from __future__ import annotations
 
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
-from ..selectors import is_organizer
-
-
-def can_create_tasks(user) -> bool:
-    return bool(
-        user and user.is_authenticated and (user.is_staff or user.has_perm("leaderboard.add_task"))
-    )
+from ..selectors import can_create_tasks, is_organizer
 
 
 class CanCreateTasksOrReadOnly(BasePermission):
-    """Anyone may list tasks; staff and holders of ``leaderboard.add_task`` may create one."""
+    """Anyone may list tasks; who may create one: ``leaderboard.selectors.can_create_tasks``."""
 
     message = "creating tasks needs staff status or the permission leaderboard.add_task"
 

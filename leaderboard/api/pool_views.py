@@ -51,12 +51,5 @@ class TaskPoolView(ApiView):
         self.check_declared_size(task)
         upload = self.upload()
         payloads = request.FILES.get("payloads")
-        n = upload_pool(
-            task=task,
-            user=request.user,
-            upload=upload,
-            file_name=upload.name,
-            payloads=payloads,
-            payloads_name=payloads.name if payloads is not None else "",
-        )
+        n = upload_pool(task=task, user=request.user, upload=upload, payloads=payloads)
         return Response({"items": n}, status=status.HTTP_201_CREATED)

@@ -19,6 +19,7 @@ PUBLIC_TASK_FIELDS = (
     "state",
     "kind",
     "measures",
+    "f_beta",
     "target_half_width",
     "confidence",
     "label_budget",
@@ -33,6 +34,7 @@ PUBLIC_TASK_FIELDS = (
     "accept_late_runs",
     "reveal_at",
     "team_approval",
+    "annotators_may_compete",
     "allowed_email_domains",
     "blocked_email_domains",
 )

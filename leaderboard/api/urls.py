@@ -9,7 +9,16 @@ from csp.decorators import csp_update
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from . import account_views, board_views, organizer_views, pool_views, team_views, views
+from . import (
+    account_views,
+    board_views,
+    organizer_views,
+    pool_views,
+    reference_sample_views,
+    task_role_views,
+    team_views,
+    views,
+)
 
 app_name = "api"
 
@@ -18,6 +27,16 @@ urlpatterns = [
     path("tasks/<slug:slug>/", views.TaskDetailView.as_view(), name="task-detail"),
     path("tasks/<slug:slug>/runs/", views.TaskRunsView.as_view(), name="task-runs"),
     path("tasks/<slug:slug>/reference/", views.TaskReferenceView.as_view(), name="task-reference"),
+    path(
+        "tasks/<slug:slug>/reference-sample/",
+        reference_sample_views.ReferenceSampleView.as_view(),
+        name="task-reference-sample",
+    ),
+    path(
+        "tasks/<slug:slug>/reference-sample/candidates/",
+        reference_sample_views.ReferenceCandidatesView.as_view(),
+        name="task-reference-sample-candidates",
+    ),
     path("tasks/<slug:slug>/pool/", pool_views.TaskPoolView.as_view(), name="task-pool"),
     path("tasks/<slug:slug>/board/", board_views.BoardView.as_view(), name="board"),
     path(
@@ -41,6 +60,33 @@ urlpatterns = [
         "tasks/<slug:slug>/teams/<int:team_id>/approve/",
         team_views.TeamApproveView.as_view(),
         name="task-team-approve",
+    ),
+    # A task's people and invitations (task_role_views).
+    path("tasks/<slug:slug>/people/", task_role_views.TaskPeopleView.as_view(), name="task-people"),
+    path(
+        "tasks/<slug:slug>/invitations/",
+        task_role_views.TaskInvitationListView.as_view(),
+        name="task-invitations",
+    ),
+    path(
+        "tasks/<slug:slug>/invitations/<int:invitation_id>/",
+        task_role_views.TaskInvitationDetailView.as_view(),
+        name="task-invitation",
+    ),
+    path(
+        "tasks/<slug:slug>/annotators/<int:user_id>/",
+        task_role_views.TaskAnnotatorView.as_view(),
+        name="task-annotator",
+    ),
+    path(
+        "tasks/<slug:slug>/organizers/<int:user_id>/",
+        task_role_views.TaskOrganizerView.as_view(),
+        name="task-organizer",
+    ),
+    path(
+        "invitations/accept/",
+        task_role_views.TaskInvitationAcceptView.as_view(),
+        name="invitation-accept",
     ),
     path("tasks/<slug:slug>/spend/", organizer_views.SpendView.as_view(), name="spend"),
     path(

@@ -2,7 +2,9 @@
 
 A run file has one prediction per line, as TSV (``key`` or ``key<TAB>score``) or JSON Lines
 (``{"key": ..., "score"?: ..., "payload"?: ...}``); a reference file has one true item per line
-(``key[<TAB>group]`` or ``{"key": ..., "group"?: ..., "payload"?: ...}``). A closed pool's file
+(``key[<TAB>group]`` or ``{"key": ..., "group"?: ..., "payload"?: ...}``), a reference
+candidates file one candidate item per line with its document, required
+(``key<TAB>document`` or ``{"key": ..., "document": ..., "payload"?: ...}``). A closed pool's file
 has one key per line (``key`` or ``{"key": ..., "payload"?: ...}``), a closed-pool run one
 scored pool item per line (``key<TAB>score<TAB>label`` or ``{"key", "score", "label"}``, the
 label 0 or 1). Any of them may be gzipped
@@ -29,7 +31,15 @@ from typing import IO, Any
 
 import numpy as np
 
-from .fields import _KEYS, _POOL_RUN, _REFERENCE, _RUN, MAX_GROUP_LENGTH, MAX_KEY_LENGTH
+from .fields import (
+    _CANDIDATES,
+    _KEYS,
+    _POOL_RUN,
+    _REFERENCE,
+    _RUN,
+    MAX_GROUP_LENGTH,
+    MAX_KEY_LENGTH,
+)
 from .parser import MAX_LINE_BYTES, _Parser
 from .reading import READ_SIZE
 from .receiving import Receiver, too_large_message
@@ -57,6 +67,7 @@ __all__ = [
     "Receiver",
     "UploadRejected",
     "human_bytes",
+    "parse_candidate_file",
     "parse_pool_file",
     "parse_pool_run_file",
     "parse_reference_file",
@@ -129,9 +140,28 @@ def parse_reference_file(
     max_problems: int = MAX_PROBLEMS,
 ) -> ParsedReference:
     """Parse and validate a reference sample file; raise :class:`UploadRejected` on problems."""
+    return _grouped_items(stream, _REFERENCE, file_name, max_bytes, max_items, max_problems)
+
+
+def parse_candidate_file(
+    stream: IO[bytes],
+    *,
+    file_name: str = "",
+    max_bytes: int,
+    max_items: int,
+    max_problems: int = MAX_PROBLEMS,
+) -> ParsedReference:
+    """Parse reference candidates (``key<TAB>document`` or JSON Lines with ``key``,
+    ``document`` and an optional ``payload``): the items with their documents as ``groups``;
+    raise :class:`UploadRejected` on problems."""
+    return _grouped_items(stream, _CANDIDATES, file_name, max_bytes, max_items, max_problems)
+
+
+def _grouped_items(stream, spec, file_name, max_bytes, max_items, max_problems) -> ParsedReference:
+    """Items with one group each (the reference sample's groups, the candidates' documents)."""
     p = _parsed(
         stream,
-        _REFERENCE,
+        spec,
         file_name=file_name,
         max_bytes=max_bytes,
         max_records=max_items,

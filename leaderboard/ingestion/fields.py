@@ -183,6 +183,26 @@ class _Groups:
         return list(texts) if max(map(len, texts)) <= MAX_GROUP_LENGTH else None
 
 
+class _Documents(_Groups):
+    """Reference candidates: each item's document (group), required and not empty."""
+
+    field = "document"
+    fields: tuple[str, ...] = ("document",)
+    layout = "key<TAB>document"
+    noun = "candidate"
+    required = True
+
+    def from_text(self, text: str) -> str:
+        if not text.strip():
+            raise _Bad(f"document missing: expected {self.layout}")
+        return super().from_text(text)
+
+    def fast(self, texts: Sequence[str]) -> list[str] | None:
+        if not all(t.strip() for t in texts):
+            return None  # the slow path names the line
+        return super().fast(texts)
+
+
 class _Keys:
     """Closed pools: the key alone (a payload only in JSON Lines)."""
 
@@ -245,6 +265,7 @@ class _PoolOutputs:
 
 _RUN = _Scores()
 _REFERENCE = _Groups()
+_CANDIDATES = _Documents()
 _KEYS = _Keys()
 _POOL_RUN = _PoolOutputs()
 

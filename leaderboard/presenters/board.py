@@ -15,6 +15,8 @@ from functools import cached_property
 from django.core.cache import cache
 from django.db.models import Count, Max, Q
 
+from evaluation.core.closed_pool import f_beta_label
+
 from .. import phases, selectors
 from ..models import LeaderboardSnapshot, Run, Task
 from .plots import interval_plot
@@ -27,6 +29,7 @@ METRIC_LABELS = {
     "accuracy": "Accuracy",
     "balanced_accuracy": "Balanced accuracy",
     "mcc": "MCC",
+    "fbeta": "F\u03b2",  # a task's own label names its beta: metric_labels
 }
 DEFAULT_SORT = "f1"
 WIDER_THAN_UNIT = frozenset({"mcc"})  # measures whose values reach below 0
@@ -34,6 +37,11 @@ STATE_LABELS = dict(Run.State.choices)
 BOARD_CACHE_SECONDS = 3600
 MINUS = "\u2212"
 EN_DASH = "\u2013"
+
+
+def metric_labels(task: Task) -> dict[str, str]:
+    """Every metric's name on ``task``'s pages: F-beta as ``F0.5``, ``F2``, ... (its beta)."""
+    return {**METRIC_LABELS, "fbeta": f_beta_label(task.f_beta)}
 
 
 def _fmt(x) -> str:
@@ -198,6 +206,7 @@ class Board:
     cache_key: str  # covers everything the body shows
     live: dict = field(default_factory=dict, repr=False)  # run id -> (name, link, late)
     metrics: tuple[str, ...] = METRICS  # the board's columns (a closed pool's measures)
+    labels: dict = field(default_factory=lambda: dict(METRIC_LABELS))  # metric -> its name
 
     @cached_property
     def body(self) -> BoardBody:
@@ -214,6 +223,7 @@ class Board:
                 sort=self.sort,
                 live=self.live,
                 metrics=self.metrics,
+                labels=self.labels,
             )
             cache.set(self.cache_key, body, BOARD_CACHE_SECONDS)
         return body
@@ -252,11 +262,11 @@ class Board:
 
     @property
     def sort_label(self) -> str:
-        return METRIC_LABELS[self.sort]
+        return self.labels[self.sort]
 
     @property
     def sort_links(self) -> list[SortLink]:
-        return [SortLink(m, METRIC_LABELS[m], m == self.sort) for m in self.metrics]
+        return [SortLink(m, self.labels[m], m == self.sort) for m in self.metrics]
 
     @property
     def ranking_text(self) -> str:
@@ -290,12 +300,15 @@ def parse_sort(value, metrics: tuple[str, ...] = METRICS) -> str:
     return DEFAULT_SORT if DEFAULT_SORT in metrics else metrics[0]
 
 
-def _methods(rows: list[BoardRow], metrics: tuple[str, ...] = METRICS) -> dict[str, str]:
+def _methods(
+    rows: list[BoardRow], metrics: tuple[str, ...] = METRICS, labels: dict | None = None
+) -> dict[str, str]:
+    labels = labels or METRIC_LABELS
     methods = {}
     for metric in metrics:
         names = sorted({r.cell(metric).method for r in rows if r.cell(metric).method})
         if names:
-            methods[METRIC_LABELS[metric]] = ", ".join(names)
+            methods[labels[metric]] = ", ".join(names)
     return methods
 
 
@@ -311,11 +324,20 @@ def _live_runs(task: Task) -> dict[int, tuple[str, str, bool]]:
 
 
 def _cache_key(
-    task: Task, snapshot: LeaderboardSnapshot, sort: str, live: dict, metrics: tuple[str, ...]
+    task: Task,
+    snapshot: LeaderboardSnapshot,
+    sort: str,
+    live: dict,
+    metrics: tuple[str, ...],
+    labels: dict | None = None,
 ) -> str:
     """Everything a board's body depends on: the (immutable) snapshot, the sort, live names,
-    links and late marks, the columns."""
-    shown = repr((sorted(live.items()), metrics) if metrics != METRICS else sorted(live.items()))
+    links and late marks, the columns and their names."""
+    shown = repr(
+        (sorted(live.items()), metrics, sorted((labels or {}).items()))
+        if metrics != METRICS
+        else sorted(live.items())
+    )
     names = hashlib.sha1(shown.encode(), usedforsecurity=False)
     stamp = snapshot.created_at.timestamp() if snapshot.created_at else 0
     return (
@@ -347,8 +369,15 @@ class BoardBody:
 
 
 def _body(
-    *, snapshot_rows, details, sort: str, live: dict, metrics: tuple[str, ...] = METRICS
+    *,
+    snapshot_rows,
+    details,
+    sort: str,
+    live: dict,
+    metrics: tuple[str, ...] = METRICS,
+    labels: dict | None = None,
 ) -> BoardBody:
+    labels = labels or METRIC_LABELS
     raw = selectors.board_order([r for r in snapshot_rows or [] if isinstance(r, dict)], sort)
     rows = []
     for position, row in enumerate(raw, start=1):
@@ -383,10 +412,10 @@ def _body(
     ranking = details.get("ranking") if isinstance(details.get("ranking"), dict) else {}
     # The plot's axis is [0, 1]: MCC (in [-1, 1]) would be clamped there, so it gets none.
     plotted = rows and sort not in WIDER_THAN_UNIT
-    plot = interval_plot(rows, sort=sort, metric_label=METRIC_LABELS[sort]) if plotted else ""
+    plot = interval_plot(rows, sort=sort, metric_label=labels[sort]) if plotted else ""
     return BoardBody(
         rows=rows,
-        methods=_methods(rows, metrics),
+        methods=_methods(rows, metrics, labels),
         ranking=ranking,
         ranks_computed=any(r.rank is not None for r in rows),
         plot_svg=plot,
@@ -408,15 +437,17 @@ def build_board(
     metrics = board_metrics(task)
     sort = parse_sort(sort, metrics)
     live = _live_runs(task)
+    labels = metric_labels(task)
     return Board(
         task=task,
         snapshot=snapshot,
         sort=sort,
         n_snapshots=n_snapshots,
         latest_version=latest_version,
-        cache_key=_cache_key(task, snapshot, sort, live, metrics),
+        cache_key=_cache_key(task, snapshot, sort, live, metrics, labels),
         live=live,
         metrics=metrics,
+        labels=labels,
     )
 
 

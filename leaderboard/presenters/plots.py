@@ -50,3 +50,31 @@ def history_chart(estimates) -> str:
     if not points:
         return ""
     return charts.history_svg(points)
+
+
+def pr_curve_chart(data) -> tuple[str, int]:
+    """A closed-pool run's stored precision-recall curve (``RunCurve.data``) as SVG, and how many
+    of its thresholds it draws; ``("", 0)`` for a curve without points."""
+    if charts is None or not isinstance(data, dict):
+        return "", 0
+    keys = (
+        "thresholds",
+        "recall",
+        "recall_low",
+        "recall_high",
+        "precision",
+        "precision_low",
+        "precision_high",
+    )
+    columns: list[list] = [column if isinstance(column := data.get(k), list) else [] for k in keys]
+    n = min(len(c) for c in columns)
+    operating = data.get("operating_point")
+    points = [
+        charts.CurvePoint(*(c[i] for c in columns), operating=i == operating) for i in range(n)
+    ]
+    drawn = sum(p.recall is not None and p.precision is not None for p in points)
+    if not drawn:
+        return "", 0
+    level = data.get("level")
+    label = f"{level * 100:g}%" if isinstance(level, (int, float)) else ""
+    return charts.pr_curve_svg(points, level_label=label), drawn

@@ -1,7 +1,9 @@
 """The participant pages: a team's runs, one run with its scores and history.
 
 Teams see published estimates only, and runs' progress as ``selectors.runs_seen_by`` shows it;
-organizers also see held estimates, marked as held (``selectors.run_estimates_visible_to``).
+organizers also see held estimates, marked as held (``selectors.run_estimates_visible_to``). A
+closed-pool run's precision-recall curve is the one stored with the snapshot its scores come
+from (``selectors.run_curve_visible_to``): never newer than what the viewer may see.
 """
 
 from __future__ import annotations
@@ -15,14 +17,14 @@ from django.db.models import Q
 from .. import selectors
 from ..models import LeaderboardSnapshot, Run, RunEvent, Task, Team
 from .board import (
-    METRIC_LABELS,
-    METRICS,
     MetricCell,
     RankInterval,
     board_metrics,
+    metric_labels,
+    parse_sort,
     safe_link,
 )
-from .plots import history_chart
+from .plots import history_chart, pr_curve_chart
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,8 @@ class RunPage:
     organizer: bool
     snapshot: LeaderboardSnapshot | None  # the newest snapshot with estimates the viewer may see
     lines: list[MetricLine] = field(default_factory=list)
+    curve_svg: str = ""  # a closed-pool run's precision-recall curve, from ``snapshot``
+    curve_points: int = 0
 
     @property
     def held(self) -> bool:
@@ -102,19 +106,25 @@ def run_page(*, run: Run, user) -> RunPage:
         if not isinstance(ranks, dict):
             ranks = {}
         latest = {v["metric"]: v for v in values if v["snapshot_id"] == newest}
+        labels = metric_labels(run.task)
         for metric in board_metrics(run.task):
             if metric not in latest:
                 continue
             lines.append(
                 MetricLine(
                     metric=metric,
-                    label=METRIC_LABELS[metric],
+                    label=labels[metric],
                     cell=MetricCell.from_row(latest[metric]),
                     rank=RankInterval.from_row(ranks.get(metric)),
                     history_svg=history_chart(history[metric]),
                     n_history=len(history[metric]),
                 )
             )
+    curve_svg, curve_points = "", 0
+    if snapshot is not None and run.task.kind == Task.Kind.CLOSED_POOL:
+        curve = selectors.run_curve_visible_to(run=run, user=user, snapshot=snapshot)
+        if curve is not None:
+            curve_svg, curve_points = pr_curve_chart(curve.data)
     can_edit = selectors.may_edit_run(run=run, user=user)
     return RunPage(
         run=run,
@@ -124,6 +134,8 @@ def run_page(*, run: Run, user) -> RunPage:
         organizer=organizer,
         snapshot=snapshot,
         lines=lines,
+        curve_svg=curve_svg,
+        curve_points=curve_points,
     )
 
 
@@ -132,6 +144,7 @@ class RunListRow:
     run: Run
     cells: dict  # metric -> MetricCell, from the latest published snapshot
     provisional: bool
+    metrics: tuple[str, ...] = ("precision", "recall", "f1")  # the task's, in board order
 
     @property
     def scored(self) -> bool:
@@ -139,7 +152,7 @@ class RunListRow:
 
     @property
     def ordered_cells(self) -> list[MetricCell]:
-        return [self.cells[m] for m in METRICS if m in self.cells]
+        return [self.cells[m] for m in self.metrics if m in self.cells]
 
 
 @dataclass(frozen=True)
@@ -166,20 +179,44 @@ class MyRuns:
     rows: list[RunListRow]
     quotas: list[TeamQuota]
     snapshot_version: int | None
+    metrics: tuple[str, ...] = ("precision", "recall", "f1")  # the task's measures
+    labels: dict = field(default_factory=dict)  # metric -> its name
+    sort: str | None = None  # None: newest first
+
+    @property
+    def columns(self) -> list[tuple[str, str, bool]]:
+        """``(metric, label, sorted by it)`` per score column."""
+        return [(m, self.labels.get(m, m), m == self.sort) for m in self.metrics]
 
 
-def my_runs(*, task: Task, user) -> MyRuns:
-    """The team's runs (all runs for organizers) with published scores and the teams' quotas."""
+def my_runs(*, task: Task, user, sort: str | None = None) -> MyRuns:
+    """The team's runs (all runs for organizers) with published scores and the teams' quotas;
+    newest first, or by ``sort`` (one of the task's measures) as the board orders its rows
+    (``selectors.board_order``: highest first, runs without a published value last, then
+    newest first). Raises ``ValueError`` for a ``sort`` the task does not show."""
+    metrics = board_metrics(task)
+    if sort is not None and sort != parse_sort(sort, metrics):
+        raise ValueError(f"Unknown sort {sort!r}: use one of {', '.join(metrics)}.")
     runs = list(selectors.runs_seen_by(task=task, user=user))
     snapshot = selectors.latest_published_snapshot(task)
     by_run = {}
     if snapshot is not None:
         by_run = {r.get("run"): r for r in snapshot.rows or [] if isinstance(r, dict)}
+    if sort is not None:
+        order = selectors.board_order(
+            [{**by_run.get(run.pk, {}), "name": "", "run": -run.pk} for run in runs], sort
+        )
+        position = {-row["run"]: k for k, row in enumerate(order)}
+        runs.sort(key=lambda run: position[run.pk])
     rows = []
     for run in runs:
         row = by_run.get(run.pk, {})
-        cells = {m: MetricCell.from_row(row[m]) for m in METRICS if isinstance(row.get(m), dict)}
-        rows.append(RunListRow(run=run, cells=cells, provisional=bool(row.get("provisional"))))
+        cells = {m: MetricCell.from_row(row[m]) for m in metrics if isinstance(row.get(m), dict)}
+        rows.append(
+            RunListRow(
+                run=run, cells=cells, provisional=bool(row.get("provisional")), metrics=metrics
+            )
+        )
     quotas = []
     for team in selectors.teams_of(user):
         quota = selectors.quota_for(task=task, team=team)
@@ -199,4 +236,11 @@ def my_runs(*, task: Task, user) -> MyRuns:
                 n_refunded=refunded,
             )
         )
-    return MyRuns(rows=rows, quotas=quotas, snapshot_version=snapshot.version if snapshot else None)
+    return MyRuns(
+        rows=rows,
+        quotas=quotas,
+        snapshot_version=snapshot.version if snapshot else None,
+        metrics=metrics,
+        labels=metric_labels(task),
+        sort=sort,
+    )

@@ -10,17 +10,16 @@ a closed-pool run's scores are stored in that order (:mod:`.pool_runs`).
 from __future__ import annotations
 
 import logging
-import os
 from typing import IO, TYPE_CHECKING
 
 from django.db import transaction
 
 from ..errors import ServiceError
-from ..ingestion import ParsedPool, Problem, UploadRejected, parse_pool_file
+from ..ingestion import ParsedPool, Problem, parse_pool_file
 from ..ingestion.fields import _shown
 from ..models import Run, Task
 from .items import ensure_items
-from .runs import SubmissionError, check_size, upload_limit
+from .runs import SubmissionError, parse_task_file
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -36,26 +35,8 @@ class PoolError(ServiceError):
     http_status = 409
 
 
-def _rewind(upload: IO[bytes]) -> None:
-    seekable = getattr(upload, "seekable", None)
-    if callable(seekable) and seekable():
-        upload.seek(0)
-
-
 def _parse(task: Task, upload: IO[bytes], file_name: str) -> ParsedPool:
-    check_size(task=task, size=getattr(upload, "size", None))
-    _rewind(upload)
-    try:
-        return parse_pool_file(
-            upload,
-            file_name=os.path.basename(file_name or getattr(upload, "name", "") or ""),
-            max_bytes=upload_limit(task),
-            max_items=task.max_predictions_per_run,
-        )
-    except UploadRejected as exc:
-        raise SubmissionError(
-            exc.code, exc.summary, problems=exc.problems, total=exc.total
-        ) from None
+    return parse_task_file(task, upload, file_name, parse_pool_file)
 
 
 def _check_can_take(task: Task) -> None:
@@ -106,7 +87,8 @@ def upload_pool(
     """Create ``task``'s pool items from ``upload`` (and payloads); return how many.
 
     Permission (organizers of the task) is checked by the caller; ``user`` (or a name) is for the
-    log. Raises :class:`PoolError` if the task is open or has its pool or runs already, and
+    log. A file's name (``.gz`` or not) is its ``name`` attribute unless given. Raises
+    :class:`PoolError` if the task is open or has its pool or runs already, and
     :class:`~leaderboard.services.runs.SubmissionError` (``rejected``, ``too_large``) for a
     file with problems; nothing is stored then.
     """

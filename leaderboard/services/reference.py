@@ -1,4 +1,5 @@
-"""The reference sample of a task (true items, with their group), uploaded by an organizer.
+"""The reference sample of a task (true items, with their group), uploaded by an organizer or
+built in the product from a sample of documents (:func:`replace_reference`, the one write path).
 
 An upload replaces the whole sample in one transaction and bumps ``Task.reference_version``; recall
 estimates depend on it, so the task is re-estimated if it has runs. A refused file stores nothing.
@@ -7,16 +8,16 @@ estimates depend on it, so the task is re-estimated if it has runs. A refused fi
 from __future__ import annotations
 
 import logging
-import os
+from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING
 
 from django.db import transaction
 
 from .. import jobs
-from ..ingestion import UploadRejected, parse_reference_file
+from ..ingestion import parse_reference_file
 from ..models import ReferenceItem, Run, Task
 from .items import ensure_items, item_ids
-from .runs import SubmissionError, check_size, upload_limit
+from .runs import parse_task_file
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -33,41 +34,16 @@ def upload_reference(
     ``"manage.py"``) is for the log.
     Raises :class:`~leaderboard.services.runs.SubmissionError` (``rejected``, ``too_large``).
     """
-    file_name = os.path.basename(file_name or getattr(upload, "name", "") or "")
-    check_size(task=task, size=getattr(upload, "size", None))
-    seekable = getattr(upload, "seekable", None)
-    if callable(seekable) and seekable():
-        upload.seek(0)
-    try:
-        parsed = parse_reference_file(
-            upload,
-            file_name=file_name,
-            max_bytes=upload_limit(task),
-            max_items=task.max_predictions_per_run,
-        )
-    except UploadRejected as exc:
-        raise SubmissionError(
-            exc.code, exc.summary, problems=exc.problems, total=exc.total
-        ) from None
+    parsed = parse_task_file(task, upload, file_name, parse_reference_file)
 
     with transaction.atomic():
         locked = Task.objects.select_for_update().get(pk=task.pk)
         indices = ensure_items(
             task=locked, keys=parsed.keys, payloads=parsed.payloads, fill_payloads=True
         )
-        ids = item_ids(task=locked, indices=indices)
-        ReferenceItem.objects.filter(task=locked).delete()
-        ReferenceItem.objects.bulk_create(
-            [
-                ReferenceItem(task=locked, item_id=item_id, group=group)
-                for item_id, group in zip(ids, parsed.groups, strict=True)
-            ],
-            batch_size=2000,
+        replace_reference(
+            task=locked, item_ids=item_ids(task=locked, indices=indices), groups=parsed.groups
         )
-        locked.reference_version += 1
-        locked.save(update_fields=["reference_version"])
-        if Run.objects.filter(task=locked).exclude(state=Run.State.REJECTED).exists():
-            jobs.enqueue_estimate(locked.pk)
     task.n_items = locked.n_items
     task.reference_version = locked.reference_version
     logger.info(
@@ -78,3 +54,23 @@ def upload_reference(
         task.reference_version,
     )
     return len(parsed)
+
+
+def replace_reference(*, task: Task, item_ids: Sequence[int], groups: Sequence[str]) -> int:
+    """Make ``item_ids`` (with their ``groups``) the reference sample of ``task``, bump its
+    ``reference_version`` once and ask for a re-estimation if it has runs: the one write path
+    of an upload and of a sample built in the product. ``task`` must be locked
+    (``select_for_update``) in the caller's transaction; returns the new version."""
+    ReferenceItem.objects.filter(task=task).delete()
+    ReferenceItem.objects.bulk_create(
+        [
+            ReferenceItem(task=task, item_id=item_id, group=group)
+            for item_id, group in zip(item_ids, groups, strict=True)
+        ],
+        batch_size=2000,
+    )
+    task.reference_version += 1
+    task.save(update_fields=["reference_version"])
+    if Run.objects.filter(task=task).exclude(state=Run.State.REJECTED).exists():
+        jobs.enqueue_estimate(task.pk)
+    return task.reference_version

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import IO, TYPE_CHECKING, cast
+from typing import IO, TYPE_CHECKING, TypeVar, cast
 
 from django.conf import settings
 from django.core.files import File
@@ -27,6 +28,7 @@ from ..ingestion import READ_SIZE, Problem, Receiver, UploadRejected, human_byte
 from ..models import Run, Task, Team
 from ..selectors import (
     Quota,
+    annotator_conflicts,
     counted_runs,
     quota_for,
     team_approved,
@@ -49,7 +51,8 @@ class SubmissionError(ServiceError):
     Codes: ``task_closed``, ``not_open_yet`` (before the task's submission window),
     ``deadline_passed`` (after it, when the task refuses late runs), ``not_team_member``,
     ``email_domain_blocked`` and ``email_domain_not_allowed`` (the task's email domain policy),
-    ``team_not_approved``, ``over_quota``, ``rejected`` (problems in the file, by line),
+    ``team_not_approved``, ``annotator_in_team`` (a member annotates the task, which does not
+    allow it), ``over_quota``, ``rejected`` (problems in the file, by line),
     ``too_large``, ``duplicate`` (the team already submitted this file), ``invalid`` (a bad
     request field), ``missing_file``, ``throttled`` (the pages' upload throttle). ``run`` is
     the ``rejected`` run recorded for a refused file, or for ``duplicate`` the run that has the
@@ -61,6 +64,7 @@ class SubmissionError(ServiceError):
         "email_domain_blocked": 403,
         "email_domain_not_allowed": 403,
         "team_not_approved": 403,
+        "annotator_in_team": 409,
         "task_closed": 409,
         "not_open_yet": 409,
         "deadline_passed": 409,
@@ -107,6 +111,30 @@ def check_size(*, task: Task, size: int | None) -> None:
         )
 
 
+ParsedT = TypeVar("ParsedT")
+
+
+def parse_task_file(
+    task: Task, upload: IO[bytes], file_name: str, parser: Callable[..., ParsedT]
+) -> ParsedT:
+    """``parser``'s reading of an organizer's upload to ``task`` under the task's limits (bytes,
+    items), the name from ``file_name`` or the file's own; a refused file raises
+    :class:`SubmissionError` (``too_large``, or ``rejected`` with its problems by line)."""
+    check_size(task=task, size=getattr(upload, "size", None))
+    _rewind(upload)
+    try:
+        return parser(
+            upload,
+            file_name=os.path.basename(file_name or getattr(upload, "name", "") or ""),
+            max_bytes=upload_limit(task),
+            max_items=task.max_predictions_per_run,
+        )
+    except UploadRejected as exc:
+        raise SubmissionError(
+            exc.code, exc.summary, problems=exc.problems, total=exc.total
+        ) from None
+
+
 def check_open(task: Task, now: datetime | None = None) -> None:
     """Refuse a run the task does not take at ``now``: it is not open, its submission window
     has not started, or its deadline has passed and it refuses late runs."""
@@ -151,6 +179,20 @@ def check_approved(*, task: Task, team: Team) -> None:
             "team_not_approved",
             f"team {team.name!r} is not approved for task {task.slug!r} yet: ask to take part "
             "on the task's submit page, and an organizer approves",
+        )
+
+
+def check_no_annotator(*, task: Task, team: Team) -> None:
+    """Refuse a team with a member who annotates the task, unless the task allows it
+    (``Task.annotators_may_compete``)."""
+    conflicts = annotator_conflicts(task=task, team=team)
+    if conflicts:
+        names = ", ".join(c.user.get_username() for c in conflicts)
+        raise SubmissionError(
+            "annotator_in_team",
+            f"team {team.name!r} has a member who annotates task {task.slug!r} ({names}): a "
+            "person may not both annotate a task and compete in it (its organizers may allow "
+            "it)",
         )
 
 
@@ -313,6 +355,7 @@ def submit_run(
     check_open(task)
     check_member(team=team, user=user)
     check_approved(task=task, team=team)
+    check_no_annotator(task=task, team=team)
     check_email_domain(task=task, user=user)
     check_quota(task=task, team=team)  # again below, with the task locked
     check_size(task=task, size=getattr(upload, "size", None))

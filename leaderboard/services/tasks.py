@@ -27,8 +27,9 @@ TASK_FIELDS = frozenset(
     for field in Task._meta.concrete_fields
     if field.editable and not field.primary_key and field.name not in ("state", "created_at")
 ) | {"state"}
-# Changing these once runs exist would change what earlier estimates meant.
-FROZEN_ONCE_RUNS = frozenset({"design", "design_options", "kind"})
+# Changing these once runs exist would change what earlier estimates meant (f_beta: what the
+# stored "fbeta" estimates are).
+FROZEN_ONCE_RUNS = frozenset({"design", "design_options", "kind", "f_beta"})
 # What an open task's engine estimates; a closed pool may show any of MEASURES.
 OPEN_MEASURES = ("precision", "recall", "f1")
 # The closed-pool design a task's ``design`` names ("default": the adaptive one, the only one
@@ -48,6 +49,10 @@ def _check_names(fields: dict[str, Any]) -> None:
             f"{', '.join(unknown)}",
             {name: ["not a task setting that can be set"] for name in unknown},
         )
+
+
+# Slugs that name pages, not tasks (/tasks/new/ creates one).
+RESERVED_SLUGS = frozenset({"new"})
 
 
 # Most judgments the planner may ask of one item (each by a different annotator).
@@ -89,7 +94,11 @@ def pool_design(task: Task) -> PoolDesign:
             f"closed pools offer the designs {', '.join(sorted(POOL_DESIGN_NAMES))}, "
             f"not {task.design!r}"
         ) from None
-    options = {"targets": tuple(task.measures), **(task.design_options or {})}
+    options = {
+        "targets": tuple(task.measures),
+        "beta": float(task.f_beta),
+        **(task.design_options or {}),
+    }
     return make_pool_design(
         name, confidence=task.confidence, target_half_width=task.target_half_width, **options
     )
@@ -127,6 +136,8 @@ def _validate(task: Task, *, exclude_unique: bool = False) -> None:
         task.full_clean(validate_unique=not exclude_unique)
     except ValidationError as exc:
         errors.update(exc.message_dict)
+    if task.slug in RESERVED_SLUGS:
+        errors.setdefault("slug", []).append(f"{task.slug!r} is reserved: choose another slug")
     if not isinstance(task.design_options, dict):
         errors.setdefault("design_options", []).append("must be a JSON object")
     for field in ("allowed_email_domains", "blocked_email_domains"):

@@ -2,52 +2,50 @@
 
 Teams belong to no task; runs belong to teams, so a team's runs and their history stay with the
 team whoever joins or leaves. An invitation is a single-use link that expires
-(``TEAM_INVITATION_HOURS``); only its key's digest is stored (``models.key_digest``, as for API
-tokens), so the link is shown once, when made. A team has at most ``TEAM_MAX_MEMBERS``
-members. A task with ``team_approval`` takes runs only from teams an organizer approved, on
-their request. Every refusal is a :class:`TeamError` naming the problem, and changes nothing.
+(``TEAM_INVITATION_HOURS``), issued, checked and used by ``services.invitations`` (only its key's
+digest is stored, so the link is shown once, when made). A team has at most ``TEAM_MAX_MEMBERS``
+members. An annotator of a task may not join a team with runs on it unless the task allows it
+(``Task.annotators_may_compete``; ``selectors.annotator_conflicts``). A task with
+``team_approval`` takes runs only from teams an organizer approved, on their request. Every
+refusal is a :class:`TeamError` naming the problem, and changes nothing.
 """
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterable
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, cast
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from ..errors import ServiceError
-from ..models import Task, Team, TeamApproval, TeamInvitation, key_digest
+from ..models import Task, Team, TeamApproval, TeamInvitation
+from ..selectors import annotator_conflicts
+from .invitations import (
+    InvitationError,
+    IssuedInvitation,
+    find_invitation,
+    issue_invitation,
+    use_invitation,
+)
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser, User
 
 
-class TeamError(ServiceError):
+class TeamError(InvitationError):
     """A team that cannot be created, joined or left (the message says why)."""
 
     statuses = {
+        **InvitationError.statuses,
         "team_name_taken": 409,
         "team_full": 409,
         "already_member": 409,
+        "annotator_competes": 409,
         "not_a_member": 403,
-        "invitation_unknown": 404,
-        "invitation_used": 410,
-        "invitation_expired": 410,
         "no_approval_request": 404,
     }
-
-
-@dataclass(frozen=True)
-class IssuedInvitation:
-    """An invitation just made: its key (never stored, shown once) and the invitation."""
-
-    key: str
-    invitation: TeamInvitation
 
 
 def create_team(*, name: str, members: Iterable[User] = ()) -> Team:
@@ -79,20 +77,15 @@ def _require_member(team: Team, user: User) -> None:
         raise TeamError(f"you are not a member of {team.name!r}", code="not_a_member")
 
 
-def invite_to_team(*, team: Team, by: User, now: datetime | None = None) -> IssuedInvitation:
+def invite_to_team(
+    *, team: Team, by: User, now: datetime | None = None
+) -> IssuedInvitation[TeamInvitation]:
     """Make a single-use link to ``team``, valid for ``TEAM_INVITATION_HOURS``; ``by`` must be
     a member."""
     _require_member(team, by)
-    now = now or timezone.now()
-    key = secrets.token_urlsafe(32)
-    invitation = TeamInvitation.objects.create(
-        team=team,
-        digest=key_digest(key),
-        created_by=by,
-        created_at=now,
-        expires_at=now + timedelta(hours=settings.TEAM_INVITATION_HOURS),
+    return issue_invitation(
+        TeamInvitation, by=by, hours=settings.TEAM_INVITATION_HOURS, now=now, team=team
     )
-    return IssuedInvitation(key=key, invitation=invitation)
 
 
 def check_invitation(
@@ -101,22 +94,21 @@ def check_invitation(
     digest: str = "",
     user: User | AnonymousUser | None = None,
     now: datetime | None = None,
+    lock: bool = False,
 ) -> TeamInvitation:
     """The invitation of ``key`` (or of its ``digest``) if ``user`` (anyone, if ``None`` or
-    signed out) could join by it now; else :class:`TeamError` says why (unknown, used, expired,
-    already a member, full)."""
-    now = now or timezone.now()
-    digest = digest or key_digest(key or "")
-    invitation = TeamInvitation.objects.select_related("team").filter(digest=digest).first()
-    if invitation is None:
-        raise TeamError("this invitation link is not valid", code="invitation_unknown")
-    if invitation.used_at is not None:
-        raise TeamError("this invitation link has already been used", code="invitation_used")
-    if invitation.expires_at <= now:
-        raise TeamError(
-            "this invitation link has expired: ask the team for a new one",
-            code="invitation_expired",
-        )
+    signed out) could join by it now; else :class:`TeamError` says why (unknown, used, revoked,
+    expired, already a member, full, an annotator of a task the team has runs on)."""
+    invitation = find_invitation(
+        TeamInvitation,
+        key=key,
+        digest=digest,
+        now=now,
+        error=TeamError,
+        expired_hint="ask the team for a new one",
+        lock=lock,
+        related=("team",),
+    )
     team = invitation.team
     if user is not None and user.is_authenticated and team.members.filter(pk=user.pk).exists():
         raise TeamError(f"you are already a member of {team.name!r}", code="already_member")
@@ -124,6 +116,15 @@ def check_invitation(
         raise TeamError(
             f"{team.name!r} is full ({settings.TEAM_MAX_MEMBERS} members)", code="team_full"
         )
+    if user is not None and user.is_authenticated:
+        conflict = next(iter(annotator_conflicts(team=team, user=user)), None)
+        if conflict is not None:
+            raise TeamError(
+                f"you annotate task {conflict.task.slug!r}, and {team.name!r} has runs on it: "
+                "a person may not both annotate a task and compete in it (its organizers may "
+                "allow it)",
+                code="annotator_competes",
+            )
     return invitation
 
 
@@ -135,11 +136,9 @@ def join_team(*, key: str, user: User, now: datetime | None = None) -> Team:
         # Lock the team and the invitation, then check again: two people racing for the last
         # place, or for one link, cannot both get in.
         Team.objects.select_for_update().filter(pk=invitation.team_id).first()
-        TeamInvitation.objects.select_for_update().filter(pk=invitation.pk).first()
-        invitation = check_invitation(key=key, user=user, now=now)
+        invitation = check_invitation(key=key, user=user, now=now, lock=True)
         invitation.team.members.add(user)
-        invitation.used_at, invitation.used_by = now, user
-        invitation.save(update_fields=["used_at", "used_by"])
+        use_invitation(invitation, user=user, now=now)
     return invitation.team
 
 

@@ -14,8 +14,23 @@ from .board import (
     snapshot_json,
     snapshots,
 )
-from .organize import organize, verified_items_csv
+from .organize import (
+    display_preview,
+    new_task,
+    organize,
+    upload_pool_page,
+    upload_reference_page,
+    verified_items_csv,
+)
+from .reference_sample import upload_candidates_page
 from .runs import run_detail, submit, task_runs
+from .task_roles import (
+    task_annotator_remove,
+    task_invitation_revoke,
+    task_invite,
+    task_join,
+    task_organizer_remove,
+)
 from .teams import (
     team_approve,
     team_detail,
@@ -28,8 +43,10 @@ from .teams import (
 
 __all__ = [
     "board",
+    "display_preview",
     "hold",
     "home",
+    "new_task",
     "organize",
     "publish",
     "run_detail",
@@ -38,6 +55,11 @@ __all__ = [
     "snapshot_json",
     "snapshots",
     "submit",
+    "task_annotator_remove",
+    "task_invitation_revoke",
+    "task_invite",
+    "task_join",
+    "task_organizer_remove",
     "task_runs",
     "team_approve",
     "team_detail",
@@ -46,5 +68,8 @@ __all__ = [
     "team_leave",
     "team_request",
     "teams",
+    "upload_candidates_page",
+    "upload_pool_page",
+    "upload_reference_page",
     "verified_items_csv",
 ]

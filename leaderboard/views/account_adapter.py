@@ -1,6 +1,6 @@
 """How django-allauth fits this site (``ACCOUNT_ADAPTER``): who may sign up (the site's
-``REGISTRATION`` setting: anyone, whoever opened a valid team invitation link, or nobody) and
-which accounts must verify an email address before signing in."""
+``REGISTRATION`` setting: anyone, whoever opened a valid team or task invitation link, or
+nobody) and which accounts must verify an email address before signing in."""
 
 from __future__ import annotations
 
@@ -9,7 +9,10 @@ from allauth.core.exceptions import ImmediateHttpResponse
 from django.conf import settings
 from django.shortcuts import render
 
-from ..services.teams import TeamError, check_invitation
+from ..services.invitations import InvitationError
+from ..services.task_roles import check_task_invitation
+from ..services.teams import check_invitation
+from .task_roles import TASK_INVITATION_SESSION_KEY
 from .teams import INVITATION_SESSION_KEY
 
 # By name: allauth's stages module imports the adapter, so importing it here would be circular.
@@ -43,12 +46,18 @@ class AccountAdapter(DefaultAccountAdapter):
 
 
 def _holds_invitation(request) -> bool:
-    """Whether the visitor opened a team invitation link that still works (the join page)."""
-    digest = request.session.get(INVITATION_SESSION_KEY)
-    if not digest:
-        return False
-    try:
-        check_invitation(digest=digest)
-    except TeamError:
-        return False
-    return True
+    """Whether the visitor opened an invitation link (to a team, or to a role on a task) that
+    still works (the join pages keep its digest in the session)."""
+    for session_key, check in (
+        (INVITATION_SESSION_KEY, check_invitation),
+        (TASK_INVITATION_SESSION_KEY, check_task_invitation),
+    ):
+        digest = request.session.get(session_key)
+        if not digest:
+            continue
+        try:
+            check(digest=digest)
+        except InvitationError:
+            continue
+        return True
+    return False

@@ -17,7 +17,14 @@ from .common import csv_download, json_download, render_task_page
 
 
 def home(request):
-    return render(request, "leaderboard/home.html", {"tasks": presenters.task_list(request.user)})
+    return render(
+        request,
+        "leaderboard/home.html",
+        {
+            "tasks": presenters.task_list(request.user),
+            "can_create_tasks": selectors.can_create_tasks(request.user),
+        },
+    )
 
 
 def _sort_or_400(request, task):

@@ -2,26 +2,21 @@
 
 from __future__ import annotations
 
-import math
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404
+from django.http import Http404, HttpResponseBadRequest
 from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods
 
 from .. import presenters, selectors
-from ..errors import retry_after, with_headers
+from ..errors import with_headers
 from ..forms import RunDetailsForm, RunUploadForm
-from ..ingestion import human_bytes
 from ..services.board import RunDetailsError, update_run_details
-from ..services.runs import SubmissionError, submit_run, upload_limit
+from ..services.runs import SubmissionError, submit_run
 from .common import render_task_page
-from .uploads import upload_throttle_wait, upload_too_large
+from .uploads import refused_upload
 
-# Room for the multipart framing and the form's other fields around the file.
-MULTIPART_SLACK = 1024 * 1024
 SUBMIT_PAGE = "leaderboard/submit.html"
 
 
@@ -36,21 +31,9 @@ def submit(request, slug: str):
     if request.method != "POST":
         context["form"] = RunUploadForm(teams=teams)
         return render_task_page(request, SUBMIT_PAGE, task, context)
-    wait = upload_throttle_wait(request)
-    if wait is not None:
-        return _refused(
-            request,
-            task,
-            context | {"form": RunUploadForm(teams=teams)},
-            SubmissionError(
-                "throttled",
-                f"too many uploads: try again in {math.ceil(wait)} s; nothing was stored",
-                headers=retry_after(wait),
-            ),
-        )
-    too_large = _too_large(request, task)
-    if too_large is not None:
-        return _refused(request, task, context | {"form": RunUploadForm(teams=teams)}, too_large)
+    refused = refused_upload(request, task)
+    if refused is not None:
+        return _refused(request, task, context | {"form": RunUploadForm(teams=teams)}, refused)
 
     form = RunUploadForm(request.POST, request.FILES, teams=teams)
     context["form"] = form
@@ -88,27 +71,13 @@ def _refused(request, task, context: dict, error: SubmissionError):
     return with_headers(response, error)
 
 
-def _too_large(request, task) -> SubmissionError | None:
-    """The refusal of a body over the task's limit (declared) or the site's (as read)."""
-    limit = upload_limit(task)
-    try:
-        declared = int(request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        declared = 0
-    over = declared > limit + MULTIPART_SLACK
-    if over or (request.FILES is not None and upload_too_large(request)):  # FILES: read it
-        size = f"the request is {human_bytes(declared)}, " if declared else ""
-        return SubmissionError(
-            "too_large",
-            f"{size}over the limit of {human_bytes(limit)} for this task; nothing was stored",
-        )
-    return None
-
-
 @login_required
 def task_runs(request, slug: str):
     task = selectors.task_for(slug, request.user)
-    mine = presenters.my_runs(task=task, user=request.user)
+    try:
+        mine = presenters.my_runs(task=task, user=request.user, sort=request.GET.get("sort"))
+    except ValueError as exc:
+        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
     return render_task_page(request, "leaderboard/runs.html", task, {"mine": mine})
 
 

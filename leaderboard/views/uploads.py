@@ -1,5 +1,6 @@
-"""Upload guards of the pages: the API's upload throttle, and a ceiling on the bytes of any
-uploaded file, enforced while the request body is read.
+"""Upload guards of the pages (the submit page, the organize page's uploads): the API's upload
+throttle, and a ceiling on the bytes of any uploaded file, enforced while the request body is
+read; :func:`refused_upload` applies both, with the task's own limit on the declared size.
 
 Django writes an uploaded file to a temporary file before any view runs (the CSRF check of a
 page form already reads the body), so a per-task limit checked by the view cannot keep a huge
@@ -11,6 +12,7 @@ partial file is dropped, nothing is stored.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import cast
@@ -21,7 +23,39 @@ from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle, ScopedRateThrottle
 from rest_framework.views import APIView
 
+from ..errors import retry_after
+from ..ingestion import human_bytes
+from ..services.runs import SubmissionError, upload_limit
+
 UPLOAD_SCOPE = "uploads"  # the API's upload views' throttle scope
+# Room for the multipart framing and the form's other fields around the file.
+MULTIPART_SLACK = 1024 * 1024
+
+
+def refused_upload(request, task) -> SubmissionError | None:
+    """Why an upload to ``task`` from a page is refused before a service sees it: over the
+    upload throttle (429), or a body over the task's limit (declared) or the site's (as read;
+    413); ``None`` if it may go on. Nothing is stored either way."""
+    wait = upload_throttle_wait(request)
+    if wait is not None:
+        return SubmissionError(
+            "throttled",
+            f"too many uploads: try again in {math.ceil(wait)} s; nothing was stored",
+            headers=retry_after(wait),
+        )
+    limit = upload_limit(task)
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        declared = 0
+    over = declared > limit + MULTIPART_SLACK
+    if over or (request.FILES is not None and upload_too_large(request)):  # FILES: read it
+        size = f"the request is {human_bytes(declared)}, " if declared else ""
+        return SubmissionError(
+            "too_large",
+            f"{size}over the limit of {human_bytes(limit)} for this task; nothing was stored",
+        )
+    return None
 
 
 def upload_throttle_wait(request) -> float | None:

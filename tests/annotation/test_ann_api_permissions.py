@@ -5,7 +5,8 @@ an annotator of the task (the conflict-of-interest rule must keep every item fro
 task's ``annotator``; ``other_ann``, an annotator of another task only; the task's organizer
 (``org``, not an annotator); an organizer of another task; a staff organizer of another task;
 an admin (staff, not an annotator);
-``paused``, an annotator of the task whose work is paused.
+``paused``, an annotator of the task whose work is paused; ``creator``, a task creator
+(``leaderboard.add_task``, not staff) who organizes and annotates nothing.
 
 Before each cell the annotator holds a live lease (``{live}``) and has just answered another item
 (``{done}``, the ``client_id`` of that answer, still undoable): every other role aims at them.
@@ -20,6 +21,7 @@ from types import SimpleNamespace
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 from django.test import Client
 from shared_world import copied_world, shared_world
 
@@ -46,6 +48,7 @@ ROLES = (
     "staff_org",
     "admin",
     "paused",
+    "creator",
 )
 ERROR_KEYS = {"code", "message", "problems", "total", "run"}
 
@@ -62,6 +65,9 @@ def build_queue_world():
         for name in ROLES
         if name != "anonymous"
     }
+    users["creator"].user_permissions.add(
+        Permission.objects.get(content_type__app_label="leaderboard", codename="add_task")
+    )
     task = make_task(
         slug="tk",
         title="Linking",
@@ -124,44 +130,54 @@ def own_answer_body(world):
 # (method, path, body) -> status per role, in ROLES order. {live}/{done}: the annotator's lease
 # token and answered client_id. Bodies are JSON (a callable builds a fresh one per cell).
 MATRIX = [
-    # method, path, body,                          anon conf ann  oann org  oorg sorg adm  psd
-    ("POST", "/tasks/tk/claim", {"count": 1}, (401, 200, 200, 403, 403, 403, 403, 403, 200)),
-    ("GET", "/tasks/tk/claim", None, (401, 405, 405, 405, 405, 405, 405, 405, 405)),
-    ("POST", "/tasks/other/claim", {"count": 1}, (401, 403, 403, 200, 403, 403, 403, 403, 403)),
-    ("POST", "/tasks/nope/claim", {"count": 1}, (401, 404, 404, 404, 404, 404, 404, 404, 404)),
+    # method, path, body,                          anon conf ann  oann org  oorg sorg adm  psd  cre
+    ("POST", "/tasks/tk/claim", {"count": 1}, (401, 200, 200, 403, 403, 403, 403, 403, 200, 403)),
+    ("GET", "/tasks/tk/claim", None, (401, 405, 405, 405, 405, 405, 405, 405, 405, 405)),
+    (
+        "POST",
+        "/tasks/other/claim",
+        {"count": 1},
+        (401, 403, 403, 200, 403, 403, 403, 403, 403, 403),
+    ),
+    ("POST", "/tasks/nope/claim", {"count": 1}, (401, 404, 404, 404, 404, 404, 404, 404, 404, 404)),
     (
         "POST",
         "/tasks/tk/claim",
         {"count": 1, "x": 1},
-        (401, 400, 400, 400, 400, 400, 400, 400, 400),
+        (401, 400, 400, 400, 400, 400, 400, 400, 400, 400),
     ),
-    ("GET", "/tasks/tk/progress", None, (401, 200, 200, 403, 403, 403, 403, 403, 200)),
-    ("POST", "/tasks/tk/progress", None, (401, 405, 405, 405, 405, 405, 405, 405, 405)),
+    ("GET", "/tasks/tk/progress", None, (401, 200, 200, 403, 403, 403, 403, 403, 200, 403)),
+    ("POST", "/tasks/tk/progress", None, (401, 405, 405, 405, 405, 405, 405, 405, 405, 405)),
     (
         "POST",
         "/assignments/heartbeat",
         {"tokens": ["{live}"]},
-        (401, 200, 200, 200, 200, 200, 200, 200, 200),
+        (401, 200, 200, 200, 200, 200, 200, 200, 200, 200),
     ),
     (
         "POST",
         "/assignments/release",
         {"tokens": ["{live}"]},
-        (401, 204, 204, 204, 204, 204, 204, 204, 204),
+        (401, 204, 204, 204, 204, 204, 204, 204, 204, 204),
     ),
-    ("POST", "/answers", answer_body, (401, 404, 201, 404, 404, 404, 404, 404, 404)),
-    ("POST", "/answers", own_answer_body, (401, 404, 404, 404, 404, 404, 404, 404, 201)),
-    ("POST", "/answers", {"token": "not-a-uuid"}, (401, 400, 400, 400, 400, 400, 400, 400, 400)),
-    ("GET", "/answers", None, (401, 405, 405, 405, 405, 405, 405, 405, 405)),
-    ("POST", "/answers/{done}/undo", None, (401, 404, 200, 404, 404, 404, 404, 404, 404)),
+    ("POST", "/answers", answer_body, (401, 404, 201, 404, 404, 404, 404, 404, 404, 404)),
+    ("POST", "/answers", own_answer_body, (401, 404, 404, 404, 404, 404, 404, 404, 201, 404)),
+    (
+        "POST",
+        "/answers",
+        {"token": "not-a-uuid"},
+        (401, 400, 400, 400, 400, 400, 400, 400, 400, 400),
+    ),
+    ("GET", "/answers", None, (401, 405, 405, 405, 405, 405, 405, 405, 405, 405)),
+    ("POST", "/answers/{done}/undo", None, (401, 404, 200, 404, 404, 404, 404, 404, 404, 404)),
     (
         "POST",
         f"/answers/{uuid.UUID(int=7)}/undo",
         None,
-        (401, 404, 404, 404, 404, 404, 404, 404, 404),
+        (401, 404, 404, 404, 404, 404, 404, 404, 404, 404),
     ),
-    ("POST", "/answers/not-a-uuid/undo", None, (404, 404, 404, 404, 404, 404, 404, 404, 404)),
-    ("GET", "/nothing/here", None, (404, 404, 404, 404, 404, 404, 404, 404, 404)),
+    ("POST", "/answers/not-a-uuid/undo", None, (404, 404, 404, 404, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/nothing/here", None, (404, 404, 404, 404, 404, 404, 404, 404, 404, 404)),
 ]
 CELLS = [
     pytest.param(method, path, body, role, statuses[i], id=f"{method} {path} {role}")

@@ -241,3 +241,25 @@ def test_annotators_at_work_have_answered_on_the_task_and_are_not_paused():
     assert working_annotators(task=task) == 1
     task.annotators.remove(a)
     assert working_annotators(task=task) == 0
+
+
+def test_upload_gold_reads_bytes_and_names_bad_lines_by_number():
+    from io import BytesIO
+
+    from annotation.services import upload_gold
+    from leaderboard.services.runs import SubmissionError
+
+    task = make_task(slug="g", max_upload_bytes=64)
+    add_items(task, 3)
+    with pytest.raises(GoldFileError) as exc:
+        upload_gold(task=task, upload=BytesIO(b"k0\tcorrect\nk1\x00\tcorrect\n"))
+    assert [(p.line, p.message) for p in exc.value.problems] == [(2, "contains a NUL byte")]
+    assert exc.value.as_dict()["problems"] == [{"line": 2, "message": "contains a NUL byte"}]
+    big = BytesIO(b"k0\tcorrect\n" * 10)
+    big.size = 110  # type: ignore[attr-defined]  # as an uploaded file has
+    with pytest.raises(SubmissionError, match="over the limit of 64 bytes"):
+        upload_gold(task=task, upload=big)
+    assert not GoldItem.objects.exists()
+    loaded = upload_gold(task=task, upload=BytesIO(b"\xef\xbb\xbfk0\tcorrect\r\nk2\tincorrect"))
+    assert (loaded.created, loaded.updated, loaded.unchanged) == (2, 0, 0)
+    assert dict(GoldItem.objects.values_list("item__key", "answer")) == {"k0": True, "k2": False}

@@ -53,7 +53,9 @@ def test_claims_follow_priority_then_id_and_never_repeat_an_item():
 def test_two_tabs_never_hold_the_same_item():
     task, _ = requested_queue(3)
     user = annotator(task)
-    first, second = claim(task, user), claim(task, user)
+    first = claim(task, user)
+    heartbeat(annotator=user, tokens=[first.assignments[0].token])  # the page beats on its reply
+    second = claim(task, user)
     a, b = first.assignments[0], second.assignments[0]
     assert a.request_id != b.request_id
     third = claim(task, user, count=3, holding=[a.token, b.token])

@@ -62,6 +62,11 @@ def test_an_annotator_never_holds_more_live_leases_than_the_page_prefetches(sett
     mine = list(Assignment.objects.filter(annotator=hoarder).values_list("token", flat=True))
     got = claim(task, other, count=settings.ANNOTATION_MAX_CLAIM, holding=mine)
     assert len(got.assignments) == settings.ANNOTATION_MAX_CLAIM
+    # Never beaten, its leases come back to it (a reload), never more of them.
+    back = claim(task, hoarder, count=settings.ANNOTATION_MAX_CLAIM)
+    assert {a.token for a in back.assignments} == set(mine)
+    assert live(task, hoarder) == settings.ANNOTATION_MAX_CLAIM
+    heartbeat(annotator=hoarder, tokens=mine)  # held by a page now: nothing more to give
     again = claim(task, hoarder, count=1)
     assert again.status == "ok" and again.assignments == [] and again.message
     # Answering one frees one.

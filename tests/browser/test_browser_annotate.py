@@ -348,3 +348,40 @@ def test_a_pause_takes_the_held_items_away_and_a_late_answer_is_said_not_counted
     assert not Judgment.objects.filter(counted=True).exists()
     _assert_exactly_once()
     _assert_blind_and_inert(page)
+
+
+def test_leaving_before_the_claims_reply_strands_no_item(live_server, page, login, wait_for):
+    # The page claims as it opens; the annotator leaves before the reply comes (here: the reply
+    # is lost after the server made the leases). The page never learnt the tokens, so it could
+    # not release them; reopened, it is handed those same leases instead of "You already hold 3".
+    _queue(5)
+    login(page, live_server, "ann", PASSWORD)
+    seen = []
+
+    def lose_reply(route):
+        route.fetch()  # the server leases the items...
+        seen.append(1)
+        route.abort()  # ...and the page never hears of them
+
+    page.route("**/annotate/api/tasks/pairs/claim", lose_reply)
+    page.goto(f"{live_server.url}/annotate/pairs/")
+    wait_for(lambda: page.wait_for_timeout(50) or seen, message="the claim to reach the server")
+    stranded = set(Assignment.objects.filter(state="active").values_list("token", flat=True))
+    assert len(stranded) == 3
+    page.goto("about:blank")  # the annotator leaves
+    page.unroute("**/annotate/api/tasks/pairs/claim")
+    page.goto(f"{live_server.url}/annotate/pairs/")
+    _shown(page)
+    token = page.get_attribute("#ann-item", "data-token")
+    assert {token} <= {str(t) for t in stranded}  # one of its own leases, none new
+    assert Assignment.objects.filter(state="active").count() == 3
+    assert "already hold" not in page.content()
+    # The page says it holds them at once, so no other tab of the annotator is handed them.
+    wait_for(
+        lambda: (
+            page.wait_for_timeout(50)
+            or Assignment.objects.filter(state="active", beat_at__isnull=False).count() == 3
+        ),
+        message="the first heartbeat",
+    )
+    assert page.js_errors == []

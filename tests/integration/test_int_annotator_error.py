@@ -4,8 +4,8 @@ Three annotators, 97%, 90% and 60% accurate, take items from the queue as people
 gold items mixed in) and answer them; the worker plans, asks further looks where answers are
 doubtful, re-estimates and plans again until every run is final. The final intervals must hold
 the runs' true scores (jointly: Bonferroni intervals at family level 99%), the annotator who is
-right only 60% of the time must be found out, and the stored history must replay in the core
-exactly (tests/support/engine_audit.py).
+right only 60% of the time must be found out (estimated the least accurate, below 0.75), and the
+stored history must replay in the core exactly (tests/support/engine_audit.py).
 """
 
 import io
@@ -27,9 +27,9 @@ from pipeline_support import answer_what_is_served
 
 pytestmark = [
     pytest.mark.integration,
-    # Its claims fail in about 6% of campaigns (engine 1.5: 17 of 300 simulated, 1 of 36
-    # replayed; docs/STATISTICS.md, "Open"): it runs once per `make test`, not again on
-    # PostgreSQL, where it would check nothing statistical anew.
+    # Its claims fail in about 1% of campaigns (engine 1.6 with 20% gold: 4 of 300 simulated,
+    # bench/annotator_error_claims.py; docs/STATISTICS.md): it runs once per `make test`, not
+    # again on PostgreSQL, where it would check nothing statistical anew.
     pytest.mark.statistical,
     pytest.mark.django_db(transaction=True),
     pytest.mark.timeout(600),
@@ -58,6 +58,14 @@ def _true_scores(truth: set[str]) -> dict[str, tuple[float, float, float]]:
     return scores
 
 
+class _Unsettled(list):
+    """The runs' (name, state, reason) while some run is still in the pipeline: falsy, so that
+    ``wait_for`` goes on polling and, on a timeout, names where each run stopped."""
+
+    def __bool__(self) -> bool:
+        return False
+
+
 def test_fallible_annotators_are_corrected_for_and_the_poor_one_found_out(celery_worker, wait_for):
     users = get_user_model().objects
     organizer = users.create_user("org", password="x")
@@ -68,7 +76,7 @@ def test_fallible_annotators_are_corrected_for_and_the_poor_one_found_out(celery
         title="Febrl slice",
         organizers=[organizer],
         target_half_width=0.05,
-        gold_rate=0.1,
+        gold_rate=0.2,
     )
     task.annotators.add(*people.values())
     truth = _truth()
@@ -88,23 +96,20 @@ def test_fallible_annotators_are_corrected_for_and_the_poor_one_found_out(celery
             )
     items = sorted(task.items.values_list("key", flat=True))
     pick = random.Random(5)
-    gold = [f"{k}\tcorrect" for k in pick.sample([k for k in items if k in truth], 20)] + [
-        f"{k}\tincorrect" for k in pick.sample([k for k in items if k not in truth], 20)
+    gold = [f"{k}\tcorrect" for k in pick.sample([k for k in items if k in truth], 30)] + [
+        f"{k}\tincorrect" for k in pick.sample([k for k in items if k not in truth], 30)
     ]
-    assert load_gold(task=task, lines=gold).created == 40
+    assert load_gold(task=task, lines=gold).created == 60
     rng = random.Random(6)
 
     def settled():
-        if set(Run.objects.filter(task=task).values_list("state", flat=True)) <= {
-            "scored",
-            "partial",
-            "failed",
-        }:
+        states = list(Run.objects.filter(task=task).values_list("name", "state", "reason"))
+        if {state for _, state, _ in states} <= {"scored", "partial", "failed"}:
             return True
         answer_what_is_served(
             task, [(people[name], ACCURACY[name]) for name in ACCURACY], truth, rng
         )
-        return False
+        return _Unsettled(states)
 
     wait_for(settled, timeout=540, interval=0.3, message="every run to reach a final state")
     final = {run.name: run for run in Run.objects.filter(task=task)}
@@ -134,9 +139,12 @@ def test_fallible_annotators_are_corrected_for_and_the_poor_one_found_out(celery
         message="the annotator model fitted for that snapshot",
     )
     estimated = {a["annotator"]: a for a in fit.annotators}
-    poor = estimated[people["poor"].pk]
-    accuracy = (poor["sensitivity"][0] + poor["specificity"][0]) / 2
-    assert accuracy < 0.75, poor
-    good = estimated[people["good"].pk]
-    assert (good["sensitivity"][0] + good["specificity"][0]) / 2 > 0.9, good
+    accuracy = {
+        name: (estimated[person.pk]["sensitivity"][0] + estimated[person.pk]["specificity"][0]) / 2
+        for name, person in people.items()
+    }
+    # Found out: the least accurate of the three, and clearly so (true 0.6).
+    assert accuracy["poor"] < min(accuracy["good"], accuracy["fair"]), accuracy
+    assert accuracy["poor"] < 0.75, accuracy
+    assert accuracy["good"] > 0.9, accuracy
     assert audit_task(task)["estimates"] == 9

@@ -6,7 +6,14 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from leaderboard.charts import HistoryPoint, PlotPoint, history_svg, interval_plot_svg
+from leaderboard.charts import (
+    CurvePoint,
+    HistoryPoint,
+    PlotPoint,
+    history_svg,
+    interval_plot_svg,
+    pr_curve_svg,
+)
 
 NS = "{http://www.w3.org/2000/svg}"
 HOSTILE = '<script>alert("x")</script> & \'quoted\' "run"'
@@ -182,3 +189,26 @@ def test_history_skips_unusable_points_and_escapes_nothing_hostile():
     assert_inside(root)
     assert len(circles(root)) == 2
     assert not re.search(r"nan|inf", svg.replace("font", ""))
+
+
+def test_the_pr_curve_draws_finite_points_inside_with_the_operating_point_marked():
+    points = [
+        CurvePoint(0.0, 1.0, 0.9, 1.0, 0.05, 0.02, 0.08),
+        CurvePoint(0.4, 0.7, 0.6, 0.8, 0.5, 0.4, 0.6, operating=True),
+        CurvePoint(0.9, 0.2, 0.1, 0.3, None, 0.0, 1.0),  # no item reaches it: skipped
+        CurvePoint(0.95, 0.1, -0.2, 1.4, 0.9, math.nan, 0.95),  # out-of-range bounds clamped
+    ]
+    svg = pr_curve_svg(points, level_label="95%")
+    root = parse(svg)
+    assert_inside(root)
+    assert len(root.findall(f".//{NS}circle")) == 3
+    assert "pointwise 95% intervals" in root.get("aria-label")
+    operating = [g for g in root.iter(NS + "g") if "lb-operating" in (g.get("class") or "")]
+    assert len(operating) == 1 and "threshold 0.400" in operating[0].find(NS + "title").text
+    assert "M" in root.find(f".//{NS}path").get("d")
+
+
+def test_a_pr_curve_without_points_says_so():
+    root = parse(pr_curve_svg([CurvePoint(0.5, None, None, None, None, None, None)]))
+    assert "no curve yet" in ET.tostring(root, encoding="unicode")
+    assert root.find(f".//{NS}circle") is None

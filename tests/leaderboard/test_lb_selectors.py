@@ -142,3 +142,40 @@ def test_board_order_breaks_ties_by_name_then_run_id_and_puts_missing_values_las
         ("odd", 4),
     ]
     assert board_order(list(reversed(rows)), "f1") == board_order(rows, "f1")
+
+
+# -- who may create tasks: one rule, a site role or (by setting) anyone signed in ----------------
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        # anonymous, plain user, holder of leaderboard.add_task, staff, superuser
+        ("role", (False, False, True, True, True)),
+        ("anyone", (False, True, True, True, True)),
+    ],
+)
+def test_who_may_create_tasks(settings, mode, expected):
+    from django.contrib.auth.models import Permission
+
+    from leaderboard.selectors import can_create_tasks
+
+    settings.TASK_CREATION = mode
+    User = get_user_model()
+    granted = User.objects.create_user("granted")
+    granted.user_permissions.add(Permission.objects.get(codename="add_task"))
+    users = (
+        AnonymousUser(),
+        User.objects.create_user("plain"),
+        User.objects.get(pk=granted.pk),  # a fresh object: permissions are cached per instance
+        User.objects.create_user("staff", is_staff=True),
+        User.objects.create_superuser("root"),
+    )
+    assert tuple(can_create_tasks(user) for user in users) == expected
+
+
+def test_task_creation_setting_is_read_from_the_environment():
+    from config.settings import task_creation_from_env
+
+    assert task_creation_from_env(None) == "role"
+    assert task_creation_from_env(" Anyone ") == "anyone"
+    with pytest.raises(ValueError, match="TASK_CREATION must be one of role, anyone"):
+        task_creation_from_env("everybody")

@@ -83,7 +83,7 @@ def campaigns(dataset, design_name, repeats, seed, reference_size=200, annotator
 def campaigns_at_stop(
     dataset, design_name, repeats, seed, reference_size=200, annotators=None, **options
 ):
-    """:func:`campaigns`, plus the estimates at stop (``None`` with a perfect oracle)."""
+    """:func:`campaigns`, plus the estimates each run showed when the planner declared it done."""
     if isinstance(annotators, str):
         annotators = Annotators(annotators)
     if annotators is not None:
@@ -91,7 +91,7 @@ def campaigns_at_stop(
     truths = true_scores(dataset)
     k = len(dataset.systems)
     est = np.zeros((repeats, k, 3, 3))
-    stop = np.zeros((repeats, k, 3, 3)) if annotators is not None else None
+    stop = np.zeros((repeats, k, 3, 3))
     labels = np.zeros(repeats)
     for r in range(repeats):
         design = make_design(design_name, **options)
@@ -107,8 +107,7 @@ def campaigns_at_stop(
             annotator_rng=np.random.default_rng([seed, r, 2]),
         )
         est[r, out.systems] = out.estimates
-        if stop is not None:
-            stop[r, out.systems] = out.stop_estimates
+        stop[r, out.systems] = out.stop_estimates
         labels[r] = out.judgments if annotators is not None else out.labels
     return est, truths, labels, stop
 

@@ -52,10 +52,14 @@ def _estimates(run, value):
 def build_world(password: str = "pw-secret-123"):
     """Task ``main`` (open) with teams A and B (one run each), an annotator, the task's
     organizer, two organizers of task ``other`` (one of them staff, with the demo organizer's
-    admin permissions), a draft task of ``main``'s organizer, an admin; verified (gold) items,
+    admin permissions), a task creator (``leaderboard.add_task``, not staff, in no other role), a
+    draft task of ``main``'s organizer, an admin; verified (gold) items,
     a reference sample, snapshot 1 published and snapshot 2 held (with the distinctive
     ``HELD_VALUE``); invitations to team A (``invitations``: the keys of a valid, a used and an
-    expired one); team A's request to take part in ``main`` (not approved)."""
+    expired one); invitations to roles on ``main`` (``task_invitations``: the keys of a valid
+    annotator and a valid organizer one, a used, an expired and a revoked one; ``tinv`` the id
+    of the valid annotator one; ``uann``, ``uorg`` the ids of its annotator and organizer);
+    team A's request to take part in ``main`` (not approved)."""
     from types import SimpleNamespace
 
     from django.utils import timezone
@@ -83,6 +87,7 @@ def build_world(password: str = "pw-secret-123"):
         ("other_org", False, False),
         ("staff_org", True, False),
         ("admin", True, True),
+        ("creator", False, False),
     ):
         users[name] = get_user_model().objects.create_user(
             name, password=password, is_staff=staff, is_superuser=superuser
@@ -96,6 +101,11 @@ def build_world(password: str = "pw-secret-123"):
             Permission.objects.get(content_type__app_label=app, codename=code)
             for app, code in ORGANIZER_PERMISSIONS
         ],
+    )
+    # The task creator: the site role an admin grants once (``selectors.can_create_tasks``), not
+    # staff, organizing, annotating nothing and on no team.
+    users["creator"].user_permissions.add(
+        Permission.objects.get(content_type__app_label="leaderboard", codename="add_task")
     )
     task = create_task(
         slug="main",
@@ -255,6 +265,7 @@ def build_world(password: str = "pw-secret-123"):
     request_approval(task=task, team=teams["A"], by=users["pa"])  # team B asked nothing
     return SimpleNamespace(
         invitations=_invitations(teams["A"], users["pa"], now),
+        task_invitations=_task_invitations(task, users, now),
         users=users,
         task=task,
         teams=teams,
@@ -284,6 +295,29 @@ def _invitations(team, member, now) -> dict[str, str]:
         "expired": invite_to_team(team=team, by=member, now=now - timedelta(days=30)).key,
     }
     TeamInvitation.objects.filter(digest=key_digest(keys["used"])).update(used_at=now)
+    return keys
+
+
+def _task_invitations(task, users, now) -> dict[str, object]:
+    """Keys of invitations to roles on ``task`` (see ``build_world``), ids of one and of
+    people."""
+    from leaderboard.models import TaskInvitation
+    from leaderboard.services.task_roles import invite_to_task
+
+    by = users["org"]
+    annotator = invite_to_task(task=task, role="annotator", by=by)
+    keys: dict[str, object] = {
+        "tann": annotator.key,
+        "torg": invite_to_task(task=task, role="organizer", by=by).key,
+        "tused": invite_to_task(task=task, role="annotator", by=by).key,
+        "texpired": invite_to_task(
+            task=task, role="annotator", by=by, now=now - timedelta(days=30)
+        ).key,
+        "trevoked": invite_to_task(task=task, role="annotator", by=by).key,
+    }
+    TaskInvitation.objects.filter(digest=key_digest(str(keys["tused"]))).update(used_at=now)
+    TaskInvitation.objects.filter(digest=key_digest(str(keys["trevoked"]))).update(revoked_at=now)
+    keys |= {"tinv": annotator.invitation.pk, "uann": users["annotator"].pk, "uorg": by.pk}
     return keys
 
 

@@ -1,7 +1,9 @@
 """Load a task's gold items (items with a known answer) from a ``key<TAB>correct|incorrect`` file.
 
-All or nothing: any problem (unknown key, bad answer, a key twice) is reported with its line
-number and nothing is stored. Loading the same file again changes nothing.
+All or nothing: any problem (unknown key, bad answer, a key twice, a NUL byte, text that is not
+UTF-8) is reported with its line number and nothing is stored. Loading the same file again
+changes nothing. The organize page and ``POST /api/tasks/<slug>/gold/`` load the same way
+(``annotation.services.upload_gold``).
 """
 
 from __future__ import annotations
@@ -10,16 +12,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services import GoldFileError, load_gold
+from annotation.services import GoldFileError, upload_gold
 from leaderboard.models import Task
-
-
-def _checked_lines(file: Path, lines):
-    """The file's lines; a NUL byte stops the load (no database can hold it in a key)."""
-    for number, line in enumerate(lines, start=1):
-        if "\x00" in line:
-            raise CommandError(f"{file}: nothing loaded, line {number} contains a NUL byte")
-        yield line
 
 
 class Command(BaseCommand):
@@ -39,10 +33,8 @@ class Command(BaseCommand):
         if not file.is_file():
             raise CommandError(f"gold file not found: {file}")
         try:
-            with file.open(encoding="utf-8-sig") as f:
-                loaded = load_gold(task=task, lines=_checked_lines(file, f))
-        except UnicodeDecodeError as exc:
-            raise CommandError(f"{file} is not UTF-8 text: {exc}") from exc
+            with file.open("rb") as f:
+                loaded = upload_gold(task=task, upload=f)
         except GoldFileError as exc:
             raise CommandError(
                 f"{file}: nothing loaded, {len(exc.errors)} problem(s):\n" + "\n".join(exc.errors)

@@ -13,8 +13,16 @@ from __future__ import annotations
 from typing import Any
 
 from .adaptive import AdaptivePoolDesign
+from .curve import PrecisionRecallCurve, precision_recall_curve
 from .interface import MeasureEstimates, PoolDesign
-from .measures import MEASURES, measure_gradient, measure_range, measure_value
+from .measures import (
+    MEASURES,
+    f_beta_label,
+    measure_beta,
+    measure_gradient,
+    measure_range,
+    measure_value,
+)
 from .passive import PassiveDesign
 from .state import PoolRun, PoolState
 
@@ -27,10 +35,14 @@ __all__ = [
     "PoolDesign",
     "PoolRun",
     "PoolState",
+    "PrecisionRecallCurve",
+    "f_beta_label",
     "make_pool_design",
+    "measure_beta",
     "measure_gradient",
     "measure_range",
     "measure_value",
+    "precision_recall_curve",
 ]
 
 # Multi-system designs by name: each class implements PoolDesign (labels shared by all runs).

@@ -132,10 +132,14 @@ def rank_cells(scores: npt.ArrayLike, predictions: npt.ArrayLike, *, first: int 
 
 @dataclass(frozen=True, eq=False)
 class CellRates:
-    """Beta posteriors ``Beta(alpha, beta)`` of every cell's positive rate."""
+    """Beta posteriors ``Beta(alpha, beta)`` of every cell's positive rate, and the prior (mean
+    and strength in items) they were updated from."""
 
     alpha: npt.NDArray[np.float64]
     beta: npt.NDArray[np.float64]
+    prior_mean: npt.NDArray[np.float64]
+    prior_strength: float
+    voted: npt.NDArray[np.bool_]
 
     @property
     def mean(self) -> npt.NDArray[np.float64]:
@@ -197,5 +201,9 @@ def cell_rates(
         lo, hi = max(c - 1, cells.group_first[c]), min(c + 1, cells.group_last[c])
         prior[c] = (found[lo : hi + 1].sum() + prior[c]) / (effective[lo : hi + 1].sum() + 1.0)
     return CellRates(
-        found + prior_strength * prior, effective - found + prior_strength * (1.0 - prior)
+        found + prior_strength * prior,
+        effective - found + prior_strength * (1.0 - prior),
+        prior,
+        prior_strength,
+        cells.voted.copy(),
     )

@@ -12,9 +12,27 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["MEASURES", "measure_gradient", "measure_range", "measure_value"]
+__all__ = [
+    "MEASURES",
+    "f_beta_label",
+    "measure_beta",
+    "measure_gradient",
+    "measure_range",
+    "measure_value",
+]
 
-MEASURES = ("precision", "recall", "f1", "accuracy", "balanced_accuracy", "mcc")
+MEASURES = ("precision", "recall", "f1", "accuracy", "balanced_accuracy", "mcc", "fbeta")
+
+
+def measure_beta(name: str, beta: float) -> float:
+    """The ``beta`` measure ``name`` is computed with in a task whose F-beta has ``beta``:
+    ``beta`` for ``"fbeta"``, 1 for ``"f1"`` (F1 is F-beta at 1), unused by the others."""
+    return float(beta) if name == "fbeta" else 1.0
+
+
+def f_beta_label(beta: float) -> str:
+    """How F-beta is named on a board: ``"F0.5"``, ``"F2"`` (``"F1"`` at ``beta = 1``)."""
+    return f"F{float(beta):g}"
 
 
 def measure_range(name: str) -> tuple[float, float]:
@@ -38,7 +56,9 @@ def measure_value(
     Parameters
     ----------
     name : str
-        One of :data:`MEASURES` (``"f1"`` is the F-beta score with ``beta``).
+        One of :data:`MEASURES`. ``"fbeta"`` and ``"f1"`` are one function, the F-beta score
+        ``(1 + b²) tp / (pp + b² (tp + fn))`` with ``b = beta`` (a design showing both passes
+        ``beta = 1`` for ``"f1"``: :func:`measure_beta`).
     tp, fn : array_like
         True positives and false negatives (estimated totals; need not be integers).
     pp, n : array_like
@@ -61,7 +81,7 @@ def measure_value(
             out = tp / pp
         elif name == "recall":
             out = tp / positives
-        elif name == "f1":
+        elif name in ("f1", "fbeta"):
             b2 = beta * beta
             out = (1 + b2) * tp / (pp + b2 * positives)
         elif name == "accuracy":

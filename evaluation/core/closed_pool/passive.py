@@ -125,6 +125,8 @@ def _mcc_of_rates(rates: np.ndarray) -> np.ndarray:
 def _intervals(name: str, s: SampleCounts, level: float) -> tuple[np.ndarray, np.ndarray, str]:
     """``(low, high, method)`` of measure ``name`` for every run, from the sample counts."""
     a, b, c, d = s.tp, s.fp, s.fn, s.tn
+    if name == "fbeta":
+        name = "f1"  # this design has no beta option: its F-beta is F1 (beta = 1)
     single = {
         "precision": (a, a + b),
         "recall": (a, a + c),

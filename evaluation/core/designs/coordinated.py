@@ -194,18 +194,16 @@ class CoordinatedPoissonDesign:
         """Precision of ``run`` (:func:`.precision.stratified_precision`); ``known``: per item,
         sampled and verified; ``level`` defaults to the design's confidence.
 
-        With fallible annotators and banded cells, the post-strata are the (stratum, band)
-        pieces (:meth:`.record.SamplingRecord.pieces`); the planner still sees one rate per stratum.
+        The post-strata split each score stratum by agreement and, with fallible annotators and
+        banded cells, by band (:meth:`.record.SamplingRecord.post_strata`); the planner still
+        sees one rate per score stratum.
         """
         if known is None:
             known = rec.known(labels)
         items = state.runs[run].items
-        strata, sizes = rec.strata[run], rec.stratum_sizes[run]
-        pieces = labels.noisy and bool((rec.cell_band >= 0).any())
-        blocks = None
-        if pieces:
-            strata, sizes = rec.pieces(run, items)
-            blocks = np.arange(sizes.size) // 4
+        banded = labels.noisy and bool((rec.cell_band >= 0).any())
+        strata, sizes = rec.post_strata(run, items, banded=banded)
+        blocks, census_groups = rec.post_stratum_parts(sizes.size)
         parts = stratified_precision(
             items,
             strata,
@@ -217,17 +215,13 @@ class CoordinatedPoissonDesign:
             level=self.confidence if level is None else level,
             interval=self.interval,
             blocks=blocks,
+            census_groups=census_groups,
         )
-        if not pieces:
-            return parts
         n_strata = rec.stratum_sizes[run].size
-        piece_sizes = np.zeros(4 * n_strata)
-        piece_sizes[: sizes.size] = sizes
-        by_stratum = piece_sizes.reshape(n_strata, 4)
-        rates = np.zeros(4 * n_strata)
-        rates[: parts.stratum_rates.size] = parts.stratum_rates
+        by_stratum = sizes.reshape(n_strata, -1)
+        rates = parts.stratum_rates.reshape(n_strata, -1)
         with np.errstate(invalid="ignore", divide="ignore"):
-            planning = (by_stratum * rates.reshape(n_strata, 4)).sum(axis=1) / by_stratum.sum(1)
+            planning = (by_stratum * rates).sum(axis=1) / by_stratum.sum(1)
         return replace(parts, stratum_rates=np.nan_to_num(planning, nan=0.5))
 
     # -- planning ---------------------------------------------------------------------------

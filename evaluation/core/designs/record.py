@@ -14,7 +14,18 @@ import numpy as np
 
 from ..labels import ItemLabels
 
-__all__ = ["SamplingRecord", "score_strata"]
+__all__ = ["AGREEMENT_LEVELS", "SamplingRecord", "agreement_level", "score_strata"]
+
+# Post-strata split each score stratum by how many runs predict an item: 1, 2-3, 4-7, 8-15, 16+.
+AGREEMENT_LEVELS = 5
+
+
+def agreement_level(votes: np.ndarray) -> np.ndarray:
+    """The agreement level of items predicted by ``votes`` runs each: ``floor(log2 votes)``,
+    capped at ``AGREEMENT_LEVELS - 1`` (0 for an item no run predicts)."""
+    level = np.floor(np.log2(np.maximum(votes, 1))).astype(np.int64)
+    capped: np.ndarray = np.minimum(level, AGREEMENT_LEVELS - 1)
+    return capped
 
 
 def score_strata(scores: np.ndarray, *, max_strata: int, min_stratum_size: int) -> np.ndarray:
@@ -54,13 +65,16 @@ class SamplingRecord:
     judgments_asked: int = 0
     cell_band: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int8))
     look_patterns: tuple[frozenset[tuple[int, ...]], ...] = (frozenset(), frozenset(), frozenset())
-    # Per run: (bands given when computed, piece strata, piece sizes); see ``pieces``.
-    piece_cache: dict[int, tuple[int, np.ndarray, np.ndarray]] = field(default_factory=dict)
+    # Per run: (bands given and runs recorded when computed, unmerged post-strata); see
+    # ``post_strata``.
+    piece_cache: dict[int, tuple[tuple[int, int], np.ndarray]] = field(default_factory=dict)
     strata: list[np.ndarray] = field(default_factory=list)
     rounds: list[int] = field(default_factory=list)
     log: list[dict[str, Any]] = field(default_factory=list)
     # Pool cell of each item: (first run that predicted it, its stratum there), -1 outside the pool.
     cell: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # How many of the recorded runs predict each item.
+    votes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     n_cells: int = 0
     stratum_sizes: list[np.ndarray] = field(default_factory=list)
     covered: list[bool] = field(default_factory=list)
@@ -79,6 +93,9 @@ class SamplingRecord:
         extra = n_items - self.cell.size
         if extra > 0:
             self.cell = np.concatenate([self.cell, np.full(extra, -1, np.int64)])
+        extra = n_items - self.votes.size
+        if extra > 0:
+            self.votes = np.concatenate([self.votes, np.zeros(extra, np.int32)])
 
     def add_run(self, items: np.ndarray, strata: np.ndarray) -> None:
         self.strata.append(strata)
@@ -88,6 +105,7 @@ class SamplingRecord:
         new = self.cell[items] < 0
         self.cell[items[new]] = self.n_cells + strata[new].astype(np.int64)
         self.n_cells += int(strata.max()) + 1
+        self.votes[items] += 1
         self.cell_band = np.concatenate(
             [self.cell_band, np.full(self.n_cells - self.cell_band.size, -1, np.int8)]
         )
@@ -110,6 +128,7 @@ class SamplingRecord:
             rounds=list(self.rounds),
             log=list(self.log),
             cell=self.cell.copy(),
+            votes=self.votes.copy(),
             n_cells=self.n_cells,
             stratum_sizes=list(self.stratum_sizes),
             covered=list(self.covered),
@@ -145,16 +164,60 @@ class SamplingRecord:
             raise ValueError("a cell's band is given once")
         self.cell_band[cells] = bands
 
-    def pieces(self, run: int, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The run's items as (stratum, band) pieces, ``4 h + band + 1``, and the pieces' sizes
-        (cached until more cells get a band)."""
-        given = int(np.count_nonzero(self.cell_band >= 0))
+    def post_strata(
+        self, run: int, items: np.ndarray, *, banded: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The post-strata of a run's precision and their sizes.
+
+        Each score stratum is split by agreement level (:func:`agreement_level`) and, when
+        ``banded``, first by the band of the item's cell: post-stratum
+        ``AGREEMENT_LEVELS * (4 h + band + 1) + agreement`` (``band + 1`` is 0 when not
+        banded). Agreement and bands are fixed properties of the items once the runs are known,
+        never of the sample, so this is a post-stratification: a stratum's items first drawn
+        for other runs (predicted by several, mostly correct, sampled at their levels) no longer
+        stand in for the run's own items. An agreement level whose items are expected to yield
+        less than one sampled item (``sum pi < 1`` over those with ``pi < 1``) joins the nearest
+        level of its (stratum, band) that is expected to yield one: an empty post-stratum would
+        borrow its neighbour's rate, which biases a run whose few wrong items are alone at their
+        level (measured: +0.0022 on a run of precision 0.9975).
+        """
+        key = (int(np.count_nonzero(self.cell_band >= 0)) if banded else -1, len(self.strata))
         cached = self.piece_cache.get(run)
-        if cached is None or cached[0] != given:
-            strata = self.strata[run].astype(np.int64) * 4 + self.item_band(items) + 1
-            cached = (given, strata, np.bincount(strata).astype(float))
+        if cached is None or cached[0] != key:
+            coarse = self.strata[run].astype(np.int16) * 4
+            if banded:
+                coarse = coarse + self.item_band(items) + 1
+            agreement = agreement_level(self.votes[items]).astype(np.int16)
+            # int16: a million-item run's cache is 2 MB.
+            cached = (key, coarse * AGREEMENT_LEVELS + agreement)
             self.piece_cache[run] = cached
-        return cached[1], cached[2]
+        strata: np.ndarray = cached[1]
+        n_post = self.stratum_sizes[run].size * 4 * AGREEMENT_LEVELS
+        pi = self.inclusion[items]
+        uncertain = pi < 1.0
+        expected = np.bincount(strata[uncertain], weights=pi[uncertain], minlength=n_post)
+        present = np.bincount(strata[uncertain], minlength=n_post) > 0
+        thin = (present & (expected < 1.0)).reshape(-1, AGREEMENT_LEVELS)
+        if thin.any():
+            target = np.arange(n_post, dtype=np.int16).reshape(-1, AGREEMENT_LEVELS)
+            enough = (expected >= 1.0).reshape(-1, AGREEMENT_LEVELS)
+            for block in np.flatnonzero(thin.any(axis=1)):
+                good = np.flatnonzero(enough[block])
+                if good.size == 0:
+                    target[block] = target[block, 0]
+                    continue
+                for level in np.flatnonzero(~enough[block]):
+                    target[block, level] = target[block, good[np.argmin(np.abs(good - level))]]
+            strata = target.ravel()[strata]
+        return strata, np.bincount(strata, minlength=n_post).astype(float)
+
+    @staticmethod
+    def post_stratum_parts(n_post: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per post-stratum of :meth:`post_strata`: its score stratum and its census group
+        (0 without a band, else ``band + 1``)."""
+        index = np.arange(n_post)
+        group = (index // AGREEMENT_LEVELS) % 4
+        return index // (4 * AGREEMENT_LEVELS), group
 
     def item_band(self, items: np.ndarray) -> np.ndarray:
         """The band of each item's cell (-1: none yet, or outside the pool)."""

@@ -23,6 +23,10 @@ class Child:
     log: Path
     # An essential child that exits ends the demo; the others may finish on their own.
     essential: bool = True
+    # Its standard output goes to the demo's terminal, its standard error to ``log``: the web
+    # server's console mail backend writes sign-up and password mails to standard output, its
+    # server messages and request lines go to standard error.
+    stdout_to_terminal: bool = False
     proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @property
@@ -39,7 +43,8 @@ class Child:
 
 
 class Supervisor:
-    """Starts children (each in a new session, output to its log) and stops them all."""
+    """Starts children (each in a new session, output to its log, or only their standard error
+    when their standard output goes to the terminal) and stops them all."""
 
     def __init__(
         self, *, cwd: Path, write: Callable[[str], object], env: dict[str, str] | None = None
@@ -62,8 +67,8 @@ class Supervisor:
                 cwd=self.cwd,
                 env=self.env,
                 stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
+                stdout=None if child.stdout_to_terminal else log,
+                stderr=log if child.stdout_to_terminal else subprocess.STDOUT,
                 start_new_session=True,
             )
         self.children.append(child)
@@ -127,8 +132,11 @@ def port_open(host: str, port: int) -> bool:
 WEB_WORKERS, WEB_THREADS = 2, 16
 
 
-def web_command(host: str, port: int) -> list[str]:
-    """gunicorn when installed (static files come from WhiteNoise), else Django's runserver."""
+def web_command(host: str, port: int, access_log: Path | None = None) -> list[str]:
+    """gunicorn when installed (static files come from WhiteNoise), else Django's runserver.
+
+    gunicorn appends its request lines to ``access_log`` (none without it), never to standard
+    output, which the demo leaves to the mails of the console backend."""
     if importlib.util.find_spec("gunicorn") is not None:
         return [
             sys.executable,
@@ -143,8 +151,7 @@ def web_command(host: str, port: int) -> list[str]:
             "gthread",
             "--threads",
             str(WEB_THREADS),
-            "--access-logfile",
-            "-",
+            *(["--access-logfile", str(access_log)] if access_log is not None else []),
         ]
     return [sys.executable, "manage.py", "runserver", f"{host}:{port}", "--noreload", "--insecure"]
 
@@ -188,7 +195,12 @@ class DemoProcesses:
         try:
             supervisor.start(Child("worker", worker_command(), self.log_dir / "worker.log"))
             supervisor.start(
-                Child("web server", web_command(self.host, self.port), self.log_dir / "web.log")
+                Child(
+                    "web server",
+                    web_command(self.host, self.port, access_log=self.log_dir / "web.log"),
+                    self.log_dir / "web.log",
+                    stdout_to_terminal=True,  # the mails (console backend) are shown here
+                )
             )
             code = self._wait_until_ready(supervisor, ready_timeout)
             if code is not None:

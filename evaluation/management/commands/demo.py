@@ -49,7 +49,7 @@ SIMULATED_ANNOTATORS = 3
 # (username, password, is_superuser, role); passwords are public: this is a local demo.
 USERS = [
     ("admin", "admin-demo", True, "superuser"),
-    ("organizer", "organizer-demo", False, "organizer of febrl-demo (admin access)"),
+    ("organizer", "organizer-demo", False, "organizer of febrl-demo and task creator"),
     ("alice", "alice-demo", False, "participant, Team Alice"),
     ("bob", "bob-demo", False, "participant, Team Bob"),
     ("annotator", "annotator-demo", False, "annotator of febrl-demo"),
@@ -330,8 +330,12 @@ class Command(BaseCommand):
                 f"  My runs      {base}/tasks/{TASK_SLUG}/runs/   (log in as alice or bob)",
                 f"  Sign up      {base}/accounts/signup/   (the verification mail is printed here)",
                 f"  Teams        {base}/teams/   (make one, invite by a link)",
+                f"  Organize     {base}/tasks/{TASK_SLUG}/organize/   (log in as organizer)",
+                f"  New task     {base}/tasks/new/   (organizer: a task creator)",
                 f"  Admin        {base}/admin/   (admin or organizer)",
                 f"  API          {base}/api/",
+                "Mails (sign-up verification, password reset) are printed in this terminal: the "
+                "demo sends none (console mail backend; set EMAIL_HOST for SMTP).",
                 "",
             ]
         )

@@ -63,7 +63,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--measures",
             help="comma-separated measures the board shows (default precision,recall,f1; "
-            "closed pools also accuracy, balanced_accuracy, mcc)",
+            "closed pools also accuracy, balanced_accuracy, mcc, fbeta)",
+        )
+        parser.add_argument(
+            "--f-beta",
+            type=float,
+            help="the beta of the measure fbeta (default 1; shown as F0.5, F2, ...)",
         )
         parser.add_argument("--max-runs-per-team", type=int)
         parser.add_argument("--max-runs-per-team-per-day", type=int)
@@ -91,6 +96,7 @@ class Command(BaseCommand):
                 if options["measures"] is not None
                 else None
             ),
+            "f_beta": options["f_beta"],
             "max_runs_per_team": options["max_runs_per_team"],
             "max_runs_per_team_per_day": options["max_runs_per_team_per_day"],
         }

@@ -42,9 +42,7 @@ class Command(BaseCommand):
                     task=task,
                     user="manage.py",
                     upload=File(f, name=file.name),
-                    file_name=file.name,
                     payloads=File(p, name=payloads.name) if p and payloads else None,
-                    payloads_name=payloads.name if payloads else "",
                 )
         except ServiceError as exc:
             report_problems(self.stderr, exc)

@@ -108,13 +108,15 @@ def test_noisier_panels_and_a_spammer_on_edge_cases(synthetic, panel):
 def test_a_run_with_every_item_correct_is_covered_when_answers_are_noisy(synthetic):
     """Runs of precision 1 end mostly verified with certainty (a census): the census items carry
     judgment noise too, and the interval must still reach 1 (it was capped below 1 at
-    ``census share + sampled share``; with annotators of 0.9 it then missed 24% of the time)."""
+    ``census share + sampled share``; with annotators of 0.9 it then missed 24% of the time).
+    At most 3 misses in 32: a 24% miss rate leaves 3 or fewer with probability 0.03, a 5% one
+    with 0.93 (engine 1.6 misses 1 of these 32, 1 in 64 on seed 163)."""
     names = [s.name for s in synthetic.systems]
-    est, truths, _ = campaigns(synthetic, "default", repeats=16, seed=63, annotators="0.9x3")
+    est, truths, _ = campaigns(synthetic, "default", repeats=32, seed=63, annotators="0.9x3")
     ones = [k for k, name in enumerate(names) if truths[k, 0] == 1.0 and name not in TINY]
     assert ones
     covered = _coverage(est[:, ones, 0], truths[ones, 0])
-    assert covered.mean() >= 0.95, covered.mean(axis=0)
+    assert covered.mean() >= 1 - 3 / 32, covered.mean(axis=0)
 
 
 @pytest.mark.slow

@@ -69,6 +69,24 @@ def test_a_spammer_carries_no_weight_whatever_their_volume():
     assert min(s.weight for s in model.summaries()[:2]) > 2.5
 
 
+def test_gold_answers_alone_fit_the_annotators():
+    # The first answers of a task can all be gold (20% of the judgments of the annotator-error
+    # integration test): with no uncertain judgment the M-step's sums were integer arrays, and
+    # adding the gold counts in place raised (a planning job crashed and its run stalled).
+    gold = np.arange(6)
+    truth = np.array([True, True, True, False, False, False])
+    says = np.array([True, True, False, False, False, True])
+    model = fit_label_model(
+        gold,
+        np.zeros(6, np.int64),
+        says,
+        item_class=np.zeros(6, np.int64),
+        exact_items=gold,
+        exact_labels=truth,
+    )
+    assert model.sensitivity[0] > 0.5 and model.specificity[0] > 0.5
+
+
 def test_gold_and_exact_labels_are_never_doubted():
     items, anns, says, cls, gold, gold_truth, _ = panel_judgments(
         3, rates=[0.9, 0.1], sensitivity=[0.9, 0.9], specificity=[0.9, 0.9]

@@ -15,8 +15,10 @@ from evaluation.management.commands.demo import (
     REFERENCE_SIZE,
     RUNS,
     TASK_SLUG,
+    Command,
     blind_payload,
 )
+from leaderboard import selectors
 from leaderboard.models import Item, LeaderboardSnapshot, ReferenceItem, Run, Task
 
 # What ``make run`` lets the simulated annotators answer (``demo --answer 150``).
@@ -80,6 +82,32 @@ def test_demo_is_idempotent():
     ) == before
 
 
+def test_the_demo_organizer_is_a_task_creator_who_works_from_the_console(settings):
+    settings.TASK_CREATION = "role"
+    demo()
+    organizer = get_user_model().objects.get(username="organizer")
+    assert selectors.can_create_tasks(organizer)
+    assert organizer.has_perm("leaderboard.add_task")  # the role, not only staff
+    client = Client()
+    client.force_login(organizer)
+    assert client.get("/tasks/new/").status_code == 200
+    assert client.get(f"/tasks/{TASK_SLUG}/organize/").status_code == 200
+
+
+def test_the_banner_gives_the_sign_up_address_the_console_and_where_mail_goes():
+    banner = Command()._banner("127.0.0.1", 8000)
+    assert "http://127.0.0.1:8000/accounts/signup/" in banner
+    assert f"http://127.0.0.1:8000/tasks/{TASK_SLUG}/organize/" in banner
+    assert "http://127.0.0.1:8000/tasks/new/" in banner
+    assert "printed in this terminal" in banner
+
+
+def test_the_demo_mail_backend_is_the_console_without_an_smtp_host():
+    from config.settings import email_config_from_env
+
+    assert email_config_from_env({})["EMAIL_BACKEND"].endswith("console.EmailBackend")
+
+
 def test_demo_keeps_existing_passwords():
     user = get_user_model().objects.create_user("alice", password="own-secret")
     demo()
@@ -119,6 +147,37 @@ def test_supervisor_reports_a_dead_essential_child_and_stops_the_others(tmp_path
     assert "crasher exited with code 3" in lines[0] and "boom" in lines[0]
     supervisor.stop_all(timeout=10)
     assert sleeper.proc.poll() is not None
+
+
+def test_a_child_whose_output_goes_to_the_terminal_logs_only_its_errors(tmp_path, capfd):
+    """The web server's standard output (the console mail backend's mails) reaches the
+    terminal; its standard error (server messages, requests) stays in its log."""
+    supervisor = Supervisor(cwd=tmp_path, write=lambda _: None)
+    child = supervisor.start(
+        Child(
+            "web",
+            [
+                sys.executable,
+                "-c",
+                "import sys; print('a mail'); print('a request', file=sys.stderr)",
+            ],
+            tmp_path / "web.log",
+            stdout_to_terminal=True,
+        )
+    )
+    assert child.process.wait(timeout=30) == 0
+    assert "a mail" in capfd.readouterr().out
+    header, *logged = (tmp_path / "web.log").read_text().strip().splitlines()
+    assert header.startswith("=====") and logged == ["a request"]
+
+
+def test_the_web_servers_request_log_is_not_its_standard_output(tmp_path):
+    from evaluation.management.commands._demo_processes import web_command
+
+    argv = web_command("127.0.0.1", 8000, access_log=tmp_path / "web.log")
+    if "gunicorn" in argv:
+        assert argv[argv.index("--access-logfile") + 1] == str(tmp_path / "web.log")
+    assert "-" not in argv
 
 
 def test_supervisor_stops_on_request(tmp_path):

@@ -28,7 +28,7 @@ from worlds import random_runs, truth_world
 pytestmark = pytest.mark.django_db(transaction=True)
 
 N = 1500
-GOLD = 60
+GOLD = 150
 SEED = int(__import__("os").environ.get("PIPELINE_SEED", 11))
 
 
@@ -37,7 +37,9 @@ def world(monkeypatch):
     rng = np.random.default_rng(7)
     # One annotator, right every time, whom the engine can only trust through the gold answers
     # the queue mixes in (the last GOLD items, outside every run): without them the annotator's
-    # error rates stay as uncertain as the prior, and runs end annotator-limited.
+    # error rates stay as uncertain as the prior, and runs end annotator-limited. One annotator
+    # answers each gold item once: with 60 of them every run ended annotator-limited for one
+    # seed in six (PIPELINE_SEED=4, precision +-0.065 against +-0.06); with 150, none of 8.
     base = truth_world(
         rng,
         n_items=N + GOLD,
@@ -98,7 +100,7 @@ def test_runs_reach_scored_and_stored_estimates_equal_the_core(world):
     settle(world)
     runs = list(Run.objects.filter(task=task).order_by("id"))
     assert all(finished(r) for r in runs), [(r.state, r.reason) for r in runs]
-    assert any(r.state == "scored" for r in runs)
+    assert any(r.state == "scored" for r in runs), [(r.state, r.reason) for r in runs]
     snapshot = LeaderboardSnapshot.objects.filter(task=task).order_by("-version").first()
     rows, results = direct_estimates(task)
     for run, result in zip(rows, results, strict=True):

@@ -108,7 +108,7 @@ def test_snapshots_carry_rank_intervals_consistent_with_the_adjusted_intervals(w
     task = world["task"]
     settle(world)
     snapshot = latest(task)
-    assert snapshot.engine_version == ENGINE_VERSION == "1.5"
+    assert snapshot.engine_version == ENGINE_VERSION == "1.6"
     ranking = snapshot.details["ranking"]
     assert ranking["method"] == "bonferroni-simultaneous-intervals"
     assert ranking["family_level"] == task.confidence

@@ -19,7 +19,7 @@ from leaderboard.models import ApiToken, Run, Task
 
 pytestmark = pytest.mark.django_db
 
-ROLES = ("anonymous", "pa", "pb", "annotator", "org", "other_org", "staff_org", "admin")
+ROLES = ("anonymous", "pa", "pb", "annotator", "org", "other_org", "staff_org", "admin", "creator")
 ERROR_KEYS = {"code", "message", "problems", "total", "run"}
 
 
@@ -31,6 +31,14 @@ def reference_body():
     return {"file": SimpleUploadedFile("ref.tsv", b"k1\tdoc\nk2\tdoc\n")}
 
 
+def gold_body():
+    return {"file": SimpleUploadedFile("gold.tsv", b"GOLDKEY-0\tincorrect\n")}
+
+
+def candidates_body():
+    return {"file": SimpleUploadedFile("candidates.tsv", b"k1\tdoc1\nk2\tdoc2\n")}
+
+
 def pool_body():
     return {"file": SimpleUploadedFile("pool.tsv", b"k1\nk2\n")}
 
@@ -38,126 +46,277 @@ def pool_body():
 # (method, path, body) -> expected status per role, in ROLES order.
 # "{a}" is the id of team A's run. Bodies are JSON unless they hold a file (multipart).
 MATRIX = [
-    # method, path, body,                             anon pa   pb   ann  org  oorg sorg admin
-    ("GET", "/api/tasks/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
+    # method, path, body,                             anon pa   pb   ann  org  oorg sorg admin cre
+    ("GET", "/api/tasks/", None, (200, 200, 200, 200, 200, 200, 200, 200, 200)),
     (
         "POST",
         "/api/tasks/",
-        {"slug": "new", "title": "N"},
-        (401, 403, 403, 403, 403, 403, 201, 201),
+        {"slug": "new-task", "title": "N"},
+        (401, 403, 403, 403, 403, 403, 201, 201, 201),
     ),
-    ("GET", "/api/tasks/main/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("PATCH", "/api/tasks/main/", {"title": "Renamed"}, (401, 403, 403, 403, 200, 403, 403, 200)),
-    ("PATCH", "/api/tasks/other/", {"title": "Renamed"}, (401, 403, 403, 403, 403, 200, 200, 200)),
-    ("GET", "/api/tasks/hidden-draft/", None, (404, 404, 404, 404, 200, 404, 404, 200)),
+    ("GET", "/api/tasks/main/", None, (200, 200, 200, 200, 200, 200, 200, 200, 200)),
+    (
+        "PATCH",
+        "/api/tasks/main/",
+        {"title": "Renamed"},
+        (401, 403, 403, 403, 200, 403, 403, 200, 403),
+    ),
+    (
+        "PATCH",
+        "/api/tasks/other/",
+        {"title": "Renamed"},
+        (401, 403, 403, 403, 403, 200, 200, 200, 403),
+    ),
+    ("GET", "/api/tasks/hidden-draft/", None, (404, 404, 404, 404, 200, 404, 404, 200, 404)),
     (
         "PATCH",
         "/api/tasks/hidden-draft/",
         {"title": "Renamed"},
-        (404, 404, 404, 404, 200, 404, 404, 200),
+        (404, 404, 404, 404, 200, 404, 404, 200, 404),
     ),
-    ("GET", "/api/tasks/main/runs/", None, (401, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/tasks/main/runs/", None, (401, 200, 200, 200, 200, 200, 200, 200, 200)),
     (
         "GET",
         "/api/tasks/main/runs/?state=scored&team=team-A",
         None,
-        (401, 200, 200, 200, 200, 200, 200, 200),
+        (401, 200, 200, 200, 200, 200, 200, 200, 200),
     ),
-    ("POST", "/api/tasks/main/runs/", upload_body, (401, 202, 202, 403, 403, 403, 403, 403)),
+    ("POST", "/api/tasks/main/runs/", upload_body, (401, 202, 202, 403, 403, 403, 403, 403, 403)),
     (
         "POST",
         "/api/tasks/main/reference/",
         reference_body,
-        (401, 403, 403, 403, 201, 403, 403, 201),
+        (401, 403, 403, 403, 201, 403, 403, 201, 403),
+    ),
+    ("POST", "/api/tasks/main/gold/", gold_body, (401, 403, 403, 403, 201, 403, 403, 201, 403)),
+    (
+        "POST",
+        "/api/tasks/hidden-draft/gold/",
+        gold_body,
+        (401, 404, 404, 404, 400, 404, 404, 400, 404),
+    ),
+    ("GET", "/api/tasks/main/gold/", None, (401, 405, 405, 405, 405, 405, 405, 405, 405)),
+    # The reference sample built in the product: status, candidates, draw (no candidates yet in
+    # this world: an organizer's draw is told so, 409).
+    (
+        "GET",
+        "/api/tasks/main/reference-sample/",
+        None,
+        (401, 403, 403, 403, 200, 403, 403, 200, 403),
+    ),
+    (
+        "GET",
+        "/api/tasks/hidden-draft/reference-sample/",
+        None,
+        (401, 404, 404, 404, 200, 404, 404, 200, 404),
+    ),
+    (
+        "POST",
+        "/api/tasks/main/reference-sample/candidates/",
+        candidates_body,
+        (401, 403, 403, 403, 201, 403, 403, 201, 403),
+    ),
+    (
+        "POST",
+        "/api/tasks/main/reference-sample/draw/",
+        {"size": 1, "seed": 1},
+        (401, 403, 403, 403, 409, 403, 403, 409, 403),
+    ),
+    (
+        "GET",
+        "/api/tasks/main/reference-sample/draw/",
+        None,
+        (401, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    # Nothing drawn in this world: an organizer's cancel is told so (409).
+    (
+        "POST",
+        "/api/tasks/main/reference-sample/cancel/",
+        None,
+        (401, 403, 403, 403, 409, 403, 403, 409, 403),
+    ),
+    (
+        "POST",
+        "/api/tasks/hidden-draft/reference-sample/cancel/",
+        None,
+        (401, 404, 404, 404, 409, 404, 404, 409, 404),
+    ),
+    (
+        "GET",
+        "/api/tasks/main/reference-sample/cancel/",
+        None,
+        (401, 405, 405, 405, 405, 405, 405, 405, 405),
     ),
     # "main" is an open task: its organizers are told it has no pool (409).
-    ("POST", "/api/tasks/main/pool/", pool_body, (401, 403, 403, 403, 409, 403, 403, 409)),
-    ("GET", "/api/tasks/main/board/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/api/tasks/main/board/?format=csv", None, (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/api/tasks/main/pool/", pool_body, (401, 403, 403, 403, 409, 403, 403, 409, 403)),
+    ("GET", "/api/tasks/main/board/", None, (200, 200, 200, 200, 200, 200, 200, 200, 200)),
+    (
+        "GET",
+        "/api/tasks/main/board/?format=csv",
+        None,
+        (200, 200, 200, 200, 200, 200, 200, 200, 200),
+    ),
     (
         "GET",
         "/api/tasks/main/board/?sort=f1&order=asc",
         None,
-        (200, 200, 200, 200, 200, 200, 200, 200),
+        (200, 200, 200, 200, 200, 200, 200, 200, 200),
     ),
-    ("GET", "/api/tasks/main/snapshots/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/api/tasks/main/snapshots/1/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/tasks/main/snapshots/", None, (200, 200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/tasks/main/snapshots/1/", None, (200, 200, 200, 200, 200, 200, 200, 200, 200)),
     (
         "GET",
         "/api/tasks/main/snapshots/1/?format=csv",
         None,
-        (200, 200, 200, 200, 200, 200, 200, 200),
+        (200, 200, 200, 200, 200, 200, 200, 200, 200),
     ),
-    ("GET", "/api/tasks/main/snapshots/2/", None, (404, 404, 404, 404, 200, 404, 404, 200)),
+    ("GET", "/api/tasks/main/snapshots/2/", None, (404, 404, 404, 404, 200, 404, 404, 200, 404)),
     (
         "GET",
         "/api/tasks/main/snapshots/2/?format=csv",
         None,
-        (404, 404, 404, 404, 200, 404, 404, 200),
+        (404, 404, 404, 404, 200, 404, 404, 200, 404),
     ),
-    ("GET", "/api/tasks/main/quota/", None, (401, 200, 200, 200, 200, 200, 200, 200)),
-    ("POST", "/api/tasks/main/hold/", None, (401, 403, 403, 403, 200, 403, 403, 200)),
+    ("GET", "/api/tasks/main/quota/", None, (401, 200, 200, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/api/tasks/main/hold/", None, (401, 403, 403, 403, 200, 403, 403, 200, 403)),
     (
         "POST",
         "/api/tasks/main/publish/",
         {"release_hold": True},
-        (401, 403, 403, 403, 200, 403, 403, 200),
+        (401, 403, 403, 403, 200, 403, 403, 200, 403),
     ),
-    ("GET", "/api/tasks/main/teams/", None, (401, 403, 403, 403, 200, 403, 403, 200)),
+    ("GET", "/api/tasks/main/teams/", None, (401, 403, 403, 403, 200, 403, 403, 200, 403)),
     (
         "POST",
         "/api/tasks/main/teams/{ta}/request/",
         None,
-        (401, 200, 404, 404, 404, 404, 404, 404),
+        (401, 200, 404, 404, 404, 404, 404, 404, 404),
     ),
     (
         "POST",
         "/api/tasks/main/teams/{ta}/approve/",
         None,
-        (401, 403, 403, 403, 200, 403, 403, 200),
+        (401, 403, 403, 403, 200, 403, 403, 200, 403),
     ),
     (
         "POST",
         "/api/tasks/main/teams/{tb}/approve/",
         None,
-        (401, 403, 403, 403, 404, 403, 403, 404),
+        (401, 403, 403, 403, 404, 403, 403, 404, 403),
     ),
-    ("GET", "/api/tasks/main/spend/", None, (401, 403, 403, 403, 200, 403, 403, 200)),
-    ("GET", "/api/tasks/main/export/items/", None, (401, 403, 403, 403, 200, 403, 403, 200)),
+    ("GET", "/api/tasks/main/spend/", None, (401, 403, 403, 403, 200, 403, 403, 200, 403)),
+    ("GET", "/api/tasks/main/export/items/", None, (401, 403, 403, 403, 200, 403, 403, 200, 403)),
     (
         "GET",
         "/api/tasks/main/export/items/?format=csv",
         None,
-        (401, 403, 403, 403, 200, 403, 403, 200),
+        (401, 403, 403, 403, 200, 403, 403, 200, 403),
     ),
-    ("GET", "/api/runs/{a}/", None, (404, 200, 404, 404, 200, 404, 404, 200)),
-    ("PATCH", "/api/runs/{a}/", {"name": "better name"}, (401, 200, 404, 404, 403, 404, 404, 200)),
-    ("GET", "/api/runs/{a}/history/", None, (404, 200, 404, 404, 200, 404, 404, 200)),
-    ("GET", "/api/token/", None, (401, 200, 200, 200, 200, 200, 200, 200)),
-    ("POST", "/api/token/", None, (401, 201, 201, 201, 201, 201, 201, 201)),
-    ("POST", "/api/token/rotate/", None, (401, 201, 201, 201, 201, 201, 201, 201)),
-    ("DELETE", "/api/token/", None, (401, 204, 204, 204, 204, 204, 204, 204)),
-    ("GET", "/api/me/", None, (401, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/runs/{a}/", None, (404, 200, 404, 404, 200, 404, 404, 200, 404)),
+    (
+        "PATCH",
+        "/api/runs/{a}/",
+        {"name": "better name"},
+        (401, 200, 404, 404, 403, 404, 404, 200, 404),
+    ),
+    ("GET", "/api/runs/{a}/history/", None, (404, 200, 404, 404, 200, 404, 404, 200, 404)),
+    ("GET", "/api/token/", None, (401, 200, 200, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/api/token/", None, (401, 201, 201, 201, 201, 201, 201, 201, 201)),
+    ("POST", "/api/token/rotate/", None, (401, 201, 201, 201, 201, 201, 201, 201, 201)),
+    ("DELETE", "/api/token/", None, (401, 204, 204, 204, 204, 204, 204, 204, 204)),
+    ("GET", "/api/me/", None, (401, 200, 200, 200, 200, 200, 200, 200, 200)),
     # Teams: only members reach a team (404 for everyone else, as for no team at all).
-    ("GET", "/api/teams/", None, (401, 200, 200, 200, 200, 200, 200, 200)),
-    ("POST", "/api/teams/", {"name": "team-new"}, (401, 201, 201, 201, 201, 201, 201, 201)),
-    ("POST", "/api/teams/", {"name": "team-B"}, (401, 409, 409, 409, 409, 409, 409, 409)),
-    ("POST", "/api/teams/", {}, (401, 400, 400, 400, 400, 400, 400, 400)),
-    ("GET", "/api/teams/{ta}/", None, (401, 200, 404, 404, 404, 404, 404, 404)),
-    ("GET", "/api/teams/888888/", None, (401, 404, 404, 404, 404, 404, 404, 404)),
-    ("POST", "/api/teams/{ta}/invitations/", None, (401, 201, 404, 404, 404, 404, 404, 404)),
-    ("POST", "/api/teams/{ta}/leave/", None, (401, 204, 404, 404, 404, 404, 404, 404)),
-    # Invitations to team A: pa is a member already; pb, a member of another team, may join.
-    ("POST", "/api/teams/join/", {"key": "{valid}"}, (401, 409, 200, 200, 200, 200, 200, 200)),
-    ("POST", "/api/teams/join/", {"key": "{used}"}, (401, 410, 410, 410, 410, 410, 410, 410)),
-    ("POST", "/api/teams/join/", {"key": "{expired}"}, (401, 410, 410, 410, 410, 410, 410, 410)),
-    ("POST", "/api/teams/join/", {"key": "forged"}, (401, 404, 404, 404, 404, 404, 404, 404)),
-    ("GET", "/api/teams/join/", None, (401, 405, 405, 405, 405, 405, 405, 405)),
-    ("GET", "/api/schema/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/api/docs/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/api/redoc/", None, (404, 404, 404, 404, 404, 404, 404, 404)),
-    ("GET", "/api/runs/x1/", None, (404, 404, 404, 404, 404, 404, 404, 404)),
-    ("POST", "/api/nothing/here/", None, (404, 404, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/api/teams/", None, (401, 200, 200, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/api/teams/", {"name": "team-new"}, (401, 201, 201, 201, 201, 201, 201, 201, 201)),
+    ("POST", "/api/teams/", {"name": "team-B"}, (401, 409, 409, 409, 409, 409, 409, 409, 409)),
+    ("POST", "/api/teams/", {}, (401, 400, 400, 400, 400, 400, 400, 400, 400)),
+    ("GET", "/api/teams/{ta}/", None, (401, 200, 404, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/api/teams/888888/", None, (401, 404, 404, 404, 404, 404, 404, 404, 404)),
+    ("POST", "/api/teams/{ta}/invitations/", None, (401, 201, 404, 404, 404, 404, 404, 404, 404)),
+    ("POST", "/api/teams/{ta}/leave/", None, (401, 204, 404, 404, 404, 404, 404, 404, 404)),
+    # Invitations to team A: pa is a member already; pb, a member of another team, may join; the
+    # annotator of ``main`` may not (team A has runs on it).
+    ("POST", "/api/teams/join/", {"key": "{valid}"}, (401, 409, 200, 409, 200, 200, 200, 200, 200)),
+    ("POST", "/api/teams/join/", {"key": "{used}"}, (401, 410, 410, 410, 410, 410, 410, 410, 410)),
+    (
+        "POST",
+        "/api/teams/join/",
+        {"key": "{expired}"},
+        (401, 410, 410, 410, 410, 410, 410, 410, 410),
+    ),
+    ("POST", "/api/teams/join/", {"key": "forged"}, (401, 404, 404, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/api/teams/join/", None, (401, 405, 405, 405, 405, 405, 405, 405, 405)),
+    # A task's people and invitation links: its organizers only.
+    ("GET", "/api/tasks/main/people/", None, (401, 403, 403, 403, 200, 403, 403, 200, 403)),
+    ("GET", "/api/tasks/hidden-draft/people/", None, (401, 404, 404, 404, 200, 404, 404, 200, 404)),
+    ("GET", "/api/tasks/main/invitations/", None, (401, 403, 403, 403, 200, 403, 403, 200, 403)),
+    (
+        "POST",
+        "/api/tasks/main/invitations/",
+        {"role": "annotator"},
+        (401, 403, 403, 403, 201, 403, 403, 201, 403),
+    ),
+    (
+        "POST",
+        "/api/tasks/main/invitations/",
+        {"role": "bogus"},
+        (401, 403, 403, 403, 400, 403, 403, 400, 403),
+    ),
+    (
+        "DELETE",
+        "/api/tasks/main/invitations/{tinv}/",
+        None,
+        (401, 403, 403, 403, 204, 403, 403, 204, 403),
+    ),
+    # Another task's organizers reach no invitation of ``main`` through their own task.
+    (
+        "DELETE",
+        "/api/tasks/other/invitations/{tinv}/",
+        None,
+        (401, 403, 403, 403, 403, 404, 404, 404, 403),
+    ),
+    (
+        "DELETE",
+        "/api/tasks/main/annotators/{uann}/",
+        None,
+        (401, 403, 403, 403, 204, 403, 403, 204, 403),
+    ),
+    (
+        "DELETE",
+        "/api/tasks/main/annotators/{uorg}/",
+        None,
+        (401, 403, 403, 403, 404, 403, 403, 404, 403),
+    ),
+    (
+        "DELETE",
+        "/api/tasks/main/organizers/{uorg}/",
+        None,
+        (401, 403, 403, 403, 409, 403, 403, 409, 403),
+    ),
+    # Accepting a role: pa and pb are in teams with runs on ``main`` (may not annotate it), the
+    # annotator annotates it already, org organizes it already.
+    (
+        "POST",
+        "/api/invitations/accept/",
+        {"key": "{tann}"},
+        (401, 409, 409, 409, 200, 200, 200, 200, 200),
+    ),
+    (
+        "POST",
+        "/api/invitations/accept/",
+        {"key": "{torg}"},
+        (401, 200, 200, 200, 409, 200, 200, 200, 200),
+    ),
+    ("POST", "/api/invitations/accept/", {"key": "{tused}"}, (401,) + (410,) * 8),
+    ("POST", "/api/invitations/accept/", {"key": "{texpired}"}, (401,) + (410,) * 8),
+    ("POST", "/api/invitations/accept/", {"key": "{trevoked}"}, (401,) + (410,) * 8),
+    ("POST", "/api/invitations/accept/", {"key": "forged"}, (401,) + (404,) * 8),
+    ("GET", "/api/invitations/accept/", None, (401,) + (405,) * 8),
+    ("GET", "/api/schema/", None, (200, 200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/docs/", None, (200, 200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/redoc/", None, (404, 404, 404, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/api/runs/x1/", None, (404, 404, 404, 404, 404, 404, 404, 404, 404)),
+    ("POST", "/api/nothing/here/", None, (404, 404, 404, 404, 404, 404, 404, 404, 404)),
 ]
 CELLS = [
     pytest.param(method, path, body, role, statuses[i], id=f"{method} {path} {role}")
@@ -192,10 +351,13 @@ def text_of(response) -> str:
 @pytest.mark.parametrize(("method", "path", "body", "role", "expected"), CELLS)
 def test_permission_matrix(api, lb_world, sent_jobs, method, path, body, role, expected):
     path = path.format(
-        a=lb_world.runs["A"].pk, ta=lb_world.teams["A"].pk, tb=lb_world.teams["B"].pk
+        a=lb_world.runs["A"].pk,
+        ta=lb_world.teams["A"].pk,
+        tb=lb_world.teams["B"].pk,
+        **lb_world.task_invitations,
     )
     if isinstance(body, dict) and "key" in body:  # an invitation of the world, by its state
-        body = {"key": body["key"].format(**lb_world.invitations)}
+        body = {"key": body["key"].format(**lb_world.invitations, **lb_world.task_invitations)}
     client = api(None if role == "anonymous" else lb_world.users[role])
     response = request(client, method, path, body)
     text = text_of(response)
@@ -226,6 +388,9 @@ def test_matrix_covers_every_api_route():
         .replace("{ta}", "<int:team_id>")
         .replace("{tb}", "<int:team_id>")
         .replace("888888", "<int:team_id>")
+        .replace("{tinv}", "<int:invitation_id>")
+        .replace("{uann}", "<int:user_id>")
+        .replace("{uorg}", "<int:user_id>")
         .replace("snapshots/1/", "snapshots/<int:version>/")
         .replace("snapshots/2/", "snapshots/<int:version>/")
         for _, path, _, _ in MATRIX
@@ -264,6 +429,7 @@ def test_runs_list_shows_each_participant_only_their_teams_runs(api, lb_world):
     assert names("pa") == {"run-A"}
     assert names("pb") == {"run-B"}
     assert names("annotator") == names("other_org") == names("staff_org") == set()
+    assert names("creator") == set()
     assert names("org") == names("admin") == {"run-A", "run-B"}
 
 
@@ -281,6 +447,30 @@ def test_a_staff_user_organizes_the_tasks_they_create_and_no_other(api, lb_world
     assert staff.post("/api/tasks/main/publish/", {}, format="json").status_code == 403
     lb_world.task.refresh_from_db()
     assert lb_world.task.board_held is True
+
+
+def test_a_task_creator_organizes_the_tasks_they_create_and_no_other(api, lb_world):
+    creator = lb_world.users["creator"]
+    assert not creator.is_staff and creator.has_perm("leaderboard.add_task")
+    client = api(creator)
+    assert "design_options" not in client.get("/api/tasks/main/").json()
+    created = client.post("/api/tasks/", {"slug": "creator-made", "title": "C"}, format="json")
+    assert created.status_code == 201 and "design_options" in created.json()
+    made = Task.objects.get(slug="creator-made")
+    assert list(made.organizers.all()) == [creator]
+    assert (
+        client.patch("/api/tasks/creator-made/", {"title": "Mine"}, format="json").status_code
+        == 200
+    )
+    assert client.get("/api/tasks/creator-made/spend/").status_code == 200
+    assert client.get("/api/tasks/main/spend/").status_code == 403
+    assert client.get("/api/tasks/other/people/").status_code == 403
+    assert client.post("/api/tasks/main/publish/", {}, format="json").status_code == 403
+    lb_world.task.refresh_from_db()
+    assert lb_world.task.board_held is True
+    # The new task (open by default) is the creator's alone: another task's organizer gets none.
+    other_org = api(lb_world.users["other_org"])
+    assert other_org.get("/api/tasks/creator-made/spend/").status_code == 403
 
 
 def test_exports_give_organizers_the_items_posteriors(api, lb_world):

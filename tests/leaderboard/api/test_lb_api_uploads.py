@@ -98,6 +98,20 @@ def test_creating_tasks_needs_staff_or_the_permission(api, participant):
     assert list(Task.objects.get(slug="by-staff").organizers.all()) == [staff]
 
 
+def test_with_task_creation_anyone_a_plain_user_creates_and_organizes_a_task(
+    api, participant, settings
+):
+    settings.TASK_CREATION = "anyone"
+    response = api(participant).post("/api/tasks/", {"slug": "mine", "title": "M"}, format="json")
+    assert response.status_code == 201, response.content
+    assert list(Task.objects.get(slug="mine").organizers.all()) == [participant]
+    error(
+        api().post("/api/tasks/", {"slug": "anon", "title": "A"}, format="json"),
+        401,
+        "not_authenticated",
+    )
+
+
 def test_invalid_task_settings(api):
     staff = get_user_model().objects.create_user("staff", is_staff=True)
     body = error(

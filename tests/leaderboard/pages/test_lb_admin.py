@@ -29,10 +29,14 @@ from leaderboard.models import (
     LabelModelFit,
     LeaderboardSnapshot,
     PoolRunOutputs,
+    ReferenceCandidate,
     ReferenceItem,
+    ReferenceSample,
+    RunCurve,
     RunEvent,
     Task,
 )
+from leaderboard.services.task_roles import invite_to_task
 from leaderboard.services.teams import invite_to_team, request_approval
 from leaderboard.services.tokens import create_token
 
@@ -62,6 +66,8 @@ def data():
         labels=np.array([1, 1, 0, 0], np.uint8).tobytes(),
     )
     ReferenceItem.objects.create(task=task, item=items[0], group="g")
+    ReferenceCandidate.objects.create(task=task, item=items[0], document="g")
+    ReferenceSample.objects.create(task=task, seed=1, size=1, documents=["g"], n_documents=1)
     plan = PlanRound.objects.create(
         task=task, run=run, round=1, status="sample", engine_version="t"
     )
@@ -96,6 +102,7 @@ def data():
         labels_used=1,
         method="m",
     )
+    RunCurve.objects.create(snapshot=snap, run=run, data={"thresholds": [0.5]})
     Look.objects.create(plan_round=plan, item=items[1])
     LabelModelFit.objects.create(
         task=task,
@@ -132,6 +139,7 @@ def data():
     create_token(user=user)
     team.members.add(user)
     invite_to_team(team=team, by=user)
+    invite_to_task(task=task, role="annotator", by=user)
     request_approval(task=task, team=team, by=user)
     return task
 

@@ -22,11 +22,39 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.test import Client
-from test_lb_pages_permissions import organize_body, run_edit_body, submit_body
+from test_lb_pages_permissions import (
+    candidates_body,
+    gold_body,
+    new_task_body,
+    organize_body,
+    preview_body,
+    reference_body,
+    run_edit_body,
+    submit_body,
+)
 
-from annotation.models import AnnotatorPause, Assignment, Judgment, VerificationRequest
-from annotation.services import answer_assignment, claim_assignments, pause_annotator
-from leaderboard.models import ApiToken, Run, Task
+from annotation.models import (
+    AnnotatorPause,
+    Assignment,
+    GoldItem,
+    Judgment,
+    VerificationRequest,
+)
+from annotation.services import (
+    answer_assignment,
+    claim_assignments,
+    heartbeat,
+    pause_annotator,
+)
+from leaderboard.models import (
+    ApiToken,
+    ReferenceCandidate,
+    ReferenceItem,
+    ReferenceSample,
+    Run,
+    Task,
+    TaskInvitation,
+)
 from leaderboard.services.tokens import create_token
 
 from role_world import build_page_world
@@ -52,6 +80,9 @@ def world(db, sent_jobs):
     world.task.annotators.add(paused)
     pause_annotator(task=world.task, annotator=paused, reason="gold accuracy")
     done, live = claim_assignments(task=world.task, annotator=ann, count=2).assignments
+    # The page heartbeats the leases it receives at once: a claim then hands out new items (a
+    # never-heartbeated lease would be handed back instead, and the claim change nothing).
+    heartbeat(annotator=ann, tokens=[live.token])
     world.done = uuid.uuid4()
     answer_assignment(annotator=ann, token=done.token, client_id=world.done, answer="correct")
     world.live = live.token
@@ -90,6 +121,16 @@ def state(world) -> tuple:
         Assignment.objects.count(),
         Judgment.objects.get(client_id=world.done).withdrawn_at,
         AnnotatorPause.objects.filter(lifted_at=None).count(),
+        TaskInvitation.objects.count(),
+        TaskInvitation.objects.filter(revoked_at=None, used_at=None).count(),
+        task.annotators.count(),
+        task.organizers.count(),
+        Task.objects.count(),
+        task.reference_version,
+        sorted(ReferenceItem.objects.values_list("item__key", "group")),
+        sorted(GoldItem.objects.values_list("item__key", "answer")),
+        sorted(ReferenceCandidate.objects.values_list("item__key", "document")),
+        ReferenceSample.objects.count(),
     )
 
 
@@ -106,7 +147,31 @@ POSTS = [
     ("pa", "post", "/tasks/main/submit/", submit_body, "form", 302),
     ("pa", "post", "/runs/{a}/", run_edit_body, "form", 302),
     ("org", "post", "/annotate/main/queue/unpause", unpause_body, "form", 302),
+    ("staff_org", "post", "/tasks/new/", new_task_body, "form", 302),
+    ("creator", "post", "/tasks/new/", new_task_body, "form", 302),
+    ("creator", "post", "/api/tasks/", {"slug": "csrf-made", "title": "C"}, "json", 201),
+    ("org", "post", "/tasks/main/organize/reference/", reference_body, "form", 302),
+    ("org", "post", "/annotate/main/gold/", gold_body, "form", 302),
+    ("org", "post", "/api/tasks/main/gold/", gold_body, "multipart", 201),
+    ("org", "post", "/tasks/main/organize/reference-candidates/", candidates_body, "form", 302),
+    (
+        "org",
+        "post",
+        "/api/tasks/main/reference-sample/candidates/",
+        candidates_body,
+        "multipart",
+        201,
+    ),
+    # The draws and cancels (they need candidates, a sample): test_lb_organize_reference_sample.py.
     ("pa", "post", "/accounts/logout/", None, "form", 302),
+    ("org", "post", "/tasks/main/organize/invite/", {"role": "annotator"}, "form", 200),
+    ("org", "post", "/tasks/main/organize/invitations/{tinv}/revoke/", None, "form", 302),
+    ("org", "post", "/tasks/main/organize/annotators/{uann}/remove/", None, "form", 302),
+    ("other_org", "post", "/invitations/{torg}/", None, "form", 302),
+    ("org", "post", "/api/tasks/main/invitations/", {"role": "organizer"}, "json", 201),
+    ("org", "delete", "/api/tasks/main/invitations/{tinv}/", None, "json", 204),
+    ("org", "delete", "/api/tasks/main/annotators/{uann}/", None, "json", 204),
+    ("other_org", "post", "/api/invitations/accept/", {"key": "{torg}"}, "json", 200),
     ("pa", "post", "/api/tasks/main/runs/", submit_body, "multipart", 202),
     ("org", "post", "/api/tasks/main/hold/", None, "json", 200),
     ("org", "post", "/api/tasks/main/publish/", {"release_hold": True}, "json", 200),
@@ -140,6 +205,8 @@ SUCCEEDING = [pytest.param(*post, id=name) for post, name in zip(POSTS, IDS, str
 
 def fill(value, world):
     if isinstance(value, str):
+        for name, known in world.task_invitations.items():
+            value = value.replace(f"{{{name}}}", str(known))
         return (
             value.replace("{live}", str(world.live))
             .replace("{done}", str(world.done))
@@ -192,6 +259,13 @@ def test_session_post_with_csrf_token_succeeds(world, role, method, path, body, 
         assert "_auth_user_id" not in client.session
     elif not path.endswith("hold/"):  # the world's board is held already
         assert state(world) != before
+
+
+def test_the_display_preview_needs_the_csrf_token(world):
+    client = browser_for(world, "org")
+    assert client.post("/tasks/new/preview/", preview_body(world)).status_code == 403
+    body = {**preview_body(world), "csrfmiddlewaretoken": csrf_token(client)}
+    assert client.post("/tasks/new/preview/", body).status_code == 200
 
 
 def test_a_wrong_csrf_token_is_refused(world):

@@ -149,3 +149,18 @@ def test_downloads_are_attachments_with_data_content_types(client, hostile, who)
     if who:
         response = client.get(reverse("verified_items_csv", args=["ner"]))
         assert response["Content-Type"] == "text/csv; charset=utf-8"
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/tasks/ner/organize/reference/", f"k0\tdoc\n{SCRIPT}\t{BREAKOUT}\textra\n"),
+        ("/annotate/ner/gold/", f"k0\tcorrect\n{SCRIPT}\t{BREAKOUT}\n{BREAKOUT}\tcorrect\n"),
+    ],
+)
+def test_a_refused_organizer_upload_echoing_its_lines_is_escaped(client, hostile, path, body):
+    client.force_login(hostile["org"])
+    upload = SimpleUploadedFile(SCRIPT + ".tsv", body.encode())
+    html = assert_inert(client.post(path, {"file": upload}), status=400)
+    assert "&lt;script&gt;" in html or "&quot;&gt;&lt;img" in html
+    assert 'class="line">line 2</span>' in html

@@ -34,7 +34,7 @@ from role_world import build_page_world
 
 pytestmark = pytest.mark.django_db
 
-ROLES = ("anonymous", "pa", "pb", "annotator", "org", "other_org", "staff_org", "admin")
+ROLES = ("anonymous", "pa", "pb", "annotator", "org", "other_org", "staff_org", "admin", "creator")
 HELD_TEXTS = ("0.314", "0.264", "0.364", "0.31415926")
 
 
@@ -83,6 +83,54 @@ def signup_body(world):
     }
 
 
+def new_task_body(world):
+    return {
+        "slug": "made-here",
+        "title": "Made on the page",
+        "kind": "open",
+        "state": "draft",
+        "question": "Correct?",
+        "target_half_width": "0.05",
+        "confidence": "0.95",
+        "judgments_per_item": "1",
+        "max_runs_per_team": "5",
+        "max_runs_per_team_per_day": "2",
+    }
+
+
+def preview_body(world):
+    return {"display_template": '{"layout": "table"}', "sample": '{"name": "x"}'}
+
+
+def reference_body(world):
+    return {"file": SimpleUploadedFile("ref.tsv", b"REFSECRET-0\tdoc\nREFSECRET-1\tdoc\n")}
+
+
+def candidates_body(world):
+    return {"file": SimpleUploadedFile("c.tsv", b"CAND-0\tdoc-1\nCAND-1\tdoc-2\n")}
+
+
+def bad_candidates_body(world):
+    return {"file": SimpleUploadedFile("c.tsv", b"CAND-0\tdoc-1\nCAND-1\n")}
+
+
+def gold_body(world):
+    return {"file": SimpleUploadedFile("gold.tsv", b"GOLDKEY-0\tcorrect\n")}
+
+
+def pool_body(world):
+    return {"file": SimpleUploadedFile("pool.tsv", b"p1\np2\n")}
+
+
+def other_gold_body(world):
+    # Task "other" has no items: its organizers are told the key is unknown (400).
+    return {"file": SimpleUploadedFile("gold.tsv", b"other-key\tcorrect\n")}
+
+
+def bad_gold_body(world):
+    return {"file": SimpleUploadedFile("gold.tsv", b"GOLDKEY-0\tmaybe\n")}
+
+
 def unpause_body(world):
     return {"username": "annotator"}
 
@@ -94,186 +142,460 @@ REDIRECT = "redirect"  # 302 somewhere else (a successful POST)
 # (method, path, body) -> expected outcome per role, in ROLES order.
 # "{a}" is team A's run id. A 403 for an annotator on the annotate page is its own page.
 MATRIX = [
-    # method, path, body,                             anon pa   pb   ann  org  oorg sorg admin
-    ("GET", "/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/tasks/main/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/tasks/main/?sort=f1", None, (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/tasks/main/?sort=bogus", None, (400, 400, 400, 400, 400, 400, 400, 400)),
-    ("POST", "/tasks/main/", None, (405, 405, 405, 405, 405, 405, 405, 405)),
-    ("GET", "/tasks/hidden-draft/", None, (404, 404, 404, 404, 200, 404, 404, 200)),
-    ("GET", "/tasks/nope/", None, (404, 404, 404, 404, 404, 404, 404, 404)),
-    ("GET", "/tasks/main/snapshots/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/tasks/main/snapshots/1/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/tasks/main/snapshots/2/", None, (404, 404, 404, 404, 200, 404, 404, 200)),
-    ("GET", "/tasks/main/snapshots/1.csv", None, (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/tasks/main/snapshots/2.csv", None, (404, 404, 404, 404, 200, 404, 404, 200)),
-    ("GET", "/tasks/main/snapshots/1.json", None, (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/tasks/main/snapshots/2.json", None, (404, 404, 404, 404, 200, 404, 404, 200)),
-    ("GET", "/tasks/main/snapshots/9/", None, (404, 404, 404, 404, 404, 404, 404, 404)),
-    ("POST", "/tasks/main/board/hold/", None, (LOGIN, 403, 403, 403, REDIRECT, 403, 403, REDIRECT)),
-    ("GET", "/tasks/main/board/hold/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
+    # method, path, body,                             anon pa   pb   ann  org  oorg sorg admin cre
+    ("GET", "/", None, (200, 200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/tasks/main/", None, (200, 200, 200, 200, 200, 200, 200, 200, 200)),
+    # Creating a task: the task creator role (staff or leaderboard.add_task; staff_org has it).
+    ("GET", "/tasks/new/", None, (LOGIN, 403, 403, 403, 403, 403, 200, 200, 200)),
+    (
+        "POST",
+        "/tasks/new/",
+        new_task_body,
+        (LOGIN, 403, 403, 403, 403, 403, REDIRECT, REDIRECT, REDIRECT),
+    ),
+    (
+        "POST",
+        "/tasks/new/",
+        {"slug": "main", "title": "Taken"},
+        (LOGIN, 403, 403, 403, 403, 403, 400, 400, 400),
+    ),
+    ("POST", "/tasks/new/preview/", preview_body, (LOGIN, 403, 403, 403, 200, 200, 200, 200, 200)),
+    ("GET", "/tasks/new/preview/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
+    ("GET", "/tasks/main/?sort=f1", None, (200, 200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/tasks/main/?sort=bogus", None, (400, 400, 400, 400, 400, 400, 400, 400, 400)),
+    ("POST", "/tasks/main/", None, (405, 405, 405, 405, 405, 405, 405, 405, 405)),
+    ("GET", "/tasks/hidden-draft/", None, (404, 404, 404, 404, 200, 404, 404, 200, 404)),
+    ("GET", "/tasks/nope/", None, (404, 404, 404, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/tasks/main/snapshots/", None, (200, 200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/tasks/main/snapshots/1/", None, (200, 200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/tasks/main/snapshots/2/", None, (404, 404, 404, 404, 200, 404, 404, 200, 404)),
+    ("GET", "/tasks/main/snapshots/1.csv", None, (200, 200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/tasks/main/snapshots/2.csv", None, (404, 404, 404, 404, 200, 404, 404, 200, 404)),
+    ("GET", "/tasks/main/snapshots/1.json", None, (200, 200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/tasks/main/snapshots/2.json", None, (404, 404, 404, 404, 200, 404, 404, 200, 404)),
+    ("GET", "/tasks/main/snapshots/9/", None, (404, 404, 404, 404, 404, 404, 404, 404, 404)),
+    (
+        "POST",
+        "/tasks/main/board/hold/",
+        None,
+        (LOGIN, 403, 403, 403, REDIRECT, 403, 403, REDIRECT, 403),
+    ),
+    ("GET", "/tasks/main/board/hold/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
     (
         "POST",
         "/tasks/main/board/publish/",
         None,
-        (LOGIN, 403, 403, 403, REDIRECT, 403, 403, REDIRECT),
+        (LOGIN, 403, 403, 403, REDIRECT, 403, 403, REDIRECT, 403),
     ),
-    ("GET", "/tasks/main/board/publish/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
+    ("GET", "/tasks/main/board/publish/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
     (
         "POST",
         "/tasks/hidden-draft/board/hold/",
         None,
-        (LOGIN, 404, 404, 404, REDIRECT, 404, 404, REDIRECT),
+        (LOGIN, 404, 404, 404, REDIRECT, 404, 404, REDIRECT, 404),
     ),
-    ("GET", "/tasks/main/organize/", None, (LOGIN, 403, 403, 403, 200, 403, 403, 200)),
-    ("GET", "/tasks/other/organize/", None, (LOGIN, 403, 403, 403, 403, 200, 200, 200)),
-    ("GET", "/tasks/hidden-draft/organize/", None, (LOGIN, 404, 404, 404, 200, 404, 404, 200)),
+    ("GET", "/tasks/main/organize/", None, (LOGIN, 403, 403, 403, 200, 403, 403, 200, 403)),
+    ("GET", "/tasks/other/organize/", None, (LOGIN, 403, 403, 403, 403, 200, 200, 200, 403)),
+    ("GET", "/tasks/hidden-draft/organize/", None, (LOGIN, 404, 404, 404, 200, 404, 404, 200, 404)),
     (
         "POST",
         "/tasks/main/organize/",
         organize_body,
-        (LOGIN, 403, 403, 403, REDIRECT, 403, 403, REDIRECT),
+        (LOGIN, 403, 403, 403, REDIRECT, 403, 403, REDIRECT, 403),
     ),
     (
         "POST",
         "/tasks/main/organize/",
         {"confidence": "x"},
-        (LOGIN, 403, 403, 403, 400, 403, 403, 400),
+        (LOGIN, 403, 403, 403, 400, 403, 403, 400, 403),
     ),
     (
         "GET",
         "/tasks/main/organize/verified-items.csv",
         None,
-        (LOGIN, 403, 403, 403, 200, 403, 403, 200),
+        (LOGIN, 403, 403, 403, 200, 403, 403, 200, 403),
     ),
-    ("GET", "/tasks/main/submit/", None, (LOGIN, 200, 200, 403, 403, 403, 403, 403)),
+    # The organize page's uploads (the gold upload is the annotation app's).
+    (
+        "POST",
+        "/tasks/main/organize/reference/",
+        reference_body,
+        (LOGIN, 403, 403, 403, REDIRECT, 403, 403, REDIRECT, 403),
+    ),
+    (
+        "POST",
+        "/tasks/other/organize/reference/",
+        reference_body,
+        (LOGIN, 403, 403, 403, 403, REDIRECT, REDIRECT, REDIRECT, 403),
+    ),
+    (
+        "POST",
+        "/tasks/hidden-draft/organize/reference/",
+        reference_body,
+        (LOGIN, 404, 404, 404, REDIRECT, 404, 404, REDIRECT, 404),
+    ),
+    (
+        "POST",
+        "/tasks/main/organize/reference/",
+        {},
+        (LOGIN, 403, 403, 403, 400, 403, 403, 400, 403),
+    ),
+    (
+        "GET",
+        "/tasks/main/organize/reference/",
+        None,
+        (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    # "main" is an open task: its organizers are told it has no pool (409).
+    (
+        "POST",
+        "/tasks/main/organize/pool/",
+        pool_body,
+        (LOGIN, 403, 403, 403, 409, 403, 403, 409, 403),
+    ),
+    ("GET", "/tasks/main/organize/pool/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
+    (
+        "POST",
+        "/annotate/main/gold/",
+        gold_body,
+        (LOGIN, 403, 403, 403, REDIRECT, 403, 403, REDIRECT, 403),
+    ),
+    (
+        "POST",
+        "/annotate/main/gold/",
+        bad_gold_body,
+        (LOGIN, 403, 403, 403, 400, 403, 403, 400, 403),
+    ),
+    (
+        "POST",
+        "/annotate/other/gold/",
+        other_gold_body,
+        (LOGIN, 403, 403, 403, 403, 400, 400, 400, 403),
+    ),
+    ("GET", "/annotate/main/gold/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
+    # The reference sample built from documents: candidates (here), the draw (the annotation
+    # app's: it queues requests). This world has no candidates: a draw is told so (409).
+    (
+        "POST",
+        "/tasks/main/organize/reference-candidates/",
+        candidates_body,
+        (LOGIN, 403, 403, 403, REDIRECT, 403, 403, REDIRECT, 403),
+    ),
+    (
+        "POST",
+        "/tasks/main/organize/reference-candidates/",
+        bad_candidates_body,
+        (LOGIN, 403, 403, 403, 400, 403, 403, 400, 403),
+    ),
+    (
+        "POST",
+        "/tasks/hidden-draft/organize/reference-candidates/",
+        candidates_body,
+        (LOGIN, 404, 404, 404, REDIRECT, 404, 404, REDIRECT, 404),
+    ),
+    (
+        "GET",
+        "/tasks/main/organize/reference-candidates/",
+        None,
+        (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    (
+        "POST",
+        "/annotate/main/reference-sample/draw/",
+        {"size": "1", "seed": "1"},
+        (LOGIN, 403, 403, 403, 409, 403, 403, 409, 403),
+    ),
+    (
+        "POST",
+        "/annotate/main/reference-sample/draw/",
+        {"size": "zero"},
+        (LOGIN, 403, 403, 403, 400, 403, 403, 400, 403),
+    ),
+    (
+        "GET",
+        "/annotate/main/reference-sample/draw/",
+        None,
+        (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    # Nothing drawn in this world: an organizer's cancel is told so (409).
+    (
+        "POST",
+        "/annotate/main/reference-sample/cancel/",
+        {},
+        (LOGIN, 403, 403, 403, 409, 403, 403, 409, 403),
+    ),
+    (
+        "POST",
+        "/annotate/hidden-draft/reference-sample/cancel/",
+        {},
+        (LOGIN, 404, 404, 404, 409, 404, 404, 409, 404),
+    ),
+    (
+        "GET",
+        "/annotate/main/reference-sample/cancel/",
+        None,
+        (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    ("GET", "/tasks/main/submit/", None, (LOGIN, 200, 200, 403, 403, 403, 403, 403, 403)),
     (
         "POST",
         "/tasks/main/submit/",
         submit_body,
-        (LOGIN, REDIRECT, REDIRECT, 403, 403, 403, 403, 403),
+        (LOGIN, REDIRECT, REDIRECT, 403, 403, 403, 403, 403, 403),
     ),
     (
         "POST",
         "/tasks/main/submit/",
         {"name": "no file"},
-        (LOGIN, 400, 400, 403, 403, 403, 403, 403),
+        (LOGIN, 400, 400, 403, 403, 403, 403, 403, 403),
     ),
     (
         "POST",
         "/tasks/hidden-draft/submit/",
         submit_body,
-        (LOGIN, 404, 404, 404, 403, 404, 404, 403),
+        (LOGIN, 404, 404, 404, 403, 404, 404, 403, 404),
     ),
-    ("GET", "/tasks/main/runs/", None, (LOGIN, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/runs/{a}/", None, (LOGIN, 200, 404, 404, 200, 404, 404, 200)),
-    ("POST", "/runs/{a}/", run_edit_body, (LOGIN, REDIRECT, 404, 404, 403, 404, 404, REDIRECT)),
-    ("POST", "/runs/{a}/", {"name": ""}, (LOGIN, 400, 404, 404, 403, 404, 404, 400)),
+    ("GET", "/tasks/main/runs/", None, (LOGIN, 200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/runs/{a}/", None, (LOGIN, 200, 404, 404, 200, 404, 404, 200, 404)),
+    (
+        "POST",
+        "/runs/{a}/",
+        run_edit_body,
+        (LOGIN, REDIRECT, 404, 404, 403, 404, 404, REDIRECT, 404),
+    ),
+    ("POST", "/runs/{a}/", {"name": ""}, (LOGIN, 400, 404, 404, 403, 404, 404, 400, 404)),
     # Taking part in a task that needs approval: a member asks, an organizer approves.
     (
         "POST",
         "/tasks/main/teams/{ta}/request/",
         None,
-        (LOGIN, REDIRECT, 404, 404, 404, 404, 404, 404),
+        (LOGIN, REDIRECT, 404, 404, 404, 404, 404, 404, 404),
     ),
-    ("GET", "/tasks/main/teams/{ta}/request/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
+    (
+        "GET",
+        "/tasks/main/teams/{ta}/request/",
+        None,
+        (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
     (
         "POST",
         "/tasks/main/teams/{ta}/approve/",
         None,
-        (LOGIN, 403, 403, 403, REDIRECT, 403, 403, REDIRECT),
+        (LOGIN, 403, 403, 403, REDIRECT, 403, 403, REDIRECT, 403),
     ),
-    ("POST", "/tasks/main/teams/{tb}/approve/", None, (LOGIN, 403, 403, 403, 404, 403, 403, 404)),
-    ("GET", "/tasks/main/teams/{ta}/approve/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
-    ("GET", "/runs/999999/", None, (LOGIN, 404, 404, 404, 404, 404, 404, 404)),
-    ("GET", "/annotate/", None, (LOGIN, 200, 200, 200, 200, 200, 200, 200)),
-    ("POST", "/annotate/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
-    ("GET", "/annotate/main/", None, (LOGIN, 403, 403, 200, 403, 403, 403, 403)),
-    ("GET", "/annotate/nope/", None, (LOGIN, 404, 404, 404, 404, 404, 404, 404)),
-    ("GET", "/annotate/hidden-draft/", None, (LOGIN, 404, 404, 404, 403, 404, 404, 403)),
-    ("GET", "/annotate/hidden-draft/queue/", None, (LOGIN, 404, 404, 404, 200, 404, 404, 200)),
-    ("GET", "/annotate/main/queue/", None, (LOGIN, 403, 403, 403, 200, 403, 403, 200)),
-    ("GET", "/annotate/other/queue/", None, (LOGIN, 403, 403, 403, 403, 200, 200, 200)),
+    (
+        "POST",
+        "/tasks/main/teams/{tb}/approve/",
+        None,
+        (LOGIN, 403, 403, 403, 404, 403, 403, 404, 403),
+    ),
+    (
+        "GET",
+        "/tasks/main/teams/{ta}/approve/",
+        None,
+        (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    ("GET", "/runs/999999/", None, (LOGIN, 404, 404, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/annotate/", None, (LOGIN, 200, 200, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/annotate/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
+    ("GET", "/annotate/main/", None, (LOGIN, 403, 403, 200, 403, 403, 403, 403, 403)),
+    ("GET", "/annotate/nope/", None, (LOGIN, 404, 404, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/annotate/hidden-draft/", None, (LOGIN, 404, 404, 404, 403, 404, 404, 403, 404)),
+    ("GET", "/annotate/hidden-draft/queue/", None, (LOGIN, 404, 404, 404, 200, 404, 404, 200, 404)),
+    ("GET", "/annotate/main/queue/", None, (LOGIN, 403, 403, 403, 200, 403, 403, 200, 403)),
+    ("GET", "/annotate/other/queue/", None, (LOGIN, 403, 403, 403, 403, 200, 200, 200, 403)),
     (
         "POST",
         "/annotate/main/queue/unpause",
         unpause_body,
-        (LOGIN, 403, 403, 403, REDIRECT, 403, 403, REDIRECT),
+        (LOGIN, 403, 403, 403, REDIRECT, 403, 403, REDIRECT, 403),
     ),
-    ("GET", "/annotate/main/queue/unpause", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
-    ("GET", "/annotate/main/queue/answers.csv", None, (LOGIN, 403, 403, 403, 200, 403, 403, 200)),
+    ("GET", "/annotate/main/queue/unpause", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
+    (
+        "GET",
+        "/annotate/main/queue/answers.csv",
+        None,
+        (LOGIN, 403, 403, 403, 200, 403, 403, 200, 403),
+    ),
     # Teams: only members reach a team (404 for everyone else, as for no team at all).
-    ("GET", "/teams/", None, (LOGIN, 200, 200, 200, 200, 200, 200, 200)),
-    ("POST", "/teams/", {"name": "team-new"}, (LOGIN,) + (REDIRECT,) * 7),
-    ("POST", "/teams/", {"name": "team-B"}, (LOGIN, 409, 409, 409, 409, 409, 409, 409)),
-    ("POST", "/teams/", {"name": " "}, (LOGIN, 400, 400, 400, 400, 400, 400, 400)),
-    ("GET", "/teams/{ta}/", None, (LOGIN, 200, 404, 404, 404, 404, 404, 404)),
-    ("GET", "/teams/888888/", None, (LOGIN, 404, 404, 404, 404, 404, 404, 404)),
-    ("POST", "/teams/{ta}/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
-    ("POST", "/teams/{ta}/invite/", None, (LOGIN, 200, 404, 404, 404, 404, 404, 404)),
-    ("GET", "/teams/{ta}/invite/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
-    ("POST", "/teams/{ta}/leave/", None, (LOGIN, REDIRECT, 404, 404, 404, 404, 404, 404)),
-    ("GET", "/teams/{ta}/leave/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405)),
-    # Invitations to team A: pa is a member already; pb, a member of another team, may join.
-    ("GET", "/teams/join/{valid}/", None, (200, 409, 200, 200, 200, 200, 200, 200)),
-    ("POST", "/teams/join/{valid}/", None, (LOGIN, 409) + (REDIRECT,) * 6),
-    ("GET", "/teams/join/{used}/", None, (410,) * 8),
-    ("POST", "/teams/join/{used}/", None, (LOGIN,) + (410,) * 7),
-    ("GET", "/teams/join/{expired}/", None, (410,) * 8),
-    ("POST", "/teams/join/{expired}/", None, (LOGIN,) + (410,) * 7),
-    ("GET", "/teams/join/forged-key/", None, (404,) * 8),
-    ("POST", "/teams/join/forged-key/", None, (LOGIN,) + (404,) * 7),
+    ("GET", "/teams/", None, (LOGIN, 200, 200, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/teams/", {"name": "team-new"}, (LOGIN,) + (REDIRECT,) * 8),
+    ("POST", "/teams/", {"name": "team-B"}, (LOGIN, 409, 409, 409, 409, 409, 409, 409, 409)),
+    ("POST", "/teams/", {"name": " "}, (LOGIN, 400, 400, 400, 400, 400, 400, 400, 400)),
+    ("GET", "/teams/{ta}/", None, (LOGIN, 200, 404, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/teams/888888/", None, (LOGIN, 404, 404, 404, 404, 404, 404, 404, 404)),
+    ("POST", "/teams/{ta}/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
+    ("POST", "/teams/{ta}/invite/", None, (LOGIN, 200, 404, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/teams/{ta}/invite/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
+    ("POST", "/teams/{ta}/leave/", None, (LOGIN, REDIRECT, 404, 404, 404, 404, 404, 404, 404)),
+    ("GET", "/teams/{ta}/leave/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
+    # Invitations to team A: pa is a member already; pb, a member of another team, may join; the
+    # annotator of ``main`` may not (team A has runs on it).
+    ("GET", "/teams/join/{valid}/", None, (200, 409, 200, 409, 200, 200, 200, 200, 200)),
+    ("POST", "/teams/join/{valid}/", None, (LOGIN, 409, REDIRECT, 409) + (REDIRECT,) * 5),
+    ("GET", "/teams/join/{used}/", None, (410,) * 9),
+    ("POST", "/teams/join/{used}/", None, (LOGIN,) + (410,) * 8),
+    ("GET", "/teams/join/{expired}/", None, (410,) * 9),
+    ("POST", "/teams/join/{expired}/", None, (LOGIN,) + (410,) * 8),
+    ("GET", "/teams/join/forged-key/", None, (404,) * 9),
+    ("POST", "/teams/join/forged-key/", None, (LOGIN,) + (404,) * 8),
+    # A task's people: invitation links (made, revoked), removing annotators and organizers.
+    (
+        "POST",
+        "/tasks/main/organize/invite/",
+        {"role": "annotator"},
+        (LOGIN, 403, 403, 403, 200, 403, 403, 200, 403),
+    ),
+    (
+        "POST",
+        "/tasks/main/organize/invite/",
+        {"role": "bogus"},
+        (LOGIN, 403, 403, 403, 400, 403, 403, 400, 403),
+    ),
+    (
+        "POST",
+        "/tasks/hidden-draft/organize/invite/",
+        {"role": "organizer"},
+        (LOGIN, 404, 404, 404, 200, 404, 404, 200, 404),
+    ),
+    ("GET", "/tasks/main/organize/invite/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
+    (
+        "POST",
+        "/tasks/main/organize/invitations/{tinv}/revoke/",
+        None,
+        (LOGIN, 403, 403, 403, REDIRECT, 403, 403, REDIRECT, 403),
+    ),
+    # Another task's organizers reach no invitation of ``main`` through their own task.
+    (
+        "POST",
+        "/tasks/other/organize/invitations/{tinv}/revoke/",
+        None,
+        (LOGIN, 403, 403, 403, 403, 404, 404, 404, 403),
+    ),
+    (
+        "GET",
+        "/tasks/main/organize/invitations/{tinv}/revoke/",
+        None,
+        (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    (
+        "POST",
+        "/tasks/main/organize/annotators/{uann}/remove/",
+        None,
+        (LOGIN, 403, 403, 403, REDIRECT, 403, 403, REDIRECT, 403),
+    ),
+    (
+        "POST",
+        "/tasks/main/organize/annotators/{uorg}/remove/",
+        None,
+        (LOGIN, 403, 403, 403, 404, 403, 403, 404, 403),
+    ),
+    (
+        "POST",
+        "/tasks/main/organize/organizers/{uorg}/remove/",
+        None,
+        (LOGIN, 403, 403, 403, 409, 403, 403, 409, 403),
+    ),
+    # Accepting a role: pa and pb are in teams with runs on ``main`` (may not annotate it), the
+    # annotator annotates it already, org organizes it already.
+    ("GET", "/invitations/{tann}/", None, (200, 409, 409, 409, 200, 200, 200, 200, 200)),
+    ("POST", "/invitations/{tann}/", None, (LOGIN, 409, 409, 409) + (REDIRECT,) * 5),
+    ("GET", "/invitations/{torg}/", None, (200, 200, 200, 200, 409, 200, 200, 200, 200)),
+    (
+        "POST",
+        "/invitations/{torg}/",
+        None,
+        (LOGIN, REDIRECT, REDIRECT, REDIRECT, 409, REDIRECT, REDIRECT, REDIRECT, REDIRECT),
+    ),
+    ("GET", "/invitations/{tused}/", None, (410,) * 9),
+    ("POST", "/invitations/{tused}/", None, (LOGIN,) + (410,) * 8),
+    ("GET", "/invitations/{texpired}/", None, (410,) * 9),
+    ("POST", "/invitations/{texpired}/", None, (LOGIN,) + (410,) * 8),
+    ("GET", "/invitations/{trevoked}/", None, (410,) * 9),
+    ("POST", "/invitations/{trevoked}/", None, (LOGIN,) + (410,) * 8),
+    ("GET", "/invitations/forged-key/", None, (404,) * 9),
+    ("POST", "/invitations/forged-key/", None, (LOGIN,) + (404,) * 8),
     (
         "GET",
         "/admin/",
         None,
-        (ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 200, 200),
+        (
+            ADMIN_LOGIN,
+            ADMIN_LOGIN,
+            ADMIN_LOGIN,
+            ADMIN_LOGIN,
+            ADMIN_LOGIN,
+            ADMIN_LOGIN,
+            200,
+            200,
+            ADMIN_LOGIN,
+        ),
     ),
     (
         "GET",
         "/admin/leaderboard/item/",
         None,
-        (ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 200, 200),
+        (
+            ADMIN_LOGIN,
+            ADMIN_LOGIN,
+            ADMIN_LOGIN,
+            ADMIN_LOGIN,
+            ADMIN_LOGIN,
+            ADMIN_LOGIN,
+            200,
+            200,
+            ADMIN_LOGIN,
+        ),
     ),
     (
         "GET",
         "/admin/leaderboard/run/",
         None,
-        (ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, 200, 200),
+        (
+            ADMIN_LOGIN,
+            ADMIN_LOGIN,
+            ADMIN_LOGIN,
+            ADMIN_LOGIN,
+            ADMIN_LOGIN,
+            ADMIN_LOGIN,
+            200,
+            200,
+            ADMIN_LOGIN,
+        ),
     ),
-    ("GET", "/admin/login/", None, (200, 200, 200, 200, 200, 200, REDIRECT, REDIRECT)),
+    ("GET", "/admin/login/", None, (200, 200, 200, 200, 200, 200, REDIRECT, REDIRECT, 200)),
     (
         "POST",
         "/admin/login/",
         {"username": "pa", "password": "wrong"},
-        (200, 200, 200, 200, 200, 200, 200, 200),
+        (200, 200, 200, 200, 200, 200, 200, 200, 200),
     ),
-    ("GET", "/accounts/login/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/accounts/login/", None, (200, 200, 200, 200, 200, 200, 200, 200, 200)),
     (
         "POST",
         "/accounts/login/",
         {"username": "pa", "password": "wrong"},
-        (200, 200, 200, 200, 200, 200, 200, 200),
+        (200, 200, 200, 200, 200, 200, 200, 200, 200),
     ),
-    ("POST", "/accounts/logout/", None, (REDIRECT,) * 8),
+    ("POST", "/accounts/logout/", None, (REDIRECT,) * 9),
     # allauth's sign-out page asks for a POST (its form); signed out, there is nothing to ask.
-    ("GET", "/accounts/logout/", None, (REDIRECT, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/accounts/password/change/", None, (LOGIN, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/accounts/password/reset/", None, (200, 200, 200, 200, 200, 200, 200, 200)),
-    ("POST", "/accounts/password/reset/", {"email": "pa@example.org"}, (REDIRECT,) * 8),
+    ("GET", "/accounts/logout/", None, (REDIRECT, 200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/accounts/password/change/", None, (LOGIN, 200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/accounts/password/reset/", None, (200, 200, 200, 200, 200, 200, 200, 200, 200)),
+    ("POST", "/accounts/password/reset/", {"email": "pa@example.org"}, (REDIRECT,) * 9),
     # Sign-up is for the signed out (a signed-in user is sent home).
     (
         "GET",
         "/accounts/signup/",
         None,
-        (200, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT),
+        (200, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT),
     ),
-    ("POST", "/accounts/signup/", signup_body, (REDIRECT,) * 8),
+    ("POST", "/accounts/signup/", signup_body, (REDIRECT,) * 9),
     (
         "POST",
         "/accounts/signup/",
         {"email": "not an address", "username": "x"},
-        (200, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT),
+        (200, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT),
     ),
 ]
 CELLS = [
@@ -338,7 +660,7 @@ def check_status(response, expected, path: str, text: str) -> None:
 @pytest.mark.parametrize(("method", "path", "body", "role", "expected"), CELLS)
 def test_page_matrix(world, method, path, body, role, expected):
     teams = {"ta": world.teams["A"].pk, "tb": world.teams["B"].pk}
-    path = path.format(a=world.runs["A"].pk, **teams, **world.invitations)
+    path = path.format(a=world.runs["A"].pk, **teams, **world.invitations, **world.task_invitations)
     client = client_for(world, role)
     data = body(world) if callable(body) else body
     response = client.get(path) if method == "GET" else client.post(path, data or {})
@@ -374,6 +696,11 @@ def test_matrix_covers_every_page_route():
             route = route.replace(team, "<int:team_id>")
         for key in ("{valid}", "{used}", "{expired}", "forged-key"):
             route = route.replace(f"teams/join/{key}/", "teams/join/<str:key>/")
+        for key in ("{tann}", "{torg}", "{tused}", "{texpired}", "{trevoked}", "forged-key"):
+            route = route.replace(f"invitations/{key}/", "invitations/<str:key>/")
+        route = route.replace("{tinv}", "<int:invitation_id>")
+        for person in ("{uann}", "{uorg}"):
+            route = route.replace(person, "<int:user_id>")
         for version in ("1", "2", "9"):
             route = route.replace(f"snapshots/{version}/", "snapshots/<int:version>/")
             route = route.replace(f"snapshots/{version}.", "snapshots/<int:version>.")
@@ -397,26 +724,48 @@ def test_successful_posts_changed_what_they_say(world):
     assert pa.post(f"/runs/{world.runs['A'].pk}/", run_edit_body(world)).status_code == 302
     world.runs["A"].refresh_from_db()
     assert world.runs["A"].name == "run-A renamed"
+    staff = client_for(world, "staff_org")
+    assert staff.post("/tasks/new/", new_task_body(world)).status_code == 302
+    made = Task.objects.get(slug="made-here")
+    assert list(made.organizers.all()) == [world.users["staff_org"]]
+    assert made.state == Task.State.DRAFT
 
 
 def test_refused_posts_change_nothing(world):
-    from annotation.models import AnnotatorPause
+    from annotation.models import AnnotatorPause, GoldItem
     from annotation.services import pause_annotator
-    from leaderboard.models import Run
+    from leaderboard.models import ReferenceItem, Run
 
     task, run = world.task, world.runs["A"]
     pause_annotator(task=task, annotator=world.users["annotator"], reason="gold accuracy")
     n_runs = Run.objects.count()
-    for role in ("anonymous", "pa", "pb", "annotator", "other_org", "staff_org"):
+    for role in ("anonymous", "pa", "pb", "annotator", "other_org", "staff_org", "creator"):
         client = client_for(world, role)
         client.post("/tasks/main/board/publish/")
         client.post("/tasks/main/organize/", organize_body(world))
         client.post("/annotate/main/queue/unpause", unpause_body(world))
-    for role in ("anonymous", "annotator", "org", "other_org", "staff_org", "admin"):
+    for role in ("anonymous", "pa", "pb", "annotator", "org", "other_org"):
+        client_for(world, role).post("/tasks/new/", new_task_body(world))
+    reference = set(ReferenceItem.objects.filter(task=task).values_list("item__key", "group"))
+    gold = set(GoldItem.objects.filter(task=task).values_list("item__key", "answer"))
+    for role in ("anonymous", "pa", "pb", "annotator", "other_org", "staff_org", "creator"):
+        client = client_for(world, role)
+        client.post(
+            "/tasks/main/organize/reference/", {"file": SimpleUploadedFile("r.tsv", b"x\n")}
+        )
+        client.post(
+            "/annotate/main/gold/", {"file": SimpleUploadedFile("g.tsv", b"GOLDKEY-5\tincorrect\n")}
+        )
+    client_for(world, "org").post("/annotate/main/gold/", bad_gold_body(world))
+    assert (
+        set(ReferenceItem.objects.filter(task=task).values_list("item__key", "group")) == reference
+    )
+    assert set(GoldItem.objects.filter(task=task).values_list("item__key", "answer")) == gold
+    for role in ("anonymous", "annotator", "org", "other_org", "staff_org", "admin", "creator"):
         client_for(world, role).post("/tasks/main/submit/", submit_body(world))
-    for role in ("anonymous", "pa", "annotator", "other_org", "staff_org"):
+    for role in ("anonymous", "pa", "annotator", "other_org", "staff_org", "creator"):
         client_for(world, role).post("/tasks/hidden-draft/board/hold/")
-    for role in ("anonymous", "pb", "annotator", "org", "other_org", "staff_org"):
+    for role in ("anonymous", "pb", "annotator", "org", "other_org", "staff_org", "creator"):
         client_for(world, role).post(f"/runs/{run.pk}/", run_edit_body(world))
     task.refresh_from_db()
     run.refresh_from_db()
@@ -424,6 +773,7 @@ def test_refused_posts_change_nothing(world):
     assert run.name == "run-A" and run.link == ""
     assert Run.objects.count() == n_runs
     assert Task.objects.get(slug="hidden-draft").board_held is False
+    assert not Task.objects.filter(slug="made-here").exists()
     assert AnnotatorPause.objects.filter(task=task, lifted_at=None).count() == 1
 
 
@@ -619,7 +969,7 @@ def test_the_ceiling_handler_stops_at_the_limit(settings):
 
 
 # -- one rule for organizer rights: the admin, the pages and the API agree ----------------------
-@pytest.mark.parametrize("role", ["org", "other_org", "staff_org", "admin"])
+@pytest.mark.parametrize("role", ["org", "other_org", "staff_org", "admin", "creator"])
 def test_the_admin_the_pages_and_the_api_agree_on_who_organizes_what(world, role):
     from rest_framework.test import APIClient
 
@@ -646,9 +996,32 @@ def test_the_admin_the_pages_and_the_api_agree_on_who_organizes_what(world, role
         "other_org": {"other"},
         "staff_org": {"other"},
         "admin": {"main", "hidden-draft", "other"},
+        "creator": set(),  # may create tasks, organizes none yet
     }[role]
     assert in_admin == by_pages == by_api == expected
     assert set(organized_tasks(user).values_list("slug", flat=True)) == expected
+
+
+def test_a_task_creator_organizes_the_task_they_create_on_the_page_and_no_other(world):
+    creator = world.users["creator"]
+    assert not creator.is_staff and not creator.teams.exists()
+    client = client_for(world, "creator")
+    new_page = text_of(client.get("/tasks/new/"))
+    assert "DRAFTTITLE" not in new_page and world.gold_key not in new_page
+    response = client.post("/tasks/new/", new_task_body(world))
+    assert response.status_code == 302
+    assert urlsplit(response["Location"]).path == "/tasks/made-here/organize/"
+    made = Task.objects.get(slug="made-here")
+    assert list(made.organizers.all()) == [creator] and made.state == Task.State.DRAFT
+    assert client.get("/tasks/made-here/organize/").status_code == 200
+    assert client.get("/tasks/made-here/").status_code == 200  # their own draft
+    assert client_for(world, "other_org").get("/tasks/made-here/").status_code == 404
+    for slug in ("main", "other"):
+        assert client.get(f"/tasks/{slug}/organize/").status_code == 403
+    assert client.get("/tasks/hidden-draft/organize/").status_code == 404
+    assert client.post("/tasks/main/board/publish/").status_code == 403
+    world.task.refresh_from_db()
+    assert world.task.board_held is True
 
 
 def test_a_staff_organizer_sees_only_their_tasks_rows_in_the_admin(world):
@@ -690,3 +1063,14 @@ def test_only_superusers_see_team_invitations_in_the_admin(world):
     assert "team-A" in admin_text
     for key in world.invitations.values():
         assert key not in admin_text
+
+
+def test_task_invitations_in_the_admin_are_their_tasks_organizers_only(world):
+    path = "/admin/leaderboard/taskinvitation/"
+    row = f"{path}{world.task_invitations['tinv']}/change/"
+    staff = client_for(world, "staff_org").get(path)
+    assert staff.status_code == 200 and row not in text_of(staff)
+    admin_text = text_of(client_for(world, "admin").get(path))
+    assert row in admin_text
+    for name in ("tann", "torg", "tused", "texpired", "trevoked"):
+        assert str(world.task_invitations[name]) not in admin_text

@@ -98,6 +98,9 @@ export class Leases {
           return false;
         }
         this.add(data.assignments);
+        // Beat at once: the server hands leases never beaten to this annotator's next claim
+        // (their page left before the reply came), so say now that this page holds them.
+        if ((data.assignments || []).length) { this.heartbeat(); }
         this.hooks.claimed(data);
         if (!this.held.length && data.status !== "closed" && data.status !== "daily_cap") {
           this.retryClaim();

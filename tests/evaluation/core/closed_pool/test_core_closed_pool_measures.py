@@ -7,7 +7,14 @@ import math
 import numpy as np
 import pytest
 
-from evaluation.core.closed_pool import MEASURES, PoolState, measure_gradient, measure_value
+from evaluation.core.closed_pool import (
+    MEASURES,
+    PoolState,
+    f_beta_label,
+    measure_beta,
+    measure_gradient,
+    measure_value,
+)
 
 
 def _direct(name: str, y: np.ndarray, f: np.ndarray, beta: float = 1.0) -> float:
@@ -19,7 +26,7 @@ def _direct(name: str, y: np.ndarray, f: np.ndarray, beta: float = 1.0) -> float
         return tp / (tp + fp)
     if name == "recall":
         return tp / (tp + fn)
-    if name == "f1":
+    if name in ("f1", "fbeta"):
         b2 = beta * beta
         return (1 + b2) * tp / ((1 + b2) * tp + b2 * fn + fp)
     if name == "accuracy":
@@ -94,3 +101,30 @@ def test_pool_state_keeps_runs_and_labels():
         state.add_run([0.5, 0.5, 0.5, 0.5, 1.5], [1] * 5)
     with pytest.raises(IndexError):
         state.set_labels([5], [1])
+
+
+@pytest.mark.parametrize("beta", [0.5, 1.0, 2.0, 3.0])
+def test_f_beta_is_the_direct_formula_and_f1_at_beta_one(beta):
+    rng = np.random.default_rng(5)
+    n = 500
+    y = rng.random(n) < 0.1
+    f = np.where(rng.random(n) < 0.8, y, ~y)
+    tp, fp, fn = np.sum(y & f), np.sum(~y & f), np.sum(y & ~f)
+    precision, recall = tp / (tp + fp), tp / (tp + fn)
+    # van Rijsbergen's definition: the weighted harmonic mean of precision and recall.
+    direct = (1 + beta**2) * precision * recall / (beta**2 * precision + recall)
+    got = float(measure_value("fbeta", tp, fn, pp=tp + fp, n=n, beta=beta))
+    assert got == pytest.approx(direct, rel=1e-12)
+    f1 = float(measure_value("f1", tp, fn, pp=tp + fp, n=n))
+    assert (got == pytest.approx(f1, rel=1e-12)) == (beta == 1.0)
+    # Its gradient is F1's at beta = 1 (one function, not a copy).
+    if beta == 1.0:
+        assert measure_gradient("fbeta", tp, fn, pp=tp + fp, n=n) == measure_gradient(
+            "f1", tp, fn, pp=tp + fp, n=n
+        )
+
+
+def test_a_design_computes_f1_at_beta_one_and_f_beta_at_its_beta():
+    assert measure_beta("f1", 2.0) == 1.0 and measure_beta("fbeta", 2.0) == 2.0
+    assert measure_beta("precision", 0.5) == 1.0
+    assert [f_beta_label(b) for b in (0.5, 1, 2.0, 0.25)] == ["F0.5", "F1", "F2", "F0.25"]

@@ -1,0 +1,75 @@
+"""The REST API's reference sample draw, ``POST /api/tasks/<slug>/reference-sample/draw/`` (a
+task's organizers), beside its status and candidates upload in ``leaderboard.api``.
+
+A draw queues verification requests (this app's), and the leaderboard app sits below this one,
+so the view is here and ``config/urls.py`` serves it among the REST API's routes (``api``
+namespace: ``api:task-reference-sample-draw``), with the cancel of a sample still being
+verified, ``POST /api/tasks/<slug>/reference-sample/cancel/``.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+
+from leaderboard.api.openapi import with_errors
+from leaderboard.api.reference_sample_views import ReferenceSampleSerializer
+from leaderboard.api.views import ApiView
+
+from .serializers import StrictSerializer
+from .services import cancel_reference_sample, draw_reference_sample
+
+
+class DrawSerializer(StrictSerializer):
+    size = serializers.IntegerField(min_value=1, help_text="Documents to draw.")
+    seed = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=0,
+        help_text="The draw's seed; a random one (recorded) when left out.",
+    )
+
+
+class ReferenceSampleDrawView(ApiView):
+    """``POST``: draw ``size`` of the candidate documents at random (seeded, recorded) and queue
+    every candidate of them for verification. 409 while another sample is being verified."""
+
+    permission_classes = [IsAuthenticated]
+    throttle_scope = "uploads"
+
+    @extend_schema(
+        operation_id="tasks_reference_sample_draw_create",
+        request=DrawSerializer,
+        responses=with_errors({201: ReferenceSampleSerializer}, 400, 401, 403, 404, 409, 429),
+    )
+    def post(self, request, slug: str):
+        task = self.organized_task(slug)
+        fields = DrawSerializer(data=request.data)
+        fields.is_valid(raise_exception=True)
+        sample = draw_reference_sample(
+            task=task,
+            user=request.user,
+            size=fields.validated_data["size"],
+            seed=fields.validated_data.get("seed"),
+        )
+        return Response(ReferenceSampleSerializer(sample).data, status=status.HTTP_201_CREATED)
+
+
+class ReferenceSampleCancelView(ApiView):
+    """``POST``: cancel the sample still being verified (the reference sample is unchanged; a
+    new sample can then be drawn). A sample already cancelled is returned as it is (200); 409
+    when the latest sample is complete (``sample_complete``) or none was drawn (``no_sample``)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        operation_id="tasks_reference_sample_cancel_create",
+        request=None,
+        responses=with_errors({200: ReferenceSampleSerializer}, 401, 403, 404, 409, 429),
+    )
+    def post(self, request, slug: str):
+        task = self.organized_task(slug)
+        sample = cancel_reference_sample(task=task, by=request.user)
+        return Response(ReferenceSampleSerializer(sample).data)

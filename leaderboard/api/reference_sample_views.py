@@ -1,0 +1,105 @@
+"""REST API of a reference sample built in the product (a task's organizers), under
+``/api/tasks/<slug>/reference-sample/``: its status (``GET``), and the upload of the documents'
+candidate items (``candidates/``). The draw, which queues the candidates for verification, is
+the annotation app's (``annotation.reference_sample_api``: ``draw/``)."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+
+from ..selectors import reference_sample_status
+from ..services.reference_candidates import upload_candidates
+from .openapi import with_errors
+from .permissions import IsTaskOrganizer
+from .views import ApiView
+
+CANDIDATES_REQUEST = inline_serializer(
+    "ReferenceCandidatesUpload",
+    {
+        "file": serializers.FileField(
+            help_text="UTF-8 text, one `key<TAB>document` line per candidate item, or JSON Lines "
+            '(`{"key": ..., "document": ..., "payload": {...}}`, `.jsonl`). Replaces every '
+            "candidate; refused while a sample is being verified."
+        ),
+    },
+)
+CANDIDATES_LOADED = inline_serializer(
+    "ReferenceCandidatesUploaded",
+    {
+        "candidates": serializers.IntegerField(help_text="Candidate items uploaded."),
+        "documents": serializers.IntegerField(help_text="Documents they belong to."),
+    },
+)
+
+
+class ReferenceSampleSerializer(serializers.Serializer):
+    """One draw of documents and how far its verification is."""
+
+    id = serializers.IntegerField(source="pk")
+    state = serializers.CharField(
+        help_text="`verifying`, then `complete`; or `cancelled` by an organizer."
+    )
+    seed = serializers.IntegerField(help_text="The draw's seed (it picks the same documents).")
+    size = serializers.IntegerField(help_text="Documents drawn.")
+    n_documents = serializers.IntegerField(help_text="Documents there were to draw from.")
+    documents = serializers.ListField(child=serializers.CharField(), help_text="Drawn, in order.")
+    candidates = serializers.IntegerField(source="n_candidates")
+    resolved = serializers.IntegerField(
+        source="n_resolved", help_text="Candidates with every judgment in (latest estimation)."
+    )
+    true = serializers.IntegerField(source="n_true", help_text="Resolved candidates found true.")
+    created_at = serializers.DateTimeField()
+    completed_at = serializers.DateTimeField(allow_null=True)
+    reference_version = serializers.IntegerField(
+        allow_null=True, help_text="The reference version its completion wrote."
+    )
+    cancelled_at = serializers.DateTimeField(allow_null=True)
+
+
+class ReferenceSampleStatusSerializer(serializers.Serializer):
+    documents = serializers.IntegerField(help_text="Candidate documents uploaded.")
+    candidates = serializers.IntegerField(help_text="Candidate items uploaded.")
+    sample = ReferenceSampleSerializer(allow_null=True, help_text="The latest draw, if any.")
+
+
+class ReferenceSampleView(ApiView):
+    """``GET``: the candidates uploaded and the latest draw's progress (its organizers)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        operation_id="tasks_reference_sample_retrieve",
+        responses=with_errors({200: ReferenceSampleStatusSerializer}, 401, 403, 404),
+    )
+    def get(self, request, slug: str):
+        task = self.organized_task(slug)
+        return Response(ReferenceSampleStatusSerializer(reference_sample_status(task)).data)
+
+
+class ReferenceCandidatesView(ApiView):
+    """``POST``: replace the documents' candidate items (its organizers): all or nothing, every
+    problem with its line."""
+
+    permission_classes = [IsAuthenticated, IsTaskOrganizer]
+    throttle_scope = "uploads"
+
+    @extend_schema(
+        operation_id="tasks_reference_sample_candidates_create",
+        request={"multipart/form-data": CANDIDATES_REQUEST},
+        responses=with_errors({201: CANDIDATES_LOADED}, 400, 401, 403, 404, 409, 413, 429),
+    )
+    def post(self, request, slug: str):
+        task = self.task(slug)
+        self.check_object_permissions(request, task)
+        self.check_declared_size(task)
+        upload = self.upload()
+        loaded = upload_candidates(
+            task=task, user=request.user, upload=upload, file_name=upload.name
+        )
+        return Response(
+            {"candidates": loaded.candidates, "documents": loaded.documents},
+            status=status.HTTP_201_CREATED,
+        )

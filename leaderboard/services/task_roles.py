@@ -1,0 +1,150 @@
+"""Writes of a task's people: inviting annotators and co-organizers by a link, accepting it,
+revoking a link, removing an annotator or an organizer.
+
+An invitation to a task is a single-use link for one role (``annotator`` or ``organizer``) that
+expires (``TASK_INVITATION_HOURS``), issued, checked and used by ``services.invitations`` like a
+team's. The callers have checked that whoever issues, revokes or removes organizes the task
+(``selectors.task_for(..., role="organizer")``). A person may not both annotate a task and be a
+member of a team with runs on it unless the task allows it (``Task.annotators_may_compete``;
+``selectors.annotator_conflicts``). Every refusal is a :class:`TaskRoleError` naming the problem,
+and changes nothing.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from ..models import Task, TaskInvitation
+from ..selectors import annotator_conflicts
+from .invitations import (
+    InvitationError,
+    IssuedInvitation,
+    find_invitation,
+    issue_invitation,
+    revoke_invitation,
+    use_invitation,
+)
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
+
+ROLES = tuple(TaskInvitation.Role.values)
+
+
+class TaskRoleError(InvitationError):
+    """A role on a task that cannot be given or taken away (the message says why)."""
+
+    statuses = {
+        **InvitationError.statuses,
+        "already_annotator": 409,
+        "already_organizer": 409,
+        "annotator_competes": 409,
+        "last_organizer": 409,
+    }
+
+
+def invite_to_task(
+    *, task: Task, role: str, by: User, now: datetime | None = None
+) -> IssuedInvitation[TaskInvitation]:
+    """Make a single-use link that makes its user ``role`` of ``task``, valid for
+    ``TASK_INVITATION_HOURS``; ``by`` organizes the task (the caller checked)."""
+    if role not in ROLES:
+        raise TaskRoleError(
+            f"an invitation is for one of the roles {', '.join(ROLES)}, not {role!r}",
+            code="invalid",
+        )
+    return issue_invitation(
+        TaskInvitation,
+        by=by,
+        hours=settings.TASK_INVITATION_HOURS,
+        now=now,
+        task=task,
+        role=role,
+    )
+
+
+def check_task_invitation(
+    *,
+    key: str = "",
+    digest: str = "",
+    user: User | AnonymousUser | None = None,
+    now: datetime | None = None,
+    lock: bool = False,
+) -> TaskInvitation:
+    """The invitation of ``key`` (or of its ``digest``) if ``user`` (anyone, if ``None`` or
+    signed out) could accept it now; else :class:`TaskRoleError` says why (unknown, used,
+    revoked, expired, the role already held, an annotator in a team with runs on the task)."""
+    invitation = find_invitation(
+        TaskInvitation,
+        key=key,
+        digest=digest,
+        now=now,
+        error=TaskRoleError,
+        expired_hint="ask the task's organizers for a new one",
+        lock=lock,
+        related=("task",),
+    )
+    if user is None or not user.is_authenticated:
+        return invitation
+    task, role = invitation.task, invitation.role
+    holders = task.annotators if role == TaskInvitation.Role.ANNOTATOR else task.organizers
+    if holders.filter(pk=user.pk).exists():
+        raise TaskRoleError(
+            f"you are already an {role} of task {task.slug!r}", code=f"already_{role}"
+        )
+    if role == TaskInvitation.Role.ANNOTATOR:
+        conflict = next(iter(annotator_conflicts(task=task, user=user)), None)
+        if conflict is not None:
+            raise TaskRoleError(
+                f"you are a member of team {conflict.team.name!r}, which has runs on task "
+                f"{task.slug!r}: a person may not both annotate a task and compete in it "
+                "(its organizers may allow it)",
+                code="annotator_competes",
+            )
+    return invitation
+
+
+def accept_task_invitation(*, key: str, user: User, now: datetime | None = None) -> TaskInvitation:
+    """Take the role of the invitation ``key`` on its task, using the invitation up."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        check_task_invitation(key=key, user=user, now=now)
+        # Again with the invitation locked: two people racing for one link cannot both use it.
+        invitation = check_task_invitation(key=key, user=user, now=now, lock=True)
+        task = invitation.task
+        if invitation.role == TaskInvitation.Role.ANNOTATOR:
+            task.annotators.add(user)
+        else:
+            task.organizers.add(user)
+        use_invitation(invitation, user=user, now=now)
+    return invitation
+
+
+def revoke_task_invitation(*, invitation: TaskInvitation, now: datetime | None = None) -> None:
+    """Revoke an invitation of a task (its organizers; idempotent). A used one stays used."""
+    revoke_invitation(invitation, now=now)
+
+
+def remove_annotator(*, task: Task, user: User) -> None:
+    """``user`` no longer annotates ``task``; their judgments stay (idempotent)."""
+    task.annotators.remove(user)
+
+
+def remove_organizer(*, task: Task, user: User) -> None:
+    """``user`` no longer organizes ``task``; refused for its last organizer."""
+    with transaction.atomic():
+        Task.objects.select_for_update().filter(pk=task.pk).first()
+        if not task.organizers.filter(pk=user.pk).exists():
+            return
+        if task.organizers.count() <= 1:
+            raise TaskRoleError(
+                f"{user.get_username()} is the last organizer of task {task.slug!r}: invite "
+                "another one first",
+                code="last_organizer",
+            )
+        task.organizers.remove(user)

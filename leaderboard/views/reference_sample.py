@@ -1,0 +1,45 @@
+"""The organize page's "Reference sample from documents" block: the candidates uploaded, the
+latest draw and its progress (:func:`reference_sample_context`), and the upload of the
+documents' candidate items. The draw, which queues verification requests, is the annotation
+app's page (``annotation.views.draw_reference_sample_page``)."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.template.defaultfilters import pluralize
+from django.views.decorators.http import require_POST
+
+from .. import selectors
+from ..forms import OrganizerUploadForm, ReferenceSampleDrawForm
+from ..models import Task
+from ..services.reference_candidates import upload_candidates
+from . import organize
+
+
+def reference_sample_context(task: Task, draw_form: ReferenceSampleDrawForm | None = None) -> dict:
+    """What the organize page shows of the reference sample built in the product (nothing for a
+    closed-pool task, which has no reference sample)."""
+    if task.kind == Task.Kind.CLOSED_POOL:
+        return {"reference_sample": None}
+    return {
+        "reference_sample": selectors.reference_sample_status(task),
+        "candidates_form": OrganizerUploadForm(auto_id="id_candidates_%s"),
+        "draw_form": draw_form or ReferenceSampleDrawForm(auto_id="id_draw_%s"),
+    }
+
+
+@login_required
+@require_POST
+def upload_candidates_page(request, slug: str):
+    def load(task, form):
+        upload = form.cleaned_data["file"]
+        loaded = upload_candidates(
+            task=task, user=request.user, upload=upload, file_name=upload.name
+        )
+        return (
+            f"Reference candidates replaced: {loaded.candidates:,} "
+            f"item{pluralize(loaded.candidates)} in {loaded.documents:,} "
+            f"document{pluralize(loaded.documents)}."
+        )
+
+    return organize.upload_to_task(request, slug, load, what="candidates")

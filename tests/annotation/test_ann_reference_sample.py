@@ -1,0 +1,176 @@
+"""Drawing a reference sample's documents: seeded and recorded, every candidate of the drawn
+documents (and only those) queued through the verification queue, one draw at a time."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from annotation.models import VerificationRequest
+from annotation.services import cancel_reference_sample, draw_reference_sample
+from annotation.services.reference_sample import drawn_documents
+from leaderboard.models import ReferenceSample, Task
+from leaderboard.services.reference_candidates import ReferenceSampleError, upload_candidates
+
+from pipeline_support import make_task
+
+pytestmark = pytest.mark.django_db
+
+DOCUMENTS = {f"doc{d}": [f"d{d}-{k}" for k in range(d % 3 + 1)] for d in range(12)}
+
+
+@pytest.fixture
+def organizer():
+    return get_user_model().objects.create_user("org")
+
+
+@pytest.fixture
+def task(organizer):
+    task = make_task(judgments_per_item=2, gold_rate=0.0)
+    task.organizers.add(organizer)
+    lines = "".join(f"{key}\t{doc}\n" for doc, keys in DOCUMENTS.items() for key in keys)
+    upload = io.BytesIO(lines.encode())
+    upload.name = "candidates.tsv"
+    upload_candidates(task=task, user=organizer, upload=upload)
+    return task
+
+
+def requested_keys(task) -> set[str]:
+    return set(VerificationRequest.objects.filter(task=task).values_list("item__key", flat=True))
+
+
+def test_a_draw_queues_exactly_the_drawn_documents_candidates(
+    task, organizer, sent_messages, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        sample = draw_reference_sample(task=task, user=organizer, size=4, seed=7)
+    assert sample.state == ReferenceSample.State.VERIFYING
+    assert (sample.seed, sample.size, sample.n_documents) == (7, 4, 12)
+    assert len(set(sample.documents)) == 4 and set(sample.documents) <= set(DOCUMENTS)
+    expected = {key for doc in sample.documents for key in DOCUMENTS[doc]}
+    assert requested_keys(task) == expected and sample.n_candidates == len(expected)
+    assert set(
+        VerificationRequest.objects.filter(task=task).values_list("judgments_required", flat=True)
+    ) == {2}
+    assert sample.created_by == organizer
+    # The estimation will look at the sample's progress.
+    assert sent_messages == [("evaluation.estimate_task", [task.pk])]
+
+
+def test_the_seed_says_which_documents_are_drawn(task, organizer):
+    sample = draw_reference_sample(task=task, user=organizer, size=5, seed=123)
+    assert sample.documents == drawn_documents(list(DOCUMENTS), 5, 123)
+    # The same seed, the same documents (whatever order the candidates came in); another, not.
+    assert drawn_documents(list(reversed(DOCUMENTS)), 5, 123) == sample.documents
+    assert drawn_documents(list(DOCUMENTS), 5, 124) != sample.documents
+
+
+def test_without_a_seed_one_is_drawn_and_recorded(task, organizer):
+    sample = draw_reference_sample(task=task, user=organizer, size=3)
+    sample.refresh_from_db()
+    assert sample.documents == drawn_documents(list(DOCUMENTS), 3, sample.seed)
+
+
+def test_a_second_draw_is_refused_while_one_is_verified(task, organizer):
+    first = draw_reference_sample(task=task, user=organizer, size=2, seed=1)
+    before = requested_keys(task)
+    with pytest.raises(ReferenceSampleError) as info:
+        draw_reference_sample(task=task, user=organizer, size=3, seed=2)
+    assert (info.value.code, info.value.http_status) == ("sample_in_progress", 409)
+    assert info.value.extra == {"sample": first.pk}
+    assert requested_keys(task) == before
+    assert list(ReferenceSample.objects.values_list("pk", flat=True)) == [first.pk]
+    # Once it is complete, a new draw may start.
+    ReferenceSample.objects.filter(pk=first.pk).update(state=ReferenceSample.State.COMPLETE)
+    assert draw_reference_sample(task=task, user=organizer, size=3, seed=2).pk != first.pk
+
+
+@pytest.mark.parametrize(
+    ("size", "seed", "message"),
+    [
+        (0, 1, "size must be a whole number of documents, at least 1"),
+        ("3", 1, "size must be a whole number of documents, at least 1"),
+        (True, 1, "size must be a whole number of documents, at least 1"),
+        (13, 1, "size 13 is more than the 12 documents uploaded"),
+        (2, -1, "seed must be a whole number from 0 to 4611686018427387903"),
+        (2, 2**62, "seed must be a whole number from 0 to 4611686018427387903"),
+    ],
+)
+def test_bad_sizes_and_seeds_are_refused(task, organizer, size, seed, message):
+    with pytest.raises(ReferenceSampleError) as info:
+        draw_reference_sample(task=task, user=organizer, size=size, seed=seed)
+    assert (info.value.code, info.value.http_status, info.value.message) == (
+        "invalid",
+        400,
+        message,
+    )
+    assert not ReferenceSample.objects.exists() and not requested_keys(task)
+
+
+def test_nothing_to_draw_from(organizer):
+    task = make_task(slug="empty")
+    with pytest.raises(ReferenceSampleError) as info:
+        draw_reference_sample(task=task, user=organizer, size=1)
+    assert (info.value.code, info.value.http_status) == ("no_candidates", 409)
+
+
+def test_a_closed_pool_task_draws_nothing(task, organizer):
+    Task.objects.filter(pk=task.pk).update(kind=Task.Kind.CLOSED_POOL)
+    task.refresh_from_db()
+    with pytest.raises(ReferenceSampleError) as info:
+        draw_reference_sample(task=task, user=organizer, size=1)
+    assert info.value.code == "not_open_world"
+    assert not requested_keys(task)
+
+
+# Cancelling a sample still being verified.
+
+
+def test_cancelling_a_verifying_sample_frees_the_task_for_a_new_draw(task, organizer):
+    task.reference_version = 3
+    task.save(update_fields=["reference_version"])
+    sample = draw_reference_sample(task=task, user=organizer, size=2, seed=1)
+    queued = requested_keys(task)
+    cancelled = cancel_reference_sample(task=task, by=organizer)
+    assert cancelled.pk == sample.pk
+    sample.refresh_from_db()
+    assert sample.state == ReferenceSample.State.CANCELLED
+    assert sample.cancelled_by == organizer and sample.cancelled_at is not None
+    # The queue has no way to withdraw a request: the sample's requests stay, nothing deleted.
+    assert requested_keys(task) == queued
+    # The reference sample is unchanged.
+    task.refresh_from_db()
+    assert task.reference_version == 3
+    # A new draw is allowed.
+    again = draw_reference_sample(task=task, user=organizer, size=3, seed=2)
+    assert again.state == ReferenceSample.State.VERIFYING and again.pk != sample.pk
+
+
+def test_cancelling_twice_is_a_no_op(task, organizer):
+    sample = draw_reference_sample(task=task, user=organizer, size=2, seed=1)
+    first = cancel_reference_sample(task=task, by=organizer)
+    at = first.cancelled_at
+    second = cancel_reference_sample(task=task, by=None)
+    assert second.pk == sample.pk and second.state == ReferenceSample.State.CANCELLED
+    sample.refresh_from_db()
+    assert sample.cancelled_at == at and sample.cancelled_by == organizer
+
+
+def test_a_complete_sample_cannot_be_cancelled(task, organizer):
+    sample = draw_reference_sample(task=task, user=organizer, size=2, seed=1)
+    ReferenceSample.objects.filter(pk=sample.pk).update(
+        state=ReferenceSample.State.COMPLETE, reference_version=1
+    )
+    with pytest.raises(ReferenceSampleError) as info:
+        cancel_reference_sample(task=task, by=organizer)
+    assert info.value.code == "sample_complete" and info.value.http_status == 409
+    sample.refresh_from_db()
+    assert sample.state == ReferenceSample.State.COMPLETE
+
+
+def test_nothing_drawn_nothing_to_cancel(task, organizer):
+    with pytest.raises(ReferenceSampleError) as info:
+        cancel_reference_sample(task=task, by=organizer)
+    assert info.value.code == "no_sample" and info.value.http_status == 409

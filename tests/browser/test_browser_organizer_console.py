@@ -1,0 +1,69 @@
+"""The organizer console in real Chromium: the new task page's live preview draws a sample item
+with the annotator page's own renderer (payload markup stays text) under the strict
+Content-Security-Policy, the task is created from the page, and a refused gold upload lists its
+problems by line on the organize page."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
+
+from leaderboard.models import Task
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+WATCH_VIOLATIONS = """
+window.__csp = [];
+document.addEventListener('securitypolicyviolation', e => window.__csp.push(
+  `${e.violatedDirective} blocked ${e.blockedURI || 'inline'}`));
+"""
+
+
+@pytest.fixture
+def creator(db):
+    user = get_user_model().objects.create_user("olga", password="olga-pass-42")
+    user.user_permissions.add(Permission.objects.get(codename="add_task"))
+    return user
+
+
+def test_create_a_task_with_a_live_preview_then_upload_gold(
+    page, live_server, login, creator, tmp_path
+):
+    page.add_init_script(WATCH_VIOLATIONS)
+    login(page, live_server, "olga", "olga-pass-42")
+    page.click("text=New task")
+    assert page.url.endswith("/tasks/new/")
+    # The sample item is drawn as the annotator page draws a pair.
+    preview = page.locator("#preview-item")
+    preview.locator("table.pair").wait_for()
+    assert "Ada Lovelace" in preview.inner_text()
+    page.fill("#id_display_template", '{"layout": "table", "labels": {"name": "Full name"}}')
+    page.fill("#sample-item", '{"name": "<img src=x onerror=alert(1)>"}')
+    preview.locator("th:has-text('Full name')").wait_for()
+    assert preview.locator("td").inner_text() == "<img src=x onerror=alert(1)>"
+    assert preview.locator("img").count() == 0
+    page.fill("#id_display_template", '{"layout": "cards"}')
+    page.locator("#preview-problems li").wait_for()
+    assert "must be one of pair, table, text" in page.locator("#preview-problems").inner_text()
+
+    page.fill("#id_display_template", "")
+    page.fill("#id_slug", "console-task")
+    page.fill("#id_title", "Made in the console")
+    page.click("form#task-new button[type=submit]")
+    page.wait_for_url("**/tasks/console-task/organize/")
+    task = Task.objects.get(slug="console-task")
+    assert list(task.organizers.all()) == [creator]
+    page.locator("#preview-item table.pair").wait_for()  # the organize page previews too
+
+    gold = tmp_path / "gold.tsv"
+    gold.write_text("nope\tcorrect\nk1\tmaybe\n")
+    page.set_input_files("#id_gold_file", str(gold))
+    page.click("form#upload-gold button[type=submit]")
+    page.locator("#upload-error").wait_for()
+    text = page.locator("#upload-error").inner_text()
+    assert "Your gold file was not accepted" in text
+    assert "line 1" in text and "no item with key 'nope'" in text
+    assert "line 2" in text and "answer must be 'correct' or 'incorrect'" in text
+    assert page.evaluate("window.__csp") == []
+    assert page.js_errors == []

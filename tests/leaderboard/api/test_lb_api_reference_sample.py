@@ -1,0 +1,183 @@
+"""The reference sample API: candidates upload (problems by line), a seeded draw, its status and
+progress, a second draw refused while one is verified, bad input refused; all in the schema."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from annotation.models import VerificationRequest
+from annotation.services.reference_sample import drawn_documents
+from leaderboard.models import ReferenceCandidate, ReferenceSample
+
+pytestmark = pytest.mark.django_db
+
+BASE = "/api/tasks/linkage/reference-sample/"
+ERROR_KEYS = {"code", "message", "problems", "total", "run"}
+CANDIDATES = b"a\tdoc1\nb\tdoc1\nc\tdoc2\nd\tdoc3\ne\tdoc4\n"
+
+
+def error(response, status: int, code: str) -> dict:
+    assert response.status_code == status, response.content
+    body = response.json()["error"]
+    assert set(body) >= ERROR_KEYS and body["code"] == code
+    return body
+
+
+def upload(client, data: bytes = CANDIDATES, name: str = "candidates.tsv"):
+    return client.post(
+        BASE + "candidates/", {"file": SimpleUploadedFile(name, data)}, format="multipart"
+    )
+
+
+@pytest.fixture
+def client(api, task, organizer):
+    return api(organizer)
+
+
+def test_status_before_anything(client):
+    response = client.get(BASE)
+    assert response.status_code == 200
+    assert response.json() == {"documents": 0, "candidates": 0, "sample": None}
+
+
+def test_upload_then_draw_then_status(client, task):
+    response = upload(client)
+    assert response.status_code == 201, response.content
+    assert response.json() == {"candidates": 5, "documents": 4}
+    response = client.post(BASE + "draw/", {"size": 2, "seed": 42}, format="json")
+    assert response.status_code == 201, response.content
+    drawn = response.json()
+    assert drawn["documents"] == drawn_documents(["doc1", "doc2", "doc3", "doc4"], 2, 42)
+    assert (drawn["state"], drawn["seed"], drawn["size"], drawn["n_documents"]) == (
+        "verifying",
+        42,
+        2,
+        4,
+    )
+    keys = set(
+        ReferenceCandidate.objects.filter(document__in=drawn["documents"]).values_list(
+            "item__key", flat=True
+        )
+    )
+    assert set(VerificationRequest.objects.values_list("item__key", flat=True)) == keys
+    assert (drawn["candidates"], drawn["resolved"], drawn["true"]) == (len(keys), 0, 0)
+    status = client.get(BASE).json()
+    assert (status["documents"], status["candidates"]) == (4, 5)
+    assert status["sample"]["id"] == drawn["id"]
+
+
+def test_bad_lines_are_named_and_nothing_is_stored(client):
+    body = error(upload(client, b"a\tdoc1\nb\nc\tdoc1\nc\tdoc2\n"), 400, "rejected")
+    assert [(p["line"], p["message"]) for p in body["problems"]] == [
+        (2, "document missing: expected key<TAB>document"),
+        (4, "duplicate key 'c' (first on line 3)"),
+    ]
+    assert not ReferenceCandidate.objects.exists()
+
+
+def test_missing_file(client):
+    response = client.post(BASE + "candidates/", {}, format="multipart")
+    error(response, 400, "missing_file")
+
+
+def test_a_second_draw_is_refused_while_one_is_verified(client):
+    upload(client)
+    first = client.post(BASE + "draw/", {"size": 1}, format="json").json()
+    body = error(client.post(BASE + "draw/", {"size": 1}, format="json"), 409, "sample_in_progress")
+    assert body["sample"] == first["id"]
+    assert ReferenceSample.objects.count() == 1
+    # And a new candidates upload too: the drawn documents' candidates must not change.
+    error(upload(client, b"z\tdoc9\n"), 409, "sample_in_progress")
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        ({}, 400, "invalid"),
+        ({"size": 0}, 400, "invalid"),
+        ({"size": "many"}, 400, "invalid"),
+        ({"size": 2, "seed": -3}, 400, "invalid"),
+        ({"size": 5}, 400, "invalid"),  # more than the 4 documents
+        ({"size": 1, "sede": 4}, 400, "invalid"),  # a misspelt seed is not dropped
+    ],
+)
+def test_bad_draws(client, body, status, code):
+    upload(client)
+    error(client.post(BASE + "draw/", body, format="json"), status, code)
+    assert not ReferenceSample.objects.exists()
+    assert not VerificationRequest.objects.exists()
+
+
+def test_nothing_to_draw_from(client):
+    error(client.post(BASE + "draw/", {"size": 1}, format="json"), 409, "no_candidates")
+
+
+def test_an_organizer_of_another_task_is_refused(api, task, client):
+    upload(client)
+    other = get_user_model().objects.create_user("other-org")
+    from leaderboard.services.tasks import create_task
+
+    create_task(slug="other", title="Other", organizers=[other])
+    outsider = api(other)
+    error(outsider.get(BASE), 403, "permission_denied")
+    error(upload(outsider), 403, "permission_denied")
+    error(outsider.post(BASE + "draw/", {"size": 1}, format="json"), 403, "permission_denied")
+    assert not ReferenceSample.objects.exists()
+
+
+def test_the_schema_has_the_endpoints(api):
+    schema = api().get("/api/schema/?format=json").json()
+    for path, method in [
+        ("/api/tasks/{slug}/reference-sample/", "get"),
+        ("/api/tasks/{slug}/reference-sample/candidates/", "post"),
+        ("/api/tasks/{slug}/reference-sample/draw/", "post"),
+        ("/api/tasks/{slug}/reference-sample/cancel/", "post"),
+    ]:
+        assert method in schema["paths"][path], path
+    assert "409" in schema["paths"]["/api/tasks/{slug}/reference-sample/draw/"]["post"]["responses"]
+    cancel = schema["paths"]["/api/tasks/{slug}/reference-sample/cancel/"]["post"]
+    assert {"200", "409"} <= set(cancel["responses"])
+
+
+def test_cancel_then_draw_again(client, task):
+    upload(client)
+    drawn = client.post(BASE + "draw/", {"size": 2, "seed": 1}, format="json").json()
+    queued = VerificationRequest.objects.count()
+    response = client.post(BASE + "cancel/")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert (body["id"], body["state"]) == (drawn["id"], "cancelled")
+    assert body["cancelled_at"] is not None
+    assert client.get(BASE).json()["sample"]["state"] == "cancelled"
+    # Its requests stay queued; a second cancel changes nothing; a new draw is allowed.
+    assert VerificationRequest.objects.count() == queued
+    again = client.post(BASE + "cancel/")
+    assert again.status_code == 200 and again.json()["cancelled_at"] == body["cancelled_at"]
+    assert client.post(BASE + "draw/", {"size": 1}, format="json").status_code == 201
+    assert upload(client).status_code == 409  # the new draw is being verified
+
+
+def test_cancel_refused_when_complete_or_nothing_drawn(client):
+    error(client.post(BASE + "cancel/"), 409, "no_sample")
+    upload(client)
+    client.post(BASE + "draw/", {"size": 1}, format="json")
+    ReferenceSample.objects.update(state="complete", reference_version=1)
+    body = error(client.post(BASE + "cancel/"), 409, "sample_complete")
+    assert "is complete" in body["message"]
+    assert ReferenceSample.objects.get().state == "complete"
+
+
+def test_only_the_tasks_organizers_cancel(api, task, client):
+    upload(client)
+    client.post(BASE + "draw/", {"size": 1}, format="json")
+    other = get_user_model().objects.create_user("other-org2")
+    from leaderboard.services.tasks import create_task
+
+    create_task(slug="other2", title="Other", organizers=[other])
+    participant = get_user_model().objects.create_user("someone")
+    for user in (other, participant):
+        error(api(user).post(BASE + "cancel/"), 403, "permission_denied")
+    assert api().post(BASE + "cancel/").status_code == 401
+    assert ReferenceSample.objects.get().state == "verifying"

@@ -1,0 +1,219 @@
+"""The organize page's reference sample from documents: candidates uploaded from the page
+(problems by line, nothing stored), a seeded draw that queues every candidate of the drawn
+documents, its progress on the page, a second draw refused while one is verified."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+
+from annotation.models import VerificationRequest
+from leaderboard.models import ReferenceCandidate, ReferenceSample, Task
+
+from pipeline_support import make_task
+
+pytestmark = pytest.mark.django_db
+
+PAGE = "/tasks/ner/organize/"
+CANDIDATES = "/tasks/ner/organize/reference-candidates/"
+DRAW = "/annotate/ner/reference-sample/draw/"
+
+
+@pytest.fixture
+def org(db):
+    return get_user_model().objects.create_user("org")
+
+
+@pytest.fixture
+def task(org):
+    task = make_task(slug="ner", title="NER")
+    task.organizers.add(org)
+    return task
+
+
+@pytest.fixture
+def page(client, org, task):
+    client.force_login(org)
+    return client
+
+
+def candidates(body: bytes = b"a\tdoc1\nb\tdoc1\nc\tdoc2\nd\tdoc3\n"):
+    return {"file": SimpleUploadedFile("c.tsv", body)}
+
+
+def test_the_section_is_on_an_open_tasks_page_only(page, org):
+    text = page.get(PAGE).content.decode()
+    assert 'id="reference-sample"' in text
+    assert f'action="{CANDIDATES}"' in text and f'action="{DRAW}"' in text
+    assert "0 items in 0 documents" in text and "none yet" in text
+    pool = make_task(slug="pool", title="Pool", kind=Task.Kind.CLOSED_POOL)
+    pool.organizers.add(org)
+    text = page.get("/tasks/pool/organize/").content.decode()
+    assert 'id="reference-sample"' not in text and "reference-sample/draw" not in text
+
+
+def test_upload_draw_and_progress(page, task, sent_jobs):
+    response = page.post(CANDIDATES, candidates(), follow=True)
+    assert response.redirect_chain[-1][0] == PAGE
+    assert "Reference candidates replaced: 4 items in 3 documents." in response.content.decode()
+    response = page.post(DRAW, {"size": "2", "seed": "9"}, follow=True)
+    text = response.content.decode()
+    sample = ReferenceSample.objects.get()
+    assert sample.seed == 9 and len(sample.documents) == 2
+    n = ReferenceCandidate.objects.filter(document__in=sample.documents).count()
+    assert VerificationRequest.objects.filter(task=task).count() == n == sample.n_candidates
+    assert f"Drew 2 documents (seed 9): {n} candidate" in text
+    assert f"0 of {n} candidate" in text and "0 true so far" in text
+    # Progress as the estimation records it.
+    ReferenceSample.objects.filter(pk=sample.pk).update(n_resolved=1, n_true=1)
+    assert f"1 of {n} candidate" in page.get(PAGE).content.decode()
+    ReferenceSample.objects.filter(pk=sample.pk).update(
+        state="complete", n_resolved=n, reference_version=1
+    )
+    assert "became reference version 1" in page.get(PAGE).content.decode()
+
+
+def test_bad_lines_are_listed_and_nothing_is_stored(page):
+    response = page.post(CANDIDATES, candidates(b"a\tdoc1\nb\n"))
+    assert response.status_code == 400
+    text = response.content.decode()
+    assert "Your reference candidates file was not accepted" in text
+    assert '<span class="line">line 2</span>' in text
+    assert "document missing: expected key&lt;TAB&gt;document" in text
+    assert not ReferenceCandidate.objects.exists()
+
+
+def test_a_second_draw_is_refused_while_one_is_verified(page):
+    page.post(CANDIDATES, candidates())
+    assert page.post(DRAW, {"size": "1"}).status_code == 302
+    response = page.post(DRAW, {"size": "1"})
+    assert response.status_code == 409
+    text = response.content.decode()
+    assert "Your reference sample draw was not accepted" in text
+    assert "is being verified" in text
+    assert ReferenceSample.objects.count() == 1
+    # Nor may the candidates change under it.
+    assert page.post(CANDIDATES, candidates(b"z\tdoc9\n")).status_code == 409
+    assert ReferenceCandidate.objects.count() == 4
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "says"),
+    [
+        ({}, 400, "size: This field is required."),
+        ({"size": "0"}, 400, "size: Ensure this value is greater than or equal to 1."),
+        ({"size": "7"}, 400, "size 7 is more than the 3 documents uploaded"),
+        ({"size": "1", "seed": "-1"}, 400, "seed: Ensure this value is greater than or equal"),
+    ],
+)
+def test_bad_draws(page, body, status, says):
+    page.post(CANDIDATES, candidates())
+    response = page.post(DRAW, body)
+    assert response.status_code == status
+    assert says in response.content.decode()
+    assert not ReferenceSample.objects.exists() and not VerificationRequest.objects.exists()
+
+
+def test_an_organizer_of_another_task_cannot_draw(client, task):
+    other = get_user_model().objects.create_user("other")
+    make_task(slug="other", title="Other").organizers.add(other)
+    client.force_login(other)
+    assert client.post(DRAW, {"size": "1"}).status_code == 403
+    assert client.post(CANDIDATES, candidates()).status_code == 403
+    assert not ReferenceCandidate.objects.exists()
+
+
+def test_a_draw_needs_the_csrf_token(org, task):
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(org)
+    browser.get(PAGE)  # sets the CSRF cookie
+    token = browser.cookies["csrftoken"].value
+    upload = {**candidates(), "csrfmiddlewaretoken": token}
+    assert browser.post(CANDIDATES, upload).status_code == 302
+    api = "/api/tasks/ner/reference-sample/draw/"
+    assert browser.post(DRAW, {"size": "1"}).status_code == 403
+    refused = browser.post(api, {"size": 1}, content_type="application/json")
+    assert refused.status_code == 403 and "CSRF" in refused.content.decode()
+    assert not ReferenceSample.objects.exists()
+    assert browser.post(DRAW, {"size": "1", "csrfmiddlewaretoken": token}).status_code == 302
+    assert ReferenceSample.objects.count() == 1
+    ReferenceSample.objects.update(state="complete")
+    drawn = browser.post(api, {"size": 1}, content_type="application/json", HTTP_X_CSRFTOKEN=token)
+    assert drawn.status_code == 201 and ReferenceSample.objects.count() == 2
+
+
+def test_document_names_are_escaped(page):
+    page.post(CANDIDATES, candidates(b"a\t<b>doc</b>\n"))
+    page.post(DRAW, {"size": "1"})
+    text = page.get(PAGE).content.decode()
+    assert "&lt;b&gt;doc&lt;/b&gt;" in text and "<b>doc</b>" not in text
+
+
+CANCEL = "/annotate/ner/reference-sample/cancel/"
+
+
+def test_cancel_a_sample_being_verified_then_draw_again(page, task):
+    assert f'action="{CANCEL}"' not in page.get(PAGE).content.decode()
+    page.post(CANDIDATES, candidates())
+    page.post(DRAW, {"size": "2", "seed": "1"})
+    sample = ReferenceSample.objects.get()
+    queued = VerificationRequest.objects.filter(task=task).count()
+    assert f'action="{CANCEL}"' in page.get(PAGE).content.decode()
+    response = page.post(CANCEL, follow=True)
+    assert response.redirect_chain[-1][0] == PAGE
+    text = response.content.decode()
+    assert "Cancelled the reference sample of 2 documents" in text
+    assert "cancelled" in text and f'action="{CANCEL}"' not in text
+    sample.refresh_from_db()
+    assert sample.state == "cancelled"
+    # Its requests stay in the queue (nothing deleted); the task's reference is unchanged.
+    assert VerificationRequest.objects.filter(task=task).count() == queued
+    assert Task.objects.get(pk=task.pk).reference_version == 0
+    # Cancelling again changes nothing; a new draw and candidate uploads are allowed again.
+    assert page.post(CANCEL).status_code == 302
+    assert page.post(DRAW, {"size": "1"}).status_code == 302
+    assert ReferenceSample.objects.filter(state="verifying").count() == 1
+
+
+def test_a_complete_sample_cannot_be_cancelled(page):
+    page.post(CANDIDATES, candidates())
+    page.post(DRAW, {"size": "1"})
+    ReferenceSample.objects.update(state="complete", reference_version=1)
+    response = page.post(CANCEL)
+    assert response.status_code == 409
+    text = response.content.decode()
+    assert "Your reference sample cancel was not accepted" in text and "is complete" in text
+    assert ReferenceSample.objects.get().state == "complete"
+
+
+def test_only_the_tasks_organizers_cancel(client, task, org):
+    client.force_login(org)
+    client.post(CANDIDATES, candidates())
+    client.post(DRAW, {"size": "1"})
+    other = get_user_model().objects.create_user("other")
+    make_task(slug="other", title="Other").organizers.add(other)
+    participant = get_user_model().objects.create_user("participant")
+    for user in (other, participant):
+        client.force_login(user)
+        assert client.post(CANCEL).status_code == 403
+    assert ReferenceSample.objects.get().state == "verifying"
+
+
+def test_a_cancel_needs_the_csrf_token(org, task):
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(org)
+    browser.get(PAGE)
+    token = browser.cookies["csrftoken"].value
+    browser.post(CANDIDATES, {**candidates(), "csrfmiddlewaretoken": token})
+    browser.post(DRAW, {"size": "1", "csrfmiddlewaretoken": token})
+    api = "/api/tasks/ner/reference-sample/cancel/"
+    assert browser.post(CANCEL).status_code == 403
+    refused = browser.post(api, content_type="application/json")
+    assert refused.status_code == 403 and "CSRF" in refused.content.decode()
+    assert ReferenceSample.objects.get().state == "verifying"
+    assert browser.post(CANCEL, {"csrfmiddlewaretoken": token}).status_code == 302
+    assert ReferenceSample.objects.get().state == "cancelled"
+    done = browser.post(api, content_type="application/json", HTTP_X_CSRFTOKEN=token)
+    assert done.status_code == 200 and done.json()["state"] == "cancelled"
