@@ -21,7 +21,7 @@ from django.utils import timezone
 from leaderboard.jobs import enqueue_estimate
 from leaderboard.models import Task
 
-from ..models import Answer, Assignment, GoldAnswer, Judgment, VerificationRequest
+from ..models import Answer, Assignment, GoldAnswer, Judgment
 from .errors import JudgmentError
 from .gold import evaluate_pause, open_pause
 from .judgments import (
@@ -138,7 +138,8 @@ def _answer(lease: Assignment, submitted: SubmittedAnswer) -> AnswerResult:
         return _answer_gold(lease, submitted, late)
     # A second answer on the item by the same annotator hits the partial unique index.
     assert lease.request_id is not None  # a lease is on a request or on a gold item
-    request = VerificationRequest.objects.select_for_update().get(pk=lease.request_id)
+    request = lock_request(lease.request_id)
+    assert request is not None  # a lease keeps its request
     request.task = task
     outcome = record_judgment(request, submitted, lease, late=late)
     return AnswerResult(outcome.judgment, created=True, resolved=outcome.resolved)
@@ -150,7 +151,7 @@ def _answer_gold(lease: Assignment, submitted: SubmittedAnswer, late: bool) -> A
     answer = submitted.answer
     correct = None if answer == Answer.CANNOT_TELL else (answer == Answer.CORRECT) == gold.answer
     measures = correct is not None and not late
-    # Locked first, as every path locks a request before the task row.
+    # Locked (its task row first, as on every path) before the version is taken.
     drawn = lock_request_of_item(gold.item_id) if measures else None
     record = GoldAnswer.objects.create(
         gold=gold,

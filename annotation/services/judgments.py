@@ -237,8 +237,28 @@ def lock_annotator(task_id: int, user_id: int) -> bool:
     return bool(list(membership))
 
 
+def lock_judgment_set(task_id: int) -> None:
+    """Lock the task row until the transaction ends, as the next judgment-set version will.
+
+    Lock order: a transaction that writes a task's requests or judgment set locks the task row
+    *before* any of its request rows. The engine's writes do so (they check their lease with the
+    task row locked, then ask requests again), and so do answers and undos through
+    :func:`lock_request`: with one order, an answer and a planning round never deadlock.
+    ``FOR NO KEY UPDATE`` is the lock the version's ``UPDATE`` takes anyway; it leaves rows that
+    merely reference the task (leases, runs) free to be inserted.
+    """
+    list(Task.objects.select_for_update(no_key=True).filter(pk=task_id).values_list("pk"))
+
+
 def lock_request(request_id: int) -> VerificationRequest | None:
-    """The request, its row locked until the transaction ends (PostgreSQL; SQLite is serial)."""
+    """The request, its row locked until the transaction ends (PostgreSQL; SQLite is serial),
+    its task's row locked first (:func:`lock_judgment_set`)."""
+    task_id = (
+        VerificationRequest.objects.filter(pk=request_id).values_list("task_id", flat=True).first()
+    )
+    if task_id is None:
+        return None
+    lock_judgment_set(task_id)
     return (
         VerificationRequest.objects.select_for_update(of=("self",))
         .select_related("task")
@@ -353,7 +373,15 @@ def close_lease(lease: Assignment, *, late: bool) -> None:
 
 def lock_request_of_item(item_id: int) -> VerificationRequest | None:
     """The request on ``item_id``, if the planner drew it, its row locked (as
-    :func:`lock_request`)."""
+    :func:`lock_request`, its task's row first)."""
+    task_id = (
+        VerificationRequest.objects.filter(item_id=item_id)
+        .values_list("task_id", flat=True)
+        .first()
+    )
+    if task_id is None:
+        return None
+    lock_judgment_set(task_id)
     return (
         VerificationRequest.objects.select_for_update(of=("self",))
         .select_related("task")

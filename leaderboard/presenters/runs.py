@@ -12,8 +12,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Q
-
 from .. import selectors
 from ..models import LeaderboardSnapshot, Run, RunEvent, Task, Team
 from .board import (
@@ -217,25 +215,18 @@ def my_runs(*, task: Task, user, sort: str | None = None) -> MyRuns:
                 run=run, cells=cells, provisional=bool(row.get("provisional")), metrics=metrics
             )
         )
-    quotas = []
-    for team in selectors.teams_of(user):
-        quota = selectors.quota_for(task=task, team=team)
-        refunded = (
-            Run.objects.filter(task=task, team=team)
-            .filter(Q(state=Run.State.FAILED) | Q(quota_refunded=True))
-            .count()
+    quotas = [
+        TeamQuota(
+            team=team,
+            used_total=quota.used_total,
+            limit_total=quota.limit_total,
+            used_today=quota.used_today,
+            limit_today=quota.limit_today,
+            next_slot_at=quota.next_slot_at,
+            n_refunded=refunded,
         )
-        quotas.append(
-            TeamQuota(
-                team=team,
-                used_total=quota.used_total,
-                limit_total=quota.limit_total,
-                used_today=quota.used_today,
-                limit_today=quota.limit_today,
-                next_slot_at=quota.next_slot_at,
-                n_refunded=refunded,
-            )
-        )
+        for team, quota, refunded in selectors.quotas_for_user(task=task, user=user)
+    ]
     return MyRuns(
         rows=rows,
         quotas=quotas,

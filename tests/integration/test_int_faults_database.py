@@ -5,10 +5,10 @@ Real HTTP against pytest-django's ``live_server`` (its own threads and database 
 ``requests`` as the annotator's page would send them. To stop the answer request at a known point,
 another connection holds a lock the request needs:
 
-- PostgreSQL: the task row, ``FOR NO KEY UPDATE``. The answer inserts its judgment, counts it and
-  resolves the item, then waits to bump the task's label version; the test finds that backend in
-  ``pg_stat_activity`` and ends it with ``pg_terminate_backend`` (the connection drops between the
-  insert and the commit).
+- PostgreSQL: the lease's row, ``FOR NO KEY UPDATE``. The answer takes its place in the task's
+  judgment set and inserts its judgment (which only references the lease), then waits to close
+  the lease; the test finds that backend in ``pg_stat_activity`` and ends it with
+  ``pg_terminate_backend`` (the connection drops between the insert and the commit).
 - SQLite: the database write lock (``BEGIN IMMEDIATE``); the request waits to start its
   transaction. (No variant drops the connection on SQLite: there is no server connection to drop.)
 
@@ -30,7 +30,7 @@ import requests
 from django.contrib.auth import get_user_model
 from django.db import connection
 
-from annotation.models import Judgment, VerificationRequest
+from annotation.models import Assignment, Judgment, VerificationRequest
 from evaluation.services import plan_run
 from leaderboard.models import Task
 from leaderboard.services.tokens import create_token
@@ -85,12 +85,14 @@ def _body(token: str, client_id: str) -> dict:
 
 
 @contextlib.contextmanager
-def _hold_answer_lock(task: Task):
-    """Hold, from another connection, the lock an answer that decides an item needs."""
+def _hold_answer_lock(token: str):
+    """Hold, from another connection, a lock the answer on lease ``token`` needs after it has
+    stored its judgment."""
     if connection.vendor == "postgresql":
         blocker = _pg_connect()
         blocker.execute(
-            f"SELECT 1 FROM {Task._meta.db_table} WHERE id = %s FOR NO KEY UPDATE", [task.pk]
+            f"SELECT 1 FROM {Assignment._meta.db_table} WHERE token = %s FOR NO KEY UPDATE",
+            [token],
         )
     else:
         blocker = sqlite3.connect(
@@ -119,12 +121,12 @@ def _pg_connect(autocommit: bool = False):
 
 
 def _waiting_answer_backend(monitor) -> int | None:
-    """The PostgreSQL backend stuck on the task row lock while bumping the label version (read
-    in autocommit: within a transaction, ``pg_stat_activity`` would not change)."""
+    """The PostgreSQL backend stuck on the lease's row lock while closing the lease, its judgment
+    inserted (read in autocommit: within a transaction, ``pg_stat_activity`` would not change)."""
     row = monitor.execute(
         "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
         "AND wait_event_type = 'Lock' AND query ILIKE %s",
-        ["%SET labels_version%"],
+        [f'%UPDATE "{Assignment._meta.db_table}" SET "state"%'],
     ).fetchone()
     return row[0] if row else None
 
@@ -156,12 +158,12 @@ def test_connection_dropped_mid_answer_then_retry_stores_it_once(queue, wait_for
     client_id, token = str(uuid.uuid4()), queue["tokens"][0]
     labels_before = Task.objects.get(pk=task.pk).labels_version
 
-    with _pg_connect(autocommit=True) as monitor, _hold_answer_lock(task):
+    with _pg_connect(autocommit=True) as monitor, _hold_answer_lock(token):
         request = _InFlight(session, url, _body(token, client_id))
         pid = wait_for(
             lambda: _waiting_answer_backend(monitor),
             timeout=20,
-            message="the answer to wait on the task row, after its insert",
+            message="the answer to wait on its lease's row, after its insert",
         )
         assert monitor.execute("SELECT pg_terminate_backend(%s)", [pid]).fetchone()[0]
         request.join(20)
@@ -195,7 +197,7 @@ def test_answer_whose_response_was_lost_is_stored_once_on_retry(queue, wait_for)
     client_id, token = str(uuid.uuid4()), queue["tokens"][1]
     labels_before = Task.objects.get(pk=task.pk).labels_version
 
-    with _hold_answer_lock(task):
+    with _hold_answer_lock(token):
         request = _InFlight(session, url, _body(token, client_id), timeout=1.0)
         request.join(20)
         assert isinstance(request.error, requests.Timeout), (request.error, request.response)

@@ -202,11 +202,11 @@ class CoordinatedPoissonDesign:
             known = rec.known(labels)
         items = state.runs[run].items
         banded = labels.noisy and bool((rec.cell_band >= 0).any())
-        strata, sizes = rec.post_strata(run, items, banded=banded)
+        pieces, merge, sizes = rec.post_strata(run, items, banded=banded)
         blocks, census_groups = rec.post_stratum_parts(sizes.size)
         parts = stratified_precision(
             items,
-            strata,
+            pieces,
             sizes,
             rec.inclusion,
             known,
@@ -216,6 +216,7 @@ class CoordinatedPoissonDesign:
             interval=self.interval,
             blocks=blocks,
             census_groups=census_groups,
+            merge=merge,
         )
         n_strata = rec.stratum_sizes[run].size
         by_stratum = sizes.reshape(n_strata, -1)

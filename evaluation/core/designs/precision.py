@@ -76,6 +76,7 @@ def stratified_precision(
     interval: str,
     blocks: np.ndarray | None = None,
     census_groups: np.ndarray | None = None,
+    merge: np.ndarray | None = None,
 ) -> PrecisionParts:
     """Post-stratified Hajek precision of a run with its interval.
 
@@ -103,6 +104,10 @@ def stratified_precision(
         Per stratum, the census domain (0-3) of its items sampled with certainty: with bands,
         each band's census items were judged by different look rules (see :mod:`..labels`).
         One domain when omitted.
+    merge : numpy.ndarray, optional
+        When ``strata`` holds finer pieces, the stratum each piece is counted in (thin pieces
+        joined to a neighbour); ``stratum_sizes`` are then those of the merged strata. Applied
+        to the verified items only. The identity when omitted.
 
     Notes
     -----
@@ -115,7 +120,14 @@ def stratified_precision(
     n = run_items.size
     n_strata = stratum_sizes.size
     view, n_unc, census = _verified(
-        run_items, strata, inclusion, known, labels, n_strata=n_strata, census_groups=census_groups
+        run_items,
+        strata,
+        inclusion,
+        known,
+        labels,
+        n_strata=n_strata,
+        census_groups=census_groups,
+        merge=merge,
     )
     if census:
         return _census(view, n, n_strata, covered, level, interval)
@@ -134,6 +146,7 @@ def _verified(
     *,
     n_strata: int,
     census_groups: np.ndarray | None,
+    merge: np.ndarray | None,
 ) -> tuple[RunLabels, int, bool]:
     """The run's verified items with their labels as the run sees them, how many of the run's
     items are not sampled with certainty, and whether every item counts once (a census)."""
@@ -141,7 +154,7 @@ def _verified(
     pos = np.flatnonzero(known[run_items])
     k_items = run_items[pos]
     pi = inclusion[k_items]
-    k_strata = strata[pos]
+    k_strata = strata[pos] if merge is None else merge[strata[pos]]
     certain = pi >= 1.0
     n_unc = n - int(np.count_nonzero(certain))
     used = int(pos.size)

@@ -67,7 +67,9 @@ class SamplingRecord:
     look_patterns: tuple[frozenset[tuple[int, ...]], ...] = (frozenset(), frozenset(), frozenset())
     # Per run: (bands given and runs recorded when computed, unmerged post-strata); see
     # ``post_strata``.
-    piece_cache: dict[int, tuple[tuple[int, int], np.ndarray]] = field(default_factory=dict)
+    piece_cache: dict[int, tuple[tuple[int, int], np.ndarray, np.ndarray]] = field(
+        default_factory=dict
+    )
     strata: list[np.ndarray] = field(default_factory=list)
     rounds: list[int] = field(default_factory=list)
     log: list[dict[str, Any]] = field(default_factory=list)
@@ -166,11 +168,12 @@ class SamplingRecord:
 
     def post_strata(
         self, run: int, items: np.ndarray, *, banded: bool
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """The post-strata of a run's precision and their sizes.
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The post-strata of a run's precision: each item's piece, the post-stratum each piece
+        is counted in, and the post-strata's sizes.
 
         Each score stratum is split by agreement level (:func:`agreement_level`) and, when
-        ``banded``, first by the band of the item's cell: post-stratum
+        ``banded``, first by the band of the item's cell: piece
         ``AGREEMENT_LEVELS * (4 h + band + 1) + agreement`` (``band + 1`` is 0 when not
         banded). Agreement and bands are fixed properties of the items once the runs are known,
         never of the sample, so this is a post-stratification: a stratum's items first drawn
@@ -179,7 +182,9 @@ class SamplingRecord:
         less than one sampled item (``sum pi < 1`` over those with ``pi < 1``) joins the nearest
         level of its (stratum, band) that is expected to yield one: an empty post-stratum would
         borrow its neighbour's rate, which biases a run whose few wrong items are alone at their
-        level (measured: +0.0022 on a run of precision 0.9975).
+        level (measured: +0.0022 on a run of precision 0.9975). The merge is returned as a map
+        over pieces (the identity where nothing joins) rather than applied to every item: the
+        estimators read the post-stratum of verified items only, a few percent of a large run.
         """
         key = (int(np.count_nonzero(self.cell_band >= 0)) if banded else -1, len(self.strata))
         cached = self.piece_cache.get(run)
@@ -189,27 +194,32 @@ class SamplingRecord:
                 coarse = coarse + self.item_band(items) + 1
             agreement = agreement_level(self.votes[items]).astype(np.int16)
             # int16: a million-item run's cache is 2 MB.
-            cached = (key, coarse * AGREEMENT_LEVELS + agreement)
+            pieces = coarse * AGREEMENT_LEVELS + agreement
+            n_pieces = self.stratum_sizes[run].size * 4 * AGREEMENT_LEVELS
+            cached = (key, pieces, np.bincount(pieces, minlength=n_pieces).astype(float))
             self.piece_cache[run] = cached
-        strata: np.ndarray = cached[1]
-        n_post = self.stratum_sizes[run].size * 4 * AGREEMENT_LEVELS
+        _, pieces, piece_sizes = cached
+        n_post = piece_sizes.size
         pi = self.inclusion[items]
-        uncertain = pi < 1.0
-        expected = np.bincount(strata[uncertain], weights=pi[uncertain], minlength=n_post)
-        present = np.bincount(strata[uncertain], minlength=n_post) > 0
+        certain = np.flatnonzero(pi >= 1.0)
+        # Sums over the items with pi < 1 (the few certain ones weigh 0: the same sums, bit for
+        # bit, as over the uncertain items alone, without copying a million of them).
+        pi[certain] = 0.0
+        expected = np.bincount(pieces, weights=pi, minlength=n_post)
+        present = piece_sizes - np.bincount(pieces[certain], minlength=n_post) > 0
         thin = (present & (expected < 1.0)).reshape(-1, AGREEMENT_LEVELS)
+        merge = np.arange(n_post, dtype=np.int64).reshape(-1, AGREEMENT_LEVELS)
         if thin.any():
-            target = np.arange(n_post, dtype=np.int16).reshape(-1, AGREEMENT_LEVELS)
             enough = (expected >= 1.0).reshape(-1, AGREEMENT_LEVELS)
             for block in np.flatnonzero(thin.any(axis=1)):
                 good = np.flatnonzero(enough[block])
                 if good.size == 0:
-                    target[block] = target[block, 0]
+                    merge[block] = merge[block, 0]
                     continue
                 for level in np.flatnonzero(~enough[block]):
-                    target[block, level] = target[block, good[np.argmin(np.abs(good - level))]]
-            strata = target.ravel()[strata]
-        return strata, np.bincount(strata, minlength=n_post).astype(float)
+                    merge[block, level] = merge[block, good[np.argmin(np.abs(good - level))]]
+        merge = merge.ravel()
+        return pieces, merge, np.bincount(merge, weights=piece_sizes, minlength=n_post)
 
     @staticmethod
     def post_stratum_parts(n_post: int) -> tuple[np.ndarray, np.ndarray]:

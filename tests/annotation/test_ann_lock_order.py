@@ -1,0 +1,84 @@
+"""One lock order for a task's requests and its judgment set: the task row first.
+
+The planner's write transaction locks the task row (checking its lease) and then asks requests
+again (locking their rows); an answer locks its request and takes the next judgment-set version
+(an update of the task row). Taken in opposite orders, the two deadlock on PostgreSQL, which an
+integration run on CI hit. Here the planner holds the task row while the answer starts, so the
+answer must wait for it rather than lock its request first.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+
+import pytest
+from django.db import connections, transaction
+
+from annotation.models import Judgment, VerificationRequest
+from annotation.services import answer_assignment, claim_assignments, submit_judgment
+from annotation.services.judgments import ask_again
+from evaluation.locks import assert_lock_held, engine_lock
+
+from pipeline_support import annotator, requested_queue
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+
+def _planning_round_asking_again(task, item, holding, errors):
+    """The engine's write transaction: the lease checked with the task row locked, held while
+    the answer starts, then the item asked again."""
+    try:
+        with engine_lock(task.pk) as token, transaction.atomic():
+            assert_lock_held(task.pk, token)
+            holding.set()
+            time.sleep(0.5)  # the answer is under way meanwhile
+            ask_again(task=task, item_ids=[item.pk])
+    except Exception as exc:  # reported by the test thread
+        errors.append(repr(exc))
+    finally:
+        connections.close_all()
+
+
+def _race(task, item, answer):
+    holding, errors = threading.Event(), []
+    planner = threading.Thread(
+        target=_planning_round_asking_again, args=(task, item, holding, errors)
+    )
+    planner.start()
+    assert holding.wait(10)
+    try:
+        answer()
+    except Exception as exc:
+        errors.append(repr(exc))
+    planner.join()
+    assert errors == []
+    request = VerificationRequest.objects.get(item=item)
+    assert (request.judgments_required, request.judgments_counted) == (2, 1)
+    assert request.state == VerificationRequest.State.PENDING
+    assert Judgment.objects.filter(request=request, counted=True).count() == 1
+
+
+def test_an_answer_waits_for_a_planning_round_that_asks_its_item_again(sent_messages):
+    task, (item,) = requested_queue(n=1, judgments=1)
+    user = annotator(task)
+    request = VerificationRequest.objects.get(item=item)
+    _race(
+        task,
+        item,
+        lambda: submit_judgment(request_id=request.pk, annotator=user, answer="correct"),
+    )
+
+
+def test_an_answer_on_a_lease_waits_for_a_planning_round_that_asks_its_item_again(sent_messages):
+    task, (item,) = requested_queue(n=1, judgments=1)
+    user = annotator(task)
+    (lease,) = claim_assignments(task=task, annotator=user, count=1).assignments
+    _race(
+        task,
+        item,
+        lambda: answer_assignment(
+            annotator=user, token=lease.token, client_id=uuid.uuid4(), answer="correct"
+        ),
+    )
