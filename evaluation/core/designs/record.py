@@ -218,8 +218,8 @@ class SamplingRecord:
                     continue
                 for level in np.flatnonzero(~enough[block]):
                     merge[block, level] = merge[block, good[np.argmin(np.abs(good - level))]]
-        merge = merge.ravel()
-        return pieces, merge, np.bincount(merge, weights=piece_sizes, minlength=n_post)
+        into = merge.ravel()
+        return pieces, into, np.bincount(into, weights=piece_sizes, minlength=n_post)
 
     @staticmethod
     def post_stratum_parts(n_post: int) -> tuple[np.ndarray, np.ndarray]:
