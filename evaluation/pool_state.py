@@ -133,8 +133,4 @@ def _set_labels(state: PoolState, task: Task, version: int, drawn: np.ndarray) -
     load_answers(answers, task, version)
     resolved = item_labels(answers, item_class=np.full(state.n_items, -1, dtype=np.int64))
     known = drawn[resolved.verified[drawn]]
-    # By the answers' evidence (their log-likelihood ratio under each annotator's error rates):
-    # the label model's class prior, fitted to a rare-positive pool, would outvote one "yes".
-    evidence = resolved.evidence[known]
-    positive = (evidence > 0) | ((evidence == 0) & (resolved.value[known] >= 0.5))
-    state.set_labels(known, positive)
+    state.set_labels(known, resolved.favoured(known))

@@ -129,8 +129,18 @@ def _parser() -> argparse.ArgumentParser:
 
 # Open-world defaults of the options a closed pool refuses (None tells "not given").
 _OPEN_WORLD_DEFAULTS = {"target_half_width": 0.05, "reference_size": 300, "gold_rate": 0.05}
-_OPEN_WORLD_ONLY = (*_OPEN_WORLD_DEFAULTS, "interval", "annotators", "hard_items")
-_CLOSED_POOL_OPTIONS = ("design", "measures", "budget", "systems", "repeats", "seed", "confidence")
+_OPEN_WORLD_ONLY = ("target_half_width", "reference_size", "interval", "hard_items")
+_CLOSED_POOL_OPTIONS = (
+    "design",
+    "measures",
+    "budget",
+    "systems",
+    "repeats",
+    "seed",
+    "confidence",
+    "annotators",
+    "gold_rate",
+)
 
 
 def _check_common(args) -> str | None:

@@ -12,9 +12,12 @@ import math
 from typing import Any
 
 from evaluation.core.closed_pool import MEASURES
+from evaluation.simulation.annotators import parse_annotators
+from evaluation.simulation.campaigns import Annotators
 from evaluation.simulation.closed_pool_campaigns import (
     CLOSED_POOL_DESIGNS,
     DEFAULT_MEASURES,
+    PER_RUN_BUDGET_DESIGNS,
     ClosedPoolSummary,
 )
 from evaluation.simulation.closed_pool_data import ClosedPoolData
@@ -53,12 +56,15 @@ def closed_pool_request(
     repeats: int,
     seed: int,
     confidence: float,
+    annotators: str | None = None,
+    gold_rate: float | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments of ``simulate_closed_pool`` from the command line's option values.
 
     ``measures`` and ``systems`` are the options' texts (comma lists; ``systems`` may be a
     number K, the first K systems); ``None`` means the default. Raises ``ValueError`` naming
-    the option at fault.
+    the option at fault. ``annotators`` (with ``gold_rate``, default 0.05): a panel of
+    fallible annotators instead of the oracle, for the multi-system designs.
     """
     design = design or "adaptive"
     if design not in CLOSED_POOL_DESIGNS:
@@ -82,7 +88,22 @@ def closed_pool_request(
         "repeats": repeats,
         "seed": seed,
         "confidence": confidence,
+        "annotators": _annotators(annotators, gold_rate, design),
     }
+
+
+def _annotators(spec: str | None, gold_rate: float | None, design: str) -> Annotators | None:
+    if spec is None:
+        if gold_rate is not None:
+            raise ValueError("--gold-rate applies with --annotators")
+        return None
+    if design in PER_RUN_BUDGET_DESIGNS:
+        raise ValueError(f"--annotators applies to the multi-system designs, not {design}")
+    parse_annotators(spec)  # raises ValueError naming what is wrong
+    rate = 0.05 if gold_rate is None else gold_rate
+    if not 0 <= rate < 1:
+        raise ValueError("--gold-rate must lie in [0, 1)")
+    return Annotators(spec, gold_rate=rate)
 
 
 def _num(x: float, style: str = ".4f") -> str:
@@ -105,6 +126,14 @@ def format_closed_pool_table(summary: ClosedPoolSummary, *, per_system: bool = F
         f"{s.repeats} repeats (seed {s.seed}), intervals at {s.confidence:.0%}",
         f"{budget}; labels per repeat: {s.labels_mean:.1f} (sd {s.labels_sd:.1f})    "
         f"{s.seconds:.1f} s",
+        *(
+            [
+                f"annotators {s.annotators}, gold rate {s.gold_rate:g}: "
+                f"{s.judgments_mean:.1f} judgments per repeat (gold included)"
+            ]
+            if s.annotators is not None
+            else []
+        ),
         "",
         f"{'measure':<18} {'coverage':>8} {'lowest':>7} {'median half-width':>18} "
         f"{'bias':>9} {'(se)':>8} {'MSE':>9} {'undefined':>9}",

@@ -106,6 +106,18 @@ class ItemLabels:
         """
         return _solve_domains(self, items, weights, domains, n_domains, inclusion)
 
+    def favoured(self, items: np.ndarray) -> np.ndarray:
+        """Per item of ``items``: whether its answers favour "correct" (``lambda_x > 0``, the
+        posterior under an even prior; exact labels as they are; a tie by :attr:`value`).
+
+        The label a closed pool takes for a verified item: there the class prior is left out,
+        as on a rare-positive pool it would outvote a single "yes". Its uncertainty is not
+        carried (docs/STATISTICS.md, "Closed pools in the product").
+        """
+        evidence = self.evidence[items]
+        favoured: np.ndarray = (evidence > 0) | ((evidence == 0) & (self.value[items] >= 0.5))
+        return favoured
+
     def typical_annotator(self) -> tuple[float, float]:
         """Judgment-weighted mean sensitivity and specificity (``(1, 1)`` without a model)."""
         if self.model is None or self.model.annotators.size == 0:

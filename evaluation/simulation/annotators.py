@@ -117,8 +117,16 @@ class AnnotatorPanel:
     def answer(self, state: TaskState, plan: Plan) -> None:
         """Judge the plan's new items (``judgments_per_item`` each) and its ``again`` items (one
         more each), then the gold judgments owed at ``gold_rate``."""
+        self.answer_items(state, plan.items, plan.again)
+
+    def answer_items(
+        self, state: TaskState, items: np.ndarray, again: np.ndarray | None = None
+    ) -> None:
+        """Judge new ``items`` (``judgments_per_item`` each) and ``again`` items (one more
+        each), then the gold judgments owed at ``gold_rate``."""
+        again = np.zeros(0, np.int64) if again is None else again
         items = np.concatenate(
-            [np.repeat(plan.items, min(self.judgments_per_item, self.size)), plan.again]
+            [np.repeat(items, min(self.judgments_per_item, self.size)), again]
         ).astype(np.int64)
         self._judge(state, items)
         if items.size and self.gold_rate > 0 and self.gold_items.size:

@@ -2,8 +2,9 @@
 
 A campaign lets the pool's systems arrive one by one in a fixed order (the order given, by
 default the pool's file order: system names sorted), verifies items with a perfect oracle
-(``truth.tsv``) and, once every system has arrived and the budget is spent, scores every run's
-estimate of every measure against its true value. Two kinds of design:
+(``truth.tsv``) or a panel of fallible annotators and, once every system has arrived and the
+budget is spent, scores every run's estimate of every measure against its true value.
+Two kinds of design:
 
 * a multi-system design of :data:`evaluation.core.closed_pool.POOL_DESIGNS` (``passive``, ...):
   one task, labels shared by all runs, ``budget`` labels for the whole task. At the ``k``-th of
@@ -17,6 +18,14 @@ Campaign ``r`` of a multi-system design draws from ``default_rng([seed, r])``; `
 draws for system ``i`` (its position in the pool's file order) from ``default_rng([seed, i, r])``,
 as ``bench/closed_pool_ais_published.py`` always did, so a system's figures do not depend on
 which other systems are simulated.
+
+With annotators (:class:`.campaigns.Annotators`, multi-system designs only), each drawn item is
+judged by the panel (gold items mixed in at the gold rate, from their own random stream so the
+design draws what it draws with an oracle), and its label is what the product takes: the
+annotator model fitted to every judgment so far, the answers' evidence deciding
+(:meth:`evaluation.core.labels.ItemLabels.favoured`), refitted after every round so that earlier
+labels can change. ``labels`` stays the distinct items verified; ``judgments`` counts every
+answer, gold included.
 
 Figures per measure, over runs x repeats: coverage (a 0/0 value counts as not covering), bias
 and MSE over the defined values, the share of undefined values, the median half-width.
@@ -35,7 +44,10 @@ import numpy as np
 from ..core.closed_pool import POOL_DESIGNS, MeasureEstimates, PoolState, make_pool_design
 from ..core.closed_pool.measures import MEASURES, measure_value
 from ..core.closed_pool.published import ais_published
-from .campaigns import sample_sd
+from ..core.labels import item_labels
+from ..core.state import TaskState
+from .annotators import AnnotatorPanel, choose_gold
+from .campaigns import Annotators, sample_sd
 from .closed_pool_data import ClosedPoolData
 
 __all__ = [
@@ -65,6 +77,7 @@ class PoolCampaign:
     values: np.ndarray
     low: np.ndarray
     high: np.ndarray
+    judgments: int = 0  # every answer, gold included (0 with an oracle)
 
 
 def true_measures(
@@ -101,11 +114,15 @@ def run_pool_campaign(
     seed: int,
     repeat: int,
     design_options: Mapping[str, Any] | None = None,
+    annotators: Annotators | None = None,
 ) -> PoolCampaign:
-    """One campaign of ``design`` with ``systems`` (indices into ``data.systems``) in this order."""
+    """One campaign of ``design`` with ``systems`` (indices into ``data.systems``) in this order;
+    ``annotators``: a panel instead of the oracle (module docstring)."""
     options = dict(design_options or {})
     truth = data.truth
     if design in PER_RUN_BUDGET_DESIGNS:
+        if annotators is not None:
+            raise ValueError(f"annotators apply to the multi-system designs, not {design!r}")
         results = [
             ais_published(
                 data.systems[i].scores,
@@ -126,6 +143,7 @@ def run_pool_campaign(
     )
     rng = np.random.default_rng([seed, repeat])
     state = PoolState(data.n_items)
+    labeller = _Labeller(data, annotators, seed, repeat) if annotators is not None else None
     for i, cap in zip(systems, arrival_caps(budget, len(systems)), strict=True):
         system = data.systems[i]
         run = state.add_run(system.scores, system.predictions, name=system.name)
@@ -142,11 +160,45 @@ def run_pool_campaign(
                     f"design {design!r} asked for {items.size} items with {room} labels left, "
                     "or for an item twice or already verified"
                 )
-            state.set_labels(items, truth[items])
+            if labeller is None:
+                state.set_labels(items, truth[items])
+            else:
+                labeller.label(state, items)
     values, low, high = _as_arrays(
         pool_design.estimate(state, level=level, measures=measures), measures
     )
-    return PoolCampaign(state.n_labelled, values, low, high)
+    judgments = labeller.panel.judgments if labeller is not None else 0
+    return PoolCampaign(state.n_labelled, values, low, high, judgments)
+
+
+# The annotators' own random stream beside a campaign's: the design draws the same items from
+# ``default_rng([seed, repeat])`` whoever answers.
+ANNOTATOR_STREAM = 1
+
+
+class _Labeller:
+    """A panel judging a campaign's drawn items, and the labels the product makes of them."""
+
+    def __init__(
+        self, data: ClosedPoolData, annotators: Annotators, seed: int, repeat: int
+    ) -> None:
+        rng = np.random.default_rng([seed, repeat, ANNOTATOR_STREAM])
+        self.answers = TaskState(data.n_items)
+        gold = choose_gold(data.truth, np.arange(data.n_items), annotators.gold_items, rng)
+        self.answers.set_gold(gold, data.truth[gold])
+        self.panel = AnnotatorPanel(
+            annotators.profiles, data.truth, gold, annotators.gold_rate, 1, rng
+        )
+        self.drawn = np.zeros(data.n_items, dtype=bool)
+        self.no_class = np.full(data.n_items, -1, dtype=np.int64)
+
+    def label(self, state: PoolState, items: np.ndarray) -> None:
+        """Judge ``items``, refit the annotator model and label every drawn item anew."""
+        self.panel.answer_items(self.answers, items)
+        self.drawn[items] = True
+        resolved = item_labels(self.answers, item_class=self.no_class)
+        known = np.flatnonzero(self.drawn & resolved.verified)
+        state.set_labels(known, resolved.favoured(known))
 
 
 @dataclass(frozen=True)
@@ -178,8 +230,21 @@ class ClosedPoolSummary:
     undefined_share: dict[str, float]
     seconds: float
     per_system: list[dict[str, Any]] = field(default_factory=list)
+    # With annotators: their specification, the gold rate and the judgments per campaign.
+    annotators: str | None = None
+    gold_rate: float | None = None
+    judgments_mean: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
+        extra = (
+            {}
+            if self.annotators is None
+            else {
+                "annotators": self.annotators,
+                "gold_rate": self.gold_rate,
+                "judgments_mean": self.judgments_mean,
+            }
+        )
         return {
             "design": self.design,
             "dataset": self.dataset,
@@ -202,6 +267,7 @@ class ClosedPoolSummary:
             "mse": self.mse,
             "undefined_share": self.undefined_share,
             "seconds": self.seconds,
+            **extra,
             "per_system": self.per_system,
         }
 
@@ -217,12 +283,14 @@ def simulate_closed_pool(
     seed: int = 0,
     confidence: float = 0.95,
     design_options: Mapping[str, Any] | None = None,
+    annotators: Annotators | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> ClosedPoolSummary:
     """Run ``repeats`` campaigns of ``design`` and summarise them (module docstring).
 
     ``systems`` are indices into ``data.systems`` in arrival order (default: all, file order);
-    ``budget`` is for the whole task, or per run for :data:`PER_RUN_BUDGET_DESIGNS`.
+    ``budget`` is for the whole task, or per run for :data:`PER_RUN_BUDGET_DESIGNS`;
+    ``annotators``: a panel of fallible annotators instead of the oracle.
     """
     if design not in CLOSED_POOL_DESIGNS:
         raise ValueError(f"unknown design {design!r}; choose one of {list(CLOSED_POOL_DESIGNS)}")
@@ -249,6 +317,7 @@ def simulate_closed_pool(
                 seed=seed,
                 repeat=r,
                 design_options=design_options,
+                annotators=annotators,
             )
         )
         if progress is not None:
@@ -271,6 +340,11 @@ def simulate_closed_pool(
         labels_sd=sample_sd(labels),
         seconds=seconds,
         per_system=_per_system(names, truth, measures, figures),
+        annotators=None if annotators is None else annotators.spec,
+        gold_rate=None if annotators is None else annotators.gold_rate,
+        judgments_mean=None
+        if annotators is None
+        else float(np.mean([c.judgments for c in campaigns])),
         **{key: figures[key]["all"] for key in _POOLED},
     )
 

@@ -104,6 +104,25 @@ def test_ais_published_budget_is_per_run_and_says_so(capsys, pool):
     assert "budget 30 labels per run (ais-published re-uses no label" in text
 
 
+def test_annotators_judge_instead_of_the_oracle_and_their_judgments_are_reported(capsys, pool):
+    args = ["--budget", "120", "--seed", "4"]
+    oracle = run_json(capsys, pool, *args)
+    assert "judgments_mean" not in oracle and "annotators" not in oracle
+    perfect = run_json(capsys, pool, *args, "--annotators", "1.0x3", "--gold-rate", "0.2")
+    assert perfect["annotators"] == "1.0x3" and perfect["gold_rate"] == 0.2
+    # Right answers give the oracle's labels: the same figures, plus the gold judgments.
+    for key in KEYS:
+        assert perfect[key] == oracle[key], key
+    assert perfect["judgments_mean"] > perfect["labels_mean"] * 1.2
+    noisy = run_json(capsys, pool, *args, "--annotators", "0.7x3")
+    assert noisy["labels_mean"] == oracle["labels_mean"]
+    assert noisy["mse"]["f1"] > oracle["mse"]["f1"]
+    code = main([str(pool), "--repeats", "1", *args, "--annotators", "0.9x3"])
+    text, _ = capsys.readouterr()
+    assert code == 0
+    assert "annotators 0.9x3, gold rate 0.05:" in text and "judgments per repeat" in text
+
+
 def test_table_output(capsys, pool):
     args = ["--design", "passive", "--budget", "80", "--measures", "f1,mcc"]
     summary = run_json(capsys, pool, *args)
@@ -124,7 +143,11 @@ def test_table_output(capsys, pool):
     ("args", "message"),
     [
         (["--reference-size", "10"], "--reference-size applies to open-world data sets"),
-        (["--annotators", "0.9"], "--annotators applies to open-world data sets"),
+        (["--hard-items", "0.1:0.7"], "--hard-items applies to open-world data sets"),
+        (["--gold-rate", "0.1"], "--gold-rate applies with --annotators"),
+        (["--annotators", "0.9", "--design", "ais-published"], "--annotators applies to the"),
+        (["--annotators", "0.9", "--gold-rate", "1"], "--gold-rate must lie in [0, 1)"),
+        (["--annotators", "1.5"], "annotator '1.5': rates must lie in [0, 1]"),
         (["--target-half-width", "0.1"], "--target-half-width applies to open-world"),
         (["--design", "published"], "--design published is an open-world design"),
         (["--measures", "f1,f2"], "--measures: a comma list"),

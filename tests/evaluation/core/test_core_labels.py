@@ -211,3 +211,26 @@ def test_posteriors_fall_back_to_per_item_evaluation():
         labels, labels.row[items], lam, np.isfinite(lam), np.zeros(3, np.int64), 1
     )
     assert posteriors.levels is None
+
+
+def test_a_closed_pools_label_is_what_the_answers_favour_whatever_the_class_rate():
+    """Rare positives: a single "yes" from a good annotator is a positive (its evidence), though
+    the class prior alone would outvote it; a single "no" is a negative; exact labels and gold
+    answers stand as they are."""
+    truth = np.zeros(400, dtype=bool)
+    state = judged_state(3, truth, accuracy=0.97, gold=60)
+    n = state.n_items
+    extra = TaskState(n + 3)
+    extra.set_gold(state.gold.items, state.gold.answers)
+    j = state.judgments
+    extra.add_judgments(j.items, j.annotators, j.says_correct)
+    yes, no, exact = n, n + 1, n + 2
+    extra.add_judgments([yes, no], [0, 1], [True, False])
+    extra.set_labels([exact], [1])
+    labels = item_labels(extra, item_class=np.zeros(n + 3, np.int64))
+    assert labels.value[yes] < 0.5  # the class rate (near 0) outvotes the "yes" ...
+    assert labels.evidence[yes] > 0
+    favoured = labels.favoured(np.array([yes, no, exact]))
+    assert favoured.tolist() == [True, False, True]  # the evidence is not outvoted
+    gold = state.gold.items
+    assert (labels.favoured(gold) == state.gold.answers.astype(bool)).all()
