@@ -163,7 +163,7 @@ def run_pool_campaign(
             if labeller is None:
                 state.set_labels(items, truth[items])
             else:
-                labeller.label(state, items)
+                labeller.label(state, items, pool_design)
     values, low, high = _as_arrays(
         pool_design.estimate(state, level=level, measures=measures), measures
     )
@@ -192,13 +192,28 @@ class _Labeller:
         self.drawn = np.zeros(data.n_items, dtype=bool)
         self.no_class = np.full(data.n_items, -1, dtype=np.int64)
 
-    def label(self, state: PoolState, items: np.ndarray) -> None:
-        """Judge ``items``, refit the annotator model and label every drawn item anew."""
+    def label(self, state: PoolState, items: np.ndarray, design: Any) -> None:
+        """Judge ``items``, then the looks the design asks (while the panel has annotators left
+        for them), and label every drawn item anew."""
         self.panel.answer_items(self.answers, items)
         self.drawn[items] = True
+        self._relabel(state)
+        ask = getattr(design, "looks", None)
+        while ask is not None and (due := ask(state)).size:
+            before = self._judgments_on(due)
+            self.panel.answer_items(self.answers, np.empty(0, np.int64), due)
+            if self._judgments_on(due) == before:
+                break  # every annotator has judged them: nobody left to ask
+            self._relabel(state)
+
+    def _judgments_on(self, items: np.ndarray) -> int:
+        return int(np.count_nonzero(np.isin(self.answers.judgments.items, items)))
+
+    def _relabel(self, state: PoolState) -> None:
         resolved = item_labels(self.answers, item_class=self.no_class)
         known = np.flatnonzero(self.drawn & resolved.verified)
         state.set_labels(known, resolved.favoured(known))
+        state.set_answers(self.answers)
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,7 @@ from ..intervals import effective_binomial_interval
 from ..results import IntervalEstimate
 from .cells import CellRates, RankCells, cell_rates, rank_cells
 from .interface import MeasureEstimates
+from .label_noise import PoolLabels, RunLabelValues, looks_due, pool_labels
 from .measures import MEASURES, measure_beta, measure_gradient, measure_range, measure_value
 from .state import PoolState
 
@@ -74,14 +75,22 @@ class PoolTotals:
     tp_unverified: npt.NDArray[np.float64]
     tp_rates: tuple[tuple[npt.NDArray[np.float64], ...], ...]
     tp_upper_rates: tuple[tuple[npt.NDArray[np.float64], ...], ...]
+    # Whether every label is exact (no annotator error to carry): exact bounds need it.
+    exact_labels: bool = True
 
 
 def pool_totals(
-    state: PoolState, cells: RankCells, rates: CellRates, inclusion: npt.ArrayLike
+    state: PoolState,
+    cells: RankCells,
+    rates: CellRates,
+    inclusion: npt.ArrayLike,
+    labels: PoolLabels | None = None,
 ) -> PoolTotals:
-    """Every run's ``tp`` and ``fn`` with variances from the cells' posteriors (see the module)."""
+    """Every run's ``tp`` and ``fn`` with variances from the cells' posteriors (see the module);
+    ``labels``: with fallible annotators, the labels corrected for their error
+    (:mod:`.label_noise`)."""
     return prediction_totals(
-        state, cells, rates, inclusion, [run.predictions for run in state.runs]
+        state, cells, rates, inclusion, [run.predictions for run in state.runs], labels
     )
 
 
@@ -91,35 +100,43 @@ def prediction_totals(
     rates: CellRates,
     inclusion: npt.ArrayLike,
     masks: npt.ArrayLike,
+    labels: PoolLabels | None = None,
 ) -> PoolTotals:
     """``tp`` and ``fn`` with their variances for the predictions ``masks`` (one row per set of
     predictions over the pool), as the design estimates a run's.
 
     A run's predicted positives in a cell, and its predicted negatives there, get rates of their
-    own (:func:`domain_rates`): a cell mixes the items of precise and of sloppy runs.
+    own (:func:`domain_rates`): a cell mixes the items of precise and of sloppy runs. With
+    ``labels`` (fallible annotators) each verified item counts for its label corrected for
+    annotator error in those same domains, and the labels' uncertainty is added.
     """
     masks = np.atleast_2d(np.asarray(masks, dtype=bool))
     verified = state.labelled
-    positive = verified & (state.labels == 1)
+    exact = (verified & (state.labels == 1)).astype(float)
     unverified = ~verified
     weight = verified_weights(state, inclusion)
-    cell_sums = weighted_sums(cells, weight, positive)
+    exact_sums = weighted_sums(cells, weight, exact)
     parts = []
     for predictions in masks:
+        run = labels.for_run(predictions) if labels is not None else None
+        value = run.value if run is not None else exact
+        cell_sums = weighted_sums(cells, weight, value) if run is not None else exact_sums
         parts.append(
             [
                 domain_total(
                     rates,
                     cell_sums,
-                    weighted_sums(cells, np.where(domain, weight, 0.0), positive),
+                    weighted_sums(cells, np.where(domain, weight, 0.0), value),
                     cells.count(unverified & domain),
-                    float(np.count_nonzero(positive & domain)),
+                    float(value[domain].sum()),
                     doubt=doubt,
+                    labels=run,
+                    side=side,
                 )
-                for domain, doubt in ((predictions, True), (~predictions, False))
+                for domain, doubt, side in ((predictions, True, 1), (~predictions, False, 0))
             ]
         )
-    return totals_of(parts, masks.sum(axis=1).astype(float))
+    return totals_of(parts, masks.sum(axis=1).astype(float), exact_labels=labels is None)
 
 
 @dataclass(frozen=True, eq=False)
@@ -153,6 +170,8 @@ def domain_total(
     verified_positives: float,
     *,
     doubt: bool = False,
+    labels: RunLabelValues | None = None,
+    side: int = 1,
 ) -> DomainTotal:
     """A domain's positives: the verified ones plus, per cell, its unverified items times their
     rate (:func:`domain_rates`), with the Beta-binomial variance of those.
@@ -170,9 +189,17 @@ def domain_total(
     positives into every cell and biases a run with many unverified predictions (dblp-acm at 250
     labels: coverage 0.03), and planning on the floored variance moves labels to sloppy runs
     (abt-buy at 250 labels: lowest precision coverage 0.95 -> 0.90, 60 campaigns).
+
+    ``labels`` (fallible annotators; the run's domains on ``side``, 1 its predicted positives):
+    each rate's variance is divided by ``(1 - gamma)^2`` and the labels' own doubt and the
+    annotator parameters' are added (:mod:`.label_noise`).
     """
     mean, var = domain_rates(rates, cell_sums, domain_sums)
     u = np.asarray(unverified, dtype=float)
+    extra = 0.0
+    if labels is not None:
+        var = np.minimum(var * labels.inflation(side), mean * (1.0 - mean))
+        extra = labels.extra_variance(side, u)
     variance = u * u * var + u * mean * (1.0 - mean)
     interval_variance = variance
     upper_mean, upper_var = mean, var
@@ -183,8 +210,8 @@ def domain_total(
         interval_variance = np.maximum(variance, floored)
     return DomainTotal(
         float(verified_positives + u @ mean),
-        float(variance.sum()),
-        float(interval_variance.sum()),
+        float(variance.sum() + extra),
+        float(interval_variance.sum() + extra),
         float(verified_positives),
         u,
         mean,
@@ -218,7 +245,9 @@ def _floored_first_shape(
     return floored_mean, floored_var
 
 
-def totals_of(parts: Sequence[Sequence[DomainTotal]], pp: npt.ArrayLike) -> PoolTotals:
+def totals_of(
+    parts: Sequence[Sequence[DomainTotal]], pp: npt.ArrayLike, *, exact_labels: bool = True
+) -> PoolTotals:
     """:class:`PoolTotals` from each run's ``(predicted positives, predicted negatives)``."""
     tp = [p[0] for p in parts]
     fn = [p[1] for p in parts]
@@ -233,6 +262,7 @@ def totals_of(parts: Sequence[Sequence[DomainTotal]], pp: npt.ArrayLike) -> Pool
         np.array([d.unverified.sum() for d in tp]),
         tuple((d.unverified, d.rate_mean, d.rate_variance) for d in tp),
         tuple((d.upper_mean, d.upper_variance) for d in tp),
+        exact_labels,
     )
 
 
@@ -244,9 +274,10 @@ def verified_weights(state: PoolState, inclusion: npt.ArrayLike) -> npt.NDArray[
 
 
 def weighted_sums(
-    cells: RankCells, weight: npt.NDArray[np.float64], positive: npt.NDArray[np.bool_]
+    cells: RankCells, weight: npt.NDArray[np.float64], positive: npt.NDArray[np.float64]
 ) -> npt.NDArray[np.float64]:
-    """Per cell ``(sum w, sum w^2, sum w y)`` over the verified items (a 3 x cells array)."""
+    """Per cell ``(sum w, sum w^2, sum w y)`` over the verified items (a 3 x cells array;
+    ``y`` a label in [0, 1])."""
     n = cells.n_cells
     return np.array(
         [
@@ -506,17 +537,29 @@ class AdaptivePoolDesign:
             record.cells_for_runs = state.n_runs
         return record
 
-    def _model(self, state: PoolState, record: _Sampling) -> tuple[RankCells, CellRates]:
-        assert record.cells is not None
-        rates = cell_rates(
-            record.cells, state.labels, record.inclusion, prior_strength=self.prior_strength
+    def _model(
+        self, state: PoolState, record: _Sampling
+    ) -> tuple[RankCells, CellRates, PoolLabels | None]:
+        """The cells, their rates and, with fallible annotators, the corrected labels."""
+        cells = record.cells
+        assert cells is not None
+        weight = verified_weights(state, record.inclusion)
+        labels = pool_labels(state.answers, state.labelled, cells, weight, record.inclusion)
+        values = (
+            state.labels if labels is None else np.where(state.labelled, labels.cell_values(), -1.0)
         )
-        return record.cells, rates
+        rates = cell_rates(cells, values, record.inclusion, prior_strength=self.prior_strength)
+        return cells, rates, labels
 
     def _totals(
-        self, state: PoolState, record: _Sampling, cells: RankCells, rates: CellRates
+        self,
+        state: PoolState,
+        record: _Sampling,
+        cells: RankCells,
+        rates: CellRates,
+        labels: PoolLabels | None,
     ) -> PoolTotals:
-        return pool_totals(state, cells, rates, record.inclusion)
+        return pool_totals(state, cells, rates, record.inclusion, labels)
 
     # ------------------------------------------------------------------ estimation
 
@@ -547,7 +590,7 @@ class AdaptivePoolDesign:
         low_r, high_r = measure_range(name)
         if not math.isfinite(value):
             return IntervalEstimate(math.nan, low_r, high_r, level, "undefined", used)
-        if name == "precision" and t.tp_unverified[r] <= EXACT_UP_TO:
+        if name == "precision" and t.tp_unverified[r] <= EXACT_UP_TO and t.exact_labels:
             low, high = _exact_precision_bounds(t, r, level)
             return IntervalEstimate(value, low, high, level, f"{METHOD}/exact", used)
         d_tp, d_fn = measure_gradient(name, t.tp[r], t.fn[r], **known)
@@ -577,9 +620,9 @@ class AdaptivePoolDesign:
         take = min(int(budget), self.round_size, int(np.count_nonzero(open_)))
         if take <= 0:
             return np.empty(0, np.int64)
-        cells, rates = self._model(state, record)
+        cells, rates, labels = self._model(state, record)
         need = np.sqrt(rates.mean[cells.of_item]) * self._gradient_scale(
-            state, self._totals(state, record, cells, rates)
+            state, self._totals(state, record, cells, rates, labels)
         )
         # Order sampling: an open item is taken once the scaled proposal passes its permanent
         # number, at the scale u / need (at once if the defensive floor already does); the
@@ -600,6 +643,12 @@ class AdaptivePoolDesign:
         inclusion[items] = aimed
         record.inclusion = inclusion
         return items[picked].astype(np.int64, copy=False)
+
+    def looks(self, state: PoolState) -> npt.NDArray[np.int64]:
+        """Verified items owed one more judgment by fallible annotators (their answers are not a
+        clear "no"; :func:`.label_noise.looks_due`): asked before the next round, they cost no
+        new item. Empty with exact labels."""
+        return looks_due(state.answers, state.labelled)
 
     def _gradient_scale(self, state: PoolState, totals: PoolTotals) -> npt.NDArray[np.float64]:
         """Per item: the root of every run's weighted squared gradients of its targets there."""

@@ -152,11 +152,15 @@ def score_threshold_totals(
     inclusion: npt.ArrayLike,
     scores: npt.ArrayLike,
     thresholds: npt.ArrayLike,
+    *,
+    values: npt.NDArray[np.float64] | None = None,
 ) -> PoolTotals:
     """:func:`.adaptive.prediction_totals` of the predictions ``scores >= t`` for every ``t`` of
     the increasing ``thresholds``, in one pass over the pool: each item falls in the bin of the
     thresholds it reaches, and a threshold's per-cell counts and weighted sums are the sums over
-    the bins above it."""
+    the bins above it. ``values``: per item, its label corrected for annotator error as the run
+    sees it (:mod:`.label_noise`; the labels' own uncertainty is not added here), else the
+    exact labels."""
     s = np.asarray(scores, dtype=float)
     t = np.asarray(thresholds, dtype=float)
     if t.ndim != 1 or np.any(np.diff(t) <= 0):
@@ -164,7 +168,11 @@ def score_threshold_totals(
     k = t.size
     reach = np.searchsorted(t, s, side="right")  # item i is predicted at threshold j < reach[i]
     verified = state.labelled
-    positive = verified & (state.labels == 1)
+    positive = (
+        (verified & (state.labels == 1)).astype(float)
+        if values is None
+        else np.where(verified, values, 0.0)
+    )
     unverified = ~verified
     weight = verified_weights(state, inclusion)
     n_cells = cells.n_cells
@@ -179,10 +187,10 @@ def score_threshold_totals(
 
     open_above = above(unverified.astype(float))
     sums_above = np.array([above(weight), above(weight * weight), above(weight * positive)])
-    positives_above = above(positive.astype(float)).sum(axis=0)
+    positives_above = above(positive).sum(axis=0)
     cell_sums = weighted_sums(cells, weight, positive)
     everywhere = cells.count(unverified)
-    n_positive = float(np.count_nonzero(positive))
+    n_positive = float(positive.sum())
     parts = [
         [
             domain_total(
@@ -204,7 +212,7 @@ def score_threshold_totals(
         for j in range(k)
     ]
     pp = np.cumsum(np.bincount(reach, minlength=bins)[::-1])[::-1][1:].astype(float)
-    return totals_of(parts, pp)
+    return totals_of(parts, pp, exact_labels=values is None)
 
 
 def precision_recall_curve(
@@ -255,8 +263,9 @@ def precision_recall_curve(
         else np.unique(np.asarray(thresholds, dtype=float))
     )
     record = design._record(state, None)
-    cells, rates = design._model(state, record)
-    totals = score_threshold_totals(state, cells, rates, record.inclusion, scores, t)
+    cells, rates, labels = design._model(state, record)
+    values = labels.for_run(state.runs[run].predictions).value if labels is not None else None
+    totals = score_threshold_totals(state, cells, rates, record.inclusion, scores, t, values=values)
     used = state.n_labelled
     columns: dict[str, list[float]] = {
         key: [] for key in ("p", "p_low", "p_high", "r", "r_low", "r_high")

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from ..state import TaskState
+
 __all__ = ["PoolRun", "PoolState"]
 
 UNKNOWN = -1
@@ -29,7 +31,9 @@ class PoolState:
     """A closed pool of ``n_items`` items, the runs that scored it and the labels verified so far.
 
     ``labels`` holds 1 (positive), 0 (negative) or -1 (not verified) per item. Runs are added in
-    arrival order; a run's index is its position.
+    arrival order; a run's index is its position. With fallible annotators, ``answers`` holds
+    their judgments and gold answers (:meth:`set_answers`): ``labels`` then says which items
+    are verified, and the estimates take their labels from the annotator model.
     """
 
     def __init__(self, n_items: int) -> None:
@@ -38,6 +42,7 @@ class PoolState:
         self.n_items = int(n_items)
         self.labels = np.full(self.n_items, UNKNOWN, dtype=np.int8)
         self.runs: list[PoolRun] = []
+        self.answers: TaskState | None = None
 
     def add_run(self, scores: npt.ArrayLike, predictions: npt.ArrayLike, *, name: str = "") -> int:
         """Add a run scoring every item; return its index."""
@@ -61,6 +66,13 @@ class PoolState:
         if items.size and (items.min() < 0 or items.max() >= self.n_items):
             raise IndexError("item outside the pool")
         self.labels[items] = np.where(values.astype(bool), 1, 0)
+
+    def set_answers(self, answers: TaskState | None) -> None:
+        """Annotators' judgments (and gold answers) on the pool's items, or ``None`` when every
+        label in ``labels`` is exact (:mod:`.label_noise`)."""
+        if answers is not None and answers.n_items != self.n_items:
+            raise ValueError(f"answers on {answers.n_items} items for a pool of {self.n_items}")
+        self.answers = answers
 
     @property
     def labelled(self) -> np.ndarray:

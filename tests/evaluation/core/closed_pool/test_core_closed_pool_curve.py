@@ -97,7 +97,8 @@ def test_one_pass_totals_equal_the_totals_of_each_thresholds_predictions():
     truth, systems = synthetic_pool()
     state, design = _campaign(truth, systems, 70, np.random.default_rng(6))
     record = design._record(state, None)
-    cells, rates = design._model(state, record)
+    cells, rates, labels = design._model(state, record)
+    assert labels is None  # exact labels
     pi = record.inclusion
     for run in state.runs:
         t = curve_thresholds(run.scores, points=40)
