@@ -191,6 +191,15 @@ def queue_health(*, task: Task) -> QueueHealth:
     )
 
 
+def pending_items(*, task: Task) -> set[int]:
+    """Items (engine indices) whose requests still wait for a judgment asked of them."""
+    return set(
+        VerificationRequest.objects.filter(
+            task=task, state=VerificationRequest.State.PENDING
+        ).values_list("item__index", flat=True)
+    )
+
+
 def stuck_items(*, task: Task) -> set[int]:
     """Items (engine indices) of pending requests that no unpaused annotator of the task can be
     given: each has answered or skipped it, answered it as gold, or conflicts with it.

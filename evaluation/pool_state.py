@@ -1,12 +1,11 @@
 """Rebuild a closed-pool task's engine state (:class:`evaluation.core.closed_pool.PoolState`) and
 its adaptive design's sampling record from the database.
 
-Runs enter in submission order (by id) from their packed outputs. A drawn item's label is the one
-the task's annotator model resolves from its judgments and gold answers: positive ("correct")
-when the answers' evidence, their log-likelihood ratio under each annotator's estimated error
-rates, favours it (the posterior under an even prior; gold answers are exact). The same judgment
-set and label model as an open task's, read at one ``labels_version``. Closed
-pools do not yet carry that model's label uncertainty into their intervals (docs/STATISTICS.md).
+Runs enter in submission order (by id) from their packed outputs. The pool's judgments and gold
+answers, read at one ``labels_version`` (the same judgment set as an open task's), go to the
+state whole (:meth:`PoolState.set_answers`): the design corrects every label for annotator error
+(:mod:`evaluation.core.closed_pool.label_noise`). A drawn and answered item is marked verified
+with what its answers favour (:meth:`evaluation.core.labels.ItemLabels.favoured`).
 
 The sampling record is what the design resumes from: each item's permanent uniform number,
 regenerated from the task's seed, and the inclusion probabilities after the latest round
@@ -20,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from annotation.selectors import stuck_items, working_annotators
+from annotation.selectors import pending_items, stuck_items, working_annotators
 from evaluation.core.closed_pool import PoolState
 from evaluation.core.closed_pool.adaptive import AdaptivePoolDesign, PoolSampling
 from evaluation.core.labels import item_labels
@@ -54,9 +53,13 @@ class LoadedPool:
     rounds: int  # rounds stored for the task
     inclusion: np.ndarray  # after the latest round
 
+    def asked_items(self) -> np.ndarray:
+        """Items still owed a judgment asked of them (a drawn item's first ones, a look), sorted."""
+        return np.array(sorted(pending_items(task=self.task)), dtype=np.int64)
+
     def pending(self) -> np.ndarray:
-        """Drawn items still without a label that some annotator at work can answer."""
-        waiting = self.drawn[~self.state.labelled[self.drawn]]
+        """:meth:`asked_items` that some annotator at work can answer."""
+        waiting = self.asked_items()
         if not waiting.size:
             return waiting
         stuck = (
@@ -126,7 +129,8 @@ def load_pool_state(task: Task) -> LoadedPool:
 
 
 def _set_labels(state: PoolState, task: Task, version: int, drawn: np.ndarray) -> None:
-    """Label the drawn items the annotator model has resolved (see the module docstring)."""
+    """Mark the drawn items answered so far as verified and hand the answers to the state (see
+    the module docstring)."""
     if not drawn.size:
         return
     answers = TaskState(state.n_items)
@@ -134,3 +138,4 @@ def _set_labels(state: PoolState, task: Task, version: int, drawn: np.ndarray) -
     resolved = item_labels(answers, item_class=np.full(state.n_items, -1, dtype=np.int64))
     known = drawn[resolved.verified[drawn]]
     state.set_labels(known, resolved.favoured(known))
+    state.set_answers(answers)

@@ -6,8 +6,11 @@ and no answers are still out, the design (:class:`~evaluation.core.closed_pool.A
 chooses the next round for the whole pool, weighing each run by how far it is from the target;
 the round is stored (a :class:`PlanRound` attributed to the run, a :class:`Draw` per item with
 its inclusion probability, the task's full inclusion vector) and its items are queued for
-annotators exactly as an open task's are. While answers are out, the run waits: estimation moves
-it on when they are in (:mod:`.pool_estimation`).
+annotators exactly as an open task's are. Before a new round, every verified item whose answers
+are not a clear "no" is asked again (the design's looks,
+:func:`evaluation.core.closed_pool.label_noise.looks_due`), as far as the budget allows. While
+answers are out, the run waits: estimation moves it on when they are in
+(:mod:`.pool_estimation`).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.services import register_run_conflicts, request_verification
+from annotation.services import ask_again, register_run_conflicts, request_verification
 from evaluation.core import ENGINE_VERSION
 from leaderboard.jobs import enqueue_estimate
 from leaderboard.models import Item, Run
@@ -63,6 +66,17 @@ def plan_pool_locked(run: Run, token: str) -> str:
             reason = f"waiting for answers on {pending.size} items of the pool's current round"
             transition_run(run, Run.State.AWAITING_LABELS, reason)
         return "waiting"
+    looks = _affordable_looks(loaded)
+    if looks.size:
+        with transaction.atomic():
+            assert_lock_held(task.pk, token)
+            asked = _ask_looks(loaded, looks)
+            transition_run(
+                run,
+                Run.State.AWAITING_LABELS,
+                f"{asked} verified pool items whose answers are not a clear no asked again",
+            )
+        return "sample"
     widths = run_half_widths(loaded, index)
     widest = max(widths.values())
     target = task.target_half_width
@@ -116,6 +130,36 @@ def _stop(loaded: LoadedPool, widest: float, target: float, round_no: int) -> st
     return None
 
 
+def _affordable_looks(loaded: LoadedPool) -> np.ndarray:
+    """The looks the design asks (engine indices) that are not asked already (a look nobody at
+    work can give stays pending, and is not asked twice), the first ones as far as the budget's
+    remaining judgments go."""
+    looks = loaded.design.looks(loaded.state)
+    if looks.size:
+        looks = looks[~np.isin(looks, loaded.asked_items())]
+    remaining = label_spend(loaded.task).remaining
+    return looks if remaining is None else looks[: max(0, remaining)]
+
+
+def _ask_looks(loaded: LoadedPool, looks: np.ndarray) -> int:
+    pks = dict(
+        Item.objects.filter(task_id=loaded.task.pk, index__in=looks.tolist()).values_list(
+            "index", "pk"
+        )
+    )
+    return ask_again(
+        task=loaded.task, item_ids=[pks[int(i)] for i in looks], run_items=_positives(loaded)
+    )
+
+
+def _positives(loaded: LoadedPool) -> list[tuple[int, np.ndarray]]:
+    """Per run, its team and the items it predicts positive (whose team never verifies them)."""
+    return [
+        (other.team_id, np.flatnonzero(loaded.state.runs[k].predictions).astype(np.int64))
+        for k, other in enumerate(loaded.runs)
+    ]
+
+
 def _affordable(loaded: LoadedPool) -> int:
     """Items the label budget still pays for (each asks the task's judgments per item)."""
     remaining = label_spend(loaded.task).remaining
@@ -160,17 +204,12 @@ def _store_round(
         ],
         batch_size=2000,
     )
-    # Conflicts: a team whose run predicts an item positive never verifies it.
-    positives = [
-        (other.team_id, np.flatnonzero(loaded.state.runs[k].predictions).astype(np.int64))
-        for k, other in enumerate(loaded.runs)
-    ]
     request_verification(
         task=task,
         item_ids=[pks[int(i)] for i in items],
         judgments=task.judgments_per_item,
         priority=plan_round.pk,
-        run_items=positives,
+        run_items=_positives(loaded),
     )
     return plan_round
 

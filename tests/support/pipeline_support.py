@@ -118,9 +118,14 @@ class PipelineDriver:
 
 
 def answer_all(task: Task, truth: dict[int, bool], user) -> int:
-    """Answer every pending request of ``task`` from ``truth`` (item index -> correct)."""
+    """Answer every pending request of ``task`` from ``truth`` (item index -> correct) that
+    ``user`` has not judged yet (the queue never serves an item twice to one annotator)."""
     n = 0
-    pending = VerificationRequest.objects.filter(task=task, state="pending").select_related("item")
+    pending = (
+        VerificationRequest.objects.filter(task=task, state="pending")
+        .exclude(judgments__annotator=user, judgments__withdrawn_at=None)
+        .select_related("item")
+    )
     for req in pending:
         answer = "correct" if truth[req.item.index] else "incorrect"
         submit_judgment(request_id=req.pk, annotator=user, answer=answer)

@@ -132,6 +132,7 @@ def prediction_totals(
                     doubt=doubt,
                     labels=run,
                     side=side,
+                    members=domain,
                 )
                 for domain, doubt, side in ((predictions, True, 1), (~predictions, False, 0))
             ]
@@ -172,6 +173,7 @@ def domain_total(
     doubt: bool = False,
     labels: RunLabelValues | None = None,
     side: int = 1,
+    members: npt.NDArray[np.bool_] | None = None,
 ) -> DomainTotal:
     """A domain's positives: the verified ones plus, per cell, its unverified items times their
     rate (:func:`domain_rates`), with the Beta-binomial variance of those.
@@ -190,16 +192,18 @@ def domain_total(
     labels: coverage 0.03), and planning on the floored variance moves labels to sloppy runs
     (abt-buy at 250 labels: lowest precision coverage 0.95 -> 0.90, 60 campaigns).
 
-    ``labels`` (fallible annotators; the run's domains on ``side``, 1 its predicted positives):
-    each rate's variance is divided by ``(1 - gamma)^2`` and the labels' own doubt and the
-    annotator parameters' are added (:mod:`.label_noise`).
+    ``labels`` (fallible annotators; the run's domains on ``side``, 1 its predicted positives,
+    and the domain's items ``members``): each rate's variance is divided by ``(1 - gamma)^2``
+    and the labels' own doubt and the annotator parameters' are added (:mod:`.label_noise`).
     """
     mean, var = domain_rates(rates, cell_sums, domain_sums)
     u = np.asarray(unverified, dtype=float)
     extra = 0.0
     if labels is not None:
+        if members is None:
+            raise ValueError("labels with annotator error need the domain's members")
         var = np.minimum(var * labels.inflation(side), mean * (1.0 - mean))
-        extra = labels.extra_variance(side, u)
+        extra = labels.extra_variance(members, u)
     variance = u * u * var + u * mean * (1.0 - mean)
     interval_variance = variance
     upper_mean, upper_var = mean, var

@@ -38,6 +38,7 @@ from .adaptive import (
     weighted_sums,
 )
 from .cells import CellRates, RankCells
+from .label_noise import RunLabelValues
 from .state import PoolState
 
 __all__ = [
@@ -153,14 +154,15 @@ def score_threshold_totals(
     scores: npt.ArrayLike,
     thresholds: npt.ArrayLike,
     *,
-    values: npt.NDArray[np.float64] | None = None,
+    labels: RunLabelValues | None = None,
 ) -> PoolTotals:
     """:func:`.adaptive.prediction_totals` of the predictions ``scores >= t`` for every ``t`` of
     the increasing ``thresholds``, in one pass over the pool: each item falls in the bin of the
     thresholds it reaches, and a threshold's per-cell counts and weighted sums are the sums over
-    the bins above it. ``values``: per item, its label corrected for annotator error as the run
-    sees it (:mod:`.label_noise`; the labels' own uncertainty is not added here), else the
-    exact labels."""
+    the bins above it. ``labels``: with fallible annotators, the labels corrected for their
+    error as the run whose scores these are sees them (:mod:`.label_noise`), its domains'
+    information loss and the labels' variance applied to each threshold's items; at the run's
+    own threshold exactly its estimate."""
     s = np.asarray(scores, dtype=float)
     t = np.asarray(thresholds, dtype=float)
     if t.ndim != 1 or np.any(np.diff(t) <= 0):
@@ -170,8 +172,8 @@ def score_threshold_totals(
     verified = state.labelled
     positive = (
         (verified & (state.labels == 1)).astype(float)
-        if values is None
-        else np.where(verified, values, 0.0)
+        if labels is None
+        else np.where(verified, labels.value, 0.0)
     )
     unverified = ~verified
     weight = verified_weights(state, inclusion)
@@ -200,6 +202,9 @@ def score_threshold_totals(
                 open_above[:, j],
                 positives_above[j],
                 doubt=True,
+                labels=labels,
+                side=1,
+                members=s >= t[j],
             ),
             domain_total(
                 rates,
@@ -207,12 +212,15 @@ def score_threshold_totals(
                 cell_sums - sums_above[:, :, j],
                 everywhere - open_above[:, j],
                 n_positive - positives_above[j],
+                labels=labels,
+                side=0,
+                members=s < t[j],
             ),
         ]
         for j in range(k)
     ]
     pp = np.cumsum(np.bincount(reach, minlength=bins)[::-1])[::-1][1:].astype(float)
-    return totals_of(parts, pp, exact_labels=values is None)
+    return totals_of(parts, pp, exact_labels=labels is None)
 
 
 def precision_recall_curve(
@@ -264,8 +272,10 @@ def precision_recall_curve(
     )
     record = design._record(state, None)
     cells, rates, labels = design._model(state, record)
-    values = labels.for_run(state.runs[run].predictions).value if labels is not None else None
-    totals = score_threshold_totals(state, cells, rates, record.inclusion, scores, t, values=values)
+    run_labels = labels.for_run(state.runs[run].predictions) if labels is not None else None
+    totals = score_threshold_totals(
+        state, cells, rates, record.inclusion, scores, t, labels=run_labels
+    )
     used = state.n_labelled
     columns: dict[str, list[float]] = {
         key: [] for key in ("p", "p_low", "p_high", "r", "r_low", "r_high")

@@ -61,9 +61,9 @@ MOST_JUDGMENTS = 5
 class RunLabelValues:
     """The verified items' labels as one run's estimate sees them.
 
-    ``value`` per pool item (0 where unverified); per side of the run (1: its predicted
-    positives, 0: its negatives) the extra variance of that side's positives
-    (:meth:`extra_variance`) and the factor on each cell's rate variance (:meth:`inflation`).
+    ``value`` per pool item (0 where unverified); the extra variance of the positives of a set
+    of items (:meth:`extra_variance`) and, per side of the run (1: its predicted positives, 0:
+    its negatives), the factor on each cell's rate variance (:meth:`inflation`).
     """
 
     value: npt.NDArray[np.float64]
@@ -81,22 +81,25 @@ class RunLabelValues:
         factor: npt.NDArray[np.float64] = 1.0 / (1.0 - missing) ** 2
         return factor
 
-    def extra_variance(self, side: int, unverified: npt.NDArray[np.float64]) -> float:
-        """The labels' share of the variance of the positives on ``side``, beyond the rates'
-        own: the verified items' doubt plus the annotator parameters' (``unverified``: per cell,
-        the side's unverified items, whose rate moves with the parameters)."""
+    def extra_variance(
+        self, members: npt.NDArray[np.bool_], unverified: npt.NDArray[np.float64]
+    ) -> float:
+        """The labels' share of the variance of the positives among ``members`` (a mask over
+        the pool: the run's predicted positives or negatives, or a curve threshold's), beyond
+        the rates' own: the verified members' doubt plus the annotator parameters' (``unverified``:
+        per cell, the unverified members, whose rate moves with the parameters)."""
         dl = self._domains
         if dl is None:
             return 0.0
-        on_side = (self._domain_of % 2) == side
-        doubt = float(dl.variance[on_side].sum())
+        inside = members[self._items]
+        doubt = float(dl.variance[inside].sum())
         cell = self._domain_of // 2
         weight_sum = np.bincount(
-            cell[on_side], weights=self._weights[on_side], minlength=self._n_cells
+            cell[inside], weights=self._weights[inside], minlength=self._n_cells
         )
         with np.errstate(invalid="ignore", divide="ignore"):
             per_weight = np.where(weight_sum > 0, unverified / weight_sum, 0.0)
-        coefficients = np.where(on_side, 1.0 + per_weight[cell] * self._weights, 0.0)
+        coefficients = np.where(inside, 1.0 + per_weight[cell] * self._weights, 0.0)
         return doubt + dl.parameter_variance(coefficients)
 
 

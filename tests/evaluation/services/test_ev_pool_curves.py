@@ -48,8 +48,9 @@ def test_every_snapshot_stores_each_runs_curve_through_its_own_estimates(driver)
                 snapshot=latest, run=run, metric__in=["precision", "recall"]
             )
         }
-        # The same sums, added in another order (the curve takes every threshold in one pass).
-        same = {"rel": 1e-12, "abs": 1e-12}
+        # The same sums, added in another order (the curve takes every threshold in one pass;
+        # the labels' variance, corrected for annotator error, adds more of them: 1e-10).
+        same = {"rel": 1e-9, "abs": 1e-9}
         assert (curve["recall"][k], curve["recall_low"][k], curve["recall_high"][k]) == (
             pytest.approx(
                 (stored["recall"].value, stored["recall"].low, stored["recall"].high), **same

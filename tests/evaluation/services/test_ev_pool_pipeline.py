@@ -9,6 +9,8 @@ import pytest
 from annotation.models import VerificationRequest
 from evaluation.core.closed_pool import AdaptivePoolDesign, PoolState
 from evaluation.core.closed_pool.adaptive import PoolSampling
+from evaluation.core.state import TaskState
+from evaluation.engine_state import load_answers
 from evaluation.models import Draw, PlanRound, PoolSamplingRecord
 from evaluation.pool_state import load_pool_state, permanent_numbers
 from evaluation.services import plan_run
@@ -71,7 +73,7 @@ def test_the_stored_record_resumes_exactly_what_one_long_lived_design_would_draw
     rounds = list(PlanRound.objects.filter(task=task).order_by("id"))
     assert rounds and PoolSamplingRecord.objects.get(task=task).rounds == len(rounds)
     # One design kept in memory across every round (what a single process would have done),
-    # fed the same runs and the answers each round got.
+    # fed the same runs and, before each round, the answers that round's planner saw.
     runs = list(Run.objects.filter(task=task).order_by("id"))
     state = PoolState(task.n_items)
     for run in runs:
@@ -84,6 +86,9 @@ def test_the_stored_record_resumes_exactly_what_one_long_lived_design_would_draw
     )
     index = {run.pk: i for i, run in enumerate(runs)}
     for plan_round in rounds:
+        answers = TaskState(task.n_items)
+        load_answers(answers, task, plan_round.labels_version)
+        state.set_answers(answers)
         drawn = dict(
             Draw.objects.filter(plan_round=plan_round).values_list("item__index", "inclusion")
         )
