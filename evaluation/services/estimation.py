@@ -6,20 +6,19 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 from django.db import transaction
 
 from evaluation.core.ranking import RankIntervals, bonferroni_level, rank_estimates
 from evaluation.core.results import RunEstimate
 from leaderboard.jobs import enqueue_plan
-from leaderboard.models import LabelModelFit, LeaderboardSnapshot, Run, Task
+from leaderboard.models import LeaderboardSnapshot, Run, Task
 from leaderboard.services.lifecycle import transition_run
 
 from ..engine_state import LoadedTask, load_task_state
 from ..locks import assert_lock_held, engine_lock
 from .pool_estimation import estimate_pool_locked
 from .reference_sample import update_reference_sample
-from .snapshots import snapshot_row, store_snapshot, stored_value
+from .snapshots import label_details, snapshot_row, store_label_fit, store_snapshot
 
 METRICS = ("precision", "recall", "f1")
 
@@ -180,6 +179,7 @@ def _store_snapshot(
     latest = task.snapshots.order_by("-version").first()
     if latest is not None and _same(latest, loaded, rows):
         return None
+    labels = loaded.design.labels(loaded.state)
     snapshot = store_snapshot(
         task,
         rows=rows,
@@ -189,67 +189,13 @@ def _store_snapshot(
         reference_version=loaded.reference_version,
         n_labels=loaded.state.n_labelled,
         n_reference=loaded.state.reference.size,
-        details={"ranking": _ranking_details(ranking, loaded), **_label_details(loaded)},
-    )
-    _store_label_fit(task, snapshot, loaded)
-    return snapshot
-
-
-def _label_details(loaded: LoadedTask) -> dict[str, Any]:
-    """How labels entered the estimates, for everyone who reads the snapshot: the annotator
-    model's method and what it was fitted to (never anything per annotator or per item)."""
-    model = loaded.design.labels(loaded.state).model
-    if model is None:
-        return {}
-    return {
-        "label_model": {
-            "method": model.method,
-            "judgments": loaded.state.n_judgments,
-            "items": int(model.items.size),
-            "annotators": int(model.annotators.size),
-            "converged": bool(model.converged),
-        }
-    }
-
-
-def _store_label_fit(task: Task, snapshot: LeaderboardSnapshot, loaded: LoadedTask) -> None:
-    """The organizers' view of the fit behind ``snapshot``: every verified item's probability
-    of being correct (the items export) and each annotator's error rates with intervals at the
-    task's confidence (the queue page)."""
-    labels = loaded.design.labels(loaded.state)
-    level = float(loaded.design.confidence)
-    summaries = [] if labels.model is None else labels.model.summaries(level=level)
-    indices = np.flatnonzero(labels.verified)
-    LabelModelFit.objects.update_or_create(
-        task=task,
-        defaults={
-            "snapshot": snapshot,
-            "indices": indices.astype("<i8").tobytes(),
-            "values": labels.value[indices].astype("<f8").tobytes(),
-            "judgments": labels.judgments[indices].astype("<i4").tobytes(),
-            "says_correct": labels.says_correct[indices].astype("<i4").tobytes(),
-            "level": level,
-            "annotators": [
-                {
-                    "annotator": a.annotator,
-                    "sensitivity": [
-                        stored_value(a.sensitivity),
-                        stored_value(a.sensitivity_low),
-                        stored_value(a.sensitivity_high),
-                    ],
-                    "specificity": [
-                        stored_value(a.specificity),
-                        stored_value(a.specificity_low),
-                        stored_value(a.specificity_high),
-                    ],
-                    "judgments": a.judgments,
-                    "gold_judgments": a.gold_judgments,
-                    "weight": stored_value(a.weight),
-                }
-                for a in summaries
-            ],
+        details={
+            "ranking": _ranking_details(ranking, loaded),
+            **label_details(labels, loaded.state.n_judgments),
         },
     )
+    store_label_fit(task, snapshot, labels, level=float(loaded.design.confidence))
+    return snapshot
 
 
 def _same(latest: LeaderboardSnapshot, loaded: LoadedTask, rows: list[dict[str, Any]]) -> bool:

@@ -32,18 +32,13 @@ from leaderboard.services.lifecycle import transition_run
 from ..locks import assert_lock_held
 from ..models import Draw
 from ..pool_state import LoadedPool, load_pool_state
-from .snapshots import snapshot_row, store_snapshot
+from .snapshots import label_details, snapshot_row, store_label_fit, store_snapshot
 
 # Thresholds of a run's precision-recall curve (quantiles of its scores, plus its own).
 CURVE_POINTS = 30
 
+
 # What every closed-pool snapshot says of its labels (shown with the board's methods).
-LABELS_NOTE = (
-    "each verified item's label is the annotator model's resolution of its answers (positive "
-    "when their evidence favours it); its uncertainty is not yet in the intervals"
-)
-
-
 def estimate_pool_locked(task: Task, token: str) -> LeaderboardSnapshot | None:
     """Estimate every run of closed-pool ``task``, move runs on and store a snapshot if anything
     changed (the caller holds the engine lock); returns the snapshot or ``None``."""
@@ -175,6 +170,7 @@ def _store_snapshot(
         and latest.rows == rows
     ):
         return None
+    labels = loaded.design.labels(loaded.state)
     snapshot = store_snapshot(
         task,
         rows=rows,
@@ -186,11 +182,19 @@ def _store_snapshot(
         n_reference=0,
         details={
             "ranking": ranking,
-            "closed_pool": {"measures": measures, "labels": LABELS_NOTE, "f_beta": task.f_beta},
+            "closed_pool": {"measures": measures, "f_beta": task.f_beta},
+            **label_details(labels.view if labels else None, _judgments(loaded)),
         },
     )
+    if labels is not None:
+        store_label_fit(task, snapshot, labels.view, level=float(task.confidence))
     _store_curves(snapshot, loaded, listed, level=float(task.confidence))
     return snapshot
+
+
+def _judgments(loaded: LoadedPool) -> int:
+    answers = loaded.state.answers
+    return int(answers.judgments.size) if answers is not None else 0
 
 
 def _store_curves(

@@ -2,7 +2,9 @@
 
 Open-world and closed-pool estimation differ in what they estimate, not in what they store: a
 row per listed run (its counts, each metric's value and interval, its rank interval per metric)
-and an ``Estimate`` per run and metric, under the task's next snapshot version.
+and an ``Estimate`` per run and metric, under the task's next snapshot version; with fallible
+annotators, what the annotator model was fitted to (the snapshot's details) and its fit (the
+organizers' view).
 """
 
 from __future__ import annotations
@@ -11,12 +13,14 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 from django.db.models import Max
 from django.utils import timezone
 
 from evaluation.core import ENGINE_VERSION
+from evaluation.core.labels import ItemLabels
 from evaluation.core.results import IntervalEstimate
-from leaderboard.models import Estimate, LeaderboardSnapshot, Run, Task
+from leaderboard.models import Estimate, LabelModelFit, LeaderboardSnapshot, Run, Task
 from leaderboard.services.board import snapshot_publication
 
 # Per listed run: the run and its estimates by metric name.
@@ -109,3 +113,61 @@ def store_snapshot(
         batch_size=2000,
     )
     return snapshot
+
+
+def label_details(labels: ItemLabels | None, n_judgments: int) -> dict[str, Any]:
+    """How labels entered the estimates, for everyone who reads the snapshot: the annotator
+    model's method and what it was fitted to (never anything per annotator or per item); empty
+    with exact labels."""
+    model = labels.model if labels is not None else None
+    if model is None:
+        return {}
+    return {
+        "label_model": {
+            "method": model.method,
+            "judgments": int(n_judgments),
+            "items": int(model.items.size),
+            "annotators": int(model.annotators.size),
+            "converged": bool(model.converged),
+        }
+    }
+
+
+def store_label_fit(
+    task: Task, snapshot: LeaderboardSnapshot, labels: ItemLabels, *, level: float
+) -> None:
+    """The organizers' view of the fit behind ``snapshot``: every verified item's probability
+    of being correct (the items export) and each annotator's error rates with intervals at
+    ``level`` (the queue page)."""
+    summaries = [] if labels.model is None else labels.model.summaries(level=level)
+    indices = np.flatnonzero(labels.verified)
+    LabelModelFit.objects.update_or_create(
+        task=task,
+        defaults={
+            "snapshot": snapshot,
+            "indices": indices.astype("<i8").tobytes(),
+            "values": labels.value[indices].astype("<f8").tobytes(),
+            "judgments": labels.judgments[indices].astype("<i4").tobytes(),
+            "says_correct": labels.says_correct[indices].astype("<i4").tobytes(),
+            "level": level,
+            "annotators": [
+                {
+                    "annotator": a.annotator,
+                    "sensitivity": [
+                        stored_value(a.sensitivity),
+                        stored_value(a.sensitivity_low),
+                        stored_value(a.sensitivity_high),
+                    ],
+                    "specificity": [
+                        stored_value(a.specificity),
+                        stored_value(a.specificity_low),
+                        stored_value(a.specificity_high),
+                    ],
+                    "judgments": a.judgments,
+                    "gold_judgments": a.gold_judgments,
+                    "weight": stored_value(a.weight),
+                }
+                for a in summaries
+            ],
+        },
+    )

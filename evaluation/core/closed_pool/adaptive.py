@@ -648,6 +648,11 @@ class AdaptivePoolDesign:
         record.inclusion = inclusion
         return items[picked].astype(np.int64, copy=False)
 
+    def labels(self, state: PoolState) -> PoolLabels | None:
+        """The annotator model fitted to the pool's answers and the labels it gives
+        (:mod:`.label_noise`); ``None`` with exact labels."""
+        return self._model(state, self._record(state, None))[2]
+
     def looks(self, state: PoolState) -> npt.NDArray[np.int64]:
         """Verified items owed one more judgment by fallible annotators (their answers are not a
         clear "no"; :func:`.label_noise.looks_due`): asked before the next round, they cost no

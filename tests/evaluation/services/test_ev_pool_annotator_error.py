@@ -15,7 +15,7 @@ import pytest
 
 from annotation.models import VerificationRequest
 from annotation.services import load_gold
-from leaderboard.models import LeaderboardSnapshot, Run
+from leaderboard.models import LabelModelFit, LeaderboardSnapshot, Run
 
 from pipeline_support import PipelineDriver, annotator, answer_what_is_served
 from pool_pipeline import pool_world
@@ -50,6 +50,14 @@ def test_fallible_annotators_get_looks_and_the_intervals_cover(monkeypatch):
     # Looks were asked: items whose answers were not a clear no got further judgments.
     assert VerificationRequest.objects.filter(task=task, judgments_required__gt=1).exists()
     snapshot = LeaderboardSnapshot.objects.filter(task=task).order_by("-version").first()
+    # The board states the correction once; organizers see each annotator's error rates.
+    assert snapshot.details["label_model"]["annotators"] == 4
+    fit = LabelModelFit.objects.get(task=task)
+    assert fit.snapshot_id == snapshot.pk and len(fit.annotators) == 4
+    for rates in fit.annotators:
+        for side in ("sensitivity", "specificity"):
+            _, low, high = rates[side]
+            assert low <= 0.9 <= high, (side, rates)  # every annotator is right 90% of the time
     for row, run in zip(snapshot.rows, runs, strict=True):
         for m in ("precision", "recall", "f1"):
             cell, true = row[m], world.true_value(run, m)

@@ -60,7 +60,7 @@ def pool_board():
         n_reference=0,
         confidence=0.95,
         rows=rows,
-        details={"closed_pool": {"measures": ["f1", "mcc"], "labels": "resolved"}},
+        details={"closed_pool": {"measures": ["f1", "mcc"]}},
     )
     for row, run in zip(rows, runs, strict=True):
         for m in ("f1", "mcc"):

@@ -75,7 +75,7 @@ def snapshot(task, runs, version: int, *, published: bool, marker: float):
         confidence=0.95,
         published=published,
         rows=rows,
-        details={"closed_pool": {"measures": MEASURES, "labels": "resolved", "f_beta": 0.5}},
+        details={"closed_pool": {"measures": MEASURES, "f_beta": 0.5}},
     )
     for row, run in zip(rows, runs, strict=True):
         for m in MEASURES:
