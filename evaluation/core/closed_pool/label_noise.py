@@ -27,10 +27,12 @@ by the same rule and ``z`` stays consistent (:mod:`..labels`, "looks must follow
 both, 0.95-accurate annotators cost about a third more judgments than items and give the
 oracle's error (docs/STATISTICS.md).
 
-What the labels add to a domain's positives: the verified items' own doubt, ``sum z (1 - z)``;
-the rates' loss of information, their variance divided by ``(1 - gamma)^2`` (``gamma`` the share
-the labels' uncertainty takes); and the annotator parameters' uncertainty, ``g' Sigma g``, shared
-by every run (the verified positives and each cell's rate moving with the error rates).
+What the labels add to a domain's positives: the verified items' own doubt, ``sum z (1 - z)``
+divided by ``1 - gamma`` (``gamma`` the share of the domain's information the labels'
+uncertainty takes: a domain's rate is the prior of every ``z`` in it, and this is a census
+domain's sandwich variance, :mod:`..labels`); the unverified items' rates' variance divided by
+``(1 - gamma)^2``; and the annotator parameters' uncertainty, ``g' Sigma g``, shared by every
+run (the verified positives and each cell's rate moving with the error rates).
 
 References
 ----------
@@ -92,7 +94,10 @@ class RunLabelValues:
         if dl is None:
             return 0.0
         inside = members[self._items]
-        doubt = float(dl.variance[inside].sum())
+        # Each verified item's doubt as a domain's census part carries it (the sandwich of
+        # :mod:`..labels`: sum v / (1 - gamma)): the domain's rate, every z's prior, is unsure too.
+        lost = 1.0 - dl.missing[self._domain_of[inside]]
+        doubt = float((dl.variance[inside] / lost).sum())
         cell = self._domain_of // 2
         weight_sum = np.bincount(
             cell[inside], weights=self._weights[inside], minlength=self._n_cells
@@ -174,7 +179,9 @@ def pool_labels(
 
 def looks_due(answers: TaskState | None, verified: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
     """The ``verified`` items owed one more judgment: at least one "yes", no more "no" than
-    "yes", fewer than :data:`MOST_JUDGMENTS` judgments (gold answers included). A drawn gold item
+    "yes", fewer judgments (gold answers included) than :data:`MOST_JUDGMENTS` and than the
+    annotators who have answered anything in the task (a look nobody else could give is not
+    asked; as annotators join, items get more looks). A drawn gold item
     too, whose label is known: the rule reads answers only, and the answers of a gold item that
     is positive measure the annotators' sensitivity, which a pool of rare positives otherwise
     hardly shows (measured on abt-buy at 1,000 labels: without them recall was biased by -0.04,
@@ -185,5 +192,6 @@ def looks_due(answers: TaskState | None, verified: npt.NDArray[np.bool_]) -> npt
     n = verified.size
     count = np.bincount(judged.items, minlength=n)
     yes = np.bincount(judged.items, weights=judged.says_correct, minlength=n)
-    due = verified & (yes > 0) & (2 * yes >= count) & (count < MOST_JUDGMENTS)
+    most = min(MOST_JUDGMENTS, int(np.unique(judged.annotators).size))
+    due = verified & (yes > 0) & (2 * yes >= count) & (count < most)
     return np.flatnonzero(due).astype(np.int64)
