@@ -24,8 +24,8 @@ are not a clear "no", at least one "yes" and no more "no" than "yes", gets one m
 another annotator, until they are or it has :data:`MOST_JUDGMENTS` (:func:`looks_due`). The rule
 looks at the answers only, never at the item's cell or run, so every domain's items are judged
 by the same rule and ``z`` stays consistent (:mod:`..labels`, "looks must follow one rule"). With
-both, 0.95-accurate annotators cost about a third more judgments than items and give the
-oracle's error (docs/STATISTICS.md).
+both, 0.95-accurate annotators cost a quarter to a half more judgments than items, and the
+intervals cover again; the error stays well above a perfect oracle's (docs/STATISTICS.md).
 
 What the labels add to a domain's positives: the verified items' own doubt, ``sum z (1 - z)``
 divided by ``1 - gamma`` (``gamma`` the share of the domain's information the labels'
