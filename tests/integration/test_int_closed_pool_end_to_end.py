@@ -1,8 +1,9 @@
 """A closed-pool task through the whole pipeline with a real Redis broker and Celery worker.
 
 An organizer creates a closed-pool task (precision, recall, F1 and MCC) and uploads a pool of
-400 items with payloads, 12 of them positive; three teams submit runs scoring every item (the
-worker validates them); simulated annotators answer what the queue serves them, through the
+400 items with payloads, 12 of them positive, 40 gold items among them; three teams submit
+runs scoring every item (the worker validates them); three simulated annotators answer what
+the queue serves them (further looks at every "yes" included), through the
 annotation service, as people would; the worker plans shared rounds and re-estimates until every
 run is final. The board then shows every measure with an interval, and the intervals cover the
 runs' true values.
@@ -13,16 +14,18 @@ from __future__ import annotations
 import io
 import random
 
+import numpy as np
 import pytest
 from django.urls import reverse
 
 from annotation.models import VerificationRequest
+from annotation.services import load_gold
 from evaluation.models import PlanRound, PoolSamplingRecord
 from leaderboard.models import Estimate, LeaderboardSnapshot, Run
 from leaderboard.services.runs import submit_run
 from leaderboard.services.teams import create_team
 
-from pipeline_support import answer_what_is_served
+from pipeline_support import annotator, answer_what_is_served
 from pool_pipeline import RUNS, pool_run_text, pool_world
 
 pytestmark = [
@@ -37,8 +40,13 @@ MEASURES = ("precision", "recall", "f1", "mcc")
 def test_a_closed_pool_task_is_planned_verified_and_estimated(celery_worker, wait_for, client):
     from django.contrib.auth import get_user_model
 
-    world = pool_world(target_half_width=0.2, measures=MEASURES, submit=False)
+    world = pool_world(target_half_width=0.2, measures=MEASURES, submit=False, gold_rate=0.2)
     task = world.task
+    # Gold items measure the annotator, whose answers the estimates correct for error: without
+    # them nothing says how far to trust the answers, and the intervals keep that doubt.
+    truth = world.truth
+    gold = [*np.flatnonzero(truth)[:4], *np.flatnonzero(~truth)[:36]]
+    load_gold(task=task, lines=[f"k{i}\t{'correct' if truth[i] else 'incorrect'}" for i in gold])
     for name in RUNS:
         user = get_user_model().objects.create_user(f"member-{name}")
         team = create_team(name=f"team-{name}", members=[user])
@@ -48,13 +56,14 @@ def test_a_closed_pool_task_is_planned_verified_and_estimated(celery_worker, wai
         )
         assert run.state == "received"  # the worker validates it
     positives = {f"k{i}" for i, t in enumerate(world.truth) if t}
+    people = [(world.annotator, 1.0), *((annotator(task, f"ann-{k}"), 1.0) for k in range(2))]
     rng = random.Random(15)
 
     def settled():
         states = set(Run.objects.filter(task=task).values_list("state", flat=True))
         if states <= {"scored", "partial", "failed"}:
             return True
-        answer_what_is_served(task, [(world.annotator, 1.0)], positives, rng)
+        answer_what_is_served(task, people, positives, rng)
         return False
 
     wait_for(settled, timeout=240, interval=0.3, message="every run to reach a final state")

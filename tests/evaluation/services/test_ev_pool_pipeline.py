@@ -3,10 +3,13 @@ sampling record stored and resumed exactly, estimates per measure, a snapshot wi
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
 
 from annotation.models import VerificationRequest
+from annotation.services import load_gold
 from evaluation.core.closed_pool import AdaptivePoolDesign, PoolState
 from evaluation.core.closed_pool.adaptive import PoolSampling
 from evaluation.core.state import TaskState
@@ -16,7 +19,7 @@ from evaluation.pool_state import load_pool_state, permanent_numbers
 from evaluation.services import plan_run
 from leaderboard.models import Estimate, LeaderboardSnapshot, PoolRunOutputs, Run
 
-from pipeline_support import PipelineDriver, answer_all
+from pipeline_support import PipelineDriver, answer_all, answer_what_is_served
 from pool_pipeline import pool_world, submit_pool_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -42,9 +45,36 @@ def driver(monkeypatch):
     return PipelineDriver(monkeypatch)
 
 
+def settle_served(driver: PipelineDriver, world, limit: int = 300) -> int:
+    """As :func:`settle`, the annotator answering what the queue serves (gold items mixed in)."""
+    keys = {f"k{i}" for i in np.flatnonzero(world.truth)}
+    rng = random.Random(5)
+    answered = 0
+    for _ in range(limit):
+        driver.drain()
+        if {r.state for r in Run.objects.filter(task=world.task)} <= FINAL:
+            return answered
+        n = answer_what_is_served(world.task, [(world.annotator, 1.0)], keys, rng)
+        assert n, "runs are not final and nothing is served"
+        answered += n
+    raise AssertionError("the pipeline did not settle")
+
+
 def test_three_runs_are_estimated_from_shared_rounds(driver):
-    world = pool_world(target_half_width=0.2, measures=("precision", "recall", "f1", "mcc"))
-    answered = settle(driver, world)
+    world = pool_world(
+        target_half_width=0.2, measures=("precision", "recall", "f1", "mcc"), gold_rate=0.2
+    )
+    # The one annotator is measured on gold items (without them nothing says how far to trust
+    # their answers, and the intervals keep that doubt: the pool was verified whole).
+    truth = world.truth
+    gold = [*np.flatnonzero(truth)[:4], *np.flatnonzero(~truth)[:36]]
+    load_gold(
+        task=world.task,
+        lines=[f"k{i}\t{'correct' if truth[i] else 'incorrect'}" for i in gold],
+    )
+    settle_served(driver, world)
+    # Items verified (drawn and answered: a drawn gold item's gold answers count).
+    answered = VerificationRequest.objects.filter(task=world.task, judgments_counted__gt=0).count()
     runs = list(Run.objects.filter(task=world.task).order_by("id"))
     assert all(r.state == Run.State.SCORED for r in runs), [(r.name, r.reason) for r in runs]
     # Every label is shared: short of a census of the pool (250-300 of 400 over task seeds
