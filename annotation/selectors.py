@@ -200,6 +200,20 @@ def pending_items(*, task: Task) -> set[int]:
     )
 
 
+def items_answered_since(*, task: Task, item_ids: list[int], version: int) -> set[int]:
+    """Of ``item_ids`` (``Item`` pks), those whose answers changed after judgment-set ``version``:
+    a judgment or gold answer given, or withdrawn, since. A decision that read their answers at
+    ``version`` read a count that is out of date."""
+    since = Q(seq__gt=version) | Q(withdrawn_seq__gt=version)
+    judged = Judgment.objects.filter(
+        since, request__task=task, request__item_id__in=item_ids
+    ).values_list("request__item_id", flat=True)
+    gold = GoldAnswer.objects.filter(
+        since, gold__task=task, gold__item_id__in=item_ids
+    ).values_list("gold__item_id", flat=True)
+    return set(judged) | set(gold)
+
+
 def stuck_items(*, task: Task) -> set[int]:
     """Items (engine indices) of pending requests that no unpaused annotator of the task can be
     given: each has answered or skipped it, answered it as gold, or conflicts with it.

@@ -26,6 +26,7 @@ from leaderboard.jobs import enqueue_estimate
 from leaderboard.models import Item, Task
 
 from ..models import Answer, Assignment, GoldAnswer, Judgment, RequestConflict, VerificationRequest
+from ..selectors import items_answered_since
 from .conflicts import register_request_conflicts
 from .errors import JudgmentError
 
@@ -108,31 +109,38 @@ def ask_again(
     *,
     task: Task,
     item_ids: Iterable[int],
+    seen_version: int,
     run_items: Iterable[tuple[int, np.ndarray]] | None = None,
-) -> int:
+) -> list[int]:
     """One more judgment on each item's request (the planner's looks): a resolved request is
     pending again, for an annotator who has not judged the item yet.
 
+    The planner chose the looks from the answers of judgment set ``seen_version``. An item
+    answered (or un-answered) since is not asked: its look rested on a count that is out of date,
+    and asking it could open a request that every annotator has answered already, which nobody
+    could ever be given. The next plan, after the estimation those answers enqueue, sees them.
     The teams of runs submitted since a request opened are recorded as conflicting with it
     (``run_items`` as for :func:`request_verification`). Must run inside the caller's
-    transaction. Returns the number of requests asked again.
+    transaction. Returns the items (``Item`` pks) asked again, sorted.
     """
     item_ids = list(item_ids)
     if not item_ids:
-        return 0
-    pks = list(
+        return []
+    stale = items_answered_since(task=task, item_ids=item_ids, version=seen_version)
+    rows = list(
         VerificationRequest.objects.select_for_update(of=("self",))
-        .filter(task=task, item_id__in=item_ids)
+        .filter(task=task, item_id__in=[i for i in item_ids if i not in stale])
         .order_by("pk")
-        .values_list("pk", flat=True)
+        .values_list("pk", "item_id")
     )
-    VerificationRequest.objects.filter(pk__in=pks).update(
+    VerificationRequest.objects.filter(pk__in=[pk for pk, _ in rows]).update(
         judgments_required=F("judgments_required") + 1,
         state=VerificationRequest.State.PENDING,
         resolved_at=None,
     )
-    register_request_conflicts(task=task, item_ids=item_ids, run_items=run_items)
-    return len(pks)
+    asked = sorted(item for _, item in rows)
+    register_request_conflicts(task=task, item_ids=asked, run_items=run_items)
+    return asked
 
 
 @dataclass(frozen=True)

@@ -136,10 +136,16 @@ def _store_round(run: Run, plan: Plan, inclusion: np.ndarray, loaded: LoadedTask
             run_items=run_items,
         )
     if plan.again.size:
-        Look.objects.bulk_create(
-            [Look(plan_round=plan_round, item_id=pks[int(i)]) for i in plan.again], batch_size=2000
+        asked = ask_again(
+            task=run.task,
+            item_ids=[pks[int(i)] for i in plan.again],
+            seen_version=loaded.labels_version,
+            run_items=run_items,
         )
-        ask_again(task=run.task, item_ids=[pks[int(i)] for i in plan.again], run_items=run_items)
+        # The looks asked (not those whose answers came in meanwhile): what the replay re-asks.
+        Look.objects.bulk_create(
+            [Look(plan_round=plan_round, item_id=pk) for pk in asked], batch_size=2000
+        )
     return plan_round
 
 

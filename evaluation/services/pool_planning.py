@@ -71,12 +71,15 @@ def plan_pool_locked(run: Run, token: str) -> str:
         with transaction.atomic():
             assert_lock_held(task.pk, token)
             asked = _ask_looks(loaded, looks)
-            transition_run(
-                run,
-                Run.State.AWAITING_LABELS,
-                f"{asked} verified pool items whose answers are not a clear no asked again",
-            )
-        return "sample"
+            if asked:
+                reason = f"{asked} verified pool items whose answers are not a clear no asked again"
+            else:
+                # Every look was answered while this plan read the answers: the estimation
+                # those answers enqueued plans again with them.
+                reason = "answers came in while the next looks were chosen: planning again"
+                enqueue_estimate(task.pk)
+            transition_run(run, Run.State.AWAITING_LABELS, reason)
+        return "sample" if asked else "waiting"
     widths = run_half_widths(loaded, index)
     widest = max(widths.values())
     target = task.target_half_width
@@ -147,9 +150,13 @@ def _ask_looks(loaded: LoadedPool, looks: np.ndarray) -> int:
             "index", "pk"
         )
     )
-    return ask_again(
-        task=loaded.task, item_ids=[pks[int(i)] for i in looks], run_items=_positives(loaded)
+    asked = ask_again(
+        task=loaded.task,
+        item_ids=[pks[int(i)] for i in looks],
+        seen_version=loaded.labels_version,
+        run_items=_positives(loaded),
     )
+    return len(asked)
 
 
 def _positives(loaded: LoadedPool) -> list[tuple[int, np.ndarray]]:

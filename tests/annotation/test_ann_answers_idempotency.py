@@ -11,10 +11,15 @@ from annotation.services import (
     answer_assignment,
     claim_assignments,
 )
+from leaderboard.models import Task
 
 from pipeline_support import annotator, requested_queue
 
 pytestmark = pytest.mark.django_db
+
+
+def version(task):
+    return Task.objects.get(pk=task.pk).labels_version
 
 
 def lease_for(task, user):
@@ -150,11 +155,32 @@ def test_a_look_reopens_a_resolved_request_for_another_annotator():
     task, items = requested_queue(1, judgments=1)
     a, b = annotator(task, "a"), annotator(task, "b")
     assert answer(a, lease_for(task, a), "incorrect").resolved
-    assert ask_again(task=task, item_ids=[items[0].pk]) == 1
+    assert ask_again(task=task, item_ids=[items[0].pk], seen_version=version(task)) == [items[0].pk]
     req = VerificationRequest.objects.get()
     assert req.judgments_required == 2 and req.state == "pending"
     assert claim_assignments(task=task, annotator=a).status == "empty"  # a answered it
     assert answer(b, lease_for(task, b), "correct").resolved
+
+
+def test_a_look_chosen_from_answers_since_outdated_is_not_asked():
+    """The planner reads the answers at one version; an answer given while it plans makes the
+    count its look rests on out of date. Asked anyway, a look once re-opened a request that all
+    three annotators had answered: nobody could be given it, and it stayed pending for ever."""
+    from annotation.services import ask_again
+
+    task, items = requested_queue(2, judgments=1)
+    a, b = annotator(task, "a"), annotator(task, "b")
+    seen = version(task)
+    first = lease_for(task, a)
+    assert answer(a, first, "correct").resolved  # while the planner decides
+    other = next(i for i in items if i.pk != first.request.item_id)
+    assert answer(b, lease_for(task, b), "correct").resolved
+    ids = [first.request.item_id, other.pk]
+    assert ask_again(task=task, item_ids=ids, seen_version=seen) == []
+    assert not VerificationRequest.objects.filter(state="pending").exists()
+    # Chosen from the version that holds those answers, the look is asked.
+    assert ask_again(task=task, item_ids=[other.pk], seen_version=version(task)) == [other.pk]
+    assert VerificationRequest.objects.get(item=other).judgments_required == 2
 
 
 def test_a_skip_is_no_judgment_and_another_annotator_answers():

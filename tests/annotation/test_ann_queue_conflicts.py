@@ -15,6 +15,7 @@ from annotation.services import (
     undo_answer,
 )
 from evaluation.services import plan_run
+from leaderboard.models import Task
 
 from pipeline_support import PipelineDriver, add_items, add_run, annotator, make_task, make_team
 
@@ -74,7 +75,10 @@ def test_a_request_opened_again_covers_the_teams_of_runs_that_came_while_it_was_
     assert register_run_conflicts(run=run) == 0
     # A further look on the first item (the planner passes every run's items) ...
     ask_again(
-        task=task, item_ids=[items[0].pk], run_items=[(run.team_id, run.predictions.arrays()[0])]
+        task=task,
+        item_ids=[items[0].pk],
+        seen_version=Task.objects.get(pk=task.pk).labels_version,
+        run_items=[(run.team_id, run.predictions.arrays()[0])],
     )
     # ... and an undone answer on the second re-open them: still never for the late team.
     undo_answer(annotator=first, client_id=answers[items[1].pk].record.client_id)

@@ -68,3 +68,43 @@ def test_fallible_annotators_get_looks_and_the_intervals_cover(monkeypatch):
             assert abs(cell["value"] - true) < 0.25, (run.name, m, cell, true)
             covered.append(cell["low"] <= true <= cell["high"])
     assert sum(covered) >= 7, covered
+
+
+def test_answers_that_come_in_while_a_plan_chooses_its_looks_are_not_asked_again(monkeypatch):
+    """A plan reads the answers at one version, then what is still pending. Answers that come in
+    between made a look rest on an outdated count: the plan asked again an item every annotator
+    had answered, which nobody could ever be given (it stayed pending after every run was
+    scored, as CI once saw). Here every plan that finds answers out has them all come in just
+    after it read the answers."""
+    from evaluation.services import pool_planning
+
+    driver = PipelineDriver(monkeypatch)
+    world = pool_world(target_half_width=0.2, gold_rate=0.1)
+    task, truth = world.task, world.truth
+    people = [(world.annotator, 1.0)] + [(annotator(task, f"ann-{k}"), 1.0) for k in range(2)]
+    keys = {f"k{i}" for i in np.flatnonzero(truth)}
+    served = random.Random(7)
+    load = pool_planning.load_pool_state
+    raced = []
+
+    def answers_come_in_meanwhile(of_task):
+        loaded = load(of_task)
+        if loaded.asked_items().size:
+            raced.append(answer_what_is_served(task, people, keys, served))
+        return loaded
+
+    monkeypatch.setattr(pool_planning, "load_pool_state", answers_come_in_meanwhile)
+    for _ in range(60):
+        driver.drain()
+        if {r.state for r in Run.objects.filter(task=task)} <= FINAL:
+            break
+        if not answer_what_is_served(task, people, keys, served):
+            driver.drain()
+    runs = list(Run.objects.filter(task=task))
+    assert {r.state for r in runs} <= FINAL, [(r.name, r.state, r.reason) for r in runs]
+    assert sum(raced) > 0  # the race happened
+    assert not VerificationRequest.objects.filter(task=task, state="pending").exists()
+    asked = VerificationRequest.objects.filter(task=task).values_list(
+        "judgments_required", flat=True
+    )
+    assert max(asked) <= len(people)

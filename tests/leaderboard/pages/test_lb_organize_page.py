@@ -53,7 +53,7 @@ def test_budget_counts_judgments_gold_answers_included_and_runs_their_draws(clie
     items = list(task.items.order_by("index"))
     # Four items drawn with two judgments each, one further look: 9 judgments asked.
     request_verification(task=task, item_ids=[it.pk for it in items[:4]], judgments=2)
-    ask_again(task=task, item_ids=[items[0].pk])
+    ask_again(task=task, item_ids=[items[0].pk], seen_version=0)
     ann, other = annotator(task, "ann"), annotator(task, "other")
     for user, item in ((ann, items[0]), (other, items[0]), (ann, items[1])):
         submit_judgment(request_id=item.verification_request.pk, annotator=user, answer="correct")
