@@ -29,17 +29,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .adaptive import (
-    AdaptivePoolDesign,
-    PoolTotals,
-    domain_total,
-    totals_of,
-    verified_weights,
-    weighted_sums,
-)
+from .adaptive import AdaptivePoolDesign
 from .cells import CellRates, RankCells
 from .label_noise import RunLabelValues
 from .state import PoolState
+from .totals import PoolTotals, domain_total, totals_of, verified_weights, weighted_sums
 
 __all__ = [
     "PrecisionRecallCurve",

@@ -22,11 +22,11 @@ from evaluation.core.closed_pool import (
     make_pool_design,
     measure_value,
 )
-from evaluation.core.closed_pool.adaptive import (
-    PoolSampling,
+from evaluation.core.closed_pool.adaptive import PoolSampling
+from evaluation.core.closed_pool.totals import (
     PoolTotals,
-    _exact_precision_bounds,
     _floored_first_shape,
+    exact_precision_bounds,
 )
 
 
@@ -387,7 +387,7 @@ def test_a_runs_last_unverified_predictions_keep_room_for_a_positive():
             tp_rates=((np.array([20.0]), mean, variance),),
             tp_upper_rates=(upper,),
         )
-        return _exact_precision_bounds(totals, 0, 0.95)
+        return exact_precision_bounds(totals, 0, 0.95)
 
     assert bounds((mean, variance)) == (30 / 117, 30 / 117)
     low, high = bounds((upper_mean, upper_variance))

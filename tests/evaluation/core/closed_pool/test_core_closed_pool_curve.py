@@ -18,12 +18,12 @@ from evaluation.core.closed_pool import (
     PrecisionRecallCurve,
     precision_recall_curve,
 )
-from evaluation.core.closed_pool.adaptive import prediction_totals
 from evaluation.core.closed_pool.curve import (
     curve_thresholds,
     operating_threshold,
     score_threshold_totals,
 )
+from evaluation.core.closed_pool.totals import prediction_totals
 
 
 def _campaign(truth, systems, budget, rng):
