@@ -6,21 +6,15 @@ from __future__ import annotations
 from django.contrib import admin
 from django.db.models import Count
 
-from leaderboard.admin import OrganizerScopedAdmin
+from leaderboard.admin import OrganizerScopedAdmin, ViewOnly
 
 from .models import Draw, Look, PlanRound, PoolSamplingRecord
 
 
-class ReadOnlyAdmin(OrganizerScopedAdmin):
+class ReadOnlyAdmin(ViewOnly, OrganizerScopedAdmin):
     """The sampling record is what estimates are recomputed from: never edited by hand."""
 
     task_path = "plan_round__task"
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
 
     def has_delete_permission(self, request, obj=None):
         return False

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from evaluation.core.annotators import AnnotatorPrior, _inverse_information, fit_label_model
+from evaluation.core.annotator_fit import inverse_information
+from evaluation.core.annotators import AnnotatorPrior, fit_label_model
 
 
 def panel_judgments(seed, *, rates, sensitivity, specificity, n_items=900, second=0.3, gold=60):
@@ -206,5 +207,5 @@ def test_the_block_inverse_of_the_information_is_the_inverse():
     a = a @ a.T + 50 * np.eye(k)
     b = rng.normal(size=(k, c))
     information = np.block([[a, b], [b.T, np.diag(rng.uniform(5, 20, c))]])
-    inverse = _inverse_information(information, np.full(k + c, 10.0), k)
+    inverse = inverse_information(information, np.full(k + c, 10.0), k)
     assert np.allclose(inverse, np.linalg.inv(information), rtol=1e-10, atol=1e-12)

@@ -1,0 +1,25 @@
+"""Admin for tasks, teams, items, runs and results.
+
+Organizers (staff users without superuser rights) see and edit only the tasks they organize;
+a task created in the admin gets its creator as an organizer. Engine bookkeeping, verified
+labels, predictions and snapshots are read-only here: they are written by the pipeline, and an
+edit in the admin would bypass the label and reference versions the estimator relies on.
+
+:mod:`.base` holds the organizer-scoped admin classes the other apps' admins build on;
+:mod:`.tasks`, :mod:`.runs` and :mod:`.people` register the leaderboard's models.
+"""
+
+from . import people, runs, tasks
+from .base import OrganizerScopedAdmin, ReadOnlyInline, RecordAdmin, ViewOnly
+from .tasks import TaskAdmin
+
+__all__ = [
+    "OrganizerScopedAdmin",
+    "ReadOnlyInline",
+    "RecordAdmin",
+    "TaskAdmin",
+    "ViewOnly",
+    "people",
+    "runs",
+    "tasks",
+]

@@ -1,0 +1,115 @@
+"""Admin for teams, API tokens, invitations and team approvals."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.db.models import Count, Q
+
+from ..models import (
+    ApiToken,
+    Run,
+    TaskInvitation,
+    Team,
+    TeamApproval,
+    TeamInvitation,
+)
+from ..selectors import organized_tasks
+from .base import OrganizerScopedAdmin, ViewOnly
+
+
+@admin.register(Team)
+class TeamAdmin(admin.ModelAdmin):
+    list_display = ("name", "member_count", "run_count", "created_at")
+    search_fields = ("name", "members__username")
+    filter_horizontal = ("members",)
+
+    def get_queryset(self, request):
+        # Teams belong to no task: an organizer sees the teams with runs on their tasks, and
+        # counts only those runs (a team's work elsewhere is not theirs to see).
+        tasks = organized_tasks(request.user)
+        teams = super().get_queryset(request)
+        if not request.user.is_superuser:
+            teams = teams.filter(pk__in=Run.objects.filter(task__in=tasks).values("team"))
+        return teams.annotate(
+            _members=Count("members", distinct=True),
+            _runs=Count("runs", distinct=True, filter=Q(runs__task__in=tasks)),
+        )
+
+    @admin.display(description="members", ordering="_members")
+    def member_count(self, obj):
+        return obj._members
+
+    @admin.display(description="runs", ordering="_runs")
+    def run_count(self, obj):
+        return obj._runs
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(ViewOnly, admin.ModelAdmin):
+    """Who has an API token, since when. Only the key's digest is stored, and not shown; deleting
+    a token revokes it. Tokens are made by their users (API, CLI) or ``manage.py api_token``."""
+
+    list_display = ("user", "created")
+    search_fields = ("user__username",)
+    fields = ("user", "created")
+    readonly_fields = fields
+
+
+@admin.register(TeamInvitation)
+class TeamInvitationAdmin(ViewOnly, admin.ModelAdmin):
+    """Invitation links to teams: who made them, until when, who used them. Only the key's digest
+    is stored, and not shown. A team's invitations are its members' business: superusers only
+    (an organizer sees the teams with runs on their tasks, not who invited whom)."""
+
+    list_display = (
+        "team",
+        "created_by",
+        "created_at",
+        "expires_at",
+        "used_by",
+        "used_at",
+        "revoked_at",
+    )
+    list_select_related = ("team", "created_by", "used_by")
+    fields = list_display
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        invitations = super().get_queryset(request)
+        return invitations if request.user.is_superuser else invitations.none()
+
+
+@admin.register(TaskInvitation)
+class TaskInvitationAdmin(ViewOnly, OrganizerScopedAdmin):
+    """Invitation links to annotate or co-organize the tasks one organizes: who made them, until
+    when, who used them (made and revoked on the organize page or through the API). Only the
+    key's digest is stored, and not shown."""
+
+    list_display = (
+        "task",
+        "role",
+        "created_by",
+        "created_at",
+        "expires_at",
+        "used_by",
+        "used_at",
+        "revoked_at",
+    )
+    list_select_related = ("task", "created_by", "used_by")
+    list_filter = ("role",)
+    fields = list_display
+    readonly_fields = fields
+
+
+@admin.register(TeamApproval)
+class TeamApprovalAdmin(ViewOnly, admin.ModelAdmin):
+    """Teams' requests to take part in tasks that need approval, of the tasks one organizes
+    (approved on the organize page or through the API)."""
+
+    list_display = ("task", "team", "requested_by", "requested_at", "approved_by", "approved_at")
+    list_select_related = ("task", "team", "requested_by", "approved_by")
+    fields = ("task", "team", "requested_by", "requested_at", "approved_by", "approved_at")
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).filter(task__in=organized_tasks(request.user))

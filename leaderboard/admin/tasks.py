@@ -1,0 +1,225 @@
+"""Admin for tasks (their settings form, phase dates and design), items and the reference
+sample."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.db.models import Count
+
+from ..models import (
+    Item,
+    ReferenceCandidate,
+    ReferenceItem,
+    ReferenceSample,
+    Task,
+)
+from ..selectors import is_organizer, organized_tasks
+from ..services.tasks import PHASE_DATE_FIELDS, mark_late_runs, phase_date_problems, task_design
+from .base import OrganizerScopedAdmin, RecordAdmin
+
+
+class TaskAdminForm(forms.ModelForm):
+    class Meta:
+        model = Task
+        fields = "__all__"
+
+    def clean(self):
+        data: Any = super().clean()  # the cleaned data (a ModelForm's is never None)
+        design = data.get("design", getattr(self.instance, "design", None))
+        options = data.get("design_options", getattr(self.instance, "design_options", None))
+        dated = Task(**{name: data.get(name) for name in PHASE_DATE_FIELDS})
+        for name, messages in phase_date_problems(dated).items():
+            if name in self.fields and name not in self.errors:
+                self.add_error(name, messages)
+        if self.errors or design is None:
+            return data
+        if not isinstance(options, dict):
+            self.add_error("design_options", "must be a JSON object")
+            return data
+        try:
+            task_design(
+                Task(
+                    design=design,
+                    design_options=options,
+                    target_half_width=data.get("target_half_width"),
+                    confidence=data.get("confidence"),
+                    label_budget=data.get("label_budget"),
+                    judgments_per_item=data.get("judgments_per_item") or 1,
+                )
+            )
+        except (TypeError, ValueError) as exc:
+            self.add_error("design_options" if options else "design", str(exc))
+        return data
+
+
+@admin.register(Task)
+class TaskAdmin(admin.ModelAdmin):
+    form = TaskAdminForm
+    list_display = (
+        "slug",
+        "title",
+        "state",
+        "n_items",
+        "run_count",
+        "target_half_width",
+        "confidence",
+        "label_budget",
+        "submissions_close_at",
+        "created_at",
+    )
+    list_filter = ("state", "design")
+    search_fields = ("slug", "title")
+    prepopulated_fields = {"slug": ("title",)}
+    filter_horizontal = ("organizers", "annotators")
+    engine_fields = (
+        "seed",
+        "n_items",
+        "labels_version",
+        "reference_version",
+        "estimate_pending",
+        "estimate_requested_at",
+        "engine_lock_until",
+    )
+    readonly_fields = (*engine_fields, "hold_applied_for", "reveal_applied_for")
+    fieldsets = (
+        (None, {"fields": ("slug", "title", "description", "state")}),
+        (
+            "Annotation",
+            {
+                "fields": (
+                    "question",
+                    "display_template",
+                    "judgments_per_item",
+                    "label_budget",
+                    "annotators",
+                )
+            },
+        ),
+        ("Targets", {"fields": ("target_half_width", "confidence", "design", "design_options")}),
+        (
+            "Quality control",
+            {
+                "fields": (
+                    "annotator_daily_cap",
+                    "gold_rate",
+                    "gold_min_accuracy",
+                    "gold_min_answers",
+                )
+            },
+        ),
+        (
+            "Submission limits",
+            {
+                "fields": (
+                    "max_runs_per_team",
+                    "max_runs_per_team_per_day",
+                    "max_upload_bytes",
+                    "max_predictions_per_run",
+                )
+            },
+        ),
+        (
+            "Phases (UTC)",
+            {
+                "fields": (
+                    "submissions_open_at",
+                    "submissions_close_at",
+                    "accept_late_runs",
+                    "reveal_at",
+                    "hold_applied_for",
+                    "reveal_applied_for",
+                )
+            },
+        ),
+        ("Publication", {"fields": ("board_held",)}),
+        ("People", {"fields": ("organizers",)}),
+        ("Engine (read-only)", {"classes": ("collapse",), "fields": engine_fields}),
+    )
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .filter(pk__in=organized_tasks(request.user))
+            .annotate(_runs=Count("runs", distinct=True))
+        )
+
+    @admin.display(description="runs", ordering="_runs")
+    def run_count(self, obj):
+        return obj._runs
+
+    def get_readonly_fields(self, request, obj=None):
+        # Once runs exist, a new design would change what earlier estimates meant.
+        if obj is not None and obj.runs.exists():
+            return (*self.readonly_fields, "design", "design_options")
+        return self.readonly_fields
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if change and "submissions_close_at" in form.changed_data:
+            mark_late_runs(obj)
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        if not change and not is_organizer(task=form.instance, user=request.user):
+            form.instance.organizers.add(request.user)
+
+
+@admin.register(Item)
+class ItemAdmin(OrganizerScopedAdmin):
+    list_display = ("key", "task", "index", "verified_at")
+    list_filter = ("task",)
+    search_fields = ("key",)
+    list_select_related = ("task",)
+    readonly_fields = ("task", "key", "index", "verified_at")
+    # Tasks may have millions of items: skip the unfiltered COUNT(*).
+    show_full_result_count = False
+
+
+@admin.register(ReferenceItem)
+class ReferenceItemAdmin(RecordAdmin):
+    # The reference sample is uploaded as a whole (`manage.py load_reference`).
+    list_display = ("item", "task", "group")
+    list_filter = ("task",)
+    search_fields = ("item__key", "group")
+    list_select_related = ("item", "task")
+    readonly_fields = ("task", "item", "group")
+    show_full_result_count = False
+
+
+@admin.register(ReferenceCandidate)
+class ReferenceCandidateAdmin(RecordAdmin):
+    # Uploaded as a whole from the organize page or the API (a document's candidate items).
+    list_display = ("item", "task", "document")
+    list_filter = ("task",)
+    search_fields = ("item__key", "document")
+    list_select_related = ("item", "task")
+    readonly_fields = ("task", "item", "document")
+    show_full_result_count = False
+
+
+@admin.register(ReferenceSample)
+class ReferenceSampleAdmin(RecordAdmin):
+    """A draw of documents is a record (seed and documents drawn, for an audit): read only."""
+
+    list_display = ("task", "state", "size", "n_candidates", "n_resolved", "n_true", "created_at")
+    list_filter = ("task", "state")
+    list_select_related = ("task",)
+    readonly_fields = (
+        "task",
+        "state",
+        "seed",
+        "size",
+        "documents",
+        "n_documents",
+        "n_candidates",
+        "n_resolved",
+        "n_true",
+        "created_by",
+        "created_at",
+        "completed_at",
+        "reference_version",
+    )

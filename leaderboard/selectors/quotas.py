@@ -1,0 +1,158 @@
+"""What a task and its teams have used: run quotas in the rolling window, refunds, the label
+budget's spend, and the progress of a reference sample built in the product."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db.models import Count, Q, QuerySet, Sum
+from django.utils import timezone
+
+from ..models import (
+    Item,
+    ReferenceCandidate,
+    ReferenceSample,
+    Run,
+    Task,
+    Team,
+)
+from .roles import teams_of
+
+QUOTA_WINDOW = timedelta(hours=24)
+
+
+# Runs that do not count against a quota: refused at upload, or failed by the platform (refunded).
+NOT_COUNTED = (Run.State.REJECTED, Run.State.FAILED)
+
+
+@dataclass(frozen=True)
+class Quota:
+    """A team's submissions on a task: used and allowed, in total and in the last 24 hours."""
+
+    used_total: int
+    limit_total: int
+    used_today: int
+    limit_today: int
+    next_slot_at: datetime | None  # when a daily slot frees up (None: one is free, or never)
+
+    @property
+    def total_exhausted(self) -> bool:
+        return self.used_total >= self.limit_total
+
+    @property
+    def daily_exhausted(self) -> bool:
+        return self.used_today >= self.limit_today
+
+    @property
+    def exhausted(self) -> bool:
+        return self.total_exhausted or self.daily_exhausted
+
+    @property
+    def remaining(self) -> int:
+        return max(0, min(self.limit_total - self.used_total, self.limit_today - self.used_today))
+
+
+def counted_runs(*, task: Task, team: Team) -> QuerySet[Run]:
+    """The team's runs on the task that count against its quota."""
+    return (
+        Run.objects.filter(task=task, team=team)
+        .exclude(state__in=NOT_COUNTED)
+        .exclude(quota_refunded=True)
+    )
+
+
+def quota_for(*, task: Task, team: Team, now: datetime | None = None) -> Quota:
+    now = now or timezone.now()
+    counted = counted_runs(task=task, team=team)
+    used_total = counted.count()
+    recent = list(
+        counted.filter(created_at__gt=now - QUOTA_WINDOW)
+        .order_by("created_at")
+        .values_list("created_at", flat=True)
+    )
+    limit_today = task.max_runs_per_team_per_day
+    next_slot_at = None
+    if recent and len(recent) >= limit_today and used_total < task.max_runs_per_team:
+        # The daily window slides: the slot of the run that leaves it first frees up first.
+        next_slot_at = recent[len(recent) - limit_today] + QUOTA_WINDOW if limit_today else None
+    return Quota(
+        used_total=used_total,
+        limit_total=task.max_runs_per_team,
+        used_today=len(recent),
+        limit_today=limit_today,
+        next_slot_at=next_slot_at,
+    )
+
+
+def refunded_runs(*, task: Task, team: Team) -> QuerySet[Run]:
+    """The team's runs on the task whose quota slot was given back (failed for platform reasons)."""
+    return Run.objects.filter(task=task, team=team, quota_refunded=True)
+
+
+def quotas_for_user(*, task: Task, user) -> list[tuple[Team, Quota, int]]:
+    """For each of the user's teams: its quota on the task and how many runs were refunded."""
+    return [
+        (team, quota_for(task=task, team=team), refunded_runs(task=task, team=team).count())
+        for team in teams_of(user)
+    ]
+
+
+@dataclass(frozen=True)
+class LabelSpend:
+    """A task's budget (``None``: none), judgments asked of annotators, judgments in, what
+    remains.
+
+    The budget counts judgments, gold answers included (what the planner charges): every item
+    drawn asks its first judgments, every further look one more. ``remaining`` is the budget
+    less ``requested``; ``verified <= requested``.
+    """
+
+    budget: int | None
+    verified: int
+    remaining: int | None
+    requested: int = 0
+
+
+def label_spend(task: Task) -> LabelSpend:
+    """Judgments spent on the task: asked and in on verification requests, plus gold answers
+    (reached through reverse relations so this layer imports nothing above it)."""
+    requests = Item.objects.filter(task=task, verification_request__isnull=False).aggregate(
+        asked=Sum("verification_request__judgments_required"),
+        answered=Sum("verification_request__judgments_counted"),
+    )
+    gold = Task.objects.filter(pk=task.pk).aggregate(
+        answered=Count(
+            "gold_items__answers",
+            filter=Q(
+                gold_items__answers__correct__isnull=False, gold_items__answers__withdrawn_at=None
+            ),
+        )
+    )
+    verified = (requests["answered"] or 0) + gold["answered"]
+    requested = (requests["asked"] or 0) + gold["answered"]
+    budget = task.label_budget
+    remaining = None if budget is None else max(0, budget - requested)
+    return LabelSpend(budget=budget, verified=verified, remaining=remaining, requested=requested)
+
+
+@dataclass(frozen=True)
+class ReferenceSampleStatus:
+    """What the organizers see of a reference sample built in the product: the candidates
+    uploaded (documents, items) and the latest draw (``None`` before the first), whose counts
+    are as the latest estimation resolved them."""
+
+    documents: int
+    candidates: int
+    sample: ReferenceSample | None
+
+
+def reference_sample_status(task: Task) -> ReferenceSampleStatus:
+    candidates = ReferenceCandidate.objects.filter(task=task).aggregate(
+        items=Count("pk"), documents=Count("document", distinct=True)
+    )
+    return ReferenceSampleStatus(
+        documents=candidates["documents"],
+        candidates=candidates["items"],
+        sample=ReferenceSample.objects.filter(task=task).order_by("-created_at", "-pk").first(),
+    )

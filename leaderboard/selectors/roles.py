@@ -1,0 +1,100 @@
+"""Who a user is: the tasks they organize and annotate, whether they may create tasks, their
+teams and API token; and the sample item the organizers' set-up tools preview. The one rule for
+organizer rights is :func:`organized_tasks`."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db.models import QuerySet
+
+from ..models import (
+    ApiToken,
+    Item,
+    Run,
+    Task,
+    Team,
+)
+
+
+def organized_tasks(user) -> QuerySet[Task]:
+    """The tasks ``user`` organizes: the one rule for organizer rights, used by both APIs, the
+    pages and the admin. Only a task's organizer list grants them (superusers hold them on every
+    task); staff status grants none (it opens the admin, which shows these tasks only)."""
+    if not getattr(user, "is_authenticated", False):
+        return Task.objects.none()
+    if user.is_superuser:
+        return Task.objects.all()
+    return Task.objects.filter(organizers=user)
+
+
+def is_organizer(*, task: Task, user) -> bool:
+    return organized_tasks(user).filter(pk=task.pk).exists()
+
+
+def can_create_tasks(user) -> bool:
+    """Whether ``user`` may create a task (and so organize it): the one rule of the pages and
+    the API. ``settings.TASK_CREATION``: ``"role"`` (staff, or the permission
+    ``leaderboard.add_task`` an admin grants once) or ``"anyone"`` (every signed-in user)."""
+    if not getattr(user, "is_authenticated", False):
+        return False
+    if settings.TASK_CREATION == "anyone":
+        return True
+    return bool(user.is_staff or user.has_perm("leaderboard.add_task"))
+
+
+def sample_payload(task: Task) -> object | None:
+    """A payload of one of the task's items (the first that has one, in index order) for the
+    preview of its display template; ``None`` if none of the first items has one."""
+    payloads = Item.objects.filter(task=task).order_by("index").values_list("payload", flat=True)
+    return next((payload for payload in payloads[:50] if payload), None)
+
+
+def may_set_up_tasks(user) -> bool:
+    """Whether ``user`` may use the organizers' set-up tools that touch no task (the display
+    template preview): those who may create tasks or organize one."""
+    return can_create_tasks(user) or organized_tasks(user).exists()
+
+
+def annotated_tasks(user) -> QuerySet[Task]:
+    """The tasks ``user`` annotates, in any state (a closed task may still have runs to
+    verify; an annotator of a draft sees it in the annotation app only)."""
+    if not getattr(user, "is_authenticated", False):
+        return Task.objects.none()
+    return Task.objects.filter(annotators=user)
+
+
+def is_annotator(*, task: Task, user) -> bool:
+    return annotated_tasks(user).filter(pk=task.pk).exists()
+
+
+def user_roles(user) -> dict[str, QuerySet]:
+    """What a signed-in user is: their teams, the tasks they organize and annotate."""
+    return {
+        "teams": teams_of(user),
+        "organized": organized_tasks(user).order_by("slug"),
+        "annotated": annotated_tasks(user).order_by("slug"),
+    }
+
+
+def may_edit_run(*, run: Run, user) -> bool:
+    """Whether ``user`` may change the run's public details: its team's members (and
+    superusers)."""
+    if not getattr(user, "is_authenticated", False):
+        return False
+    return user.is_superuser or run.team.members.filter(pk=user.pk).exists()
+
+
+def api_token_of(user) -> ApiToken | None:
+    """The user's API token (its digest and creation time; the key itself is not stored)."""
+    return ApiToken.objects.filter(user=user).first()
+
+
+def api_token_for_key(key: str) -> ApiToken | None:
+    """The token whose key is ``key`` (looked up by the key's digest), with its user."""
+    return ApiToken.objects.select_related("user").filter(digest=ApiToken.digest_of(key)).first()
+
+
+def teams_of(user) -> QuerySet[Team]:
+    if not getattr(user, "is_authenticated", False):
+        return Team.objects.none()
+    return Team.objects.filter(members=user).order_by("name")

@@ -1,0 +1,166 @@
+"""Teams and a task's people: a user's team by id, team approval per task, the task's
+annotators, organizers and open invitations, the rule on annotators who compete
+(:func:`annotator_conflicts`), and a team's runs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from allauth.account.models import EmailAddress
+from django.contrib.auth import get_user_model
+from django.db.models import QuerySet
+from django.http import Http404
+from django.utils import timezone
+
+from ..models import (
+    Run,
+    Task,
+    TaskInvitation,
+    Team,
+    TeamApproval,
+)
+from .roles import teams_of
+
+
+class TeamNotFound(Http404):
+    """No team ``team_id`` that the user is a member of: unknown and others' alike (404)."""
+
+    def __init__(self, team_id: int):
+        super().__init__(f"you are in no team {team_id}")
+
+
+def team_for(*, team_id: int, user) -> Team:
+    """The team ``team_id`` if ``user`` is a member of it: only members see a team's page,
+    members, invitations and runs (an organizer sees the runs of their tasks' boards)."""
+    team = teams_of(user).filter(pk=team_id).first()
+    if team is None:
+        raise TeamNotFound(team_id)
+    return team
+
+
+def team_approved(*, task: Task, team: Team) -> bool:
+    """Whether ``team`` may submit to ``task`` as far as approval goes."""
+    if not task.team_approval:
+        return True
+    return TeamApproval.objects.filter(task=task, team=team, approved_at__isnull=False).exists()
+
+
+def approval_requests(task: Task) -> QuerySet[TeamApproval]:
+    """The teams that asked to take part in ``task``, approved or not (for its organizers)."""
+    return TeamApproval.objects.filter(task=task).select_related("team", "requested_by")
+
+
+def approval_request(*, task: Task, team_id: int) -> TeamApproval:
+    """The request of team ``team_id`` to take part in ``task`` (404 if it made none)."""
+    approval = approval_requests(task).filter(team_id=team_id).first()
+    if approval is None:
+        raise Http404(f"team {team_id} has not asked to take part in {task.slug!r}")
+    return approval
+
+
+def approvals_of(*, task: Task, teams: Iterable[Team]) -> dict[int, TeamApproval]:
+    """The requests of ``teams`` on ``task``, by team id (a participant's submit page)."""
+    approvals = TeamApproval.objects.filter(task=task, team__in=list(teams))
+    return {approval.team_id: approval for approval in approvals}
+
+
+def task_annotators(task: Task) -> QuerySet:
+    return task.annotators.order_by("username")
+
+
+def task_organizers(task: Task) -> QuerySet:
+    return task.organizers.order_by("username")
+
+
+def open_task_invitations(task: Task, now: datetime | None = None) -> QuerySet[TaskInvitation]:
+    """The task's invitations that still work (neither used, revoked nor expired), newest first."""
+    return TaskInvitation.objects.filter(
+        task=task, used_at=None, revoked_at=None, expires_at__gt=now or timezone.now()
+    ).select_related("created_by")
+
+
+def task_invitation_for(*, task: Task, invitation_id: int) -> TaskInvitation:
+    """Invitation ``invitation_id`` of ``task`` (404 if it has none such)."""
+    invitation = TaskInvitation.objects.filter(task=task, pk=invitation_id).first()
+    if invitation is None:
+        raise Http404(f"task {task.slug!r} has no invitation {invitation_id}")
+    return invitation
+
+
+def task_member_for(*, task: Task, role: Literal["annotator", "organizer"], user_id: int):
+    """The ``role`` (annotator, organizer) of ``task`` whose id is ``user_id`` (404 if none)."""
+    people = task.annotators if role == "annotator" else task.organizers
+    person = people.filter(pk=user_id).first()
+    if person is None:
+        raise Http404(f"user {user_id} is not an {role} of task {task.slug!r}")
+    return person
+
+
+@dataclass(frozen=True)
+class AnnotatorConflict:
+    """``user`` annotates ``task`` and is a member of ``team``, which has runs on it."""
+
+    task: Task
+    team: Team
+    user: Any  # the user model
+
+
+def annotator_conflicts(
+    *, task: Task | None = None, team: Team | None = None, user=None
+) -> list[AnnotatorConflict]:
+    """Where a person would both annotate a task and be a member of a team with runs on it, on
+    tasks that do not allow it (``Task.annotators_may_compete`` off); the one rule of the three
+    places that enforce it. What is given is taken as about to hold:
+
+    - ``task`` and ``team`` (a run submitted): ``team`` has runs on ``task``; its members who
+      annotate ``task`` conflict.
+    - ``task`` and ``user`` (an annotator invitation accepted): ``user`` annotates ``task``;
+      they conflict through each of their teams with runs on it.
+    - ``team`` and ``user`` (a team joined): ``user`` is a member of ``team``; they conflict on
+      each task they annotate that ``team`` has runs on.
+    """
+    if task is not None and team is not None:
+        pairs = set() if task.annotators_may_compete else {(task.pk, team.pk)}
+    else:
+        runs = Run.objects.filter(task__annotators_may_compete=False)
+        if task is not None:
+            runs = runs.filter(task=task)
+        if team is not None:
+            runs = runs.filter(team=team)
+        pairs = set(runs.values_list("task_id", "team_id").distinct())
+    if user is not None and not getattr(user, "is_authenticated", False):
+        return []
+    if not pairs:
+        return []
+    tasks = {t.pk: t for t in Task.objects.filter(pk__in={p[0] for p in pairs})}
+    teams = {t.pk: t for t in Team.objects.filter(pk__in={p[1] for p in pairs})}
+    conflicts = []
+    for task_id, team_id in sorted(pairs):
+        people = get_user_model().objects.all()
+        if user is not None:
+            people = people.filter(pk=user.pk)
+        if user is None or task is None:
+            people = people.filter(annotated_tasks=task_id)
+        if user is None or team is None:
+            people = people.filter(teams=team_id)
+        for person in people.distinct().order_by("username"):
+            conflicts.append(AnnotatorConflict(tasks[task_id], teams[team_id], person))
+    return conflicts
+
+
+def verified_email_domains(user) -> set[str]:
+    """The domains of ``user``'s verified email addresses (a task's domain policy reads them)."""
+    addresses = EmailAddress.objects.filter(user=user, verified=True)
+    return {email.rsplit("@", 1)[-1].lower() for email in addresses.values_list("email", flat=True)}
+
+
+def team_runs(team: Team) -> QuerySet[Run]:
+    """Every run of the team, on every task, newest first (for its members)."""
+    return Run.objects.filter(team=team).select_related("task", "submitted_by").order_by("-id")
+
+
+def runs_of_team(*, task: Task, team: Team) -> QuerySet[Run]:
+    return Run.objects.filter(task=task, team=team).select_related("team").order_by("-id")
