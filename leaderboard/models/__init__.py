@@ -1,0 +1,68 @@
+"""Tasks, teams, items, runs and their predictions, the reference sample, estimates and snapshots.
+
+A task's items get dense indices ``0 .. n_items - 1`` in arrival order: the engine
+(:mod:`evaluation.core`) works on those integers. A run's predictions are stored as two packed
+arrays (item indices, scores), so a million-line run is one row of ~16 MB that loads into the engine
+with two ``numpy.frombuffer`` calls.
+
+:mod:`.tasks` (tasks, items, the reference sample), :mod:`.people` (teams, invitations, approvals,
+API tokens), :mod:`.runs` (runs and their outputs), :mod:`.results` (snapshots, estimates, curves,
+the annotator model's fit). Early migrations name ``leaderboard.models._new_seed`` and
+``default_measures``: they stay importable from here.
+"""
+
+from .people import (
+    ApiToken,
+    Invitation,
+    TaskInvitation,
+    Team,
+    TeamApproval,
+    TeamInvitation,
+    key_digest,
+)
+from .results import (
+    Estimate,
+    LabelModelFit,
+    LeaderboardSnapshot,
+    RunCurve,
+)
+from .runs import (
+    PoolRunOutputs,
+    Run,
+    RunEvent,
+    RunPredictions,
+)
+from .tasks import (
+    Item,
+    ReferenceCandidate,
+    ReferenceItem,
+    ReferenceSample,
+    Task,
+    _new_seed,
+    default_measures,
+)
+
+__all__ = [
+    "ApiToken",
+    "Estimate",
+    "Invitation",
+    "Item",
+    "LabelModelFit",
+    "LeaderboardSnapshot",
+    "PoolRunOutputs",
+    "ReferenceCandidate",
+    "ReferenceItem",
+    "ReferenceSample",
+    "Run",
+    "RunCurve",
+    "RunEvent",
+    "RunPredictions",
+    "Task",
+    "TaskInvitation",
+    "Team",
+    "TeamApproval",
+    "TeamInvitation",
+    "_new_seed",
+    "default_measures",
+    "key_digest",
+]

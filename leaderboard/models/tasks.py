@@ -1,0 +1,297 @@
+"""Tasks and their items, and the reference sample (given, or built in the product)."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.utils import timezone
+
+
+def _new_seed() -> int:
+    return secrets.randbits(62)
+
+
+def default_measures() -> list[str]:
+    """The measures a task shows unless its organizer picks others."""
+    return ["precision", "recall", "f1"]
+
+
+class Task(models.Model):
+    """A shared task: what annotators are asked, the precision target, budget and limits."""
+
+    class State(models.TextChoices):
+        DRAFT = "draft", "draft"
+        OPEN = "open", "open"
+        CLOSED = "closed", "closed"
+
+    class Kind(models.TextChoices):
+        OPEN = "open", "open world (a run is a set of predicted items)"
+        CLOSED_POOL = "closed_pool", "closed pool (every run scores every pool item)"
+
+    slug = models.SlugField(max_length=80, unique=True)
+    title = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    question = models.TextField(
+        default="Is this prediction correct?",
+        help_text="Shown to annotators above every item.",
+    )
+    display_template = models.TextField(
+        blank=True, help_text="How an item's payload is shown to annotators (empty: as a table)."
+    )
+    state = models.CharField(max_length=10, choices=State.choices, default=State.OPEN)
+    kind = models.CharField(
+        max_length=20,
+        choices=Kind.choices,
+        default=Kind.OPEN,
+        help_text="Closed pool: the organizer uploads every item once; each run scores them all.",
+    )
+    measures = models.JSONField(
+        default=default_measures,
+        blank=True,
+        help_text="Measures the board shows (closed pools: any of precision, recall, f1, "
+        "accuracy, balanced_accuracy, mcc, fbeta; open tasks: precision, recall, f1).",
+    )
+    f_beta = models.FloatField(
+        default=1.0,
+        validators=[MinValueValidator(0.1), MaxValueValidator(10.0)],
+        help_text="The beta of the measure fbeta (closed pools), shown as F0.5, F2, ...: "
+        "recall weighs beta times as much as precision.",
+    )
+    organizers = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, related_name="organized_tasks", blank=True
+    )
+    annotators = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, related_name="annotated_tasks", blank=True
+    )
+
+    # What every run's estimates must reach.
+    target_half_width = models.FloatField(
+        default=0.05, validators=[MinValueValidator(0.001), MaxValueValidator(0.5)]
+    )
+    confidence = models.FloatField(
+        default=0.95, validators=[MinValueValidator(0.5), MaxValueValidator(0.999)]
+    )
+    label_budget = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Most judgments the task may ask annotators for, gold answers included "
+        "(empty: none).",
+    )
+    judgments_per_item = models.PositiveSmallIntegerField(
+        default=1,
+        validators=[MinValueValidator(1), MaxValueValidator(9)],
+        help_text="Judgments each new item gets at first, each by another annotator: a minimum "
+        "(the planner asks more where answers are doubtful).",
+    )
+    design = models.CharField(max_length=40, default="default")
+    design_options = models.JSONField(default=dict, blank=True)
+
+    # Annotator quality control (enforced by the annotation queue).
+    annotator_daily_cap = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Most answers one annotator may give per day (empty: none).",
+    )
+    gold_rate = models.FloatField(
+        default=0.05,
+        validators=[MinValueValidator(0.0), MaxValueValidator(0.5)],
+        help_text="Share of served items that are gold items with known answers.",
+    )
+    gold_min_accuracy = models.FloatField(
+        default=0.7,
+        validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="Annotators whose gold accuracy falls below this are paused for review.",
+    )
+    gold_min_answers = models.PositiveIntegerField(
+        default=10, help_text="Gold answers needed before an annotator's accuracy is judged."
+    )
+
+    # Submission limits, per team.
+    max_runs_per_team = models.PositiveIntegerField(default=20)
+    max_runs_per_team_per_day = models.PositiveIntegerField(default=5)
+    max_upload_bytes = models.PositiveBigIntegerField(default=512 * 1024 * 1024)
+    max_predictions_per_run = models.PositiveIntegerField(default=5_000_000)
+
+    team_approval = models.BooleanField(
+        default=False,
+        help_text="Teams ask to take part and an organizer approves them before their runs are "
+        "accepted.",
+    )
+    annotators_may_compete = models.BooleanField(
+        default=False,
+        help_text="Let a person annotate this task and be a member of a team with runs on it "
+        "(off: one or the other). Nobody ever verifies their own team's items.",
+    )
+    # Who may submit, by the domain of a verified email address (leaderboard.email_domains).
+    allowed_email_domains = models.TextField(
+        blank=True,
+        help_text="Only people with a verified email address at one of these domains (or their "
+        "subdomains) may submit; comma-separated (empty: anyone).",
+    )
+    blocked_email_domains = models.TextField(
+        blank=True,
+        help_text="People with a verified email address at one of these domains (or their "
+        "subdomains) may not submit; comma-separated.",
+    )
+
+    # While held, new snapshots are stored unpublished: the public board keeps showing the last
+    # published one until an organizer publishes (e.g. after a deadline).
+    board_held = models.BooleanField(
+        default=False, help_text="Hold the public leaderboard: new snapshots wait for publishing."
+    )
+
+    # Phases (UTC; all optional). Runs are refused before ``submissions_open_at``; after
+    # ``submissions_close_at`` they are accepted and marked after the deadline (or refused when
+    # ``accept_late_runs`` is off), and the board is held; ``reveal_at`` publishes it.
+    submissions_open_at = models.DateTimeField(
+        null=True, blank=True, help_text="Runs are refused before this time (empty: no start)."
+    )
+    submissions_close_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="The official deadline: the board is held from then on, and later runs are "
+        "marked after the deadline (empty: none).",
+    )
+    reveal_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the held board is published (empty: an organizer publishes by hand).",
+    )
+    accept_late_runs = models.BooleanField(
+        default=True,
+        help_text="Keep scoring runs submitted after the deadline, marked as such (off: refuse "
+        "them).",
+    )
+    # What the phase job applied, so each deadline holds the board once and each reveal
+    # publishes it once: the close and reveal times they were applied for.
+    hold_applied_for = models.DateTimeField(null=True, blank=True, editable=False)
+    reveal_applied_for = models.DateTimeField(null=True, blank=True, editable=False)
+
+    # Engine bookkeeping.
+    seed = models.BigIntegerField(default=_new_seed, editable=False)
+    n_items = models.PositiveBigIntegerField(default=0, editable=False)
+    # Version of the task's judgment set: every counted judgment, gold answer and withdrawal
+    # bumps it, and records the version it made (``seq``, ``withdrawn_seq``).
+    labels_version = models.PositiveBigIntegerField(default=0, editable=False)
+    reference_version = models.PositiveIntegerField(default=0, editable=False)
+    estimate_pending = models.BooleanField(default=False, editable=False)
+    estimate_requested_at = models.DateTimeField(null=True, blank=True, editable=False)
+    engine_lock_token = models.CharField(max_length=64, blank=True, editable=False)
+    engine_lock_until = models.DateTimeField(null=True, blank=True, editable=False)
+
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Item(models.Model):
+    """Something a run can predict; verified by annotators when the planner draws it.
+
+    An item has no label of its own: its annotators' judgments are evidence, which the engine
+    weighs with each annotator's estimated error rates (the posterior is in
+    :class:`LabelModelFit`).
+    """
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="items")
+    key = models.CharField(max_length=512)
+    index = models.PositiveBigIntegerField()
+    payload = models.JSONField(null=True, blank=True)
+    # When its first counted judgment came in.
+    verified_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["task", "key"], name="item_unique_key"),
+            models.UniqueConstraint(fields=["task", "index"], name="item_unique_index"),
+        ]
+        # The items export streams a task's judged items in the order they were first judged.
+        indexes = [models.Index(fields=["task", "verified_at"], name="item_task_verified")]
+
+    def __str__(self) -> str:
+        return f"{self.task_id}:{self.key}"
+
+
+class ReferenceItem(models.Model):
+    """One item of the task's reference sample of true items (for recall), with its group."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="reference_items")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    group = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["task", "item"], name="reference_unique_item"),
+        ]
+
+
+class ReferenceCandidate(models.Model):
+    """A candidate item of one document (group) from which the product builds the reference
+    sample: every candidate of a sampled document is verified, and the true ones become the
+    sample (``annotation.services.reference_sample``). Replaced whole by each upload."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="reference_candidates")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    document = models.CharField(max_length=200)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["task", "item"], name="reference_candidate_unique"),
+        ]
+        indexes = [models.Index(fields=["task", "document"], name="reference_candidate_doc")]
+
+
+class ReferenceSample(models.Model):
+    """One draw of documents for the reference sample: the seed and the documents drawn (so it
+    can be drawn again and audited), and where its verification stands.
+
+    ``verifying`` until every candidate of the drawn documents is resolved; then ``complete``,
+    its true candidates written as the task's reference sample (``reference_version``: the
+    version that write made); or ``cancelled`` by an organizer while verifying (the reference
+    sample is left as it was). At most one sample of a task verifies at a time.
+    """
+
+    class State(models.TextChoices):
+        VERIFYING = "verifying", "verifying"
+        COMPLETE = "complete", "complete"
+        CANCELLED = "cancelled", "cancelled"
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="reference_samples")
+    state = models.CharField(max_length=12, choices=State.choices, default=State.VERIFYING)
+    seed = models.BigIntegerField()
+    size = models.PositiveIntegerField()  # documents asked for (and drawn)
+    documents = models.JSONField(default=list)  # the drawn documents, in drawing order
+    n_documents = models.PositiveIntegerField()  # documents there were to draw from
+    n_candidates = models.PositiveIntegerField(default=0)  # candidates of the drawn documents
+    # Progress, as the latest estimation resolved the candidates' labels.
+    n_resolved = models.PositiveIntegerField(default=0)
+    n_true = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    reference_version = models.PositiveIntegerField(null=True, blank=True)
+    cancelled_at = models.DateTimeField(null=True, blank=True)
+    cancelled_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["task"],
+                condition=models.Q(state="verifying"),
+                name="reference_sample_one_verifying",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"reference sample {self.pk} of {self.task_id} ({self.state})"
