@@ -147,6 +147,9 @@ class QueueHealth:
     model_method: str = ""
     model_level: float | None = None
     model_snapshot: int | None = None
+    # A closed pool with fewer annotators at work than its looks need (the snapshot says so).
+    too_few_annotators: bool = False
+    look_annotators: int | None = None
 
 
 def queue_health(*, task: Task) -> QueueHealth:
@@ -188,6 +191,8 @@ def queue_health(*, task: Task) -> QueueHealth:
         model_method=model["method"] if model else "",
         model_level=fit.level if model and fit else None,
         model_snapshot=fit.snapshot.version if model and fit else None,
+        too_few_annotators=bool(model and model.get("too_few_annotators")),
+        look_annotators=model.get("look_annotators") if model else None,
     )
 
 

@@ -24,6 +24,8 @@ import numpy as np
 from django.db import transaction
 
 from evaluation.core.closed_pool import MeasureEstimates, precision_recall_curve
+from evaluation.core.closed_pool.label_noise import LOOK_ANNOTATORS
+from evaluation.core.labels import ItemLabels
 from evaluation.core.ranking import RankIntervals, bonferroni_level, rank_intervals
 from leaderboard.jobs import enqueue_plan
 from leaderboard.models import LeaderboardSnapshot, Run, RunCurve, Task
@@ -183,13 +185,25 @@ def _store_snapshot(
         details={
             "ranking": ranking,
             "closed_pool": {"measures": measures, "f_beta": task.f_beta},
-            **label_details(labels.view if labels else None, _judgments(loaded)),
+            **_label_details(labels.view if labels else None, _judgments(loaded)),
         },
     )
     if labels is not None:
         store_label_fit(task, snapshot, labels.view, level=float(task.confidence))
     _store_curves(snapshot, loaded, listed, level=float(task.confidence))
     return snapshot
+
+
+def _label_details(labels: ItemLabels | None, judgments: int) -> dict[str, Any]:
+    """:func:`.snapshots.label_details`, and whether fewer annotators have answered than a
+    closed pool's looks need (:data:`~evaluation.core.closed_pool.label_noise.LOOK_ANNOTATORS`):
+    the board and the queue page say so, as recall is then biased down."""
+    details = label_details(labels, judgments)
+    model = details.get("label_model")
+    if model is not None:
+        model["too_few_annotators"] = model["annotators"] < LOOK_ANNOTATORS
+        model["look_annotators"] = LOOK_ANNOTATORS
+    return details
 
 
 def _judgments(loaded: LoadedPool) -> int:

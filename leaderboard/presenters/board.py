@@ -245,6 +245,10 @@ class Board:
         return self.body.labels_corrected
 
     @property
+    def too_few_annotators(self) -> bool:
+        return self.body.too_few_annotators
+
+    @property
     def ranks_computed(self) -> bool:
         return self.body.ranks_computed
 
@@ -366,6 +370,8 @@ class BoardBody:
     plot_svg: str
     # The labels came from fallible annotators, corrected for their estimated error rates.
     labels_corrected: bool = False
+    # A closed pool whose looks lack annotators (fewer than three have answered): recall is biased.
+    too_few_annotators: bool = False
 
 
 def _body(
@@ -409,6 +415,7 @@ def _body(
             )
         )
     details = details if isinstance(details, dict) else {}
+    model = details.get("label_model")
     ranking = details.get("ranking") if isinstance(details.get("ranking"), dict) else {}
     # The plot's axis is [0, 1]: MCC (in [-1, 1]) would be clamped there, so it gets none.
     plotted = rows and sort not in WIDER_THAN_UNIT
@@ -419,7 +426,8 @@ def _body(
         ranking=ranking,
         ranks_computed=any(r.rank is not None for r in rows),
         plot_svg=plot,
-        labels_corrected=isinstance(details.get("label_model"), dict),
+        labels_corrected=isinstance(model, dict),
+        too_few_annotators=isinstance(model, dict) and model.get("too_few_annotators") is True,
     )
 
 

@@ -161,6 +161,45 @@ def test_organizer_sees_each_annotators_estimated_error_rates_with_intervals(cli
         r"\s+", " ", re.search(r'<p class="muted" id="queue-model">(.*?)</p>', html, re.S).group(1)
     )
     assert "(dawid-skene-2class/em-map/louis), with 90% intervals, as of snapshot v3" in model
+    assert 'id="queue-too-few-annotators"' not in html
+
+
+def test_organizer_is_told_a_closed_pool_needs_more_annotators_for_its_looks(client, world):
+    task, organizer, _alice, _bob = world
+    details = {"method": "dawid-skene-2class/em-map/louis", "annotators": 1}
+    snapshot = LeaderboardSnapshot.objects.create(
+        task=task,
+        version=3,
+        engine_version="1.6",
+        design="adaptive",
+        labels_version=11,
+        reference_version=0,
+        n_labels=5,
+        n_reference=0,
+        confidence=0.9,
+        rows=[],
+        details={"label_model": {**details, "too_few_annotators": True, "look_annotators": 3}},
+    )
+    LabelModelFit.objects.create(
+        task=task,
+        snapshot=snapshot,
+        indices=b"",
+        values=b"",
+        judgments=b"",
+        says_correct=b"",
+        level=0.9,
+        annotators=[],
+    )
+    client.force_login(organizer)
+    html = client.get(reverse("annotation:queue", args=["pairs"])).content.decode()
+    warning = re.sub(
+        r"\s+",
+        " ",
+        re.search(r'<p class="warning" id="queue-too-few-annotators">(.*?)</p>', html, re.S).group(
+            1
+        ),
+    )
+    assert warning.startswith("Fewer than 3 annotators have answered on this closed pool.")
 
 
 def test_unpause_needs_csrf_and_lifts_the_pause(world):

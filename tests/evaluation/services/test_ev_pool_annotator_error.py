@@ -52,6 +52,7 @@ def test_fallible_annotators_get_looks_and_the_intervals_cover(monkeypatch):
     snapshot = LeaderboardSnapshot.objects.filter(task=task).order_by("-version").first()
     # The board states the correction once; organizers see each annotator's error rates.
     assert snapshot.details["label_model"]["annotators"] == 4
+    assert snapshot.details["label_model"]["too_few_annotators"] is False
     fit = LabelModelFit.objects.get(task=task)
     assert fit.snapshot_id == snapshot.pk and len(fit.annotators) == 4
     for rates in fit.annotators:
@@ -108,3 +109,31 @@ def test_answers_that_come_in_while_a_plan_chooses_its_looks_are_not_asked_again
         "judgments_required", flat=True
     )
     assert max(asked) <= len(people)
+
+
+def test_a_pool_answered_by_fewer_annotators_than_looks_need_says_so(monkeypatch):
+    """With one annotator no "yes" can be checked by another, and recall is biased down
+    (docs/BENCHMARKS.md: covered 0.34 in simulation): every snapshot says so, for the board."""
+    driver = PipelineDriver(monkeypatch)
+    world = pool_world(target_half_width=0.2, gold_rate=0.1)
+    task, truth = world.task, world.truth
+    keys = {f"k{i}" for i in np.flatnonzero(truth)}
+    served = random.Random(11)
+    snapshot = None
+    for _ in range(10):
+        driver.drain()
+        snapshot = (
+            LeaderboardSnapshot.objects.filter(task=task, details__has_key="label_model")
+            .order_by("-version")
+            .first()
+        )
+        if snapshot is not None:
+            break
+        answer_what_is_served(task, [(world.annotator, 0.9)], keys, served)
+    assert snapshot is not None
+    model = snapshot.details["label_model"]
+    assert (model["annotators"], model["too_few_annotators"], model["look_annotators"]) == (
+        1,
+        True,
+        3,
+    )

@@ -76,6 +76,26 @@ def test_the_board_states_once_that_labels_are_corrected_for_annotator_error(
     assert permalink.content.decode().count(statement) == 1
     older = client.get(reverse("snapshot_detail", args=["ner", exact.version]))
     assert statement not in older.content.decode()
+    assert 'id="too-few-annotators"' not in html
+
+
+def test_the_board_warns_when_a_pool_had_fewer_annotators_than_its_looks_need(
+    client, board_world, snapshots
+):
+    exact = snapshots.standard(board_world)
+    model = {"method": "dawid-skene-2class/em-map/louis", "annotators": 2}
+    snapshots.write(
+        board_world["task"],
+        [(board_world["runs"][k], *snapshots.STANDARD[k]) for k in ("a1", "a2", "b1")],
+        version=2,
+        details={
+            **exact.details,
+            "label_model": {**model, "too_few_annotators": True, "look_annotators": 3},
+        },
+    )
+    html = client.get(board_url()).content.decode()
+    assert html.count('id="too-few-annotators"') == 1
+    assert "Fewer than three annotators have answered on this pool" in html
 
 
 def test_rank_column_follows_the_sort_and_says_tied_for_first(client, board_world, snapshots):
