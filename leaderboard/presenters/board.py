@@ -249,6 +249,10 @@ class Board:
         return self.body.too_few_annotators
 
     @property
+    def look_annotators(self) -> int | None:
+        return self.body.look_annotators
+
+    @property
     def ranks_computed(self) -> bool:
         return self.body.ranks_computed
 
@@ -372,6 +376,7 @@ class BoardBody:
     labels_corrected: bool = False
     # A closed pool whose looks lack annotators (fewer than three have answered): recall is biased.
     too_few_annotators: bool = False
+    look_annotators: int | None = None
 
 
 def _body(
@@ -428,6 +433,7 @@ def _body(
         plot_svg=plot,
         labels_corrected=isinstance(model, dict),
         too_few_annotators=isinstance(model, dict) and model.get("too_few_annotators") is True,
+        look_annotators=model.get("look_annotators") if isinstance(model, dict) else None,
     )
 
 

@@ -63,11 +63,12 @@ __all__ = [
 
 # An item is judged at most this often (its first judgment and its looks).
 MOST_JUDGMENTS = 5
-# The annotators looks need: a "yes" checked by two others. With fewer, false "yes" answers on a
-# pool's many negatives stay in and bias recall down; measured on abt-buy at 1,000 labels with
-# 0.95-accurate annotators and 5% gold (30 campaigns, seed 2026): recall covered 0.34 with one
-# annotator (bias -0.54), 0.78 with two (-0.20), 0.997 with three (-0.04), 1.000 with five.
-LOOK_ANNOTATORS = 3
+# The annotators a closed pool's looks need: with fewer, a "yes" cannot be checked by enough
+# others, false "yes" answers on the pool's many negatives stay in and recall is biased down.
+# Measured at 1,000 labels with 0.95-accurate annotators and 5% gold (100 campaigns, seed 2026;
+# docs/BENCHMARKS.md), recall coverage abt-buy / dblp-acm: one annotator 0.33 / 0.17, two
+# 0.80 / 0.77, three 0.97 / 0.92, four 0.98 / 0.95, five 1.00 / 0.99.
+LOOK_ANNOTATORS = 4
 
 
 @dataclass(frozen=True, eq=False)

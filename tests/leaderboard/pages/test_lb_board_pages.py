@@ -95,7 +95,7 @@ def test_the_board_warns_when_a_pool_had_fewer_annotators_than_its_looks_need(
     )
     html = client.get(board_url()).content.decode()
     assert html.count('id="too-few-annotators"') == 1
-    assert "Fewer than three annotators have answered on this pool" in html
+    assert "Fewer than 3 annotators have answered on this pool" in html
 
 
 def test_rank_column_follows_the_sort_and_says_tied_for_first(client, board_world, snapshots):
