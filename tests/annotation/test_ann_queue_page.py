@@ -105,8 +105,8 @@ def test_organizer_sees_depth_throughput_agreement_and_annotators(client, world)
     assert task.slug in html
 
 
-def test_organizer_sees_each_annotators_estimated_error_rates_with_intervals(client, world):
-    task, organizer, alice, bob = world
+def _fitted(task, label_model: dict, annotators: list) -> None:
+    """Snapshot v3 with ``label_model`` in its details, and the annotator fit stored with it."""
     snapshot = LeaderboardSnapshot.objects.create(
         task=task,
         version=3,
@@ -118,7 +118,7 @@ def test_organizer_sees_each_annotators_estimated_error_rates_with_intervals(cli
         n_reference=0,
         confidence=0.9,
         rows=[],
-        details={"label_model": {"method": "dawid-skene-2class/em-map/louis"}},
+        details={"label_model": label_model},
     )
     LabelModelFit.objects.create(
         task=task,
@@ -128,7 +128,16 @@ def test_organizer_sees_each_annotators_estimated_error_rates_with_intervals(cli
         judgments=b"",
         says_correct=b"",
         level=0.9,
-        annotators=[
+        annotators=annotators,
+    )
+
+
+def test_organizer_sees_each_annotators_estimated_error_rates_with_intervals(client, world):
+    task, organizer, alice, bob = world
+    _fitted(
+        task,
+        {"method": "dawid-skene-2class/em-map/louis"},
+        [
             {
                 "annotator": alice.pk,
                 "sensitivity": [0.9712, 0.9013, 0.9887],
@@ -167,29 +176,7 @@ def test_organizer_sees_each_annotators_estimated_error_rates_with_intervals(cli
 def test_organizer_is_told_a_closed_pool_needs_more_annotators_for_its_looks(client, world):
     task, organizer, _alice, _bob = world
     details = {"method": "dawid-skene-2class/em-map/louis", "annotators": 1}
-    snapshot = LeaderboardSnapshot.objects.create(
-        task=task,
-        version=3,
-        engine_version="1.6",
-        design="adaptive",
-        labels_version=11,
-        reference_version=0,
-        n_labels=5,
-        n_reference=0,
-        confidence=0.9,
-        rows=[],
-        details={"label_model": {**details, "too_few_annotators": True, "look_annotators": 3}},
-    )
-    LabelModelFit.objects.create(
-        task=task,
-        snapshot=snapshot,
-        indices=b"",
-        values=b"",
-        judgments=b"",
-        says_correct=b"",
-        level=0.9,
-        annotators=[],
-    )
+    _fitted(task, {**details, "too_few_annotators": True, "look_annotators": 3}, [])
     client.force_login(organizer)
     html = client.get(reverse("annotation:queue", args=["pairs"])).content.decode()
     warning = re.sub(
