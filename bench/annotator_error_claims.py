@@ -5,8 +5,9 @@ three runs ``ecm_dob``, ``rule_names90_sn_surname`` and ``rule_all45_postcode`` 
 ``tests/data/febrl4_slice``, 150 reference items, 60 gold items (half correct), 20% gold
 judgments, annotators of 0.97, 0.9 and 0.6, target +-0.05 at 95%, at most two judgments per
 item. It claims (1) every true precision, recall and F1 inside its Bonferroni interval at family
-level 99%, (2) the good annotator's (se + sp) / 2 above 0.9, (3) the poor one's below 0.75 and
-the lowest of the three.
+level 99.9%, (2) the good annotator's (se + sp) / 2 above 0.85, (3) the poor one's below 0.85
+and the lowest of the three. The test runs once per CI run, so its claims are set to fail in
+well under 1% of campaigns (the levels 99% and 0.9 / 0.75 of engine 1.6 failed in 2.2%).
 Which answers reach the worker first depends on timing, so the test cannot be seeded; this
 script plays the same campaign in the core (all three runs planned in rounds, answers after
 each round) with seeds ``[seed, r]`` and counts the campaigns in which each claim fails.
@@ -34,7 +35,8 @@ from evaluation.simulation.datasets import load_dataset
 SLICE = Path(__file__).resolve().parents[1] / "tests" / "data" / "febrl4_slice"
 SYSTEMS = ("ecm_dob", "rule_names90_sn_surname", "rule_all45_postcode")
 PANEL = "0.97,0.9,0.6"
-FAMILY_LEVEL = 0.99
+FAMILY_LEVEL = 0.999
+ACCURACY_SPLIT = 0.85
 GOLD_RATE = 0.2
 GOLD_ITEMS = 60
 
@@ -108,8 +110,8 @@ def claims(dataset, order, state, design) -> dict:
     model = design.labels(state, design.record(state)).model
     by_id = np.argsort(model.annotators)
     accuracy = (model.sensitivity[by_id] + model.specificity[by_id]) / 2
-    poor = accuracy[2] >= 0.75 or accuracy[2] >= accuracy[:2].min()
-    return {"joint": not joint, "good": bool(accuracy[0] <= 0.9), "poor": bool(poor)}
+    poor = accuracy[2] >= ACCURACY_SPLIT or accuracy[2] >= accuracy[:2].min()
+    return {"joint": not joint, "good": bool(accuracy[0] <= ACCURACY_SPLIT), "poor": bool(poor)}
 
 
 def main() -> None:

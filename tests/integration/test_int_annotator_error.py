@@ -3,9 +3,10 @@
 Three annotators, 97%, 90% and 60% accurate, take items from the queue as people would (leases,
 gold items mixed in) and answer them; the worker plans, asks further looks where answers are
 doubtful, re-estimates and plans again until every run is final. The final intervals must hold
-the runs' true scores (jointly: Bonferroni intervals at family level 99%), the annotator who is
-right only 60% of the time must be found out (estimated the least accurate, below 0.75), and the
-stored history must replay in the core exactly (tests/support/engine_audit.py).
+the runs' true scores (jointly: Bonferroni intervals at family level 99.9%), the annotator who is
+right only 60% of the time must be found out (estimated the least accurate, below 0.85, the good
+one above it), and the stored history must replay in the core exactly
+(tests/support/engine_audit.py).
 """
 
 import io
@@ -27,9 +28,9 @@ from pipeline_support import answer_what_is_served
 
 pytestmark = [
     pytest.mark.integration,
-    # Its claims fail in about 1% of campaigns (engine 1.6 with 20% gold: 4 of 300 simulated,
-    # bench/annotator_error_claims.py; docs/STATISTICS.md): it runs once per `make test`, not
-    # again on PostgreSQL, where it would check nothing statistical anew.
+    # Its claims fail in 1 of 2,000 campaigns simulated (bench/annotator_error_claims.py; at the
+    # levels 99% and 0.9 / 0.75 they failed in 2.2%, and once in CI): it runs once per
+    # `make test`, not again on PostgreSQL, where it would check nothing statistical anew.
     pytest.mark.statistical,
     pytest.mark.django_db(transaction=True),
     pytest.mark.timeout(600),
@@ -124,11 +125,11 @@ def test_fallible_annotators_are_corrected_for_and_the_poor_one_found_out(celery
     )
     # Nine 95% intervals all covering is a 1-in-5 failure by design (which answers reach the
     # worker first depends on timing, so no seed fixes it): the claim checked here is the joint
-    # one, every true score inside its Bonferroni interval at family level 99%, on the state the
-    # snapshot rests on. Coverage at the nominal level is measured by the seeded simulations
+    # one, every true score inside its Bonferroni interval at family level 99.9%, on the state
+    # the snapshot rests on. Coverage at the nominal level is measured by the seeded simulations
     # (tests/evaluation/core/test_core_annotator_campaigns.py).
     runs, design, state = replay_task(task, snapshot.labels_version, until=snapshot.created_at)
-    joint = design.estimate(state, level=1 - 0.01 / 9)
+    joint = design.estimate(state, level=1 - 0.001 / 9)
     expected = _true_scores(truth)
     for run, result in zip(runs, joint, strict=True):
         for metric, value in zip(("precision", "recall", "f1"), expected[run.name], strict=True):
@@ -143,8 +144,7 @@ def test_fallible_annotators_are_corrected_for_and_the_poor_one_found_out(celery
         name: (estimated[person.pk]["sensitivity"][0] + estimated[person.pk]["specificity"][0]) / 2
         for name, person in people.items()
     }
-    # Found out: the least accurate of the three, and clearly so (true 0.6).
+    # Found out: the least accurate of the three, and clearly so (true 0.6, the good one 0.97).
     assert accuracy["poor"] < min(accuracy["good"], accuracy["fair"]), accuracy
-    assert accuracy["poor"] < 0.75, accuracy
-    assert accuracy["good"] > 0.9, accuracy
+    assert accuracy["poor"] < 0.85 < accuracy["good"], accuracy
     assert audit_task(task)["estimates"] == 9
