@@ -197,6 +197,7 @@ def main() -> None:
         hits.append(covered(scores, estimates))
         errs.append(errors(scores, estimates))
     coverage, bias = np.mean(hits, axis=0), np.nanmean(errs, axis=0)
+    bias_se = np.nanstd(errs, axis=0, ddof=1) / np.sqrt(np.sum(~np.isnan(errs), axis=0))
     result = {
         "campaigns": args.campaigns,
         "seed": args.seed,
@@ -212,6 +213,10 @@ def main() -> None:
         },
         "bias": {
             SYSTEMS[k]: dict(zip(MEASURES, map(float, bias[k]), strict=True))
+            for k in range(len(order))
+        },
+        "bias_se": {
+            SYSTEMS[k]: dict(zip(MEASURES, map(float, bias_se[k]), strict=True))
             for k in range(len(order))
         },
         "bounds_only": int(np.isnan(errs).any(axis=2).sum()),
