@@ -22,15 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .datasets import (
-    SYSTEMS_DIR,
-    TRUTH_FILE,
-    DatasetError,
-    _Collector,
-    _read_bytes,
-    _show,
-    _split_lines,
-)
+from .dataset_files import DatasetError, ProblemCollector, read_bytes, show_key, split_lines
+from .datasets import SYSTEMS_DIR, TRUTH_FILE
 
 __all__ = ["POOL_FILE", "ClosedPoolData", "PoolSystem", "is_closed_pool", "load_closed_pool"]
 
@@ -71,8 +64,8 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def _lines_of(path: str, rel: str, col: _Collector) -> list[str | None]:
-    data = _read_bytes(path, rel)
+def _lines_of(path: str, rel: str, col: ProblemCollector) -> list[str | None]:
+    data = read_bytes(path, rel)
     if rel.endswith(".gz"):
         try:
             data = gzip.decompress(data)
@@ -82,13 +75,13 @@ def _lines_of(path: str, rel: str, col: _Collector) -> list[str | None]:
     if not data:
         col.add(rel, None, "file is empty")
         return []
-    lines, bad = _split_lines(data)
+    lines, bad = split_lines(data)
     for lineno in sorted(bad):
         col.add(rel, lineno, bad[lineno])
     return lines
 
 
-def _read_pool(path: str, col: _Collector) -> list[str]:
+def _read_pool(path: str, col: ProblemCollector) -> list[str]:
     lines = _lines_of(os.path.join(path, POOL_FILE), POOL_FILE, col)
     seen: dict[str, int] = {}
     for lineno, key in enumerate(lines, 1):
@@ -97,13 +90,13 @@ def _read_pool(path: str, col: _Collector) -> list[str]:
         if "\t" in key:
             col.add(POOL_FILE, lineno, "a pool line holds one key and no tab")
         elif key in seen:
-            col.add(POOL_FILE, lineno, f"duplicate key {_show(key)} (first on line {seen[key]})")
+            col.add(POOL_FILE, lineno, f"duplicate key {show_key(key)} (first on line {seen[key]})")
         else:
             seen[key] = lineno
     return [k if k is not None else "" for k in lines]
 
 
-def _read_truth(path: str, index: dict[str, int], col: _Collector) -> np.ndarray:
+def _read_truth(path: str, index: dict[str, int], col: ProblemCollector) -> np.ndarray:
     truth = np.zeros(len(index), dtype=bool)
     lines = _lines_of(os.path.join(path, TRUTH_FILE), TRUTH_FILE, col)
     for lineno, key in enumerate(lines, 1):
@@ -111,15 +104,15 @@ def _read_truth(path: str, index: dict[str, int], col: _Collector) -> np.ndarray
             continue
         i = index.get(key)
         if i is None:
-            col.add(TRUTH_FILE, lineno, f"key {_show(key)} is not in {POOL_FILE}")
+            col.add(TRUTH_FILE, lineno, f"key {show_key(key)} is not in {POOL_FILE}")
         elif truth[i]:
-            col.add(TRUTH_FILE, lineno, f"duplicate key {_show(key)}")
+            col.add(TRUTH_FILE, lineno, f"duplicate key {show_key(key)}")
         else:
             truth[i] = True
     return truth
 
 
-def _read_system(path: str, rel: str, keys: list[str], col: _Collector) -> PoolSystem:
+def _read_system(path: str, rel: str, keys: list[str], col: ProblemCollector) -> PoolSystem:
     lines = _lines_of(path, rel, col)
     n = len(keys)
     scores = np.zeros(n)
@@ -138,8 +131,8 @@ def _read_system(path: str, rel: str, keys: list[str], col: _Collector) -> PoolS
             col.add(
                 rel,
                 lineno,
-                f"key {_show(key)}, but line {lineno} of {POOL_FILE} is "
-                f"{_show(keys[lineno - 1])} (systems list the pool in its order)",
+                f"key {show_key(key)}, but line {lineno} of {POOL_FILE} is "
+                f"{show_key(keys[lineno - 1])} (systems list the pool in its order)",
             )
             continue
         try:
@@ -168,7 +161,7 @@ def load_closed_pool(path: str, *, max_problems: int = 10) -> ClosedPoolData:
     """
     path = os.fspath(path)
     name = os.path.basename(os.path.normpath(path))
-    col = _Collector(path, max_problems)
+    col = ProblemCollector(path, max_problems)
     if not is_closed_pool(path):
         raise DatasetError(f"{path}: no {POOL_FILE}: not a closed-pool data set", path=path)
     keys = _read_pool(path, col)

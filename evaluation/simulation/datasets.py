@@ -41,9 +41,18 @@ import math
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import NamedTuple, cast
 
 import numpy as np
+
+from .dataset_files import (
+    DatasetError,
+    Problem,
+    ProblemCollector,
+    plural,
+    read_bytes,
+    show_key,
+    split_lines,
+)
 
 __all__ = ["Dataset", "DatasetError", "Problem", "System", "load_dataset"]
 
@@ -51,68 +60,7 @@ TRUTH_FILE = "truth.tsv"
 SYSTEMS_DIR = "systems"
 ITEMS_FILE = "items.jsonl"
 
-_MAX_KEY_IN_MESSAGE = 80
 _UNKNOWN_EXAMPLES = 5
-
-
-class Problem(NamedTuple):
-    """One problem found in a data set file.
-
-    Attributes
-    ----------
-    file : str
-        File name relative to the data set directory, e.g. ``"systems/a.tsv"``.
-    line : int or None
-        1-based line number, or None when the problem concerns the whole file.
-    message : str
-        Human-readable description, without file name and line number.
-    """
-
-    file: str
-    line: int | None
-    message: str
-
-    def __str__(self) -> str:
-        where = self.file if self.line is None else f"{self.file}:{self.line}"
-        return f"{where}: {self.message}"
-
-
-class DatasetError(ValueError):
-    """A malformed data set.
-
-    The message (``str(error)``) names the offending file and, where there is one,
-    the 1-based line number.
-
-    Parameters
-    ----------
-    message : str
-        Complete human-readable message.
-    path : str, optional
-        File system path of the (first) offending file or directory.
-    line : int, optional
-        1-based line number of the (first) problem in ``path``.
-    problems : sequence of Problem, optional
-        All problems listed in the message (possibly capped per file).
-
-    Attributes
-    ----------
-    path : str or None
-    line : int or None
-    problems : tuple of Problem
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        path: str | None = None,
-        line: int | None = None,
-        problems: tuple[Problem, ...] | list[Problem] = (),
-    ) -> None:
-        super().__init__(message)
-        self.path = path
-        self.line = line
-        self.problems = tuple(problems)
 
 
 @dataclass(frozen=True, eq=False)
@@ -168,136 +116,16 @@ class Dataset:
     n_truth: int
 
 
-# --------------------------------------------------------------------------- problems
-
-
-class _Collector:
-    """Collects problems per file; lists at most ``limit`` per file."""
-
-    def __init__(self, root: str, limit: int) -> None:
-        self.root = root
-        self.limit = limit
-        self.shown: list[Problem] = []
-        self.counts: dict[str, int] = {}
-
-    def add(self, file: str, line: int | None, message: str) -> None:
-        count = self.counts.get(file, 0)
-        self.counts[file] = count + 1
-        if count < self.limit:
-            self.shown.append(Problem(file, line, message))
-
-    def count(self, file: str) -> int:
-        return self.counts.get(file, 0)
-
-    def raise_if_any(self, name: str) -> None:
-        if not self.counts:
-            return
-        total = sum(self.counts.values())
-        n_files = len(self.counts)
-        lines = [
-            f"invalid data set {name!r} ({self.root}): "
-            f"{_plural(total, 'problem')} in {_plural(n_files, 'file')}"
-        ]
-        for file, count in self.counts.items():
-            lines.extend(f"  {p}" for p in self.shown if p.file == file)
-            if count > self.limit:
-                lines.append(
-                    f"  {file}: ... and {count - self.limit} more "
-                    f"({_plural(count, 'problem')} in this file)"
-                )
-        first = self.shown[0]
-        raise DatasetError(
-            "\n".join(lines),
-            path=os.path.join(self.root, first.file),
-            line=first.line,
-            problems=self.shown,
-        )
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-def _show(key: str) -> str:
-    """Quote a key for a message, shortened if long."""
-    if len(key) > _MAX_KEY_IN_MESSAGE:
-        key = key[: _MAX_KEY_IN_MESSAGE - 3] + "..."
-    return repr(key)
-
-
-# --------------------------------------------------------------------------- reading
-
-
-def _read_bytes(path: str, rel: str) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError as e:
-        raise DatasetError(f"{rel}: cannot read file: {e}", path=path) from e
-
-
-def _split_lines(data: bytes) -> tuple[list[str | None], dict[int, str]]:
-    """Decode ``data`` and split it into lines.
-
-    Returns
-    -------
-    lines : list of str or None
-        One entry per line (index ``i`` is line ``i + 1``): the line without its
-        line ending, or None for a bad line (invalid UTF-8, blank, stray carriage
-        return).
-    bad : dict
-        ``{line number: problem}`` for the None entries; the caller reports them, so
-        that the problems of a file are listed in line order.
-    """
-    lines: list[str | None]
-    bad: dict[int, str] = {}
-    try:
-        lines = cast("list[str | None]", data.decode("utf-8").split("\n"))
-    except UnicodeDecodeError:
-        # Slow path: decode line by line to report every bad line. A newline byte
-        # never occurs inside a multi-byte UTF-8 sequence, so splitting first is safe.
-        lines = []
-        for lineno, raw in enumerate(data.split(b"\n"), 1):
-            try:
-                lines.append(raw.decode("utf-8"))
-            except UnicodeDecodeError as e:
-                bad[lineno] = (
-                    f"invalid UTF-8: byte 0x{raw[e.start]:02x} at byte {e.start + 1} of the line"
-                )
-                lines.append(None)
-    if lines and lines[-1] == "":
-        lines.pop()  # the newline that ends the last line
-    first = lines[0] if lines else None
-    if first is not None and first.startswith("\ufeff"):
-        lines[0] = first[1:]
-    has_cr = b"\r" in data
-    for i, line in enumerate(lines):
-        if line is None:
-            continue
-        if has_cr and "\r" in line:
-            if line.endswith("\r"):
-                line = line[:-1]
-                lines[i] = line
-            if "\r" in line:
-                bad[i + 1] = "carriage return (\\r) inside the line"
-                lines[i] = None
-                continue
-        if not line or line.isspace():
-            bad[i + 1] = "blank line"
-            lines[i] = None
-    return lines, bad
-
-
-def _read_truth(path: str, col: _Collector, ids: dict[str, int]) -> list[int]:
+def _read_truth(path: str, col: ProblemCollector, ids: dict[str, int]) -> list[int]:
     """Parse ``truth.tsv``; return the provisional ids of its keys."""
     rel = TRUTH_FILE
-    data = _read_bytes(path, rel)
+    data = read_bytes(path, rel)
     if not data:
         col.add(rel, None, "file is empty: a data set needs at least one correct key")
         return []
     seen: dict[str, int] = {}
     out: list[int] = []
-    lines, bad = _split_lines(data)
+    lines, bad = split_lines(data)
     for lineno, key in enumerate(lines, 1):
         if key is None:
             col.add(rel, lineno, bad[lineno])
@@ -312,17 +140,17 @@ def _read_truth(path: str, col: _Collector, ids: dict[str, int]) -> list[int]:
             continue
         first = seen.setdefault(key, lineno)
         if first != lineno:
-            col.add(rel, lineno, f"duplicate key {_show(key)} (first on line {first})")
+            col.add(rel, lineno, f"duplicate key {show_key(key)} (first on line {first})")
             continue
         out.append(ids.setdefault(key, len(ids)))
     return out
 
 
 def _read_system(
-    path: str, rel: str, name: str, col: _Collector, ids: dict[str, int]
+    path: str, rel: str, name: str, col: ProblemCollector, ids: dict[str, int]
 ) -> tuple[list[int], list[float]]:
     """Parse one system file; return provisional ids and scores."""
-    data = _read_bytes(path, rel)
+    data = read_bytes(path, rel)
     if not data:
         col.add(rel, None, f"system {name!r} has no predictions (the file is empty)")
         return [], []
@@ -330,7 +158,7 @@ def _read_system(
     items: list[int] = []
     scores: list[float] = []
     isfinite = math.isfinite
-    lines, bad = _split_lines(data)
+    lines, bad = split_lines(data)
     for lineno, line in enumerate(lines, 1):
         if line is None:
             col.add(rel, lineno, bad[lineno])
@@ -342,13 +170,13 @@ def _read_system(
             try:
                 score = float(text)
             except ValueError:
-                col.add(rel, lineno, f"score {_show(text)} is not a number")
+                col.add(rel, lineno, f"score {show_key(text)} is not a number")
                 continue
             if not 0.0 <= score <= 1.0:
                 if isfinite(score):
-                    col.add(rel, lineno, f"score {_show(text)} is outside [0, 1]")
+                    col.add(rel, lineno, f"score {show_key(text)} is outside [0, 1]")
                 else:
-                    col.add(rel, lineno, f"score {_show(text)} is not a finite number")
+                    col.add(rel, lineno, f"score {show_key(text)} is not a finite number")
                 continue
         elif n_fields == 1:
             key, score = line, 1.0
@@ -364,14 +192,14 @@ def _read_system(
             continue
         first = seen.setdefault(key, lineno)
         if first != lineno:
-            col.add(rel, lineno, f"duplicate key {_show(key)} (first on line {first})")
+            col.add(rel, lineno, f"duplicate key {show_key(key)} (first on line {first})")
             continue
         items.append(ids.setdefault(key, len(ids)))
         scores.append(score)
     return items, scores
 
 
-def _read_item_keys(path: str, col: _Collector) -> dict[str, int]:
+def _read_item_keys(path: str, col: ProblemCollector) -> dict[str, int]:
     """Stream ``items.jsonl``; return ``{key: line number}``. Payloads are discarded."""
     try:
         with open(path, "rb") as f:
@@ -380,7 +208,7 @@ def _read_item_keys(path: str, col: _Collector) -> dict[str, int]:
         raise DatasetError(f"{ITEMS_FILE}: cannot read file: {e}", path=path) from e
 
 
-def _scan_items(f: Iterable[bytes], col: _Collector) -> dict[str, int]:
+def _scan_items(f: Iterable[bytes], col: ProblemCollector) -> dict[str, int]:
     rel = ITEMS_FILE
     seen: dict[str, int] = {}
     loads = json.loads
@@ -422,7 +250,7 @@ def _scan_items(f: Iterable[bytes], col: _Collector) -> dict[str, int]:
             continue
         first = seen.setdefault(key, lineno)
         if first != lineno:
-            col.add(rel, lineno, f"duplicate key {_show(key)} (first on line {first})")
+            col.add(rel, lineno, f"duplicate key {show_key(key)} (first on line {first})")
     return seen
 
 
@@ -514,7 +342,7 @@ def load_dataset(
             path=systems_dir,
         )
 
-    col = _Collector(root, max_problems)
+    col = ProblemCollector(root, max_problems)
     ids: dict[str, int] = {}  # key -> provisional id, in order of first appearance
     truth_prov = _read_truth(truth_path, col, ids)
     parsed: list[tuple[str, list[int], list[float]]] = []
@@ -571,7 +399,7 @@ def _check_unknown(
     truth: np.ndarray,
     systems: tuple[System, ...],
     item_keys: dict[str, int],
-    col: _Collector,
+    col: ProblemCollector,
 ) -> None:
     """Report keys of truth/systems that have no line in ``items.jsonl``."""
     unknown = [i for i, key in enumerate(keys.tolist()) if key not in item_keys]
@@ -583,12 +411,12 @@ def _check_unknown(
             source = TRUTH_FILE
         else:
             source = next(f"{SYSTEMS_DIR}/{s.name}.tsv" for s in systems if np.any(s.items == i))
-        examples.append(f"{_show(keys[i])} (from {source})")
+        examples.append(f"{show_key(keys[i])} (from {source})")
     more = len(unknown) - len(examples)
     tail = f", ... ({more} more)" if more else ""
     col.add(
         ITEMS_FILE,
         None,
-        f"unknown keys: {_plural(len(unknown), 'key')} of {TRUTH_FILE} or {SYSTEMS_DIR}/ "
+        f"unknown keys: {plural(len(unknown), 'key')} of {TRUTH_FILE} or {SYSTEMS_DIR}/ "
         f"missing from {ITEMS_FILE}, e.g. {', '.join(examples)}{tail}",
     )
