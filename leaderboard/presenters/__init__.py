@@ -2,13 +2,9 @@
 templates, from stored rows only. Who sees what is decided there, never here."""
 
 from .board import (
-    METRIC_LABELS,
-    METRICS,
     Board,
     BoardRow,
     HoldStatus,
-    MetricCell,
-    RankInterval,
     board_for,
     hold_status,
     parse_sort,
@@ -16,6 +12,7 @@ from .board import (
     snapshot_board,
     snapshot_list,
 )
+from .cells import METRIC_LABELS, METRICS, MetricCell, RankInterval
 from .common import TaskPhases, task_list, task_phases
 from .organize import BudgetSummary, budget_summary
 from .runs import RunListRow, RunPage, TeamQuota, my_runs, run_page

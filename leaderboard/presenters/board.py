@@ -15,132 +15,15 @@ from functools import cached_property
 from django.core.cache import cache
 from django.db.models import Count, Max, Q
 
-from evaluation.core.closed_pool import f_beta_label
-
 from .. import phases, selectors
 from ..models import LeaderboardSnapshot, Run, Task
+from .cells import METRIC_LABELS, METRICS, MetricCell, RankInterval, metric_labels
 from .plots import interval_plot
 
-METRICS = ("precision", "recall", "f1")
-METRIC_LABELS = {
-    "precision": "Precision",
-    "recall": "Recall",
-    "f1": "F1",
-    "accuracy": "Accuracy",
-    "balanced_accuracy": "Balanced accuracy",
-    "mcc": "MCC",
-    "fbeta": "F\u03b2",  # a task's own label names its beta: metric_labels
-}
 DEFAULT_SORT = "f1"
 WIDER_THAN_UNIT = frozenset({"mcc"})  # measures whose values reach below 0
 STATE_LABELS = dict(Run.State.choices)
 BOARD_CACHE_SECONDS = 3600
-MINUS = "\u2212"
-EN_DASH = "\u2013"
-
-
-def metric_labels(task: Task) -> dict[str, str]:
-    """Every metric's name on ``task``'s pages: F-beta as ``F0.5``, ``F2``, ... (its beta)."""
-    return {**METRIC_LABELS, "fbeta": f_beta_label(task.f_beta)}
-
-
-def _fmt(x) -> str:
-    return "—" if x is None else f"{x:.3f}"
-
-
-def ordinal(n: int) -> str:
-    if 10 <= n % 100 <= 20:
-        return f"{n}th"
-    return f"{n}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th') }"
-
-
-@dataclass(frozen=True)
-class MetricCell:
-    """One metric of one run: value, interval ends, labels used; shown as ``0.712 +0.041 / -0.058``.
-
-    The page prints a real minus sign (U+2212) in the lower distance.
-    """
-
-    value: float | None
-    low: float | None
-    high: float | None
-    labels_used: int | None
-    method: str
-
-    @classmethod
-    def from_row(cls, data) -> MetricCell:
-        data = data if isinstance(data, dict) else {}
-        return cls(
-            value=data.get("value"),
-            low=data.get("low"),
-            high=data.get("high"),
-            labels_used=data.get("labels_used"),
-            method=str(data.get("method") or ""),
-        )
-
-    @property
-    def value_text(self) -> str:
-        return _fmt(self.value)
-
-    @property
-    def has_interval(self) -> bool:
-        return self.low is not None and self.high is not None
-
-    @property
-    def plus_text(self) -> str:
-        if self.value is None or self.high is None:
-            return ""
-        return f"+{max(0.0, self.high - self.value):.3f}"
-
-    @property
-    def minus_text(self) -> str:
-        if self.value is None or self.low is None:
-            return ""
-        return f"{MINUS}{max(0.0, self.value - self.low):.3f}"
-
-    @property
-    def interval_text(self) -> str:
-        if not self.has_interval:
-            return ""
-        return f"[{_fmt(self.low)}, {_fmt(self.high)}]"
-
-    @property
-    def text(self) -> str:
-        if self.value is None or not self.has_interval:
-            return self.value_text
-        return f"{self.value_text} {self.plus_text} / {self.minus_text}"
-
-
-@dataclass(frozen=True)
-class RankInterval:
-    """Where a run may rank: ``best`` = 1 + runs significantly better, ``worst`` likewise."""
-
-    best: int
-    worst: int
-
-    @classmethod
-    def from_row(cls, data) -> RankInterval | None:
-        if not isinstance(data, dict):
-            return None
-        try:
-            best, worst = int(data["best"]), int(data["worst"])
-        except (KeyError, TypeError, ValueError):
-            return None
-        return cls(best=best, worst=max(best, worst))
-
-    @property
-    def text(self) -> str:
-        if self.best == self.worst:
-            return str(self.best)
-        if self.best == 1:
-            return "tied for 1st"
-        return f"{self.best}{EN_DASH}{self.worst}"
-
-    @property
-    def title(self) -> str:
-        if self.best == self.worst:
-            return f"ranks {ordinal(self.best)}"
-        return f"could rank anywhere from {ordinal(self.best)} to {ordinal(self.worst)}"
 
 
 @dataclass(frozen=True)

@@ -14,14 +14,8 @@ from datetime import datetime
 
 from .. import selectors
 from ..models import LeaderboardSnapshot, Run, RunEvent, Task, Team
-from .board import (
-    MetricCell,
-    RankInterval,
-    board_metrics,
-    metric_labels,
-    parse_sort,
-    safe_link,
-)
+from .board import board_metrics, parse_sort, safe_link
+from .cells import MetricCell, RankInterval, metric_labels
 from .plots import history_chart, pr_curve_chart
 
 
