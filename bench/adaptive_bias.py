@@ -27,10 +27,9 @@ import time
 
 import numpy as np
 from _util import machine
-from annotator_error_claims import SLICE, SYSTEMS, campaign, true_scores
+from annotator_error_claims import SYSTEMS, campaign, load_slice, true_scores
 
 from evaluation.core.labels import ItemLabels
-from evaluation.simulation.datasets import load_dataset
 
 RUNS = (1, 2)  # rule_names90_sn_surname, rule_all45_postcode
 
@@ -61,9 +60,7 @@ def main() -> None:
     parser.add_argument("--annotators", default="1.0")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    dataset = load_dataset(SLICE)
-    names = [s.name for s in dataset.systems]
-    order = [names.index(name) for name in SYSTEMS]
+    dataset, order = load_slice()
     truth_scores = true_scores(dataset, order)
     exact = exact_labels(dataset.truth)
     started = time.perf_counter()

@@ -46,6 +46,13 @@ GOLD_RATE = 0.2
 GOLD_ITEMS = 60
 
 
+def load_slice():
+    """The febrl4 slice and the indices of the test's three runs in it, in the test's order."""
+    dataset = load_dataset(SLICE)
+    names = [s.name for s in dataset.systems]
+    return dataset, [names.index(name) for name in SYSTEMS]
+
+
 def campaign(
     dataset,
     order,
@@ -170,9 +177,7 @@ def main() -> None:
     parser.add_argument("--annotators", default=PANEL)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    dataset = load_dataset(SLICE)
-    names = [s.name for s in dataset.systems]
-    order = [names.index(name) for name in SYSTEMS]
+    dataset, order = load_slice()
     scores = true_scores(dataset, order)
     started = time.perf_counter()
     failed = {"joint": 0, "good": 0, "poor": 0, "any": 0}
