@@ -214,7 +214,12 @@ def score_threshold_totals(
         for j in range(k)
     ]
     pp = np.cumsum(np.bincount(reach, minlength=bins)[::-1])[::-1][1:].astype(float)
-    return totals_of(parts, pp, exact_labels=labels is None)
+    return totals_of(
+        parts,
+        pp,
+        exact_labels=labels is None,
+        answer_shape=(1.0, 1.0) if labels is None else labels.answer_shape,
+    )
 
 
 def precision_recall_curve(

@@ -86,6 +86,9 @@ class RunLabelValues:
     _domain_of: npt.NDArray[np.int64]  # per verified item: 2 * cell + predicted
     _weights: npt.NDArray[np.float64]
     _n_cells: int
+    # The typical annotator's (sensitivity, specificity): where a run's precision is seen
+    # (:func:`..intervals.misclassified_interval`).
+    answer_shape: tuple[float, float] = (1.0, 1.0)
 
     def inflation(self, side: int) -> npt.NDArray[np.float64]:
         """Per cell, ``1 / (1 - gamma)^2`` of the run's domain there on ``side``."""
@@ -172,13 +175,14 @@ class PoolLabels:
         items = self.items
         value = np.zeros(self.n_items)
         weights = self.weight[items]
+        shape = self.view.typical_annotator()
         if items.size == 0:
-            return RunLabelValues(value, None, items, domain, weights, self.cells.n_cells)
+            return RunLabelValues(value, None, items, domain, weights, self.cells.n_cells, shape)
         dl = self.view.in_domains(
             items, weights, domain, n_domains, inclusion=self.inclusion[items]
         )
         value[items] = dl.value
-        return RunLabelValues(value, dl, items, domain, weights, self.cells.n_cells)
+        return RunLabelValues(value, dl, items, domain, weights, self.cells.n_cells, shape)
 
 
 def pool_labels(

@@ -67,6 +67,9 @@ class PoolTotals:
     tp_upper_rates: tuple[tuple[npt.NDArray[np.float64], ...], ...]
     # Whether every label is exact (no annotator error to carry): exact bounds need it.
     exact_labels: bool = True
+    # The typical annotator's (sensitivity, specificity): precision's interval is drawn on the
+    # scale of the answers (:func:`..intervals.misclassified_interval`). (1, 1) when exact.
+    answer_shape: tuple[float, float] = (1.0, 1.0)
 
 
 def pool_totals(
@@ -127,7 +130,12 @@ def prediction_totals(
                 for domain, doubt, side in ((predictions, True, 1), (~predictions, False, 0))
             ]
         )
-    return totals_of(parts, masks.sum(axis=1).astype(float), exact_labels=labels is None)
+    return totals_of(
+        parts,
+        masks.sum(axis=1).astype(float),
+        exact_labels=labels is None,
+        answer_shape=(1.0, 1.0) if labels is None else labels.view.typical_annotator(),
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -240,7 +248,11 @@ def _floored_first_shape(
 
 
 def totals_of(
-    parts: Sequence[Sequence[DomainTotal]], pp: npt.ArrayLike, *, exact_labels: bool = True
+    parts: Sequence[Sequence[DomainTotal]],
+    pp: npt.ArrayLike,
+    *,
+    exact_labels: bool = True,
+    answer_shape: tuple[float, float] = (1.0, 1.0),
 ) -> PoolTotals:
     """:class:`PoolTotals` from each run's ``(predicted positives, predicted negatives)``."""
     tp = [p[0] for p in parts]
@@ -257,6 +269,7 @@ def totals_of(
         tuple((d.unverified, d.rate_mean, d.rate_variance) for d in tp),
         tuple((d.upper_mean, d.upper_variance) for d in tp),
         exact_labels,
+        answer_shape,
     )
 
 
