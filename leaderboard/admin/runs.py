@@ -213,18 +213,7 @@ class EstimateAdmin(RecordAdmin):
     list_filter = ("metric", "method")
     search_fields = ("run__name",)
     list_select_related = ("run", "snapshot")
-    readonly_fields = (
-        "snapshot",
-        "run",
-        "metric",
-        "value",
-        "low",
-        "high",
-        "level",
-        "labels_used",
-        "method",
-        "computed_at",
-    )
+    readonly_fields = list_display  # written by the estimation job only
     show_full_result_count = False
 
 
