@@ -12,6 +12,7 @@ from django.utils import timezone
 from ..models import (
     Item,
     ReferenceCandidate,
+    ReferenceItem,
     ReferenceSample,
     Run,
     Task,
@@ -155,4 +156,47 @@ def reference_sample_status(task: Task) -> ReferenceSampleStatus:
         documents=candidates["documents"],
         candidates=candidates["items"],
         sample=ReferenceSample.objects.filter(task=task).order_by("-created_at", "-pk").first(),
+    )
+
+
+# The smallest reference sample a run's recall is presented on, and an open-world task may open
+# with. Recall is a ratio over the reference items, its variance resampled over their documents
+# (``evaluation.core.reference``): at 30 items a recall of 0.8 is +-0.14 at 95%, and with fewer
+# than 10 documents the cluster-robust variance has too few degrees of freedom to be trusted.
+# An item uploaded without a group is a document of its own.
+REFERENCE_MIN_ITEMS = 30
+REFERENCE_MIN_DOCUMENTS = 10
+
+
+@dataclass(frozen=True)
+class ReferenceSize:
+    """The task's current reference sample: its version, how many items and documents it holds,
+    and whether that is enough to present recall on (``REFERENCE_MIN_ITEMS`` items in
+    ``REFERENCE_MIN_DOCUMENTS`` documents)."""
+
+    version: int
+    items: int
+    documents: int
+
+    @property
+    def enough(self) -> bool:
+        return self.items >= REFERENCE_MIN_ITEMS and self.documents >= REFERENCE_MIN_DOCUMENTS
+
+    @property
+    def empty(self) -> bool:
+        return self.items == 0
+
+
+def reference_size(task: Task) -> ReferenceSize:
+    """The size of ``task``'s reference sample (items, and documents: an item without a group
+    counts as a document of its own)."""
+    counts = ReferenceItem.objects.filter(task=task).aggregate(
+        items=Count("pk"),
+        grouped=Count("pk", filter=~Q(group="")),
+        groups=Count("group", distinct=True, filter=~Q(group="")),
+    )
+    return ReferenceSize(
+        version=task.reference_version,
+        items=counts["items"],
+        documents=counts["groups"] + counts["items"] - counts["grouped"],
     )

@@ -179,3 +179,34 @@ def test_task_creation_setting_is_read_from_the_environment():
     assert task_creation_from_env(" Anyone ") == "anyone"
     with pytest.raises(ValueError, match="TASK_CREATION must be one of role, anyone"):
         task_creation_from_env("everybody")
+
+
+# -- the reference sample's size: items, and documents (an ungrouped item is one of its own) ----
+def test_reference_size_counts_items_and_documents_and_says_when_it_is_enough():
+    from leaderboard.models import ReferenceItem
+    from leaderboard.selectors import REFERENCE_MIN_DOCUMENTS, REFERENCE_MIN_ITEMS, reference_size
+
+    from pipeline_support import add_items
+
+    task = make_task()
+    empty = reference_size(task)
+    assert (empty.items, empty.documents, empty.empty, empty.enough) == (0, 0, True, False)
+
+    items = add_items(task, REFERENCE_MIN_ITEMS + 2)
+    grouped = [f"doc{i % 4}" for i in range(REFERENCE_MIN_ITEMS)]
+    ReferenceItem.objects.bulk_create(
+        [
+            ReferenceItem(task=task, item=it, group=g)
+            for it, g in zip(items[:REFERENCE_MIN_ITEMS], grouped, strict=True)
+        ]
+        + [ReferenceItem(task=task, item=it, group="") for it in items[REFERENCE_MIN_ITEMS:]]
+    )
+    size = reference_size(task)
+    # Four named documents and two items of their own.
+    assert (size.items, size.documents) == (REFERENCE_MIN_ITEMS + 2, 6)
+    assert not size.enough and not size.empty  # enough items, too few documents
+
+    ReferenceItem.objects.filter(task=task).update(group="")
+    size = reference_size(task)
+    assert size.documents == REFERENCE_MIN_ITEMS + 2 >= REFERENCE_MIN_DOCUMENTS
+    assert size.enough
