@@ -65,6 +65,11 @@ class ReferenceSample:
     def size(self) -> int:
         return int(self.items.size)
 
+    @property
+    def n_groups(self) -> int:
+        """Distinct groups (documents) the sample's items come from."""
+        return int(np.unique(self.groups).size)
+
 
 @dataclass(frozen=True)
 class Judgments:

@@ -189,6 +189,7 @@ def _store_snapshot(
         reference_version=loaded.reference_version,
         n_labels=loaded.state.n_labelled,
         n_reference=loaded.state.reference.size,
+        n_reference_documents=loaded.state.reference.n_groups,
         details={
             "ranking": _ranking_details(ranking, loaded),
             **label_details(labels, loaded.state.n_judgments),

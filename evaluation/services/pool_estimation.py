@@ -182,6 +182,7 @@ def _store_snapshot(
         reference_version=task.reference_version,
         n_labels=loaded.state.n_labelled,
         n_reference=0,
+        n_reference_documents=0,
         details={
             "ranking": ranking,
             "closed_pool": {"measures": measures, "f_beta": task.f_beta},

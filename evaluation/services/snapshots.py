@@ -57,6 +57,9 @@ def snapshot_row(
             "method": est.method,
         }
     row["rank"] = dict(rank)
+    if run.state in (Run.State.SCORED, Run.State.PARTIAL):
+        # The planner's verdict that ended the run: the board says what stopped a partial one.
+        row["outcome"] = run.outcome
     return row
 
 
@@ -70,11 +73,14 @@ def store_snapshot(
     reference_version: int,
     n_labels: int,
     n_reference: int,
+    n_reference_documents: int,
     details: dict[str, Any],
 ) -> LeaderboardSnapshot:
     """Store the task's next snapshot with ``rows`` and an ``Estimate`` per run and metric.
 
-    Call with the engine lock held (versions are numbered under it).
+    The details also keep the task's target half-width, so that what a run's state says was
+    met is read against the target it was decided on. Call with the engine lock held
+    (versions are numbered under it).
     """
     version = (task.snapshots.aggregate(v=Max("version"))["v"] or 0) + 1
     now = timezone.now()
@@ -88,9 +94,10 @@ def store_snapshot(
         reference_version=reference_version,
         n_labels=n_labels,
         n_reference=n_reference,
+        n_reference_documents=n_reference_documents,
         confidence=task.confidence,
         rows=rows,
-        details=details,
+        details={**details, "target_half_width": float(task.target_half_width)},
         **snapshot_publication(task),
     )
     Estimate.objects.bulk_create(

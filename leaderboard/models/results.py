@@ -23,6 +23,9 @@ class LeaderboardSnapshot(models.Model):
     reference_version = models.PositiveIntegerField()
     n_labels = models.PositiveIntegerField()
     n_reference = models.PositiveIntegerField()
+    # Documents the reference items come from (an item without one counts as its own); null for
+    # a snapshot stored before they were counted whose reference sample has changed since.
+    n_reference_documents = models.PositiveIntegerField(null=True, blank=True)
     confidence = models.FloatField()
     published = models.BooleanField(default=True)
     published_at = models.DateTimeField(null=True, blank=True)

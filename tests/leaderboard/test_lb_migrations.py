@@ -36,3 +36,37 @@ def test_stored_queued_reasons_lose_their_new_items_count(task, team):
     assert list(
         RunEvent.objects.filter(run=run).order_by("id").values_list("reason", flat=True)
     ) == ["received x (3 new items)", "1,204 predictions"]
+
+
+def test_stored_snapshots_get_their_reference_documents_where_still_known(task):
+    from leaderboard.models import Item, LeaderboardSnapshot, ReferenceItem
+
+    migration = importlib.import_module("leaderboard.migrations.0016_snapshot_reference_documents")
+    items = Item.objects.bulk_create([Item(task=task, key=f"k{i}", index=i) for i in range(5)])
+    # Two documents, and an item without one (a document of its own): 3.
+    ReferenceItem.objects.bulk_create(
+        ReferenceItem(task=task, item=item, group=group)
+        for item, group in zip(items, ["d1", "d1", "d2", "d2", ""], strict=True)
+    )
+    task.reference_version = 2
+    task.save()
+
+    def snapshot(version, reference_version, n_reference):
+        return LeaderboardSnapshot.objects.create(
+            task=task,
+            version=version,
+            engine_version="e",
+            design="default",
+            labels_version=0,
+            reference_version=reference_version,
+            n_labels=0,
+            n_reference=n_reference,
+            confidence=0.95,
+        )
+
+    current, older, none = snapshot(1, 2, 5), snapshot(2, 1, 4), snapshot(3, 0, 0)
+    migration.count_documents(apps, None)
+    documents = dict(
+        LeaderboardSnapshot.objects.values_list("pk", "n_reference_documents").order_by("pk")
+    )
+    assert documents == {current.pk: 3, older.pk: None, none.pk: 0}
