@@ -1,9 +1,11 @@
 """CSV and JSON exports of leaderboard snapshots and of a task's verified items.
 
 Shared by the REST API and the pages. Snapshot rows are passed through as the worker stored them
-(a row may carry extra keys, e.g. ``rank``), each with ``after_deadline`` added from its run;
-the CSV has one column per metric field and a rank column pair per metric when the rows have
-ranks. Verified items are read with a server-side
+(a row may carry extra keys, e.g. ``rank``), each with ``after_deadline`` added from its run and
+the board's words (:mod:`.board_text`): ``state_text``, each rank's ``text`` and, on an open
+task, whether recall and F1 rest on too small a reference sample (``reference_too_small``); the
+CSV has one column per metric field, a rank column trio per metric when the rows have ranks, and
+those words. Verified items are read with a server-side
 iterator so a task with millions of them streams in constant memory, each with the posterior the
 latest estimation stored (:class:`~leaderboard.models.LabelModelFit`).
 """
@@ -19,9 +21,11 @@ from datetime import datetime
 
 import numpy as np
 
+from .board_text import OPEN_MEASURES, RECALL_MEASURES, SnapshotTerms, rank_of, rank_text
+from .board_text import snapshot_measures as _measures_of
 from .models import Item, LabelModelFit, LeaderboardSnapshot, Run, Task
 
-METRICS = ("precision", "recall", "f1")
+METRICS = OPEN_MEASURES
 METRIC_FIELDS = ("value", "low", "high", "labels_used", "method")
 ROW_FIELDS = (
     "run",
@@ -33,6 +37,7 @@ ROW_FIELDS = (
     "n_requested",
     "n_verified",
     "after_deadline",
+    "state_text",
 )
 VERIFIED_ITEM_FIELDS = ("key", "posterior", "judgments", "says_correct", "verified_at")
 ITEM_CHUNK = 2000
@@ -65,20 +70,22 @@ def _cell(value) -> str:
 
 def snapshot_metrics(snapshot: LeaderboardSnapshot) -> tuple[str, ...]:
     """The metrics the snapshot's rows carry: a closed pool's measures, else the three."""
-    details = snapshot.details if isinstance(snapshot.details, dict) else {}
-    pool = details.get("closed_pool")
-    if isinstance(pool, dict) and isinstance(pool.get("measures"), list):
-        return tuple(str(m) for m in pool["measures"])
-    return METRICS
+    return _measures_of(snapshot.details)
+
+
+def _flagged_metrics(snapshot: LeaderboardSnapshot) -> tuple[str, ...]:
+    """The measures that rest on the reference sample: recall and F1 of an open task."""
+    return tuple(m for m in snapshot_metrics(snapshot) if m in RECALL_MEASURES)
 
 
 def snapshot_csv_header(snapshot: LeaderboardSnapshot) -> list[str]:
     header = ["version", *ROW_FIELDS]
     for metric in snapshot_metrics(snapshot):
         header += [f"{metric}_{field}" for field in METRIC_FIELDS]
+    header += [f"{metric}_reference_too_small" for metric in _flagged_metrics(snapshot)]
     if _has_ranks(snapshot):
         for metric in snapshot_metrics(snapshot):
-            header += [f"{metric}_rank_best", f"{metric}_rank_worst"]
+            header += [f"{metric}_rank", f"{metric}_rank_best", f"{metric}_rank_worst"]
     return header
 
 
@@ -88,17 +95,41 @@ def _has_ranks(snapshot: LeaderboardSnapshot) -> bool:
 
 def _rows_marked(snapshot: LeaderboardSnapshot) -> list[dict]:
     """The snapshot's rows as stored, each with ``after_deadline``: whether its run came after
-    the task's deadline as it stands now (read from the runs, so a moved deadline shows)."""
+    the task's deadline as it stands now (read from the runs, so a moved deadline shows), and
+    the board's words (copies: the stored rows are left as they are)."""
     late = set(
         Run.objects.filter(task_id=snapshot.task_id, after_deadline=True).values_list(
             "pk", flat=True
         )
     )
+    terms = SnapshotTerms.of(snapshot.task, snapshot)
     return [
-        {**row, "after_deadline": row.get("run") in late}
+        _with_words({**row, "after_deadline": row.get("run") in late}, terms)
         for row in snapshot.rows or []
         if isinstance(row, dict)
     ]
+
+
+def _with_words(row: dict, terms: SnapshotTerms) -> dict:
+    row["state_text"] = terms.state_text(
+        str(row.get("state", "")),
+        outcome=row.get("outcome"),
+        row=row,
+        n_verified=row.get("n_verified"),
+        n_requested=row.get("n_requested"),
+    )
+    if isinstance(row.get("rank"), dict):
+        row["rank"] = {
+            metric: {**entry, "text": rank_text(*interval)}
+            if (interval := rank_of(entry)) is not None
+            else entry
+            for metric, entry in row["rank"].items()
+        }
+    if terms.reference is not None:
+        for metric in RECALL_MEASURES:
+            if isinstance(row.get(metric), dict):
+                row[metric] = {**row[metric], "reference_too_small": terms.reference_short(metric)}
+    return row
 
 
 def snapshot_csv_rows(snapshot: LeaderboardSnapshot) -> Iterator[list[str]]:
@@ -106,16 +137,18 @@ def snapshot_csv_rows(snapshot: LeaderboardSnapshot) -> Iterator[list[str]]:
     yield snapshot_csv_header(snapshot)
     ranked = _has_ranks(snapshot)
     metrics = snapshot_metrics(snapshot)
+    flagged = _flagged_metrics(snapshot)
     for row in _rows_marked(snapshot):
         cells = [_cell(snapshot.version), *(_cell(row.get(f)) for f in ROW_FIELDS)]
         for metric in metrics:
             estimate = row.get(metric) or {}
             cells += [_cell(estimate.get(field)) for field in METRIC_FIELDS]
+        cells += [_cell((row.get(m) or {}).get("reference_too_small")) for m in flagged]
         if ranked:
             ranks = row.get("rank") or {}
             for metric in metrics:
                 rank = ranks.get(metric) or {}
-                cells += [_cell(rank.get("best")), _cell(rank.get("worst"))]
+                cells += [_cell(rank.get(key)) for key in ("text", "best", "worst")]
         yield cells
 
 
@@ -132,7 +165,9 @@ def snapshot_methods(snapshot: LeaderboardSnapshot) -> dict[str, list[str]]:
 
 
 def snapshot_json(snapshot: LeaderboardSnapshot) -> dict:
-    """The snapshot as a JSON-ready dict: what it rests on, and its rows as stored."""
+    """The snapshot as a JSON-ready dict: what it rests on (the reference sample recall rests
+    on: ``None`` for a closed pool), and its rows as stored, with the board's words."""
+    terms = SnapshotTerms.of(snapshot.task, snapshot)
     return {
         "task": snapshot.task.slug,
         "version": snapshot.version,
@@ -145,6 +180,9 @@ def snapshot_json(snapshot: LeaderboardSnapshot) -> dict:
         "reference_version": snapshot.reference_version,
         "n_labels": snapshot.n_labels,
         "n_reference": snapshot.n_reference,
+        "n_reference_documents": snapshot.n_reference_documents,
+        "reference": terms.reference.as_dict() if terms.reference else None,
+        "target_half_width": terms.target,
         "confidence": snapshot.confidence,
         "methods": snapshot_methods(snapshot),
         "details": snapshot.details or {},

@@ -166,6 +166,9 @@ class RunHistoryView(ApiView):
     def get(self, request, run_id: int):
         run = self.run(run_id)
         metrics: dict[str, list] = {metric: [] for metric in METRICS}
+        context = {"task": run.task}
         for estimate in run_estimates_visible_to(run=run, user=request.user):
-            metrics.setdefault(estimate.metric, []).append(EstimateSerializer(estimate).data)
+            metrics.setdefault(estimate.metric, []).append(
+                EstimateSerializer(estimate, context=context).data
+            )
         return Response({"run": run.pk, "metrics": metrics})

@@ -8,6 +8,7 @@ from django.urls import reverse
 from rest_framework import serializers
 
 from .. import phases
+from ..board_text import RunWords, SnapshotTerms
 from ..models import Run, RunEvent, Task, Team
 
 PUBLIC_TASK_FIELDS = (
@@ -158,6 +159,12 @@ class RunSerializer(serializers.ModelSerializer):
         read_only=True,
         help_text=("Items verified; while the board is held, as of the latest published snapshot."),
     )
+    state_text = serializers.SerializerMethodField(
+        help_text="What the state means in words, and for a finished run what was met: "
+        "`precision ±0.041, target ±0.05: met`, `budget spent: precision ±0.080, target ±0.05` "
+        "(read against the newest snapshot the caller may see; on an open task, a reference "
+        "sample too small for recall is said too). `state` stays the machine value."
+    )
 
     class Meta:
         model = Run
@@ -169,6 +176,7 @@ class RunSerializer(serializers.ModelSerializer):
             "task",
             "team",
             "state",
+            "state_text",
             "reason",
             "outcome",
             "n_predictions",
@@ -190,6 +198,12 @@ class RunSerializer(serializers.ModelSerializer):
 
     def get_url(self, run: Run) -> str:
         return _absolute(self.context.get("request"), reverse("api:run-detail", args=[run.pk]))
+
+    def get_state_text(self, run: Run) -> str:
+        words = self.context.get("words")
+        if not isinstance(words, RunWords):  # no snapshot at hand: the words need none
+            words = RunWords(SnapshotTerms.of(run.task, None))
+        return words.state_text(run)
 
 
 class RunEventSerializer(serializers.ModelSerializer):
@@ -295,7 +309,12 @@ class _SnapshotProvenanceSerializer(serializers.Serializer):
     labels_version = serializers.IntegerField()
     reference_version = serializers.IntegerField()
     n_labels = serializers.IntegerField()
-    n_reference = serializers.IntegerField()
+    n_reference = serializers.IntegerField(help_text="Reference items recall rests on.")
+    n_reference_documents = serializers.IntegerField(
+        allow_null=True,
+        help_text="Documents those items come from; null for a snapshot stored before they "
+        "were counted.",
+    )
     confidence = serializers.FloatField()
 
 
@@ -315,10 +334,30 @@ class SnapshotSummarySerializer(_SnapshotProvenanceSerializer):
         )
 
 
+class ReferenceSupportSerializer(serializers.Serializer):
+    """The reference sample an open task's recall rests on, and whether it is enough to present
+    recall on (``min_items`` items in ``min_documents`` documents)."""
+
+    items = serializers.IntegerField()
+    documents = serializers.IntegerField(allow_null=True)
+    min_items = serializers.IntegerField()
+    min_documents = serializers.IntegerField()
+    enough = serializers.BooleanField()
+    text = serializers.CharField(help_text="What recall rests on, in words.")
+
+
 class SnapshotSerializer(_SnapshotProvenanceSerializer):
-    """A whole snapshot (see :func:`leaderboard.exports.snapshot_json`): rows as stored."""
+    """A whole snapshot (see :func:`leaderboard.exports.snapshot_json`): rows as stored, with
+    the board's words: each row's ``state_text``, each rank's ``text`` (``"2\u20135"``, an en
+    dash) and, on an open task, ``reference_too_small`` on recall and F1."""
 
     task = serializers.CharField()
+    reference = ReferenceSupportSerializer(
+        allow_null=True, help_text="What recall rests on; null for a closed pool."
+    )
+    target_half_width = serializers.FloatField(
+        help_text="The target the runs' states were decided on."
+    )
     methods = serializers.DictField(child=serializers.ListField(child=serializers.CharField()))
     details = serializers.DictField()
     rows = serializers.ListField(child=serializers.DictField())
@@ -334,6 +373,14 @@ class EstimateSerializer(serializers.Serializer):
     level = serializers.FloatField()
     labels_used = serializers.IntegerField()
     method = serializers.CharField()
+    reference_too_small = serializers.SerializerMethodField(
+        help_text="Recall or F1 of an open task resting on a reference sample smaller than the "
+        "minimum recall is presented on: not to be read as settled."
+    )
+
+    def get_reference_too_small(self, estimate) -> bool:
+        task = self.context.get("task") or estimate.snapshot.task  # the view's: no query
+        return SnapshotTerms.of(task, estimate.snapshot).reference_short(estimate.metric)
 
 
 class RunHistorySerializer(serializers.Serializer):

@@ -27,6 +27,7 @@ from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
+from ..board_text import RunWords
 from ..ingestion import human_bytes
 from ..models import Run, Task
 from ..selectors import (
@@ -34,6 +35,7 @@ from ..selectors import (
     may_edit_run,
     run_for,
     runs_seen_by,
+    snapshots_visible_to,
     task_for,
     visible_tasks,
 )
@@ -93,6 +95,11 @@ class ApiView(APIView):
         if run is None:
             raise exceptions.NotFound(f"there is no run {run_id}")
         return run
+
+    def run_words(self, task: Task) -> RunWords:
+        """The words of ``task``'s runs as the caller sees them: read against the newest
+        snapshot the caller may see (as their runs' states are: ``runs_seen_by``)."""
+        return RunWords.of(task, snapshots_visible_to(task=task, user=self.request.user).first())
 
     def organized_task(self, slug: str) -> Task:
         """The task if the user may see it (else 404) and organizes it (else 403)."""
@@ -245,6 +252,7 @@ class TaskRunsView(ApiView):
                 team=query.form.cleaned_data["team"] or None,
             ),
             RunSerializer,
+            words=self.run_words(task),
         )
 
     @extend_schema(
@@ -279,7 +287,8 @@ class RunDetailView(ApiView):
     @extend_schema(responses=with_errors({200: RunDetailSerializer}, 404))
     def get(self, request, run_id: int):
         run = self.run(run_id)
-        return Response(RunDetailSerializer(run, context={"request": request}).data)
+        context = {"request": request, "words": self.run_words(run.task)}
+        return Response(RunDetailSerializer(run, context=context).data)
 
     @extend_schema(
         request=RunDetailsSerializer,
@@ -296,7 +305,8 @@ class RunDetailView(ApiView):
         fields = RunDetailsSerializer(data=request.data, partial=True)
         fields.is_valid(raise_exception=True)
         update_run_details(run=run, **fields.validated_data)
-        return Response(RunDetailSerializer(run, context={"request": request}).data)
+        context = {"request": request, "words": self.run_words(run.task)}
+        return Response(RunDetailSerializer(run, context=context).data)
 
 
 class TaskReferenceView(ApiView):

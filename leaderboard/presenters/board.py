@@ -16,6 +16,7 @@ from django.core.cache import cache
 from django.db.models import Count, Max, Q
 
 from .. import phases, selectors
+from ..board_text import ReferenceSupport, SnapshotTerms
 from ..models import LeaderboardSnapshot, Run, Task
 from .cells import METRIC_LABELS, METRICS, MetricCell, RankInterval, metric_labels
 from .plots import interval_plot
@@ -46,6 +47,7 @@ class BoardRow:
     # The board's columns, and the cells of those beyond precision, recall and F1 (closed pools).
     metrics: tuple[str, ...] = METRICS
     extra: dict = field(default_factory=dict)  # metric -> MetricCell
+    state_text: str = ""  # what the state says was met (board_text.SnapshotTerms.state_text)
 
     @property
     def labels_used(self) -> int | None:
@@ -103,6 +105,7 @@ class Board:
             body = _body(
                 snapshot_rows=rows,
                 details=details,
+                terms=SnapshotTerms.of(self.task, self.snapshot, details),
                 sort=self.sort,
                 live=self.live,
                 metrics=self.metrics,
@@ -142,6 +145,15 @@ class Board:
     @property
     def plot_svg(self) -> str:
         return self.body.plot_svg
+
+    @property
+    def terms(self) -> SnapshotTerms:
+        return self.body.terms
+
+    @property
+    def reference(self) -> ReferenceSupport | None:
+        """The reference sample recall rests on (``None`` on a closed pool: it needs none)."""
+        return self.body.terms.reference
 
     @property
     def confidence_percent(self) -> str:
@@ -223,11 +235,12 @@ def _cache_key(
     labels: dict | None = None,
 ) -> str:
     """Everything a board's body depends on: the (immutable) snapshot, the sort, live names,
-    links and late marks, the columns and their names."""
+    links and late marks, the columns and their names, and the task's target (what a snapshot
+    stored before it kept its own is read against)."""
     shown = repr(
-        (sorted(live.items()), metrics, sorted((labels or {}).items()))
+        (sorted(live.items()), metrics, sorted((labels or {}).items()), task.target_half_width)
         if metrics != METRICS
-        else sorted(live.items())
+        else (sorted(live.items()), task.target_half_width)
     )
     names = hashlib.sha1(shown.encode(), usedforsecurity=False)
     stamp = snapshot.created_at.timestamp() if snapshot.created_at else 0
@@ -255,6 +268,7 @@ class BoardBody:
     ranking: dict
     ranks_computed: bool
     plot_svg: str
+    terms: SnapshotTerms
     # The labels came from fallible annotators, corrected for their estimated error rates.
     labels_corrected: bool = False
     # A closed pool whose looks lack annotators (fewer than three have answered): recall is biased.
@@ -266,6 +280,7 @@ def _body(
     *,
     snapshot_rows,
     details,
+    terms: SnapshotTerms,
     sort: str,
     live: dict,
     metrics: tuple[str, ...] = METRICS,
@@ -281,6 +296,8 @@ def _body(
         if not isinstance(rank_data, dict):
             rank_data = {}
         ranks = {m: RankInterval.from_row(rank_data.get(m)) for m in metrics}
+        cells = {m: MetricCell.from_row(row.get(m), terms.reference_note(m)) for m in metrics}
+        state = str(row.get("state", ""))
         rows.append(
             BoardRow(
                 position=position,
@@ -288,18 +305,25 @@ def _body(
                 name=str(name if name is not None else row.get("name", "")),
                 team=str(row.get("team", "")),
                 link=safe_link(link),
-                state=str(row.get("state", "")),
+                state=state,
                 provisional=bool(row.get("provisional")),
                 after_deadline=late,
                 n_requested=row.get("n_requested"),
                 n_verified=row.get("n_verified"),
-                precision=MetricCell.from_row(row.get("precision")),
-                recall=MetricCell.from_row(row.get("recall")),
-                f1=MetricCell.from_row(row.get("f1")),
+                precision=cells.get("precision") or MetricCell.from_row(None),
+                recall=cells.get("recall") or MetricCell.from_row(None),
+                f1=cells.get("f1") or MetricCell.from_row(None),
                 ranks=ranks,
                 rank=ranks.get(sort),
                 metrics=metrics,
-                extra={m: MetricCell.from_row(row.get(m)) for m in metrics if m not in METRICS},
+                extra={m: cell for m, cell in cells.items() if m not in METRICS},
+                state_text=terms.state_text(
+                    state,
+                    outcome=row.get("outcome"),
+                    row=row,
+                    n_verified=row.get("n_verified"),
+                    n_requested=row.get("n_requested"),
+                ),
             )
         )
     details = details if isinstance(details, dict) else {}
@@ -314,6 +338,7 @@ def _body(
         ranking=ranking,
         ranks_computed=any(r.rank is not None for r in rows),
         plot_svg=plot,
+        terms=terms,
         labels_corrected=isinstance(model, dict),
         too_few_annotators=isinstance(model, dict) and model.get("too_few_annotators") is True,
         look_annotators=model.get("look_annotators") if isinstance(model, dict) else None,

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from evaluation.core.closed_pool import f_beta_label
 
+from ..board_text import rank_of, rank_text
 from ..models import Task
 
 __all__ = ["METRICS", "METRIC_LABELS", "MetricCell", "RankInterval", "metric_labels", "ordinal"]
@@ -24,7 +25,6 @@ METRIC_LABELS = {
     "fbeta": "F\u03b2",  # a task's own label names its beta: metric_labels
 }
 MINUS = "\u2212"
-EN_DASH = "\u2013"
 
 
 def metric_labels(task: Task) -> dict[str, str]:
@@ -54,9 +54,11 @@ class MetricCell:
     high: float | None
     labels_used: int | None
     method: str
+    # Why the value is not to be read as settled (recall on too small a reference sample), or "".
+    note: str = ""
 
     @classmethod
-    def from_row(cls, data) -> MetricCell:
+    def from_row(cls, data, note: str = "") -> MetricCell:
         data = data if isinstance(data, dict) else {}
         return cls(
             value=data.get("value"),
@@ -64,6 +66,7 @@ class MetricCell:
             high=data.get("high"),
             labels_used=data.get("labels_used"),
             method=str(data.get("method") or ""),
+            note=note,
         )
 
     @property
@@ -108,24 +111,16 @@ class RankInterval:
 
     @classmethod
     def from_row(cls, data) -> RankInterval | None:
-        if not isinstance(data, dict):
-            return None
-        try:
-            best, worst = int(data["best"]), int(data["worst"])
-        except (KeyError, TypeError, ValueError):
-            return None
-        return cls(best=best, worst=max(best, worst))
+        interval = rank_of(data)
+        return None if interval is None else cls(*interval)
 
     @property
     def text(self) -> str:
-        if self.best == self.worst:
-            return str(self.best)
-        if self.best == 1:
-            return "tied for 1st"
-        return f"{self.best}{EN_DASH}{self.worst}"
+        """``"3"`` or ``"2\u20135"``: :func:`leaderboard.board_text.rank_text`, as everywhere."""
+        return rank_text(self.best, self.worst)
 
     @property
     def title(self) -> str:
         if self.best == self.worst:
             return f"ranks {ordinal(self.best)}"
-        return f"could rank anywhere from {ordinal(self.best)} to {ordinal(self.worst)}"
+        return f"tied: could rank anywhere from {ordinal(self.best)} to {ordinal(self.worst)}"

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from .. import selectors
+from ..board_text import ReferenceSupport, RunWords, SnapshotTerms
 from ..models import LeaderboardSnapshot, Run, RunEvent, Task, Team
 from .board import board_metrics, parse_sort, safe_link
 from .cells import MetricCell, RankInterval, metric_labels
@@ -48,6 +49,8 @@ class RunPage:
     lines: list[MetricLine] = field(default_factory=list)
     curve_svg: str = ""  # a closed-pool run's precision-recall curve, from ``snapshot``
     curve_points: int = 0
+    state_text: str = ""  # what the run's state says was met, read against ``snapshot``
+    reference: ReferenceSupport | None = None  # what recall rests on in ``snapshot``
 
     @property
     def held(self) -> bool:
@@ -90,9 +93,12 @@ def run_page(*, run: Run, user) -> RunPage:
         )
     snapshot = None
     lines: list[MetricLine] = []
+    row: dict = {}
+    terms = SnapshotTerms.of(run.task, None)
     if values:
         newest = values[-1]["snapshot_id"]
         snapshot = LeaderboardSnapshot.objects.get(pk=newest)
+        terms = SnapshotTerms.of(run.task, snapshot)
         row = _row_of(snapshot, run.pk)
         ranks = row.get("rank")
         if not isinstance(ranks, dict):
@@ -106,7 +112,7 @@ def run_page(*, run: Run, user) -> RunPage:
                 MetricLine(
                     metric=metric,
                     label=labels[metric],
-                    cell=MetricCell.from_row(latest[metric]),
+                    cell=MetricCell.from_row(latest[metric], terms.reference_note(metric)),
                     rank=RankInterval.from_row(ranks.get(metric)),
                     history_svg=history_chart(history[metric]),
                     n_history=len(history[metric]),
@@ -128,7 +134,19 @@ def run_page(*, run: Run, user) -> RunPage:
         lines=lines,
         curve_svg=curve_svg,
         curve_points=curve_points,
+        state_text=terms.run_state_text(run, row),
+        reference=terms.reference,
     )
+
+
+def _run_words(task: Task, user, published: LeaderboardSnapshot | None) -> RunWords:
+    """The runs' words as ``user`` sees them: against the latest published snapshot, or the
+    newest one for an organizer, who sees runs as they are (held snapshots included)."""
+    newest = selectors.snapshots_visible_to(task=task, user=user).values_list("pk", flat=True)
+    newest_pk = newest.first()
+    if newest_pk is None or (published is not None and newest_pk == published.pk):
+        return RunWords.of(task, published)
+    return RunWords.of(task, LeaderboardSnapshot.objects.get(pk=newest_pk))
 
 
 @dataclass(frozen=True)
@@ -137,6 +155,7 @@ class RunListRow:
     cells: dict  # metric -> MetricCell, from the latest published snapshot
     provisional: bool
     metrics: tuple[str, ...] = ("precision", "recall", "f1")  # the task's, in board order
+    state_text: str = ""  # what its state says was met (the newest snapshot the viewer sees)
 
     @property
     def scored(self) -> bool:
@@ -174,6 +193,7 @@ class MyRuns:
     metrics: tuple[str, ...] = ("precision", "recall", "f1")  # the task's measures
     labels: dict = field(default_factory=dict)  # metric -> its name
     sort: str | None = None  # None: newest first
+    reference: ReferenceSupport | None = None  # what recall rests on in the published snapshot
 
     @property
     def columns(self) -> list[tuple[str, str, bool]]:
@@ -194,6 +214,8 @@ def my_runs(*, task: Task, user, sort: str | None = None) -> MyRuns:
     by_run = {}
     if snapshot is not None:
         by_run = {r.get("run"): r for r in snapshot.rows or [] if isinstance(r, dict)}
+    terms = SnapshotTerms.of(task, snapshot)
+    words = _run_words(task, user, snapshot)
     if sort is not None:
         order = selectors.board_order(
             [{**by_run.get(run.pk, {}), "name": "", "run": -run.pk} for run in runs], sort
@@ -203,10 +225,18 @@ def my_runs(*, task: Task, user, sort: str | None = None) -> MyRuns:
     rows = []
     for run in runs:
         row = by_run.get(run.pk, {})
-        cells = {m: MetricCell.from_row(row[m]) for m in metrics if isinstance(row.get(m), dict)}
+        cells = {
+            m: MetricCell.from_row(row[m], terms.reference_note(m))
+            for m in metrics
+            if isinstance(row.get(m), dict)
+        }
         rows.append(
             RunListRow(
-                run=run, cells=cells, provisional=bool(row.get("provisional")), metrics=metrics
+                run=run,
+                cells=cells,
+                provisional=bool(row.get("provisional")),
+                metrics=metrics,
+                state_text=words.state_text(run),
             )
         )
     quotas = [
@@ -228,4 +258,5 @@ def my_runs(*, task: Task, user, sort: str | None = None) -> MyRuns:
         metrics=metrics,
         labels=metric_labels(task),
         sort=sort,
+        reference=terms.reference,
     )

@@ -20,9 +20,15 @@ def _attr(value) -> str:
 
 
 def metric_cell_html(cell, confidence: str) -> str:
-    """``<td class="metric">`` with the value, ``+up / -down``, and the interval in a title."""
+    """``<td class="metric">`` with the value, ``+up / -down``, and the interval in a title; a
+    value not to be read as settled (recall on too small a reference sample) is flagged with
+    why, in the cell (as ``_metric_cell.html`` does)."""
+    td, note = '<td class="metric"', ""
+    if cell.note:
+        td = '<td class="metric flagged" data-flag="reference_too_small"'
+        note = f'<div class="cell-note">{escape(cell.note)}</div>'
     if cell.value is None:
-        return '<td class="metric"><span class="value">—</span></td>'
+        return f'{td}><span class="value">—</span>{note}</td>'
     title, body = "", f'<span class="value">{cell.value_text}</span>'
     if cell.has_interval:
         rests = ""
@@ -35,13 +41,13 @@ def metric_cell_html(cell, confidence: str) -> str:
             f'<span class="minus">{cell.minus_text}</span></span>'
             f'<div class="interval">{cell.interval_text}</div>'
         )
-    return f'<td class="metric"{title}>{body}</td>'
+    return f"{td}{title}>{body}{note}</td>"
 
 
 def _rank_html(rank) -> str:
     if rank is None:
         return '<span class="muted" title="rank not computed">—</span>'
-    return f'<span title="{_attr(rank.title)}">{_attr(rank.text)}</span>'
+    return f'<span title="{_attr(rank.title)}">{escape(rank.text)}</span>'
 
 
 @register.simple_tag
@@ -63,13 +69,15 @@ def _rows_html(board) -> str:
                 f' <a class="ext" href="{_attr(row.link)}" rel="nofollow noopener '
                 f'noreferrer" title="The team\'s link">↗</a>'
             )
-        state = escape(row.state_label)
+        state = f'<span class="state state-{_attr(row.state)}">{escape(row.state_label)}</span>'
+        if row.state_text:
+            state += f'<div class="state-text small">{escape(row.state_text)}</div>'
         if row.provisional:
             state += (
                 ' <span class="badge provisional-badge" title="Still awaiting answers: '
                 "the interval may be wider than the task's target\">provisional</span>"
             )
-            if row.n_requested:
+            if row.n_requested and row.state != "awaiting_labels":  # its words say so already
                 state += (
                     f'<div class="muted small">{int(row.n_verified or 0)} of '
                     f"{int(row.n_requested)} verified</div>"

@@ -13,7 +13,9 @@ from evaluation.core.designs import CoordinatedPoissonDesign
 from evaluation.locks import EngineBusy, engine_lock
 from evaluation.models import Draw, PlanRound
 from evaluation.services import estimate_task, plan_run, watchdog
+from leaderboard.board_text import SnapshotTerms
 from leaderboard.models import Estimate, LeaderboardSnapshot, Run
+from leaderboard.selectors import reference_size
 
 from engine_audit import audit_task, replay_task
 from pipeline_support import (
@@ -166,6 +168,31 @@ def test_budget_exhausted_ends_partial_with_reason(world):
     assert any(r.state == "partial" for r in runs)
     partial = next(r for r in runs if r.state == "partial")
     assert "the task's budget (40 judgments) is spent" in partial.reason
+    # The snapshot keeps what stopped it, so the board says so in the reason's own figures.
+    snapshot = LeaderboardSnapshot.objects.filter(task=task).order_by("-version").first()
+    row = next(r for r in snapshot.rows if r["run"] == partial.pk)
+    assert row["state"] == "partial" and row["outcome"] == "budget_exhausted"
+    half_width = SnapshotTerms.of(task, snapshot).half_width(row) or 0.0
+    assert f"precision ±{half_width:.3f} is wider than the target ±0.06" in partial.reason
+    words = SnapshotTerms.of(task, snapshot)
+    assert words.state_text("partial", outcome="budget_exhausted", row=row) == (
+        f"budget spent: precision ±{half_width:.3f}, target ±0.06"
+    )
+    assert all("outcome" not in r for r in snapshot.rows if r["state"] not in ("scored", "partial"))
+
+
+def test_a_snapshot_stores_its_reference_documents_and_target(world):
+    """What the board's words rest on is stored with the snapshot: the reference sample's
+    documents next to its items (as ``selectors.reference_size`` counts them), and the target
+    the runs' states are decided on."""
+    task = world["task"]
+    for run in world["runs"]:
+        assert plan_run(run.pk) == "sample"
+    snapshot = estimate_task(task.pk)
+    size = reference_size(task)
+    assert (snapshot.n_reference, snapshot.n_reference_documents) == (size.items, size.documents)
+    assert size.items == 150 and 1 < size.documents <= 40  # items of 40 groups: fewer documents
+    assert snapshot.details["target_half_width"] == 0.06
 
 
 @pytest.mark.slow

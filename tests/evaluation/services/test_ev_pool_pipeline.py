@@ -17,6 +17,7 @@ from evaluation.engine_state import load_answers
 from evaluation.models import Draw, PlanRound, PoolSamplingRecord
 from evaluation.pool_state import load_pool_state, permanent_numbers
 from evaluation.services import plan_run
+from leaderboard.board_text import SnapshotTerms
 from leaderboard.models import Estimate, LeaderboardSnapshot, PoolRunOutputs, Run
 
 from pipeline_support import PipelineDriver, answer_all, answer_what_is_served
@@ -183,6 +184,17 @@ def test_a_budget_stops_every_run_partial(driver):
     runs = Run.objects.filter(task=world.task)
     assert {r.state for r in runs} == {Run.State.PARTIAL}
     assert all("budget (60 judgments) is spent" in r.reason for r in runs)
+    # The board says so in the reason's figures; a pool has no reference sample to speak of.
+    snapshot = LeaderboardSnapshot.objects.filter(task=world.task).order_by("-version").first()
+    words = SnapshotTerms.of(world.task, snapshot)
+    assert words.reference is None and snapshot.n_reference_documents == 0
+    assert snapshot.details["target_half_width"] == 0.02
+    for run in runs:
+        row = next(r for r in snapshot.rows if r["run"] == run.pk)
+        text = words.state_text(row["state"], outcome=row["outcome"], row=row)
+        widest = f"{words.half_width(row):.3f}"
+        assert text == f"budget spent: widest interval ±{widest}, target ±0.02"
+        assert f"the widest interval is ±{widest}, the target ±0.02" in run.reason
 
 
 def test_planning_twice_asks_nothing_twice(driver):

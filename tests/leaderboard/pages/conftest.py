@@ -19,8 +19,19 @@ def estimate(value, low, high, labels=40, method="wilson"):
     return {"value": value, "low": low, "high": high, "labels_used": labels, "method": method}
 
 
-def write_snapshot(task, runs, *, version, published=True, ranks=True, details=None, labels=40):
-    """``runs``: list of (run, {metric: (value, low, high)}, {metric: (best, worst)} | None)."""
+def write_snapshot(
+    task,
+    runs,
+    *,
+    version,
+    published=True,
+    ranks=True,
+    details=None,
+    labels=40,
+    reference=(40, 12),
+):
+    """``runs``: list of (run, {metric: (value, low, high)}, {metric: (best, worst)} | None);
+    ``reference``: the reference sample's (items, documents) recall rests on."""
     rows = []
     for run, metrics, rank in runs:
         row = {
@@ -33,6 +44,8 @@ def write_snapshot(task, runs, *, version, published=True, ranks=True, details=N
             "n_requested": run.n_requested,
             "n_verified": run.n_verified,
         }
+        if run.state in ("scored", "partial"):
+            row["outcome"] = run.outcome
         for metric in ("precision", "recall", "f1"):
             value, low, high = metrics[metric]
             row[metric] = estimate(value, low, high, labels=labels)
@@ -59,7 +72,8 @@ def write_snapshot(task, runs, *, version, published=True, ranks=True, details=N
         labels_version=version * 10,
         reference_version=1,
         n_labels=labels,
-        n_reference=12,
+        n_reference=reference[0],
+        n_reference_documents=reference[1],
         confidence=0.95,
         published=published,
         published_at=timezone.now() if published else None,
@@ -127,13 +141,14 @@ STANDARD = {
 }
 
 
-def standard_snapshot(world, *, version=1, published=True, ranks=True):
+def standard_snapshot(world, *, version=1, published=True, ranks=True, reference=(40, 12)):
     return write_snapshot(
         world["task"],
         [(world["runs"][k], *STANDARD[k]) for k in ("a1", "a2", "b1")],
         version=version,
         published=published,
         ranks=ranks,
+        reference=reference,
     )
 
 

@@ -98,11 +98,15 @@ def test_the_board_warns_when_a_pool_had_fewer_annotators_than_its_looks_need(
     assert "Fewer than 3 annotators have answered on this pool" in html
 
 
-def test_rank_column_follows_the_sort_and_says_tied_for_first(client, board_world, snapshots):
+def test_rank_column_follows_the_sort_and_writes_the_range_in_the_cell(
+    client, board_world, snapshots
+):
     snapshots.standard(board_world)
     by_f1 = client.get(board_url()).content.decode()
     assert run_order(by_f1) == ["a-two", "a-one", "b-one"]
-    assert rank_cells(by_f1) == ["tied for 1st", "tied for 1st", "3"]
+    # Tied for the top: the range itself, not "tied for 1st" with the range in a tooltip.
+    assert rank_cells(by_f1) == ["1\u20132", "1\u20132", "3"]
+    assert "tied for 1st" not in by_f1
     by_precision = client.get(board_url(sort="precision")).content.decode()
     assert run_order(by_precision) == ["a-one", "a-two", "b-one"]
     assert rank_cells(by_precision) == ["1", "2\u20133", "2\u20133"]
