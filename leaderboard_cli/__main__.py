@@ -9,9 +9,11 @@ Examples::
     leaderboard wait 17 --timeout 3600
     leaderboard scores linkage
 
-Exit codes: 0 done, 1 other error, 2 usage, 3 token rejected, 4 file rejected (or run rejected),
-5 refused (task closed, over quota, not allowed, too large, the same file already submitted),
-6 not found, 7 server unreachable, 8 timed out waiting, 9 run failed.
+Exit codes (every command): 0 done, 1 other error, 2 usage (e.g. no run id and none submitted
+from here), 3 token rejected, 4 file rejected (an upload refused for its content, or status/wait
+on a rejected run), 5 refused (task closed, over quota, not allowed, too large, the same file
+already submitted), 6 not found, 7 server unreachable, 8 timed out waiting, 9 run failed (status
+or wait on a failed run).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from . import config
 from .client import ApiError, Client, ConnectionFailed
 from .output import (
     ALL_MEASURES,
+    LOOK_ALIKE_ERRORS,
     Progress,
     format_board,
     format_history,
@@ -35,9 +38,17 @@ from .output import (
     print_error,
 )
 
-EXIT_ERROR, EXIT_AUTH, EXIT_REJECTED, EXIT_REFUSED = 1, 3, 4, 5
+EXIT_ERROR, EXIT_USAGE, EXIT_AUTH, EXIT_REJECTED, EXIT_REFUSED = 1, 2, 3, 4, 5
 EXIT_NOT_FOUND, EXIT_UNREACHABLE, EXIT_TIMEOUT, EXIT_FAILED = 6, 7, 8, 9
 TERMINAL = {"rejected", "scored", "partial", "failed"}
+# A run's state as an exit code (status, wait): the others are 0.
+STATE_EXIT = {"rejected": EXIT_REJECTED, "failed": EXIT_FAILED}
+
+
+class UsageError(Exception):
+    """The command line lacks something argparse cannot tell (exit code 2)."""
+
+
 VALIDATING = {"received", "validating"}
 PROGRESS_FROM_BYTES = 1024 * 1024
 
@@ -115,13 +126,14 @@ def _run_id(args) -> int:
         return args.run
     saved = config.load(args.url).last_run
     if saved is None:
-        raise SystemExit("leaderboard: which run? give its id (no run submitted from here yet)")
+        raise UsageError("which run? give its id (no run submitted from here yet)")
     return saved
 
 
 def cmd_status(args) -> int:
-    print(format_run(_client(args).get(f"/api/runs/{_run_id(args)}/")))
-    return 0
+    run = _client(args).get(f"/api/runs/{_run_id(args)}/")
+    print(format_run(run))
+    return STATE_EXIT.get(run["state"], 0)
 
 
 def cmd_wait(args) -> int:
@@ -157,15 +169,14 @@ def cmd_wait(args) -> int:
     print(format_run(run))
     if run["state"] in ("scored", "partial"):
         print(format_history(client.get(f"/api/runs/{run_id}/history/")))
-        return 0
-    return EXIT_REJECTED if run["state"] == "rejected" else EXIT_FAILED
+    return STATE_EXIT.get(run["state"], 0)
 
 
 def cmd_scores(args) -> int:
     board = _client(args, need_token=False).get(
         f"/api/tasks/{args.task}/board/", sort=args.sort, order=args.order
     )
-    print(format_board(board))
+    print(format_board(board, args.sort))
     return 0
 
 
@@ -246,7 +257,7 @@ def parser() -> argparse.ArgumentParser:
 def exit_code(exc: ApiError) -> int:
     if exc.status == 401:
         return EXIT_AUTH
-    if exc.status == 400 and exc.problems and any(p.get("line") for p in exc.problems):
+    if exc.status == 400 and (exc.code == "rejected" or any(p.get("line") for p in exc.problems)):
         return EXIT_REJECTED
     if exc.status in (403, 409, 413, 429):
         return EXIT_REFUSED
@@ -255,10 +266,23 @@ def exit_code(exc: ApiError) -> int:
     return EXIT_ERROR
 
 
+def _show_any_text() -> None:
+    """Print the server's en dashes and plus-minus signs on any terminal: look-alikes where its
+    encoding lacks them, instead of a UnicodeEncodeError."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors=LOOK_ALIKE_ERRORS)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    _show_any_text()
     try:
         return args.func(args)
+    except UsageError as exc:
+        print(f"leaderboard: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except ApiError as exc:
         print_error(exc, sys.stderr)
         return exit_code(exc)

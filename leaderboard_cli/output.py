@@ -1,7 +1,14 @@
-"""How the client prints runs, boards, quotas, errors and upload progress."""
+"""How the client prints runs, boards, quotas, errors and upload progress.
+
+Ranks are written as the server writes them everywhere (``leaderboard.board_text.rank_text``):
+``3``, or ``2\u20135`` (an en dash); the API's ``text`` is printed, and built from the numbers the
+same way when a server gave none. A terminal that cannot show the dash gets ``2-5``
+(:func:`ascii_look_alike`).
+"""
 
 from __future__ import annotations
 
+import codecs
 import time
 
 METRICS = ("precision", "recall", "f1")
@@ -20,6 +27,32 @@ def board_measures(board: dict) -> tuple[str, ...]:
 
 
 BAR = 30
+EN_DASH = "\u2013"
+# What a terminal whose encoding lacks them shows instead of the server's typography.
+LOOK_ALIKES = {"\u2013": "-", "\u2014": "-", "\u2212": "-", "\u00b1": "+/-", "\u2026": "..."}
+LOOK_ALIKE_ERRORS = "leaderboard-look-alike"
+
+
+def ascii_look_alike(error: UnicodeError) -> tuple[str, int]:
+    """A ``codecs`` error handler: characters the stream cannot encode written as look-alikes
+    (an en dash as ``-``, a plus-minus sign as ``+/-``), others as ``?``."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    text = error.object[error.start : error.end]
+    return "".join(LOOK_ALIKES.get(c, "?") for c in text), error.end
+
+
+codecs.register_error(LOOK_ALIKE_ERRORS, ascii_look_alike)
+
+
+def rank_text(rank: dict | None) -> str:
+    """A rank interval ``{"best", "worst", "text"?}`` as the board writes it; ``-`` if none."""
+    if not isinstance(rank, dict) or rank.get("best") is None:
+        return "-"
+    if rank.get("text"):
+        return str(rank["text"])
+    best, worst = int(rank["best"]), int(rank.get("worst") or rank["best"])
+    return str(best) if worst <= best else f"{best}{EN_DASH}{worst}"
 
 
 def _bytes(n: float) -> str:
@@ -77,7 +110,8 @@ def print_error(exc, stream) -> None:
 
 
 def format_run(run: dict) -> str:
-    lines = [f"run {run['id']} {run['name']!r} ({run['team']}, task {run['task']}): {run['state']}"]
+    state = run["state"] + (f" ({run['state_text']})" if run.get("state_text") else "")
+    lines = [f"run {run['id']} {run['name']!r} ({run['team']}, task {run['task']}): {state}"]
     if run.get("reason"):
         lines.append(f"  {run['reason']}")
     if run.get("n_requested"):
@@ -97,10 +131,21 @@ def format_run(run: dict) -> str:
     return "\n".join(lines)
 
 
+FLAG = "*"  # marks a value resting on too small a reference sample
+
+
 def _interval(estimate: dict | None) -> str:
     if not estimate or estimate.get("value") is None:
-        return "-"
-    return f"{estimate['value']:.3f} [{estimate['low']:.3f}, {estimate['high']:.3f}]"
+        text = "-"
+    else:
+        text = f"{estimate['value']:.3f} [{estimate['low']:.3f}, {estimate['high']:.3f}]"
+    return text + (FLAG if estimate and estimate.get("reference_too_small") else "")
+
+
+def _flag_note(flagged: list[str], why: str) -> str:
+    if not flagged:
+        return ""
+    return f"\n{FLAG} {' and '.join(flagged)} not settled: {why}"
 
 
 def format_history(history: dict) -> str:
@@ -109,7 +154,9 @@ def format_history(history: dict) -> str:
         return "no published scores yet"
     snapshot = next(e["snapshot"] for e in latest.values() if e)
     parts = [f"{m} {_interval(latest[m])}" for m in METRICS]
-    return f"scores (snapshot {snapshot}): " + ", ".join(parts)
+    flagged = [m for m in METRICS if (latest[m] or {}).get("reference_too_small")]
+    why = "the reference sample recall rests on is smaller than the minimum"
+    return f"scores (snapshot {snapshot}): " + ", ".join(parts) + _flag_note(flagged, why)
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
@@ -120,35 +167,41 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     )
 
 
-def format_board(board: dict) -> str:
+def format_board(board: dict, sort: str | None = None) -> str:
+    """The board as a table, ranked by ``sort`` (else F1, or a closed pool's first measure)."""
     level = f"{100 * board['confidence']:g}%"
+    measures = board_measures(board)
+    ranked = sort if sort in measures else "f1" if "f1" in measures else measures[0]
     title = (
         f"{board['task']}: snapshot {board['version']} ({board['n_labels']} labels, "
-        f"{level} intervals, published {board['published_at']})"
+        f"{level} intervals, published {board['published_at']}); ranks by {ranked}"
     )
-    measures = board_measures(board)
-    ranked = "f1" if "f1" in measures else measures[0]
     rows = []
-    for position, row in enumerate(board["rows"], 1):
-        rank = row.get("rank", {}).get(ranked) if isinstance(row.get("rank"), dict) else None
-        place = (
-            f"{rank['best']}-{rank['worst']}"
-            if rank and rank.get("best") != rank.get("worst")
-            else str(rank["best"])
-            if rank
-            else str(position)
-        )
+    for row in board["rows"]:
+        ranks = row.get("rank") if isinstance(row.get("rank"), dict) else {}
         rows.append(
             [
-                place,
+                rank_text(ranks.get(ranked)),
                 row.get("team", ""),
                 row.get("name", ""),
                 *(_interval(row.get(m)) for m in measures),
-                ("provisional" if row.get("provisional") else row.get("state", ""))
+                (row.get("state_text") or row.get("state", ""))
                 + (", after the deadline" if row.get("after_deadline") else ""),
             ]
         )
-    return title + "\n" + _table(["rank", "team", "run", *measures, "state"], rows)
+    table = _table(["rank", "team", "run", *measures, "state"], rows)
+    reference = board.get("reference")
+    reference = reference if isinstance(reference, dict) else {}
+    flagged = [
+        m
+        for m in measures
+        if any((r.get(m) or {}).get("reference_too_small") for r in board["rows"])
+    ]
+    if flagged:
+        table += _flag_note(flagged, str(reference.get("text") or "too small a reference sample"))
+    elif reference.get("text"):
+        table += f"\n{reference['text']}"
+    return title + "\n" + table
 
 
 def format_runs(runs: list[dict]) -> str:

@@ -297,3 +297,60 @@ def test_python_dash_m_runs_the_entry_point(live_server, cli_world):
     )
     assert done.returncode == 0, done.stderr
     assert "run" in done.stdout and "scored" in done.stdout
+
+
+def test_status_and_wait_exit_with_the_documented_code_in_every_state(
+    live_server, cli_world, capsys
+):
+    """docs/API.md: 4 for a rejected run, 9 for a failed one, 0 otherwise (status shows where a
+    run is; wait returns once it is finished)."""
+    logged_in(live_server, cli_world)
+    run = cli_world.scored
+    expected = {
+        "received": 0,
+        "validating": 0,
+        "rejected": 4,
+        "queued": 0,
+        "planning": 0,
+        "awaiting_labels": 0,
+        "estimating": 0,
+        "scored": 0,
+        "partial": 0,
+        "failed": 9,
+    }
+    assert set(expected) == set(Run.State.values)
+    for state, code in expected.items():
+        Run.objects.filter(pk=run.pk).update(state=state)
+        status, out, _ = run_cli(capsys, "status", str(run.pk))
+        assert (state, status) == (state, code), out
+        assert f": {state} (" in out  # the machine state, then what it means
+        if state in ("rejected", "failed", "scored", "partial"):
+            waited, _, _ = run_cli(capsys, "wait", str(run.pk), "--interval", "1")
+            assert (state, waited) == (state, code)
+
+
+def test_status_without_a_run_id_and_none_submitted_is_a_usage_error(
+    live_server, cli_world, capsys
+):
+    logged_in(live_server, cli_world)
+    code, _, err = run_cli(capsys, "status")
+    assert code == 2 and "which run? give its id" in err
+
+
+def test_scores_print_the_servers_words(live_server, cli_world, capsys):
+    """Ranks as the board writes them, what each state means, and recall flagged while the
+    reference sample it rests on is empty (the fixture's snapshot has none)."""
+    from leaderboard.models import LeaderboardSnapshot
+
+    snapshot = LeaderboardSnapshot.objects.get(task=cli_world.task)
+    rows = [{**snapshot.rows[0], "rank": {"f1": {"best": 1, "worst": 3}}, "outcome": "met"}]
+    LeaderboardSnapshot.objects.filter(pk=snapshot.pk).update(rows=rows)
+    code, out, _ = run_cli(capsys, "--url", live_server.url, "scores", "linkage")
+    assert code == 0
+    line = next(row for row in out.splitlines() if "baseline" in row)
+    assert line.startswith("1\u20133 ")
+    assert "precision \u00b10.050, target \u00b10.05: met; recall not settled: no reference" in line
+    assert line.count("0.618 [0.568, 0.668]*") == 2  # recall and F1
+    assert out.rstrip().endswith(
+        "* recall and f1 not settled: no reference sample yet: recall cannot be estimated"
+    )
