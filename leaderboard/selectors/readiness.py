@@ -70,7 +70,10 @@ class Readiness:
 
     def as_dict(self) -> dict[str, Any]:
         """The checklist as the API shows it (and the refusal to open carries it)."""
-        return {"ready": self.ready, "checks": [asdict(check) for check in self.checks]}
+        return {
+            "ready": self.ready,
+            "checks": [{**asdict(check), "missing": check.missing} for check in self.checks],
+        }
 
 
 def task_readiness(task: Task) -> Readiness:
