@@ -234,7 +234,7 @@ def phases(task: Task, now: datetime | None = None) -> Check:
     opens, closes, reveal = task.submissions_open_at, task.submissions_close_at, task.reveal_at
     ok = True
     if opens is None and closes is None and reveal is None:
-        state = "no dates: runs are accepted from opening until the task is closed"
+        state = "none set: runs are accepted from opening until the task is closed"
     else:
         parts = [f"runs from {_utc(opens) if opens else 'opening'}"]
         if closes is not None:

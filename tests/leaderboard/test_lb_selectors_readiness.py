@@ -148,7 +148,7 @@ def test_dates_are_information_and_a_passed_deadline_is_pointed_out():
     task = make_task()
     check = checks(task)["phases"]
     assert (check.ok, check.blocking, check.page) == (True, False, "/tasks/t/organize/#settings")
-    assert check.state == "no dates: runs are accepted from opening until the task is closed"
+    assert check.state == "none set: runs are accepted from opening until the task is closed"
     now = timezone.now().replace(microsecond=0)
     task.submissions_open_at = now + timedelta(days=1)
     task.submissions_close_at = now + timedelta(days=2)
