@@ -77,7 +77,8 @@ class ReadinessCheckSerializer(serializers.Serializer):
         help_text="`annotators`, `reference_sample` (open world), `pool` (closed pool), `gold`, "
         "`phases`."
     )
-    label = serializers.CharField()
+    # The metaclass takes declared fields out of the class: this does not replace Field.label.
+    label = serializers.CharField()  # type: ignore[assignment]
     ok = serializers.BooleanField()
     state = serializers.CharField(help_text="Where it stands, and what to do, in words.")
     blocking = serializers.BooleanField(
