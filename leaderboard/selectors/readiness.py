@@ -82,12 +82,34 @@ def task_readiness(task: Task) -> Readiness:
     return Readiness(tuple(need(task) for need in NEEDS_BY_KIND[task.kind]))
 
 
-def _page(task: Task, anchor: str) -> str:
-    return f"{reverse('task_organize', args=[task.slug])}#{anchor}"
+@dataclass(frozen=True)
+class _Need:
+    """A check's name, and where it is done: the organize page's anchor, the API's URL name."""
+
+    key: str
+    label: str
+    anchor: str
+    api_name: str
+
+    def check(self, task: Task, *, ok: bool, state: str, blocking: bool = True) -> Check:
+        return Check(
+            key=self.key,
+            label=self.label,
+            ok=ok,
+            state=state,
+            blocking=blocking,
+            page=f"{reverse('task_organize', args=[task.slug])}#{self.anchor}",
+            api=reverse(f"api:{self.api_name}", args=[task.slug]),
+        )
 
 
-def _api(task: Task, name: str) -> str:
-    return reverse(f"api:{name}", args=[task.slug])
+ANNOTATORS = _Need("annotators", "Annotators", "people", "task-invitations")
+REFERENCE_SAMPLE = _Need(
+    "reference_sample", "Reference sample", "reference-sample", "task-reference-sample"
+)
+POOL = _Need("pool", "Pool", "upload-pool", "task-pool")
+GOLD = _Need("gold", "Gold items", "upload-gold", "task-gold")
+PHASES = _Need("phases", "Dates", "settings", "task-detail")
 
 
 def _annotators(task: Task, *, needed: int, why: str) -> Check:
@@ -95,15 +117,7 @@ def _annotators(task: Task, *, needed: int, why: str) -> Check:
     state = f"{have} annotator{pluralize(have)}"
     if have < needed:
         state = f"{have} of the {needed} annotators needed: {why}; invite them (People)"
-    return Check(
-        key="annotators",
-        label="Annotators",
-        ok=have >= needed,
-        state=state,
-        blocking=True,
-        page=_page(task, "people"),
-        api=_api(task, "task-invitations"),
-    )
+    return ANNOTATORS.check(task, ok=have >= needed, state=state)
 
 
 def open_world_annotators(task: Task) -> Check:
@@ -128,16 +142,9 @@ def closed_pool_annotators(task: Task) -> Check:
 def reference_sample(task: Task) -> Check:
     """An open-world task's reference sample: at least ``REFERENCE_MIN_ITEMS`` items in
     ``REFERENCE_MIN_DOCUMENTS`` documents when its board shows recall or F1 (else not needed)."""
-    page, api = _page(task, "reference-sample"), _api(task, "task-reference-sample")
     if not RECALL_MEASURES & set(task.measures or ()):
-        return Check(
-            key="reference_sample",
-            label="Reference sample",
-            ok=True,
-            state="not needed: the board shows no recall or F1",
-            blocking=False,
-            page=page,
-            api=api,
+        return REFERENCE_SAMPLE.check(
+            task, ok=True, state="not needed: the board shows no recall or F1", blocking=False
         )
     size = reference_size(task)
     state = (
@@ -157,31 +164,17 @@ def reference_sample(task: Task) -> Check:
             f"; recall needs at least {REFERENCE_MIN_ITEMS} items in {REFERENCE_MIN_DOCUMENTS} "
             "documents: upload candidates and draw documents, or upload a reference sample"
         )
-    return Check(
-        key="reference_sample",
-        label="Reference sample",
-        ok=size.enough,
-        state=state,
-        blocking=True,
-        page=page,
-        api=api,
-    )
+    return REFERENCE_SAMPLE.check(task, ok=size.enough, state=state)
 
 
 def pool(task: Task) -> Check:
     """A closed pool's items: runs are accepted only once they are uploaded."""
     n = task.n_items
-    return Check(
-        key="pool",
-        label="Pool",
-        ok=n > 0,
-        state=f"{n:,} item{pluralize(n)}"
-        if n
-        else "not uploaded: upload every item key; runs are refused until then",
-        blocking=True,
-        page=_page(task, "upload-pool"),
-        api=_api(task, "task-pool"),
-    )
+    if not n:
+        return POOL.check(
+            task, ok=False, state="not uploaded: upload every item key; runs are refused until then"
+        )
+    return POOL.check(task, ok=True, state=f"{n:,} item{pluralize(n)}")
 
 
 def gold_needed(task: Task) -> int:
@@ -192,16 +185,12 @@ def gold_needed(task: Task) -> int:
 
 
 def gold(task: Task) -> Check:
-    page, api = _page(task, "upload-gold"), _api(task, "task-gold")
     if task.gold_rate <= 0:
-        return Check(
-            key="gold",
-            label="Gold items",
+        return GOLD.check(
+            task,
             ok=True,
             state="gold rate 0: annotators are not checked against known answers",
             blocking=False,
-            page=page,
-            api=api,
         )
     # Through the reverse relation: this layer imports nothing of the annotation app.
     have = Task.objects.filter(pk=task.pk).aggregate(n=Count("gold_items"))["n"]
@@ -213,15 +202,7 @@ def gold(task: Task) -> Check:
             f"({task.gold_rate:.0%}) and judges an annotator after {task.gold_min_answers} gold "
             "answers; upload more, or set the gold rate to 0"
         )
-    return Check(
-        key="gold",
-        label="Gold items",
-        ok=have >= needed,
-        state=state,
-        blocking=True,
-        page=page,
-        api=api,
-    )
+    return GOLD.check(task, ok=have >= needed, state=state)
 
 
 def _utc(moment: datetime) -> str:
@@ -246,15 +227,7 @@ def phases(task: Task, now: datetime | None = None) -> Check:
             ok = False
             late = "marked after the deadline" if task.accept_late_runs else "refused"
             state += f"; the deadline has passed: runs would be {late}"
-    return Check(
-        key="phases",
-        label="Dates",
-        ok=ok,
-        state=state,
-        blocking=False,
-        page=_page(task, "settings"),
-        api=_api(task, "task-detail"),
-    )
+    return PHASES.check(task, ok=ok, state=state, blocking=False)
 
 
 # What each kind of task needs, in the order an organizer does it.
