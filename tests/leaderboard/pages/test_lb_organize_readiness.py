@@ -10,10 +10,10 @@ import pytest
 from django.forms.models import model_to_dict
 
 from leaderboard.forms import TASK_SETTING_FIELDS
-from leaderboard.models import Task
+from leaderboard.models import Run, Task
 from leaderboard.services.tasks import create_task
 
-from pipeline_support import satisfy_checklist
+from pipeline_support import open_unchecked, satisfy_checklist
 
 pytestmark = pytest.mark.django_db
 
@@ -135,3 +135,21 @@ def test_a_closed_pool_lists_its_pool_and_says_runs_wait_for_it(org_client, orga
     assert list(rows) == ["pool", "gold", "annotators", "phases"]
     assert rows["pool"][:2] == ("missing", "/tasks/cp/organize/#upload-pool")
     assert "Runs are refused until it is here." in page
+
+
+def test_the_submit_page_refuses_a_run_before_the_pool(
+    client, organizer, participant, team, make_upload
+):
+    """A closed pool opened before its pool, when that was allowed (no task can open so now)."""
+
+    task = open_unchecked(
+        create_task(slug="cp", title="CP", organizers=[organizer], kind=Task.Kind.CLOSED_POOL)
+    )
+    client.force_login(participant)
+    response = client.post("/tasks/cp/submit/", {"file": make_upload("a\t0.5\t1\n"), "name": "x"})
+    assert response.status_code == 409
+    assert (
+        "task &#x27;cp&#x27; has no pool yet: its organizers upload it before runs are accepted; "
+        "nothing was stored or counted"
+    ) in response.content.decode()
+    assert not Run.objects.filter(task=task).exists()
