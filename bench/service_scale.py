@@ -51,7 +51,7 @@ import time
 from urllib.parse import urlparse
 
 import numpy as np
-from _util import REPO, Timer, machine, peak_rss_mib
+from _util import REPO, Timer, machine, open_for_benchmark, peak_rss_mib
 from board_latency import free_port, sequential, start_server, wait_ready
 from engine_scale import Universe, make_run
 
@@ -239,6 +239,7 @@ def build_task(args, universe: Universe, rng) -> dict:
         max_upload_bytes=1 << 40,
         max_predictions_per_run=args.predictions,
     )
+    open_for_benchmark(task)
     task.annotators.add(annotator)
     true_ids = np.flatnonzero(universe.truth)
     reference = np.sort(rng.choice(true_ids, min(args.reference, true_ids.size), replace=False))

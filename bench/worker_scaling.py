@@ -27,7 +27,7 @@ from types import SimpleNamespace
 from urllib.parse import urlparse
 
 import numpy as np
-from _util import machine
+from _util import machine, open_for_benchmark
 from engine_scale import Universe
 from service_scale import (
     Worker,
@@ -63,6 +63,7 @@ def build(args) -> list[int]:
                 max_upload_bytes=1 << 40,
                 max_predictions_per_run=args.predictions,
             )
+            open_for_benchmark(task)
             log(f"task {t}: {args.runs} runs")
             ingest(
                 SimpleNamespace(predictions=args.predictions, tmp=args.tmp),

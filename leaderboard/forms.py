@@ -162,7 +162,6 @@ TASK_CREATE_FIELDS = (
     "slug",
     "title",
     "kind",
-    "state",
     "description",
     "question",
     "display_template",
@@ -177,10 +176,10 @@ TASK_CREATE_FIELDS = (
 
 class TaskCreateForm(ServiceErrorsForm):
     """A new task's settings; ``create_task`` validates them as a whole. It starts as a draft
-    (seen by its organizers only) unless another state is chosen."""
+    (seen by its organizers only), and opens from its organize page once its checklist is
+    complete (no state is chosen here: a new task has none of what opening needs)."""
 
     def __init__(self, *args, **kwargs):
-        kwargs.setdefault("initial", {"state": Task.State.DRAFT})
         super().__init__(*args, **kwargs)
         self.fields.update(fields_for_model(Task, fields=TASK_CREATE_FIELDS))
         self.fields[

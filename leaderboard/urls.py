@@ -21,6 +21,7 @@ urlpatterns = [
     path("tasks/<slug:slug>/board/hold/", views.hold, name="board_hold"),
     path("tasks/<slug:slug>/board/publish/", views.publish, name="board_publish"),
     path("tasks/<slug:slug>/organize/", views.organize, name="task_organize"),
+    path("tasks/<slug:slug>/organize/state/", views.set_state_page, name="organize_state"),
     path(
         "tasks/<slug:slug>/organize/reference/",
         views.upload_reference_page,

@@ -93,6 +93,7 @@ def print_error(exc, stream) -> None:
         return
     label = {
         "task_closed": "task closed",
+        "no_pool": "no pool yet",
         "not_open_yet": "not open yet",
         "deadline_passed": "deadline passed",
         "over_quota": "over quota",

@@ -16,7 +16,7 @@ from ..models import (
     ReferenceSample,
     Task,
 )
-from ..selectors import is_organizer, organized_tasks
+from ..selectors import is_organizer, organized_tasks, task_readiness
 from ..services.tasks import PHASE_DATE_FIELDS, mark_late_runs, phase_date_problems, task_design
 from .base import OrganizerScopedAdmin, RecordAdmin
 
@@ -26,8 +26,36 @@ class TaskAdminForm(forms.ModelForm):
         model = Task
         fields = "__all__"
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk is None:
+            self.initial.setdefault("state", Task.State.DRAFT)  # as every new task
+
+    def _check_opening(self, data: Any) -> None:
+        """Opening here checks the task's readiness checklist, as the organize page does."""
+        if data.get("state") != Task.State.OPEN or self.instance.state == Task.State.OPEN:
+            return
+        if self.instance.pk is None:
+            self.add_error(
+                "state",
+                "a new task starts as a draft: open it once its checklist (organize page) is "
+                "complete",
+            )
+            return
+        # The stored task with the settings sent (the instance takes them after clean()).
+        changed = Task.objects.get(pk=self.instance.pk)
+        concrete = {field.name for field in Task._meta.concrete_fields}
+        for name in self.changed_data:
+            if name in concrete and name in data:
+                setattr(changed, name, data[name])
+        readiness = task_readiness(changed)
+        if not readiness.ready:
+            missing = "; ".join(f"{c.label}: {c.state}" for c in readiness.missing)
+            self.add_error("state", f"not ready to open: {missing}")
+
     def clean(self):
         data: Any = super().clean()  # the cleaned data (a ModelForm's is never None)
+        self._check_opening(data)
         design = data.get("design", getattr(self.instance, "design", None))
         options = data.get("design_options", getattr(self.instance, "design_options", None))
         dated = Task(**{name: data.get(name) for name in PHASE_DATE_FIELDS})

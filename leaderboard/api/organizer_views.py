@@ -1,5 +1,5 @@
-"""REST API for a task's organizers: hold and publish the board, label spend, the
-export of verified items; and every caller's submission quota."""
+"""REST API for a task's organizers: its readiness checklist, hold and publish the board, label
+spend, the export of verified items; and every caller's submission quota."""
 
 from __future__ import annotations
 
@@ -11,7 +11,13 @@ from rest_framework.response import Response
 
 from .. import phases
 from ..exports import verified_items_json_chunks, verified_items_rows
-from ..selectors import label_spend, latest_published_snapshot, quotas_for_user, runs_visible_to
+from ..selectors import (
+    label_spend,
+    latest_published_snapshot,
+    quotas_for_user,
+    runs_visible_to,
+    task_readiness,
+)
 from ..services.board import hold_board, publish_board
 from .board_views import CsvExportMixin
 from .openapi import FORMAT, errors, with_errors
@@ -19,6 +25,7 @@ from .serializers import (
     BoardStateSerializer,
     PublishSerializer,
     QuotaSerializer,
+    ReadinessSerializer,
     SpendSerializer,
 )
 from .views import ApiView
@@ -31,6 +38,18 @@ def board_state(task) -> dict:
         "board_held": phases.board_held(task),
         "latest_published": latest.version if latest else None,
     }
+
+
+class ReadinessView(ApiView):
+    """What the task needs before it opens, each with its state and where it is done. Opening
+    (``PATCH`` ``state: open``) is refused (409 ``task_not_ready``) while one is missing."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=with_errors({200: ReadinessSerializer}, 401, 403, 404))
+    def get(self, request, slug: str):
+        task = self.organized_task(slug)
+        return Response(ReadinessSerializer(task_readiness(task)).data)
 
 
 class HoldBoardView(ApiView):

@@ -1,4 +1,4 @@
-"""REST API for a closed-pool task's organizers: upload the pool (once, before any run)."""
+"""REST API for a closed-pool task's organizers: upload the pool (once; runs wait for it)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ POOL_REQUEST = inline_serializer(
 
 
 class TaskPoolView(ApiView):
-    """``POST``: create a closed-pool task's items (its organizers; once, before any run)."""
+    """``POST``: create a closed-pool task's items (its organizers; once: runs wait for it)."""
 
     permission_classes = [IsAuthenticated, IsTaskOrganizer]
     throttle_scope = "uploads"

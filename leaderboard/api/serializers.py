@@ -10,6 +10,7 @@ from rest_framework import serializers
 from .. import phases
 from ..board_text import RunWords, SnapshotTerms
 from ..models import Run, RunEvent, Task, Team
+from ..selectors import task_readiness
 
 PUBLIC_TASK_FIELDS = (
     "slug",
@@ -70,8 +71,35 @@ def _absolute(request, url: str) -> str:
     return request.build_absolute_uri(url) if request is not None else url
 
 
+class ReadinessCheckSerializer(serializers.Serializer):
+    """One need of a task before it opens (``leaderboard.selectors.readiness.Check``)."""
+
+    key = serializers.CharField(
+        help_text="`annotators`, `reference_sample` (open world), `pool` (closed pool), `gold`, "
+        "`phases`."
+    )
+    # The metaclass takes declared fields out of the class: this does not replace Field.label.
+    label = serializers.CharField()  # type: ignore[assignment]
+    ok = serializers.BooleanField()
+    state = serializers.CharField(help_text="Where it stands, and what to do, in words.")
+    blocking = serializers.BooleanField(
+        help_text="Whether the task may open only once this is ok (false: information)."
+    )
+    missing = serializers.BooleanField(help_text="Blocking and not ok.")
+    page = serializers.CharField(help_text="Where it is done on the organize page.")
+    api = serializers.CharField(help_text="The API endpoint that does it (empty: none).")
+
+
+class ReadinessSerializer(serializers.Serializer):
+    """A task's readiness checklist, in the order an organizer works through it."""
+
+    ready = serializers.BooleanField(help_text="Nothing is missing: the task may open.")
+    checks = ReadinessCheckSerializer(many=True)
+
+
 class TaskSerializer(serializers.ModelSerializer):
-    """A task's public settings (never its items or labels)."""
+    """A task's public settings (never its items or labels); for its organizers also its
+    ``design_options`` and ``readiness`` (its checklist: see ``/readiness/``)."""
 
     url = serializers.SerializerMethodField()
     runs_url = serializers.SerializerMethodField()
@@ -114,6 +142,7 @@ class TaskSerializer(serializers.ModelSerializer):
         data = super().to_representation(task)
         if self.context.get("organizer"):
             data["design_options"] = task.design_options
+            data["readiness"] = ReadinessSerializer(task_readiness(task)).data
         return data
 
 

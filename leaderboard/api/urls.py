@@ -48,6 +48,11 @@ urlpatterns = [
         name="snapshot-detail",
     ),
     path("tasks/<slug:slug>/quota/", organizer_views.QuotaView.as_view(), name="quota"),
+    path(
+        "tasks/<slug:slug>/readiness/",
+        organizer_views.ReadinessView.as_view(),
+        name="task-readiness",
+    ),
     path("tasks/<slug:slug>/hold/", organizer_views.HoldBoardView.as_view(), name="hold"),
     path("tasks/<slug:slug>/publish/", organizer_views.PublishBoardView.as_view(), name="publish"),
     path("tasks/<slug:slug>/teams/", team_views.TaskTeamsView.as_view(), name="task-teams"),

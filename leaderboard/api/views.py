@@ -179,7 +179,11 @@ class TaskListView(ApiView):
         )
 
     @extend_schema(
-        request=TaskWriteSerializer, responses=with_errors({201: TaskSerializer}, 400, 401, 403)
+        request=TaskWriteSerializer,
+        responses=with_errors({201: TaskSerializer}, 400, 401, 403, 409),
+        description="A new task is a draft unless `state` says otherwise; `state: open` is "
+        "refused (409 `task_not_ready`) while its checklist has something missing, as it has "
+        "for a task with no data yet.",
     )
     def post(self, request):
         serializer = TaskWriteSerializer(data=request.data)
@@ -190,7 +194,8 @@ class TaskListView(ApiView):
 
 
 class TaskDetailView(ApiView):
-    """``GET``: a task's public settings. ``PATCH``: change them (its organizers)."""
+    """``GET``: a task's public settings (its organizers also see its ``readiness``). ``PATCH``:
+    change them (its organizers)."""
 
     permission_classes = [IsTaskOrganizerOrReadOnly]
 
@@ -204,7 +209,11 @@ class TaskDetailView(ApiView):
 
     @extend_schema(
         request=TaskWriteSerializer,
-        responses=with_errors({200: TaskSerializer}, 400, 401, 403, 404),
+        responses=with_errors({200: TaskSerializer}, 400, 401, 403, 404, 409),
+        description="`state: open` (from draft, or closed again) is refused with 409 "
+        "`task_not_ready` while the task's checklist (`readiness`) has something missing: the "
+        "error's `problems` are the missing checks and its `readiness` the whole list; nothing "
+        "is saved then.",
     )
     def patch(self, request, slug: str):
         task = self.task(slug)

@@ -1,6 +1,7 @@
 """Reads of the leaderboard app: who a user is (:mod:`.roles`), who sees what
 (:mod:`.visibility`, the only place that decides it), teams and a task's people (:mod:`.teams`),
-quotas and spend (:mod:`.quotas`). Callers import from the package.
+quotas and spend (:mod:`.quotas`), whether a task is ready to open (:mod:`.readiness`). Callers
+import from the package.
 """
 
 from .quotas import (
@@ -20,6 +21,7 @@ from .quotas import (
     reference_size,
     refunded_runs,
 )
+from .readiness import Check, Readiness, task_readiness
 from .roles import (
     annotated_tasks,
     api_token_for_key,
@@ -78,8 +80,10 @@ __all__ = [
     "REFERENCE_MIN_DOCUMENTS",
     "REFERENCE_MIN_ITEMS",
     "AnnotatorConflict",
+    "Check",
     "LabelSpend",
     "Quota",
+    "Readiness",
     "ReferenceSampleStatus",
     "ReferenceSize",
     "Role",
@@ -124,6 +128,7 @@ __all__ = [
     "task_invitation_for",
     "task_member_for",
     "task_organizers",
+    "task_readiness",
     "team_approved",
     "team_for",
     "team_runs",

@@ -1,4 +1,6 @@
-"""A closed pool's items, uploaded once by an organizer before any run.
+"""A closed pool's items, uploaded once by an organizer; runs are accepted only after it
+(``leaderboard.services.runs.check_open`` refuses them before, with the task row locked as here,
+so a run and the pool never cross).
 
 The pool file lists every item key (one per line, or JSON Lines ``{"key", "payload"?}``); an
 optional second file (JSON Lines ``{"key", "payload"}``) gives the payloads annotators see. Both
@@ -18,6 +20,7 @@ from ..errors import ServiceError
 from ..ingestion import ParsedPool, Problem, parse_pool_file
 from ..ingestion.fields import _shown
 from ..models import Run, Task
+from ..selectors import NOT_COUNTED
 from .items import ensure_items
 from .runs import SubmissionError, parse_task_file
 
@@ -29,7 +32,8 @@ logger = logging.getLogger(__name__)
 
 class PoolError(ServiceError):
     """A pool upload the task cannot take now: ``not_closed_pool`` (an open task) or
-    ``pool_exists`` (the pool was uploaded, or runs exist); both 409."""
+    ``pool_exists`` (the pool was uploaded, or a run still counts: one received before runs
+    were refused without a pool; rejected and failed runs never block it); both 409."""
 
     code = "pool_exists"
     http_status = 409
@@ -45,10 +49,18 @@ def _check_can_take(task: Task) -> None:
             f"task {task.slug!r} is an open task: only a closed-pool task has a pool",
             code="not_closed_pool",
         )
-    if task.n_items or Run.objects.filter(task=task).exists():
+    if task.n_items:
         raise PoolError(
-            f"task {task.slug!r} already has its pool ({task.n_items:,} items) or runs: "
-            "a pool is uploaded once, before any run"
+            f"task {task.slug!r} already has its pool ({task.n_items:,} items): a pool is "
+            "uploaded once, and its runs are scored on it"
+        )
+    blocking = list(Run.objects.filter(task=task).exclude(state__in=NOT_COUNTED).order_by("pk")[:4])
+    if blocking:
+        named = ", ".join(f"run {run.pk} ({run.state})" for run in blocking[:3])
+        raise PoolError(
+            f"task {task.slug!r} has runs received before its pool that are not settled yet "
+            f"({named}{', ...' if len(blocking) > 3 else ''}): each is rejected once validated, "
+            "as there is no pool to score it on; upload the pool again after that"
         )
 
 
@@ -88,9 +100,9 @@ def upload_pool(
 
     Permission (organizers of the task) is checked by the caller; ``user`` (or a name) is for the
     log. A file's name (``.gz`` or not) is its ``name`` attribute unless given. Raises
-    :class:`PoolError` if the task is open or has its pool or runs already, and
-    :class:`~leaderboard.services.runs.SubmissionError` (``rejected``, ``too_large``) for a
-    file with problems; nothing is stored then.
+    :class:`PoolError` if the task is an open-world one, has its pool, or has runs that still
+    count, and :class:`~leaderboard.services.runs.SubmissionError` (``rejected``,
+    ``too_large``) for a file with problems; nothing is stored then.
     """
     _check_can_take(task)
     pool = _parse(task, upload, file_name)

@@ -48,7 +48,8 @@ MAX_FILE_NAME_LENGTH = cast(int, Run._meta.get_field("file_name").max_length)
 class SubmissionError(ServiceError):
     """An upload that was refused; ``code`` says why, ``message`` says it to a person.
 
-    Codes: ``task_closed``, ``not_open_yet`` (before the task's submission window),
+    Codes: ``task_closed``, ``no_pool`` (a closed pool whose pool is not uploaded yet),
+    ``not_open_yet`` (before the task's submission window),
     ``deadline_passed`` (after it, when the task refuses late runs), ``not_team_member``,
     ``email_domain_blocked`` and ``email_domain_not_allowed`` (the task's email domain policy),
     ``team_not_approved``, ``annotator_in_team`` (a member annotates the task, which does not
@@ -66,6 +67,7 @@ class SubmissionError(ServiceError):
         "team_not_approved": 403,
         "annotator_in_team": 409,
         "task_closed": 409,
+        "no_pool": 409,
         "not_open_yet": 409,
         "deadline_passed": 409,
         "duplicate": 409,
@@ -136,12 +138,20 @@ def parse_task_file(
 
 
 def check_open(task: Task, now: datetime | None = None) -> None:
-    """Refuse a run the task does not take at ``now``: it is not open, its submission window
-    has not started, or its deadline has passed and it refuses late runs."""
+    """Refuse a run the task does not take at ``now``: it is not open, it is a closed pool
+    without its pool, its submission window has not started, or its deadline has passed and it
+    refuses late runs."""
     if task.state != Task.State.OPEN:
         state = "still a draft" if task.state == Task.State.DRAFT else task.state
         raise SubmissionError(
             "task_closed", f"task {task.slug!r} is {state}: it accepts runs only while it is open"
+        )
+    # A run before the pool could not be scored, and would block the pool's upload.
+    if task.kind == Task.Kind.CLOSED_POOL and not task.n_items:
+        raise SubmissionError(
+            "no_pool",
+            f"task {task.slug!r} has no pool yet: its organizers upload it before runs are "
+            "accepted; nothing was stored or counted",
         )
     now = now or timezone.now()
     phase = phases.submission_phase(task, now)

@@ -1,4 +1,7 @@
-"""Writes of tasks: create and configure tasks, open and close them, add organizers."""
+"""Writes of tasks: create and configure tasks, open and close them, add organizers.
+
+A task starts as a draft; it opens (from draft, or again once closed) only when its readiness
+checklist (``leaderboard.selectors.task_readiness``) has nothing missing."""
 
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from ..display_templates import validate_display_template
 from ..email_domains import invalid_domains
 from ..errors import InvalidFields
 from ..models import Run, Task
+from ..selectors import Readiness, task_readiness
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -39,6 +43,30 @@ POOL_DESIGN_NAMES = {"default": "adaptive", "adaptive": "adaptive"}
 
 class TaskSettingsError(InvalidFields):
     """Task settings that cannot be accepted; ``field_errors`` maps a field to its messages."""
+
+
+class TaskNotReady(TaskSettingsError):
+    """Opening a task whose checklist has something missing (409): ``problems`` are the missing
+    checks, ``readiness`` the whole checklist (also in the error body)."""
+
+    code = "task_not_ready"
+    http_status = 409
+
+    def __init__(self, task: Task, readiness: Readiness, *, creating: bool = False):
+        missing = [f"{check.label}: {check.state}" for check in readiness.missing]
+        outcome = (
+            "nothing was created: create it as a draft, and open it once its checklist is complete"
+            if creating
+            else "nothing was changed"
+        )
+        super().__init__(
+            f"task {task.slug!r} is not ready to open ({'; '.join(missing)}); {outcome}",
+            {"state": [f"not ready to open: {'; '.join(missing)}"]},
+        )
+        self.problems = [{"line": None, "message": line} for line in missing]
+        self.total = len(missing)
+        self.extra["readiness"] = readiness.as_dict()
+        self.readiness = readiness
 
 
 def _check_names(fields: dict[str, Any]) -> None:
@@ -195,8 +223,13 @@ def phase_date_problems(task: Task) -> dict[str, list[str]]:
 
 
 def create_task(*, slug: str, title: str, organizers: Iterable[User] = (), **fields: Any) -> Task:
-    """Create a task (validated like a form); ``organizers`` (users) may manage it."""
+    """Create a task (validated like a form); ``organizers`` (users) may manage it.
+
+    It starts as a draft unless ``state`` says otherwise; created open, it must be ready
+    (:class:`TaskNotReady` otherwise: a new task has no data yet, so in practice it opens later,
+    through :func:`set_task_state`)."""
     _check_names(fields)
+    fields.setdefault("state", Task.State.DRAFT)
     if not isinstance(fields.get("design_options", {}), dict):
         raise TaskSettingsError(
             "design_options must be an object", {"design_options": ["must be a JSON object"]}
@@ -207,6 +240,8 @@ def create_task(*, slug: str, title: str, organizers: Iterable[User] = (), **fie
         with transaction.atomic():
             task.save()
             task.organizers.set(list(organizers))
+            if task.state == Task.State.OPEN:
+                _check_ready(task, creating=True)
     except IntegrityError:
         raise TaskSettingsError(
             f"a task called {slug!r} already exists",
@@ -246,6 +281,8 @@ def _save(task: Task, fields: dict[str, Any]) -> Task:
         setattr(task, name, value)
     try:
         _validate(task)
+        if fields.get("state") == Task.State.OPEN and original["state"] != Task.State.OPEN:
+            _check_ready(task)  # with the settings sent alongside (a gold rate of 0, say)
     except TaskSettingsError:
         for name, value in original.items():
             setattr(task, name, value)
@@ -268,8 +305,17 @@ def mark_late_runs(task: Task) -> None:
     runs.filter(created_at__lt=close, after_deadline=True).update(after_deadline=False)
 
 
+def _check_ready(task: Task, *, creating: bool = False) -> None:
+    readiness = task_readiness(task)
+    if not readiness.ready:
+        raise TaskNotReady(task, readiness, creating=creating)
+
+
 def set_task_state(*, task: Task, state: str, _fields: dict[str, Any] | None = None) -> Task:
-    """Open, close or re-open a task; back to draft only while it has no runs."""
+    """Open, close or re-open a task; back to draft only while it has no runs.
+
+    Opening (a draft, or a closed task again) is refused with :class:`TaskNotReady` unless the
+    task's checklist is complete; an open task stays open whatever its checklist says."""
     if state not in Task.State.values:
         raise TaskSettingsError(
             f"unknown state {state!r}; choose one of {', '.join(Task.State.values)}",

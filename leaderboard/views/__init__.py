@@ -22,6 +22,7 @@ from .organize import (
     upload_reference_page,
     verified_items_csv,
 )
+from .readiness import set_state_page
 from .reference_sample import upload_candidates_page
 from .runs import run_detail, submit, task_runs
 from .task_roles import (
@@ -50,6 +51,7 @@ __all__ = [
     "organize",
     "publish",
     "run_detail",
+    "set_state_page",
     "snapshot_csv",
     "snapshot_detail",
     "snapshot_json",

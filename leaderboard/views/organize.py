@@ -1,7 +1,7 @@
 """The organizer console: create a task (with a live preview of its display template), and a
-task's organize page: settings, label budget, cost per run, exports, hold/publish, and the
-uploads of its reference sample or pool (here) and gold items (``annotation.views``, through
-:func:`upload_to_task`)."""
+task's organize page: its readiness checklist (``readiness.py``), settings, label budget, cost
+per run, exports, hold/publish, and the uploads of its reference sample or pool (here) and gold
+items (``annotation.views``, through :func:`upload_to_task`)."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ from ..forms import OrganizerUploadForm, PoolUploadForm, TaskCreateForm, TaskSet
 from ..models import Task
 from ..services.pool import upload_pool
 from ..services.reference import upload_reference
-from ..services.tasks import TaskSettingsError, create_task, update_task
-from . import reference_sample
+from ..services.tasks import TaskNotReady, TaskSettingsError, create_task, update_task
+from . import readiness, reference_sample
 from .common import csv_download, render_task_page
 from .task_roles import organize_people
 from .uploads import refused_upload
@@ -59,7 +59,14 @@ def new_task(request):
                 messages.success(request, f"Task {task.slug} created: you organize it.")
                 return redirect("task_organize", slug=task.slug)
         status = 400
-    return render(request, NEW_TASK_PAGE, {"form": form, "sample_item": SAMPLE_ITEM}, status=status)
+    context = {
+        "form": form,
+        "sample_item": SAMPLE_ITEM,
+        "reference_min_items": selectors.REFERENCE_MIN_ITEMS,
+        "reference_min_documents": selectors.REFERENCE_MIN_DOCUMENTS,
+        "gold_min_answers": Task._meta.get_field("gold_min_answers").get_default(),
+    }
+    return render(request, NEW_TASK_PAGE, context, status=status)
 
 
 @login_required
@@ -91,6 +98,10 @@ def organize(request, slug: str):
         changes = form.changed_settings()
         try:
             update_task(task=task, **changes)
+        except TaskNotReady as exc:
+            task.refresh_from_db()
+            form.add_service_errors(exc.field_errors)
+            return organize_page(request, task, form=form, state_error=exc)
         except TaskSettingsError as exc:
             task.refresh_from_db()
             form.add_service_errors(exc.field_errors)
@@ -110,11 +121,15 @@ def organize_page(
     form: TaskSettingsForm | None = None,
     upload: str = "",
     error: ServiceError | None = None,
+    state_error: TaskSettingsError | None = None,
     status: int = 200,
 ) -> HttpResponse:
     """The organize page of ``task``; with the settings ``form`` as sent, or the ``upload``
     (``reference``, ``pool``, ``gold``, ``candidates``, ``draw``) that ``error`` refused (its
-    status and headers)."""
+    status and headers), or the change of state ``state_error`` refused (an opening its
+    checklist refused: :class:`TaskNotReady`, 409), shown with the checklist at the top."""
+    if state_error is not None:
+        status = state_error.http_status
     response = render_task_page(
         request,
         "leaderboard/organize.html",
@@ -127,6 +142,7 @@ def organize_page(
             "approval_requests": selectors.approval_requests(task),
             **organize_people(task),  # the task's people and invitations (task_roles.py)
             **reference_sample.reference_sample_context(task),  # (reference_sample.py)
+            **readiness.readiness_context(task, state_error),  # the checklist (readiness.py)
             "upload_forms": _upload_forms(task),
             "sample_item": _sample_item(task),
             "upload": upload,

@@ -1,16 +1,17 @@
 """The life of a task in real Chromium, with no admin page and no management command.
 
-An organizer (given the task creator role by the set-up, the one shortcut) creates a task on its
-page, sets its phases and team approval, builds its reference sample in the product (uploads the
-documents' candidate items, a refused file first, and draws a seeded sample of documents) and
-invites an annotator and a co-organizer by links; the annotator signs up, accepts and verifies
-the drawn candidates on the annotation page, and the estimation makes the true ones the
-reference sample (version 1), before any run (recall rests on it); two participants sign up
-(the verification links read from the file mail backend), form a team by an invitation link, ask
-to take part (the organizer approves) and submit runs. The clock moves past the deadline: the
-phase job's service (what the beat job ``evaluation.apply_task_phases`` calls) holds the board;
-a run submitted after the deadline is scored but not shown; at the reveal the board is
-published, the late run marked "after the deadline".
+An organizer (given the task creator role by the set-up, a shortcut) creates a task on its page (a
+draft, whose checklist says what it needs to open; the set-up opens it, the other shortcut, until
+annotators may answer on a draft), sets its phases and team approval, builds its reference sample in
+the product (uploads the documents' candidate items, a refused file first, and draws a seeded sample
+of documents) and invites an annotator and a co-organizer by links; the annotator signs up, accepts
+and verifies the drawn candidates on the annotation page, and the estimation makes the true ones the
+reference sample (version 1), before any run (recall rests on it); two participants sign up (the
+verification links read from the file mail backend), form a team by an invitation link, ask to take
+part (the organizer approves) and submit runs. The clock moves past the deadline: the phase job's
+service (what the beat job ``evaluation.apply_task_phases`` calls) holds the board; a run submitted
+after the deadline is scored but not shown; at the reveal the board is published, the late run
+marked "after the deadline".
 
 The pipeline's jobs (validate, plan, estimate) run in this process when the test drains them
 (``PipelineDriver``), as in the participant's browser test: deterministic, no worker to wait on.
@@ -195,7 +196,6 @@ def test_the_life_of_a_task_from_the_pages(browser, live_server, settings, tmp_p
     organizer.fill("#id_slug", "walk")
     organizer.fill("#id_title", "Walkthrough pairs")
     organizer.fill("#id_question", "Are these two records the same person?")
-    organizer.select_option("#id_state", "open")
     organizer.fill("#id_target_half_width", "0.3")
     organizer.fill("#id_label_budget", "500")
     organizer.locator("#preview-item table.pair").wait_for()
@@ -203,7 +203,17 @@ def test_the_life_of_a_task_from_the_pages(browser, live_server, settings, tmp_p
     organizer.click("form#task-new button[type=submit]")
     organizer.wait_for_url("**/tasks/walk/organize/")
     task = Task.objects.get(slug="walk")
-    assert task.state == Task.State.OPEN and task.label_budget == 500
+    assert task.state == Task.State.DRAFT and task.label_budget == 500
+    # A draft: the checklist at the top of the organize page says what it needs to open.
+    assert organizer.inner_text("#readiness-verdict").startswith("Not ready to open yet")
+    assert organizer.locator("#task-state button").is_disabled()
+    shoot(organizer, "02-checklist")
+    # The one other shortcut, until annotators may answer on a draft (issue 28, item 2): the
+    # walk opens the task by the database, so that the annotator below can verify the
+    # reference sample's candidates (tests/leaderboard/pages/test_lb_organize_readiness.py
+    # opens a task through its checklist).
+    Task.objects.filter(pk=task.pk).update(state=Task.State.OPEN)
+    organizer.reload()
 
     # Phases: the window closes in two hours, the board is revealed two hours later; teams
     # take part once an organizer approves them.

@@ -40,10 +40,14 @@ def cli_world(transactional_db, sent):
     from leaderboard.services.tasks import create_task
     from leaderboard.services.teams import create_team
 
+    from pipeline_support import open_unchecked
+
     alice = get_user_model().objects.create_user("alice", password=PASSWORD)
     team = create_team(name="Alpha", members=[alice])
-    task = create_task(
-        slug="linkage", title="Record linkage", max_runs_per_team=3, max_runs_per_team_per_day=3
+    task = open_unchecked(
+        create_task(
+            slug="linkage", title="Record linkage", max_runs_per_team=3, max_runs_per_team_per_day=3
+        )
     )
     closed = create_task(slug="finished", title="Finished", state=Task.State.CLOSED)
     scored = Run.objects.create(

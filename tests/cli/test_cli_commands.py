@@ -178,6 +178,22 @@ def test_a_closed_task_refuses_the_upload(live_server, cli_world, client_home, c
     assert code == 5 and "task closed" in err and "finished" in err
 
 
+def test_a_closed_pool_without_its_pool_refuses_the_upload(
+    live_server, cli_world, client_home, capsys
+):
+    Task.objects.filter(pk=cli_world.task.pk).update(kind=Task.Kind.CLOSED_POOL, n_items=0)
+    logged_in(live_server, cli_world)
+    run_file = client_home / "run.tsv"
+    run_file.write_text("a\t0.5\t1\n")
+    code, _, err = run_cli(capsys, "submit", "linkage", str(run_file), "--name", "early")
+    assert code == 5
+    assert (
+        "no pool yet: task 'linkage' has no pool yet: its organizers upload it before runs are "
+        "accepted; nothing was stored or counted"
+    ) in err
+    assert not Run.objects.filter(name="early").exists()
+
+
 def test_an_upload_before_the_window_says_when_it_opens(
     live_server, cli_world, client_home, capsys
 ):

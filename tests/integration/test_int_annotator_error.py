@@ -24,7 +24,7 @@ from leaderboard.services.tasks import create_task
 from leaderboard.services.teams import create_team
 
 from engine_audit import audit_task, replay_task
-from pipeline_support import answer_what_is_served
+from pipeline_support import answer_what_is_served, open_unchecked
 
 pytestmark = [
     pytest.mark.integration,
@@ -72,12 +72,14 @@ def test_fallible_annotators_are_corrected_for_and_the_poor_one_found_out(celery
     organizer = users.create_user("org", password="x")
     alice = users.create_user("alice")
     people = {name: users.create_user(name) for name in ACCURACY}
-    task = create_task(
-        slug="febrl",
-        title="Febrl slice",
-        organizers=[organizer],
-        target_half_width=0.05,
-        gold_rate=0.2,
+    task = open_unchecked(
+        create_task(
+            slug="febrl",
+            title="Febrl slice",
+            organizers=[organizer],
+            target_half_width=0.05,
+            gold_rate=0.2,
+        )
     )
     task.annotators.add(*people.values())
     truth = _truth()

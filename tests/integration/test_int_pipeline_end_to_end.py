@@ -23,6 +23,7 @@ from leaderboard.services.tasks import create_task
 from leaderboard.services.teams import create_team
 
 from engine_audit import audit_task
+from pipeline_support import open_unchecked
 
 pytestmark = [
     pytest.mark.integration,
@@ -61,8 +62,10 @@ def test_three_runs_are_planned_verified_and_scored(celery_worker, wait_for):
     organizer = users.create_user("org", password="x")
     alice, bob = users.create_user("alice"), users.create_user("bob")
     annotator = users.create_user("ann")
-    task = create_task(
-        slug="febrl", title="Febrl slice", organizers=[organizer], target_half_width=0.05
+    task = open_unchecked(
+        create_task(
+            slug="febrl", title="Febrl slice", organizers=[organizer], target_half_width=0.05
+        )
     )
     task.annotators.add(annotator)
     truth = _truth()

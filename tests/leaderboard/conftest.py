@@ -14,7 +14,7 @@ from shared_world import copied_world, shared_world
 from leaderboard.services.tasks import create_task
 from leaderboard.services.teams import create_team
 
-from pipeline_support import PipelineDriver
+from pipeline_support import PipelineDriver, open_unchecked
 from role_world import build_world
 
 
@@ -69,12 +69,14 @@ def team(participant):
 
 @pytest.fixture
 def task(organizer):
-    return create_task(
-        slug="linkage",
-        title="Record linkage",
-        organizers=[organizer],
-        max_runs_per_team=5,
-        max_runs_per_team_per_day=3,
+    return open_unchecked(
+        create_task(
+            slug="linkage",
+            title="Record linkage",
+            organizers=[organizer],
+            max_runs_per_team=5,
+            max_runs_per_team_per_day=3,
+        )
     )
 
 

@@ -36,6 +36,8 @@ from leaderboard.services.ingest import ingest_run
 from leaderboard.services.tasks import create_task
 from leaderboard.services.teams import create_team
 
+from pipeline_support import open_unchecked
+
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 MAX_LINE = 300  # parser.MAX_LINE_BYTES while these tests run: over-long lines stay cheap
 FAULTS_TSV = (
@@ -86,12 +88,14 @@ def world(db, sent_messages):
     user_model = get_user_model()
     participant = user_model.objects.create_user("fuzz-pa")
     organizer = user_model.objects.create_user("fuzz-org")
-    task = create_task(
-        slug="fuzz",
-        title="Fuzz",
-        organizers=[organizer],
-        max_runs_per_team=100_000,
-        max_runs_per_team_per_day=100_000,
+    task = open_unchecked(
+        create_task(
+            slug="fuzz",
+            title="Fuzz",
+            organizers=[organizer],
+            max_runs_per_team=100_000,
+            max_runs_per_team_per_day=100_000,
+        )
     )
     create_team(name="fuzzers", members=[participant])
     return task, participant, organizer

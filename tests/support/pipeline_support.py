@@ -20,7 +20,9 @@ from annotation.services import (
     submit_judgment,
 )
 from evaluation import services
+from evaluation.core.closed_pool.label_noise import LOOK_ANNOTATORS
 from leaderboard.models import Item, Run, RunPredictions, Task, Team
+from leaderboard.selectors import task_readiness
 from leaderboard.services.ingest import ingest_run
 
 
@@ -28,6 +30,15 @@ def make_task(**fields) -> Task:
     fields.setdefault("slug", "t")
     fields.setdefault("title", "T")
     return Task.objects.create(**fields)
+
+
+def open_unchecked(task: Task) -> Task:
+    """Open ``task`` past its readiness checklist: for fixtures that test what an open task does
+    with runs, not how a task is set up (``create_task`` makes drafts, and opening checks the
+    list: tests/leaderboard/services/test_lb_services_readiness.py)."""
+    Task.objects.filter(pk=task.pk).update(state=Task.State.OPEN)
+    task.state = Task.State.OPEN
+    return task
 
 
 def add_items(task: Task, n: int) -> list[Item]:
@@ -89,6 +100,39 @@ def annotator(task: Task, name="ann"):
     user, _ = get_user_model().objects.get_or_create(username=name)
     task.annotators.add(user)
     return user
+
+
+def satisfy_checklist(task: Task) -> Task:
+    """Give ``task`` what its readiness checklist asks for, as the organizers would: enough
+    annotators, a reference sample of the minimum size in as many documents (open world) or a
+    pool of ten items (closed pool), and the gold items its gold rate needs."""
+    from annotation.models import GoldItem
+    from leaderboard.models import ReferenceItem
+    from leaderboard.selectors import REFERENCE_MIN_ITEMS
+    from leaderboard.selectors.readiness import gold_needed
+
+    missing = {check.key for check in task_readiness(task).missing}
+    if "annotators" in missing:
+        for i in range(max(LOOK_ANNOTATORS, task.judgments_per_item)):
+            annotator(task, f"{task.slug}-annotator-{i}")
+    if "pool" in missing:
+        add_items(task, 10)
+    if "reference_sample" in missing:
+        items = add_items(task, REFERENCE_MIN_ITEMS)
+        ReferenceItem.objects.bulk_create(
+            [ReferenceItem(task=task, item=item, group=f"doc-{item.key}") for item in items]
+        )
+        Task.objects.filter(pk=task.pk).update(reference_version=task.reference_version + 1)
+        task.refresh_from_db()
+    if "gold" in missing:
+        needed = gold_needed(task)
+        items = list(Item.objects.filter(task=task).order_by("index")[:needed])
+        items += add_items(task, needed - len(items))
+        GoldItem.objects.bulk_create(
+            [GoldItem(task=task, item=item, answer=i % 2 == 0) for i, item in enumerate(items)]
+        )
+    assert task_readiness(task).ready, task_readiness(task).missing
+    return task
 
 
 class PipelineDriver:

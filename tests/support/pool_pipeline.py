@@ -20,7 +20,7 @@ from leaderboard.services.pool import upload_pool
 from leaderboard.services.tasks import create_task
 from leaderboard.services.teams import create_team
 
-from pipeline_support import annotator
+from pipeline_support import annotator, open_unchecked
 
 RUNS = ("a-good", "b-broad", "d-random")
 
@@ -88,6 +88,7 @@ def pool_world(
         payloads=_named(payloads, "items.jsonl"),
     )
     person = annotator(task)
+    open_unchecked(task)
     runs = []
     if submit:
         for name in RUNS:

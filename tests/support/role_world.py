@@ -78,6 +78,8 @@ def build_world(password: str = "pw-secret-123"):
     from leaderboard.services.tasks import create_task
     from leaderboard.services.teams import create_team, request_approval
 
+    from pipeline_support import open_unchecked
+
     users = {}
     for name, staff, superuser in (
         ("pa", False, False),
@@ -107,18 +109,22 @@ def build_world(password: str = "pw-secret-123"):
     users["creator"].user_permissions.add(
         Permission.objects.get(content_type__app_label="leaderboard", codename="add_task")
     )
-    task = create_task(
-        slug="main",
-        title="Main task",
-        organizers=[users["org"]],
-        label_budget=500,
-        max_runs_per_team=5,
-        max_runs_per_team_per_day=3,
+    task = open_unchecked(
+        create_task(
+            slug="main",
+            title="Main task",
+            organizers=[users["org"]],
+            label_budget=500,
+            max_runs_per_team=5,
+            max_runs_per_team_per_day=3,
+        )
     )
     judge = get_user_model().objects.create_user(JUDGE)
     task.annotators.add(users["annotator"], judge)
-    create_task(
-        slug="other", title="Other task", organizers=[users["other_org"], users["staff_org"]]
+    open_unchecked(
+        create_task(
+            slug="other", title="Other task", organizers=[users["other_org"], users["staff_org"]]
+        )
     )
     Task.objects.create(
         slug="hidden-draft", title="Draft task DRAFTTITLE", state=Task.State.DRAFT

@@ -2,7 +2,8 @@
 
 Sets up (idempotently: safe to re-run) demo accounts, two teams and the task ``febrl-demo`` built
 from the febrl4 slice committed under ``tests/data/febrl4_slice`` (record pairs as items, a
-reference sample of true pairs, gold items with known answers, four systems submitted as runs),
+reference sample of true pairs, gold items with known answers, two annotators: then its
+checklist is complete and it opens; four systems submitted as runs),
 then, unless ``--no-serve``, runs a Celery worker (with an embedded beat: the watchdog and the
 task-phase job) and the web server until Ctrl-C, and with ``--answer N`` three simulated
 annotators, 95% accurate, who give the first N answers. With the default settings (SQLite,
@@ -30,7 +31,7 @@ from leaderboard.services.ingest import submit_and_ingest
 from leaderboard.services.items import ensure_items
 from leaderboard.services.reference import upload_reference
 from leaderboard.services.runs import SubmissionError
-from leaderboard.services.tasks import TaskSettingsError, create_task
+from leaderboard.services.tasks import TaskNotReady, TaskSettingsError, create_task, set_task_state
 from leaderboard.services.teams import add_team_member, create_team
 
 from ._demo_processes import DemoProcesses
@@ -53,7 +54,10 @@ USERS = [
     ("alice", "alice-demo", False, "participant, Team Alice"),
     ("bob", "bob-demo", False, "participant, Team Bob"),
     ("annotator", "annotator-demo", False, "annotator of febrl-demo"),
+    ("annotator2", "annotator2-demo", False, "annotator of febrl-demo"),
 ]
+# The task's annotators: a doubtful answer's further look needs a second one (its checklist).
+ANNOTATORS = ("annotator", "annotator2")
 TEAMS = {"Team Alice": "alice", "Team Bob": "bob"}
 # (team, submitter, system file, run name): a spread of precision (0.32 to 1.0) and recall.
 RUNS = [
@@ -136,6 +140,7 @@ class Command(BaseCommand):
         self._items(task, data)
         self._reference(task, users["organizer"], data)
         self._gold(task, data)
+        self._open(task)
         self._runs(task, teams, users, data)
         self._summary(task)
         if no_serve:
@@ -221,7 +226,7 @@ class Command(BaseCommand):
             Task.objects.filter(pk=task.pk).update(seed=TASK_SEED)
             task.refresh_from_db()
             self.stdout.write(f"created task {TASK_SLUG}")
-        task.annotators.add(users["annotator"])
+        task.annotators.add(*(users[name] for name in ANNOTATORS))
         return task
 
     def _items(self, task: Task, data: Path) -> None:
@@ -275,6 +280,16 @@ class Command(BaseCommand):
         lines = [f"{k}\tcorrect" for k in true] + [f"{k}\tincorrect" for k in false]
         loaded = load_gold(task=task, lines=lines)
         self.stdout.write(f"gold items: {loaded.created} pairs with known answers")
+
+    def _open(self, task: Task) -> None:
+        """Open the task, its checklist complete (created as a draft, as every task is)."""
+        if task.state == Task.State.OPEN:
+            return
+        try:
+            set_task_state(task=task, state=Task.State.OPEN)
+        except TaskNotReady as exc:
+            raise CommandError(f"the demo task cannot open: {exc.message}") from None
+        self.stdout.write(f"task {TASK_SLUG} opened: its checklist is complete")
 
     def _runs(self, task: Task, teams, users, data: Path) -> None:
         for team_name, username, system, run_name in RUNS:

@@ -1,4 +1,5 @@
-"""`manage.py create_task SLUG --title ...`: open a shared task from the command line."""
+"""`manage.py create_task SLUG --title ...`: create a shared task from the command line, as a
+draft (``open_task`` opens it once its checklist is complete)."""
 
 from __future__ import annotations
 
@@ -52,7 +53,11 @@ class Command(BaseCommand):
             "more where answers are doubtful (default 1)",
         )
         parser.add_argument(
-            "--state", choices=Task.State.values, default=Task.State.OPEN, help="default: open"
+            "--state",
+            choices=Task.State.values,
+            default=Task.State.DRAFT,
+            help="default: draft; a new task has nothing of what opening needs yet, so open it "
+            "with `open_task SLUG` after loading its data",
         )
         parser.add_argument(
             "--kind",
@@ -107,11 +112,17 @@ class Command(BaseCommand):
                 task.annotators.add(*annotators)
         except TaskSettingsError as exc:
             raise CommandError(exc.message) from None
+        next_step = (
+            f"; load its data, then `manage.py open_task {task.slug}` lists what it needs and "
+            "opens it"
+            if task.state == Task.State.DRAFT
+            else ""
+        )
         self.stdout.write(
             self.style.SUCCESS(
                 f"created task {task.slug!r} ({task.state}): target ±{task.target_half_width:g} at "
                 f"{task.confidence:g} confidence, budget "
                 f"{task.label_budget if task.label_budget is not None else 'unlimited'} judgments, "
-                f"{len(organizers)} organizer(s), {len(annotators)} annotator(s)"
+                f"{len(organizers)} organizer(s), {len(annotators)} annotator(s){next_step}"
             )
         )

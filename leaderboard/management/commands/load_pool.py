@@ -19,7 +19,7 @@ class Command(BaseCommand):
     help = (
         "Create the pool of closed-pool task SLUG from FILE: one key per line (TSV) or "
         '{"key", "payload"} (JSONL); --payloads adds a JSONL file of {"key", "payload"}. '
-        "Once, before any run; gzip is fine."
+        "Once; runs are refused until it is uploaded; gzip is fine."
     )
 
     def add_arguments(self, parser):

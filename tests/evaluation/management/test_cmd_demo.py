@@ -54,7 +54,8 @@ def test_demo_sets_up_task_items_reference_and_runs(django_capture_on_commit_cal
     assert set(runs.values_list("state", flat=True)) == {"queued"}
     assert {r.team.name for r in runs} == {"Team Alice", "Team Bob"}
     assert sorted(sent) == sorted(("evaluation.plan_run", [r.pk]) for r in runs)
-    assert set(task.annotators.values_list("username", flat=True)) == {"annotator"}
+    assert set(task.annotators.values_list("username", flat=True)) == {"annotator", "annotator2"}
+    assert selectors.task_readiness(task).ready and "febrl-demo opened" in out
     assert set(task.organizers.values_list("username", flat=True)) == {"organizer"}
     assert authenticate(username="alice", password="alice-demo") is not None
     assert get_user_model().objects.get(username="admin").is_superuser

@@ -205,6 +205,21 @@ MATRIX = [
         (401, 403, 403, 403, 404, 403, 403, 404, 403),
     ),
     ("GET", "/api/tasks/main/spend/", None, (401, 403, 403, 403, 200, 403, 403, 200, 403)),
+    # The readiness checklist (its organizers), and opening a draft that is not ready (409).
+    ("GET", "/api/tasks/main/readiness/", None, (401, 403, 403, 403, 200, 403, 403, 200, 403)),
+    (
+        "GET",
+        "/api/tasks/hidden-draft/readiness/",
+        None,
+        (401, 404, 404, 404, 200, 404, 404, 200, 404),
+    ),
+    ("POST", "/api/tasks/main/readiness/", None, (401, 405, 405, 405, 405, 405, 405, 405, 405)),
+    (
+        "PATCH",
+        "/api/tasks/hidden-draft/",
+        {"state": "open"},
+        (404, 404, 404, 404, 409, 404, 404, 409, 404),
+    ),
     ("GET", "/api/tasks/main/export/items/", None, (401, 403, 403, 403, 200, 403, 403, 200, 403)),
     (
         "GET",
@@ -468,9 +483,10 @@ def test_a_task_creator_organizes_the_tasks_they_create_and_no_other(api, lb_wor
     assert client.post("/api/tasks/main/publish/", {}, format="json").status_code == 403
     lb_world.task.refresh_from_db()
     assert lb_world.task.board_held is True
-    # The new task (open by default) is the creator's alone: another task's organizer gets none.
+    # The new task (a draft) is the creator's alone: another task's organizer does not see it.
+    assert made.state == Task.State.DRAFT and "readiness" in created.json()
     other_org = api(lb_world.users["other_org"])
-    assert other_org.get("/api/tasks/creator-made/spend/").status_code == 403
+    assert other_org.get("/api/tasks/creator-made/spend/").status_code == 404
 
 
 def test_exports_give_organizers_the_items_posteriors(api, lb_world):

@@ -7,6 +7,8 @@ import pytest
 from leaderboard.models import Item, Task
 from leaderboard.services.tasks import create_task
 
+from pipeline_support import open_unchecked
+
 pytestmark = pytest.mark.django_db
 
 POOL = "/api/tasks/pool/pool/"
@@ -62,6 +64,7 @@ def test_a_bad_pool_file_gets_its_problems_by_line(api, pool_task, organizer, ma
 
 
 def test_only_organizers_upload_a_pool(api, pool_task, participant, make_upload):
+    open_unchecked(pool_task)  # seen by participants, who get 403 rather than 404
     response = api(participant).post(POOL, {"file": make_upload("a\n")}, format="multipart")
     assert response.status_code == 403
     assert api().post(POOL, {"file": make_upload("a\n")}, format="multipart").status_code in (
@@ -69,3 +72,34 @@ def test_only_organizers_upload_a_pool(api, pool_task, participant, make_upload)
         403,
     )
     assert not Item.objects.filter(task=pool_task).exists()
+
+
+def test_a_closed_pool_whose_first_run_came_before_its_pool(
+    api, pool_task, organizer, participant, team, make_upload
+):
+    """Created open when that was allowed: a run before the pool is refused and stores nothing;
+    the pool then uploads (an old rejected run does not block it) and runs are accepted."""
+    from leaderboard.models import Run
+
+    open_unchecked(pool_task)
+    run = "a\t0.9\t1\nb\t0.1\t0\n"
+    early = api(participant).post(
+        "/api/tasks/pool/runs/", {"file": make_upload(run)}, format="multipart"
+    )
+    assert early.status_code == 409
+    assert early.json()["error"]["code"] == "no_pool"
+    assert early.json()["error"]["message"] == (
+        "task 'pool' has no pool yet: its organizers upload it before runs are accepted; "
+        "nothing was stored or counted"
+    )
+    assert not Run.objects.filter(task=pool_task).exists()
+    Run.objects.create(task=pool_task, team=team, name="old", state=Run.State.REJECTED)
+    uploaded = api(organizer).post(POOL, {"file": make_upload("a\nb\n")}, format="multipart")
+    assert uploaded.status_code == 201 and uploaded.json() == {"items": 2}
+    later = api(participant).post(
+        "/api/tasks/pool/runs/", {"file": make_upload(run)}, format="multipart"
+    )
+    assert later.status_code == 202 and later.json()["state"] == "received"
+    again = api(organizer).post(POOL, {"file": make_upload("c\n")}, format="multipart")
+    assert again.status_code == 409
+    assert again.json()["error"]["message"].startswith("task 'pool' already has its pool (2 items)")

@@ -97,7 +97,11 @@ def test_asking_to_take_part_and_approving_through_the_api(api, people):
     from leaderboard.services.tasks import create_task
     from leaderboard.services.teams import create_team
 
-    create_task(slug="gated", title="Gated", organizers=[people["cat"]], team_approval=True)
+    from pipeline_support import open_unchecked
+
+    open_unchecked(
+        create_task(slug="gated", title="Gated", organizers=[people["cat"]], team_approval=True)
+    )
     team = create_team(name="Alpha", members=[people["ann"]])
     asked = api(people["ann"]).post(f"/api/tasks/gated/teams/{team.pk}/request/")
     assert asked.status_code == 200 and asked.json()["approved"] is False

@@ -8,7 +8,7 @@ from django.core.management import CommandError, call_command
 
 from leaderboard.models import ReferenceItem, Run, Task
 
-from pipeline_support import make_task, make_team
+from pipeline_support import make_task, make_team, satisfy_checklist
 
 pytestmark = pytest.mark.django_db
 
@@ -72,9 +72,42 @@ def test_create_task_with_all_settings(users):
 
 
 def test_create_task_defaults():
-    call("create_task", "plain", "--title", "Plain")
+    out, _ = call("create_task", "plain", "--title", "Plain")
     task = Task.objects.get(slug="plain")
-    assert task.state == "open" and task.target_half_width == 0.05 and task.label_budget is None
+    assert task.state == "draft" and task.target_half_width == 0.05 and task.label_budget is None
+    assert "then `manage.py open_task plain` lists what it needs and opens it" in out
+
+
+def test_create_task_open_is_refused_with_what_the_task_needs(users):
+    with pytest.raises(CommandError, match="not ready to open \\(Annotators: 0 of the 2"):
+        call("create_task", "eager", "--title", "Eager", "--state", "open")
+    assert not Task.objects.filter(slug="eager").exists()
+
+
+# --- open_task ----------------------------------------------------------------------------------
+
+
+def test_open_task_lists_what_is_missing_and_opens_once_nothing_is(users):
+    call("create_task", "t", "--title", "T", "--annotator", "ann", "--measures", "precision")
+    out, _ = call("open_task", "t", "--check")
+    assert out.splitlines()[:3] == [
+        "task 't' (draft): not ready to open",
+        "  missing  Annotators: 1 of the 2 annotators needed: each new item gets 1 judgment from "
+        "different annotators, and a doubtful answer a further look from another; invite them "
+        "(People)",
+        "  ok       Reference sample: not needed: the board shows no recall or F1",
+    ]
+    with pytest.raises(CommandError, match=r"not ready to open .*; nothing was changed"):
+        call("open_task", "t")
+    task = Task.objects.get(slug="t")
+    assert task.state == "draft"
+    satisfy_checklist(task)
+    out, _ = call("open_task", "t")
+    assert "task 't' (draft): ready to open" in out and "task 't' is open: it takes runs" in out
+    assert Task.objects.get(slug="t").state == "open"
+    assert "already open" in call("open_task", "t")[0]
+    with pytest.raises(CommandError, match="no task with slug 'nope'"):
+        call("open_task", "nope")
 
 
 @pytest.mark.parametrize(
@@ -209,7 +242,7 @@ def test_create_a_closed_pool_task_and_load_its_pool(users, tmp_path):
     out, _ = call("load_pool", "cp", str(keys), "--payloads", str(payloads))
     assert "2 items" in out
     assert task.items.get(key="a").payload == {"text": "A"}
-    with pytest.raises(CommandError, match="once, before any run"):
+    with pytest.raises(CommandError, match="already has its pool \\(2 items\\)"):
         call("load_pool", "cp", str(keys))
 
 

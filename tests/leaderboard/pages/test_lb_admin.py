@@ -338,3 +338,33 @@ def test_task_admin_validates_the_dates_and_marks_runs_after_a_moved_deadline(cl
     assert response.status_code == 302, response.content.decode()[:3000]
     run.refresh_from_db()
     assert run.after_deadline is True
+
+
+def test_task_admin_opens_a_task_only_when_its_checklist_is_complete(client, data):
+    from django.forms.models import model_to_dict
+
+    from pipeline_support import satisfy_checklist
+
+    client.force_login(get_user_model().objects.create_superuser("root", password="x"))
+    add = client.get(reverse("admin:leaderboard_task_add")).content.decode()
+    assert '<option value="draft" selected>' in add  # a new task starts as a draft
+    draft = make_task(slug="draft", title="Draft", state=Task.State.DRAFT)
+    url = reverse("admin:leaderboard_task_change", args=[draft.pk])
+    form = {
+        k: ("" if v is None else v)
+        for k, v in model_to_dict(draft).items()
+        if k not in ("organizers", "annotators", "id") and not k.endswith("_applied_for")
+    }
+    form.update(state="open", design_options="{}", measures='["precision", "recall", "f1"]')
+    response = client.post(url, form)
+    assert response.status_code == 200
+    assert "not ready to open: Annotators: 0 of the 2" in response.content.decode()
+    assert Task.objects.get(pk=draft.pk).state == Task.State.DRAFT
+    # Given what its checklist asks (the form sends the annotators again, as the admin shows
+    # them), it opens.
+    satisfy_checklist(draft)
+    response = client.post(
+        url, {**form, "annotators": list(draft.annotators.values_list("pk", flat=True))}
+    )
+    assert response.status_code == 302, response.content.decode()[:3000]
+    assert Task.objects.get(pk=draft.pk).state == Task.State.OPEN

@@ -88,7 +88,6 @@ def new_task_body(world):
         "slug": "made-here",
         "title": "Made on the page",
         "kind": "open",
-        "state": "draft",
         "question": "Correct?",
         "target_half_width": "0.05",
         "confidence": "0.95",
@@ -209,6 +208,27 @@ MATRIX = [
         {"confidence": "x"},
         (LOGIN, 403, 403, 403, 400, 403, 403, 400, 403),
     ),
+    # The checklist's buttons: "main" is open, so closing it works; the draft is not ready to
+    # open (409, the checklist saying what is missing); anything else is refused (400).
+    (
+        "POST",
+        "/tasks/main/organize/state/",
+        {"state": "closed"},
+        (LOGIN, 403, 403, 403, REDIRECT, 403, 403, REDIRECT, 403),
+    ),
+    (
+        "POST",
+        "/tasks/hidden-draft/organize/state/",
+        {"state": "open"},
+        (LOGIN, 404, 404, 404, 409, 404, 404, 409, 404),
+    ),
+    (
+        "POST",
+        "/tasks/main/organize/state/",
+        {"state": "draft"},
+        (LOGIN, 403, 403, 403, 400, 403, 403, 400, 403),
+    ),
+    ("GET", "/tasks/main/organize/state/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
     (
         "GET",
         "/tasks/main/organize/verified-items.csv",

@@ -14,6 +14,8 @@ from leaderboard.models import Estimate, LeaderboardSnapshot, Run, Task
 from leaderboard.services.tasks import create_task
 from leaderboard.services.teams import create_team
 
+from pipeline_support import open_unchecked
+
 pytestmark = pytest.mark.django_db
 
 
@@ -29,7 +31,9 @@ def cell(value, low, high):
 
 @pytest.fixture
 def pool_board():
-    task = create_task(slug="cp", title="CP", kind=Task.Kind.CLOSED_POOL, measures=["f1", "mcc"])
+    task = open_unchecked(
+        create_task(slug="cp", title="CP", kind=Task.Kind.CLOSED_POOL, measures=["f1", "mcc"])
+    )
     team = create_team(name="T")
     runs = [
         Run.objects.create(task=task, team=team, name=name, state=Run.State.SCORED)

@@ -13,6 +13,8 @@ from leaderboard.models import Estimate, LeaderboardSnapshot, Run, RunCurve, Tas
 from leaderboard.services.tasks import create_task
 from leaderboard.services.teams import create_team
 
+from pipeline_support import open_unchecked
+
 pytestmark = pytest.mark.django_db
 
 MEASURES = ["precision", "recall", "f1", "accuracy", "balanced_accuracy", "mcc", "fbeta"]
@@ -91,13 +93,15 @@ def snapshot(task, runs, version: int, *, published: bool, marker: float):
 def world():
     users = get_user_model().objects
     organizer, me, other = (users.create_user(n) for n in ("org", "me", "other"))
-    task = create_task(
-        slug="cp",
-        title="CP",
-        kind=Task.Kind.CLOSED_POOL,
-        measures=MEASURES,
-        f_beta=0.5,
-        organizers=[organizer],
+    task = open_unchecked(
+        create_task(
+            slug="cp",
+            title="CP",
+            kind=Task.Kind.CLOSED_POOL,
+            measures=MEASURES,
+            f_beta=0.5,
+            organizers=[organizer],
+        )
     )
     teams = [create_team(name="Mine", members=[me]), create_team(name="Theirs", members=[other])]
     runs = [

@@ -4,6 +4,8 @@ nothing, and the display template's preview (the annotators' layout code, escape
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
@@ -27,7 +29,6 @@ def body(**changes):
         "slug": "linkage",
         "title": "Record linkage",
         "kind": "open",
-        "state": "draft",
         "description": "",
         "question": "Same person?",
         "display_template": '{"layout": "pair", "titles": ["A", "B"]}',
@@ -67,6 +68,19 @@ def test_a_task_creator_creates_a_task_and_organizes_it(client):
     )
     assert task.measures == ["precision", "recall", "f1"]
     assert client.get("/tasks/linkage/organize/").status_code == 200
+
+
+def test_the_new_task_page_says_what_the_checklist_needs_in_order_and_asks_no_state(client):
+    client.force_login(creator())
+    page = client.get(NEW).content.decode()
+    assert 'name="state"' not in page  # a new task is a draft; it opens from its checklist
+    steps = re.search(r'<div class="muted" id="task-new-steps">(.*?)</div>', page, re.S).group(1)
+    order = [re.sub(r"\s+", " ", s) for s in re.findall(r"<li><strong>(.*?)</strong>", steps)]
+    assert order == ["Annotators", "Data", "Gold items", "Open the task"]
+    assert "at least 30 true items in 10 documents" in re.sub(r"\s+", " ", steps)
+    # An organizer who still sends a state (an old form) gets a draft: the field is not read.
+    client.post(NEW, body(slug="eager", state="open"))
+    assert Task.objects.get(slug="eager").state == Task.State.DRAFT
 
 
 def test_a_closed_pool_is_created_with_its_measures(client):

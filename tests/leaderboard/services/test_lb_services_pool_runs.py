@@ -11,6 +11,8 @@ from leaderboard.services.pool import upload_pool
 from leaderboard.services.runs import SubmissionError
 from leaderboard.services.tasks import create_task
 
+from pipeline_support import open_unchecked
+
 pytestmark = pytest.mark.django_db
 
 POOL = ["p0", "p1", "p2", "p3", "p4"]
@@ -26,7 +28,7 @@ def pool_task(organizer, make_upload):
         max_runs_per_team=3,
     )
     upload_pool(task=task, user=organizer, upload=make_upload("\n".join(POOL) + "\n"))
-    return task
+    return open_unchecked(task)
 
 
 def submit(task, team, user, make_upload, text: str, name: str = "run.tsv") -> Run:
@@ -104,11 +106,14 @@ def test_missing_and_foreign_keys_are_both_counted(pool_task, team, participant,
     assert [p.line for p in refused.value.problems] == [None, 2, 3]
 
 
-def test_a_run_before_the_pool_is_rejected(organizer, team, participant, make_upload):
-    task = create_task(slug="empty", title="E", organizers=[organizer], kind="closed_pool")
+def test_a_run_before_the_pool_is_refused_at_upload(organizer, team, participant, make_upload):
+    task = open_unchecked(
+        create_task(slug="empty", title="E", organizers=[organizer], kind="closed_pool")
+    )
     with pytest.raises(SubmissionError) as refused:
         submit(task, team, participant, make_upload, "a\t0.5\t1\n")
-    assert "pool has not been uploaded yet" in refused.value.message
+    assert refused.value.code == "no_pool" and refused.value.run is None
+    assert not Run.objects.filter(task=task).exists()
 
 
 def test_closed_pool_runs_keep_the_quota_and_duplicate_rules(
