@@ -14,6 +14,7 @@ from .board import (
     snapshot_json,
     snapshots,
 )
+from .mail_settings import mail_settings
 from .organize import (
     display_preview,
     new_task,
@@ -28,6 +29,7 @@ from .task_roles import (
     task_annotator_remove,
     task_invitation_revoke,
     task_invite,
+    task_invite_mail,
     task_join,
     task_organizer_remove,
 )
@@ -35,6 +37,7 @@ from .teams import (
     team_approve,
     team_detail,
     team_invite,
+    team_invite_mail,
     team_join,
     team_leave,
     team_request,
@@ -46,6 +49,7 @@ __all__ = [
     "display_preview",
     "hold",
     "home",
+    "mail_settings",
     "new_task",
     "organize",
     "publish",
@@ -58,12 +62,14 @@ __all__ = [
     "task_annotator_remove",
     "task_invitation_revoke",
     "task_invite",
+    "task_invite_mail",
     "task_join",
     "task_organizer_remove",
     "task_runs",
     "team_approve",
     "team_detail",
     "team_invite",
+    "team_invite_mail",
     "team_join",
     "team_leave",
     "team_request",
