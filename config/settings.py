@@ -306,6 +306,10 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
+# Off in the demo (manage.py demo): its worker's console mail backend prints on the terminal.
+CELERY_WORKER_REDIRECT_STDOUTS = env_bool(
+    os.environ.get("CELERY_WORKER_REDIRECT_STDOUTS"), default=True
+)
 CELERY_BEAT_SCHEDULE = {
     "pipeline-watchdog": {
         "task": "evaluation.watchdog",

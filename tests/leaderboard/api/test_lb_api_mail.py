@@ -118,9 +118,7 @@ def test_too_many_invitations_for_now_are_refused_with_429(api, world, settings,
     assert TeamInvitation.objects.count() == 1
 
 
-def test_a_tasks_organizer_invites_annotators_by_mail(
-    api, world, pipeline, committed, mailoutbox
-):
+def test_a_tasks_organizer_invites_annotators_by_mail(api, world, pipeline, committed, mailoutbox):
     client = api(world.people["olga"])
     with committed():
         response = client.post(

@@ -126,9 +126,7 @@ def test_only_members_reach_a_teams_invitations_by_mail(client, world):
 # -- a task's invitations by mail ------------------------------------------------------------------
 
 
-def test_the_organize_page_has_the_form_and_lists_where_invitations_went(
-    client, world, committed
-):
+def test_the_organize_page_has_the_form_and_lists_where_invitations_went(client, world, committed):
     client = signed_in(client, world.people["olga"])
     page = client.get(f"/tasks/{world.task.slug}/organize/").content.decode()
     assert f'action="/tasks/{world.task.slug}/organize/invite/mail/#invite-by-mail"' in page

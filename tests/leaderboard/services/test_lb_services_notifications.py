@@ -72,9 +72,7 @@ def test_a_scored_run_mails_each_member_with_an_address_once(
     assert set(Notification.objects.values_list("state", flat=True)) == {SENT}
 
 
-def test_a_retried_or_repeated_message_sends_no_second_mail(
-    world, pipeline, committed, mailoutbox
-):
+def test_a_retried_or_repeated_message_sends_no_second_mail(world, pipeline, committed, mailoutbox):
     with committed():
         finished_run(world.task, world.alpha, Run.State.SCORED)
     (_, (ids,)) = pipeline.sent[0]
@@ -206,9 +204,7 @@ def test_a_held_boards_states_are_mailed_when_it_is_published(
     ]
 
 
-def test_after_a_hold_only_the_runs_latest_state_is_mailed(
-    world, pipeline, committed, mailoutbox
-):
+def test_after_a_hold_only_the_runs_latest_state_is_mailed(world, pipeline, committed, mailoutbox):
     hold_board(task=world.task)
     with committed():
         run = finished_run(world.task, world.alpha, Run.State.PARTIAL, "error rates unsure")
@@ -308,3 +304,14 @@ def test_mail_goes_through_the_configured_backend(world, pipeline, committed, se
     pipeline.drain()
     text = "".join(path.read_text() for path in tmp_path.iterdir())
     assert text.count("To: ") == 2 and "ada@example.org" in text
+
+
+def test_links_start_with_the_sites_address(world, pipeline, committed, mailoutbox, settings):
+    settings.SITE_URL = "https://board.example.org"
+    with committed():
+        run = finished_run(world.task, world.alpha, Run.State.SCORED)
+    pipeline.drain()
+    assert link_to(mailoutbox[0].body, "/runs/") == f"https://board.example.org/runs/{run.pk}/"
+    assert link_to(mailoutbox[0].body, "/accounts/notifications/") == (
+        "https://board.example.org/accounts/notifications/"
+    )
