@@ -58,6 +58,9 @@ class TaskInvitationSerializer(serializers.Serializer):
     created_by = serializers.CharField(source="created_by.get_username", allow_null=True)
     created_at = serializers.DateTimeField()
     expires_at = serializers.DateTimeField()
+    email = serializers.CharField(
+        source="sent_to", help_text="The address it was mailed to (empty for a link)."
+    )
 
 
 class IssuedTaskInvitationSerializer(TaskInvitationSerializer):
@@ -71,10 +74,6 @@ class TaskInviteSerializer(RefuseUnknownFields, serializers.Serializer):
 
 class TaskMailInvitationsSerializer(MailInvitationsSerializer):
     role = serializers.ChoiceField(choices=ROLES)
-
-
-class MailedTaskInvitationSerializer(IssuedTaskInvitationSerializer):
-    email = serializers.EmailField(help_text="The one address this invitation was mailed to.")
 
 
 class AcceptSerializer(RefuseUnknownFields, serializers.Serializer):
@@ -143,7 +142,7 @@ class TaskInvitationMailView(ApiView):
     @extend_schema(
         request=TaskMailInvitationsSerializer,
         responses=with_errors(
-            {201: MailedTaskInvitationSerializer(many=True)}, 400, 401, 403, 404, 429
+            {201: IssuedTaskInvitationSerializer(many=True)}, 400, 401, 403, 404, 429
         ),
     )
     def post(self, request, slug: str):

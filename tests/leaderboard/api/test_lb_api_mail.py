@@ -138,7 +138,9 @@ def test_a_tasks_organizer_invites_annotators_by_mail(api, world, pipeline, comm
         "olga invites you to be an annotator of Mail task"
     ] * 2
     listed = client.get(f"/api/tasks/{world.task.slug}/invitations/").json()
-    assert {one["id"] for one in listed} == {one["id"] for one in body}
+    assert {(one["id"], one["email"]) for one in listed} == {
+        (one["id"], one["email"]) for one in body
+    }
     accepted = api(world.people["otto"]).post(
         "/api/invitations/accept/", {"key": body[0]["key"]}, format="json"
     )
