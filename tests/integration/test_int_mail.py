@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 
 import pytest
-from mail_world import mail_world
+from mail_world import build_mail_world
 
 from leaderboard.models import Notification, Run
 from leaderboard.services.runs import submit_run
@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 
 def test_a_run_the_worker_rejects_is_mailed_to_its_team_once(celery_worker, wait_for):
-    world = mail_world()
+    world = build_mail_world()
     upload = io.BytesIO(b"k1\tnot-a-number\n")
     run = submit_run(
         task=world.task,

@@ -24,7 +24,7 @@ class MailWorld:
     beta: Team
 
 
-def mail_world() -> MailWorld:
+def build_mail_world() -> MailWorld:
     make = get_user_model().objects.create_user
     people = {
         name: make(name, email="" if name == "nomail" else f"{name}@example.org", password="pw")

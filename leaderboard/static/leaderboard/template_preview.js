@@ -26,23 +26,14 @@ function main() {
   let timer = null;
   let asked = 0;
 
-  function showProblems(list) {
-    problems.replaceChildren(...list.map((text) => {
-      const li = document.createElement("li");
-      li.textContent = text;
-      return li;
+  // `box` shows the texts of `list`, one `tag` element each (hidden when there is none).
+  function show(box, list, tag) {
+    box.replaceChildren(...list.map((text) => {
+      const line = document.createElement(tag);
+      line.textContent = text;
+      return line;
     }));
-    problems.hidden = list.length === 0;
-  }
-
-  // Under the template's field, in red: its problems, then the fields the sample lacks.
-  function showFieldCheck(list) {
-    fieldCheck.replaceChildren(...list.map((text) => {
-      const p = document.createElement("p");
-      p.textContent = text;
-      return p;
-    }));
-    fieldCheck.hidden = list.length === 0;
+    box.hidden = list.length === 0;
   }
 
   // A row of a field the sample item does not have gets a word, not only an empty cell.
@@ -76,8 +67,9 @@ function main() {
       data = {display: null, sample_problems: ["The preview could not be reached."]};
     }
     if (mine !== asked) { return; }  // a later edit was sent meanwhile
-    showProblems(data.sample_problems || []);
-    showFieldCheck([...(data.template_problems || []), ...(data.warnings || [])]);
+    show(problems, data.sample_problems || [], "li");
+    // Under the template's field, in red: its problems, then the fields the sample lacks.
+    show(fieldCheck, [...(data.template_problems || []), ...(data.warnings || [])], "p");
     item.replaceChildren(data.display ? renderDisplay(data.display) : "");
     flagMissing(data.missing_fields || []);
   }

@@ -6,29 +6,16 @@ schema documents the endpoints."""
 from __future__ import annotations
 
 import pytest
-from mail_world import mail_world
 from sent_mail import link_to
 
 from leaderboard.models import MailOptOut, TaskInvitation, TeamInvitation
-
-from pipeline_support import PipelineDriver
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def world(db):
-    return mail_world()
-
-
-@pytest.fixture
-def pipeline(monkeypatch):
-    return PipelineDriver(monkeypatch)
-
-
-@pytest.fixture
-def committed(django_capture_on_commit_callbacks):
-    return lambda: django_capture_on_commit_callbacks(execute=True)
+def world(mail_world):
+    return mail_world
 
 
 def test_a_team_invites_a_list_of_addresses_by_mail(api, world, pipeline, committed, mailoutbox):

@@ -5,28 +5,15 @@ list shown with each problem, the addresses kept as typed), and the organize pag
 from __future__ import annotations
 
 import pytest
-from mail_world import mail_world
 
 from leaderboard.models import MailOptOut, TaskInvitation, TeamInvitation
-
-from pipeline_support import PipelineDriver
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def world(db):
-    return mail_world()
-
-
-@pytest.fixture
-def pipeline(monkeypatch):
-    return PipelineDriver(monkeypatch)
-
-
-@pytest.fixture
-def committed(django_capture_on_commit_callbacks):
-    return lambda: django_capture_on_commit_callbacks(execute=True)
+def world(mail_world):
+    return mail_world
 
 
 def signed_in(client, user):

@@ -6,7 +6,6 @@ send only so many in a window."""
 from __future__ import annotations
 
 import pytest
-from mail_world import mail_world
 from sent_mail import link_to
 
 from leaderboard.models import TaskInvitation, TeamInvitation
@@ -22,24 +21,12 @@ from leaderboard.services.sign_in import AttemptsRefused
 from leaderboard.services.task_roles import TaskRoleError, accept_task_invitation
 from leaderboard.services.teams import TeamError, join_team
 
-from pipeline_support import PipelineDriver
-
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def world(db):
-    return mail_world()
-
-
-@pytest.fixture
-def pipeline(monkeypatch):
-    return PipelineDriver(monkeypatch)
-
-
-@pytest.fixture
-def committed(django_capture_on_commit_callbacks):
-    return lambda: django_capture_on_commit_callbacks(execute=True)
+def world(mail_world):
+    return mail_world
 
 
 def refused_list(call, **kwargs) -> list[str]:
@@ -124,6 +111,7 @@ def test_a_task_role_invitation_by_mail_makes_its_user_that_role(
     assert message.subject == "olga invites you to be an organizer of Mail task"
     link = link_to(message.body, "/invitations/")
     key = link.rstrip("/").rsplit("/", 1)[1]
+    assert key == issued.key
     co = django_user_model.objects.create_user("co")
     assert accept_task_invitation(key=key, user=co).role == "organizer"
     assert world.task.organizers.filter(pk=co.pk).exists()

@@ -11,7 +11,7 @@ from datetime import timedelta
 import pytest
 from django.core.mail.backends.locmem import EmailBackend
 from django.utils import timezone
-from mail_world import finished_run, mail_world
+from mail_world import finished_run
 from sent_mail import link_to
 
 from evaluation.services.watchdog import watchdog
@@ -25,27 +25,14 @@ from leaderboard.services.notifications import (
 )
 from leaderboard.services.teams import approve_team, leave_team, request_approval
 
-from pipeline_support import PipelineDriver
-
 pytestmark = pytest.mark.django_db
 
 SENT = Notification.State.SENT
 
 
 @pytest.fixture
-def world(db):
-    return mail_world()
-
-
-@pytest.fixture
-def pipeline(monkeypatch):
-    return PipelineDriver(monkeypatch)
-
-
-@pytest.fixture
-def committed(django_capture_on_commit_callbacks):
-    """Run what the block enqueues on commit (a test's transaction never commits)."""
-    return lambda: django_capture_on_commit_callbacks(execute=True)
+def world(mail_world):
+    return mail_world
 
 
 def mails_to(outbox, address: str) -> list:
