@@ -210,14 +210,20 @@ def release_held_notifications(task: Task) -> list[int]:
 
 
 def resend_stuck_notifications(*, now: datetime | None = None) -> int:
-    """Send again the notifications pending for ``PIPELINE_STUCK_SECONDS`` (their message was
-    lost, or the mail server refused them); the watchdog's. Returns how many."""
+    """The watchdog's: send again the notifications pending for ``PIPELINE_STUCK_SECONDS`` (their
+    message was lost, or the mail server refused them), and look again at those held as long (a
+    board may stop being held without a publication: its deadline moved, say); each is checked
+    at most once per period. Returns how many."""
     now = now or timezone.now()
     deadline = now - timedelta(seconds=settings.PIPELINE_STUCK_SECONDS)
-    stuck = Notification.objects.filter(state=State.PENDING, state_changed_at__lt=deadline)
+    stuck = Notification.objects.filter(
+        state__in=(State.PENDING, State.HELD), state_changed_at__lt=deadline
+    )
     ids = list(stuck.values_list("pk", flat=True)[:1000])
     if ids:
-        Notification.objects.filter(pk__in=ids, state=State.PENDING).update(state_changed_at=now)
+        Notification.objects.filter(pk__in=ids, state__in=(State.PENDING, State.HELD)).update(
+            state=State.PENDING, state_changed_at=now
+        )
         jobs.enqueue_notifications(ids)
     return len(ids)
 

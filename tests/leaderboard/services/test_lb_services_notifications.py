@@ -225,6 +225,29 @@ def test_the_watchdog_sends_mail_whose_message_was_lost(
         assert watchdog(now=later + timedelta(hours=1))["mail"] == 0
 
 
+def test_the_watchdog_looks_again_at_mail_held_by_a_hold_lifted_without_a_publication(
+    world, pipeline, committed, mailoutbox, settings
+):
+    hold_board(task=world.task)
+    with committed():
+        finished_run(world.task, world.alpha, Run.State.SCORED)
+    pipeline.drain()
+    assert mailoutbox == []
+    later = timezone.now() + timedelta(seconds=settings.PIPELINE_STUCK_SECONDS + 1)
+    with committed():
+        assert watchdog(now=later)["mail"] == 2  # still held: looked at, held again
+    pipeline.drain()
+    assert mailoutbox == []
+    assert set(Notification.objects.values_list("state", flat=True)) == {"held"}
+    # The hold ends without a publication (as when an organizer moves the deadline).
+    type(world.task).objects.filter(pk=world.task.pk).update(board_held=False)
+    much_later = timezone.now() + timedelta(seconds=2 * settings.PIPELINE_STUCK_SECONDS + 2)
+    with committed():
+        assert watchdog(now=much_later)["mail"] == 2
+    pipeline.drain()
+    assert len(mailoutbox) == 2
+
+
 # -- a team's request ------------------------------------------------------------------------------
 
 
