@@ -27,7 +27,11 @@ variables:
 ``EMAIL_HOST``
     When set, mail goes out by SMTP (``EMAIL_PORT``, default 587; ``EMAIL_HOST_USER``,
     ``EMAIL_HOST_PASSWORD``, ``EMAIL_USE_TLS``, default on; ``DEFAULT_FROM_EMAIL``). Unset, every
-    mail (address verification, password reset) is printed on the terminal instead.
+    mail (address verification, password reset, notifications, invitations) is printed on the
+    terminal instead.
+``SITE_URL``
+    The site's address as its users reach it (default ``http://localhost:8000``, the demo's):
+    the links in the mail that workers send (notifications, invitations by mail) start with it.
 ``REDIS_URL``
     Optional, e.g. ``redis://localhost:6379/0``. When set, it is the Celery broker and the Django
     cache. When unset, Celery uses kombu's ``filesystem://`` transport (message files under
@@ -302,6 +306,10 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
+# Off in the demo (manage.py demo): its worker's console mail backend prints on the terminal.
+CELERY_WORKER_REDIRECT_STDOUTS = env_bool(
+    os.environ.get("CELERY_WORKER_REDIRECT_STDOUTS"), default=True
+)
 CELERY_BEAT_SCHEDULE = {
     "pipeline-watchdog": {
         "task": "evaluation.watchdog",
@@ -458,7 +466,15 @@ TEAM_MAX_MEMBERS = int(os.environ.get("TEAM_MAX_MEMBERS", "10"))
 # A link that makes someone an annotator or a co-organizer of a task works once, this many hours.
 TASK_INVITATION_HOURS = float(os.environ.get("TASK_INVITATION_HOURS", "72"))
 
+# Invitations (to teams and to roles on tasks) one person may send by mail, counted by address,
+# within INVITATION_MAIL_WINDOW seconds: past it they are refused (429) until the window ends.
+INVITATION_MAIL_LIMIT = int(os.environ.get("INVITATION_MAIL_LIMIT", "50"))
+INVITATION_MAIL_WINDOW = int(os.environ.get("INVITATION_MAIL_WINDOW", "3600"))
+
 # --- Email ---------------------------------------------------------------------------------------
+
+# The links of the mail workers send start with this (no request there to take the host from).
+SITE_URL = os.environ.get("SITE_URL", "http://localhost:8000").rstrip("/")
 
 _email = email_config_from_env(os.environ)
 EMAIL_BACKEND = _email["EMAIL_BACKEND"]

@@ -1,4 +1,5 @@
-"""Celery tasks of the pipeline: each takes ids, re-fetches, and calls one idempotent service.
+"""Celery tasks of the pipeline, and the site's mail: each takes ids, re-fetches, and calls one
+idempotent service.
 
 Acknowledged late (settings), so a killed worker's message is redelivered; transient database and
 lock contention errors are retried with backoff. Lower layers enqueue these by name
@@ -14,11 +15,15 @@ from django.db import InterfaceError, OperationalError
 
 from leaderboard.services.board import apply_due_phases
 from leaderboard.services.ingest import ingest_run as ingest_received_run
+from leaderboard.services.invitation_mail import send_invitation_mail as mail_invitation
+from leaderboard.services.notifications import send_notifications as send_owed_notifications
 
 from . import services
 from .locks import EngineBusy
 
 TRANSIENT = (EngineBusy, OperationalError, InterfaceError)
+# A mail server that refuses or cannot be reached (smtplib's errors are OSErrors).
+MAIL_TRANSIENT = (OperationalError, InterfaceError, OSError)
 
 
 class _RetryOptions(TypedDict):
@@ -35,6 +40,14 @@ RETRY: _RetryOptions = {
     "retry_backoff_max": 30,
     "retry_jitter": True,
     "max_retries": 50,
+}
+# Mail: a few retries a minute apart; the watchdog sends what is still pending later.
+MAIL_RETRY: _RetryOptions = {
+    "autoretry_for": MAIL_TRANSIENT,
+    "retry_backoff": 10,
+    "retry_backoff_max": 120,
+    "retry_jitter": True,
+    "max_retries": 3,
 }
 
 
@@ -62,3 +75,13 @@ def watchdog() -> dict[str, int]:
 @shared_task(name="evaluation.apply_task_phases", **RETRY)
 def apply_task_phases() -> dict[str, int]:
     return apply_due_phases()
+
+
+@shared_task(name="evaluation.send_notifications", **MAIL_RETRY)
+def send_notifications(notification_ids: list[int]) -> dict[str, int]:
+    return send_owed_notifications(notification_ids)
+
+
+@shared_task(name="evaluation.send_invitation_mail", **MAIL_RETRY)
+def send_invitation_mail(kind: str, invitation_id: int, key: str) -> str:
+    return mail_invitation(kind=kind, invitation_id=invitation_id, key=key)

@@ -12,6 +12,7 @@ docs/ANNOTATION.md.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 LAYOUTS = ("pair", "table", "text")
@@ -240,21 +241,113 @@ def display_for_payload(payload: Any, spec: dict | None, *, key: str = "") -> di
     return _automatic(payload)
 
 
-def preview_display(template: str, sample: str) -> tuple[dict | None, list[str]]:
+@dataclass(frozen=True)
+class Preview:
+    """The organizer's preview of a display template on a sample item: the layout annotators
+    would see (``None`` when the template or the sample cannot be read), the template's problems,
+    the sample's, and warnings about fields the template names that the sample lacks (a misspelt
+    field shows as an empty row, or the layout falls back to the automatic one), with those
+    fields (``missing_fields``) so that the page can flag their rows."""
+
+    display: dict | None
+    template_problems: list[str]
+    sample_problems: list[str]
+    warnings: list[str]
+    missing_fields: list[str]
+
+    @property
+    def problems(self) -> list[str]:
+        return self.template_problems + self.sample_problems
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "display": self.display,
+            "problems": self.problems,
+            "template_problems": self.template_problems,
+            "sample_problems": self.sample_problems,
+            "warnings": self.warnings,
+            "missing_fields": self.missing_fields,
+        }
+
+
+def preview_display(template: str, sample: str) -> Preview:
     """The organizer's preview: ``sample`` (a payload as JSON text) laid out with ``template``
-    exactly as the annotator page lays out an item; ``(display, [])``, or ``(None, problems)``
-    when the template or the sample cannot be read."""
-    problems = validate_display_template(template)
+    exactly as the annotator page lays out an item, and what the template names that the sample
+    does not have (:class:`Preview`)."""
+    template_problems = validate_display_template(template)
+    sample_problems: list[str] = []
     payload: Any = None
     if len(sample) > MAX_SAMPLE_CHARS:
-        problems.append(f"The sample item is longer than {MAX_SAMPLE_CHARS:,} characters.")
+        sample_problems.append(f"The sample item is longer than {MAX_SAMPLE_CHARS:,} characters.")
     elif sample.strip():
         try:
             payload = json.loads(sample)
         except ValueError as exc:
-            problems.append(f"The sample item is not valid JSON: {exc}.")
+            sample_problems.append(f"The sample item is not valid JSON: {exc}.")
         except RecursionError:
-            problems.append("The sample item nests too deeply to be read.")
-    if problems:
-        return None, problems
-    return display_for_payload(payload, parse_display_template(template), key="sample-item"), []
+            sample_problems.append("The sample item nests too deeply to be read.")
+    if template_problems or sample_problems:
+        return Preview(None, template_problems, sample_problems, [], [])
+    spec = parse_display_template(template)
+    display = display_for_payload(payload, spec, key="sample-item")
+    if spec is None or not isinstance(payload, dict) or not payload:
+        return Preview(display, [], [], [], [])
+    warnings, missing = _absent_fields(spec, payload)
+    return Preview(display, [], [], warnings, missing)
+
+
+def _field_list(names: Any) -> str:
+    names = sorted(str(name) for name in names)
+    shown = ", ".join(f'"{name}"' for name in names[:20])
+    return shown + (f" and {len(names) - 20} more" if len(names) > 20 else "") if names else "none"
+
+
+def _absent_fields(spec: dict, payload: dict) -> tuple[list[str], list[str]]:
+    """Warnings about the fields ``spec`` names that ``payload`` lacks, and those fields."""
+    layout = spec["layout"]
+    if layout == "pair":
+        sides = (spec.get("left", "left"), spec.get("right", "right"))
+        absent_sides = [side for side in sides if not isinstance(payload.get(side), dict)]
+        if absent_sides:
+            return [
+                f'The pair layout shows the records "{sides[0]}" and "{sides[1]}" side by side, '
+                f"but the sample item has no object under {_field_list(absent_sides)}: annotators "
+                "would see the automatic layout instead. The item's fields: "
+                f"{_field_list(payload)}."
+            ], absent_sides
+        records = [payload[side] for side in sides]
+        available = set(records[0]) | set(records[1])
+        labelled = available | set(payload)
+        named = list(spec.get("fields") or [])
+        where = "the records"
+    elif layout == "table":
+        available = labelled = set(payload)
+        named = list(spec.get("fields") or [])
+        where = "the item"
+    else:
+        if spec["field"] not in payload:
+            return [
+                f'The text layout shows the field "{spec["field"]}", which the sample item does '
+                "not have: annotators would see the automatic layout instead. The item's "
+                f"fields: {_field_list(payload)}."
+            ], [spec["field"]]
+        available = labelled = set(payload)
+        named = [*([spec["highlight"]] if "highlight" in spec else []), *(spec.get("fields") or [])]
+        where = "the item"
+    missing = [name for name in named if name not in available]
+    warnings = [
+        f'The template names the field "{name}", which the sample item does not have: '
+        + ("nothing is marked." if name == spec.get("highlight") else "its row stays empty.")
+        for name in missing
+    ]
+    unlabelled = [
+        name for name in spec.get("labels") or {} if name not in labelled and name not in missing
+    ]
+    warnings += [
+        f'"labels" names the field "{name}", which the sample item does not have: the label is '
+        "never shown."
+        for name in unlabelled
+    ]
+    if warnings:
+        warnings.append(f"The fields of {where}: {_field_list(available)}.")
+    return warnings, missing + unlabelled

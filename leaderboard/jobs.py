@@ -23,6 +23,8 @@ from django.utils import timezone
 INGEST_RUN = "evaluation.ingest_run"
 PLAN_RUN = "evaluation.plan_run"
 ESTIMATE_TASK = "evaluation.estimate_task"
+SEND_NOTIFICATIONS = "evaluation.send_notifications"
+SEND_INVITATION_MAIL = "evaluation.send_invitation_mail"
 
 log = logging.getLogger(__name__)
 
@@ -31,13 +33,17 @@ def _send(name: str, args: list, countdown: float | None = None) -> None:
     current_app.send_task(name, args=args, countdown=countdown)
 
 
-def _send_or_log(name: str, args: list, countdown: float | None = None) -> None:
-    """Send after commit; if the broker is unreachable, log it and leave the work to the
-    watchdog (the committed rows say what is owed)."""
+def _send_or_log(
+    name: str, args: list, countdown: float | None = None, *, logged: list | None = None
+) -> None:
+    """Send after commit; if the broker is unreachable, log it (``logged`` in place of
+    ``args``: a secret is never logged) and leave the work to the watchdog (the committed rows
+    say what is owed)."""
     try:
         _send(name, args, countdown=countdown)
     except Exception:  # any broker failure: kombu, redis-py and socket errors alike
-        log.exception("could not send %s%s; the watchdog will send it again", name, args)
+        shown = args if logged is None else logged
+        log.exception("could not send %s%s; the watchdog will send it again", name, shown)
 
 
 def enqueue_ingest(run_id: int) -> None:
@@ -48,6 +54,24 @@ def enqueue_ingest(run_id: int) -> None:
 def enqueue_plan(run_id: int) -> None:
     """Ask a worker to plan the next round of ``run_id`` once the current transaction commits."""
     transaction.on_commit(lambda: _send_or_log(PLAN_RUN, [run_id]))
+
+
+def enqueue_notifications(notification_ids: list[int]) -> None:
+    """Ask a worker to send the notifications ``notification_ids`` once the current transaction
+    commits (the rows say what is owed: the watchdog sends a lost message again)."""
+    ids = list(notification_ids)
+    transaction.on_commit(lambda: _send_or_log(SEND_NOTIFICATIONS, [ids]))
+
+
+def enqueue_invitation_mail(kind: str, invitation_id: int, key: str) -> None:
+    """Ask a worker to mail the invitation ``invitation_id`` (``kind``: ``team`` or ``task``)
+    with its ``key`` once the current transaction commits. The key is never stored: it travels
+    in this message only, so a lost message is not sent again (the inviter was shown the link)."""
+    transaction.on_commit(
+        lambda: _send_or_log(
+            SEND_INVITATION_MAIL, [kind, invitation_id, key], logged=[kind, invitation_id]
+        )
+    )
 
 
 def enqueue_estimate(task_id: int, *, force: bool = False) -> bool:

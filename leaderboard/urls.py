@@ -45,6 +45,9 @@ urlpatterns = [
     # A task's people: invitations by link, removing annotators and organizers (task_roles.py).
     path("tasks/<slug:slug>/organize/invite/", views.task_invite, name="task_invite"),
     path(
+        "tasks/<slug:slug>/organize/invite/mail/", views.task_invite_mail, name="task_invite_mail"
+    ),
+    path(
         "tasks/<slug:slug>/organize/invitations/<int:invitation_id>/revoke/",
         views.task_invitation_revoke,
         name="task_invitation_revoke",
@@ -64,6 +67,9 @@ urlpatterns = [
     path("teams/", views.teams, name="teams"),
     path("teams/<int:team_id>/", views.team_detail, name="team_detail"),
     path("teams/<int:team_id>/invite/", views.team_invite, name="team_invite"),
+    path("teams/<int:team_id>/invite/mail/", views.team_invite_mail, name="team_invite_mail"),
     path("teams/<int:team_id>/leave/", views.team_leave, name="team_leave"),
     path("teams/join/<str:key>/", views.team_join, name="team_join"),
+    # Next to allauth's account pages (config/urls.py), which have no such path.
+    path("accounts/notifications/", views.mail_settings, name="mail_settings"),
 ]

@@ -14,6 +14,7 @@ from annotation.models import VerificationRequest
 from leaderboard.jobs import enqueue_estimate, enqueue_ingest, enqueue_plan
 from leaderboard.models import Run, Task
 from leaderboard.services.lifecycle import fail_run
+from leaderboard.services.notifications import resend_stuck_notifications
 
 log = logging.getLogger(__name__)
 
@@ -26,11 +27,12 @@ def watchdog(*, now: datetime | None = None) -> dict[str, int]:
     killed); after ``PIPELINE_MAX_ATTEMPTS`` it fails with the reason and its quota is
     refunded. A run awaiting labels is waiting for people, not for the platform, unless none of
     its items is still pending: then it is planned again. A task whose requested estimation never
-    ran gets one. Returns counts of what it did.
+    ran gets one; mail still pending (its message lost, or refused by the mail server) is sent
+    again. Returns counts of what it did.
     """
     now = now or timezone.now()
     deadline = now - timedelta(seconds=settings.PIPELINE_STUCK_SECONDS)
-    done = {"requeued": 0, "failed": 0, "replanned": 0, "estimates": 0}
+    done = {"requeued": 0, "failed": 0, "replanned": 0, "estimates": 0, "mail": 0}
     stuck = Run.objects.filter(
         state__in=(
             Run.State.RECEIVED,
@@ -75,6 +77,7 @@ def watchdog(*, now: datetime | None = None) -> dict[str, int]:
     ).values_list("pk", flat=True):
         enqueue_estimate(task_id, force=True)
         done["estimates"] += 1
+    done["mail"] = resend_stuck_notifications(now=now)
     if any(done.values()):
         log.warning("watchdog: %s", done)
     return done

@@ -6,10 +6,10 @@ labels, predictions and snapshots are read-only here: they are written by the pi
 edit in the admin would bypass the label and reference versions the estimator relies on.
 
 :mod:`.base` holds the organizer-scoped admin classes the other apps' admins build on;
-:mod:`.tasks`, :mod:`.runs` and :mod:`.people` register the leaderboard's models.
+:mod:`.tasks`, :mod:`.runs`, :mod:`.people` and :mod:`.mail` register the leaderboard's models.
 """
 
-from . import people, runs, tasks
+from . import mail, people, runs, tasks
 from .base import OrganizerScopedAdmin, ReadOnlyInline, RecordAdmin, ViewOnly
 from .tasks import TaskAdmin
 
@@ -19,6 +19,7 @@ __all__ = [
     "RecordAdmin",
     "TaskAdmin",
     "ViewOnly",
+    "mail",
     "people",
     "runs",
     "tasks",

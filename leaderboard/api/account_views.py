@@ -1,4 +1,5 @@
-"""REST API of the caller: their API token (create, rotate, revoke) and who they are.
+"""REST API of the caller: their API token (create, rotate, revoke), who they are, and which
+notifications they get by mail.
 
 A token's key is returned once, when it is made. Creating or rotating needs either a signed-in
 caller (session or token) or a username and password in the body; both are throttled (scope
@@ -14,7 +15,8 @@ from rest_framework import exceptions, status
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 
-from ..selectors import api_token_of, user_roles
+from ..selectors import api_token_of, mail_preferences, user_roles
+from ..services.notifications import set_mail_preferences
 from ..services.sign_in import check_sign_in_allowed, count_failed_sign_in, failure_keys
 from ..services.tokens import (
     IssuedToken,
@@ -25,6 +27,7 @@ from ..services.tokens import (
 from .openapi import with_errors
 from .serializers import (
     CredentialsSerializer,
+    MailPreferencesSerializer,
     MeSerializer,
     TokenKeySerializer,
     TokenStatusSerializer,
@@ -142,3 +145,24 @@ class MeView(ApiView):
                 }
             ).data
         )
+
+
+class MailPreferencesView(ApiView):
+    """Which notifications you get by mail, one switch per kind (all on until turned off).
+    ``PATCH``: turn the kinds named on (``true``) or off; the others stay as they are."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=with_errors({200: MailPreferencesSerializer}, 401))
+    def get(self, request):
+        return Response(MailPreferencesSerializer(mail_preferences(request.user)).data)
+
+    @extend_schema(
+        request=MailPreferencesSerializer,
+        responses=with_errors({200: MailPreferencesSerializer}, 400, 401),
+    )
+    def patch(self, request):
+        body = MailPreferencesSerializer(data=request.data, partial=True)
+        body.is_valid(raise_exception=True)
+        preferences = set_mail_preferences(user=request.user, **body.validated_data)
+        return Response(MailPreferencesSerializer(preferences).data)

@@ -499,3 +499,14 @@ class MeSerializer(serializers.Serializer):
     teams = serializers.ListField(child=serializers.CharField())
     organizes = serializers.ListField(child=serializers.CharField())
     annotates = serializers.ListField(child=serializers.CharField())
+
+
+class MailPreferencesSerializer(RefuseUnknownFields, serializers.Serializer):
+    """One switch per kind of notification by mail (``leaderboard.models.MailKind``)."""
+
+    run_finished = serializers.BooleanField(
+        help_text="A run of one of your teams is scored, partial or rejected."
+    )
+    team_request = serializers.BooleanField(
+        help_text="A team asks to take part in a task you organize."
+    )

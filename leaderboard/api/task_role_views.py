@@ -1,11 +1,13 @@
 """REST API of a task's people: its annotators and organizers, invitation links for either role
-(made, listed, revoked by its organizers), accepting one, removing an annotator or an organizer.
+(made or mailed to a list of addresses, listed, revoked by its organizers), accepting one,
+removing an annotator or an organizer.
 
 Only the task's organizers reach its people and invitations (403; 404 for a task they may not
 see). An invitation's key is returned once, when it is made; accepting uses it up. Refusals are
 ``TaskRoleError``s in the one error body: an unknown invitation 404, a used, revoked or expired
 one 410, a role already held, an annotator in a team with runs on the task or the last organizer
-409.
+409; a list of addresses with problems 400 (each problem naming its address), more invitations
+by mail than one person may send for now 429.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from ..selectors import (
     task_member_for,
     task_organizers,
 )
+from ..services.invitation_mail import invite_to_task_by_mail
 from ..services.task_roles import (
     ROLES,
     accept_task_invitation,
@@ -34,6 +37,7 @@ from ..services.task_roles import (
 )
 from .openapi import with_errors
 from .serializers import RefuseUnknownFields
+from .team_views import MailInvitationsSerializer, mailed_data
 from .views import ApiView
 
 
@@ -54,6 +58,9 @@ class TaskInvitationSerializer(serializers.Serializer):
     created_by = serializers.CharField(source="created_by.get_username", allow_null=True)
     created_at = serializers.DateTimeField()
     expires_at = serializers.DateTimeField()
+    email = serializers.CharField(
+        source="sent_to", help_text="The address it was mailed to (empty for a link)."
+    )
 
 
 class IssuedTaskInvitationSerializer(TaskInvitationSerializer):
@@ -62,6 +69,10 @@ class IssuedTaskInvitationSerializer(TaskInvitationSerializer):
 
 
 class TaskInviteSerializer(RefuseUnknownFields, serializers.Serializer):
+    role = serializers.ChoiceField(choices=ROLES)
+
+
+class TaskMailInvitationsSerializer(MailInvitationsSerializer):
     role = serializers.ChoiceField(choices=ROLES)
 
 
@@ -116,6 +127,40 @@ class TaskInvitationListView(ApiView):
         url = request.build_absolute_uri(reverse("task_join", args=[issued.key]))
         return Response(
             {**TaskInvitationSerializer(issued.invitation).data, "key": issued.key, "url": url},
+            status=status.HTTP_201_CREATED,
+        )
+
+
+class TaskInvitationMailView(ApiView):
+    """Mail a single-use link for one role of a task you organize to each of a list of
+    addresses (valid ``TASK_INVITATION_HOURS``; the keys are shown once, here). The whole list
+    is refused if any address cannot be invited; at most ``INVITATION_MAIL_LIMIT`` addresses per
+    person per ``INVITATION_MAIL_WINDOW`` seconds."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        request=TaskMailInvitationsSerializer,
+        responses=with_errors(
+            {201: IssuedTaskInvitationSerializer(many=True)}, 400, 401, 403, 404, 429
+        ),
+    )
+    def post(self, request, slug: str):
+        task = task_for(slug, request.user, role="organizer")
+        body = TaskMailInvitationsSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        issued = invite_to_task_by_mail(
+            task=task,
+            role=body.validated_data["role"],
+            by=request.user,
+            addresses=body.validated_data["emails"],
+        )
+        links = mailed_data(request, issued, "task_join")
+        return Response(
+            [
+                {**TaskInvitationSerializer(one.invitation).data, **link}
+                for one, link in zip(issued, links, strict=True)
+            ],
             status=status.HTTP_201_CREATED,
         )
 

@@ -1,10 +1,12 @@
-"""REST API of teams: yours (and making one), a team, invitation links, joining and leaving;
+"""REST API of teams: yours (and making one), a team, invitation links (made, or mailed to a list
+of addresses), joining and leaving;
 on a task with ``team_approval``, a team asking to take part and its organizers approving.
 
 Only a team's members reach it (404 for everyone else, as for a team that does not exist). An
 invitation's key is returned once, when it is made; joining uses it up. Refusals are
 ``TeamError``s in the one error body: a taken name or a full team 409, an unknown invitation 404,
-a used or expired one 410.
+a used or expired one 410; a list of addresses with problems 400 (each problem naming its
+address), more invitations by mail than one person may send for now 429.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from ..selectors import approval_request, approval_requests, task_for, team_for, teams_of
+from ..services.invitation_mail import invite_to_team_by_mail
 from ..services.teams import (
     approve_team,
     create_team,
@@ -46,6 +49,30 @@ class InvitationSerializer(serializers.Serializer):
     key = serializers.CharField(help_text="Shown once: only its digest is stored.")
     url = serializers.CharField(help_text="The page where a person joins with the key.")
     expires_at = serializers.DateTimeField()
+
+
+class MailInvitationsSerializer(RefuseUnknownFields, serializers.Serializer):
+    emails = serializers.ListField(
+        child=serializers.CharField(max_length=320),
+        help_text="The addresses to invite: each is mailed a single-use link of its own.",
+    )
+
+
+class MailedInvitationSerializer(InvitationSerializer):
+    email = serializers.EmailField(help_text="The one address this invitation was mailed to.")
+
+
+def mailed_data(request, issued, view: str) -> list[dict]:
+    """Each invitation just mailed: its address, key and link (shown once), expiry."""
+    return [
+        {
+            "email": one.invitation.sent_to,
+            "key": one.key,
+            "url": request.build_absolute_uri(reverse(view, args=[one.key])),
+            "expires_at": one.invitation.expires_at,
+        }
+        for one in issued
+    ]
 
 
 class JoinSerializer(RefuseUnknownFields, serializers.Serializer):
@@ -107,6 +134,31 @@ class TeamInvitationView(ApiView):
             InvitationSerializer(
                 {"key": issued.key, "url": url, "expires_at": issued.invitation.expires_at}
             ).data,
+            status=status.HTTP_201_CREATED,
+        )
+
+
+class TeamInvitationMailView(ApiView):
+    """Mail a single-use invitation link to a team of yours to each of a list of addresses
+    (valid ``TEAM_INVITATION_HOURS``; the keys are shown once, here). The whole list is refused
+    if any address cannot be invited; at most ``INVITATION_MAIL_LIMIT`` addresses per person per
+    ``INVITATION_MAIL_WINDOW`` seconds."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        request=MailInvitationsSerializer,
+        responses=with_errors({201: MailedInvitationSerializer(many=True)}, 400, 401, 404, 429),
+    )
+    def post(self, request, team_id: int):
+        team = team_for(team_id=team_id, user=request.user)
+        body = MailInvitationsSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        issued = invite_to_team_by_mail(
+            team=team, by=request.user, addresses=body.validated_data["emails"]
+        )
+        return Response(
+            MailedInvitationSerializer(mailed_data(request, issued, "team_join"), many=True).data,
             status=status.HTTP_201_CREATED,
         )
 

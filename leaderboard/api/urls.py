@@ -74,6 +74,11 @@ urlpatterns = [
         name="task-invitations",
     ),
     path(
+        "tasks/<slug:slug>/invitations/mail/",
+        task_role_views.TaskInvitationMailView.as_view(),
+        name="task-invitations-mail",
+    ),
+    path(
         "tasks/<slug:slug>/invitations/<int:invitation_id>/",
         task_role_views.TaskInvitationDetailView.as_view(),
         name="task-invitation",
@@ -104,6 +109,7 @@ urlpatterns = [
     path("token/", account_views.TokenView.as_view(), name="token"),
     path("token/rotate/", account_views.TokenRotateView.as_view(), name="token-rotate"),
     path("me/", account_views.MeView.as_view(), name="me"),
+    path("me/notifications/", account_views.MailPreferencesView.as_view(), name="me-notifications"),
     path("teams/", team_views.TeamListView.as_view(), name="team-list"),
     path("teams/join/", team_views.TeamJoinView.as_view(), name="team-join"),
     path("teams/<int:team_id>/", team_views.TeamDetailView.as_view(), name="team-detail"),
@@ -111,6 +117,11 @@ urlpatterns = [
         "teams/<int:team_id>/invitations/",
         team_views.TeamInvitationView.as_view(),
         name="team-invitations",
+    ),
+    path(
+        "teams/<int:team_id>/invitations/mail/",
+        team_views.TeamInvitationMailView.as_view(),
+        name="team-invitations-mail",
     ),
     path("teams/<int:team_id>/leave/", team_views.TeamLeaveView.as_view(), name="team-leave"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),

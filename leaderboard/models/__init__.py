@@ -7,10 +7,12 @@ with two ``numpy.frombuffer`` calls.
 
 :mod:`.tasks` (tasks, items, the reference sample), :mod:`.people` (teams, invitations, approvals,
 API tokens), :mod:`.runs` (runs and their outputs), :mod:`.results` (snapshots, estimates, curves,
-the annotator model's fit). Early migrations name ``leaderboard.models._new_seed`` and
-``default_measures``: they stay importable from here.
+the annotator model's fit), :mod:`.notifications` (mail owed, and mail people turned off). Early
+migrations name ``leaderboard.models._new_seed`` and ``default_measures``: they stay importable
+from here.
 """
 
+from .notifications import MailKind, MailOptOut, Notification
 from .people import (
     ApiToken,
     Invitation,
@@ -49,6 +51,9 @@ __all__ = [
     "Item",
     "LabelModelFit",
     "LeaderboardSnapshot",
+    "MailKind",
+    "MailOptOut",
+    "Notification",
     "PoolRunOutputs",
     "ReferenceCandidate",
     "ReferenceItem",

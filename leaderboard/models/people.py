@@ -50,6 +50,9 @@ class Invitation(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # Invitations sent by mail: the one address the link was sent to, and when it went out.
+    sent_to = models.EmailField(blank=True)
+    mailed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         abstract = True

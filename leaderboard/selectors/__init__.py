@@ -1,9 +1,10 @@
 """Reads of the leaderboard app: who a user is (:mod:`.roles`), who sees what
 (:mod:`.visibility`, the only place that decides it), teams and a task's people (:mod:`.teams`),
-quotas and spend (:mod:`.quotas`), whether a task is ready to open (:mod:`.readiness`). Callers
-import from the package.
+quotas and spend (:mod:`.quotas`), whether a task is ready to open (:mod:`.readiness`), the mail a
+person gets (:mod:`.mail`). Callers import from the package.
 """
 
+from .mail import mail_preferences
 from .quotas import (
     NOT_COUNTED,
     QUOTA_WINDOW,
@@ -104,6 +105,7 @@ __all__ = [
     "is_organizer",
     "label_spend",
     "latest_published_snapshot",
+    "mail_preferences",
     "may_edit_run",
     "may_set_up_tasks",
     "open_task_invitations",

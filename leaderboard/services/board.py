@@ -20,6 +20,7 @@ from django.utils import timezone
 from .. import phases
 from ..errors import InvalidFields
 from ..models import LeaderboardSnapshot, Run, Task
+from .notifications import release_held_notifications
 
 if TYPE_CHECKING:
     from django.db.models import Field
@@ -152,6 +153,8 @@ def _publish_held(task: Task, now: datetime) -> None:
     LeaderboardSnapshot.objects.filter(task=task, published=False).update(
         published=True, published_at=now
     )
+    # The runs' states the board now shows may be told: their held mail is owed again.
+    release_held_notifications(task)
 
 
 def _copy_phase_fields(source: Task, target: Task) -> None:

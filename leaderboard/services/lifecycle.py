@@ -1,4 +1,5 @@
-"""Run state changes: every one timestamped and logged with its reason; quota refunds."""
+"""Run state changes: every one timestamped and logged with its reason (and the mail it owes the
+run's team, ``services.notifications``); quota refunds."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..models import Run, RunEvent
+from .notifications import owe_run_notifications
 
 # Which states may follow which (anything may fail; the watchdog may re-queue active runs).
 _ALLOWED: dict[str, set[str]] = {
@@ -41,7 +43,8 @@ def transition_run(run: Run, state: str, reason: str = "", **fields: Any) -> Run
     """Move ``run`` to ``state`` (saving ``fields`` too) and log the change.
 
     Failing is allowed from any non-terminal state; a terminal run never changes again, except
-    that a partial run may become scored.
+    that a partial run may become scored. A run scored, partial or rejected owes its team a mail,
+    written in the same transaction and sent by a worker after it commits.
     """
     if run.state != state:
         allowed = _ALLOWED.get(run.state, set())
@@ -59,7 +62,8 @@ def transition_run(run: Run, state: str, reason: str = "", **fields: Any) -> Run
         run.finished_at = now
     with transaction.atomic():
         run.save()
-        RunEvent.objects.create(run=run, state=state, reason=reason, at=now)
+        event = RunEvent.objects.create(run=run, state=state, reason=reason, at=now)
+        owe_run_notifications(event)
     return run
 
 

@@ -1,6 +1,7 @@
 """The brakes on the account forms: password guessing at every place that checks a password
 (the site's and the admin's sign-in forms, the API's token endpoints: ``POST /api/token/`` and
-``/rotate/`` with a username and password), and floods of sign-ups and password-reset mails.
+``/rotate/`` with a username and password), and floods of sign-ups, password-reset mails and
+invitations by mail (``services.invitation_mail``: per person, one count per address).
 
 Each :class:`Brake` counts attempts per client address (as the API throttles see it,
 ``API_NUM_PROXIES``) and, where there is one, per name (the user name signed in as, the address a
@@ -59,6 +60,14 @@ PASSWORD_RESET = Brake(
     "ACCOUNT_ATTEMPT_WINDOW",
     "Too many password reset requests. Wait an hour and try again.",
 )
+# Counted per person sending and per address invited (services.invitation_mail).
+INVITATION_MAIL = Brake(
+    "invitation-mails",
+    "INVITATION_MAIL_LIMIT",
+    "INVITATION_MAIL_WINDOW",
+    "You have sent as many invitations by mail as you may for now. Wait an hour and try again, "
+    "or make invitation links and pass them on yourself.",
+)
 
 
 class AttemptsRefused(ServiceError):
@@ -96,14 +105,15 @@ def failure_keys(request: Request | HttpRequest, username: str) -> list[str]:
     return attempt_keys(request, username or "", SIGN_IN)
 
 
-def _over_limit(keys: list[str], brake: Brake) -> bool:
+def _over_limit(keys: list[str], brake: Brake, attempts: int = 1) -> bool:
     counts = caches["throttle"].get_many(keys)
-    return any(count >= brake.limit for count in counts.values())
+    return any(count + attempts > brake.limit for count in counts.values())
 
 
-def check_allowed(keys: list[str], brake: Brake) -> None:
-    """Raise :class:`AttemptsRefused` if any of the counters has reached ``brake``'s limit."""
-    if _over_limit(keys, brake):
+def check_allowed(keys: list[str], brake: Brake, attempts: int = 1) -> None:
+    """Raise :class:`AttemptsRefused` if ``attempts`` more would take any of the counters past
+    ``brake``'s limit."""
+    if _over_limit(keys, brake, attempts):
         raise SignInRefused() if brake is SIGN_IN else AttemptsRefused(brake)
 
 
@@ -112,16 +122,16 @@ def check_sign_in_allowed(keys: list[str]) -> None:
     check_allowed(keys, SIGN_IN)
 
 
-def count_attempt(keys: list[str], brake: Brake) -> None:
-    """Count one attempt on each of the counters, for ``brake``'s window."""
+def count_attempt(keys: list[str], brake: Brake, attempts: int = 1) -> None:
+    """Count ``attempts`` (one) on each of the counters, for ``brake``'s window."""
     cache = caches["throttle"]
     window = brake.window
     for key in keys:
         cache.add(key, 0, timeout=window)
         try:
-            cache.incr(key)
+            cache.incr(key, attempts)
         except ValueError:  # expired between add and incr
-            cache.set(key, 1, timeout=window)
+            cache.set(key, attempts, timeout=window)
 
 
 def count_failed_sign_in(keys: list[str]) -> None:

@@ -48,16 +48,22 @@ class TaskRoleError(InvitationError):
     }
 
 
-def invite_to_task(
-    *, task: Task, role: str, by: User, now: datetime | None = None
-) -> IssuedInvitation[TaskInvitation]:
-    """Make a single-use link that makes its user ``role`` of ``task``, valid for
-    ``TASK_INVITATION_HOURS``; ``by`` organizes the task (the caller checked)."""
+def check_role(role: str) -> None:
+    """Refuse a role an invitation cannot be for."""
     if role not in ROLES:
         raise TaskRoleError(
             f"an invitation is for one of the roles {', '.join(ROLES)}, not {role!r}",
             code="invalid",
         )
+
+
+def invite_to_task(
+    *, task: Task, role: str, by: User, now: datetime | None = None, sent_to: str = ""
+) -> IssuedInvitation[TaskInvitation]:
+    """Make a single-use link that makes its user ``role`` of ``task``, valid for
+    ``TASK_INVITATION_HOURS``; ``by`` organizes the task (the caller checked). ``sent_to``: the
+    address it is mailed to (``services.invitation_mail``)."""
+    check_role(role)
     return issue_invitation(
         TaskInvitation,
         by=by,
@@ -65,6 +71,7 @@ def invite_to_task(
         now=now,
         task=task,
         role=role,
+        sent_to=sent_to,
     )
 
 

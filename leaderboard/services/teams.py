@@ -29,6 +29,7 @@ from .invitations import (
     issue_invitation,
     use_invitation,
 )
+from .notifications import owe_approval_notifications
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser, User
@@ -78,13 +79,18 @@ def _require_member(team: Team, user: User) -> None:
 
 
 def invite_to_team(
-    *, team: Team, by: User, now: datetime | None = None
+    *, team: Team, by: User, now: datetime | None = None, sent_to: str = ""
 ) -> IssuedInvitation[TeamInvitation]:
     """Make a single-use link to ``team``, valid for ``TEAM_INVITATION_HOURS``; ``by`` must be
-    a member."""
+    a member. ``sent_to``: the address it is mailed to (``services.invitation_mail``)."""
     _require_member(team, by)
     return issue_invitation(
-        TeamInvitation, by=by, hours=settings.TEAM_INVITATION_HOURS, now=now, team=team
+        TeamInvitation,
+        by=by,
+        hours=settings.TEAM_INVITATION_HOURS,
+        now=now,
+        team=team,
+        sent_to=sent_to,
     )
 
 
@@ -150,11 +156,15 @@ def leave_team(*, team: Team, user: User) -> None:
 
 
 def request_approval(*, task: Task, team: Team, by: User) -> TeamApproval:
-    """``team`` asks to take part in ``task`` (``by``, a member, asks); idempotent."""
+    """``team`` asks to take part in ``task`` (``by``, a member, asks); idempotent. A new
+    request owes the task's organizers a mail (``services.notifications``)."""
     _require_member(team, by)
-    approval, _ = TeamApproval.objects.get_or_create(
-        task=task, team=team, defaults={"requested_by": by}
-    )
+    with transaction.atomic():
+        approval, created = TeamApproval.objects.get_or_create(
+            task=task, team=team, defaults={"requested_by": by}
+        )
+        if created:
+            owe_approval_notifications(approval)
     return approval
 
 

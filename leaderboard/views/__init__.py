@@ -14,6 +14,7 @@ from .board import (
     snapshot_json,
     snapshots,
 )
+from .mail_settings import mail_settings
 from .organize import (
     display_preview,
     new_task,
@@ -29,6 +30,7 @@ from .task_roles import (
     task_annotator_remove,
     task_invitation_revoke,
     task_invite,
+    task_invite_mail,
     task_join,
     task_organizer_remove,
 )
@@ -36,6 +38,7 @@ from .teams import (
     team_approve,
     team_detail,
     team_invite,
+    team_invite_mail,
     team_join,
     team_leave,
     team_request,
@@ -47,6 +50,7 @@ __all__ = [
     "display_preview",
     "hold",
     "home",
+    "mail_settings",
     "new_task",
     "organize",
     "publish",
@@ -60,12 +64,14 @@ __all__ = [
     "task_annotator_remove",
     "task_invitation_revoke",
     "task_invite",
+    "task_invite_mail",
     "task_join",
     "task_organizer_remove",
     "task_runs",
     "team_approve",
     "team_detail",
     "team_invite",
+    "team_invite_mail",
     "team_join",
     "team_leave",
     "team_request",

@@ -1,4 +1,4 @@
-"""Helpers every page view uses: a task's page, file downloads."""
+"""Helpers every page view uses: a task's page, file downloads, invitations just mailed."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import json
 
 from django.http import HttpResponse, StreamingHttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 
 from .. import presenters, selectors
 from ..exports import csv_lines
@@ -44,3 +45,16 @@ def json_download(data, filename: str) -> HttpResponse:
     )
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
+
+
+def mailed_invitations(request, issued, view: str) -> list[dict]:
+    """The invitations just sent by mail, as the page shows them once: each address and its
+    link (``view``: the page where the link is used), should a mail not arrive."""
+    return [
+        {
+            "address": one.invitation.sent_to,
+            "link": request.build_absolute_uri(reverse(view, args=[one.key])),
+            "expires_at": one.invitation.expires_at,
+        }
+        for one in issued
+    ]

@@ -73,17 +73,18 @@ def new_task(request):
 @require_POST
 def display_preview(request):
     """A sample item laid out with a display template, as annotators would see it (JSON for the
-    page's script, which draws it with the annotator page's own code)."""
+    page's script, which draws it with the annotator page's own code), with the template's and
+    the sample's problems and the fields the template names that the sample does not have."""
     if not selectors.may_set_up_tasks(request.user):
         raise PermissionDenied("only organizers and task creators preview display templates")
-    display, problems = preview_display(
+    preview = preview_display(
         request.POST.get("display_template", ""), request.POST.get("sample", "")
     )
-    text = json.dumps({"display": display, "problems": problems}, ensure_ascii=False)
+    text = json.dumps(preview.as_dict(), ensure_ascii=False)
     return HttpResponse(
         text.translate(JSON_HTML_ESCAPES),
         content_type="application/json",
-        status=400 if problems else 200,
+        status=400 if preview.problems else 200,
     )
 
 

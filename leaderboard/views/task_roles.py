@@ -1,6 +1,7 @@
 """A task's people on its organize page: inviting annotators and co-organizers by a link (shown
-once), revoking a link, removing an annotator or an organizer; and the page where an invited
-person accepts. A refused action shows its :class:`TaskRoleError` with its status."""
+once) or by mail (a page of its own), revoking a link, removing an annotator or an organizer; and
+the page where an invited person accepts. A refused action shows its :class:`TaskRoleError` with
+its status."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from .. import selectors
+from ..errors import ServiceError, with_headers
 from ..models import Task
+from ..services.invitation_mail import invite_to_task_by_mail
 from ..services.task_roles import (
     ROLES,
     TaskRoleError,
@@ -23,6 +26,7 @@ from ..services.task_roles import (
     remove_organizer,
     revoke_task_invitation,
 )
+from .common import mailed_invitations, render_task_page
 
 # Where the accept page keeps the digest of the invitation a signed-out visitor opened: with
 # REGISTRATION = "invite", sign-up is open to whoever holds a valid one.
@@ -62,6 +66,35 @@ def task_invite(request, slug: str):
         request,
         "leaderboard/task_invitation.html",
         {"task": task, "invitation": issued.invitation, "new_link": link},
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def task_invite_mail(request, slug: str):
+    task = selectors.task_for(slug, request.user, role="organizer")
+    role = request.POST.get("role") or request.GET.get("role") or ROLES[0]
+    addresses = request.POST.get("addresses", "")
+    context = {"invitation_roles": ROLES, "role": role, "hours": settings.TASK_INVITATION_HOURS}
+    if request.method == "POST":
+        try:
+            issued = invite_to_task_by_mail(
+                task=task, role=role, by=request.user, addresses=addresses
+            )
+        except ServiceError as exc:  # the addresses' problems, or too many invitations (429)
+            context |= {"mail_error": exc, "addresses": addresses}
+            page = render_task_page(
+                request,
+                "leaderboard/task_invite_mail.html",
+                task,
+                context,
+                organizer=True,
+                status=exc.http_status,
+            )
+            return with_headers(page, exc)
+        context["mailed"] = mailed_invitations(request, issued, "task_join")
+    return render_task_page(
+        request, "leaderboard/task_invite_mail.html", task, context, organizer=True
     )
 
 

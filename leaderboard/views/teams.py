@@ -1,6 +1,7 @@
-"""Team pages: your teams (and making one), a team (members, runs, invitation links), joining by
-an invitation link, leaving; on a task that needs approval, a team asking to take part and an
-organizer approving it. A refused action shows its :class:`TeamError` with its status."""
+"""Team pages: your teams (and making one), a team (members, runs, invitation links, invitations
+by mail), joining by an invitation link, leaving; on a task that needs approval, a team asking to
+take part and an organizer approving it. A refused action shows its :class:`TeamError` (or the
+refused list of addresses) with its status."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from .. import selectors
+from ..errors import ServiceError, with_headers
+from ..services.invitation_mail import invite_to_team_by_mail
 from ..services.teams import (
     TeamError,
     approve_team,
@@ -22,6 +25,7 @@ from ..services.teams import (
     request_approval,
 )
 from ..services.teams import leave_team as leave
+from .common import mailed_invitations
 
 # Where the join page keeps the digest of the invitation a signed-out visitor opened: with
 # REGISTRATION = "invite", sign-up is open to whoever holds a valid one.
@@ -72,6 +76,21 @@ def team_invite(request, team_id: int):
     link = request.build_absolute_uri(reverse("team_join", args=[issued.key]))
     # Shown on this response only: the key is not stored, so it cannot be shown again.
     return _team_page(request, team, new_link=link, expires_at=issued.invitation.expires_at)
+
+
+@login_required
+@require_POST
+def team_invite_mail(request, team_id: int):
+    team = selectors.team_for(team_id=team_id, user=request.user)
+    addresses = request.POST.get("addresses", "")
+    try:
+        issued = invite_to_team_by_mail(team=team, by=request.user, addresses=addresses)
+    except ServiceError as exc:  # the addresses' problems, or too many invitations (429)
+        page = _team_page(
+            request, team, status=exc.http_status, mail_error=exc, addresses=addresses
+        )
+        return with_headers(page, exc)
+    return _team_page(request, team, mailed=mailed_invitations(request, issued, "team_join"))
 
 
 @login_required

@@ -133,6 +133,7 @@ def test_participant_pages(live_server, page, visit, login, world):
     visit(f"{live_server.url}/teams/")
     visit(f"{live_server.url}/accounts/password/change/")
     visit(f"{live_server.url}/accounts/email/")
+    visit(f"{live_server.url}/accounts/notifications/", "#mail-settings")
 
 
 def test_annotator_page_runs_its_script(live_server, page, visit, login, world):
@@ -143,7 +144,8 @@ def test_annotator_page_runs_its_script(live_server, page, visit, login, world):
 
 def test_organizer_pages(live_server, page, visit, login, world):
     login(page, live_server, "olga", "olga-pass")
-    visit(f"{live_server.url}/tasks/demo/organize/")
+    visit(f"{live_server.url}/tasks/demo/organize/", "#invite-by-mail")
+    visit(f"{live_server.url}/tasks/demo/organize/invite/mail/", "#id_addresses")
     visit(f"{live_server.url}/annotate/demo/queue/")
     visit(f"{live_server.url}/api/tasks/", "form")  # the browsable API with its forms
     visit(f"{live_server.url}/api/tasks/demo/")

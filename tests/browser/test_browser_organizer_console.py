@@ -13,6 +13,8 @@ from leaderboard.models import Task
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
+DANGER_RED = "rgb(164, 38, 44)"  # site.css: --danger, #a4262c
+
 WATCH_VIOLATIONS = """
 window.__csp = [];
 document.addEventListener('securitypolicyviolation', e => window.__csp.push(
@@ -44,8 +46,23 @@ def test_create_a_task_with_a_live_preview_then_upload_gold(
     assert preview.locator("td").inner_text() == "<img src=x onerror=alert(1)>"
     assert preview.locator("img").count() == 0
     page.fill("#id_display_template", '{"layout": "cards"}')
-    page.locator("#preview-problems li").wait_for()
-    assert "must be one of pair, table, text" in page.locator("#preview-problems").inner_text()
+    # The template's problems are written in red under its field.
+    check = page.locator(".field #template-check")
+    check.locator("p").wait_for()
+    assert "must be one of pair, table, text" in check.inner_text()
+    assert check.evaluate("e => getComputedStyle(e).color") == DANGER_RED
+    # A misspelt field: flagged with a word on its empty row, and named under the field.
+    page.fill("#sample-item", '{"name": "Ada", "born": "1815"}')
+    page.fill("#id_display_template", '{"layout": "table", "fields": ["nmae", "born"]}')
+    flagged = preview.locator("tr.missing-field")
+    flagged.wait_for()
+    assert flagged.get_attribute("data-field") == "nmae"
+    assert flagged.locator(".missing-flag").inner_text() == "not in the sample item"
+    assert 'names the field "nmae", which the sample item does not have' in check.inner_text()
+    assert preview.locator("tr:not(.missing-field) td").inner_text() == "1815"
+    page.fill("#id_display_template", '{"layout": "table", "fields": ["name", "born"]}')
+    check.wait_for(state="hidden")
+    assert preview.locator("tr.missing-field").count() == 0
 
     page.fill("#id_display_template", "")
     page.fill("#id_slug", "console-task")
@@ -55,6 +72,9 @@ def test_create_a_task_with_a_live_preview_then_upload_gold(
     task = Task.objects.get(slug="console-task")
     assert list(task.organizers.all()) == [creator]
     page.locator("#preview-item table.pair").wait_for()  # the organize page previews too
+    page.fill("#id_display_template", '{"layout": "pair", "fields": ["name", "brn"]}')
+    page.locator("#preview-item tr.missing-field .missing-flag").wait_for()
+    assert 'the field "brn"' in page.locator(".field #template-check").inner_text()
 
     gold = tmp_path / "gold.tsv"
     gold.write_text("nope\tcorrect\nk1\tmaybe\n")

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
+from mail_world import MailWorld, build_mail_world
 from shared_world import copied_world, shared_world
 
 from leaderboard.services.tasks import create_task
@@ -99,3 +100,23 @@ built_lb_world = shared_world(build_world)
 def lb_world(db, built_lb_world):
     """The permission matrices' world (``tests/support/role_world.py``), built once per module."""
     return copied_world(built_lb_world)
+
+
+@pytest.fixture
+def mail_world(db) -> MailWorld:
+    """A task, its organizer and two teams whose members have addresses (``tests/support/
+    mail_world.py``): the mail tests' world."""
+    return build_mail_world()
+
+
+@pytest.fixture
+def pipeline(monkeypatch) -> PipelineDriver:
+    """The pipeline's messages recorded and run in this process on ``drain()``."""
+    return PipelineDriver(monkeypatch)
+
+
+@pytest.fixture
+def committed(django_capture_on_commit_callbacks):
+    """``with committed():`` runs what the block enqueues on commit (a test's transaction
+    never commits)."""
+    return lambda: django_capture_on_commit_callbacks(execute=True)

@@ -24,6 +24,8 @@ from evaluation.core.closed_pool.label_noise import LOOK_ANNOTATORS
 from leaderboard.models import Item, Run, RunPredictions, Task, Team
 from leaderboard.selectors import task_readiness
 from leaderboard.services.ingest import ingest_run
+from leaderboard.services.invitation_mail import send_invitation_mail
+from leaderboard.services.notifications import send_notifications
 
 
 def make_task(**fields) -> Task:
@@ -156,9 +158,15 @@ class PipelineDriver:
                 "evaluation.ingest_run": ingest_run,
                 "evaluation.plan_run": services.plan_run,
                 "evaluation.estimate_task": services.estimate_task,
+                "evaluation.send_notifications": send_notifications,
+                "evaluation.send_invitation_mail": _send_invitation_mail,
             }[name]
             done.append((name, args, fn(*args)))
         raise AssertionError("pipeline did not settle")
+
+
+def _send_invitation_mail(kind: str, invitation_id: int, key: str) -> str:
+    return send_invitation_mail(kind=kind, invitation_id=invitation_id, key=key)
 
 
 def answer_all(task: Task, truth: dict[int, bool], user) -> int:

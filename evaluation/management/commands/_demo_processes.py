@@ -23,9 +23,9 @@ class Child:
     log: Path
     # An essential child that exits ends the demo; the others may finish on their own.
     essential: bool = True
-    # Its standard output goes to the demo's terminal, its standard error to ``log``: the web
-    # server's console mail backend writes sign-up and password mails to standard output, its
-    # server messages and request lines go to standard error.
+    # Its standard output goes to the demo's terminal, its standard error to ``log``: the console
+    # mail backend writes mail to standard output (the web server's sign-up and password mails,
+    # the worker's notifications and invitations), server messages and logs go to standard error.
     stdout_to_terminal: bool = False
     proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
@@ -159,13 +159,15 @@ def web_command(host: str, port: int, access_log: Path | None = None) -> list[st
 def worker_command() -> list[str]:
     """One Celery worker with beat embedded (``-B``): the demo's only worker, so it also runs
     the beat schedule (``CELERY_BEAT_SCHEDULE``: the watchdog, and the phase job that holds
-    boards at deadlines and publishes them at reveal times)."""
+    boards at deadlines and publishes them at reveal times). Quiet (no banner on standard
+    output, which the demo leaves to the mail it sends)."""
     return [
         sys.executable,
         "-m",
         "celery",
         "-A",
         "config",
+        "--quiet",
         "worker",
         "-B",
         "--pool=solo",
@@ -187,13 +189,20 @@ class DemoProcesses:
         if port_open(self.host, self.port):
             self.stderr.write(f"{self.host}:{self.port} is already in use; choose another --port")
             return 2
-        supervisor = Supervisor(cwd=self.base_dir, write=self.stderr.write)
+        supervisor = Supervisor(cwd=self.base_dir, write=self.stderr.write, env=self.env())
         previous = {
             sig: signal.signal(sig, supervisor.request_stop)
             for sig in (signal.SIGINT, signal.SIGTERM)
         }
         try:
-            supervisor.start(Child("worker", worker_command(), self.log_dir / "worker.log"))
+            supervisor.start(
+                Child(
+                    "worker",
+                    worker_command(),
+                    self.log_dir / "worker.log",
+                    stdout_to_terminal=True,  # its mail (console backend) is shown here
+                )
+            )
             supervisor.start(
                 Child(
                     "web server",
@@ -226,6 +235,15 @@ class DemoProcesses:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             self.stdout.write("Stopped.")
+
+    def env(self) -> dict[str, str]:
+        """The children's environment: the links of the worker's mail lead to this demo's
+        address, and the worker prints mail on standard output instead of logging it."""
+        return {
+            **os.environ,
+            "SITE_URL": os.environ.get("SITE_URL") or f"http://{self.host}:{self.port}",
+            "CELERY_WORKER_REDIRECT_STDOUTS": "0",
+        }
 
     def _wait_until_ready(self, supervisor: Supervisor, timeout: float) -> int | None:
         deadline = time.monotonic() + timeout

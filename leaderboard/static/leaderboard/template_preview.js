@@ -1,6 +1,9 @@
 // The display template's live preview: the server lays the sample item out with the template
 // (the annotators' code, POST to the section's data-preview-url) and the annotator page's own
-// renderDisplay draws it. Every text is written with textContent: payload text stays inert.
+// renderDisplay draws it. The template's problems, and the fields it names that the sample item
+// does not have (a misspelt field), are written in red under the template's field, and those
+// fields' rows are flagged; the sample's own problems are listed under the preview. Every text
+// is written with textContent: payload text stays inert.
 import { csrfToken } from "../annotation/annotate/api.js";
 import { renderDisplay } from "../annotation/annotate/item.js";
 
@@ -13,16 +16,37 @@ function main() {
   const sample = document.getElementById("sample-item");
   const item = document.getElementById("preview-item");
   const problems = document.getElementById("preview-problems");
+  const fieldBox = template ? template.closest(".field") : null;
+  const fieldCheck = document.createElement("div");
+  fieldCheck.className = "field-error template-check";
+  fieldCheck.id = "template-check";
+  fieldCheck.setAttribute("aria-live", "polite");
+  fieldCheck.hidden = true;
+  if (fieldBox) { fieldBox.appendChild(fieldCheck); }
   let timer = null;
   let asked = 0;
 
-  function showProblems(list) {
-    problems.replaceChildren(...list.map((text) => {
-      const li = document.createElement("li");
-      li.textContent = text;
-      return li;
+  // `box` shows the texts of `list`, one `tag` element each (hidden when there is none).
+  function show(box, list, tag) {
+    box.replaceChildren(...list.map((text) => {
+      const line = document.createElement(tag);
+      line.textContent = text;
+      return line;
     }));
-    problems.hidden = list.length === 0;
+    box.hidden = list.length === 0;
+  }
+
+  // A row of a field the sample item does not have gets a word, not only an empty cell.
+  function flagMissing(names) {
+    const missing = new Set(names);
+    item.querySelectorAll("tr[data-field]").forEach((row) => {
+      if (!missing.has(row.dataset.field)) { return; }
+      row.classList.add("missing-field");
+      const flag = document.createElement("span");
+      flag.className = "missing-flag";
+      flag.textContent = "not in the sample item";
+      row.querySelector("th").appendChild(flag);
+    });
   }
 
   async function refresh() {
@@ -40,11 +64,14 @@ function main() {
       });
       data = await response.json();
     } catch (error) {
-      data = {display: null, problems: ["The preview could not be reached."]};
+      data = {display: null, sample_problems: ["The preview could not be reached."]};
     }
     if (mine !== asked) { return; }  // a later edit was sent meanwhile
-    showProblems(data.problems || []);
+    show(problems, data.sample_problems || [], "li");
+    // Under the template's field, in red: its problems, then the fields the sample lacks.
+    show(fieldCheck, [...(data.template_problems || []), ...(data.warnings || [])], "p");
     item.replaceChildren(data.display ? renderDisplay(data.display) : "");
+    flagMissing(data.missing_fields || []);
   }
 
   function later() {

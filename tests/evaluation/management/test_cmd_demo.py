@@ -307,4 +307,25 @@ def test_the_demo_worker_runs_the_beat_schedule():
     from evaluation.management.commands._demo_processes import worker_command
 
     argv = worker_command()
-    assert argv[argv.index("celery") :][:5] == ["celery", "-A", "config", "worker", "-B"]
+    assert argv[argv.index("celery") :][:6] == [
+        "celery",
+        "-A",
+        "config",
+        "--quiet",
+        "worker",
+        "-B",
+    ]
+
+
+def test_the_demo_worker_prints_its_mail_with_links_to_the_demo(tmp_path, monkeypatch):
+    from evaluation.management.commands._demo_processes import DemoProcesses
+
+    monkeypatch.delenv("SITE_URL", raising=False)
+    processes = DemoProcesses(
+        base_dir=tmp_path, host="127.0.0.1", port=8123, stdout=None, stderr=None
+    )
+    env = processes.env()
+    assert env["CELERY_WORKER_REDIRECT_STDOUTS"] == "0"
+    assert env["SITE_URL"] == "http://127.0.0.1:8123"
+    monkeypatch.setenv("SITE_URL", "https://board.example.org")
+    assert processes.env()["SITE_URL"] == "https://board.example.org"

@@ -240,6 +240,9 @@ MATRIX = [
     ("POST", "/api/token/rotate/", None, (401, 201, 201, 201, 201, 201, 201, 201, 201)),
     ("DELETE", "/api/token/", None, (401, 204, 204, 204, 204, 204, 204, 204, 204)),
     ("GET", "/api/me/", None, (401, 200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/me/notifications/", None, (401,) + (200,) * 8),
+    ("PATCH", "/api/me/notifications/", {"run_finished": False}, (401,) + (200,) * 8),
+    ("PATCH", "/api/me/notifications/", {"runs": False}, (401,) + (400,) * 8),
     # Teams: only members reach a team (404 for everyone else, as for no team at all).
     ("GET", "/api/teams/", None, (401, 200, 200, 200, 200, 200, 200, 200, 200)),
     ("POST", "/api/teams/", {"name": "team-new"}, (401, 201, 201, 201, 201, 201, 201, 201, 201)),
@@ -248,6 +251,18 @@ MATRIX = [
     ("GET", "/api/teams/{ta}/", None, (401, 200, 404, 404, 404, 404, 404, 404, 404)),
     ("GET", "/api/teams/888888/", None, (401, 404, 404, 404, 404, 404, 404, 404, 404)),
     ("POST", "/api/teams/{ta}/invitations/", None, (401, 201, 404, 404, 404, 404, 404, 404, 404)),
+    (
+        "POST",
+        "/api/teams/{ta}/invitations/mail/",
+        {"emails": ["newcomer@example.org"]},
+        (401, 201, 404, 404, 404, 404, 404, 404, 404),
+    ),
+    (
+        "POST",
+        "/api/teams/{ta}/invitations/mail/",
+        {"emails": ["newcomer@"]},
+        (401, 400, 404, 404, 404, 404, 404, 404, 404),
+    ),
     ("POST", "/api/teams/{ta}/leave/", None, (401, 204, 404, 404, 404, 404, 404, 404, 404)),
     # Invitations to team A: pa is a member already; pb, a member of another team, may join; the
     # annotator of ``main`` may not (team A has runs on it).
@@ -276,6 +291,24 @@ MATRIX = [
         "/api/tasks/main/invitations/",
         {"role": "bogus"},
         (401, 403, 403, 403, 400, 403, 403, 400, 403),
+    ),
+    (
+        "POST",
+        "/api/tasks/main/invitations/mail/",
+        {"role": "annotator", "emails": ["newcomer@example.org"]},
+        (401, 403, 403, 403, 201, 403, 403, 201, 403),
+    ),
+    (
+        "POST",
+        "/api/tasks/main/invitations/mail/",
+        {"role": "annotator", "emails": ["newcomer@", "other@example.org"]},
+        (401, 403, 403, 403, 400, 403, 403, 400, 403),
+    ),
+    (
+        "POST",
+        "/api/tasks/hidden-draft/invitations/mail/",
+        {"role": "organizer", "emails": ["newcomer@example.org"]},
+        (401, 404, 404, 404, 201, 404, 404, 201, 404),
     ),
     (
         "DELETE",

@@ -46,7 +46,17 @@ def test_invite_list_accept_and_people(api, people, task, role):
     made = org.post("/api/tasks/t1/invitations/", {"role": role}, format="json")
     assert made.status_code == 201, made.content
     body = made.json()
-    assert set(body) == {"id", "role", "created_by", "created_at", "expires_at", "key", "url"}
+    assert set(body) == {
+        "id",
+        "role",
+        "created_by",
+        "created_at",
+        "expires_at",
+        "email",
+        "key",
+        "url",
+    }
+    assert body["email"] == ""  # a link, mailed to no one
     assert TaskInvitation.objects.get().digest == key_digest(body["key"])
     assert body["url"].endswith(f"/invitations/{body['key']}/") and body["role"] == role
     listed = org.get("/api/tasks/t1/invitations/").json()

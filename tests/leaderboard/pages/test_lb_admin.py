@@ -28,6 +28,7 @@ from leaderboard.models import (
     Estimate,
     LabelModelFit,
     LeaderboardSnapshot,
+    Notification,
     PoolRunOutputs,
     ReferenceCandidate,
     ReferenceItem,
@@ -36,6 +37,7 @@ from leaderboard.models import (
     RunEvent,
     Task,
 )
+from leaderboard.services.notifications import set_mail_preferences
 from leaderboard.services.task_roles import invite_to_task
 from leaderboard.services.teams import invite_to_team, request_approval
 from leaderboard.services.tokens import create_token
@@ -140,7 +142,9 @@ def data():
     team.members.add(user)
     invite_to_team(team=team, by=user)
     invite_to_task(task=task, role="annotator", by=user)
-    request_approval(task=task, team=team, by=user)
+    approval = request_approval(task=task, team=team, by=user)
+    Notification.objects.create(kind="team_request", recipient=user, approval=approval)
+    set_mail_preferences(user=user, run_finished=False)
     return task
 
 

@@ -447,6 +447,19 @@ MATRIX = [
     ("POST", "/teams/{ta}/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
     ("POST", "/teams/{ta}/invite/", None, (LOGIN, 200, 404, 404, 404, 404, 404, 404, 404)),
     ("GET", "/teams/{ta}/invite/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
+    (
+        "POST",
+        "/teams/{ta}/invite/mail/",
+        {"addresses": "newcomer@example.org, second@example.org"},
+        (LOGIN, 200, 404, 404, 404, 404, 404, 404, 404),
+    ),
+    (
+        "POST",
+        "/teams/{ta}/invite/mail/",
+        {"addresses": "not-an-address"},
+        (LOGIN, 400, 404, 404, 404, 404, 404, 404, 404),
+    ),
+    ("GET", "/teams/{ta}/invite/mail/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
     ("POST", "/teams/{ta}/leave/", None, (LOGIN, REDIRECT, 404, 404, 404, 404, 404, 404, 404)),
     ("GET", "/teams/{ta}/leave/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
     # Invitations to team A: pa is a member already; pb, a member of another team, may join; the
@@ -479,6 +492,31 @@ MATRIX = [
         (LOGIN, 404, 404, 404, 200, 404, 404, 200, 404),
     ),
     ("GET", "/tasks/main/organize/invite/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
+    # Invitations by mail: a page of their own (the form, and a refused list kept).
+    (
+        "GET",
+        "/tasks/main/organize/invite/mail/",
+        None,
+        (LOGIN, 403, 403, 403, 200, 403, 403, 200, 403),
+    ),
+    (
+        "POST",
+        "/tasks/main/organize/invite/mail/",
+        {"role": "annotator", "addresses": "newcomer@example.org"},
+        (LOGIN, 403, 403, 403, 200, 403, 403, 200, 403),
+    ),
+    (
+        "POST",
+        "/tasks/main/organize/invite/mail/",
+        {"role": "annotator", "addresses": "newcomer@"},
+        (LOGIN, 403, 403, 403, 400, 403, 403, 400, 403),
+    ),
+    (
+        "POST",
+        "/tasks/hidden-draft/organize/invite/mail/",
+        {"role": "organizer", "addresses": "newcomer@example.org"},
+        (LOGIN, 404, 404, 404, 200, 404, 404, 200, 404),
+    ),
     (
         "POST",
         "/tasks/main/organize/invitations/{tinv}/revoke/",
@@ -601,6 +639,9 @@ MATRIX = [
     # allauth's sign-out page asks for a POST (its form); signed out, there is nothing to ask.
     ("GET", "/accounts/logout/", None, (REDIRECT, 200, 200, 200, 200, 200, 200, 200, 200)),
     ("GET", "/accounts/password/change/", None, (LOGIN, 200, 200, 200, 200, 200, 200, 200, 200)),
+    # Each person's own mail settings.
+    ("GET", "/accounts/notifications/", None, (LOGIN,) + (200,) * 8),
+    ("POST", "/accounts/notifications/", {"on": "run_finished"}, (LOGIN,) + (REDIRECT,) * 8),
     ("GET", "/accounts/password/reset/", None, (200, 200, 200, 200, 200, 200, 200, 200, 200)),
     ("POST", "/accounts/password/reset/", {"email": "pa@example.org"}, (REDIRECT,) * 9),
     # Sign-up is for the signed out (a signed-in user is sent home).

@@ -190,10 +190,87 @@ def test_the_preview_names_the_problems_of_a_bad_template_or_sample(client):
     assert bad.json() == {
         "display": None,
         "problems": ['"layout" must be one of pair, table, text.'],
+        "template_problems": ['"layout" must be one of pair, table, text.'],
+        "sample_problems": [],
+        "warnings": [],
+        "missing_fields": [],
     }
     broken = client.post(PREVIEW, {"display_template": "", "sample": "{not json"})
     assert broken.status_code == 400
     assert broken.json()["problems"][0].startswith("The sample item is not valid JSON")
+    assert broken.json()["sample_problems"] == broken.json()["problems"]
+    assert broken.json()["template_problems"] == []
+
+
+@pytest.mark.parametrize(
+    ("template", "sample", "missing", "warning"),
+    [
+        (
+            '{"layout": "table", "fields": ["nmae", "born"]}',
+            '{"name": "Ada", "born": "1815"}',
+            ["nmae"],
+            'The template names the field "nmae", which the sample item does not have: its '
+            "row stays empty.",
+        ),
+        (
+            '{"layout": "pair", "fields": ["name", "brn"]}',
+            '{"left": {"name": "Ada", "born": "1815"}, "right": {"name": "Ada"}}',
+            ["brn"],
+            'The template names the field "brn", which the sample item does not have: its row '
+            "stays empty.",
+        ),
+        (
+            '{"layout": "pair", "left": "a", "right": "b"}',
+            '{"left": {"name": "Ada"}, "right": {"name": "Ada"}}',
+            ["a", "b"],
+            'The pair layout shows the records "a" and "b" side by side, but the sample item has '
+            'no object under "a", "b": annotators would see the automatic layout instead. The '
+            'item\'s fields: "left", "right".',
+        ),
+        (
+            '{"layout": "text", "field": "sentnce"}',
+            '{"sentence": "Ada was born in 1815."}',
+            ["sentnce"],
+            'The text layout shows the field "sentnce", which the sample item does not have: '
+            "annotators would see the automatic layout instead. The item's fields: "
+            '"sentence".',
+        ),
+        (
+            '{"layout": "text", "field": "sentence", "highlight": "spn"}',
+            '{"sentence": "Ada was born in 1815.", "span": "Ada"}',
+            ["spn"],
+            'The template names the field "spn", which the sample item does not have: nothing '
+            "is marked.",
+        ),
+        (
+            '{"layout": "table", "labels": {"nmae": "Name"}}',
+            '{"name": "Ada"}',
+            ["nmae"],
+            '"labels" names the field "nmae", which the sample item does not have: the label is '
+            "never shown.",
+        ),
+    ],
+)
+def test_the_preview_names_a_field_the_sample_item_does_not_have(
+    client, template, sample, missing, warning
+):
+    client.force_login(creator())
+    data = client.post(PREVIEW, {"display_template": template, "sample": sample}).json()
+    assert data["problems"] == [] and data["display"] is not None
+    assert data["missing_fields"] == missing
+    assert data["warnings"][0] == warning
+
+
+def test_a_template_whose_fields_the_sample_has_draws_no_warning(client):
+    client.force_login(creator())
+    data = client.post(
+        PREVIEW,
+        {
+            "display_template": '{"layout": "table", "fields": ["name"], "labels": {"born": "B"}}',
+            "sample": '{"name": "Ada", "born": "1815"}',
+        },
+    ).json()
+    assert (data["warnings"], data["missing_fields"]) == ([], [])
 
 
 def test_the_new_task_page_wires_the_preview_to_the_annotators_renderer(client):

@@ -26,6 +26,7 @@ function rowsTable(rows, className) {
   const body = node("tbody");
   rows.forEach((row) => {
     const tr = node("tr");
+    if (row.field !== undefined) { tr.dataset.field = row.field; }
     tr.appendChild(node("th", row.label || row.field, "field-name")).scope = "row";
     tr.appendChild(node("td", row.value));
     body.appendChild(tr);
@@ -47,6 +48,7 @@ function pairTable(display) {
   const body = node("tbody");
   (display.rows || []).forEach((row) => {
     const tr = node("tr", null, row.differs ? "differs" : "");
+    if (row.field !== undefined) { tr.dataset.field = row.field; }
     const th = node("th", row.label || row.field, "field-name");
     th.scope = "row";
     tr.appendChild(th);
