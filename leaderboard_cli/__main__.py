@@ -9,7 +9,8 @@ Examples::
     leaderboard wait 17 --timeout 3600
     leaderboard scores linkage
 
-Exit codes: 0 done, 1 other error, 2 usage, 3 token rejected, 4 file rejected (or run rejected),
+Exit codes: 0 done, 1 other error, 2 usage, 3 token rejected, 4 file rejected (problems by line,
+or in the wrong format: CSV, a header line, UTF-16; or run rejected),
 5 refused (task closed, over quota, not allowed, too large, the same file already submitted),
 6 not found, 7 server unreachable, 8 timed out waiting, 9 run failed.
 """
@@ -246,7 +247,9 @@ def parser() -> argparse.ArgumentParser:
 def exit_code(exc: ApiError) -> int:
     if exc.status == 401:
         return EXIT_AUTH
-    if exc.status == 400 and exc.problems and any(p.get("line") for p in exc.problems):
+    if exc.code == "wrong_format" or (
+        exc.status == 400 and exc.problems and any(p.get("line") for p in exc.problems)
+    ):
         return EXIT_REJECTED
     if exc.status in (403, 409, 413, 429):
         return EXIT_REFUSED

@@ -147,6 +147,30 @@ def test_a_rejected_file_prints_problems_with_line_numbers(
     assert not Run.objects.filter(name="bad").exclude(state=Run.State.REJECTED).exists()
 
 
+@pytest.mark.parametrize(
+    ("text", "encoding", "hint"),
+    [
+        (
+            "key,score\na,0.9\nb,0.2\n",
+            "utf-8",
+            "line 1: this looks like CSV (comma-separated): separate key and score with a tab, "
+            "and remove the header line",
+        ),
+        ("a\t0.9\nb\t0.2\n", "utf-16", "this file is UTF-16 (as Excel saves it): save it as UTF-8"),
+    ],
+)
+def test_a_file_in_the_wrong_format_is_refused_with_its_hint(
+    live_server, cli_world, client_home, capsys, sent, text, encoding, hint
+):
+    logged_in(live_server, cli_world)
+    run_file = client_home / "run.csv"
+    run_file.write_bytes(text.encode(encoding))
+    code, out, err = run_cli(capsys, "submit", "linkage", str(run_file), "--name", "excel")
+    assert code == 4 and out == ""
+    assert err == f"wrong format: {hint}\n"  # the hint once, on one line
+    assert sent == [] and Run.objects.get(name="excel").state == Run.State.REJECTED
+
+
 def test_wait_shows_how_far_validation_has_got(live_server, cli_world, capsys):
     logged_in(live_server, cli_world)
     run = Run.objects.create(

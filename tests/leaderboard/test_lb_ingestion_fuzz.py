@@ -30,7 +30,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rest_framework.test import APIClient
 
-from leaderboard.ingestion import parse_reference_file, parse_run_file, parser, reading
+from leaderboard.ingestion import (
+    UploadRejected,
+    parse_reference_file,
+    parse_run_file,
+    parser,
+    reading,
+)
 from leaderboard.models import Item, ReferenceItem, Run, RunPredictions
 from leaderboard.services.ingest import ingest_run
 from leaderboard.services.tasks import create_task
@@ -247,11 +253,18 @@ def test_arbitrary_bytes_are_stored_or_rejected_clearly(world, data, name, wrap)
             data = data[: len(data) // 2]
     before = Item.objects.filter(task=task).count()
     response = post_run(api_for(participant), task, data, name)
-    if response.status_code != 202:  # refused as it streamed in (over the size limit)
+    if response.status_code != 202:  # refused as it streamed in (size limit, wrong format)
         error = check_error_body(response)
-        assert error["code"] == "too_large", error
+        assert error["code"] in ("too_large", "wrong_format"), error
         assert Item.objects.filter(task=task).count() == before
         assert Run.objects.get(pk=error["run"]).state == Run.State.REJECTED
+        if error["code"] == "wrong_format":  # the parser, sniffing the same head, agrees
+            with pytest.raises(UploadRejected) as parsed:
+                parse_run_file(
+                    io.BytesIO(data), file_name=name, max_bytes=10**9, max_predictions=10**9
+                )
+            assert parsed.value.code == "wrong_format"
+            assert [p.as_dict() for p in parsed.value.problems] == error["problems"]
         return
     run = validated(response)
     if run.state == Run.State.QUEUED:
