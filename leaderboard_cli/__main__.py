@@ -39,7 +39,8 @@ from .output import (
 EXIT_ERROR, EXIT_AUTH, EXIT_REJECTED, EXIT_REFUSED = 1, 3, 4, 5
 EXIT_NOT_FOUND, EXIT_UNREACHABLE, EXIT_TIMEOUT, EXIT_FAILED = 6, 7, 8, 9
 TERMINAL = {"rejected", "scored", "partial", "failed"}
-VALIDATING = {"received", "validating"}
+# States whose reason `wait` prints as it changes: how far validation has got, why a run is held.
+REASON_SHOWN = {"received", "validating", "held"}
 PROGRESS_FROM_BYTES = 1024 * 1024
 
 
@@ -132,8 +133,9 @@ def cmd_wait(args) -> int:
     last = None
     while True:
         run = client.get(f"/api/runs/{run_id}/")
-        # While the file is validated its reason tells how far the worker has read.
-        shown = (run["state"], run.get("reason") if run["state"] in VALIDATING else None)
+        # While the file is validated its reason tells how far the worker has read; a held run's
+        # why it waits for the organizers.
+        shown = (run["state"], run.get("reason") if run["state"] in REASON_SHOWN else None)
         if shown != last:
             print(
                 f"run {run_id}: {run['state']}"

@@ -14,6 +14,7 @@ from .board import (
     snapshot_json,
     snapshots,
 )
+from .held_runs import reject_held_run_page, release_held_run_page
 from .organize import (
     display_preview,
     new_task,
@@ -49,6 +50,8 @@ __all__ = [
     "new_task",
     "organize",
     "publish",
+    "reject_held_run_page",
+    "release_held_run_page",
     "run_detail",
     "snapshot_csv",
     "snapshot_detail",

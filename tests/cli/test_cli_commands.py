@@ -185,6 +185,16 @@ def test_wait_shows_how_far_validation_has_got(live_server, cli_world, capsys):
     assert f"run {run.pk}: validating: 45% of the file read (90 MiB, 2,250,000 lines)" in err
 
 
+def test_wait_says_why_a_run_is_held(live_server, cli_world, capsys):
+    logged_in(live_server, cli_world)
+    reason = "held for the organizers: 3 of its 3 keys match no item of the task and look malformed"
+    run = Run.objects.create(
+        task=cli_world.task, team=cli_world.team, name="glued", state=Run.State.HELD, reason=reason
+    )
+    code, _, err = run_cli(capsys, "wait", str(run.pk), "--timeout", "0", "--interval", "1")
+    assert code == 8 and f"run {run.pk}: held: {reason}" in err
+
+
 def test_a_bad_token_says_to_log_in_again(live_server, cli_world, capsys):
     config.save(url=live_server.url, token="0" * 40)
     code, _, err = run_cli(capsys, "runs", "linkage")
