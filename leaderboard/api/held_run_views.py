@@ -22,7 +22,7 @@ from .views import ApiView
 # The base of the two actions (a comment, not a docstring: the schema would show it).
 class HeldRunActionView(ApiView):
     permission_classes = [IsAuthenticated]
-    action: Callable[..., Run]  # the service, set by each action
+    service: Callable[..., Run]  # set by each action
 
     def organized_run(self, run_id: int) -> Run:
         """The run if the user may see it (else 404) and organizes its task (else 403)."""
@@ -37,7 +37,7 @@ class HeldRunActionView(ApiView):
         request=None, responses=with_errors({200: RunDetailSerializer}, 401, 403, 404, 409)
     )
     def post(self, request, run_id: int):
-        self.action(run=self.organized_run(run_id), user=request.user)
+        self.service(run=self.organized_run(run_id), user=request.user)
         return Response(RunDetailSerializer(self.run(run_id), context={"request": request}).data)
 
 
@@ -45,11 +45,11 @@ class RunReleaseView(HeldRunActionView):
     """Release a held run (its task's organizers): it is validated again, not held again, and
     queued as usual. Idempotent; ``409 not_held`` for a run that was never held."""
 
-    action = staticmethod(release_run)
+    service = staticmethod(release_run)
 
 
 class RunRejectView(HeldRunActionView):
     """Reject a held run (its task's organizers): it uses no quota, its team sees why.
     Idempotent; ``409 not_held`` for a run that is not held."""
 
-    action = staticmethod(reject_held_run)
+    service = staticmethod(reject_held_run)

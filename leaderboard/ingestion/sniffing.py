@@ -37,7 +37,19 @@ from .results import Problem
 
 SNIFF_BYTES = 16 * 1024
 
-KINDS = {spec.name: spec for spec in (_RUN, _POOL_RUN, _REFERENCE, _CANDIDATES, _KEYS)}
+
+class _GoldLayout:
+    """Gold files, ``key<TAB>correct|incorrect`` (read line by line by the annotation app's gold
+    loader, not by the parser): the sniffer needs only their layout."""
+
+    name = "gold"
+    fields: tuple[str, ...] = ("answer",)
+    required = True
+
+
+KINDS = {
+    spec.name: spec for spec in (_RUN, _POOL_RUN, _REFERENCE, _CANDIDATES, _KEYS, _GoldLayout())
+}
 # Layouts whose value columns are numbers (a run's score, a closed-pool run's score and label).
 _NUMERIC = (_RUN, _POOL_RUN)
 
@@ -58,6 +70,7 @@ VALUE_NAMES = frozenset(
     {"score", "scores", "prob", "probability", "confidence", "similarity", "sim", "value"}
     | {"label", "labels", "prediction", "predicted", "pred", "match", "is_match", "class"}
     | {"group", "document", "doc", "doc_id", "document_id", "source"}
+    | {"answer", "gold", "verdict", "correct"}
 )
 
 
