@@ -45,6 +45,7 @@ class _GoldLayout:
     name = "gold"
     fields: tuple[str, ...] = ("answer",)
     required = True
+    comments = True  # lines starting with "#" are skipped
 
 
 KINDS = {
@@ -70,7 +71,7 @@ VALUE_NAMES = frozenset(
     {"score", "scores", "prob", "probability", "confidence", "similarity", "sim", "value"}
     | {"label", "labels", "prediction", "predicted", "pred", "match", "is_match", "class"}
     | {"group", "document", "doc", "doc_id", "document_id", "source"}
-    | {"answer", "gold", "verdict", "correct"}
+    | {"answer", "gold", "verdict"}
 )
 
 
@@ -91,6 +92,8 @@ def sniff_head(head: bytes, *, kind: str, file_name: str = "", complete: bool) -
     if _format_from_name(file_name) == "jsonl":
         return None
     lines = _complete_lines(head.removeprefix(_BOM), complete)
+    if getattr(spec, "comments", False):
+        lines = [(number, text) for number, text in lines if not text.lstrip().startswith("#")]
     if not lines or lines[0][1].lstrip().startswith("{"):
         return None
     texts = [text for _, text in lines]
