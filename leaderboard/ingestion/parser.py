@@ -37,6 +37,7 @@ from .fields import (
 from .reading import _BOM, _GZIP_MAGIC, _archive, _format_from_name, _looks_like_json, _RawReader
 from .receiving import too_large_message
 from .results import Problem, UploadRejected, human_bytes
+from .screening import glued_value_hint
 from .sniffing import SNIFF_BYTES, sniff_head
 
 MAX_LINE_BYTES = 4 * 1024 * 1024  # a longer line (a JSON payload gone wrong) is skipped, reported
@@ -448,11 +449,14 @@ class _Parser:
                     )
                 raise _Bad(
                     f"{field} missing: line {first} has one, so every line needs one "
-                    f"({field}s are all-or-none)"
+                    f"({field}s are all-or-none){glued_value_hint(key)}"
                 )
         if not has_value:
             if self.kind.required:
-                raise _Bad(f"{self.kind.field} missing: expected {self.kind.layout}")
+                raise _Bad(
+                    f"{self.kind.field} missing: expected {self.kind.layout}"
+                    + glued_value_hint(key)
+                )
             return self.kind.missing
         if isinstance(value, _Json):
             return self.kind.from_json(value.value)

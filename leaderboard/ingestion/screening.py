@@ -27,7 +27,7 @@ SCREEN_SAMPLE = 2_000  # keys screened in a longer run
 EXAMPLES = 10  # malformed keys shown, with their lines
 _SCORE_SUFFIX_RE = re.compile(r"(?:[,;|:]\s*|\s+)[-+]?(?:\d+\.\d*|\.\d+)(?:[eE][-+]?\d+)?\s*$")
 _SEPARATORS = frozenset(",;\"'")
-_CHAR_NAMES = {" ": "a space", "\u00a0": "a no-break space"}
+_CHAR_NAMES = {",": "a comma", ";": "a semicolon", '"': "a double quote", "'": "a quote"}
 
 
 @dataclass(frozen=True)
@@ -115,8 +115,24 @@ class KeyScreen:
         return f"key {_shown(key, 60)} matches no item and looks malformed: {' and '.join(what)}"
 
 
+def glued_value_hint(key: str) -> str:
+    """For a line whose value is missing: `` (a space separates the key from its value on this
+    line: use a tab)`` when ``key`` ends in a separator and a decimal number, else ``""``."""
+    match = _SCORE_SUFFIX_RE.search(key)
+    if match is None:
+        return ""
+    return (
+        f" ({_char_name(match.group()[0])} separates the key from its value on this line: "
+        "use a tab)"
+    )
+
+
 def _char_name(char: str) -> str:
-    return _CHAR_NAMES.get(char) or (repr(char) if char.isprintable() else f"U+{ord(char):04X}")
+    if char in _CHAR_NAMES:
+        return _CHAR_NAMES[char]
+    if char.isspace():
+        return "a space" if char == " " else f"a space (U+{ord(char):04X})"
+    return repr(char)
 
 
 def screened_indices(n: int, sample: int = SCREEN_SAMPLE) -> list[int]:

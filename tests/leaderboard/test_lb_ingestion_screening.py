@@ -43,17 +43,17 @@ def test_the_issues_keys_are_junk():
     assert screen.junk and len(screen.malformed) == n
     assert screen.summary() == (
         f"{n} of its {n} keys match no item of the task and look malformed: {n - 1} end in a "
-        f"separator and a number (',0.9000'), {n} contain ',' (no item key does)"
+        f"separator and a number (',0.9000'), {n} contain a comma (no item key does)"
     )
     first, second = screen.examples(keys)[:2]
     assert first == {
         "line": 1,
-        "message": "key 'key,score' matches no item and looks malformed: contains ','",
+        "message": "key 'key,score' matches no item and looks malformed: contains a comma",
     }
     assert second == {
         "line": 2,
         "message": f"key {keys[1]!r} matches no item and looks malformed: ends in ',0.9000' "
-        "and contains ','",
+        "and contains a comma",
     }
     assert len(screen.examples(keys)) == 10
 

@@ -300,3 +300,28 @@ def test_the_receiver_and_the_parser_agree(data):
 )
 def test_the_receiver_passes_valid_files(data, kind, name):
     assert received(data, kind=kind, name=name).n_bytes == len(data)
+
+
+# -- past the head: the problem of each line says which separator it used ---------------------
+def test_a_line_with_a_glued_score_says_so():
+    good = "".join(f"key-{i}\t0.5\n" for i in range(2000))  # a valid head: the sniffer passes
+    code, problems = parse_problems(good + "late-1,0.25\nlate-2 0.75\nlate-3\n")
+    all_or_none = "score missing: line 1 has one, so every line needs one (scores are all-or-none)"
+    assert code == "rejected" and problems == [
+        (2001, f"{all_or_none} (a comma separates the key from its value on this line: use a tab)"),
+        (2002, f"{all_or_none} (a space separates the key from its value on this line: use a tab)"),
+        (2003, all_or_none),
+    ]
+    with pytest.raises(UploadRejected) as info:
+        parse_candidate_file(
+            io.BytesIO("".join(f"c{i}\td\n" for i in range(2000)).encode() + b"c-x;0.5\n"),
+            max_bytes=1 << 20,
+            max_items=10**4,
+        )
+    assert [(p.line, p.message) for p in info.value.problems] == [
+        (
+            2001,
+            "document missing: expected key<TAB>document (a semicolon separates the key from its "
+            "value on this line: use a tab)",
+        )
+    ]

@@ -93,13 +93,13 @@ def test_a_junk_run_is_held_with_why_and_nothing_of_it_stored(febrl, team, parti
     assert run.reason.startswith(
         "held for the organizers: 272 of its 272 keys match no item of the task and look "
         "malformed: 272 end in a separator and a number (',1.0000', ',0.9999'), 272 "
-        "contain ',' (no item key does). An organizer releases it (it is then evaluated) or "
+        "contain a comma (no item key does). An organizer releases it (it is then evaluated) or "
         "rejects it (it then uses no quota)"
     ), run.reason
     assert run.errors[0] == {
         "line": 1,
         "message": "key 'rec-298-org|rec-298-dup-0,1.0000' matches no item and looks malformed: "
-        "ends in ',1.0000' and contains ','",
+        "ends in ',1.0000' and contains a comma",
     }
     assert len(run.errors) == 10 and run.error_count == 272 and run.n_predictions == 272
     # Not planned, no items or predictions, not among the engine's runs; the file kept.
