@@ -38,6 +38,17 @@ urlpatterns = [
         views.verified_items_csv,
         name="verified_items_csv",
     ),
+    # A run held for the organizers (its keys look like junk): release or reject it.
+    path(
+        "tasks/<slug:slug>/organize/runs/<int:run_id>/release/",
+        views.release_held_run_page,
+        name="held_run_release",
+    ),
+    path(
+        "tasks/<slug:slug>/organize/runs/<int:run_id>/reject/",
+        views.reject_held_run_page,
+        name="held_run_reject",
+    ),
     path("tasks/<slug:slug>/submit/", views.submit, name="submit_run"),
     path("tasks/<slug:slug>/runs/", views.task_runs, name="task_runs"),
     path("tasks/<slug:slug>/teams/<int:team_id>/request/", views.team_request, name="team_request"),

@@ -10,10 +10,11 @@ Examples::
     leaderboard scores linkage
 
 Exit codes (every command): 0 done, 1 other error, 2 usage (e.g. no run id and none submitted
-from here), 3 token rejected, 4 file rejected (an upload refused for its content, or status/wait
-on a rejected run), 5 refused (task closed, over quota, not allowed, too large, the same file
-already submitted), 6 not found, 7 server unreachable, 8 timed out waiting, 9 run failed (status
-or wait on a failed run).
+from here), 3 token rejected, 4 file rejected (an upload refused for its content, its problems by
+line or one wrong-format hint: CSV, a header line, UTF-16; or status/wait on a rejected run),
+5 refused (task closed, over quota, not allowed, too large, the same file already submitted),
+6 not found, 7 server unreachable, 8 timed out waiting, 9 run failed (status or wait on a failed
+run).
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ class UsageError(Exception):
     """The command line lacks something argparse cannot tell (exit code 2)."""
 
 
-VALIDATING = {"received", "validating"}
+# States whose reason `wait` prints as it changes: how far validation has got, why a run is held.
+REASON_SHOWN = {"received", "validating", "held"}
 PROGRESS_FROM_BYTES = 1024 * 1024
 
 
@@ -143,8 +145,9 @@ def cmd_wait(args) -> int:
     last = None
     while True:
         run = client.get(f"/api/runs/{run_id}/")
-        # While the file is validated its reason tells how far the worker has read.
-        shown = (run["state"], run.get("reason") if run["state"] in VALIDATING else None)
+        # While the file is validated its reason tells how far the worker has read; a held run's
+        # why it waits for the organizers.
+        shown = (run["state"], run.get("reason") if run["state"] in REASON_SHOWN else None)
         if shown != last:
             print(
                 f"run {run_id}: {run['state']}"
@@ -257,7 +260,9 @@ def parser() -> argparse.ArgumentParser:
 def exit_code(exc: ApiError) -> int:
     if exc.status == 401:
         return EXIT_AUTH
-    if exc.status == 400 and (exc.code == "rejected" or any(p.get("line") for p in exc.problems)):
+    if exc.code == "wrong_format" or (
+        exc.status == 400 and (exc.code == "rejected" or any(p.get("line") for p in exc.problems))
+    ):
         return EXIT_REJECTED
     if exc.status in (403, 409, 413, 429):
         return EXIT_REFUSED

@@ -99,12 +99,15 @@ def print_error(exc, stream) -> None:
         "over_quota": "over quota",
         "too_large": "file too large",
         "rejected": "file rejected",
+        "wrong_format": "wrong format",
         "not_team_member": "not allowed",
         "duplicate": "already submitted",
     }.get(exc.code, "error")
     print(f"{label}: {exc.message}", file=stream)
     for problem in exc.problems:
         where = f"line {problem['line']}" if problem.get("line") else "-"
+        if exc.message in (problem.get("message"), f"{where}: {problem.get('message')}"):
+            continue  # the message is this problem (a file in the wrong format: its hint)
         print(f"  {where}: {problem.get('message', '')}", file=stream)
     if exc.total > len(exc.problems):
         print(f"  ... {exc.total - len(exc.problems)} more problems", file=stream)

@@ -19,7 +19,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from leaderboard.errors import ServiceError
-from leaderboard.ingestion import Problem
+from leaderboard.ingestion import SNIFF_BYTES, Problem, sniff_head
 from leaderboard.models import Item, Task
 from leaderboard.selectors import is_organizer
 from leaderboard.services.runs import check_size
@@ -40,10 +40,10 @@ class GoldFileError(ServiceError):
 
     code = "rejected"
 
-    def __init__(self, problems: Iterable[Problem] | Iterable[str]):
+    def __init__(self, problems: Iterable[Problem] | Iterable[str], *, code: str = "rejected"):
         found = [p if isinstance(p, Problem) else Problem(None, p) for p in problems]
         self.errors = [str(p) for p in found]
-        super().__init__("\n".join(self.errors), problems=found)
+        super().__init__("\n".join(self.errors), problems=found, code=code)
 
 
 @dataclass(frozen=True)
@@ -125,11 +125,24 @@ def upload_gold(*, task: Task, upload: IO[bytes]) -> GoldLoad:
     Permission (organizers of the task) is checked by the caller. Raises
     :class:`~leaderboard.services.runs.SubmissionError` (``too_large``) for a file over the
     task's upload limit and :class:`GoldFileError` for a file with problems (a line that is not
-    UTF-8 among them); nothing is stored then.
+    UTF-8 among them; ``wrong_format`` with one hint for CSV, a header line, UTF-16); nothing is
+    stored then.
     """
     check_size(task=task, size=getattr(upload, "size", None))
     seekable = getattr(upload, "seekable", None)
     if callable(seekable) and seekable():
+        upload.seek(0)
+        # A file in the wrong format (CSV, a header line, UTF-16) gets one hint, not a problem
+        # on every line: the uploads' one sniffer, on the file's head.
+        head = upload.read(SNIFF_BYTES)
+        problem = sniff_head(
+            head,
+            kind="gold",
+            file_name=getattr(upload, "name", "") or "",
+            complete=len(head) < SNIFF_BYTES,
+        )
+        if problem is not None:
+            raise GoldFileError([problem], code="wrong_format")
         upload.seek(0)
     return load_gold(task=task, lines=_text_lines(upload))
 

@@ -12,6 +12,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from . import (
     account_views,
     board_views,
+    held_run_views,
     organizer_views,
     pool_views,
     reference_sample_views,
@@ -106,6 +107,8 @@ urlpatterns = [
     ),
     path("runs/<int:run_id>/", views.RunDetailView.as_view(), name="run-detail"),
     path("runs/<int:run_id>/history/", board_views.RunHistoryView.as_view(), name="run-history"),
+    path("runs/<int:run_id>/release/", held_run_views.RunReleaseView.as_view(), name="run-release"),
+    path("runs/<int:run_id>/reject/", held_run_views.RunRejectView.as_view(), name="run-reject"),
     path("token/", account_views.TokenView.as_view(), name="token"),
     path("token/rotate/", account_views.TokenRotateView.as_view(), name="token-rotate"),
     path("me/", account_views.MeView.as_view(), name="me"),

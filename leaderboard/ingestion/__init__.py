@@ -17,10 +17,11 @@ counted) and the whole upload is refused with :class:`UploadRejected` if there i
 
 Modules: ``results`` (what a parse returns or raises), ``reading`` (the raw bytes: counting,
 hashing, gzip, archives, format detection), ``receiving`` (the web request's single pass that
-stores an upload: hash, size and decompressed size), ``fields`` (the key rules and the score /
-group field rules) and ``parser`` (the line parser, whose docstring tells how TSV blocks are
-made fast). The constants are re-exported here to be read; tests change them where they are read:
-``reading.READ_SIZE``, ``parser.MAX_LINE_BYTES``, ``parser._FAST_PATH``.
+stores an upload: hash, size and decompressed size), ``sniffing`` (a file in the wrong format
+told from its first bytes: CSV, a header line, UTF-16; one hint), ``fields`` (the key rules and
+the score / group field rules) and ``parser`` (the line parser, whose docstring tells how TSV
+blocks are made fast). The constants are re-exported here to be read; tests change them where
+they are read: ``reading.READ_SIZE``, ``parser.MAX_LINE_BYTES``, ``parser._FAST_PATH``.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ from .results import (
     UploadRejected,
     human_bytes,
 )
+from .sniffing import SNIFF_BYTES, sniff_head
 
 __all__ = [
     "MAX_GROUP_LENGTH",
@@ -59,6 +61,7 @@ __all__ = [
     "MAX_LINE_BYTES",
     "MAX_PROBLEMS",
     "READ_SIZE",
+    "SNIFF_BYTES",
     "ParsedPool",
     "ParsedPoolRun",
     "ParsedReference",
@@ -72,6 +75,7 @@ __all__ = [
     "parse_pool_run_file",
     "parse_reference_file",
     "parse_run_file",
+    "sniff_head",
     "too_large_message",
 ]
 

@@ -106,6 +106,7 @@ def _check_key(key: str) -> None:
 class _Scores:
     """Runs: an optional score in [0, 1]; all lines have one or none do (then every score is 1)."""
 
+    name = "run"  # the upload kind, as :func:`.sniffing.sniff_head` and the Receiver name it
     field = "score"
     fields: tuple[str, ...] = ("score",)
     layout = "key or key<TAB>score"
@@ -156,6 +157,7 @@ class _Scores:
 class _Groups:
     """Reference samples: an optional group (source document), at most 200 characters."""
 
+    name = "reference"
     field = "group"
     fields: tuple[str, ...] = ("group",)
     layout = "key or key<TAB>group"
@@ -186,6 +188,7 @@ class _Groups:
 class _Documents(_Groups):
     """Reference candidates: each item's document (group), required and not empty."""
 
+    name = "candidates"
     field = "document"
     fields: tuple[str, ...] = ("document",)
     layout = "key<TAB>document"
@@ -206,6 +209,7 @@ class _Documents(_Groups):
 class _Keys:
     """Closed pools: the key alone (a payload only in JSON Lines)."""
 
+    name = "pool"
     field = "key"
     fields: tuple[str, ...] = ()
     layout = "one key per line"
@@ -227,6 +231,7 @@ class _Keys:
 class _PoolOutputs:
     """Closed-pool runs: a score in [0, 1] and a 0/1 label on every line."""
 
+    name = "pool_run"
     field = "score and label"
     fields: tuple[str, ...] = ("score", "label")
     layout = "key<TAB>score<TAB>label"

@@ -37,6 +37,8 @@ from .fields import (
 from .reading import _BOM, _GZIP_MAGIC, _archive, _format_from_name, _looks_like_json, _RawReader
 from .receiving import too_large_message
 from .results import Problem, UploadRejected, human_bytes
+from .screening import glued_value_hint
+from .sniffing import SNIFF_BYTES, sniff_head
 
 MAX_LINE_BYTES = 4 * 1024 * 1024  # a longer line (a JSON payload gone wrong) is skipped, reported
 _FAST_PATH = True  # tests switch it off to check that both paths agree
@@ -68,6 +70,7 @@ class _Parser:
         self.max_bytes = max_bytes
         self.max_records = max_records
         self.max_problems = max_problems
+        self.file_name = file_name
         self.format = _format_from_name(file_name)
         self._named_tsv = self.format == "tsv"
         self.compressed = False
@@ -91,10 +94,10 @@ class _Parser:
         if len(self.problems) < self.max_problems:
             self.problems.append(Problem(line, message))
 
-    def stop(self, message: str, code: str = "rejected") -> None:
+    def stop(self, message: str, code: str = "rejected", line: int | None = None) -> None:
         """A problem of the whole file (listed first, whatever the cap); stop reading."""
         self.total += 1
-        self.problems.insert(0, Problem(None, message))
+        self.problems.insert(0, Problem(line, message))
         self.stopped = True
         if code != "rejected":
             self.code = code
@@ -145,14 +148,34 @@ class _Parser:
                 n_bytes=self.raw.n_bytes,
             )
 
+    def _sniffed_head(self, source) -> bytes:
+        """The first :data:`SNIFF_BYTES` of ``source`` (fewer at its end), read and sniffed: a
+        file in the wrong format stops here with the hint (``wrong_format``)."""
+        head = b""
+        while len(head) < SNIFF_BYTES:
+            data = source.read(SNIFF_BYTES - len(head))
+            if not data:
+                break
+            head += data
+        problem = sniff_head(
+            head, kind=self.kind.name, file_name=self.file_name, complete=len(head) < SNIFF_BYTES
+        )
+        if problem is not None:
+            self.stop(problem.message, code="wrong_format", line=problem.line)
+        return head
+
     def _read(self, source) -> int:
         """Feed ``source`` to :meth:`_block` in blocks of whole lines; return the bytes read."""
         total = 0
         tail = b""
         line, offset = 1, 0  # where ``tail`` (the next block) starts
         skipping = False  # inside a line longer than MAX_LINE_BYTES
+        head = self._sniffed_head(source)
         while not self.stopped:
-            chunk = source.read(reading.READ_SIZE)
+            if head:  # blocks of the same size as the rest
+                chunk, head = head[: reading.READ_SIZE], head[reading.READ_SIZE :]
+            else:
+                chunk = source.read(reading.READ_SIZE)
             if not chunk:
                 break
             total += len(chunk)
@@ -426,11 +449,14 @@ class _Parser:
                     )
                 raise _Bad(
                     f"{field} missing: line {first} has one, so every line needs one "
-                    f"({field}s are all-or-none)"
+                    f"({field}s are all-or-none){glued_value_hint(key)}"
                 )
         if not has_value:
             if self.kind.required:
-                raise _Bad(f"{self.kind.field} missing: expected {self.kind.layout}")
+                raise _Bad(
+                    f"{self.kind.field} missing: expected {self.kind.layout}"
+                    + glued_value_hint(key)
+                )
             return self.kind.missing
         if isinstance(value, _Json):
             return self.kind.from_json(value.value)

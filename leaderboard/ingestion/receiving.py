@@ -3,8 +3,10 @@
 The web request only copies a run file to storage through a :class:`Receiver`; a worker parses it
 later. The receiver enforces the size limits as the bytes pass: the raw size, and for gzip data
 the decompressed size (inflated in bounded steps, so a zip bomb costs at most ``max_bytes`` of
-counting and never that much memory). Corrupt gzip data is not judged here: counting stops and the
-parser words the problem later.
+counting and never that much memory). Given the upload's ``kind``, it also keeps the first
+:data:`~.sniffing.SNIFF_BYTES` (decompressed) and refuses a file whose head shows the wrong
+format (:func:`~.sniffing.sniff_head`: CSV, a header line, UTF-16...) as soon as they are in.
+Corrupt gzip data is not judged here: counting stops and the parser words the problem later.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import IO
 
 from .reading import _GZIP_MAGIC, READ_SIZE
 from .results import Problem, UploadRejected, human_bytes
+from .sniffing import SNIFF_BYTES, sniff_head
 
 
 def too_large_message(max_bytes: int, *, compressed: bool) -> str:
@@ -27,13 +30,20 @@ class Receiver:
     """A file-like reader over ``stream`` that hashes and counts what passes through it.
 
     ``read`` raises :class:`UploadRejected` (code ``too_large``) once the file, raw or
-    decompressed, passes ``max_bytes``. After the last read: ``n_bytes``, ``sha256``,
-    ``compressed``.
+    decompressed, passes ``max_bytes``, and with ``kind`` (one of
+    :data:`~.sniffing.KINDS`; ``file_name`` tells JSON Lines) ``wrong_format`` once its head
+    shows the wrong format (:meth:`finish` judges a shorter file). After :meth:`finish`:
+    ``n_bytes``, ``sha256``, ``compressed``.
     """
 
-    def __init__(self, stream: IO[bytes], *, max_bytes: int):
+    def __init__(
+        self, stream: IO[bytes], *, max_bytes: int, kind: str | None = None, file_name: str = ""
+    ):
         self._stream = stream
         self.max_bytes = max_bytes
+        self.kind, self.file_name = kind, file_name
+        self._sniffed = b""  # the first SNIFF_BYTES (decompressed), until judged
+        self._judged = kind is None
         self._sha = hashlib.sha256()
         self.n_bytes = 0
         self.n_decompressed = 0
@@ -54,7 +64,7 @@ class Receiver:
         if self.compressed is None:  # counting starts once the first bytes tell the kind
             self._head += data
             if len(self._head) >= len(_GZIP_MAGIC):
-                self.finish()
+                self._begin()
             return data
         self._count(data)
         return data
@@ -79,6 +89,7 @@ class Receiver:
         if not self.compressed:
             if self.n_bytes > self.max_bytes:
                 raise self._too_large()
+            self._sniff(data)
             return
         while data and self._counting:
             if self._inflater is None:  # a gzip member starts (a file may hold several)
@@ -91,14 +102,42 @@ class Receiver:
             self.n_decompressed += len(out)
             if self.n_decompressed > self.max_bytes:
                 raise self._too_large()
+            self._sniff(out)
             if self._inflater.eof:
                 data, self._inflater = self._inflater.unused_data, None
             else:
                 data = self._inflater.unconsumed_tail
 
+    def _sniff(self, data: bytes, *, complete: bool = False) -> None:
+        """Keep the head until it is :data:`SNIFF_BYTES` long (or the file ends), then judge it."""
+        if self._judged:
+            return
+        self._sniffed += data[: SNIFF_BYTES - len(self._sniffed)]
+        if len(self._sniffed) < SNIFF_BYTES and not complete:
+            return
+        self._judged = True
+        assert self.kind is not None  # else judged from the start
+        problem = sniff_head(
+            self._sniffed,
+            kind=self.kind,
+            file_name=self.file_name,
+            complete=complete and len(self._sniffed) < SNIFF_BYTES,
+        )
+        self._sniffed = b""
+        if problem is not None:
+            raise UploadRejected([problem], 1, code="wrong_format", n_bytes=self.n_bytes)
+
+    def _begin(self) -> None:
+        """The first bytes tell whether the file is gzip data: count (and sniff) from here."""
+        self.compressed = self._head.startswith(_GZIP_MAGIC)
+        head, self._head = self._head, b""
+        self._count(head)
+
     def finish(self) -> None:
-        """After the last read: a short file whose head was still held is counted now."""
+        """After the last read: a short file whose head was still held is counted now, and a
+        file shorter than the sniffed head is judged (not corrupt or truncated gzip data: the
+        parser words those)."""
         if self.compressed is None:
-            self.compressed = self._head.startswith(_GZIP_MAGIC)
-            head, self._head = self._head, b""
-            self._count(head)
+            self._begin()
+        if self._counting and self._inflater is None:
+            self._sniff(b"", complete=True)

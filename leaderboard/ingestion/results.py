@@ -36,8 +36,9 @@ class Problem:
 class UploadRejected(ValueError):
     """The upload has problems; ``problems`` holds the first ones, ``total`` counts them all.
 
-    ``code`` is ``"too_large"`` when the file (decompressed) is over the size limit, else
-    ``"rejected"``.
+    ``code`` is ``"too_large"`` when the file (decompressed) is over the size limit,
+    ``"wrong_format"`` when its first bytes show the wrong format (CSV, a header line, UTF-16:
+    one problem, its hint), else ``"rejected"``.
     """
 
     def __init__(
@@ -51,6 +52,8 @@ class UploadRejected(ValueError):
 
     @property
     def summary(self) -> str:
+        if self.code == "wrong_format" and self.problems:
+            return str(self.problems[0])  # the hint says what to do
         noun = "problem" if self.total == 1 else "problems"
         first = f" (first: {self.problems[0]})" if self.problems else ""
         return f"rejected: {self.total:,} {noun}{first}"

@@ -18,6 +18,8 @@ class Run(models.Model):
     class State(models.TextChoices):
         RECEIVED = "received", "received"
         VALIDATING = "validating", "validating"
+        # Most keys match no item and look malformed: an organizer releases or rejects it.
+        HELD = "held", "held for the organizers"
         REJECTED = "rejected", "rejected"
         QUEUED = "queued", "queued"
         PLANNING = "planning", "planning"

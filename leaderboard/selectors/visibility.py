@@ -93,6 +93,12 @@ def runs_visible_to(*, task: Task, user) -> QuerySet[Run]:
     return runs.filter(team__in=teams_of(user))
 
 
+def held_runs(task: Task) -> QuerySet[Run]:
+    """The task's runs held for its organizers (oldest first), for its organizers' pages: the
+    caller reached ``task`` in the organizer role."""
+    return Run.objects.filter(task=task, state=Run.State.HELD).select_related("team").order_by("id")
+
+
 def run_for(*, run_id: int, user) -> Run | None:
     """The run as ``user`` may see it (:func:`runs_seen_by`), with its ``visible_events``, if
     they are a member of its team or an organizer of its task; else ``None``."""
@@ -112,6 +118,7 @@ LABEL_FREE_STATES = frozenset(
     {
         Run.State.RECEIVED,
         Run.State.VALIDATING,
+        Run.State.HELD,
         Run.State.REJECTED,
         Run.State.QUEUED,
         Run.State.FAILED,

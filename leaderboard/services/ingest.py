@@ -1,4 +1,6 @@
-"""Validating a received run (a worker's job): parse its stored file, then queue it or reject it.
+"""Validating a received run (a worker's job): parse its stored file, then queue it or reject it
+(or, for an open task, hold it for the organizers when most of its keys match no item and look
+malformed: :mod:`.held_runs`).
 
 Safe to repeat: the run's row is locked and its state re-read before every write, so a retried or
 duplicated message finds the run past ``validating`` and does nothing; the items, the predictions
@@ -20,7 +22,9 @@ from django.db import transaction
 
 from .. import jobs
 from ..ingestion import ParsedRun, UploadRejected, human_bytes, parse_run_file
+from ..ingestion.screening import KeyScreen
 from ..models import Run, RunPredictions, Task
+from .held_runs import hold_run, junk_screen, was_held
 from .items import ensure_items
 from .lifecycle import fail_run, transition_run
 from .pool_runs import PoolRunArrays, read_pool_run, store_pool_run
@@ -85,6 +89,11 @@ def ingest_received(run: Run) -> UploadRejected | None:
     except FileNotFoundError:
         _lost(run)
         return None
+    if isinstance(parsed, ParsedRun) and not was_held(run):  # a released run is not held again
+        screen = junk_screen(run.task, parsed.keys)
+        if screen.junk:
+            _hold(run, screen, parsed.keys)
+            return None
     _store(run, parsed)
     return None
 
@@ -126,6 +135,14 @@ def _reject(run: Run, exc: UploadRejected) -> None:
     run.refresh_from_db()
 
 
+def _hold(run: Run, screen: KeyScreen, keys: list[str]) -> None:
+    with transaction.atomic():
+        current = _locked(run)
+        if current is not None:
+            hold_run(current, screen, keys)
+    run.refresh_from_db()
+
+
 def _lost(run: Run) -> None:
     with transaction.atomic():
         current = _locked(run)
@@ -163,6 +180,8 @@ def _store(run: Run, parsed: ParsedRun | PoolRunArrays) -> None:
             n_new_items=n_new,
             file_format=parsed.format,
             upload="",
+            errors=[],  # a released run's examples of malformed keys: its events keep why
+            error_count=0,
         )
         _delete_on_commit(run.upload)
         jobs.enqueue_plan(current.pk)

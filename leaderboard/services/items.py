@@ -62,6 +62,13 @@ def ensure_items(
     return np.fromiter(map(known.__getitem__, keys), dtype=np.int64, count=len(keys))
 
 
+def known_keys(*, task: Task, keys: Sequence[str]) -> set[str]:
+    """Which of ``keys`` are items of ``task`` already."""
+    n_items = Task.objects.values_list("n_items", flat=True).get(pk=task.pk)
+    found = _known_indices(task.pk, keys, n_items)
+    return {key for key in keys if key in found}
+
+
 def item_ids(*, task: Task, indices: Sequence[int] | np.ndarray) -> list[int]:
     """The primary keys of the task's items with these indices, in order."""
     wanted = [int(i) for i in indices]

@@ -14,7 +14,9 @@ from .notifications import owe_run_notifications
 # Which states may follow which (anything may fail; the watchdog may re-queue active runs).
 _ALLOWED: dict[str, set[str]] = {
     Run.State.RECEIVED: {Run.State.VALIDATING, Run.State.REJECTED},
-    Run.State.VALIDATING: {Run.State.QUEUED, Run.State.REJECTED},
+    Run.State.VALIDATING: {Run.State.QUEUED, Run.State.REJECTED, Run.State.HELD},
+    # An organizer releases a held run (validated again, then queued) or rejects it.
+    Run.State.HELD: {Run.State.RECEIVED, Run.State.REJECTED},
     Run.State.QUEUED: {Run.State.PLANNING},
     Run.State.PLANNING: {
         Run.State.AWAITING_LABELS,

@@ -55,9 +55,10 @@ class SubmissionError(ServiceError):
     ``team_not_approved``, ``annotator_in_team`` (a member annotates the task, which does not
     allow it), ``over_quota``, ``rejected`` (problems in the file, by line),
     ``too_large``, ``duplicate`` (the team already submitted this file), ``invalid`` (a bad
-    request field), ``missing_file``, ``throttled`` (the pages' upload throttle). ``run`` is
-    the ``rejected`` run recorded for a refused file, or for ``duplicate`` the run that has the
-    file.
+    request field), ``missing_file``, ``throttled`` (the pages' upload throttle),
+    ``wrong_format`` (the file's first lines show CSV, a header line, UTF-16 or UTF-32, or a
+    space for a tab: one problem, with its line and what to do). ``run`` is the ``rejected``
+    run recorded for a refused file, or for ``duplicate`` the run that has the file.
     """
 
     statuses = {
@@ -327,9 +328,11 @@ class _ReceivedFile(File):  # type: ignore[type-arg]  # File is generic only in 
     DEFAULT_CHUNK_SIZE = READ_SIZE
 
 
-def _store(upload: IO[bytes], *, task: Task) -> tuple[str, Receiver]:
-    """Copy the upload to storage through a :class:`Receiver`; return the stored name."""
-    receiver = Receiver(upload, max_bytes=upload_limit(task))
+def _store(upload: IO[bytes], *, task: Task, file_name: str) -> tuple[str, Receiver]:
+    """Copy the upload to storage through a :class:`Receiver` (which refuses a file over the
+    limit, or whose head shows the wrong format); return the stored name."""
+    kind = "pool_run" if task.kind == Task.Kind.CLOSED_POOL else "run"
+    receiver = Receiver(upload, max_bytes=upload_limit(task), kind=kind, file_name=file_name)
     name = f"{settings.UPLOAD_DIR}/{task.pk}/{uuid.uuid4().hex}.upload"
     try:
         # A Receiver is file-like as far as storage backends read one.
@@ -378,7 +381,7 @@ def submit_run(
         "file_name": file_name,
     }
     try:
-        stored, received = _store(upload, task=task)
+        stored, received = _store(upload, task=task, file_name=file_name)
     except UploadRejected as exc:
         with transaction.atomic():
             run = Run(name=name or _default_name(task, team), file_bytes=exc.n_bytes, **fields)

@@ -14,6 +14,7 @@ from .board import (
     snapshot_json,
     snapshots,
 )
+from .held_runs import reject_held_run_page, release_held_run_page
 from .mail_settings import mail_settings
 from .organize import (
     display_preview,
@@ -54,6 +55,8 @@ __all__ = [
     "new_task",
     "organize",
     "publish",
+    "reject_held_run_page",
+    "release_held_run_page",
     "run_detail",
     "set_state_page",
     "snapshot_csv",

@@ -126,7 +126,8 @@ def organize_page(
     status: int = 200,
 ) -> HttpResponse:
     """The organize page of ``task``; with the settings ``form`` as sent, or the ``upload``
-    (``reference``, ``pool``, ``gold``, ``candidates``, ``draw``) that ``error`` refused (its
+    (``reference``, ``pool``, ``gold``, ``candidates``, ``draw``) or action on a held run
+    (``release``, ``reject``) that ``error`` refused (its
     status and headers), or the change of state ``state_error`` refused (an opening its
     checklist refused: :class:`TaskNotReady`, 409), shown with the checklist at the top."""
     if state_error is not None:
@@ -141,6 +142,7 @@ def organize_page(
             "hold": presenters.hold_status(task),
             "queue_url": f"/annotate/{task.slug}/queue/",
             "approval_requests": selectors.approval_requests(task),
+            "held_runs": selectors.held_runs(task),  # (views/held_runs.py)
             **organize_people(task),  # the task's people and invitations (task_roles.py)
             **reference_sample.reference_sample_context(task),  # (reference_sample.py)
             **readiness.readiness_context(task, state_error),  # the checklist (readiness.py)

@@ -77,6 +77,32 @@ def test_a_malformed_file_gets_its_problems_by_line_and_stores_nothing(org, task
     assert not GoldItem.objects.exists()
 
 
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        (
+            b"k0,correct\nk1,incorrect\n",
+            (1, "this looks like CSV (comma-separated): separate key and answer with a tab"),
+        ),
+        (
+            b"key\tanswer\nk0\tcorrect\n",
+            (1, "this looks like a header line (key, answer): remove it"),
+        ),
+        (
+            "k0\tcorrect\nk1\tincorrect\n".encode("utf-16"),
+            (None, "this file is UTF-16 (as Excel saves it): save it as UTF-8"),
+        ),
+    ],
+)
+def test_a_file_in_the_wrong_format_gets_one_hint(org, task, body, problem):
+    response = post(client_for(org), body)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "wrong_format" and error["total"] == 1
+    assert [(p["line"], p["message"]) for p in error["problems"]] == [problem]
+    assert not GoldItem.objects.exists()
+
+
 def test_a_request_without_a_file_is_400(org, task):
     response = client_for(org).post(GOLD, {}, format="multipart")
     assert response.status_code == 400

@@ -147,6 +147,30 @@ def test_a_rejected_file_prints_problems_with_line_numbers(
     assert not Run.objects.filter(name="bad").exclude(state=Run.State.REJECTED).exists()
 
 
+@pytest.mark.parametrize(
+    ("text", "encoding", "hint"),
+    [
+        (
+            "key,score\na,0.9\nb,0.2\n",
+            "utf-8",
+            "line 1: this looks like CSV (comma-separated): separate key and score with a tab, "
+            "and remove the header line",
+        ),
+        ("a\t0.9\nb\t0.2\n", "utf-16", "this file is UTF-16 (as Excel saves it): save it as UTF-8"),
+    ],
+)
+def test_a_file_in_the_wrong_format_is_refused_with_its_hint(
+    live_server, cli_world, client_home, capsys, sent, text, encoding, hint
+):
+    logged_in(live_server, cli_world)
+    run_file = client_home / "run.csv"
+    run_file.write_bytes(text.encode(encoding))
+    code, out, err = run_cli(capsys, "submit", "linkage", str(run_file), "--name", "excel")
+    assert code == 4 and out == ""
+    assert err == f"wrong format: {hint}\n"  # the hint once, on one line
+    assert sent == [] and Run.objects.get(name="excel").state == Run.State.REJECTED
+
+
 def test_wait_shows_how_far_validation_has_got(live_server, cli_world, capsys):
     logged_in(live_server, cli_world)
     run = Run.objects.create(
@@ -159,6 +183,16 @@ def test_wait_shows_how_far_validation_has_got(live_server, cli_world, capsys):
     code, _, err = run_cli(capsys, "wait", str(run.pk), "--timeout", "0", "--interval", "1")
     assert code == 8
     assert f"run {run.pk}: validating: 45% of the file read (90 MiB, 2,250,000 lines)" in err
+
+
+def test_wait_says_why_a_run_is_held(live_server, cli_world, capsys):
+    logged_in(live_server, cli_world)
+    reason = "held for the organizers: 3 of its 3 keys match no item of the task and look malformed"
+    run = Run.objects.create(
+        task=cli_world.task, team=cli_world.team, name="glued", state=Run.State.HELD, reason=reason
+    )
+    code, _, err = run_cli(capsys, "wait", str(run.pk), "--timeout", "0", "--interval", "1")
+    assert code == 8 and f"run {run.pk}: held: {reason}" in err
 
 
 def test_a_bad_token_says_to_log_in_again(live_server, cli_world, capsys):

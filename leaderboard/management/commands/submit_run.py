@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 
-from leaderboard.models import Task, Team
+from leaderboard.models import Run, Task, Team
 from leaderboard.services.ingest import submit_and_ingest
 from leaderboard.services.runs import SubmissionError
 
@@ -18,7 +18,8 @@ from ._errors import report_problems
 class Command(BaseCommand):
     help = (
         "Submit FILE as a run of team NAME to task SLUG, as USERNAME (a member of the "
-        "team): validated like a web upload, then queued for planning."
+        "team): validated like a web upload, then queued for planning (or held for the "
+        "organizers when most of its keys match no item and look malformed)."
     )
 
     def add_arguments(self, parser):
@@ -63,3 +64,5 @@ class Command(BaseCommand):
                 f"{run.n_predictions} predictions ({run.n_new_items} new items)"
             )
         )
+        if run.state == Run.State.HELD:
+            self.stdout.write(self.style.WARNING(run.reason))

@@ -235,6 +235,9 @@ MATRIX = [
         (401, 200, 404, 404, 403, 404, 404, 200, 404),
     ),
     ("GET", "/api/runs/{a}/history/", None, (404, 200, 404, 404, 200, 404, 404, 200, 404)),
+    # A held run's release and rejection: its task's organizers (run A is not held: 409).
+    ("POST", "/api/runs/{a}/release/", None, (401, 403, 404, 404, 409, 404, 404, 409, 404)),
+    ("POST", "/api/runs/{a}/reject/", None, (401, 403, 404, 404, 409, 404, 404, 409, 404)),
     ("GET", "/api/token/", None, (401, 200, 200, 200, 200, 200, 200, 200, 200)),
     ("POST", "/api/token/", None, (401, 201, 201, 201, 201, 201, 201, 201, 201)),
     ("POST", "/api/token/rotate/", None, (401, 201, 201, 201, 201, 201, 201, 201, 201)),

@@ -210,6 +210,17 @@ def test_submit_run_rejected_prints_problems(users, tmp_path):
     assert "line 2" in err.getvalue()
 
 
+def test_submit_run_held_says_why(users, tmp_path, sent):
+    make_task(slug="t")
+    make_team("Team Alice", users["alice"])
+    path = tmp_path / "run.jsonl"
+    path.write_text('{"key": "k1,0.9"}\n{"key": "k2,0.3"}\n')  # a score glued to each key
+    out, _ = call("submit_run", "t", str(path), "--team", "Team Alice", "--user", "alice")
+    assert ": held, 2 predictions" in out
+    assert "held for the organizers: 2 of its 2 keys match no item of the task" in out
+    assert sent == []
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -356,6 +356,32 @@ MATRIX = [
         None,
         (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405),
     ),
+    # A held run's release and rejection: the task's organizers (run A is not held: 409).
+    (
+        "POST",
+        "/tasks/main/organize/runs/{a}/release/",
+        None,
+        (LOGIN, 403, 403, 403, 409, 403, 403, 409, 403),
+    ),
+    (
+        "POST",
+        "/tasks/main/organize/runs/{a}/reject/",
+        None,
+        (LOGIN, 403, 403, 403, 409, 403, 403, 409, 403),
+    ),
+    # Run A is not a run of task "other": its organizers are told so (404).
+    (
+        "POST",
+        "/tasks/other/organize/runs/{a}/release/",
+        None,
+        (LOGIN, 403, 403, 403, 403, 404, 404, 404, 403),
+    ),
+    (
+        "GET",
+        "/tasks/main/organize/runs/{a}/reject/",
+        None,
+        (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
     ("GET", "/tasks/main/submit/", None, (LOGIN, 200, 200, 403, 403, 403, 403, 403, 403)),
     (
         "POST",

@@ -507,11 +507,11 @@ def test_another_teams_upload_never_changes_what_annotators_see(task, team, part
 def test_validation_reports_its_progress_on_the_run(
     task, team, participant, sent_jobs, settings, monkeypatch
 ):
-    from leaderboard.ingestion import reading
+    from leaderboard.ingestion import SNIFF_BYTES, reading
 
     settings.INGEST_PROGRESS_SECONDS = 0
     monkeypatch.setattr(reading, "READ_SIZE", 64)
-    text = "".join(f"key-{i}\t0.5\n" for i in range(100))
+    text = "".join(f"key-{i}\t0.5\n" for i in range(3000))
     run = submit_run(task=task, team=team, user=participant, upload=upload_file(text))
     seen = []
     real = ingest._Progress.__call__
@@ -522,5 +522,7 @@ def test_validation_reports_its_progress_on_the_run(
 
     monkeypatch.setattr(ingest._Progress, "__call__", spy)
     ingest_run(run.pk)
-    assert len(seen) > 10 and seen[0] == "5% of the file read (64 bytes, 6 lines)"
+    # The parser reads the file's head (SNIFF_BYTES) first, to tell a file in the wrong format.
+    share = 100 * SNIFF_BYTES // len(text)
+    assert len(seen) > 10 and seen[0] == f"{share}% of the file read (16 KiB, 6 lines)"
     assert all("% of the file read" in r for r in seen)

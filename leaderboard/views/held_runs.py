@@ -1,0 +1,48 @@
+"""The organizers' actions on a run held for them (its keys look like junk): release it (it is
+validated again and queued) or reject it (it uses no quota). The organize page lists held runs
+(``_held_runs.html``); a refusal shows it again with the reason and its status."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect
+from django.views.decorators.http import require_POST
+
+from .. import selectors
+from ..errors import ServiceError
+from ..models import Run
+from ..services.held_runs import reject_held_run, release_run
+from .organize import organize_page
+
+
+def _act(request, slug: str, run_id: int, *, action: str):
+    task = selectors.task_for(slug, request.user, role="organizer")
+    run = Run.objects.filter(task=task, pk=run_id).select_related("team").first()
+    if run is None:
+        raise Http404(f"task {task.slug} has no run {run_id}")
+    service = release_run if action == "release" else reject_held_run
+    try:
+        service(run=run, user=request.user)
+    except ServiceError as exc:
+        return organize_page(request, task, upload=action, error=exc)
+    done = (
+        "released: it is validated again, then evaluated"
+        if action == "release"
+        else "rejected: it uses no quota"
+    )
+    messages.success(request, f"Run {run.name!r} of team {run.team.name} {done}.")
+    return redirect("task_organize", slug=task.slug)
+
+
+@login_required
+@require_POST
+def release_held_run_page(request, slug: str, run_id: int):
+    return _act(request, slug, run_id, action="release")
+
+
+@login_required
+@require_POST
+def reject_held_run_page(request, slug: str, run_id: int):
+    return _act(request, slug, run_id, action="reject")
