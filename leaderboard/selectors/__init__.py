@@ -12,6 +12,7 @@ from .quotas import (
     Quota,
     ReferenceSampleStatus,
     ReferenceSize,
+    UploadLimits,
     counted_runs,
     label_spend,
     quota_for,
@@ -19,6 +20,8 @@ from .quotas import (
     reference_sample_status,
     reference_size,
     refunded_runs,
+    upload_limits,
+    withdrawal_refunds,
 )
 from .roles import (
     annotated_tasks,
@@ -29,6 +32,7 @@ from .roles import (
     is_organizer,
     may_edit_run,
     may_set_up_tasks,
+    may_withdraw_run,
     organized_tasks,
     sample_payload,
     teams_of,
@@ -59,6 +63,7 @@ from .visibility import (
     TaskNotFound,
     board_order,
     latest_published_snapshot,
+    public_run_for,
     published_snapshots,
     run_curve_visible_to,
     run_estimates_visible_to,
@@ -69,6 +74,7 @@ from .visibility import (
     snapshots_visible_to,
     task_for,
     visible_tasks,
+    without_withdrawn,
 )
 
 __all__ = [
@@ -86,6 +92,7 @@ __all__ = [
     "TaskForbidden",
     "TaskNotFound",
     "TeamNotFound",
+    "UploadLimits",
     "annotated_tasks",
     "annotator_conflicts",
     "api_token_for_key",
@@ -102,8 +109,10 @@ __all__ = [
     "latest_published_snapshot",
     "may_edit_run",
     "may_set_up_tasks",
+    "may_withdraw_run",
     "open_task_invitations",
     "organized_tasks",
+    "public_run_for",
     "published_snapshots",
     "quota_for",
     "quotas_for_user",
@@ -128,7 +137,10 @@ __all__ = [
     "team_for",
     "team_runs",
     "teams_of",
+    "upload_limits",
     "user_roles",
     "verified_email_domains",
     "visible_tasks",
+    "withdrawal_refunds",
+    "without_withdrawn",
 ]

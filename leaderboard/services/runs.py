@@ -33,6 +33,7 @@ from ..selectors import (
     quota_for,
     team_approved,
     teams_of,
+    upload_limits,
     verified_email_domains,
 )
 from .lifecycle import transition_run
@@ -97,7 +98,7 @@ class SubmissionError(ServiceError):
 
 def upload_limit(task: Task) -> int:
     """The most bytes (decompressed) an upload to ``task`` may have."""
-    return min(task.max_upload_bytes, settings.UPLOAD_MAX_BYTES)
+    return upload_limits(task).max_bytes
 
 
 def check_size(*, task: Task, size: int | None) -> None:
@@ -277,12 +278,39 @@ def resolve_team(*, user: User, team: str | int | None = None) -> Team:
     return teams[0]
 
 
-def _default_name(task: Task, team: Team) -> str:
+# Extensions a run file's name ends with, taken off its stem (a gzipped file's two).
+RUN_FILE_EXTENSIONS = (".tsv", ".jsonl", ".json", ".txt", ".tab", ".csv")
+
+
+def default_name(*, task: Task, team: Team, file_name: str) -> str:
+    """A run's name when none is given: the file name's stem (``bm25 v2`` for
+    ``bm25 v2.tsv.gz``), tidied (control characters out, spaces collapsed), made unique among
+    the team's runs on the task (``bm25 v2-2``, ...); ``run-N`` for a file without a name."""
     names = set(Run.objects.filter(task=task, team=team).values_list("name", flat=True))
-    n = len(names) + 1
-    while f"run-{n}" in names:
+    stem = _file_stem(file_name)
+    if not stem:
+        n = len(names) + 1
+        while f"run-{n}" in names:
+            n += 1
+        return f"run-{n}"
+    name, n = stem[:MAX_NAME_LENGTH], 1
+    while name in names:
         n += 1
-    return f"run-{n}"
+        suffix = f"-{n}"
+        name = stem[: MAX_NAME_LENGTH - len(suffix)] + suffix
+    return name
+
+
+def _file_stem(file_name: str) -> str:
+    stem = os.path.basename(file_name or "")
+    if stem.lower().endswith(".gz"):
+        stem = stem[:-3]
+    for extension in RUN_FILE_EXTENSIONS:
+        if stem.lower().endswith(extension):
+            stem = stem[: -len(extension)]
+            break
+    printable = "".join(c if c.isprintable() else " " for c in stem)
+    return " ".join(printable.split())
 
 
 def _clean_name(name: str) -> str:
@@ -371,7 +399,11 @@ def submit_run(
         stored, received = _store(upload, task=task)
     except UploadRejected as exc:
         with transaction.atomic():
-            run = Run(name=name or _default_name(task, team), file_bytes=exc.n_bytes, **fields)
+            run = Run(
+                name=name or default_name(task=task, team=team, file_name=file_name),
+                file_bytes=exc.n_bytes,
+                **fields,
+            )
             transition_run(run, Run.State.RECEIVED, f"received {file_name or 'an upload'}")
             transition_run(
                 run,
@@ -391,7 +423,7 @@ def submit_run(
             check_duplicate(task=locked, team=team, sha256=received.sha256)
             check_quota(task=locked, team=team)
             run = Run(
-                name=name or _default_name(task, team),
+                name=name or default_name(task=task, team=team, file_name=file_name),
                 file_bytes=received.n_bytes,
                 sha256=received.sha256,
                 upload=stored,

@@ -23,7 +23,7 @@ from .organize import (
     verified_items_csv,
 )
 from .reference_sample import upload_candidates_page
-from .runs import run_detail, submit, task_runs
+from .runs import run_baseline, run_detail, run_withdraw, submit, task_runs
 from .task_roles import (
     task_annotator_remove,
     task_invitation_revoke,
@@ -49,7 +49,9 @@ __all__ = [
     "new_task",
     "organize",
     "publish",
+    "run_baseline",
     "run_detail",
+    "run_withdraw",
     "snapshot_csv",
     "snapshot_detail",
     "snapshot_json",
