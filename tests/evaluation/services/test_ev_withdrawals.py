@@ -26,6 +26,7 @@ from leaderboard.services.withdrawal import set_baseline, withdraw_run
 
 from engine_audit import audit_task
 from pipeline_support import PipelineDriver, add_run, annotator, answer_all, make_team
+from pool_pipeline import pool_world
 from worlds import truth_world
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -230,3 +231,23 @@ def test_a_baseline_is_listed_without_a_rank_and_the_others_are_ranked_without_i
     set_baseline(run=junk, by=organizer, baseline=False)
     rows = {row["run"]: row for row in estimate_task(task.pk).rows}
     assert "baseline" not in rows[junk.pk] and rows[junk.pk]["rank"]["precision"] is not None
+
+
+def test_a_closed_pool_withdrawal_cancels_nothing_and_the_run_leaves_the_board(monkeypatch):
+    """Every drawn item of a closed pool is in every run's estimates: no request is cancelled;
+    the run leaves the snapshot and is planned no more, the others are ranked without it."""
+    driver = PipelineDriver(monkeypatch)
+    world = pool_world(target_half_width=0.15)
+    driver.drain()
+    pending = pending_items(world.task)
+    assert pending
+    junk, *others = world.runs
+    member = _member(junk)
+    withdraw_run(run=junk, by=member)
+    driver.drain()
+    assert pending_items(world.task) == pending
+    assert not VerificationRequest.objects.filter(task=world.task, state="cancelled").exists()
+    assert plan_run(junk.pk) == "skipped"
+    snapshot = LeaderboardSnapshot.objects.filter(task=world.task).order_by("-version").first()
+    assert [row["run"] for row in snapshot.rows] == [run.pk for run in others]
+    assert snapshot.details["ranking"]["runs_ranked"]["precision"] == len(others)
