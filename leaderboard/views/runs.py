@@ -135,9 +135,7 @@ def run_detail(request, run_id: int):
 @require_POST
 def run_withdraw(request, run_id: int):
     """Withdraw the run (its team, the task's organizers); the run page says what happened."""
-    run = selectors.run_for(run_id=run_id, user=request.user)
-    if run is None:
-        raise Http404("No such run.")
+    run = _seen_run(request, run_id)
     try:
         withdrawn = withdraw_run(run=run, by=request.user)
     except RunActionError as exc:
@@ -150,9 +148,7 @@ def run_withdraw(request, run_id: int):
 @require_POST
 def run_baseline(request, run_id: int):
     """Mark the run as a baseline, or unmark it (``baseline``: ``1`` or ``0``; organizers)."""
-    run = selectors.run_for(run_id=run_id, user=request.user)
-    if run is None:
-        raise Http404("No such run.")
+    run = _seen_run(request, run_id)
     value = request.POST.get("baseline", "1")
     if value not in ("0", "1"):
         return HttpResponseBadRequest(
@@ -169,6 +165,14 @@ def run_baseline(request, run_id: int):
         else "No longer a baseline: it is ranked with the other runs.",
     )
     return redirect("run_detail", run_id=run.pk)
+
+
+def _seen_run(request, run_id: int):
+    """The run as its team or its task's organizers see it; 404 for anyone else."""
+    run = selectors.run_for(run_id=run_id, user=request.user)
+    if run is None:
+        raise Http404("No such run.")
+    return run
 
 
 def _refused_action(request, run, error: RunActionError):

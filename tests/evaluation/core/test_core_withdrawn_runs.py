@@ -18,64 +18,17 @@ from evaluation.core.designs import make_design
 from evaluation.core.state import TaskState
 from evaluation.simulation.campaigns import METRICS, true_scores
 
-from design_campaigns import synthetic_dataset
-
-WITHDRAWN, KEPT = "broad", ("near_one_scored", "near_zero")
+from design_campaigns import (
+    WITHDRAWAL_KEPT,
+    synthetic_dataset,
+    withdrawal_campaign,
+    withdrawal_estimates,
+)
 
 
 @pytest.fixture(scope="module")
 def synthetic():
     return synthetic_dataset()
-
-
-def _system(dataset, name):
-    return next(s for s in dataset.systems if s.name == name)
-
-
-def _answer(state: TaskState, truth: np.ndarray, design, *, skip=frozenset()) -> None:
-    """The oracle answers every requested, unanswered item that a run not in ``skip`` predicts
-    (the requests nothing else needs are cancelled: their items are never answered)."""
-    needed = np.zeros(state.n_items, bool)
-    for index, run in enumerate(state.runs):
-        if index not in skip:
-            needed[run.items] = True
-    waiting = np.flatnonzero(design.record(state).requested & ~state.verified & needed)
-    if waiting.size:
-        state.set_labels(waiting, truth[waiting])
-
-
-def withdrawal_campaign(dataset, seed: int, *, withdraw: bool = True):
-    """One campaign (see the module); returns the design, the state, the junk run's index and
-    the other runs' indices by name. ``withdraw=False``: the junk run's pending items are left
-    unanswered all the same, but it stays in the pool (what cancelling its requests without
-    taking its items out of the pool would do)."""
-    rng = np.random.default_rng([seed, 0])
-    truth = dataset.truth
-    state = TaskState(len(dataset.keys))
-    reference = rng.choice(np.flatnonzero(truth), size=200, replace=False)
-    state.set_reference(np.sort(reference))
-    design = make_design("default")
-    junk = _system(dataset, WITHDRAWN)
-    w = state.add_run(junk.items, junk.scores, name=junk.name)
-    first = design.plan(state, w, rng=rng)
-    _answer(state, truth, design)
-    second = design.plan(state, w, rng=rng)  # its answers are still out when it is withdrawn
-    assert first.items.size and second.items.size
-    if withdraw:
-        state.withdraw_runs([w])
-    runs = {}
-    for name in KEPT:
-        system = _system(dataset, name)
-        run = runs[name] = state.add_run(system.items, system.scores, name=name)
-        for _ in range(100):
-            _answer(state, truth, design, skip={w})  # a new run reopens what it predicts
-            plan = design.plan(state, run, rng=rng)
-            _answer(state, truth, design, skip={w})
-            if plan.done:
-                break
-        else:
-            raise AssertionError("the planner did not stop")
-    return design, state, w, runs
 
 
 def test_withdrawal_keeps_the_record_and_leaves_the_others_items_in_the_pool():
@@ -143,24 +96,11 @@ def test_the_other_runs_estimates_do_not_read_the_withdrawn_runs_own_items(synth
     assert recall[0] != recall[1]
 
 
-def _campaign_estimates(dataset, repeats: int, seed: int, *, withdraw: bool) -> np.ndarray:
-    """``(repeats, runs that stay, metric, value/low/high)`` over ``repeats`` campaigns."""
-    est = np.zeros((repeats, len(KEPT), 3, 3))
-    for r in range(repeats):
-        design, state, _, runs = withdrawal_campaign(dataset, seed=seed + r, withdraw=withdraw)
-        for k, name in enumerate(KEPT):
-            (estimate,) = design.estimate(state, runs=[runs[name]])
-            for m, metric in enumerate(METRICS):
-                part = getattr(estimate, metric)
-                est[r, k, m] = part.value, part.low, part.high
-    return est
-
-
 def _problems(dataset, est: np.ndarray) -> list[str]:
     truths = true_scores(dataset)
     index = {s.name: k for k, s in enumerate(dataset.systems)}
     problems = []
-    for k, name in enumerate(KEPT):
+    for k, name in enumerate(WITHDRAWAL_KEPT):
         for m, metric in enumerate(METRICS):
             truth = truths[index[name], m]
             value, low, high = est[:, k, m, 0], est[:, k, m, 1], est[:, k, m, 2]
@@ -187,6 +127,6 @@ def test_withdrawing_a_run_leaves_the_others_unbiased_and_covered(synthetic):
     withdrawn in the engine) biases ``near_one_scored``'s recall by +0.026 (1,000 campaigns:
     se 0.001, coverage 0.886): the items left unanswered are not a random part of their cells.
     """
-    assert not _problems(synthetic, _campaign_estimates(synthetic, 200, 101, withdraw=True))
-    naive = _problems(synthetic, _campaign_estimates(synthetic, 200, 101, withdraw=False))
+    assert not _problems(synthetic, withdrawal_estimates(synthetic, 200, 101, arm="withdrawn"))
+    naive = _problems(synthetic, withdrawal_estimates(synthetic, 200, 101, arm="pool_unchanged"))
     assert any(p.startswith("near_one_scored recall: bias") for p in naive), naive

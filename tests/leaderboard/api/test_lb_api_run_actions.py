@@ -7,11 +7,12 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.utils import timezone
 
-from leaderboard.models import LeaderboardSnapshot, Run
+from leaderboard.models import Run
 from leaderboard.services.ingest import ingest_run
 from leaderboard.services.teams import create_team
+
+from worlds import stored_snapshot
 
 pytestmark = pytest.mark.django_db
 
@@ -118,20 +119,7 @@ def test_the_board_leaves_withdrawn_runs_out_and_the_snapshot_keeps_them(
         {"run": r["id"], "name": r["name"], "team": "Alpha", "state": "scored"}
         for r in (first, second)
     ]
-    LeaderboardSnapshot.objects.create(
-        task=task,
-        version=1,
-        engine_version="t",
-        design="default",
-        labels_version=0,
-        reference_version=0,
-        n_labels=0,
-        n_reference=0,
-        confidence=0.95,
-        rows=rows,
-        published=True,
-        published_at=timezone.now(),
-    )
+    stored_snapshot(task, rows)
     Run.objects.filter(pk=first["id"]).update(state=Run.State.SCORED)
     api(participant).post(f"/api/runs/{first['id']}/withdraw/")
     board = api().get("/api/tasks/linkage/board/").json()

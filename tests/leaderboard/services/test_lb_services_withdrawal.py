@@ -9,13 +9,15 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.storage import default_storage
 
-from leaderboard.models import Estimate, LeaderboardSnapshot, Run, RunEvent
+from leaderboard.models import Estimate, Run, RunEvent
 from leaderboard.selectors import counted_runs, quota_for, withdrawal_refunds
 from leaderboard.services.ingest import ingest_run, submit_and_ingest
 from leaderboard.services.lifecycle import fail_run, transition_run
 from leaderboard.services.runs import SubmissionError, default_name, submit_run
 from leaderboard.services.teams import create_team
 from leaderboard.services.withdrawal import RunActionError, set_baseline, withdraw_run
+
+from worlds import stored_snapshot
 
 pytestmark = pytest.mark.django_db
 
@@ -92,18 +94,7 @@ def test_a_run_annotators_were_asked_about_still_counts(
 
 def test_a_run_a_snapshot_estimated_still_counts(task, team, participant, make_upload, sent_jobs):
     run = submit(task, team, participant, make_upload)
-    snapshot = LeaderboardSnapshot.objects.create(
-        task=task,
-        version=1,
-        engine_version="t",
-        design="default",
-        labels_version=0,
-        reference_version=0,
-        n_labels=0,
-        n_reference=0,
-        confidence=0.95,
-        rows=[],
-    )
+    snapshot = stored_snapshot(task, [], published=False)
     Estimate.objects.create(
         snapshot=snapshot,
         run=run,
