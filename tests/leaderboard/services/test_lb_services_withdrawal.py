@@ -13,7 +13,8 @@ from leaderboard.models import Estimate, Run, RunEvent
 from leaderboard.selectors import counted_runs, quota_for, withdrawal_refunds
 from leaderboard.services.ingest import ingest_run, submit_and_ingest
 from leaderboard.services.lifecycle import fail_run, transition_run
-from leaderboard.services.runs import SubmissionError, default_name, submit_run
+from leaderboard.services.run_names import default_name
+from leaderboard.services.runs import SubmissionError, submit_run
 from leaderboard.services.teams import create_team
 from leaderboard.services.withdrawal import RunActionError, set_baseline, withdraw_run
 
