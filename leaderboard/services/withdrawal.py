@@ -24,15 +24,17 @@ from django.db import transaction
 
 from .. import jobs
 from ..errors import ServiceError
-from ..models import Run, Task
+from ..models import PoolRunOutputs, Run, RunPredictions, Task
 from ..selectors import is_organizer, may_withdraw_run, withdrawal_refunds
 from .lifecycle import transition_run
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
-# Not yet in the engine: withdrawn before a worker accepted them, they hold nothing to estimate.
-_UNVALIDATED = (Run.State.RECEIVED, Run.State.VALIDATING)
+# The states of a run the engine holds (a worker accepted it). Withdrawn from one of them, a run
+# stays in the engine's record; from any other (not validated yet) it never enters it: whatever
+# predictions it has are dropped, as the engine takes in every run with stored predictions.
+_IN_ENGINE = (*Run.ACTIVE, Run.State.SCORED, Run.State.PARTIAL)
 
 
 class RunActionError(ServiceError):
@@ -73,7 +75,7 @@ def withdraw_run(*, run: Run, by: User) -> Run:
                 code="nothing_to_withdraw",
             )
         refund = withdrawal_refunds(current)
-        upload, in_engine = current.upload, current.state not in _UNVALIDATED
+        upload, in_engine = current.upload, current.state in _IN_ENGINE
         transition_run(
             current,
             Run.State.WITHDRAWN,
@@ -85,6 +87,9 @@ def withdraw_run(*, run: Run, by: User) -> Run:
             transaction.on_commit(lambda: default_storage.delete(upload))
         if in_engine:
             jobs.enqueue_estimate(current.task_id)
+        else:
+            RunPredictions.objects.filter(run=current).delete()
+            PoolRunOutputs.objects.filter(run=current).delete()
     return current
 
 
@@ -132,6 +137,6 @@ def set_baseline(*, run: Run, by: User, baseline: bool) -> Run:
             )
         Run.objects.filter(pk=current.pk).update(baseline=baseline)
         current.baseline = baseline
-        if current.state not in _UNVALIDATED:
+        if current.state in _IN_ENGINE:
             jobs.enqueue_estimate(current.task_id)
     return current

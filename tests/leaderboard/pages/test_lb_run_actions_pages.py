@@ -21,13 +21,14 @@ def run_url(run) -> str:
 
 @pytest.fixture
 def published(board_world, snapshots):
-    """Snapshot 1 published; a1 described, linked, and given a file name."""
+    """Snapshot 1 published; a1 described, linked, submitted by alice, with a file name."""
     a1 = board_world["runs"]["a1"]
     Run.objects.filter(pk=a1.pk).update(
         description="BM25 then a cross-encoder",
         link="https://example.org/paper",
         file_name="SECRET-FILE.tsv",
         reason="round 3: 40 items sent for verification",
+        submitted_by=board_world["alice"],
     )
     snapshots.standard(board_world, version=1)
     return board_world
@@ -46,7 +47,7 @@ def test_anyone_opens_the_public_page_of_a_run_on_the_board(client, published):
         assert "BM25 then a cross-encoder" in html and "https://example.org/paper" in html
         assert "0.900" in html  # its published precision
         # Nothing of what only its team sees: file, reason, timeline, edit or withdraw forms.
-        for private in ("SECRET-FILE", "round 3:", "Timeline", "withdraw", "run-details"):
+        for private in ("SECRET-FILE", "round 3:", "Timeline", "withdraw", "run-details", "alice"):
             assert private not in html, private
     # The board links the run's name to it, for the public too.
     client.logout()

@@ -5,11 +5,12 @@ tests/evaluation/services/test_ev_withdrawals.py."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.storage import default_storage
 
-from leaderboard.models import Estimate, Run, RunEvent
+from leaderboard.models import Estimate, Run, RunEvent, RunPredictions
 from leaderboard.selectors import counted_runs, quota_for, withdrawal_refunds
 from leaderboard.services.ingest import ingest_run, submit_and_ingest
 from leaderboard.services.lifecycle import fail_run, transition_run
@@ -258,3 +259,16 @@ def test_a_default_name_is_unique_among_the_teams_runs(
     assert name == "x" * 120
     Run.objects.create(task=task, team=team, name=name)
     assert default_name(task=task, team=team, file_name=long) == "x" * 118 + "-2"
+
+
+def test_a_run_withdrawn_before_the_engine_took_it_in_keeps_no_predictions(
+    task, team, participant, sent_jobs
+):
+    """The engine takes in every run with stored predictions: a run withdrawn from a state before
+    that (here one whose predictions a worker stored a moment before moving it on) keeps none."""
+    run = Run.objects.create(task=task, team=team, name="early", state=Run.State.VALIDATING)
+    RunPredictions.objects.create(
+        run=run, items=np.array([0], dtype=np.int64).tobytes(), scores=np.ones(1).tobytes()
+    )
+    withdraw_run(run=run, by=participant)
+    assert not RunPredictions.objects.filter(run=run).exists()
