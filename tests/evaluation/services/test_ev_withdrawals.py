@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from django.contrib.auth import get_user_model
+from django.db import transaction
 
 from annotation.models import Judgment, RequestConflict, VerificationRequest
 from annotation.services import request_verification
@@ -164,7 +165,8 @@ def test_a_new_run_reopens_the_cancelled_requests_of_its_items(world):
     # Asked again by a reference draw, a cancelled request is pending too.
     rest = [cancelled[i] for i in cancelled if i not in back]
     items = list(VerificationRequest.objects.filter(pk__in=rest).values_list("item_id", flat=True))
-    request_verification(task=task, item_ids=items)
+    with transaction.atomic():  # as a reference draw asks for them
+        request_verification(task=task, item_ids=items)
     assert set(VerificationRequest.objects.filter(pk__in=rest).values_list("state", flat=True)) <= {
         "pending"
     }
