@@ -38,6 +38,9 @@ class VerificationRequest(models.Model):
     class State(models.TextChoices):
         PENDING = "pending", "pending"
         RESOLVED = "resolved", "resolved"
+        # No run or reference sample still needs it (its run was withdrawn); asked again (a new
+        # run predicting the item, a reference draw, a look) it is pending once more.
+        CANCELLED = "cancelled", "cancelled"
 
     task = models.ForeignKey(
         "leaderboard.Task", on_delete=models.CASCADE, related_name="verification_requests"

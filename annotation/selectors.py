@@ -106,10 +106,14 @@ def annotator_progress(*, task: Task, annotator) -> dict:
 
 
 def queue_counts(*, task: Task) -> dict:
-    """Pending and resolved request counts of a task."""
-    qs = VerificationRequest.objects.filter(task=task)
-    pending = qs.filter(state=VerificationRequest.State.PENDING).count()
-    return {"pending": pending, "resolved": qs.count() - pending}
+    """Request counts of a task by state (pending, resolved, cancelled)."""
+    counts = dict(
+        VerificationRequest.objects.filter(task=task)
+        .values("state")
+        .annotate(n=Count("pk"))
+        .values_list("state", "n")
+    )
+    return {state: counts.get(state, 0) for state in VerificationRequest.State.values}
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.conf import settings
+from django.db.models import QuerySet
 
 from annotation.models import GoldAnswer, GoldItem, Judgment
 from annotation.selectors import stuck_items, working_annotators
@@ -39,7 +40,9 @@ from leaderboard.services.tasks import task_design
 from .models import Draw, Look, PlanRound
 
 # Runs whose predictions are in the engine: accepted ones, whatever happened to them since (a
-# failed run's earlier rounds still shaped every inclusion probability).
+# failed or withdrawn run's earlier rounds still shaped every inclusion probability). A run
+# failed or withdrawn before it was accepted has no predictions and never enters
+# (:func:`engine_runs`).
 ENGINE_STATES = (
     Run.State.QUEUED,
     Run.State.PLANNING,
@@ -48,7 +51,18 @@ ENGINE_STATES = (
     Run.State.SCORED,
     Run.State.PARTIAL,
     Run.State.FAILED,
+    Run.State.WITHDRAWN,
 )
+
+
+def engine_runs(task: Task) -> QuerySet[Run]:
+    """The task's runs in the engine, in submission order: accepted (their predictions stored),
+    whatever happened to them since."""
+    return (
+        Run.objects.filter(task=task, state__in=ENGINE_STATES, predictions__isnull=False)
+        .select_related("team")
+        .order_by("id")
+    )
 
 
 def load_answers(state: TaskState, task: Task, version: int) -> None:
@@ -151,9 +165,7 @@ def load_task_state(task: Task) -> LoadedTask:
     labels_version, reference_version = (
         Task.objects.filter(pk=task.pk).values_list("labels_version", "reference_version").get()
     )
-    runs = list(
-        Run.objects.filter(task=task, state__in=ENGINE_STATES).select_related("team").order_by("id")
-    )
+    runs = list(engine_runs(task))
     reference = list(
         ReferenceItem.objects.filter(task=task).order_by("id").values_list("item__index", "group")
     )
@@ -165,6 +177,7 @@ def load_task_state(task: Task) -> LoadedTask:
     run_index = {run.pk: i for i, run in enumerate(runs)}
     cached = _up_to_date(task, design, runs, run_index, int(n_items))
     state = cached.state.fork()
+    state.withdraw_runs(i for i, run in enumerate(runs) if run.state == Run.State.WITHDRAWN)
     load_answers(state, task, labels_version)
     if reference:
         items = np.array([r[0] for r in reference], dtype=np.int64)

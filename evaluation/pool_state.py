@@ -27,7 +27,7 @@ from evaluation.core.state import TaskState
 from leaderboard.models import PoolRunOutputs, Run, Task
 from leaderboard.services.tasks import pool_design
 
-from .engine_state import ENGINE_STATES, load_answers
+from .engine_state import engine_runs, load_answers
 from .models import Draw, PlanRound, PoolSamplingRecord
 
 # The seed stream of a closed pool's permanent numbers, beside the task's seed.
@@ -82,9 +82,7 @@ def load_pool_state(task: Task) -> LoadedPool:
     labels_version, n_items = (
         Task.objects.filter(pk=task.pk).values_list("labels_version", "n_items").get()
     )
-    runs = list(
-        Run.objects.filter(task=task, state__in=ENGINE_STATES).select_related("team").order_by("id")
-    )
+    runs = list(engine_runs(task))
     state = PoolState(int(n_items))
     outputs = {o.run_id: o for o in PoolRunOutputs.objects.filter(run_id__in=[r.pk for r in runs])}
     for run in runs:

@@ -244,6 +244,16 @@ class SnapshotTerms:
             )
         return STATE_TEXTS.get(state, str(state).replace("_", " "))
 
+    def row_state_text(self, row: Mapping[str, Any]) -> str:
+        """:meth:`state_text` of a run as the snapshot ``row`` lists it (the public's view)."""
+        return self.state_text(
+            str(row.get("state", "")),
+            outcome=row.get("outcome"),
+            row=row,
+            n_verified=row.get("n_verified"),
+            n_requested=row.get("n_requested"),
+        )
+
     def run_state_text(self, run: Run, row: Mapping[str, Any] | None) -> str:
         """:meth:`state_text` of ``run`` as the viewer sees it, ``row`` its snapshot row."""
         return self.state_text(

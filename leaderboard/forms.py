@@ -27,7 +27,7 @@ class RunUploadForm(forms.Form):
     name = forms.CharField(
         max_length=120,
         required=False,
-        help_text="Shown on the leaderboard (default: the file name).",
+        help_text="Shown on the leaderboard (default: the file name without its extension).",
     )
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
     team = forms.ModelChoiceField(

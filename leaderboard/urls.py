@@ -75,6 +75,8 @@ urlpatterns = [
     ),
     path("invitations/<str:key>/", views.task_join, name="task_join"),
     path("runs/<int:run_id>/", views.run_detail, name="run_detail"),
+    path("runs/<int:run_id>/withdraw/", views.run_withdraw, name="run_withdraw"),
+    path("runs/<int:run_id>/baseline/", views.run_baseline, name="run_baseline"),
     path("teams/", views.teams, name="teams"),
     path("teams/<int:team_id>/", views.team_detail, name="team_detail"),
     path("teams/<int:team_id>/invite/", views.team_invite, name="team_invite"),

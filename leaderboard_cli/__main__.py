@@ -5,16 +5,19 @@ Examples::
     leaderboard --url https://board.example.org login          # asks for username and password
     leaderboard login --token 0123abcd...                      # or saves a token you have
     leaderboard submit linkage run.tsv --name "bm25 + rerank"  # progress bar for large files
+    leaderboard submit linkage bm25.tsv                        # named "bm25" (the file's stem)
     leaderboard status 17
     leaderboard wait 17 --timeout 3600
     leaderboard scores linkage
+    leaderboard quota linkage                                  # limits and submissions left
+    leaderboard withdraw 17
 
 Exit codes (every command): 0 done, 1 other error, 2 usage (e.g. no run id and none submitted
 from here), 3 token rejected, 4 file rejected (an upload refused for its content, its problems by
 line or one wrong-format hint: CSV, a header line, UTF-16; or status/wait on a rejected run),
 5 refused (task closed, over quota, not allowed, too large, the same file already submitted),
-6 not found, 7 server unreachable, 8 timed out waiting, 9 run failed (status or wait on a failed
-run).
+6 not found, 7 server unreachable, 8 timed out waiting, 9 run failed or withdrawn (status or
+wait on a failed or withdrawn run).
 """
 
 from __future__ import annotations
@@ -41,9 +44,9 @@ from .output import (
 
 EXIT_ERROR, EXIT_USAGE, EXIT_AUTH, EXIT_REJECTED, EXIT_REFUSED = 1, 2, 3, 4, 5
 EXIT_NOT_FOUND, EXIT_UNREACHABLE, EXIT_TIMEOUT, EXIT_FAILED = 6, 7, 8, 9
-TERMINAL = {"rejected", "scored", "partial", "failed"}
+TERMINAL = {"rejected", "scored", "partial", "failed", "withdrawn"}
 # A run's state as an exit code (status, wait): the others are 0.
-STATE_EXIT = {"rejected": EXIT_REJECTED, "failed": EXIT_FAILED}
+STATE_EXIT = {"rejected": EXIT_REJECTED, "failed": EXIT_FAILED, "withdrawn": EXIT_FAILED}
 
 
 class UsageError(Exception):
@@ -194,6 +197,12 @@ def cmd_quota(args) -> int:
     return 0
 
 
+def cmd_withdraw(args) -> int:
+    run = _client(args).post(f"/api/runs/{args.run}/withdraw/")
+    print(format_run(run))
+    return 0
+
+
 # -- parsing and errors ----------------------------------------------------------------------
 def parser() -> argparse.ArgumentParser:
     summary, _, details = __doc__.replace("``", "").replace("::", ":").partition("\n")
@@ -221,7 +230,9 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("submit", help="submit a run file (TSV or JSON Lines, gzip accepted)")
     p.add_argument("task")
     p.add_argument("file")
-    p.add_argument("--name", required=True)
+    p.add_argument(
+        "--name", help="shown on the board (default: the file name without its extension)"
+    )
     p.add_argument("--description", default="")
     p.add_argument("--team", default=None, help="needed only if you are in several teams")
     p.add_argument("--no-progress", action="store_true")
@@ -251,9 +262,19 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--state", action="append", help="only runs in this state (repeatable)")
     p.set_defaults(func=cmd_runs)
 
-    p = sub.add_parser("quota", help="show your team's remaining submissions on a task")
+    p = sub.add_parser(
+        "quota", help="show a task's upload limits and your teams' remaining submissions"
+    )
     p.add_argument("task")
     p.set_defaults(func=cmd_quota)
+
+    p = sub.add_parser(
+        "withdraw",
+        help="withdraw a run for good (it leaves the board; its slot comes back only if nothing "
+        "was asked of annotators for it yet)",
+    )
+    p.add_argument("run", type=int)
+    p.set_defaults(func=cmd_withdraw)
     return top
 
 

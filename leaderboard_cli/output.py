@@ -228,12 +228,19 @@ def format_runs(runs: list[dict]) -> str:
 
 
 def format_quota(quota: dict) -> str:
+    lines = []
+    if quota.get("max_upload_bytes") is not None:
+        lines.append(
+            f"{quota['task']}: files of at most {quota['max_upload_bytes']:,} bytes "
+            f"(decompressed), {quota['max_predictions_per_run']:,} predictions"
+        )
     if not quota["teams"]:
-        return f"you are in no team on {quota['task']}"
-    return "\n".join(
+        return "\n".join([*lines, f"you are in no team on {quota['task']}"])
+    lines += [
         f"{t['team']}: {t['remaining_today']} of {t['limit_today']} left today, "
         f"{t['remaining_total']} of {t['limit_total']} in total"
         + (f" ({t['refunded']} refunded)" if t["refunded"] else "")
         + (f"; next slot at {t['next_slot_at']}" if t.get("next_slot_at") else "")
         for t in quota["teams"]
-    )
+    ]
+    return "\n".join(lines)

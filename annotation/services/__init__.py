@@ -5,6 +5,7 @@ the stable entry point used by the pipeline; the modules hold one concept each.
 """
 
 from .answers import AnswerResult, Undo, answer_assignment, undo_answer
+from .cancelled import cancel_requests, cancelled_items, reopen_requests
 from .conflicts import register_request_conflicts, register_run_conflicts
 from .errors import JudgmentError
 from .gold import (
@@ -30,6 +31,8 @@ __all__ = [
     "answer_assignment",
     "ask_again",
     "cancel_reference_sample",
+    "cancel_requests",
+    "cancelled_items",
     "claim_assignments",
     "draw_reference_sample",
     "heartbeat",
@@ -38,6 +41,7 @@ __all__ = [
     "register_request_conflicts",
     "register_run_conflicts",
     "release",
+    "reopen_requests",
     "request_verification",
     "submit_judgment",
     "undo_answer",

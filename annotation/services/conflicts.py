@@ -71,7 +71,8 @@ def register_request_conflicts(
 
 
 def register_run_conflicts(*, run: Run) -> int:
-    """Record ``run``'s team as conflicting with every pending request on an item it predicts.
+    """Record ``run``'s team as conflicting with every pending (or cancelled) request on an item
+    it predicts.
 
     Idempotent; called when a run is planned for the first time (its items may already be
     queued for earlier runs). Returns the number of (request, team) pairs considered.
@@ -80,9 +81,11 @@ def register_run_conflicts(*, run: Run) -> int:
     if preds is None:
         return 0
     items, _ = preds.arrays()
+    # Cancelled requests too: asked again later, they are pending with this run in the task.
     pending = list(
         VerificationRequest.objects.filter(
-            task_id=run.task_id, state=VerificationRequest.State.PENDING
+            task_id=run.task_id,
+            state__in=(VerificationRequest.State.PENDING, VerificationRequest.State.CANCELLED),
         ).values_list("pk", "item__index")
     )
     if not pending:

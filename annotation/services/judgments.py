@@ -59,6 +59,10 @@ def request_verification(
     existing = set(
         VerificationRequest.objects.filter(item_id__in=item_ids).values_list("item_id", flat=True)
     )
+    # Asked for again: a request cancelled when its run was withdrawn is pending once more.
+    from .cancelled import reopen_requests  # it locks through this module
+
+    reopen_requests(task=task, item_ids=existing)
     new_ids = [i for i in dict.fromkeys(item_ids) if i not in existing]
     VerificationRequest.objects.bulk_create(
         [
@@ -411,6 +415,11 @@ def recount(request: VerificationRequest) -> None:
         gold__item_id=request.item_id, correct__isnull=False, late=False, withdrawn_at=None
     )
     counted = min(request.judgments_required, judged.count() + gold.count())
+    if request.state == VerificationRequest.State.CANCELLED:
+        # Only asking again reopens it (:func:`.cancelled.reopen_requests`).
+        VerificationRequest.objects.filter(pk=request.pk).update(judgments_counted=counted)
+        request.judgments_counted = counted
+        return
     complete = counted >= request.judgments_required
     now = timezone.now()
     VerificationRequest.objects.filter(pk=request.pk).update(

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -121,6 +122,7 @@ class TaskState:
         self._labels = np.full(n_items, UNKNOWN, dtype=np.int8)
         self.in_pool = np.zeros(n_items, dtype=bool)
         self.runs: list[RunData] = []
+        self.withdrawn: frozenset[int] = frozenset()
         self.reference = ReferenceSample(np.empty(0, np.int64), np.empty(0, np.int64))
         self.judgments = _no_judgments()
         self.gold = GoldItems(np.empty(0, np.int64), np.empty(0, bool))
@@ -262,6 +264,36 @@ class TaskState:
     def n_runs(self) -> int:
         return len(self.runs)
 
+    def withdraw_runs(self, runs: Iterable[int]) -> None:
+        """Withdraw the runs at indices ``runs``: they stay in the state, the pool loses the
+        items only withdrawn runs predict.
+
+        A withdrawn run keeps its place: every design's record (each item's inclusion
+        probability, the strata, the cells, how many runs predict an item) is what the rounds
+        planned with it made it, so the weights of every verified item stay right. What changes
+        is the pool (``in_pool``), the union of the runs' predictions that recall's share of
+        correct items is taken over: it becomes the union of the other runs', so an item only a
+        withdrawn run predicts, whose answer no one will wait for any more, is in no estimate of
+        another run. The pool is still a union of whole runs, fixed before any answer, so the
+        estimators are those of a pool without the withdrawn runs' own items (docs/STATISTICS.md,
+        "Withdrawn runs").
+
+        Parameters
+        ----------
+        runs : iterable of int
+            Indices of runs of this state; already withdrawn ones stay withdrawn.
+        """
+        withdrawn = self.withdrawn | frozenset(int(r) for r in runs)
+        if any(not 0 <= r < self.n_runs for r in withdrawn):
+            raise ValueError(f"run indices must lie in [0, {self.n_runs})")
+        if withdrawn == self.withdrawn:
+            return
+        pool = np.zeros(self.n_items, dtype=bool)
+        for index, run in enumerate(self.runs):
+            if index not in withdrawn:
+                pool[run.items] = True
+        self.withdrawn, self.in_pool = withdrawn, pool
+
     # -- reference sample -------------------------------------------------------------------
     def set_reference(self, items: npt.ArrayLike, groups: npt.ArrayLike | None = None) -> None:
         """Set the reference sample of true items (``groups``: one document id per item)."""
@@ -288,6 +320,7 @@ class TaskState:
         forked.in_pool = self.in_pool.copy()
         forked.judged = self.judged.copy()
         forked.runs = list(self.runs)
+        forked.withdrawn = self.withdrawn
         forked.reference = self.reference
         forked.judgments = self.judgments
         forked.gold = self.gold

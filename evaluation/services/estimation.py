@@ -18,7 +18,15 @@ from ..engine_state import LoadedTask, load_task_state
 from ..locks import assert_lock_held, engine_lock
 from .pool_estimation import estimate_pool_locked
 from .reference_sample import update_reference_sample
-from .snapshots import label_details, snapshot_row, store_label_fit, store_snapshot
+from .snapshots import (
+    label_details,
+    listed_indices,
+    ranked_indices,
+    snapshot_row,
+    store_label_fit,
+    store_snapshot,
+)
+from .withdrawals import cancel_withdrawn_requests
 
 METRICS = ("precision", "recall", "f1")
 
@@ -43,13 +51,15 @@ def estimate_task(task_id: int) -> LeaderboardSnapshot | None:
             return estimate_pool_locked(task, token)
         loaded = load_task_state(task)
         results = loaded.design.estimate(loaded.state) if loaded.runs else []
-        ranking = _rank_runs(loaded, results, _listed_indices(loaded))
+        ranking = _rank_runs(loaded, results, tuple(ranked_indices(loaded.runs)))
         with transaction.atomic():
             task = assert_lock_held(task_id, token)
             _move_runs_on(loaded, results)
             snapshot = _store_snapshot(task, loaded, results, ranking)
         # A reference sample being verified: its progress, and the sample once it is complete.
         update_reference_sample(loaded)
+        # Requests of withdrawn runs that nothing needs any more leave the queue.
+        cancel_withdrawn_requests(loaded, token)
         return snapshot
 
 
@@ -62,10 +72,6 @@ class _Ranking:
     interval_level: float
     ranks: dict[str, RankIntervals]  # metric -> rank intervals over ``indices``
     adjusted: dict[int, RunEstimate]  # position -> estimate at ``interval_level``
-
-
-def _listed_indices(loaded: LoadedTask) -> tuple[int, ...]:
-    return tuple(i for i, run in enumerate(loaded.runs) if run.state != Run.State.FAILED)
 
 
 def _rank_runs(
@@ -167,10 +173,12 @@ def _final_state(
 def _store_snapshot(
     task: Task, loaded: LoadedTask, results: list[RunEstimate], ranking: _Ranking
 ) -> LeaderboardSnapshot | None:
-    listed = [(i, run) for i, run in enumerate(loaded.runs) if run.state != Run.State.FAILED]
-    if tuple(i for i, _ in listed) != ranking.indices:
-        # A run failed while the engine ran: rank the runs the snapshot lists.
-        ranking = _rank_runs(loaded, results, tuple(i for i, _ in listed))
+    listed = [(i, loaded.runs[i]) for i in listed_indices(loaded.runs)]
+    ranked = tuple(ranked_indices(loaded.runs))
+    if ranked != ranking.indices:
+        # A run failed or was withdrawn (or marked a baseline) while the engine ran: rank the
+        # runs the snapshot ranks.
+        ranking = _rank_runs(loaded, results, ranked)
     estimates = [(run, {m: getattr(results[i], m) for m in METRICS}) for i, run in listed]
     rows = [
         snapshot_row(run, by_metric, _rank_entry(ranking, i))
@@ -209,6 +217,8 @@ def _same(latest: LeaderboardSnapshot, loaded: LoadedTask, rows: list[dict[str, 
 
 def _rank_entry(ranking: _Ranking, index: int) -> dict[str, dict[str, int | None] | None]:
     entry: dict[str, dict[str, int | None] | None] = {}
+    if index not in ranking.indices:
+        return dict.fromkeys(METRICS)  # a baseline: listed, not ranked
     for m in METRICS:
         best, worst = ranking.ranks[m].of(index)
         entry[m] = None if best is None else {"best": best, "worst": worst}

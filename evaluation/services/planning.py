@@ -14,12 +14,13 @@ from evaluation.core import ENGINE_VERSION
 from evaluation.core.results import Plan
 from leaderboard.jobs import enqueue_estimate, enqueue_plan
 from leaderboard.models import Item, Run, Task
-from leaderboard.services.lifecycle import fail_run, transition_run
+from leaderboard.services.lifecycle import RunWithdrawn, fail_run, transition_run
 
 from ..engine_state import LoadedTask, load_task_state
 from ..locks import assert_lock_held, engine_lock
 from ..models import Draw, Look, PlanRound
 from .pool_planning import plan_pool_locked
+from .withdrawals import reopen_for_run
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,9 @@ def plan_run(run_id: int) -> str:
             return "skipped"
         try:
             return _plan_locked(run, token)
+        except RunWithdrawn:
+            # Withdrawn while this job planned: the round it would have stored is rolled back.
+            return "skipped"
         except (ValueError, FloatingPointError) as exc:
             # The engine refused the state: a platform problem, not the participant's.
             log.exception("planning run %s failed", run.pk)
@@ -111,6 +115,9 @@ def _store_round(run: Run, plan: Plan, inclusion: np.ndarray, loaded: LoadedTask
         patterns=[[int(b), [list(map(int, p)) for p in patterns]] for b, patterns in plan.patterns],
     )
     if plan.round == 1:
+        # Items it predicts whose requests were cancelled (only withdrawn runs predicted them)
+        # are in its sample: they are asked again.
+        reopen_for_run(loaded, loaded.run_index[run.pk])
         # Items of this run may already be queued for earlier runs: its team must not verify them.
         register_run_conflicts(run=run)
     wanted = np.concatenate([plan.items, plan.again]).tolist()

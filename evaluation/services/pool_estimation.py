@@ -34,7 +34,14 @@ from leaderboard.services.lifecycle import transition_run
 from ..locks import assert_lock_held
 from ..models import Draw
 from ..pool_state import LoadedPool, load_pool_state
-from .snapshots import label_details, snapshot_row, store_label_fit, store_snapshot
+from .snapshots import (
+    label_details,
+    listed_indices,
+    ranked_indices,
+    snapshot_row,
+    store_label_fit,
+    store_snapshot,
+)
 
 # Thresholds of a run's precision-recall curve (quantiles of its scores, plus its own).
 CURVE_POINTS = 30
@@ -158,8 +165,8 @@ def _store_snapshot(
     counts: dict[int, tuple[int, int]],
 ) -> LeaderboardSnapshot | None:
     measures = list(task.measures)
-    listed = [i for i, run in enumerate(loaded.runs) if run.state != Run.State.FAILED]
-    ranks, ranking = _ranks(loaded, results, listed, measures)
+    listed = listed_indices(loaded.runs)
+    ranks, ranking = _ranks(loaded, results, ranked_indices(loaded.runs), measures)
     estimates = [(loaded.runs[i], {m: results[i][m] for m in measures}) for i in listed]
     rows = [
         snapshot_row(run, by_metric, _rank_entry(ranks, i))
@@ -235,6 +242,9 @@ def _rank_entry(
 ) -> dict[str, dict[str, int | None] | None]:
     entry: dict[str, dict[str, int | None] | None] = {}
     for m, intervals in ranks.items():
+        if index not in intervals.runs:
+            entry[m] = None  # a baseline: listed, not ranked
+            continue
         best, worst = intervals.of(index)
         entry[m] = None if best is None else {"best": best, "worst": worst}
     return entry

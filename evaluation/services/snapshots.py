@@ -25,6 +25,20 @@ from leaderboard.services.board import snapshot_publication
 
 # Per listed run: the run and its estimates by metric name.
 RunEstimates = Sequence[tuple[Run, Mapping[str, IntervalEstimate]]]
+# Runs the engine holds that no board lists (their rounds still weigh every verified item).
+OFF_BOARD_STATES = (Run.State.FAILED, Run.State.WITHDRAWN)
+
+
+def listed_indices(runs: Sequence[Run]) -> list[int]:
+    """Positions in ``runs`` (the engine's) of the runs a snapshot lists: all but failed and
+    withdrawn ones."""
+    return [i for i, run in enumerate(runs) if run.state not in OFF_BOARD_STATES]
+
+
+def ranked_indices(runs: Sequence[Run]) -> list[int]:
+    """Positions of the listed runs that are ranked: baselines are listed without a rank (a
+    reference point, not a competitor)."""
+    return [i for i in listed_indices(runs) if not runs[i].baseline]
 
 
 def stored_value(x: float) -> float | None:
@@ -48,6 +62,8 @@ def snapshot_row(
         "n_requested": run.n_requested,
         "n_verified": run.n_verified,
     }
+    if run.baseline:
+        row["baseline"] = True
     for metric, est in estimates.items():
         row[metric] = {
             "value": stored_value(est.value),

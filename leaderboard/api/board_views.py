@@ -26,6 +26,7 @@ from ..selectors import (
     run_estimates_visible_to,
     snapshot_for,
     snapshots_visible_to,
+    without_withdrawn,
 )
 from .openapi import FORMAT, PAGE, BrowsableAPIRenderer, CSVRenderer, errors, page_of, with_errors
 from .serializers import (
@@ -98,12 +99,17 @@ def sorted_rows(
 
 
 class SnapshotResponseMixin(CsvExportMixin):
+    # The board leaves out runs withdrawn since the snapshot; a snapshot by version is its record.
+    board = False
+
     def snapshot_response(self, snapshot: LeaderboardSnapshot):
         if self.wants_csv():
             return self.csv_response(
                 snapshot_csv_rows(snapshot), f"{snapshot.task.slug}-snapshot-{snapshot.version}.csv"
             )
         data = snapshot_json(snapshot)
+        if self.board:
+            data["rows"] = without_withdrawn(snapshot.task, data["rows"])
         data["rows"] = sorted_rows(
             data["rows"],
             sort=self.request.query_params.get("sort"),
@@ -114,7 +120,10 @@ class SnapshotResponseMixin(CsvExportMixin):
 
 
 class BoardView(SnapshotResponseMixin, ApiView):
-    """The public board: the task's latest published snapshot."""
+    """The public board: the task's latest published snapshot, less the runs withdrawn since
+    (in CSV, the snapshot as computed)."""
+
+    board = True
 
     @extend_schema(
         parameters=[FORMAT, SORT, ORDER], responses={**SNAPSHOT_RESPONSES, **errors(400, 404)}

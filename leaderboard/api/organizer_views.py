@@ -17,6 +17,7 @@ from ..selectors import (
     quotas_for_user,
     runs_visible_to,
     task_readiness,
+    upload_limits,
 )
 from ..services.board import hold_board, publish_board
 from .board_views import CsvExportMixin
@@ -142,7 +143,9 @@ class VerifiedItemsExportView(CsvExportMixin, ApiView):
 
 
 class QuotaView(ApiView):
-    """The caller's teams' submission quotas on the task: per day and in total, and refunds."""
+    """What the caller may upload to the task: the file's limits (bytes, predictions) and each
+    of the caller's teams' submission quota, per day and in total, with refunds and when the
+    next daily slot frees up."""
 
     permission_classes = [IsAuthenticated]
 
@@ -165,4 +168,14 @@ class QuotaView(ApiView):
                     "refunded": refunded,
                 }
             )
-        return Response(QuotaSerializer({"task": task.slug, "teams": teams}).data)
+        limits = upload_limits(task)
+        return Response(
+            QuotaSerializer(
+                {
+                    "task": task.slug,
+                    "max_upload_bytes": limits.max_bytes,
+                    "max_predictions_per_run": limits.max_predictions,
+                    "teams": teams,
+                }
+            ).data
+        )

@@ -218,6 +218,7 @@ class RunSerializer(serializers.ModelSerializer):
             "file_bytes",
             "sha256",
             "after_deadline",
+            "baseline",
             "created_at",
             "state_changed_at",
             "finished_at",
@@ -291,6 +292,14 @@ class RunUploadSerializer(RefuseUnknownFields, serializers.Serializer):
     )
     description = serializers.CharField(required=False, allow_blank=True, default="")
     team = serializers.CharField(max_length=120, required=False, allow_blank=True, default="")
+
+
+class BaselineSerializer(RefuseUnknownFields, serializers.Serializer):
+    """Mark a run as a baseline, or unmark it."""
+
+    baseline = serializers.BooleanField(
+        default=True, help_text="true: a baseline (listed without a rank); false: ranked again."
+    )
 
 
 class RunDetailsSerializer(RefuseUnknownFields, serializers.Serializer):
@@ -429,12 +438,20 @@ class TeamQuotaSerializer(serializers.Serializer):
     remaining = serializers.IntegerField()
     next_slot_at = serializers.DateTimeField(allow_null=True)
     refunded = serializers.IntegerField(
-        help_text="Runs whose slot was given back (failed for platform reasons)."
+        help_text="Runs whose slot was given back (failed for platform reasons, or withdrawn "
+        "before anything was asked of annotators for them)."
     )
 
 
 class QuotaSerializer(serializers.Serializer):
     task = serializers.CharField()
+    max_upload_bytes = serializers.IntegerField(
+        help_text="The most bytes a run file may have (a gzipped one once decompressed; the "
+        "file as sent is checked against it too): the task's limit within the site's."
+    )
+    max_predictions_per_run = serializers.IntegerField(
+        help_text="The most predictions (a closed pool's lines) a run file may have."
+    )
     teams = TeamQuotaSerializer(many=True)
 
 

@@ -28,10 +28,21 @@ class Run(models.Model):
         SCORED = "scored", "scored"
         PARTIAL = "partial", "partial"
         FAILED = "failed", "failed"
+        WITHDRAWN = "withdrawn", "withdrawn"
 
-    TERMINAL = (State.REJECTED, State.SCORED, State.PARTIAL, State.FAILED)
+    TERMINAL = (State.REJECTED, State.SCORED, State.PARTIAL, State.FAILED, State.WITHDRAWN)
     # States in which the pipeline still owes the run work (the watchdog watches these).
     ACTIVE = (State.QUEUED, State.PLANNING, State.AWAITING_LABELS, State.ESTIMATING)
+    # States a run may be withdrawn from (``leaderboard.services.withdrawal``): a rejected or
+    # failed run is on no board and uses no quota, so there is nothing to withdraw.
+    WITHDRAWABLE = (
+        State.RECEIVED,
+        State.VALIDATING,
+        State.HELD,
+        *ACTIVE,
+        State.SCORED,
+        State.PARTIAL,
+    )
 
     task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="runs")
     team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="runs")
@@ -63,6 +74,11 @@ class Run(models.Model):
     rounds = models.PositiveIntegerField(default=0)
     attempts = models.PositiveIntegerField(default=0)
     quota_refunded = models.BooleanField(default=False)
+    # Marked by an organizer: listed on the board as a reference point, without a rank.
+    baseline = models.BooleanField(
+        default=False,
+        help_text="A baseline: shown on the board and its run page as such, and not ranked.",
+    )
     # Kept in step with the deadline when an organizer moves it.
     after_deadline = models.BooleanField(
         default=False,

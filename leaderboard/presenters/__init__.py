@@ -15,7 +15,7 @@ from .board import (
 from .cells import METRIC_LABELS, METRICS, MetricCell, RankInterval
 from .common import TaskPhases, task_list, task_phases
 from .organize import BudgetSummary, budget_summary
-from .runs import RunListRow, RunPage, TeamQuota, my_runs, run_page
+from .runs import RunListRow, RunPage, SubmitLimits, TeamQuota, my_runs, run_page, submit_limits
 
 __all__ = [
     "METRICS",
@@ -28,6 +28,7 @@ __all__ = [
     "RankInterval",
     "RunListRow",
     "RunPage",
+    "SubmitLimits",
     "TaskPhases",
     "TeamQuota",
     "board_for",
@@ -39,6 +40,7 @@ __all__ = [
     "safe_link",
     "snapshot_board",
     "snapshot_list",
+    "submit_limits",
     "task_list",
     "task_phases",
 ]

@@ -48,6 +48,7 @@ class BoardRow:
     metrics: tuple[str, ...] = METRICS
     extra: dict = field(default_factory=dict)  # metric -> MetricCell
     state_text: str = ""  # what the state says was met (board_text.SnapshotTerms.state_text)
+    baseline: bool = False  # listed as a reference point, without a rank (the snapshot's mark)
 
     @property
     def labels_used(self) -> int | None:
@@ -89,7 +90,8 @@ class Board:
     n_snapshots: int  # snapshots the viewer may see
     latest_version: int | None  # the newest one the viewer may see
     cache_key: str  # covers everything the body shows
-    live: dict = field(default_factory=dict, repr=False)  # run id -> (name, link, late)
+    # run id -> (name, link, late, withdrawn)
+    live: dict = field(default_factory=dict, repr=False)
     metrics: tuple[str, ...] = METRICS  # the board's columns (a closed pool's measures)
     labels: dict = field(default_factory=lambda: dict(METRIC_LABELS))  # metric -> its name
 
@@ -117,6 +119,11 @@ class Board:
     @property
     def rows(self) -> list[BoardRow]:
         return self.body.rows
+
+    @property
+    def n_withdrawn(self) -> int:
+        """Runs of the snapshot left out because they were withdrawn since."""
+        return self.body.n_withdrawn
 
     @property
     def methods(self) -> dict[str, str]:
@@ -215,13 +222,14 @@ def _methods(
     return methods
 
 
-def _live_runs(task: Task) -> dict[int, tuple[str, str, bool]]:
-    """Names and links as the teams last edited them, and whether each run came after the
-    deadline as it stands now (one query, whatever the number of runs)."""
+def _live_runs(task: Task) -> dict[int, tuple[str, str, bool, bool]]:
+    """Names and links as the teams last edited them, whether each run came after the
+    deadline as it stands now, and whether it was withdrawn (one query, whatever the number of
+    runs)."""
     return {
-        pk: (name, link, late)
-        for pk, name, link, late in Run.objects.filter(task=task).values_list(
-            "pk", "name", "link", "after_deadline"
+        pk: (name, link, late, state == Run.State.WITHDRAWN)
+        for pk, name, link, late, state in Run.objects.filter(task=task).values_list(
+            "pk", "name", "link", "after_deadline", "state"
         )
     }
 
@@ -274,6 +282,7 @@ class BoardBody:
     # A closed pool whose looks lack annotators (fewer than three have answered): recall is biased.
     too_few_annotators: bool = False
     look_annotators: int | None = None
+    n_withdrawn: int = 0  # rows left out: their runs were withdrawn after the snapshot
 
 
 def _body(
@@ -287,11 +296,15 @@ def _body(
     labels: dict | None = None,
 ) -> BoardBody:
     labels = labels or METRIC_LABELS
-    raw = selectors.board_order([r for r in snapshot_rows or [] if isinstance(r, dict)], sort)
+    listed = [r for r in snapshot_rows or [] if isinstance(r, dict)]
+    # A run withdrawn after the snapshot was computed leaves every board page at once (its
+    # ranks stay those of the snapshot until the next one).
+    shown = [r for r in listed if not live.get(r.get("run"), (None, "", False, False))[3]]
+    raw = selectors.board_order(shown, sort)
     rows = []
     for position, row in enumerate(raw, start=1):
         run_id = row.get("run") if isinstance(row.get("run"), int) else None
-        name, link, late = live.get(run_id, (None, "", False))
+        name, link, late, _ = live.get(run_id, (None, "", False, False))
         rank_data = row.get("rank")
         if not isinstance(rank_data, dict):
             rank_data = {}
@@ -317,13 +330,8 @@ def _body(
                 rank=ranks.get(sort),
                 metrics=metrics,
                 extra={m: cell for m, cell in cells.items() if m not in METRICS},
-                state_text=terms.state_text(
-                    state,
-                    outcome=row.get("outcome"),
-                    row=row,
-                    n_verified=row.get("n_verified"),
-                    n_requested=row.get("n_requested"),
-                ),
+                state_text=terms.row_state_text(row),
+                baseline=row.get("baseline") is True,
             )
         )
     details = details if isinstance(details, dict) else {}
@@ -342,6 +350,7 @@ def _body(
         labels_corrected=isinstance(model, dict),
         too_few_annotators=isinstance(model, dict) and model.get("too_few_annotators") is True,
         look_annotators=model.get("look_annotators") if isinstance(model, dict) else None,
+        n_withdrawn=len(listed) - len(shown),
     )
 
 

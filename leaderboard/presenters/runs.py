@@ -3,7 +3,10 @@
 Teams see published estimates only, and runs' progress as ``selectors.runs_seen_by`` shows it;
 organizers also see held estimates, marked as held (``selectors.run_estimates_visible_to``). A
 closed-pool run's precision-recall curve is the one stored with the snapshot its scores come
-from (``selectors.run_curve_visible_to``): never newer than what the viewer may see.
+from (``selectors.run_curve_visible_to``): never newer than what the viewer may see. Anyone else
+who may see the task sees the public page of a run on the public board
+(``selectors.public_run_for``): its public details and published estimates, with its state as
+the latest published snapshot lists it.
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ from datetime import datetime
 
 from .. import selectors
 from ..board_text import ReferenceSupport, RunWords, SnapshotTerms
+from ..ingestion import human_bytes
 from ..models import LeaderboardSnapshot, Run, RunEvent, Task, Team
-from .board import board_metrics, parse_sort, safe_link
+from .board import STATE_LABELS, board_metrics, parse_sort, safe_link
 from .cells import MetricCell, RankInterval, metric_labels
 from .plots import history_chart, pr_curve_chart
 
@@ -51,6 +55,13 @@ class RunPage:
     curve_points: int = 0
     state_text: str = ""  # what the run's state says was met, read against ``snapshot``
     reference: ReferenceSupport | None = None  # what recall rests on in ``snapshot``
+    # The public page (``selectors.public_run_for``): public details and published scores only,
+    # the run's state as ``snapshot`` lists it.
+    public: bool = False
+    public_state: str = ""
+    can_withdraw: bool = False
+    # Whether withdrawing it now would give its quota slot back (what the button says).
+    withdraw_refunds: bool = False
 
     @property
     def held(self) -> bool:
@@ -72,8 +83,10 @@ def _row_of(snapshot: LeaderboardSnapshot, run_id: int) -> dict:
     return {}
 
 
-def run_page(*, run: Run, user) -> RunPage:
-    organizer = selectors.is_organizer(task=run.task, user=user)
+def run_page(*, run: Run, user, public: bool = False) -> RunPage:
+    """The page of ``run`` for ``user``: as :func:`leaderboard.selectors.run_for` returned it,
+    or, with ``public``, as :func:`leaderboard.selectors.public_run_for` did."""
+    organizer = not public and selectors.is_organizer(task=run.task, user=user)
     values = list(
         selectors.run_estimates_visible_to(run=run, user=user).values(
             "metric",
@@ -123,19 +136,28 @@ def run_page(*, run: Run, user) -> RunPage:
         curve = selectors.run_curve_visible_to(run=run, user=user, snapshot=snapshot)
         if curve is not None:
             curve_svg, curve_points = pr_curve_chart(curve.data)
-    can_edit = selectors.may_edit_run(run=run, user=user)
+    can_withdraw = (
+        not public
+        and run.state in Run.WITHDRAWABLE
+        and selectors.may_withdraw_run(run=run, user=user)
+    )
     return RunPage(
         run=run,
         events=run.visible_events,
         link=safe_link(run.link),
-        can_edit=can_edit,
+        can_edit=not public and selectors.may_edit_run(run=run, user=user),
         organizer=organizer,
         snapshot=snapshot,
         lines=lines,
         curve_svg=curve_svg,
         curve_points=curve_points,
-        state_text=terms.run_state_text(run, row),
+        # The public sees the state the published snapshot lists, never the run's live one.
+        state_text=terms.row_state_text(row) if public else terms.run_state_text(run, row),
         reference=terms.reference,
+        public=public,
+        public_state=_public_state(run) if public else "",
+        can_withdraw=can_withdraw,
+        withdraw_refunds=can_withdraw and selectors.withdrawal_refunds(run),
     )
 
 
@@ -147,6 +169,13 @@ def _run_words(task: Task, user, published: LeaderboardSnapshot | None) -> RunWo
     if newest_pk is None or (published is not None and newest_pk == published.pk):
         return RunWords.of(task, published)
     return RunWords.of(task, LeaderboardSnapshot.objects.get(pk=newest_pk))
+
+
+def _public_state(run: Run) -> str:
+    """The run's state as the public board shows it (the latest published snapshot's row)."""
+    snapshot = selectors.latest_published_snapshot(run.task)
+    row = _row_of(snapshot, run.pk) if snapshot is not None else {}
+    return STATE_LABELS.get(row.get("state", ""), str(row.get("state", "")))
 
 
 @dataclass(frozen=True)
@@ -239,7 +268,20 @@ def my_runs(*, task: Task, user, sort: str | None = None) -> MyRuns:
                 state_text=words.state_text(run),
             )
         )
-    quotas = [
+    return MyRuns(
+        rows=rows,
+        quotas=team_quotas(task=task, user=user),
+        snapshot_version=snapshot.version if snapshot else None,
+        metrics=metrics,
+        labels=metric_labels(task),
+        sort=sort,
+        reference=terms.reference,
+    )
+
+
+def team_quotas(*, task: Task, user) -> list[TeamQuota]:
+    """Each of the user's teams' quota on the task, and its refunds."""
+    return [
         TeamQuota(
             team=team,
             used_total=quota.used_total,
@@ -251,12 +293,26 @@ def my_runs(*, task: Task, user, sort: str | None = None) -> MyRuns:
         )
         for team, quota, refunded in selectors.quotas_for_user(task=task, user=user)
     ]
-    return MyRuns(
-        rows=rows,
-        quotas=quotas,
-        snapshot_version=snapshot.version if snapshot else None,
-        metrics=metrics,
-        labels=metric_labels(task),
-        sort=sort,
-        reference=terms.reference,
+
+
+@dataclass(frozen=True)
+class SubmitLimits:
+    """What the submit page says before an upload: the file's limits (checked in the browser
+    too, in the server's words) and each team's quota."""
+
+    max_bytes: int
+    max_predictions: int
+    quotas: list[TeamQuota]
+
+    @property
+    def max_bytes_text(self) -> str:
+        return human_bytes(self.max_bytes)
+
+
+def submit_limits(*, task: Task, user) -> SubmitLimits:
+    limits = selectors.upload_limits(task)
+    return SubmitLimits(
+        max_bytes=limits.max_bytes,
+        max_predictions=limits.max_predictions,
+        quotas=team_quotas(task=task, user=user),
     )

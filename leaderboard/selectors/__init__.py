@@ -14,6 +14,7 @@ from .quotas import (
     Quota,
     ReferenceSampleStatus,
     ReferenceSize,
+    UploadLimits,
     counted_runs,
     label_spend,
     quota_for,
@@ -21,6 +22,8 @@ from .quotas import (
     reference_sample_status,
     reference_size,
     refunded_runs,
+    upload_limits,
+    withdrawal_refunds,
 )
 from .readiness import Check, Readiness, task_readiness
 from .roles import (
@@ -32,6 +35,7 @@ from .roles import (
     is_organizer,
     may_edit_run,
     may_set_up_tasks,
+    may_withdraw_run,
     organized_tasks,
     sample_payload,
     teams_of,
@@ -63,6 +67,7 @@ from .visibility import (
     board_order,
     held_runs,
     latest_published_snapshot,
+    public_run_for,
     published_snapshots,
     run_curve_visible_to,
     run_estimates_visible_to,
@@ -73,6 +78,7 @@ from .visibility import (
     snapshots_visible_to,
     task_for,
     visible_tasks,
+    without_withdrawn,
 )
 
 __all__ = [
@@ -92,6 +98,7 @@ __all__ = [
     "TaskForbidden",
     "TaskNotFound",
     "TeamNotFound",
+    "UploadLimits",
     "annotated_tasks",
     "annotator_conflicts",
     "api_token_for_key",
@@ -110,8 +117,10 @@ __all__ = [
     "mail_preferences",
     "may_edit_run",
     "may_set_up_tasks",
+    "may_withdraw_run",
     "open_task_invitations",
     "organized_tasks",
+    "public_run_for",
     "published_snapshots",
     "quota_for",
     "quotas_for_user",
@@ -137,7 +146,10 @@ __all__ = [
     "team_for",
     "team_runs",
     "teams_of",
+    "upload_limits",
     "user_roles",
     "verified_email_domains",
     "visible_tasks",
+    "withdrawal_refunds",
+    "without_withdrawn",
 ]

@@ -6,10 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
 from ..models import (
+    Estimate,
     Item,
     ReferenceCandidate,
     ReferenceItem,
@@ -54,6 +56,24 @@ class Quota:
         return max(0, min(self.limit_total - self.used_total, self.limit_today - self.used_today))
 
 
+@dataclass(frozen=True)
+class UploadLimits:
+    """What one run file may hold on a task: bytes (decompressed, for a gzipped file; the
+    file as sent is checked against it too) and predictions (a closed pool's lines)."""
+
+    max_bytes: int
+    max_predictions: int
+
+
+def upload_limits(task: Task) -> UploadLimits:
+    """The limits a run upload to ``task`` is checked against: the task's, within the site's
+    ``UPLOAD_MAX_BYTES``."""
+    return UploadLimits(
+        max_bytes=min(task.max_upload_bytes, settings.UPLOAD_MAX_BYTES),
+        max_predictions=task.max_predictions_per_run,
+    )
+
+
 def counted_runs(*, task: Task, team: Team) -> QuerySet[Run]:
     """The team's runs on the task that count against its quota."""
     return (
@@ -86,8 +106,21 @@ def quota_for(*, task: Task, team: Team, now: datetime | None = None) -> Quota:
     )
 
 
+def withdrawal_refunds(run: Run) -> bool:
+    """Whether withdrawing ``run`` now gives its quota slot back: it still counts, no planning
+    round asked anything of annotators for it and no snapshot estimated it. The stored row is
+    read (a participant's copy of a run hides its rounds while the board is held)."""
+    return (
+        Run.objects.filter(pk=run.pk, rounds=0, quota_refunded=False)
+        .exclude(state__in=NOT_COUNTED)
+        .exists()
+        and not Estimate.objects.filter(run_id=run.pk).exists()
+    )
+
+
 def refunded_runs(*, task: Task, team: Team) -> QuerySet[Run]:
-    """The team's runs on the task whose quota slot was given back (failed for platform reasons)."""
+    """The team's runs on the task whose quota slot was given back (failed for platform reasons,
+    or withdrawn before anything was asked of annotators for them)."""
     return Run.objects.filter(task=task, team=team, quota_refunded=True)
 
 

@@ -84,6 +84,13 @@ def may_edit_run(*, run: Run, user) -> bool:
     return user.is_superuser or run.team.members.filter(pk=user.pk).exists()
 
 
+def may_withdraw_run(*, run: Run, user) -> bool:
+    """Whether ``user`` may withdraw the run: its team's members and the task's organizers."""
+    if not getattr(user, "is_authenticated", False):
+        return False
+    return is_organizer(task=run.task, user=user) or (run.team.members.filter(pk=user.pk).exists())
+
+
 def api_token_of(user) -> ApiToken | None:
     """The user's API token (its digest and creation time; the key itself is not stored)."""
     return ApiToken.objects.filter(user=user).first()

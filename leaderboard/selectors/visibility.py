@@ -122,8 +122,35 @@ LABEL_FREE_STATES = frozenset(
         Run.State.REJECTED,
         Run.State.QUEUED,
         Run.State.FAILED,
+        Run.State.WITHDRAWN,
     }
 )
+
+
+def public_run_for(*, run_id: int, user) -> Run | None:
+    """The run as anyone who may see its task sees it on the board, if it is listed on the
+    latest published snapshot (what the public board shows) and not withdrawn; else ``None``.
+
+    The run's public page shows its name, team, description, link and published estimates
+    (:func:`run_estimates_visible_to`), never its state, reason, events, file or counts as
+    stored: those are its team's and its organizers' (:func:`run_for`). ``visible_events`` is
+    empty.
+    """
+    run = (
+        Run.objects.select_related("task", "team")
+        .filter(pk=run_id)
+        .exclude(state=Run.State.WITHDRAWN)
+        .first()
+    )
+    if run is None or not visible_tasks(user).filter(pk=run.task_id).exists():
+        return None
+    snapshot = latest_published_snapshot(run.task)
+    if snapshot is None or not any(
+        isinstance(row, dict) and row.get("run") == run.pk for row in snapshot.rows or []
+    ):
+        return None
+    run.visible_events = []
+    return run
 
 
 def runs_seen_by(
@@ -247,6 +274,15 @@ def run_curve_visible_to(
         .order_by("-snapshot__version")
         .first()
     )
+
+
+def without_withdrawn(task: Task, rows: Iterable[dict]) -> list[dict]:
+    """Snapshot ``rows`` of ``task`` less those of runs withdrawn since: what a board lists (a
+    snapshot's downloads are its record as computed, and keep them)."""
+    withdrawn = set(
+        Run.objects.filter(task=task, state=Run.State.WITHDRAWN).values_list("pk", flat=True)
+    )
+    return [row for row in rows if not (isinstance(row, dict) and row.get("run") in withdrawn)]
 
 
 def board_order(rows: Iterable[dict], metric: str, *, descending: bool = True) -> list[dict]:

@@ -41,32 +41,52 @@ class IllegalTransition(RuntimeError):
     """A state change the lifecycle does not allow (a bug, or a stale message)."""
 
 
+class RunWithdrawn(IllegalTransition):
+    """The run was withdrawn while a worker held an older copy of it: the worker's change is
+    not made (its transaction rolls back) and the worker leaves the run alone."""
+
+
 def transition_run(run: Run, state: str, reason: str = "", **fields: Any) -> Run:
     """Move ``run`` to ``state`` (saving ``fields`` too) and log the change.
 
     Failing is allowed from any non-terminal state; a terminal run never changes again, except
-    that a partial run may become scored. A run scored, partial or rejected owes its team a mail,
-    written in the same transaction and sent by a worker after it commits.
+    that a partial run may become scored, and that a run may be withdrawn from the states in
+    ``Run.WITHDRAWABLE``. A run withdrawn meanwhile (by a person, while a worker held an older
+    copy) changes no more: :class:`RunWithdrawn`. A run scored, partial or rejected owes its team
+    a mail, written in the same transaction and sent by a worker after it commits.
     """
     if run.state != state:
+        withdrawing = state == Run.State.WITHDRAWN and run.state in Run.WITHDRAWABLE
         allowed = _ALLOWED.get(run.state, set())
-        if state != Run.State.FAILED and state not in allowed:
+        if state != Run.State.FAILED and state not in allowed and not withdrawing:
             raise IllegalTransition(f"run {run.pk}: {run.state} -> {state}")
-        if run.is_terminal and run.state != Run.State.PARTIAL:
+        if run.is_terminal and run.state != Run.State.PARTIAL and not withdrawing:
             raise IllegalTransition(f"run {run.pk} is {run.state}; it cannot become {state}")
-    now = timezone.now()
-    run.state = state
-    run.state_changed_at = now
-    run.reason = reason
-    for name, value in fields.items():
-        setattr(run, name, value)
-    if state in Run.TERMINAL and run.finished_at is None:
-        run.finished_at = now
     with transaction.atomic():
+        if run.pk is not None and state != Run.State.WITHDRAWN:
+            _refuse_if_withdrawn(run)
+        now = timezone.now()
+        run.state = state
+        run.state_changed_at = now
+        run.reason = reason
+        for name, value in fields.items():
+            setattr(run, name, value)
+        if state in Run.TERMINAL and run.finished_at is None:
+            run.finished_at = now
         run.save()
         event = RunEvent.objects.create(run=run, state=state, reason=reason, at=now)
         owe_run_notifications(event)
     return run
+
+
+def _refuse_if_withdrawn(run: Run) -> None:
+    """Raise :class:`RunWithdrawn` if the stored run is withdrawn (its row locked until the
+    caller's transaction ends, so a withdrawal cannot slip in before the save)."""
+    stored = (
+        Run.objects.select_for_update().filter(pk=run.pk).values_list("state", flat=True).first()
+    )
+    if stored == Run.State.WITHDRAWN:
+        raise RunWithdrawn(f"run {run.pk} was withdrawn; it stays withdrawn")
 
 
 def fail_run(run: Run, reason: str) -> Run:

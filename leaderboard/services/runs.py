@@ -33,15 +33,16 @@ from ..selectors import (
     quota_for,
     team_approved,
     teams_of,
+    upload_limits,
     verified_email_domains,
 )
 from .lifecycle import transition_run
+from .run_names import MAX_NAME_LENGTH, default_name
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 # CharFields: their max_length is set.
-MAX_NAME_LENGTH = cast(int, Run._meta.get_field("name").max_length)
 MAX_FILE_NAME_LENGTH = cast(int, Run._meta.get_field("file_name").max_length)
 
 
@@ -100,7 +101,7 @@ class SubmissionError(ServiceError):
 
 def upload_limit(task: Task) -> int:
     """The most bytes (decompressed) an upload to ``task`` may have."""
-    return min(task.max_upload_bytes, settings.UPLOAD_MAX_BYTES)
+    return upload_limits(task).max_bytes
 
 
 def check_size(*, task: Task, size: int | None) -> None:
@@ -288,14 +289,6 @@ def resolve_team(*, user: User, team: str | int | None = None) -> Team:
     return teams[0]
 
 
-def _default_name(task: Task, team: Team) -> str:
-    names = set(Run.objects.filter(task=task, team=team).values_list("name", flat=True))
-    n = len(names) + 1
-    while f"run-{n}" in names:
-        n += 1
-    return f"run-{n}"
-
-
 def _clean_name(name: str) -> str:
     name = (name or "").strip()
     if len(name) > MAX_NAME_LENGTH:
@@ -384,7 +377,11 @@ def submit_run(
         stored, received = _store(upload, task=task, file_name=file_name)
     except UploadRejected as exc:
         with transaction.atomic():
-            run = Run(name=name or _default_name(task, team), file_bytes=exc.n_bytes, **fields)
+            run = Run(
+                name=name or default_name(task=task, team=team, file_name=file_name),
+                file_bytes=exc.n_bytes,
+                **fields,
+            )
             transition_run(run, Run.State.RECEIVED, f"received {file_name or 'an upload'}")
             transition_run(
                 run,
@@ -404,7 +401,7 @@ def submit_run(
             check_duplicate(task=locked, team=team, sha256=received.sha256)
             check_quota(task=locked, team=team)
             run = Run(
-                name=name or _default_name(task, team),
+                name=name or default_name(task=task, team=team, file_name=file_name),
                 file_bytes=received.n_bytes,
                 sha256=received.sha256,
                 upload=stored,

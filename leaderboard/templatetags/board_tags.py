@@ -50,6 +50,15 @@ def _rank_html(rank) -> str:
     return f'<span title="{_attr(rank.title)}">{escape(rank.text)}</span>'
 
 
+def _rank_cell_html(row) -> str:
+    if row.baseline:
+        return (
+            '<span class="badge baseline-badge" title="A reference point set by the organizers: '
+            'listed without a rank">baseline</span>'
+        )
+    return _rank_html(row.rank)
+
+
 @register.simple_tag
 def board_rows(board) -> SafeString:
     """The ``<tr>`` of every run of ``board`` (a :class:`leaderboard.presenters.Board`)."""
@@ -90,9 +99,9 @@ def _rows_html(board) -> str:
         labels = "—" if row.labels_used is None else str(int(row.labels_used))
         out.append(
             f'<tr class="run-row{" provisional" if row.provisional else ""}'
-            f'{" late" if row.after_deadline else ""}" '
+            f'{" late" if row.after_deadline else ""}{" baseline" if row.baseline else ""}" '
             f'data-run="{"" if row.run_id is None else int(row.run_id)}">'
-            f'<td class="num rank">{_rank_html(row.rank)}</td>'
+            f'<td class="num rank">{_rank_cell_html(row)}</td>'
             f'<td class="run-name">{name}</td><td>{escape(row.team)}</td>'
             + "".join(metric_cell_html(c, confidence) for c in row.cells)
             + f'<td class="num">{labels}</td><td>{state}</td></tr>'

@@ -26,7 +26,7 @@ from .organize import (
 )
 from .readiness import set_state_page
 from .reference_sample import upload_candidates_page
-from .runs import run_detail, submit, task_runs
+from .runs import run_baseline, run_detail, run_withdraw, submit, task_runs
 from .task_roles import (
     task_annotator_remove,
     task_invitation_revoke,
@@ -57,7 +57,9 @@ __all__ = [
     "publish",
     "reject_held_run_page",
     "release_held_run_page",
+    "run_baseline",
     "run_detail",
+    "run_withdraw",
     "set_state_page",
     "snapshot_csv",
     "snapshot_detail",

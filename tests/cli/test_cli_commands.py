@@ -276,6 +276,29 @@ def test_over_quota_is_refused_with_the_limit(live_server, cli_world, client_hom
     assert code == 0 and "Alpha: 0 of 3 left today, 0 of 3 in total" in out
 
 
+def test_submit_without_a_name_names_the_run_after_its_file_and_withdraw_it(
+    live_server, cli_world, client_home, capsys, sent
+):
+    logged_in(live_server, cli_world)
+    run_file = client_home / "cross encoder.tsv"
+    run_file.write_text("a\t0.9\n")
+    code, out, _ = run_cli(capsys, "submit", "linkage", str(run_file))
+    assert code == 0, out
+    run = Run.objects.get(name="cross encoder")
+    worker_validates(sent)
+    code, out, _ = run_cli(capsys, "quota", "linkage")
+    assert code == 0 and "linkage: files of at most" in out and "Alpha: 1 of 3 left today" in out
+    code, out, _ = run_cli(capsys, "withdraw", str(run.pk))
+    assert code == 0 and f"run {run.pk} 'cross encoder' (Alpha, task linkage): withdrawn" in out
+    assert "no longer counts against the team's quota" in out
+    code, out, _ = run_cli(capsys, "quota", "linkage")
+    assert "Alpha: 2 of 3 left today" in out and "(1 refunded)" in out
+    code, _, err = run_cli(capsys, "wait", str(run.pk))
+    assert code == 9 and "withdrawn" in err
+    code, _, err = run_cli(capsys, "withdraw", "999999")
+    assert code == 6 and "there is no run 999999" in err
+
+
 def test_scores_print_the_board_with_intervals(live_server, cli_world, capsys):
     code, out, _ = run_cli(capsys, "--url", live_server.url, "scores", "linkage")
     assert code == 0

@@ -11,6 +11,7 @@ Runs arrive in a random order each repeat.
 import numpy as np
 
 from evaluation.core.designs import make_design
+from evaluation.core.state import TaskState
 from evaluation.simulation.campaigns import METRICS, Annotators, run_repeat, true_scores
 from evaluation.simulation.datasets import Dataset, System
 
@@ -130,3 +131,89 @@ def check_unbiased_and_covering(est, truths, names, *, min_cover_all, min_cover_
             if abs(err.mean()) > 4 * se + bias_slack:
                 problems.append(f"{metric} {name}: bias {err.mean():+.4f} (se {se:.4f})")
     assert not problems, "\n".join(problems)
+
+
+# -- a run withdrawn mid-campaign (tests/evaluation/core/test_core_withdrawn_runs.py, and
+# bench/withdrawal_bias.py) ------------------------------------------------------------------
+# ``broad`` (1,500 items, 1,200 true, about 500 shared with ``near_one_scored`` and 100 with
+# ``near_zero``) comes first and is withdrawn while its second round is still out.
+WITHDRAWAL_WITHDRAWN = "broad"
+WITHDRAWAL_KEPT = ("near_one_scored", "near_zero")
+
+
+def _system(dataset, name):
+    return next(s for s in dataset.systems if s.name == name)
+
+
+def _answer(state: TaskState, truth: np.ndarray, design, *, skip=frozenset()) -> None:
+    """A perfect oracle answers every requested, unanswered item that a run not in ``skip``
+    predicts (the requests nothing else needs are cancelled: their items are never answered)."""
+    needed = np.zeros(state.n_items, bool)
+    for index, run in enumerate(state.runs):
+        if index not in skip:
+            needed[run.items] = True
+    waiting = np.flatnonzero(design.record(state).requested & ~state.verified & needed)
+    if waiting.size:
+        state.set_labels(waiting, truth[waiting])
+
+
+WITHDRAWAL_ARMS = ("withdrawn", "pool_unchanged", "kept")
+
+
+def withdrawal_campaign(dataset, seed: int, *, arm: str = "withdrawn"):
+    """One campaign of the synthetic task: :data:`WITHDRAWAL_WITHDRAWN` is planned, its first
+    round answered, its second planned and never answered by the time it is withdrawn; the runs
+    of :data:`WITHDRAWAL_KEPT` come after it, planned until they stop, a perfect oracle
+    answering every item a run that stays predicts (a cancelled request reopened by a later
+    run is answered too). Returns the design, the state, the withdrawn run's index and the other
+    runs' indices by name.
+
+    ``arm``: ``"withdrawn"`` (what the service does), ``"pool_unchanged"`` (its own pending
+    items are left unanswered all the same, but it stays in the pool: what cancelling its
+    requests without taking its items out of the pool would do), ``"kept"`` (no withdrawal:
+    every item asked is answered, the reference the others are measured against).
+    """
+    if arm not in WITHDRAWAL_ARMS:
+        raise ValueError(f"arm must be one of {WITHDRAWAL_ARMS}")
+    rng = np.random.default_rng([seed, 0])
+    truth = dataset.truth
+    state = TaskState(len(dataset.keys))
+    reference = rng.choice(np.flatnonzero(truth), size=200, replace=False)
+    state.set_reference(np.sort(reference))
+    design = make_design("default")
+    junk = _system(dataset, WITHDRAWAL_WITHDRAWN)
+    w = state.add_run(junk.items, junk.scores, name=junk.name)
+    first = design.plan(state, w, rng=rng)
+    _answer(state, truth, design)
+    second = design.plan(state, w, rng=rng)  # its answers are still out when it is withdrawn
+    assert first.items.size and second.items.size
+    if arm == "withdrawn":
+        state.withdraw_runs([w])
+    skip = frozenset() if arm == "kept" else frozenset({w})
+    runs = {}
+    for name in WITHDRAWAL_KEPT:
+        system = _system(dataset, name)
+        run = runs[name] = state.add_run(system.items, system.scores, name=name)
+        for _ in range(100):
+            _answer(state, truth, design, skip=skip)  # a new run reopens what it predicts
+            plan = design.plan(state, run, rng=rng)
+            _answer(state, truth, design, skip=skip)
+            if plan.done:
+                break
+        else:
+            raise AssertionError("the planner did not stop")
+    return design, state, w, runs
+
+
+def withdrawal_estimates(dataset, repeats: int, seed: int, *, arm: str) -> np.ndarray:
+    """``(repeats, runs that stay, metric, value/low/high)`` over :func:`withdrawal_campaign`s
+    with seeds ``seed`` to ``seed + repeats - 1``."""
+    est = np.zeros((repeats, len(WITHDRAWAL_KEPT), 3, 3))
+    for r in range(repeats):
+        design, state, _, runs = withdrawal_campaign(dataset, seed=seed + r, arm=arm)
+        for k, name in enumerate(WITHDRAWAL_KEPT):
+            (estimate,) = design.estimate(state, runs=[runs[name]])
+            for m, metric in enumerate(METRICS):
+                part = getattr(estimate, metric)
+                est[r, k, m] = part.value, part.low, part.high
+    return est

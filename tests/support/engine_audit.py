@@ -16,7 +16,7 @@ from annotation.models import GoldAnswer, GoldItem, Judgment
 from evaluation.core.designs import make_design
 from evaluation.core.state import TaskState
 from evaluation.models import PlanRound
-from leaderboard.models import Estimate, LeaderboardSnapshot, ReferenceItem, Run
+from leaderboard.models import Estimate, LeaderboardSnapshot, ReferenceItem, Run, RunEvent
 
 
 def _answers(task) -> np.ndarray:
@@ -90,7 +90,12 @@ def replay_task(task, version: int | None = None, *, until=None):
     estimation made then saw; default: all).
     """
     task.refresh_from_db()
-    runs = Run.objects.filter(task=task).exclude(state="rejected").order_by("id")
+    # The runs a worker accepted (a run failed or withdrawn before that has no predictions).
+    runs = (
+        Run.objects.filter(task=task, predictions__isnull=False)
+        .exclude(state="rejected")
+        .order_by("id")
+    )
     if until is not None:
         runs = runs.filter(created_at__lt=until)
     runs = list(runs)
@@ -124,6 +129,12 @@ def replay_task(task, version: int | None = None, *, until=None):
         )
     now = _state_at(task, runs, answers, gold, version)
     now.design_state = state.design_state
+    # Runs withdrawn by then leave the pool (their rounds stay in the record).
+    withdrawn = RunEvent.objects.filter(run__in=runs, state="withdrawn")
+    if until is not None:
+        withdrawn = withdrawn.filter(at__lt=until)
+    gone = set(withdrawn.values_list("run_id", flat=True))
+    now.withdraw_runs(i for i, run in enumerate(runs) if run.pk in gone)
     return runs, _design(task, rounds[-1] if rounds else None), now
 
 

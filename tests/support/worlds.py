@@ -84,3 +84,26 @@ def random_runs(
         add_run(task, team, rng.choice(among, size, replace=False), rng.random(size), f"r{k}")
         for k in range(n_runs)
     ]
+
+
+def stored_snapshot(task: Task, rows: list[dict], *, version: int = 1, published: bool = True):
+    """A snapshot of ``task`` stored with ``rows`` as given (the page tests' ``write_snapshot``
+    writes whole estimates), published unless told otherwise."""
+    from django.utils import timezone
+
+    from leaderboard.models import LeaderboardSnapshot
+
+    return LeaderboardSnapshot.objects.create(
+        task=task,
+        version=version,
+        engine_version="test",
+        design="default",
+        labels_version=0,
+        reference_version=0,
+        n_labels=0,
+        n_reference=0,
+        confidence=0.95,
+        rows=rows,
+        published=published,
+        published_at=timezone.now() if published else None,
+    )

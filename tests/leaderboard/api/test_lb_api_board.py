@@ -192,6 +192,8 @@ def test_quota_counts_runs_and_refunds(api, lb_world):
     quota = api(lb_world.users["pa"]).get("/api/tasks/main/quota/").json()
     assert quota == {
         "task": "main",
+        "max_upload_bytes": 512 * 2**20,
+        "max_predictions_per_run": 5_000_000,
         "teams": [
             {
                 "team": "team-A",

@@ -238,6 +238,21 @@ MATRIX = [
     # A held run's release and rejection: its task's organizers (run A is not held: 409).
     ("POST", "/api/runs/{a}/release/", None, (401, 403, 404, 404, 409, 404, 404, 409, 404)),
     ("POST", "/api/runs/{a}/reject/", None, (401, 403, 404, 404, 409, 404, 404, 409, 404)),
+    # Withdrawing: the run's team and the task's organizers; a baseline: organizers only.
+    ("POST", "/api/runs/{a}/withdraw/", None, (401, 200, 404, 404, 200, 404, 404, 200, 404)),
+    ("GET", "/api/runs/{a}/withdraw/", None, (401, 405, 405, 405, 405, 405, 405, 405, 405)),
+    (
+        "POST",
+        "/api/runs/{a}/baseline/",
+        {"baseline": True},
+        (401, 403, 404, 404, 200, 404, 404, 200, 404),
+    ),
+    (
+        "POST",
+        "/api/runs/{a}/baseline/",
+        {"baseline": "maybe"},
+        (401, 400, 404, 404, 400, 404, 404, 400, 404),
+    ),
     ("GET", "/api/token/", None, (401, 200, 200, 200, 200, 200, 200, 200, 200)),
     ("POST", "/api/token/", None, (401, 201, 201, 201, 201, 201, 201, 201, 201)),
     ("POST", "/api/token/rotate/", None, (401, 201, 201, 201, 201, 201, 201, 201, 201)),

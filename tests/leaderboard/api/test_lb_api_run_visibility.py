@@ -233,4 +233,4 @@ def test_only_organizers_learn_how_many_of_a_runs_items_were_new(api, lb_world, 
         assert "new item" not in text
     assert api(users["org"]).get(f"/api/runs/{run.pk}/").json()["n_new_items"] == 1
     listed = api(users["org"]).get("/api/tasks/main/runs/?team=team-A").json()["results"]
-    assert {r["name"]: r["n_new_items"] for r in listed}["run-2"] == 1
+    assert {r["name"]: r["n_new_items"] for r in listed}["run"] == 1

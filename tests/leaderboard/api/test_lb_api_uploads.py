@@ -348,8 +348,8 @@ def test_run_lists(api, task, team, participant, organizer, stranger, sent_jobs)
     upload(api(participant))
     other_team = create_team(name="Other", members=[stranger])
     Run.objects.create(task=task, team=other_team, name="theirs")
-    assert [r["name"] for r in api(participant).get(RUNS).json()["results"]] == ["run-1"]
-    assert [r["name"] for r in api(organizer).get(RUNS).json()["results"]] == ["theirs", "run-1"]
+    assert [r["name"] for r in api(participant).get(RUNS).json()["results"]] == ["run"]
+    assert [r["name"] for r in api(organizer).get(RUNS).json()["results"]] == ["theirs", "run"]
     error(api().get(RUNS), 401, "not_authenticated")
 
 

@@ -402,7 +402,30 @@ MATRIX = [
         (LOGIN, 404, 404, 404, 403, 404, 404, 403, 404),
     ),
     ("GET", "/tasks/main/runs/", None, (LOGIN, 200, 200, 200, 200, 200, 200, 200, 200)),
-    ("GET", "/runs/{a}/", None, (LOGIN, 200, 404, 404, 200, 404, 404, 200, 404)),
+    # Run A is on the published snapshot 1: everyone who may see the task gets its public page
+    # (its team and the task's organizers get all of it).
+    ("GET", "/runs/{a}/", None, (200, 200, 200, 200, 200, 200, 200, 200, 200)),
+    # Withdrawing: the run's team and the task's organizers; a baseline: organizers only.
+    (
+        "POST",
+        "/runs/{a}/withdraw/",
+        None,
+        (LOGIN, REDIRECT, 404, 404, REDIRECT, 404, 404, REDIRECT, 404),
+    ),
+    ("GET", "/runs/{a}/withdraw/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
+    (
+        "POST",
+        "/runs/{a}/baseline/",
+        {"baseline": "1"},
+        (LOGIN, 403, 404, 404, REDIRECT, 404, 404, REDIRECT, 404),
+    ),
+    (
+        "POST",
+        "/runs/{a}/baseline/",
+        {"baseline": "maybe"},
+        (LOGIN, 400, 404, 404, 400, 404, 404, 400, 404),
+    ),
+    ("GET", "/runs/{a}/baseline/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
     (
         "POST",
         "/runs/{a}/",
@@ -704,8 +727,12 @@ def forbidden_for(world, role: str, path: str) -> list[str]:
         *world.annotator_secrets,
     ]
     others = {"pa": ["B"], "pb": ["A"]}.get(role, ["A", "B"])
+    # A run's description is one of its public details: its public page shows it.
+    public_page = path == f"/runs/{world.runs['A'].pk}/"
     for team in others:
-        never += [world.secret_file[team], world.secret_description[team]]
+        never.append(world.secret_file[team])
+        if not (public_page and team == "A"):
+            never.append(world.secret_description[team])
     if role == "annotator" and path.startswith("/annotate/"):
         never += annotator_never(world)
     return never

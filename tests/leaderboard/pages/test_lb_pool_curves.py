@@ -127,10 +127,15 @@ def test_the_run_page_draws_its_own_curve(client, world):
     assert ">F0.5<" in html  # F-beta named by the task's beta
 
 
-def test_another_team_sees_neither_the_run_nor_its_curve(client, world):
+def test_another_team_sees_the_public_page_with_the_published_curve_only(client, world):
+    """A run on the public board has a public page: another team sees its published curve (a
+    published estimate, as its scores are), never a held one."""
     mine = world["runs"][0]
+    snapshot(world["task"], world["runs"], 2, published=False, marker=0.222)
     response = page(client, world["other"], mine)
-    assert response.status_code == 404 and b"threshold 0.111" not in response.content
+    html = response.content.decode()
+    assert response.status_code == 200 and 'id="public-note"' in html
+    assert "threshold 0.111" in html and "threshold 0.222" not in html
     # Their own page draws their own curve, not this one.
     html = page(client, world["other"], world["runs"][1]).content.decode()
     assert "threshold 0.121" in html and "threshold 0.111" not in html

@@ -72,7 +72,7 @@ def test_a_run_is_stored_and_queued(
         run = submit(task, team, participant, description="first try")
     run.refresh_from_db()
     assert run.state == Run.State.QUEUED
-    assert (run.name, run.description, run.submitted_by) == ("run-1", "first try", participant)
+    assert (run.name, run.description, run.submitted_by) == ("run", "first try", participant)
     assert (run.n_predictions, run.n_new_items, run.error_count) == (3, 3, 0)
     assert (run.file_name, run.file_format, run.file_bytes) == ("run.tsv", "tsv", len(RUN))
     assert len(run.sha256) == 64 and run.reason == "3 predictions"
@@ -224,7 +224,7 @@ def test_indices_stay_dense_across_runs_and_known_items_are_reused(
 ):
     first = submit(task, team, participant, "a\t0.1\nb\t0.2\n")
     second = submit(task, team, participant, "c\t0.3\nb\t0.9\nd\t0.4\n", name="mine")
-    assert (first.name, second.name) == ("run-1", "mine")
+    assert (first.name, second.name) == ("run", "mine")
     assert second.n_new_items == 2 and second.n_predictions == 3
     keys = dict(Item.objects.filter(task=task).values_list("key", "index"))
     assert keys == {"a": 0, "b": 1, "c": 2, "d": 3}
@@ -232,7 +232,7 @@ def test_indices_stay_dense_across_runs_and_known_items_are_reused(
     assert items.tolist() == [1, 2, 3] and scores.tolist() == [0.9, 0.3, 0.4]
     assert sorted(Item.objects.filter(task=task).values_list("index", flat=True)) == [0, 1, 2, 3]
     third = submit(task, team, participant, "a\n")
-    assert third.name == "run-3"
+    assert third.name == "run-2"  # the file's stem, unique among the team's runs
 
 
 def test_gzip_jsonl_with_payloads(task, team, participant, sent_jobs):
