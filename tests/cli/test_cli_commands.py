@@ -375,13 +375,14 @@ def test_python_dash_m_runs_the_entry_point(live_server, cli_world):
 def test_status_and_wait_exit_with_the_documented_code_in_every_state(
     live_server, cli_world, capsys
 ):
-    """docs/API.md: 4 for a rejected run, 9 for a failed one, 0 otherwise (status shows where a
-    run is; wait returns once it is finished)."""
+    """docs/API.md: 4 for a rejected run, 9 for a failed or withdrawn one, 0 otherwise (status
+    shows where a run is, a held one included; wait returns once it is finished)."""
     logged_in(live_server, cli_world)
     run = cli_world.scored
     expected = {
         "received": 0,
         "validating": 0,
+        "held": 0,
         "rejected": 4,
         "queued": 0,
         "planning": 0,
@@ -390,6 +391,7 @@ def test_status_and_wait_exit_with_the_documented_code_in_every_state(
         "scored": 0,
         "partial": 0,
         "failed": 9,
+        "withdrawn": 9,
     }
     assert set(expected) == set(Run.State.values)
     for state, code in expected.items():
@@ -397,7 +399,7 @@ def test_status_and_wait_exit_with_the_documented_code_in_every_state(
         status, out, _ = run_cli(capsys, "status", str(run.pk))
         assert (state, status) == (state, code), out
         assert f": {state} (" in out  # the machine state, then what it means
-        if state in ("rejected", "failed", "scored", "partial"):
+        if state in ("rejected", "failed", "scored", "partial", "withdrawn"):
             waited, _, _ = run_cli(capsys, "wait", str(run.pk), "--interval", "1")
             assert (state, waited) == (state, code)
 

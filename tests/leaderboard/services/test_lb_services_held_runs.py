@@ -26,6 +26,8 @@ from leaderboard.services.runs import SubmissionError, submit_run
 from leaderboard.services.tasks import create_task
 from leaderboard.services.teams import create_team
 
+from pipeline_support import open_unchecked
+
 pytestmark = pytest.mark.django_db
 
 SLICE = Path(__file__).resolve().parents[2] / "data" / "febrl4_slice"
@@ -116,7 +118,7 @@ def test_a_junk_run_is_held_with_why_and_nothing_of_it_stored(febrl, team, parti
     assert quota_for(task=febrl, team=team).used_total == 1
     with pytest.raises(SubmissionError) as info:
         submit_run(task=febrl, team=team, user=participant, upload=upload(JUNK, "again.jsonl"))
-    assert info.value.code == "duplicate" and "('run-1', held)" in info.value.message
+    assert info.value.code == "duplicate" and "('run', held)" in info.value.message
 
 
 def test_the_team_sees_why_its_run_is_held(febrl, team, participant, organizer):
@@ -147,8 +149,8 @@ def test_a_run_most_of_whose_keys_are_fine_is_queued(febrl, team, participant):
 
 
 def test_closed_pool_runs_are_never_screened(organizer, team, participant):
-    pool = create_task(
-        slug="pool", title="Pool", kind=Task.Kind.CLOSED_POOL, organizers=[organizer]
+    pool = open_unchecked(
+        create_task(slug="pool", title="Pool", kind=Task.Kind.CLOSED_POOL, organizers=[organizer])
     )
     upload_pool(task=pool, user=organizer, upload=upload("a,0.5\nb,0.5\n"))
     run = submitted(pool, team, participant, "a,0.5\t0.5\t1\nb,0.5\t0.5\t0\n", "run.tsv")
@@ -166,7 +168,7 @@ def test_the_watchdog_leaves_a_held_run_alone(febrl, team, participant, settings
     run = held(febrl, team, participant)
     old = timezone.now() - timedelta(seconds=settings.PIPELINE_STUCK_SECONDS * 100)
     Run.objects.filter(pk=run.pk).update(state_changed_at=old, created_at=old)
-    assert watchdog() == {"requeued": 0, "failed": 0, "replanned": 0, "estimates": 0}
+    assert watchdog() == {"requeued": 0, "failed": 0, "replanned": 0, "estimates": 0, "mail": 0}
     run.refresh_from_db()
     assert run.state == Run.State.HELD and run.attempts == 0 and sent_jobs == []
 

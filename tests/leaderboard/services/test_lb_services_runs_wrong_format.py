@@ -20,6 +20,8 @@ from leaderboard.services.reference_candidates import upload_candidates
 from leaderboard.services.runs import SubmissionError, submit_run
 from leaderboard.services.tasks import create_task
 
+from pipeline_support import open_unchecked
+
 pytestmark = pytest.mark.django_db
 
 SYSTEM = Path(__file__).resolve().parents[2] / "data" / "febrl4_slice" / "systems" / "ecm_given.tsv"
@@ -135,8 +137,8 @@ def test_look_alikes_are_received_and_queued(task, team, participant, sent_jobs,
 
 
 def test_a_closed_pool_run_is_refused_in_its_own_layout(organizer, team, participant, sent_jobs):
-    pool = create_task(
-        slug="pool", title="Pool", kind=Task.Kind.CLOSED_POOL, organizers=[organizer]
+    pool = open_unchecked(
+        create_task(slug="pool", title="Pool", kind=Task.Kind.CLOSED_POOL, organizers=[organizer])
     )
     upload_pool(task=pool, user=organizer, upload=upload_file("p1\np2\n", "pool.tsv"))
     exc = refused(pool, team, participant, "p1,0.9,1\np2,0.1,0\n")
