@@ -186,6 +186,14 @@ class ReferenceSize:
     def empty(self) -> bool:
         return self.items == 0
 
+    @property
+    def summary(self) -> str:
+        """``"45 items in 12 documents"``."""
+        return (
+            f"{self.items:,} item{'' if self.items == 1 else 's'} in {self.documents:,} "
+            f"document{'' if self.documents == 1 else 's'}"
+        )
+
 
 def reference_size(task: Task) -> ReferenceSize:
     """The size of ``task``'s reference sample (items, and documents: an item without a group
