@@ -35,13 +35,11 @@ from django.utils import timezone
 
 from leaderboard.jobs import enqueue_estimate
 from leaderboard.models import ReferenceCandidate, ReferenceSample, Task
-from leaderboard.selectors import reference_size
+from leaderboard.selectors import frame_draws, reference_size, sample_is_drawn
 from leaderboard.services.reference_candidates import (
     ReferenceSampleError,
     check_reference_task,
-    frame_draws,
     refuse_while_verifying,
-    sample_is_drawn,
 )
 
 from .judgments import request_verification

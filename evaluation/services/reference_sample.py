@@ -36,9 +36,8 @@ from annotation.selectors import annotators_left
 from annotation.services import ask_again
 from evaluation.core.candidates import candidate_labels
 from leaderboard.models import ReferenceCandidate, ReferenceItem, ReferenceSample, Task
-from leaderboard.selectors import reference_size
+from leaderboard.selectors import reference_size, sample_is_drawn
 from leaderboard.services.reference import replace_reference
-from leaderboard.services.reference_candidates import sample_is_drawn
 from leaderboard.services.tasks import MAX_JUDGMENTS_PER_ITEM
 
 from ..engine_state import LoadedTask

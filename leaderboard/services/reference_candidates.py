@@ -22,13 +22,13 @@ from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
 from django.db import transaction
-from django.db.models import QuerySet
 from django.template.defaultfilters import pluralize
 
 from .. import jobs
 from ..errors import ServiceError
 from ..ingestion import parse_candidate_file
 from ..models import ReferenceCandidate, ReferenceSample, Task
+from ..selectors import frame_draws
 from .items import ensure_items, item_ids
 from .runs import parse_task_file
 
@@ -66,20 +66,6 @@ def check_reference_task(task: Task) -> None:
             "a closed-pool task has no reference sample (recall is over its pool)",
             code="not_open_world",
         )
-
-
-def frame_draws(task: Task) -> QuerySet[ReferenceSample]:
-    """The complete draws of the task's current sampling frame, earliest first."""
-    return ReferenceSample.objects.filter(
-        task=task, frame=task.reference_frame, state=ReferenceSample.State.COMPLETE
-    ).order_by("completed_at", "pk")
-
-
-def sample_is_drawn(task: Task) -> bool:
-    """Whether the task's reference sample is what the complete draws of its current frame
-    wrote (the latest of them wrote its current version): a further draw adds to it."""
-    latest = frame_draws(task).last()
-    return latest is not None and latest.reference_version == task.reference_version
 
 
 def recheck_reference_sample(task: Task) -> None:
