@@ -34,6 +34,15 @@ approximation (MacKay 1992) gives ``p_x = expit(m_x / sqrt(1 + pi s_x^2 / 8))``.
 candidate is *resolved* when ``p_x >= c`` or ``p_x <= 1 - c`` (``c`` the task's confidence) and
 *true* when ``p_x > 1/2``; an exact label (a gold answer) is resolved as it is.
 
+**Never against every answer.** Those approximations are local, around the fitted parameters, and
+where answers are one per candidate the fit can be confidently wrong: six "correct" answers that
+all went to one annotator are, to the model, that annotator's leniency (their specificity fitted
+at 0.79, the other's at 0.99, the candidates' rate at 0), and ``p_x = 0.09`` for each: settled as
+false at a confidence of 0.9, although the annotators were always right (measured: one simulated
+draw of 100 at 5% true). So a label that overrules every answer its candidate got (false on
+answers that all say "correct", true on answers that all say "incorrect") is never settled: the
+candidate gets a further look, and the model may overrule answers only where they disagree.
+
 **Looks.** A candidate whose judgments asked are all in and that is not resolved gets one more
 judgment, from another annotator, while one can be given (``can_look``: fewer judgments than the
 most an item gets, and an annotator who has not judged it); otherwise it is *exhausted*, and the
@@ -145,7 +154,10 @@ def candidate_labels(
     with np.errstate(invalid="ignore"):
         settled = (posterior >= confidence) | (posterior <= 1.0 - confidence)
         true = posterior > 0.5
-    resolved = answered & settled
+    # A label against every answer its candidate got is never settled (see the module notes).
+    judgments, yes = labels.judgments[items], labels.says_correct[items]
+    overruled = ~exact & (judgments > 0) & np.where(true, yes == 0, yes == judgments)
+    resolved = answered & settled & ~overruled
     doubtful = answered & ~resolved
     return CandidateLabels(
         posterior=posterior,

@@ -58,6 +58,23 @@ def test_one_correct_answer_is_not_taken_for_an_error_and_a_look_settles_it():
     assert 0.05 < second.rate < 0.15
 
 
+def test_a_label_against_every_answer_of_its_candidate_is_never_settled():
+    # All six true candidates went to the same annotator: to the fitted model that annotator is
+    # lenient and every "correct" an error (p about 0.09), which a confidence of 0.9 would settle.
+    truth = np.zeros(60, bool)
+    truth[[2, 7, 11, 15, 19, 23]] = True
+    state = TaskState(60)
+    state.add_judgments(np.arange(60), (np.arange(60) >= 26).astype(int), truth)
+    _, decided = decide(state, np.arange(60), asked=1, confidence=0.9)
+    assert decided.posterior[truth].max() < 0.1  # settled as false on p alone
+    assert not decided.resolved[truth].any() and decided.look[truth].all()
+    # With a second "correct" each, from the other annotator, they are true.
+    state.add_judgments(np.flatnonzero(truth), np.ones(6, int), np.ones(6, bool))
+    asked = np.where(truth, 2, 1)
+    _, again = decide(state, np.arange(60), asked=asked, can_look=asked < 2, confidence=0.9)
+    assert again.complete and np.array_equal(again.true, truth)
+
+
 def test_a_draw_without_a_true_candidate_completes_on_one_incorrect_each():
     # Every answer "incorrect": the candidates' fitted rate sits on 0, where a delta method on
     # its logit had no finite variance (every candidate doubtful, the draw never complete).
