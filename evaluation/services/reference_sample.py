@@ -25,6 +25,7 @@ to a sample no longer verifying: safe to run again, or twice at once.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -98,8 +99,10 @@ def update_reference_sample(loaded: LoadedTask, token: str) -> ReferenceSample |
         current.stuck = sorted(c.key for c, s in zip(held, stuck, strict=True) if s)
         fields = ["n_resolved", "n_true", "stuck"]
         if complete:
-            chosen = [c for c, t in zip(held, draw & decided.true, strict=True) if t]
-            fields += _complete(locked, current, chosen)
+            chosen = [
+                (c.item, c.document) for c, t in zip(held, draw & decided.true, strict=True) if t
+            ]
+            fields += complete_draw(task=locked, sample=current, true_items=chosen)
         elif looks:
             asked = ask_again(task=locked, item_ids=looks, seen_version=loaded.labels_version)
             current.n_looks += len(asked)
@@ -168,12 +171,16 @@ def _requests(task: Task, candidates: list[_Candidate]) -> dict[int, _Request]:
     return {item: found.get(item, _Request(0, 0, "", 0)) for item in ids}
 
 
-def _complete(task: Task, sample: ReferenceSample, chosen: list[_Candidate]) -> list[str]:
-    """Write the reference sample the complete draw makes (``task`` locked); the fields set."""
+def complete_draw(
+    *, task: Task, sample: ReferenceSample, true_items: Sequence[tuple[int, str]]
+) -> list[str]:
+    """Complete ``sample`` (its row and ``task``'s locked by the caller): the reference sample
+    becomes its ``true_items`` (``Item`` pk, document) added to the frame's sample, or alone when
+    it replaces it; returns the fields of ``sample`` set, for the caller to save."""
     kept: list[tuple[int, str]] = []
     if not sample.replace and sample_is_drawn(task):
         kept = list(ReferenceItem.objects.filter(task=task).values_list("item_id", "group"))
-    rows = kept + [(c.item, c.document) for c in chosen]
+    rows = kept + list(true_items)
     sample.reference_version = replace_reference(
         task=task, item_ids=[r[0] for r in rows], groups=[r[1] for r in rows]
     )

@@ -7,6 +7,7 @@ import io
 
 import pytest
 from django.contrib.auth import get_user_model
+from reference_samples import complete_latest
 
 from annotation.models import VerificationRequest
 from annotation.services import cancel_reference_sample, draw_reference_sample
@@ -177,60 +178,25 @@ def test_nothing_drawn_nothing_to_cancel(task, organizer):
 
 
 # Draws add up within a sampling frame; replacing the sample is explicit.
-def complete(sample, true_keys=()) -> int:
-    """Complete ``sample`` as the estimation does, with ``true_keys`` as its true candidates
-    added to the frame's sample (its own when it replaces it); returns the version written."""
-    from django.db import transaction
-
-    from leaderboard.models import ReferenceCandidate, ReferenceItem
-    from leaderboard.selectors import sample_is_drawn
-    from leaderboard.services.reference import replace_reference
-
-    with transaction.atomic():
-        locked = Task.objects.select_for_update().get(pk=sample.task_id)
-        rows = (
-            []
-            if sample.replace or not sample_is_drawn(locked)
-            else [
-                (item, group)
-                for item, group in ReferenceItem.objects.filter(task=locked).values_list(
-                    "item_id", "group"
-                )
-            ]
-        )
-        rows += list(
-            ReferenceCandidate.objects.filter(task=locked, item__key__in=true_keys).values_list(
-                "item_id", "document"
-            )
-        )
-        version = replace_reference(
-            task=locked, item_ids=[r[0] for r in rows], groups=[r[1] for r in rows]
-        )
-        if sample.replace:
-            Task.objects.filter(pk=locked.pk).update(reference_frame=sample.frame)
-    ReferenceSample.objects.filter(pk=sample.pk).update(state="complete", reference_version=version)
-    return version
-
-
 def keys_of(documents) -> list[str]:
     return [key for doc in documents for key in DOCUMENTS[doc]]
 
 
 def test_a_further_draw_takes_documents_no_complete_draw_of_the_frame_took(task, organizer):
     first = draw_reference_sample(task=task, user=organizer, size=4, seed=7)
-    complete(first, keys_of(first.documents)[:2])
+    complete_latest(task, keys_of(first.documents)[:2])
     second = draw_reference_sample(task=task, user=organizer, size=5, seed=7)
     left = sorted(set(DOCUMENTS) - set(first.documents))
     assert second.documents == drawn_documents(left, 5, 7)
     assert (second.n_documents, second.frame, second.replace) == (8, first.frame, False)
     assert requested_keys(task) == set(keys_of(first.documents + second.documents))
-    complete(second)
+    complete_latest(task)
     with pytest.raises(ReferenceSampleError) as info:
         draw_reference_sample(task=task, user=organizer, size=4, seed=1)
     assert (info.value.code, info.value.http_status) == ("invalid", 400)
     assert info.value.message == "size 4 is more than the 3 documents not drawn yet"
-    third = draw_reference_sample(task=task, user=organizer, size=3, seed=1)
-    complete(third)
+    draw_reference_sample(task=task, user=organizer, size=3, seed=1)
+    complete_latest(task)
     with pytest.raises(ReferenceSampleError) as info:
         draw_reference_sample(task=task, user=organizer, size=1, seed=1)
     assert (info.value.code, info.value.http_status) == ("all_drawn", 409)
@@ -239,7 +205,7 @@ def test_a_further_draw_takes_documents_no_complete_draw_of_the_frame_took(task,
 
 def test_replacing_a_sample_with_items_needs_a_confirmation(task, organizer):
     first = draw_reference_sample(task=task, user=organizer, size=4, seed=7)
-    complete(first, keys_of(first.documents)[:3])
+    complete_latest(task, keys_of(first.documents)[:3])
     before = requested_keys(task)
     with pytest.raises(ReferenceSampleError) as info:
         draw_reference_sample(task=task, user=organizer, size=2, seed=1, replace=True)
@@ -255,7 +221,8 @@ def test_replacing_a_sample_with_items_needs_a_confirmation(task, organizer):
 
 
 def test_an_empty_sample_is_replaced_without_a_confirmation(task, organizer):
-    complete(draw_reference_sample(task=task, user=organizer, size=2, seed=7))  # nothing true
+    draw_reference_sample(task=task, user=organizer, size=2, seed=7)
+    complete_latest(task)  # nothing true
     again = draw_reference_sample(task=task, user=organizer, size=12, seed=1, replace=True)
     assert again.replace and again.n_documents == 12
 
@@ -282,7 +249,7 @@ def test_a_sample_uploaded_as_a_file_cannot_be_added_to(task, organizer):
 
 def test_a_sample_drawn_from_candidates_replaced_since_cannot_be_added_to(task, organizer):
     first = draw_reference_sample(task=task, user=organizer, size=4, seed=7)
-    complete(first, keys_of(first.documents)[:1])
+    complete_latest(task, keys_of(first.documents)[:1])
     lines = "".join(f"{k}\t{d}\n" for d, keys in DOCUMENTS.items() for k in keys)
     upload_candidates(task=task, user=organizer, upload=file(lines), confirm=True)
     with pytest.raises(ReferenceSampleError) as info:

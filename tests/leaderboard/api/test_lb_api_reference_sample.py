@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
+from reference_samples import complete_latest
 
 from annotation.models import VerificationRequest
 from annotation.services.reference_sample import drawn_documents
@@ -191,39 +192,6 @@ def test_only_the_tasks_organizers_cancel(api, task, client):
         error(api(user).post(BASE + "cancel/"), 403, "permission_denied")
     assert api().post(BASE + "cancel/").status_code == 401
     assert ReferenceSample.objects.get().state == "verifying"
-
-
-def complete_latest(task, true_keys=()) -> None:
-    """Complete the latest draw as the estimation does: its true candidates added to the
-    sample (its own when it replaces it)."""
-    from django.db import transaction
-
-    from leaderboard.models import ReferenceItem, Task
-    from leaderboard.selectors import reference_size, sample_is_drawn
-    from leaderboard.services.reference import replace_reference
-
-    sample = ReferenceSample.objects.filter(task=task).first()
-    with transaction.atomic():
-        locked = Task.objects.select_for_update().get(pk=task.pk)
-        keep = not sample.replace and sample_is_drawn(locked)
-        rows = list(ReferenceItem.objects.filter(task=locked).values_list("item_id", "group"))
-        rows = (rows if keep else []) + list(
-            ReferenceCandidate.objects.filter(task=locked, item__key__in=true_keys).values_list(
-                "item_id", "document"
-            )
-        )
-        version = replace_reference(
-            task=locked, item_ids=[r[0] for r in rows], groups=[r[1] for r in rows]
-        )
-        if sample.replace:
-            Task.objects.filter(pk=locked.pk).update(reference_frame=sample.frame)
-        size = reference_size(Task.objects.get(pk=locked.pk))
-    ReferenceSample.objects.filter(pk=sample.pk).update(
-        state="complete",
-        reference_version=version,
-        reference_items=size.items,
-        reference_documents=size.documents,
-    )
 
 
 def draw(client, **body):
