@@ -30,11 +30,26 @@ class DrawSerializer(StrictSerializer):
         min_value=0,
         help_text="The draw's seed; a random one (recorded) when left out.",
     )
+    replace = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Draw from every document and, once complete, replace the reference sample "
+        "(a new sampling frame); without it the draw takes documents not drawn yet and adds "
+        "to the sample.",
+    )
+    confirm = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Needed with `replace` while the reference sample has items.",
+    )
 
 
 class ReferenceSampleDrawView(ApiView):
     """``POST``: draw ``size`` of the candidate documents at random (seeded, recorded) and queue
-    every candidate of them for verification. 409 while another sample is being verified."""
+    every candidate of them for verification: documents not drawn yet, whose true candidates
+    are added to the sample, or (``replace``) any, to replace it. 409 while another sample is
+    being verified, for a replacement not confirmed, for an addition to a sample that was not
+    drawn from these candidates, and when every document is drawn."""
 
     permission_classes = [IsAuthenticated]
     throttle_scope = "uploads"
@@ -53,6 +68,8 @@ class ReferenceSampleDrawView(ApiView):
             user=request.user,
             size=fields.validated_data["size"],
             seed=fields.validated_data.get("seed"),
+            replace=fields.validated_data["replace"],
+            confirm=fields.validated_data["confirm"],
         )
         return Response(ReferenceSampleSerializer(sample).data, status=status.HTTP_201_CREATED)
 

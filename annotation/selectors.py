@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TypedDict
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from leaderboard.models import LabelModelFit, Task, Team
@@ -56,13 +56,13 @@ def working_annotators(*, task: Task) -> int:
     answered = set(judgments.values_list("annotator_id", flat=True).distinct()) | set(
         gold.values_list("annotator_id", flat=True).distinct()
     )
-    paused = set(
-        AnnotatorPause.objects.filter(task=task, lifted_at=None).values_list(
-            "annotator_id", flat=True
-        )
-    )
-    current = set(task.annotators.values_list("pk", flat=True))
-    return len((answered & current) - paused)
+    return len(answered & _active_annotators(task))
+
+
+def _active_annotators(task: Task) -> set[int]:
+    """The task's annotators who are not paused."""
+    paused = AnnotatorPause.objects.filter(task=task, lifted_at=None).values("annotator")
+    return set(task.annotators.exclude(pk__in=paused).values_list("pk", flat=True))
 
 
 def open_requests_for(*, task: Task, annotator):
@@ -230,15 +230,32 @@ def stuck_items(*, task: Task) -> set[int]:
     They stay pending for organizers to decide (add annotators, lift a pause); meanwhile they do
     not hold a run back (:meth:`evaluation.engine_state.LoadedTask.pending_in_run`).
     """
-    paused = AnnotatorPause.objects.filter(task=task, lifted_at=None).values("annotator")
-    active = set(task.annotators.exclude(pk__in=paused).values_list("pk", flat=True))
+    active = _active_annotators(task)
     requests = VerificationRequest.objects.filter(
         task=task, state=VerificationRequest.State.PENDING
     )
     pending = dict(requests.values_list("pk", "item__index"))
     if not active:
         return set(pending.values())
-    blocked = defaultdict(set)
+    blocked = _barred(requests, active)
+    # (A request that turned pending meanwhile is left for the next look.)
+    return {pending[pk] for pk, users in blocked.items() if pk in pending and active <= users}
+
+
+def annotators_left(*, task: Task, item_ids: list[int]) -> dict[int, int]:
+    """Per item of ``item_ids`` (``Item`` pks) that has a request: how many unpaused annotators
+    of the task could still be given it (as :func:`stuck_items` decides)."""
+    active = _active_annotators(task)
+    requests = VerificationRequest.objects.filter(task=task, item_id__in=item_ids)
+    items = dict(requests.values_list("pk", "item_id"))
+    blocked = _barred(requests, active) if active else {}
+    return {item: len(active - blocked.get(pk, set())) for pk, item in items.items()}
+
+
+def _barred(requests: QuerySet[VerificationRequest], active: set[int]) -> dict[int, set[int]]:
+    """Per request of ``requests``, the ``active`` annotators who may not be given it: they
+    answered or skipped it, answered its item as gold, or are in a team that conflicts with it."""
+    blocked: defaultdict[int, set[int]] = defaultdict(set)
     for request_id, user_id in (
         Judgment.objects.filter(request__in=requests, withdrawn_at=None)
         .values_list("request_id", "annotator_id")
@@ -263,8 +280,7 @@ def stuck_items(*, task: Task) -> set[int]:
             .iterator()
         ):
             blocked[request_id] |= teams[team_id]
-    # (A request that turned pending meanwhile is left for the next look.)
-    return {pending[pk] for pk, users in blocked.items() if pk in pending and active <= users}
+    return blocked
 
 
 class _AnswerStats(TypedDict):

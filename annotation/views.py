@@ -123,29 +123,42 @@ def upload_gold(request, slug: str):
 @require_POST
 def draw_reference_sample_page(request, slug: str):
     """Draw the reference sample's documents from the organize page and queue their candidates
-    (this app's queue); a refusal shows the organize page with the reason and its status."""
+    (this app's queue); a refusal shows the organize page with the reason, its status and the
+    form as it was filled."""
     task = leaderboard_selectors.task_for(slug, request.user, role="organizer")
-    form = ReferenceSampleDrawForm(request.POST)
+    form = ReferenceSampleDrawForm(request.POST, auto_id="id_draw_%s")
+    kept = {"draw_form": form}
     if not form.is_valid():
         error: ServiceError = InvalidFields(
             "the draw needs a number of documents",
             {name: [str(e) for e in errors] for name, errors in form.errors.items()},
         )
-        return organize_page(request, task, upload="draw", error=error)
+        return organize_page(request, task, upload="draw", error=error, sent=kept)
     try:
         sample = services.draw_reference_sample(
             task=task,
             user=request.user,
             size=form.cleaned_data["size"],
             seed=form.cleaned_data["seed"],
+            replace=form.cleaned_data["replace"],
+            confirm=form.cleaned_data["confirm"],
         )
     except ServiceError as exc:
-        return organize_page(request, task, upload="draw", error=exc)
+        return organize_page(request, task, upload="draw", error=exc, sent=kept)
+    size = leaderboard_selectors.reference_size(task)
+    then = (
+        f"once they are all settled, their true ones replace the reference sample ({size.summary})"
+        if sample.replace and not size.empty
+        else f"once they are all settled, their true ones are added to the reference sample "
+        f"({size.summary})"
+        if not size.empty
+        else "once they are all settled, their true ones are the reference sample"
+    )
     messages.success(
         request,
-        f"Drew {sample.size:,} document{pluralize(sample.size)} (seed {sample.seed}): "
-        f"{sample.n_candidates:,} candidate{pluralize(sample.n_candidates)} queued for "
-        "verification.",
+        f"Drew {sample.size:,} of {sample.n_documents:,} document{pluralize(sample.n_documents)}"
+        f" (seed {sample.seed}): {sample.n_candidates:,} candidate"
+        f"{pluralize(sample.n_candidates)} queued for verification; {then}.",
     )
     return redirect("task_organize", slug=task.slug)
 

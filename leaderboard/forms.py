@@ -66,13 +66,38 @@ class PoolUploadForm(OrganizerUploadForm):
 
 
 class ReferenceSampleDrawForm(forms.Form):
-    """How many candidate documents to draw for the reference sample, and the draw's seed."""
+    """How many candidate documents to draw for the reference sample, the draw's seed, and
+    whether it replaces the sample (confirmed) instead of adding to it."""
 
     size = forms.IntegerField(min_value=1, label="Documents to draw")
     seed = forms.IntegerField(
         min_value=0,
         required=False,
         help_text="Leave empty for a random seed (recorded, like the documents drawn).",
+    )
+    replace = forms.BooleanField(
+        required=False,
+        label="Replace the reference sample",
+        help_text="Draw from every document; once complete, this draw's true candidates are the "
+        "whole sample. Unticked, the draw takes documents not drawn yet and adds to the sample.",
+    )
+    confirm = forms.BooleanField(
+        required=False,
+        label="Yes, replace the current sample",
+        help_text="Needed to replace a sample that has items (it stays in use until the new "
+        "draw is complete).",
+    )
+
+
+class CandidatesUploadForm(OrganizerUploadForm):
+    """The documents' candidate items of a reference sample built in the product."""
+
+    confirm = forms.BooleanField(
+        required=False,
+        label="Start a new sampling frame",
+        help_text="Needed once draws of the current candidates built the reference sample: new "
+        "candidates forget the documents drawn so far, and the next draw can only replace the "
+        "sample.",
     )
 
 

@@ -37,7 +37,7 @@ from .judgments import (
     recount,
     submitted_answer,
 )
-from .queue import lease_expiry, parse_tokens
+from .queue import draft_work, lease_expiry, parse_tokens
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -123,8 +123,12 @@ def answer_assignment(
 def _answer(lease: Assignment, submitted: SubmittedAnswer) -> AnswerResult:
     task = lease.task
     annotator = submitted.annotator
-    if task.state == Task.State.DRAFT:
-        raise JudgmentError("this task is not open for annotation", "task_closed")
+    if task.state == Task.State.DRAFT and not _draft_work(lease):
+        raise JudgmentError(
+            "this task is not open for annotation yet: while it is a draft, only its reference "
+            "sample's candidates and gold items are answered",
+            "task_closed",
+        )
     if not lock_annotator(task.pk, annotator.pk):
         raise JudgmentError("you are not an annotator of this task", "not_annotator")
     # Read again with the annotator locked: a pause (which revokes) is either before or after.
@@ -143,6 +147,13 @@ def _answer(lease: Assignment, submitted: SubmittedAnswer) -> AnswerResult:
     request.task = task
     outcome = record_judgment(request, submitted, lease, late=late)
     return AnswerResult(outcome.judgment, created=True, resolved=outcome.resolved)
+
+
+def _draft_work(lease: Assignment) -> bool:
+    """Whether the lease is on work a draft task takes: a gold item or a reference candidate."""
+    return lease.gold_id is not None or (
+        draft_work(lease.task).filter(item__verification_request=lease.request_id).exists()
+    )
 
 
 def _answer_gold(lease: Assignment, submitted: SubmittedAnswer, late: bool) -> AnswerResult:

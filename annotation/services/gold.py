@@ -22,6 +22,7 @@ from leaderboard.errors import ServiceError
 from leaderboard.ingestion import SNIFF_BYTES, Problem, sniff_head
 from leaderboard.models import Item, Task
 from leaderboard.selectors import is_organizer
+from leaderboard.services.reference_candidates import recheck_reference_sample
 from leaderboard.services.runs import check_size
 
 from ..models import AnnotatorPause, Assignment, GoldAnswer, GoldItem
@@ -115,6 +116,9 @@ def load_gold(*, task: Task, lines: Iterable[str]) -> GoldLoad:
                 unchanged += 1
         GoldItem.objects.bulk_create(new, batch_size=2000)
         created = len(new)
+        if created or updated:
+            # A known answer on a reference candidate settles its label.
+            recheck_reference_sample(task)
     return GoldLoad(created=created, updated=updated, unchanged=unchanged)
 
 
@@ -222,8 +226,11 @@ def unpause_annotator(*, task: Task, annotator: User, by: User | None = None) ->
     """
     if by is not None and not is_organizer(task=task, user=by):
         raise JudgmentError("only an organizer of the task may lift a pause", "not_organizer")
-    return bool(
+    lifted = bool(
         AnnotatorPause.objects.filter(task=task, annotator=annotator, lifted_at=None).update(
             lifted_at=timezone.now(), lifted_by=by
         )
     )
+    if lifted:
+        recheck_reference_sample(task)  # its doubtful candidates may get their looks now
+    return lifted

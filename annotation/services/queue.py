@@ -29,7 +29,7 @@ from django.db.models import Count, Exists, F, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from leaderboard.models import Task
+from leaderboard.models import ReferenceCandidate, Task
 from leaderboard.selectors import is_annotator
 
 from ..models import (
@@ -81,7 +81,8 @@ def free_requests(*, task: Task, annotator: User, now: datetime) -> QuerySet[Ver
     """Pending requests of ``task`` that ``annotator`` may be given now, in queue order.
 
     Excludes what they answered or skipped, hold a live lease on, answered as gold, or conflict
-    with (a team of theirs predicted the item), and requests without a free slot.
+    with (a team of theirs predicted the item), and requests without a free slot; on a draft
+    task, every request but those of reference sample candidates (:func:`draft_work`).
     """
     live = Assignment.objects.filter(request=OuterRef("pk"), state=ACTIVE, expires_at__gt=now)
     live_count = Subquery(live.order_by().values("request").annotate(n=Count("pk")).values("n"))
@@ -108,7 +109,16 @@ def free_requests(*, task: Task, annotator: User, now: datetime) -> QuerySet[Ver
         .annotate(live=Coalesce(live_count, 0))
         .filter(judgments_required__gt=F("judgments_counted") + F("live"))
     )
+    if task.state == Task.State.DRAFT:
+        qs = qs.filter(Exists(draft_work(task).filter(item_id=OuterRef("item_id"))))
     return qs.order_by("priority", "id")
+
+
+def draft_work(task: Task) -> QuerySet[ReferenceCandidate]:
+    """What annotators may answer while ``task`` is a draft, besides gold items: the candidates
+    of its reference sample, which the organizer builds before opening it (a draft has no runs,
+    and runs' items wait for the task to open)."""
+    return ReferenceCandidate.objects.filter(task=task)
 
 
 def claim_assignments(
@@ -123,8 +133,6 @@ def claim_assignments(
     """
     if not is_annotator(task=task, user=annotator):
         raise JudgmentError("you are not an annotator of this task", "not_annotator")
-    if task.state == Task.State.DRAFT:
-        return Claim("closed", "This task is not open for annotation yet.")
     count = max(1, min(int(count), settings.ANNOTATION_MAX_CLAIM))
     holding = parse_tokens(holding)
     attempts = 3
@@ -211,6 +219,12 @@ def _claim_locked(
             ),
         )
     if not rows:
+        if task.state == Task.State.DRAFT:
+            return Claim(
+                "empty",
+                "No item is waiting for you right now. This task is a draft: until it opens, "
+                "only its reference sample's candidates and gold items are answered.",
+            )
         return Claim("empty", "No item is waiting for you right now.")
     Assignment.objects.bulk_create(rows)
     tokens = [a.token for a in rows]
@@ -307,29 +321,45 @@ WHERE r.task_id = %(task)s AND r.state = 'pending' {extra}
 ORDER BY r.priority, r.id
 {tail}
 """
-_LOCK_SQL = _FREE_REQUESTS_SQL.format(
-    extra="AND NOT (r.id = ANY(%(tried)s))", tail="LIMIT %(limit)s FOR UPDATE OF r SKIP LOCKED"
+# On a draft task only reference sample candidates are served (:func:`draft_work`).
+_DRAFT_SQL = (
+    " AND EXISTS (SELECT 1 FROM leaderboard_referencecandidate rc"
+    " WHERE rc.task_id = r.task_id AND rc.item_id = r.item_id)"
 )
-_RECHECK_SQL = _FREE_REQUESTS_SQL.format(extra="AND r.id = ANY(%(ids)s)", tail="")
+_LOCK_SQL, _DRAFT_LOCK_SQL = (
+    _FREE_REQUESTS_SQL.format(
+        extra="AND NOT (r.id = ANY(%(tried)s))" + draft,
+        tail="LIMIT %(limit)s FOR UPDATE OF r SKIP LOCKED",
+    )
+    for draft in ("", _DRAFT_SQL)
+)
+_RECHECK_SQL, _DRAFT_RECHECK_SQL = (
+    _FREE_REQUESTS_SQL.format(extra="AND r.id = ANY(%(ids)s)" + draft, tail="")
+    for draft in ("", _DRAFT_SQL)
+)
 
 
 def _take_with_row_locks(task: Task, annotator: User, n: int, now: datetime) -> list[int]:
     chosen: list[int] = []
     tried: list[int] = []
     params: dict[str, Any] = {"task": task.pk, "user": annotator.pk, "now": now}
+    draft = task.state == Task.State.DRAFT
+    lock_sql, recheck_sql = (
+        (_DRAFT_LOCK_SQL, _DRAFT_RECHECK_SQL) if draft else (_LOCK_SQL, _RECHECK_SQL)
+    )
     with connection.cursor() as cursor:
         for _ in range(4):
             need = n - len(chosen)
             if need <= 0:
                 break
-            cursor.execute(_LOCK_SQL, {**params, "tried": tried, "limit": need})
+            cursor.execute(lock_sql, {**params, "tried": tried, "limit": need})
             locked = [row[0] for row in cursor.fetchall()]
             if not locked:
                 break
             tried.extend(locked)
             # Re-check with the rows locked: this statement sees leases committed since the
             # first one started, and nobody can add a lease to a locked request until we commit.
-            cursor.execute(_RECHECK_SQL, {**params, "ids": locked})
+            cursor.execute(recheck_sql, {**params, "ids": locked})
             chosen.extend(row[0] for row in cursor.fetchall())
     return chosen
 

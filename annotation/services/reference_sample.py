@@ -2,16 +2,25 @@
 
 The organizer uploaded each document's candidate items
 (:mod:`leaderboard.services.reference_candidates`); a draw picks ``size`` documents uniformly
-at random without replacement (NumPy's ``default_rng(seed)`` over the documents in sorted
-order, so the seed and the candidates say exactly which documents a draw picks: recorded on the
-:class:`~leaderboard.models.ReferenceSample` with the documents drawn), and asks for every
+at random without replacement (NumPy's ``default_rng(seed)`` over the documents it may take in
+sorted order, so the seed and the candidates say exactly which documents a draw picks: recorded
+on the :class:`~leaderboard.models.ReferenceSample` with the documents drawn), and asks for every
 candidate of them through the verification queue
 (:func:`~annotation.services.judgments.request_verification`, like any planned item). The
-estimation resolves their labels with the annotator model and, once every one is resolved, makes
-the true ones the reference sample (``evaluation.services.reference_sample``).
+estimation resolves their labels with the annotator model, asks further looks at doubtful ones
+and, once every one is resolved, writes the reference sample
+(``evaluation.services.reference_sample``).
+
+Draws add up. A draw takes its documents from those no complete draw of the task's sampling
+frame took, and its true candidates are added to the sample: successive simple random samples
+without replacement are one (docs/STATISTICS.md). A draw with ``replace`` takes them from every
+document and, once complete, is the sample on its own (a new frame); while a sample
+exists it needs ``confirm``. A draw cannot add to a sample that was not drawn from the current
+candidates (an uploaded file, or candidates uploaded since): it must replace it.
 
 A sample still verifying can be cancelled (:func:`cancel_reference_sample`), so that a sample
-whose candidates can never all be resolved does not block new draws and uploads forever.
+whose candidates can never all be resolved does not block new draws and uploads forever; its
+documents may be drawn again.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ from django.utils import timezone
 
 from leaderboard.jobs import enqueue_estimate
 from leaderboard.models import ReferenceCandidate, ReferenceSample, Task
+from leaderboard.selectors import frame_draws, reference_size, sample_is_drawn
 from leaderboard.services.reference_candidates import (
     ReferenceSampleError,
     check_reference_task,
@@ -64,15 +74,25 @@ def _checked(size: object, seed: object) -> tuple[int, int]:
 
 
 def draw_reference_sample(
-    *, task: Task, user: User | None, size: object, seed: object = None
+    *,
+    task: Task,
+    user: User | None,
+    size: object,
+    seed: object = None,
+    replace: bool = False,
+    confirm: bool = False,
 ) -> ReferenceSample:
     """Draw ``size`` of the task's candidate documents (with ``seed``, or a random one, which
     is recorded) and queue every candidate of them for verification.
 
-    Permission (organizers of the task) is checked by the caller. Raises
+    Without ``replace`` the documents come from those the frame's complete draws did not take,
+    and the draw adds to the sample; with it, from all of them, and the draw replaces the sample
+    once complete (``confirm`` required while the sample has items). Permission (organizers of
+    the task) is checked by the caller. Raises
     :class:`~leaderboard.services.reference_candidates.ReferenceSampleError`:
     ``sample_in_progress`` while another sample is being verified, ``no_candidates``,
-    ``not_open_world``, ``invalid`` (size, seed, more documents than there are).
+    ``not_open_world``, ``confirmation_needed``, ``cannot_extend``, ``all_drawn``, ``invalid``
+    (size, seed, more documents than there are to draw).
     """
     check_reference_task(task)
     size, seed = _checked(size, seed)
@@ -86,12 +106,18 @@ def draw_reference_sample(
                 "no candidates to draw from: upload the documents' candidate items first",
                 code="no_candidates",
             )
-        if size > len(documents):
+        frame, open_documents = _frame_of_draw(locked, documents, replace=replace, confirm=confirm)
+        if size > len(open_documents):
+            where = (
+                "documents uploaded"
+                if len(open_documents) == len(documents)
+                else "documents not drawn yet"
+            )
             raise ReferenceSampleError(
-                f"size {size:,} is more than the {len(documents):,} documents uploaded",
+                f"size {size:,} is more than the {len(open_documents):,} {where}",
                 code="invalid",
             )
-        drawn = drawn_documents(documents, size, seed)
+        drawn = drawn_documents(open_documents, size, seed)
         ids = list(
             candidates.filter(document__in=drawn)
             .order_by("item__index")
@@ -103,23 +129,69 @@ def draw_reference_sample(
             seed=seed,
             size=size,
             documents=drawn,
-            n_documents=len(documents),
+            n_documents=len(open_documents),
             n_candidates=len(ids),
+            frame=frame,
+            replace=replace,
             created_by=user,
         )
         # The estimation checks the sample's progress (some candidates may be resolved already).
         enqueue_estimate(locked.pk)
     logger.info(
-        "reference sample %d of task %s drawn by %s: %d of %d documents (seed %d), %d candidates",
+        "reference sample %d of task %s drawn by %s: %d of %d documents (seed %d, %s), "
+        "%d candidates",
         sample.pk,
         task.slug,
         getattr(user, "username", user),
         size,
-        len(documents),
+        len(open_documents),
         seed,
+        "replacing the sample" if replace else "adding to the sample",
         len(ids),
     )
     return sample
+
+
+def _frame_of_draw(
+    task: Task, documents: list[str], *, replace: bool, confirm: bool
+) -> tuple[int, list[str]]:
+    """The frame a draw belongs to and the documents it may take (``task`` locked); refuses a
+    replacement not confirmed and an addition to a sample not drawn from these candidates."""
+    current = reference_size(task)
+    if replace:
+        if not current.empty and not confirm:
+            raise ReferenceSampleError(
+                f"this draw replaces the reference sample ({current.summary}, version "
+                f"{current.version}) once it is complete: confirm it (confirm=true) to go on; "
+                "nothing was changed",
+                code="confirmation_needed",
+            )
+        return task.reference_frame + 1, documents
+    if not current.empty and not sample_is_drawn(task):
+        drawn_before = ReferenceSample.objects.filter(
+            task=task, reference_version=task.reference_version
+        ).exists()
+        origin = (
+            "was drawn from candidates that have been replaced since"
+            if drawn_before
+            else "was uploaded as a file"
+        )
+        raise ReferenceSampleError(
+            f"the reference sample ({current.summary}) {origin}: a draw from the current "
+            "candidates cannot add to it. Draw to replace it (replace=true, confirm=true): it "
+            "stays in use until the new draw is complete; nothing was changed",
+            code="cannot_extend",
+        )
+    taken = {d for sample in frame_draws(task) for d in sample.documents}
+    open_documents = [d for d in documents if d not in taken]
+    if not open_documents:
+        raise ReferenceSampleError(
+            f"every one of the {len(documents):,} documents is in the reference sample's draws: "
+            "none is left to add. Upload more documents' candidates (a new frame) or draw to "
+            "replace the sample; nothing was changed",
+            code="all_drawn",
+        )
+    return task.reference_frame, open_documents
 
 
 def cancel_reference_sample(*, task: Task, by: User | None) -> ReferenceSample:

@@ -83,9 +83,9 @@ def em_fit(data: Judgments, prior: AnnotatorPrior, *, max_iter: int, tol: float)
     return Fit(mu, se, sp, rho, rate_prior, iterations, converged)
 
 
-def covariance(fit: Fit, data: Judgments, scores: sparse.csr_matrix) -> np.ndarray:
-    """Covariance of the parameters: the inverse of the observed information (Louis 1982),
-    the complete-data information minus what the unknown labels take away."""
+def complete_information(fit: Fit, data: Judgments) -> np.ndarray:
+    """The diagonal of the complete-data information of the parameters (logit sensitivities,
+    logit specificities, logit class rates): their curvature as if every label were known."""
     a1, b1 = data.sensitivity_prior
     a0, b0 = data.specificity_prior
     ar, br = fit.rate_prior
@@ -93,13 +93,23 @@ def covariance(fit: Fit, data: Judgments, scores: sparse.csr_matrix) -> np.ndarr
     n_ann = data.n_annotators
     n1 = np.bincount(data.ann, weights=mu[data.row], minlength=n_ann) + data.known_n1
     n0 = np.bincount(data.ann, weights=1 - mu[data.row], minlength=n_ann) + data.known_n0
-    complete = np.concatenate(
+    return np.concatenate(
         [
             se * (1 - se) * (a1 + b1 + n1),
             sp * (1 - sp) * (a0 + b0 + n0),
             rho * (1 - rho) * (ar + br + data.class_size),
         ]
     )
+
+
+def covariance(
+    fit: Fit, data: Judgments, scores: sparse.csr_matrix, complete: np.ndarray
+) -> np.ndarray:
+    """Covariance of the parameters: the inverse of the observed information (Louis 1982),
+    the complete-data information (:func:`complete_information`) minus what the unknown labels
+    take away."""
+    rho, mu = fit.rho, fit.mu
+    n_ann = data.n_annotators
     weights = mu * (1 - mu)
     missing = (scores.T @ sparse.diags(weights) @ scores).toarray()
     information = np.diag(complete) - missing

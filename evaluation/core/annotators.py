@@ -49,7 +49,14 @@ import numpy as np
 import numpy.typing as npt
 from scipy import sparse, special
 
-from .annotator_fit import Judgments, covariance, em_fit, evidence, score_differences
+from .annotator_fit import (
+    Judgments,
+    complete_information,
+    covariance,
+    em_fit,
+    evidence,
+    score_differences,
+)
 
 __all__ = ["AnnotatorPrior", "AnnotatorSummary", "LabelModel", "fit_label_model"]
 
@@ -126,6 +133,8 @@ class LabelModel:
     covariance : numpy.ndarray
         Covariance of the parameters ``eta = (logit se_a..., logit sp_a..., logit rho_c...)``
         (inverse observed information), shape ``(P, P)``.
+    complete_information : numpy.ndarray
+        The diagonal of their complete-data information (as if every label were known), ``(P,)``.
     scores : scipy.sparse.csr_matrix
         ``d_x = d logit(mu_x) / d eta`` per uncertain item, shape ``(len(items), P)``; the
         derivative of ``mu_x`` is ``mu_x (1 - mu_x) d_x``.
@@ -143,6 +152,7 @@ class LabelModel:
     rate: np.ndarray
     rate_prior: tuple[float, float]
     covariance: np.ndarray
+    complete_information: np.ndarray
     scores: sparse.csr_matrix
     judgments_per_annotator: np.ndarray
     gold_per_annotator: np.ndarray
@@ -186,6 +196,17 @@ class LabelModel:
     def parameter_variance(self, gradient: np.ndarray) -> float:
         """``g' Sigma g`` for a gradient ``g`` of some estimate with respect to ``eta``."""
         return float(gradient @ self.covariance @ gradient)
+
+    def latent_covariance(self) -> np.ndarray:
+        """The share of the annotator parameters' covariance that the unknown labels add: the
+        inverse observed information minus the inverse complete-data information (Louis 1982),
+        shape ``(2A, 2A)``. Large where answers cannot tell an item's label from an annotator's
+        error (every item judged once); near 0 where the labels are all but certain."""
+        k = self.n_annotator_parameters
+        added = self.covariance[:k, :k] - np.diag(1.0 / self.complete_information[:k])
+        values, vectors = np.linalg.eigh(0.5 * (added + added.T))
+        latent: np.ndarray = (vectors * np.maximum(values, 0.0)) @ vectors.T
+        return latent
 
 
 def _logit_interval(p: float, var: float, z: float) -> tuple[float, float]:
@@ -248,6 +269,7 @@ def fit_label_model(
     )
     fit = em_fit(data, prior, max_iter=max_iter, tol=tol)
     scores = score_differences(fit.se, fit.sp, data)
+    complete = complete_information(fit, data)
     return LabelModel(
         items=unc_items,
         mean=fit.mu,
@@ -258,7 +280,8 @@ def fit_label_model(
         classes=class_ids,
         rate=fit.rho,
         rate_prior=(float(fit.rate_prior[0]), float(fit.rate_prior[1])),
-        covariance=covariance(fit, data, scores),
+        covariance=covariance(fit, data, scores, complete),
+        complete_information=complete,
         scores=scores,
         judgments_per_annotator=np.bincount(ann, minlength=ann_ids.size),
         gold_per_annotator=np.bincount(ann[is_exact], minlength=ann_ids.size),

@@ -248,6 +248,31 @@ class DomainLabels:
         k = model.n_annotator_parameters
         return float(g @ model.covariance[:k, :k] @ g)
 
+    def parameter_logit_variance(self, covariance: np.ndarray) -> np.ndarray:
+        """Per item, the variance of ``logit z_x`` that a ``covariance`` of the annotator
+        parameters (``2A x 2A``) carries, through ``lambda_x`` and through the domain's rate,
+        which moves with them: the gradient of :meth:`parameter_variance` for one item, divided
+        by ``z_x (1 - z_x)``. 0 for an exact label."""
+        rows, domains = self._rows, self._domains
+        keep = rows >= 0
+        variance = np.zeros(self.value.size)
+        model = self._labels.model
+        if model is None or not keep.any():
+            return variance
+        k = model.n_annotator_parameters
+        scores = cast(sparse.csr_matrix, self._labels.scores)
+        s = np.asarray(scores[rows[keep]].todense())
+        d = domains[keep]
+        # d logit r_d / d eta: the domain's weighted gradient over its fixed point's slope.
+        pulled = np.zeros((self.rate.size, k))
+        np.add.at(pulled, d, (self._weights[keep] * self.variance[keep])[:, None] * s)
+        den = self._denominator[:, None]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            through = np.where(den > 0, pulled / den, 0.0)
+        a = s + through[d]
+        variance[keep] = np.einsum("ij,jk,ik->i", a, covariance, a)
+        return variance
+
 
 def _solve_domains(
     labels: ItemLabels,

@@ -56,8 +56,9 @@ def estimate_task(task_id: int) -> LeaderboardSnapshot | None:
             task = assert_lock_held(task_id, token)
             _move_runs_on(loaded, results)
             snapshot = _store_snapshot(task, loaded, results, ranking)
-        # A reference sample being verified: its progress, and the sample once it is complete.
-        update_reference_sample(loaded)
+        # A reference sample being verified: its progress, looks at its doubtful candidates,
+        # and the sample once it is complete.
+        update_reference_sample(loaded, token)
         # Requests of withdrawn runs that nothing needs any more leave the queue.
         cancel_withdrawn_requests(loaded, token)
         return snapshot

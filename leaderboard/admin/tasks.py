@@ -107,6 +107,7 @@ class TaskAdmin(admin.ModelAdmin):
         "n_items",
         "labels_version",
         "reference_version",
+        "reference_frame",
         "estimate_pending",
         "estimate_requested_at",
         "engine_lock_until",
@@ -233,7 +234,16 @@ class ReferenceCandidateAdmin(RecordAdmin):
 class ReferenceSampleAdmin(RecordAdmin):
     """A draw of documents is a record (seed and documents drawn, for an audit): read only."""
 
-    list_display = ("task", "state", "size", "n_candidates", "n_resolved", "n_true", "created_at")
+    list_display = (
+        "task",
+        "state",
+        "size",
+        "n_candidates",
+        "n_resolved",
+        "n_true",
+        "n_looks",
+        "created_at",
+    )
     list_filter = ("task", "state")
     list_select_related = ("task",)
     readonly_fields = (
@@ -244,10 +254,18 @@ class ReferenceSampleAdmin(RecordAdmin):
         "documents",
         "n_documents",
         "n_candidates",
+        "frame",
+        "replace",
         "n_resolved",
         "n_true",
+        "n_looks",
+        "stuck",
         "created_by",
         "created_at",
         "completed_at",
         "reference_version",
+        "reference_items",
+        "reference_documents",
+        "cancelled_at",
+        "cancelled_by",
     )

@@ -1,7 +1,8 @@
 """REST API of a reference sample built in the product (a task's organizers), under
-``/api/tasks/<slug>/reference-sample/``: its status (``GET``), and the upload of the documents'
-candidate items (``candidates/``). The draw, which queues the candidates for verification, is
-the annotation app's (``annotation.reference_sample_api``: ``draw/``)."""
+``/api/tasks/<slug>/reference-sample/``: its status (``GET``: the candidates, the sample's size,
+the latest draw), and the upload of the documents' candidate items (``candidates/``). The draw,
+which queues the candidates for verification, is the annotation app's
+(``annotation.reference_sample_api``: ``draw/``)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,23 @@ from ..selectors import reference_sample_status
 from ..services.reference_candidates import upload_candidates
 from .openapi import with_errors
 from .permissions import IsTaskOrganizer
+from .serializers import ReferenceSizeSerializer
 from .views import ApiView
+
+
+def _confirm_field() -> serializers.BooleanField:
+    return serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Start a new sampling frame although complete draws of the current one built "
+        "the reference sample: the next draw can then only replace the sample (refused with "
+        "`confirmation_needed` without it).",
+    )
+
+
+class CandidatesConfirmSerializer(serializers.Serializer):
+    confirm = _confirm_field()
+
 
 CANDIDATES_REQUEST = inline_serializer(
     "ReferenceCandidatesUpload",
@@ -22,8 +39,10 @@ CANDIDATES_REQUEST = inline_serializer(
         "file": serializers.FileField(
             help_text="UTF-8 text, one `key<TAB>document` line per candidate item, or JSON Lines "
             '(`{"key": ..., "document": ..., "payload": {...}}`, `.jsonl`). Replaces every '
-            "candidate; refused while a sample is being verified."
+            "candidate and starts a new sampling frame; refused while a sample is being "
+            "verified."
         ),
+        "confirm": _confirm_field(),
     },
 )
 CANDIDATES_LOADED = inline_serializer(
@@ -44,17 +63,41 @@ class ReferenceSampleSerializer(serializers.Serializer):
     )
     seed = serializers.IntegerField(help_text="The draw's seed (it picks the same documents).")
     size = serializers.IntegerField(help_text="Documents drawn.")
-    n_documents = serializers.IntegerField(help_text="Documents there were to draw from.")
+    n_documents = serializers.IntegerField(
+        help_text="Documents there were to draw from (those no complete draw of the sampling "
+        "frame had taken, or every one for a draw that replaces the sample)."
+    )
     documents = serializers.ListField(child=serializers.CharField(), help_text="Drawn, in order.")
+    replace = serializers.BooleanField(
+        help_text="Replaces the reference sample once complete (else adds to it)."
+    )
+    frame = serializers.IntegerField(help_text="The sampling frame the draw belongs to.")
     candidates = serializers.IntegerField(source="n_candidates")
     resolved = serializers.IntegerField(
-        source="n_resolved", help_text="Candidates with every judgment in (latest estimation)."
+        source="n_resolved",
+        help_text="Candidates whose label is settled at the task's confidence (latest estimation).",
     )
     true = serializers.IntegerField(source="n_true", help_text="Resolved candidates found true.")
+    looks = serializers.IntegerField(
+        source="n_looks", help_text="Further judgments asked on doubtful candidates."
+    )
+    stuck_candidates = serializers.ListField(
+        source="stuck",
+        child=serializers.CharField(),
+        help_text="Keys of candidates still doubtful that can get no further judgment from the "
+        "task's annotators: the draw cannot complete until their label is exact (a gold "
+        "answer), an annotator joins, or the draw is cancelled.",
+    )
     created_at = serializers.DateTimeField()
     completed_at = serializers.DateTimeField(allow_null=True)
     reference_version = serializers.IntegerField(
         allow_null=True, help_text="The reference version its completion wrote."
+    )
+    reference_items = serializers.IntegerField(
+        allow_null=True, help_text="Items of the reference sample that version holds."
+    )
+    reference_documents = serializers.IntegerField(
+        allow_null=True, help_text="Documents of the reference sample that version holds."
     )
     cancelled_at = serializers.DateTimeField(allow_null=True)
 
@@ -62,6 +105,16 @@ class ReferenceSampleSerializer(serializers.Serializer):
 class ReferenceSampleStatusSerializer(serializers.Serializer):
     documents = serializers.IntegerField(help_text="Candidate documents uploaded.")
     candidates = serializers.IntegerField(help_text="Candidate items uploaded.")
+    reference = ReferenceSizeSerializer(help_text="The reference sample now.")
+    documents_drawn = serializers.IntegerField(
+        help_text="Documents the complete draws of the current sampling frame took."
+    )
+    documents_left = serializers.IntegerField(help_text="Documents a further draw may take.")
+    adds_to_sample = serializers.BooleanField(
+        help_text="Whether a draw without `replace` adds to the reference sample (false: the "
+        "sample was uploaded as a file, or drawn from candidates replaced since; a draw must "
+        "replace it)."
+    )
     sample = ReferenceSampleSerializer(allow_null=True, help_text="The latest draw, if any.")
 
 
@@ -96,8 +149,14 @@ class ReferenceCandidatesView(ApiView):
         self.check_object_permissions(request, task)
         self.check_declared_size(task)
         upload = self.upload()
+        fields = CandidatesConfirmSerializer(data={"confirm": request.data.get("confirm", False)})
+        fields.is_valid(raise_exception=True)
         loaded = upload_candidates(
-            task=task, user=request.user, upload=upload, file_name=upload.name
+            task=task,
+            user=request.user,
+            upload=upload,
+            file_name=upload.name,
+            confirm=fields.validated_data["confirm"],
         )
         return Response(
             {"candidates": loaded.candidates, "documents": loaded.documents},

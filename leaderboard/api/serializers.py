@@ -10,7 +10,7 @@ from rest_framework import serializers
 from .. import phases
 from ..board_text import RunWords, SnapshotTerms
 from ..models import Run, RunEvent, Task, Team
-from ..selectors import task_readiness
+from ..selectors import REFERENCE_MIN_DOCUMENTS, REFERENCE_MIN_ITEMS, reference_size, task_readiness
 
 PUBLIC_TASK_FIELDS = (
     "slug",
@@ -143,7 +143,24 @@ class TaskSerializer(serializers.ModelSerializer):
         if self.context.get("organizer"):
             data["design_options"] = task.design_options
             data["readiness"] = ReadinessSerializer(task_readiness(task)).data
+            # The reference sample's size beside its version (open-world tasks).
+            data["reference_sample"] = (
+                ReferenceSizeSerializer(reference_size(task)).data
+                if task.kind == Task.Kind.OPEN
+                else None
+            )
         return data
+
+
+class ReferenceSizeSerializer(serializers.Serializer):
+    """The task's reference sample: its version and size, and whether recall is presented on it."""
+
+    version = serializers.IntegerField()
+    items = serializers.IntegerField()
+    documents = serializers.IntegerField(help_text="An item without a group is one of its own.")
+    enough = serializers.BooleanField(
+        help_text=f"At least {REFERENCE_MIN_ITEMS} items in {REFERENCE_MIN_DOCUMENTS} documents."
+    )
 
 
 class TaskWriteSerializer(RefuseUnknownFields, serializers.ModelSerializer):

@@ -33,6 +33,7 @@ from ..models import Run, Task
 from ..selectors import (
     is_organizer,
     may_edit_run,
+    reference_size,
     run_for,
     runs_seen_by,
     snapshots_visible_to,
@@ -319,7 +320,8 @@ class RunDetailView(ApiView):
 
 
 class TaskReferenceView(ApiView):
-    """``POST``: replace the task's reference sample (its organizers)."""
+    """``POST``: replace the task's reference sample (its organizers); 409 while a draw of the
+    sample built in the product is being verified."""
 
     permission_classes = [IsAuthenticated, IsTaskOrganizer]
     throttle_scope = "uploads"
@@ -332,6 +334,10 @@ class TaskReferenceView(ApiView):
                     "ReferenceUploaded",
                     {
                         "items": serializers.IntegerField(),
+                        "documents": serializers.IntegerField(
+                            help_text="Documents (groups) they belong to; an item without a "
+                            "group is one of its own."
+                        ),
                         "reference_version": serializers.IntegerField(),
                     },
                 )
@@ -340,6 +346,7 @@ class TaskReferenceView(ApiView):
             401,
             403,
             404,
+            409,
             413,
             429,
         ),
@@ -349,9 +356,10 @@ class TaskReferenceView(ApiView):
         self.check_object_permissions(request, task)
         self.check_declared_size(task)
         upload = self.upload()
-        n = upload_reference(task=task, user=request.user, upload=upload, file_name=upload.name)
+        upload_reference(task=task, user=request.user, upload=upload, file_name=upload.name)
+        size = reference_size(task)
         return Response(
-            {"items": n, "reference_version": task.reference_version},
+            {"items": size.items, "documents": size.documents, "reference_version": size.version},
             status=status.HTTP_201_CREATED,
         )
 

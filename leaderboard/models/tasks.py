@@ -177,6 +177,9 @@ class Task(models.Model):
     # bumps it, and records the version it made (``seq``, ``withdrawn_seq``).
     labels_version = models.PositiveBigIntegerField(default=0, editable=False)
     reference_version = models.PositiveIntegerField(default=0, editable=False)
+    # The sampling frame reference sample draws add up in: a new candidates upload, a reference
+    # file and a completed draw that replaces the sample each start a new one.
+    reference_frame = models.PositiveIntegerField(default=0, editable=False)
     estimate_pending = models.BooleanField(default=False, editable=False)
     estimate_requested_at = models.DateTimeField(null=True, blank=True, editable=False)
     engine_lock_token = models.CharField(max_length=64, blank=True, editable=False)
@@ -251,10 +254,12 @@ class ReferenceSample(models.Model):
     """One draw of documents for the reference sample: the seed and the documents drawn (so it
     can be drawn again and audited), and where its verification stands.
 
-    ``verifying`` until every candidate of the drawn documents is resolved; then ``complete``,
-    its true candidates written as the task's reference sample (``reference_version``: the
-    version that write made); or ``cancelled`` by an organizer while verifying (the reference
-    sample is left as it was). At most one sample of a task verifies at a time.
+    ``verifying`` until every candidate of the drawn documents is resolved at the task's
+    confidence (``evaluation.services.reference_sample``); then ``complete``: the reference
+    sample becomes the true candidates of every complete draw of its sampling ``frame`` (a draw
+    marked ``replace`` starts a new frame, so its own), written as ``reference_version``; or
+    ``cancelled`` by an organizer while verifying (the reference sample is left as it was). At
+    most one sample of a task verifies at a time.
     """
 
     class State(models.TextChoices):
@@ -269,15 +274,24 @@ class ReferenceSample(models.Model):
     documents = models.JSONField(default=list)  # the drawn documents, in drawing order
     n_documents = models.PositiveIntegerField()  # documents there were to draw from
     n_candidates = models.PositiveIntegerField(default=0)  # candidates of the drawn documents
-    # Progress, as the latest estimation resolved the candidates' labels.
+    frame = models.PositiveIntegerField(default=0)  # the task's sampling frame it belongs to
+    replace = models.BooleanField(default=False)  # starts a new frame: replaces the sample
+    # Progress, as the latest estimation resolved the candidates' labels: resolved at the task's
+    # confidence, true among them, further looks asked, and the keys of the candidates still
+    # doubtful with every judgment they can get (the sample cannot complete while there are any).
     n_resolved = models.PositiveIntegerField(default=0)
     n_true = models.PositiveIntegerField(default=0)
+    n_looks = models.PositiveIntegerField(default=0)
+    stuck = models.JSONField(default=list, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(default=timezone.now)
     completed_at = models.DateTimeField(null=True, blank=True)
     reference_version = models.PositiveIntegerField(null=True, blank=True)
+    # The size of the reference sample that version holds (items, documents).
+    reference_items = models.PositiveIntegerField(null=True, blank=True)
+    reference_documents = models.PositiveIntegerField(null=True, blank=True)
     cancelled_at = models.DateTimeField(null=True, blank=True)
     cancelled_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

@@ -173,23 +173,52 @@ def label_spend(task: Task) -> LabelSpend:
 @dataclass(frozen=True)
 class ReferenceSampleStatus:
     """What the organizers see of a reference sample built in the product: the candidates
-    uploaded (documents, items) and the latest draw (``None`` before the first), whose counts
-    are as the latest estimation resolved them."""
+    uploaded (documents, items), the latest draw (``None`` before the first), whose counts are
+    as the latest estimation resolved them, the reference sample's size, the documents the
+    current sampling frame's complete draws took, and whether a further draw adds to the sample
+    (else it can only replace it: the sample was uploaded as a file, or drawn from candidates
+    replaced since)."""
 
     documents: int
     candidates: int
     sample: ReferenceSample | None
+    reference: ReferenceSize
+    documents_drawn: int
+    adds_to_sample: bool
+
+    @property
+    def documents_left(self) -> int:
+        """Documents a further draw that adds to the sample may take."""
+        return self.documents - self.documents_drawn if self.adds_to_sample else self.documents
 
 
 def reference_sample_status(task: Task) -> ReferenceSampleStatus:
     candidates = ReferenceCandidate.objects.filter(task=task).aggregate(
         items=Count("pk"), documents=Count("document", distinct=True)
     )
+    size = reference_size(task)
     return ReferenceSampleStatus(
         documents=candidates["documents"],
         candidates=candidates["items"],
         sample=ReferenceSample.objects.filter(task=task).order_by("-created_at", "-pk").first(),
+        reference=size,
+        documents_drawn=sum(draw.size for draw in frame_draws(task)),
+        adds_to_sample=size.empty or sample_is_drawn(task),
     )
+
+
+def frame_draws(task: Task) -> QuerySet[ReferenceSample]:
+    """The complete draws of the task's current sampling frame, earliest first."""
+    return ReferenceSample.objects.filter(
+        task=task, frame=task.reference_frame, state=ReferenceSample.State.COMPLETE
+    ).order_by("completed_at", "pk")
+
+
+def sample_is_drawn(task: Task) -> bool:
+    """Whether the task's reference sample is what the complete draws of its current frame
+    wrote (the latest of them wrote its current version): a further draw adds to it."""
+    latest = frame_draws(task).last()
+    return latest is not None and latest.reference_version == task.reference_version
 
 
 # The smallest reference sample a run's recall is presented on, and an open-world task may open
@@ -218,6 +247,14 @@ class ReferenceSize:
     @property
     def empty(self) -> bool:
         return self.items == 0
+
+    @property
+    def summary(self) -> str:
+        """``"45 items in 12 documents"``."""
+        return (
+            f"{self.items:,} item{'' if self.items == 1 else 's'} in {self.documents:,} "
+            f"document{'' if self.documents == 1 else 's'}"
+        )
 
 
 def reference_size(task: Task) -> ReferenceSize:

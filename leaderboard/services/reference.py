@@ -3,6 +3,9 @@ built in the product from a sample of documents (:func:`replace_reference`, the 
 
 An upload replaces the whole sample in one transaction and bumps ``Task.reference_version``; recall
 estimates depend on it, so the task is re-estimated if it has runs. A refused file stores nothing.
+An uploaded sample was not drawn from the task's candidates: it starts a new sampling frame (a
+draw can replace it, not add to it), and it is refused while a draw is being verified (the draw
+would write over it).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from .. import jobs
 from ..ingestion import parse_reference_file
 from ..models import ReferenceItem, Run, Task
 from .items import ensure_items, item_ids
+from .reference_candidates import refuse_while_verifying
 from .runs import parse_task_file
 
 if TYPE_CHECKING:
@@ -32,20 +36,26 @@ def upload_reference(
 
     Permission (organizers of the task) is checked by the caller; ``user`` (or a name, such as
     ``"manage.py"``) is for the log.
-    Raises :class:`~leaderboard.services.runs.SubmissionError` (``rejected``, ``too_large``).
+    Raises :class:`~leaderboard.services.runs.SubmissionError` (``rejected``, ``too_large``) or
+    :class:`~leaderboard.services.reference_candidates.ReferenceSampleError`
+    (``sample_in_progress``).
     """
+    refuse_while_verifying(task)
     parsed = parse_task_file(task, upload, file_name, parse_reference_file)
 
     with transaction.atomic():
         locked = Task.objects.select_for_update().get(pk=task.pk)
+        refuse_while_verifying(locked)
         indices = ensure_items(
             task=locked, keys=parsed.keys, payloads=parsed.payloads, fill_payloads=True
         )
         replace_reference(
             task=locked, item_ids=item_ids(task=locked, indices=indices), groups=parsed.groups
         )
+        locked.reference_frame += 1
+        locked.save(update_fields=["reference_frame"])
     task.n_items = locked.n_items
-    task.reference_version = locked.reference_version
+    task.reference_version, task.reference_frame = locked.reference_version, locked.reference_frame
     logger.info(
         "reference sample of task %s replaced by %s: %d items (version %d)",
         task.slug,

@@ -1,12 +1,18 @@
 """The candidates of a reference sample built in the product: each document (group) of the task
-with its candidate items, uploaded by an organizer.
+with its candidate items, uploaded by an organizer; and the task's sampling frame.
 
-The product draws a random sample of these documents and verifies every candidate of them
+The product draws random samples of these documents and verifies every candidate of them
 (``annotation.services.reference_sample``); the true ones become the reference sample
-(:func:`leaderboard.services.reference.replace_reference`). An upload replaces every candidate in
-one transaction, creating the items it names (with their payloads); a refused file stores
-nothing, and so does an upload while a sample is being verified (its documents' candidates would
-change under it).
+(:func:`leaderboard.services.reference.replace_reference`). Draws add up within a *sampling
+frame* (``Task.reference_frame``): a further draw takes documents from those no complete draw of
+the frame took, and the sample is the true candidates of every complete draw of the frame. New
+candidates start a new frame (the documents drawn so far are drawn from other candidates), and so
+do a reference file and a completed draw that replaces the sample.
+
+An upload replaces every candidate in one transaction, creating the items it names (with their
+payloads); a refused file stores nothing, and so does an upload while a sample is being verified
+(its documents' candidates would change under it) or, unless confirmed, one that would end a
+frame with complete draws (the next draw can then only replace the sample).
 """
 
 from __future__ import annotations
@@ -16,10 +22,13 @@ from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
 from django.db import transaction
+from django.template.defaultfilters import pluralize
 
+from .. import jobs
 from ..errors import ServiceError
 from ..ingestion import parse_candidate_file
 from ..models import ReferenceCandidate, ReferenceSample, Task
+from ..selectors import frame_draws
 from .items import ensure_items, item_ids
 from .runs import parse_task_file
 
@@ -34,7 +43,10 @@ class ReferenceSampleError(ServiceError):
     task has no reference sample), ``sample_in_progress`` (a drawn sample is still being
     verified), both 409; ``no_candidates`` (nothing to draw from, 409); ``no_sample`` (nothing
     drawn to cancel, 409); ``sample_complete`` (a complete sample cannot be cancelled, 409);
-    ``invalid`` (a bad size or seed, 400)."""
+    ``confirmation_needed`` (a draw that would replace the sample, or candidates that would end
+    the frame, sent without confirming it, 409); ``cannot_extend`` (a draw that adds to a sample
+    that was not drawn from these candidates, 409); ``all_drawn`` (every document of the frame is
+    drawn already, 409); ``invalid`` (a bad size or seed, 400)."""
 
     code = "sample_in_progress"
     http_status = 409
@@ -56,6 +68,14 @@ def check_reference_task(task: Task) -> None:
         )
 
 
+def recheck_reference_sample(task: Task) -> None:
+    """Ask for an estimation when a sample is being verified: what just changed (an annotator
+    who joined or may answer again, gold answers that make labels exact) may settle its doubtful
+    candidates or let them get a further look."""
+    if sample_in_progress(task) is not None:
+        jobs.enqueue_estimate(task.pk)
+
+
 def sample_in_progress(task: Task) -> ReferenceSample | None:
     """The task's sample still being verified, if any."""
     return ReferenceSample.objects.filter(task=task, state=ReferenceSample.State.VERIFYING).first()
@@ -72,23 +92,47 @@ def refuse_while_verifying(task: Task) -> None:
         )
 
 
+def refuse_ending_a_frame(task: Task, *, confirm: bool) -> None:
+    """Refuse new candidates that would end a frame with complete draws, unless confirmed."""
+    draws = list(frame_draws(task))
+    if draws and not confirm:
+        documents = sum(d.size for d in draws)
+        raise ReferenceSampleError(
+            f"the reference sample was drawn from the current candidates ({len(draws):,} "
+            f"complete draw{pluralize(len(draws))}, {documents:,} document"
+            f"{pluralize(documents)}): new candidates start a new sampling frame, and the next "
+            "draw can then only replace the sample, not add to it. Confirm that you want a new "
+            "frame (confirm=true) to upload them; nothing was changed",
+            code="confirmation_needed",
+        )
+
+
 def upload_candidates(
-    *, task: Task, user: User | str, upload: IO[bytes], file_name: str = ""
+    *,
+    task: Task,
+    user: User | str,
+    upload: IO[bytes],
+    file_name: str = "",
+    confirm: bool = False,
 ) -> CandidatesLoaded:
     """Replace the task's reference candidates with the file's (``key<TAB>document``, or JSON
-    Lines with ``key``, ``document`` and an optional ``payload``).
+    Lines with ``key``, ``document`` and an optional ``payload``), starting a new sampling frame.
 
     Permission (organizers of the task) is checked by the caller; ``user`` is for the log.
-    Raises :class:`~leaderboard.services.runs.SubmissionError` (``rejected`` with problems by
-    line, ``too_large``) or :class:`ReferenceSampleError`.
+    ``confirm``: the organizer knows that complete draws of the current frame exist and that
+    the next draw will replace the sample they built. Raises
+    :class:`~leaderboard.services.runs.SubmissionError` (``rejected`` with problems by line,
+    ``too_large``) or :class:`ReferenceSampleError`.
     """
     check_reference_task(task)
     refuse_while_verifying(task)
+    refuse_ending_a_frame(task, confirm=confirm)
     parsed = parse_task_file(task, upload, file_name, parse_candidate_file)
 
     with transaction.atomic():
         locked = Task.objects.select_for_update().get(pk=task.pk)
         refuse_while_verifying(locked)  # again, with the task locked: a draw may have won
+        refuse_ending_a_frame(locked, confirm=confirm)
         indices = ensure_items(
             task=locked, keys=parsed.keys, payloads=parsed.payloads, fill_payloads=True
         )
@@ -101,7 +145,9 @@ def upload_candidates(
             ],
             batch_size=2000,
         )
-    task.n_items = locked.n_items
+        locked.reference_frame += 1
+        locked.save(update_fields=["reference_frame"])
+    task.n_items, task.reference_frame = locked.n_items, locked.reference_frame
     loaded = CandidatesLoaded(candidates=len(parsed), documents=len(set(parsed.groups)))
     logger.info(
         "reference candidates of task %s replaced by %s: %d candidates in %d documents",

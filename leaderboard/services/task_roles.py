@@ -29,6 +29,7 @@ from .invitations import (
     revoke_invitation,
     use_invitation,
 )
+from .reference_candidates import recheck_reference_sample
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser, User
@@ -126,6 +127,7 @@ def accept_task_invitation(*, key: str, user: User, now: datetime | None = None)
         task = invitation.task
         if invitation.role == TaskInvitation.Role.ANNOTATOR:
             task.annotators.add(user)
+            recheck_reference_sample(task)  # its doubtful candidates may get their looks now
         else:
             task.organizers.add(user)
         use_invitation(invitation, user=user, now=now)

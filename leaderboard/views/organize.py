@@ -124,12 +124,14 @@ def organize_page(
     error: ServiceError | None = None,
     state_error: TaskSettingsError | None = None,
     status: int = 200,
+    sent: dict | None = None,
 ) -> HttpResponse:
     """The organize page of ``task``; with the settings ``form`` as sent, or the ``upload``
     (``reference``, ``pool``, ``gold``, ``candidates``, ``draw``) or action on a held run
     (``release``, ``reject``) that ``error`` refused (its
     status and headers), or the change of state ``state_error`` refused (an opening its
-    checklist refused: :class:`TaskNotReady`, 409), shown with the checklist at the top."""
+    checklist refused: :class:`TaskNotReady`, 409), shown with the checklist at the top; and
+    ``sent``: forms as the organizer filled them, by their name in the page's context."""
     if state_error is not None:
         status = state_error.http_status
     response = render_task_page(
@@ -150,6 +152,7 @@ def organize_page(
             "sample_item": _sample_item(task),
             "upload": upload,
             "upload_error": error,
+            **(sent or {}),
         },
         organizer=True,
         status=error.http_status if error is not None else status,
@@ -207,11 +210,9 @@ def upload_to_task(request, slug: str, load, *, what: str, form_class=None):
 def upload_reference_page(request, slug: str):
     def load(task, form):
         upload = form.cleaned_data["file"]
-        n = upload_reference(task=task, user=request.user, upload=upload, file_name=upload.name)
-        return (
-            f"Reference sample replaced: {n:,} item{pluralize(n)} "
-            f"(version {task.reference_version})."
-        )
+        upload_reference(task=task, user=request.user, upload=upload, file_name=upload.name)
+        size = selectors.reference_size(task)
+        return f"Reference sample replaced: {size.summary} (version {size.version})."
 
     return upload_to_task(request, slug, load, what="reference")
 

@@ -10,7 +10,7 @@ from django.template.defaultfilters import pluralize
 from django.views.decorators.http import require_POST
 
 from .. import selectors
-from ..forms import OrganizerUploadForm, ReferenceSampleDrawForm
+from ..forms import CandidatesUploadForm, ReferenceSampleDrawForm
 from ..models import Task
 from ..services.reference_candidates import upload_candidates
 from . import organize
@@ -23,7 +23,8 @@ def reference_sample_context(task: Task, draw_form: ReferenceSampleDrawForm | No
         return {"reference_sample": None}
     return {
         "reference_sample": selectors.reference_sample_status(task),
-        "candidates_form": OrganizerUploadForm(auto_id="id_candidates_%s"),
+        "reference_minimum": (selectors.REFERENCE_MIN_ITEMS, selectors.REFERENCE_MIN_DOCUMENTS),
+        "candidates_form": CandidatesUploadForm(auto_id="id_candidates_%s"),
         "draw_form": draw_form or ReferenceSampleDrawForm(auto_id="id_draw_%s"),
     }
 
@@ -34,7 +35,11 @@ def upload_candidates_page(request, slug: str):
     def load(task, form):
         upload = form.cleaned_data["file"]
         loaded = upload_candidates(
-            task=task, user=request.user, upload=upload, file_name=upload.name
+            task=task,
+            user=request.user,
+            upload=upload,
+            file_name=upload.name,
+            confirm=form.cleaned_data["confirm"],
         )
         return (
             f"Reference candidates replaced: {loaded.candidates:,} "
@@ -42,4 +47,6 @@ def upload_candidates_page(request, slug: str):
             f"document{pluralize(loaded.documents)}."
         )
 
-    return organize.upload_to_task(request, slug, load, what="candidates")
+    return organize.upload_to_task(
+        request, slug, load, what="candidates", form_class=CandidatesUploadForm
+    )

@@ -126,17 +126,78 @@ def test_release_frees_the_slot_at_once():
     assert late.created and not late.counted and late.record.late
 
 
-def test_draft_task_is_closed_and_non_annotators_are_refused():
+def test_non_annotators_are_refused_on_a_draft():
     from django.contrib.auth import get_user_model
 
     from annotation.services import JudgmentError
 
     task, _ = requested_queue(1, state="draft")
-    assert claim(task, annotator(task)).status == "closed"
     outsider = get_user_model().objects.create(username="x")
     with pytest.raises(JudgmentError) as exc:
         claim(task, outsider)
     assert exc.value.code == "not_annotator"
+
+
+def draft_with_candidates():
+    """A draft task with two items queued: one a reference candidate, one not (a draft has no
+    runs; the other stands for work that waits for the task to open), and a gold item."""
+    from annotation.models import GoldItem
+    from leaderboard.models import ReferenceCandidate
+
+    task, (candidate, other) = requested_queue(2, state="draft")
+    ReferenceCandidate.objects.create(task=task, item=candidate, document="doc1")
+    (gold,) = add_items(task, 1)
+    GoldItem.objects.create(task=task, item=gold, answer=True)
+    return task, candidate, other, gold
+
+
+def check_draft_serves_candidates_and_gold_only():
+    task, candidate, other, _ = draft_with_candidates()
+    task.gold_rate = 0.5
+    task.save(update_fields=["gold_rate"])
+    user = annotator(task)
+    served = claim(task, user, count=5)
+    assert served.status == "ok"
+    items = {a.request.item_id if a.request_id else a.gold.item_id for a in served.assignments}
+    assert candidate.pk in items and other.pk not in items
+    for lease in served.assignments:
+        assert answer(user, lease).counted
+    empty = claim(task, user)
+    assert empty.status == "empty" and "is a draft" in empty.message
+    # Once open, the rest of the queue is served.
+    task.state = "open"
+    task.save(update_fields=["state"])
+    (lease,) = claim(task, user).assignments
+    assert lease.request.item_id == other.pk
+
+
+def test_a_draft_serves_its_reference_candidates_and_gold_items_only():
+    check_draft_serves_candidates_and_gold_only()
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_draft_serves_its_reference_candidates_and_gold_items_only_on_postgres(sent_messages):
+    check_draft_serves_candidates_and_gold_only()
+
+
+def test_an_answer_on_a_draft_is_refused_for_anything_but_candidates_and_gold():
+    from annotation.services import JudgmentError
+
+    task, candidate, other, _ = draft_with_candidates()
+    user = annotator(task)
+    task.state = "open"
+    task.save(update_fields=["state"])
+    leases = claim(task, user, count=2).assignments
+    assert {a.request.item_id for a in leases} == {candidate.pk, other.pk}
+    task.state = "draft"  # back to draft while the leases are held (no runs yet)
+    task.save(update_fields=["state"])
+    by_item = {a.request.item_id: a for a in leases}
+    with pytest.raises(JudgmentError) as exc:
+        answer(user, by_item[other.pk])
+    assert exc.value.code == "task_closed" and "draft" in exc.value.message
+    assert not Judgment.objects.filter(request__item=other).exists()
+    assert answer(user, by_item[candidate.pk]).counted
 
 
 def test_daily_cap_counts_answers_of_the_utc_day_and_live_leases():

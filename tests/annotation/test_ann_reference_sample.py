@@ -7,6 +7,7 @@ import io
 
 import pytest
 from django.contrib.auth import get_user_model
+from reference_samples import complete_latest
 
 from annotation.models import VerificationRequest
 from annotation.services import cancel_reference_sample, draw_reference_sample
@@ -174,3 +175,84 @@ def test_nothing_drawn_nothing_to_cancel(task, organizer):
     with pytest.raises(ReferenceSampleError) as info:
         cancel_reference_sample(task=task, by=organizer)
     assert info.value.code == "no_sample" and info.value.http_status == 409
+
+
+# Draws add up within a sampling frame; replacing the sample is explicit.
+def keys_of(documents) -> list[str]:
+    return [key for doc in documents for key in DOCUMENTS[doc]]
+
+
+def test_a_further_draw_takes_documents_no_complete_draw_of_the_frame_took(task, organizer):
+    first = draw_reference_sample(task=task, user=organizer, size=4, seed=7)
+    complete_latest(task, keys_of(first.documents)[:2])
+    second = draw_reference_sample(task=task, user=organizer, size=5, seed=7)
+    left = sorted(set(DOCUMENTS) - set(first.documents))
+    assert second.documents == drawn_documents(left, 5, 7)
+    assert (second.n_documents, second.frame, second.replace) == (8, first.frame, False)
+    assert requested_keys(task) == set(keys_of(first.documents + second.documents))
+    complete_latest(task)
+    with pytest.raises(ReferenceSampleError) as info:
+        draw_reference_sample(task=task, user=organizer, size=4, seed=1)
+    assert (info.value.code, info.value.http_status) == ("invalid", 400)
+    assert info.value.message == "size 4 is more than the 3 documents not drawn yet"
+    draw_reference_sample(task=task, user=organizer, size=3, seed=1)
+    complete_latest(task)
+    with pytest.raises(ReferenceSampleError) as info:
+        draw_reference_sample(task=task, user=organizer, size=1, seed=1)
+    assert (info.value.code, info.value.http_status) == ("all_drawn", 409)
+    assert "every one of the 12 documents" in info.value.message
+
+
+def test_replacing_a_sample_with_items_needs_a_confirmation(task, organizer):
+    first = draw_reference_sample(task=task, user=organizer, size=4, seed=7)
+    complete_latest(task, keys_of(first.documents)[:3])
+    before = requested_keys(task)
+    with pytest.raises(ReferenceSampleError) as info:
+        draw_reference_sample(task=task, user=organizer, size=2, seed=1, replace=True)
+    assert (info.value.code, info.value.http_status) == ("confirmation_needed", 409)
+    assert "replaces the reference sample (3 items in" in info.value.message
+    assert ReferenceSample.objects.count() == 1 and requested_keys(task) == before
+    again = draw_reference_sample(
+        task=task, user=organizer, size=12, seed=1, replace=True, confirm=True
+    )
+    # From every document, in a new frame that starts when it is complete.
+    assert (again.n_documents, again.frame, again.replace) == (12, first.frame + 1, True)
+    assert Task.objects.get(pk=task.pk).reference_frame == first.frame
+
+
+def test_an_empty_sample_is_replaced_without_a_confirmation(task, organizer):
+    draw_reference_sample(task=task, user=organizer, size=2, seed=7)
+    complete_latest(task)  # nothing true
+    again = draw_reference_sample(task=task, user=organizer, size=12, seed=1, replace=True)
+    assert again.replace and again.n_documents == 12
+
+
+def file(text: str) -> io.BytesIO:
+    upload = io.BytesIO(text.encode())
+    upload.name = "upload.tsv"
+    return upload
+
+
+def test_a_sample_uploaded_as_a_file_cannot_be_added_to(task, organizer):
+    from leaderboard.services.reference import upload_reference
+
+    upload_reference(task=task, user=organizer, upload=file("d0-0\tdoc0\n"))
+    with pytest.raises(ReferenceSampleError) as info:
+        draw_reference_sample(task=task, user=organizer, size=1, seed=1)
+    assert (info.value.code, info.value.http_status) == ("cannot_extend", 409)
+    assert "(1 item in 1 document) was uploaded as a file" in info.value.message
+    assert "replace=true, confirm=true" in info.value.message
+    assert not ReferenceSample.objects.exists()
+    drawn = draw_reference_sample(task=task, user=organizer, size=1, replace=True, confirm=True)
+    assert drawn.replace
+
+
+def test_a_sample_drawn_from_candidates_replaced_since_cannot_be_added_to(task, organizer):
+    first = draw_reference_sample(task=task, user=organizer, size=4, seed=7)
+    complete_latest(task, keys_of(first.documents)[:1])
+    lines = "".join(f"{k}\t{d}\n" for d, keys in DOCUMENTS.items() for k in keys)
+    upload_candidates(task=task, user=organizer, upload=file(lines), confirm=True)
+    with pytest.raises(ReferenceSampleError) as info:
+        draw_reference_sample(task=task, user=organizer, size=1, seed=1)
+    assert info.value.code == "cannot_extend"
+    assert "was drawn from candidates that have been replaced since" in info.value.message

@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from annotation.models import Assignment, Judgment
-from annotation.services import pause_annotator, request_verification
+from annotation.services import pause_annotator, request_verification, unpause_annotator
 from leaderboard.models import Item
 
 from pipeline_support import add_items, add_run, make_task, make_team
@@ -315,10 +315,14 @@ def test_leases_are_renewed_and_status_screens_explain_why_nothing_is_shown(
     assert "paused for review (gold accuracy " + EVIL in page.inner_text("#ann-screen")
     assert page.is_disabled("button[data-key=y]")
 
+    # The pause lifted, back to draft: only reference sample candidates and gold items are
+    # answered, and this draft has none waiting.
+    unpause_annotator(task=task, annotator=user)
     task.state = "draft"
     task.save(update_fields=["state"])
     page.reload()
-    page.wait_for_selector('#ann-screen[data-status="closed"]')
+    page.wait_for_selector('#ann-screen[data-status="empty"]')
+    assert "This task is a draft" in page.inner_text("#ann-screen")
     _assert_blind_and_inert(page)
 
 

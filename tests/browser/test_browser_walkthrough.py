@@ -1,17 +1,17 @@
 """The life of a task in real Chromium, with no admin page and no management command.
 
-An organizer (given the task creator role by the set-up, a shortcut) creates a task on its page (a
-draft, whose checklist says what it needs to open; the set-up opens it, the other shortcut, until
-annotators may answer on a draft), sets its phases and team approval, builds its reference sample in
-the product (uploads the documents' candidate items, a refused file first, and draws a seeded sample
-of documents) and invites an annotator and a co-organizer by links; the annotator signs up, accepts
-and verifies the drawn candidates on the annotation page, and the estimation makes the true ones the
-reference sample (version 1), before any run (recall rests on it); two participants sign up (the
-verification links read from the file mail backend), form a team by an invitation link, ask to take
-part (the organizer approves) and submit runs. The clock moves past the deadline: the phase job's
-service (what the beat job ``evaluation.apply_task_phases`` calls) holds the board; a run submitted
-after the deadline is scored but not shown; at the reveal the board is published, the late run
-marked "after the deadline".
+An organizer (given the task creator role by the set-up, a shortcut) creates a task on its
+page (a draft, whose checklist says what it needs to open; the set-up opens it, the other
+shortcut), sets its phases and team approval, builds its reference sample in the product (uploads the
+documents' candidate items, a refused file first, and draws a seeded sample of documents) and
+invites two annotators and a co-organizer by links; the annotators sign up, accept and verify
+the drawn candidates on the annotation page, and the estimation makes the true ones the
+reference sample (version 1), before any run (recall rests on it); two participants sign up
+(the verification links read from the file mail backend), form a team by an invitation link, ask
+to take part (the organizer approves) and submit runs. The clock moves past the deadline: the
+phase job's service (what the beat job ``evaluation.apply_task_phases`` calls) holds the board;
+a run submitted after the deadline is scored but not shown; at the reveal the board is
+published, the late run marked "after the deadline".
 
 The pipeline's jobs (validate, plan, estimate) run in this process when the test drains them
 (``PipelineDriver``), as in the participant's browser test: deterministic, no worker to wait on.
@@ -156,15 +156,16 @@ def verify_everything(page, live_server, shot: str = "") -> int:
     return n
 
 
-def settle(pipeline, annotator, live_server, shot: str = "") -> None:
-    """The worker's jobs and the annotator's answers, until the planner asks for nothing more
+def settle(pipeline, annotators, live_server, shot: str = "") -> None:
+    """The worker's jobs and the annotators' answers, until the planner asks for nothing more
     and no run is still in the pipeline. An answer's jobs are enqueued when the live server's
     thread commits it, which can be just after a drain: so drain until every run is settled."""
     for _ in range(40):
         pipeline.drain()
         if VerificationRequest.objects.filter(task__slug="walk", state="pending").exists():
-            verify_everything(annotator, live_server, shot)
-            shot = ""
+            for annotator in annotators:
+                verify_everything(annotator, live_server, shot)
+                shot = ""
         elif not Run.objects.filter(task__slug="walk", state__in=Run.ACTIVE).exists():
             return
         else:
@@ -183,7 +184,8 @@ def test_the_life_of_a_task_from_the_pages(browser, live_server, settings, tmp_p
     clock = Clock(monkeypatch)
     pipeline = PipelineDriver(monkeypatch)
     errors: list[str] = []
-    organizer, annotator, alice, bob, visitor = (new_page(browser, errors) for _ in range(5))
+    organizer, annotator, amy, alice, bob, visitor = (new_page(browser, errors) for _ in range(6))
+    annotators = [annotator, amy]
 
     # -- The organizer: the one shortcut, the task creator role, granted here. -----------------
     sign_up(organizer, live_server, mail_dir, "olga")
@@ -264,39 +266,47 @@ def test_the_life_of_a_task_from_the_pages(browser, live_server, settings, tmp_p
     organizer.fill("#id_draw_seed", str(SEED))
     organizer.click("form#draw-reference-sample button[type=submit]")
     organizer.wait_for_url("**/tasks/walk/organize/")
-    assert f"Drew 3 documents (seed {SEED}): 8 candidates queued" in organizer.inner_text(
-        ".messages"
-    )
     assert (
-        organizer.inner_text("#reference-progress") == "0 of 8 candidates verified, 0 true so far"
+        f"Drew 3 of 6 documents (seed {SEED}): 8 candidates queued for verification; once they "
+        "are all settled, their true ones are the reference sample."
+    ) in organizer.inner_text(".messages")
+    assert (
+        organizer.inner_text("#reference-progress") == "0 of 8 candidates resolved, 0 true so far"
     )
     organizer.locator("#reference-sample").scroll_into_view_if_needed()
     shoot(organizer, "03-reference-drawn")
     drawn = ReferenceSample.objects.get(task__slug="walk")
     assert sorted(drawn.documents) == DRAWN and drawn.seed == SEED
 
-    # -- An annotator, invited by a link. ------------------------------------------------------
-    organizer.locator("#people").scroll_into_view_if_needed()
-    organizer.select_option("#invitation-role", "annotator")
-    organizer.locator("button", has_text="Make an invitation link").click()
-    invitation = organizer.locator("code.invitation-link").inner_text()
-    shoot(organizer, "04-invitation")
-    sign_up(annotator, live_server, mail_dir, "ann")
-    annotator.goto(invitation)
-    annotator.locator("button", has_text="Become an annotator").click()
-    annotator.wait_for_url("**/annotate/walk/")
-    assert list(task.annotators.values_list("username", flat=True)) == ["ann"]
+    # -- Two annotators, each invited by a link. ----------------------------------------------
+    for page, name in ((annotator, "ann"), (amy, "amy")):
+        organizer.goto(f"{live_server.url}/tasks/walk/organize/")
+        organizer.locator("#people").scroll_into_view_if_needed()
+        organizer.select_option("#invitation-role", "annotator")
+        organizer.locator("button", has_text="Make an invitation link").click()
+        invitation = organizer.locator("code.invitation-link").inner_text()
+        if name == "ann":
+            shoot(organizer, "04-invitation")
+        sign_up(page, live_server, mail_dir, name)
+        page.goto(invitation)
+        page.locator("button", has_text="Become an annotator").click()
+        page.wait_for_url("**/annotate/walk/")
+        # (The page claims items as it opens: let it show the first before the walk opens it.)
+        page.wait_for_selector(ITEM_OR_SCREEN)
+    assert sorted(task.annotators.values_list("username", flat=True)) == ["amy", "ann"]
 
-    # The annotator verifies the drawn documents' candidates (nothing else is asked yet); the
-    # estimation makes the true ones the reference sample, in one new reference version. (The
-    # page claims items as it opens: let it show the first before the walk opens it again.)
-    annotator.wait_for_selector(ITEM_OR_SCREEN)
-    settle(pipeline, annotator, live_server, "05-annotate")
-    # The estimation of the last answers (asked for as their transaction commits).
+    # The annotators verify the drawn documents' candidates (nothing else is asked yet), each
+    # "correct" looked at again by the other; the estimation makes the true ones the reference
+    # sample, in one new reference version.
+    settle(pipeline, annotators, live_server, "05-annotate")
+    # The estimation of the last answers (asked for as their transaction commits), and the looks
+    # it may still ask.
     for _ in range(50):
         pipeline.drain()
         if ReferenceSample.objects.filter(task=task, state="complete").exists():
             break
+        if VerificationRequest.objects.filter(task=task, state="pending").exists():
+            settle(pipeline, annotators, live_server)
         annotator.wait_for_timeout(100)
     resolved = VerificationRequest.objects.filter(task=task, state="resolved")
     assert sorted(resolved.values_list("item__key", flat=True)) == sorted(
@@ -306,9 +316,9 @@ def test_the_life_of_a_task_from_the_pages(browser, live_server, settings, tmp_p
     assert task.reference_version == 1
     organizer.goto(f"{live_server.url}/tasks/walk/organize/")
     assert organizer.inner_text("#reference-progress") == (
-        "complete: 6 true items of 8 became reference version 1"
+        "complete: 6 true items of 8 candidates; reference version 1: 6 items in 3 documents"
     )
-    assert "Version 1." in organizer.inner_text("form#upload-reference")
+    assert "Version 1: 6 items in 3 documents." in organizer.inner_text("form#upload-reference")
     organizer.locator("#reference-sample").scroll_into_view_if_needed()
     shoot(organizer, "03-reference-complete")
 
@@ -364,7 +374,7 @@ def test_the_life_of_a_task_from_the_pages(browser, live_server, settings, tmp_p
 
     # The annotator verifies what the queue serves; the answers are estimated, and the planner
     # asks for more where the intervals are still too wide.
-    settle(pipeline, annotator, live_server)
+    settle(pipeline, annotators, live_server)
     assert {r.state for r in Run.objects.filter(pk__in=[first.pk, second.pk])} <= {
         Run.State.SCORED,
         Run.State.PARTIAL,
@@ -394,7 +404,7 @@ def test_the_life_of_a_task_from_the_pages(browser, live_server, settings, tmp_p
     clock.move(hours=1)
     late = submit(alice, live_server, "alice-late", run_file(keys[2:16], [0.95] * 8 + [0.1] * 6))
     assert alice.locator("#after-deadline").inner_text() == "after the deadline"
-    settle(pipeline, annotator, live_server)
+    settle(pipeline, annotators, live_server)
     late.refresh_from_db()
     assert late.after_deadline and late.state in (Run.State.SCORED, Run.State.PARTIAL)
     visitor.goto(f"{live_server.url}/tasks/walk/")

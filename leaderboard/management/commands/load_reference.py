@@ -7,7 +7,9 @@ from pathlib import Path
 from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 
+from leaderboard.errors import ServiceError
 from leaderboard.models import Task
+from leaderboard.selectors import reference_size
 from leaderboard.services.reference import upload_reference
 from leaderboard.services.runs import SubmissionError
 
@@ -32,14 +34,17 @@ class Command(BaseCommand):
             raise CommandError(f"file not found: {file}")
         try:
             with file.open("rb") as f:
-                n = upload_reference(
+                upload_reference(
                     task=task, user="manage.py", upload=File(f, name=file.name), file_name=file.name
                 )
         except SubmissionError as exc:
             report_problems(self.stderr, exc)
             raise CommandError(f"{file}: {exc.message}") from None
+        except ServiceError as exc:  # a draw of the sample built in the product is verifying
+            raise CommandError(f"{file}: {exc.message}") from None
+        size = reference_size(task)
         self.stdout.write(
             self.style.SUCCESS(
-                f"reference sample of {task.slug!r}: {n} items (version {task.reference_version})"
+                f"reference sample of {task.slug!r}: {size.summary} (version {size.version})"
             )
         )

@@ -209,3 +209,29 @@ def test_the_block_inverse_of_the_information_is_the_inverse():
     information = np.block([[a, b], [b.T, np.diag(rng.uniform(5, 20, c))]])
     inverse = inverse_information(information, np.full(k + c, 10.0), k)
     assert np.allclose(inverse, np.linalg.inv(information), rtol=1e-10, atol=1e-12)
+
+
+def test_the_latent_covariance_is_what_unknown_labels_add():
+    # 60 items, 6 correct, judged by two annotators each. When every pair agrees the labels are
+    # all but certain and add next to nothing to the error rates' variance; when one answer in
+    # seven is wrong, the labels of the disagreements are unknown and add much of it.
+    truth = np.zeros(60, bool)
+    truth[::10] = True
+    items = np.arange(60)
+    wrong = np.random.default_rng(0).random(60) < 0.15
+
+    def fitted(second):
+        return fit_label_model(
+            np.r_[items, items],
+            np.r_[items % 2, 1 - items % 2],
+            np.r_[truth, second],
+            item_class=np.zeros(60, np.int64),
+        )
+
+    for model, (low, high) in ((fitted(truth), (0.0, 0.05)), (fitted(truth ^ wrong), (0.2, 0.9))):
+        latent = model.latent_covariance()
+        total = model.covariance[:4, :4]
+        assert latent.shape == (4, 4)
+        assert np.all(np.linalg.eigvalsh(latent) >= -1e-12)  # a covariance,
+        assert np.all(np.linalg.eigvalsh(total - latent) >= -1e-9)  # within the total
+        assert low <= np.trace(latent) / np.trace(total) <= high

@@ -1,32 +1,52 @@
-"""A reference sample built in the product, completed by the estimation: progress as judgments
-arrive, the true candidates (by the annotator model's posteriors) written as the reference sample
-with their documents as groups once every candidate is resolved, one version bump, retry-safe."""
+"""A reference sample built in the product, completed by the estimation: at default settings
+(one judgment per candidate, two annotators answering on the draft, no gold item) the sample is
+exactly the true candidates; doubtful candidates get further looks, once each; a candidate that
+can get no further judgment is listed and a gold answer settles it; draws add up and a
+replacement stands alone; retry-safe."""
 
 from __future__ import annotations
 
 import io
+import random
 
 import pytest
+from django.contrib.auth import get_user_model
 
 from annotation.models import VerificationRequest
-from annotation.services import cancel_reference_sample, draw_reference_sample, submit_judgment
+from annotation.services import (
+    cancel_reference_sample,
+    draw_reference_sample,
+    load_gold,
+    submit_judgment,
+)
 from evaluation.engine_state import load_task_state
+from evaluation.locks import engine_lock
 from evaluation.services.reference_sample import update_reference_sample
 from leaderboard.models import Item, ReferenceItem, ReferenceSample, Task
 from leaderboard.services.reference_candidates import upload_candidates
+from leaderboard.services.task_roles import accept_task_invitation, invite_to_task
 
-from pipeline_support import PipelineDriver, add_run, annotator, make_task, make_team
+from pipeline_support import (
+    PipelineDriver,
+    add_run,
+    annotator,
+    answer_what_is_served,
+    make_task,
+    make_team,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-# document -> {candidate key: truly correct}
+# Twenty documents of five to seven candidates, 9% true (the organizer's draw: ten documents,
+# about 60 candidates, about six true).
 DOCUMENTS = {
-    "doc0": {"a0": True, "a1": False},
-    "doc1": {"b0": True},
-    "doc2": {"c0": False, "c1": True, "c2": True},
-    "doc3": {"d0": True},
+    f"doc{d:02}": {
+        f"d{d:02}-c{c}": (c == 0 and d % 2 == 0) or (d, c) == (7, 3) for c in range(5 + d % 3)
+    }
+    for d in range(20)
 }
 TRUTH = {key: true for cands in DOCUMENTS.values() for key, true in cands.items()}
+TRUE_KEYS = {key for key, true in TRUTH.items() if true}
 
 
 @pytest.fixture
@@ -34,113 +54,241 @@ def driver(monkeypatch):
     return PipelineDriver(monkeypatch)
 
 
-@pytest.fixture
-def task():
-    task = make_task(judgments_per_item=2, gold_rate=0.0)
-    lines = "".join(f"{key}\t{doc}\n" for doc, cands in DOCUMENTS.items() for key in cands)
+def candidates_file(documents=DOCUMENTS) -> io.BytesIO:
+    lines = "".join(f"{key}\t{doc}\n" for doc, cands in documents.items() for key in cands)
     upload = io.BytesIO(lines.encode())
     upload.name = "candidates.tsv"
-    upload_candidates(task=task, user="test", upload=upload)
+    return upload
+
+
+@pytest.fixture
+def task():
+    """A new task as the new-task page makes it: a draft, default settings."""
+    task = make_task(state=Task.State.DRAFT)
+    upload_candidates(task=task, user="test", upload=candidates_file())
     return task
-
-
-def answer(task, user, *, skip: set[str] = frozenset()) -> None:
-    """``user`` answers every pending request of ``task`` they have not answered, truthfully."""
-    for request in VerificationRequest.objects.filter(task=task, state="pending").select_related(
-        "item"
-    ):
-        if request.item.key in skip or request.judgments.filter(annotator=user).exists():
-            continue
-        verdict = "correct" if TRUTH[request.item.key] else "incorrect"
-        submit_judgment(request_id=request.pk, annotator=user, answer=verdict)
 
 
 def reference(task) -> dict[str, str]:
     return dict(ReferenceItem.objects.filter(task=task).values_list("item__key", "group"))
 
 
-def test_the_sample_completes_once_every_candidate_is_resolved(task, driver):
-    team = make_team("A")
-    keys = dict(Item.objects.filter(task=task).values_list("key", "index"))
-    add_run(task, team, [keys["a0"], keys["c1"]])
-    driver.drain()
-    sample = draw_reference_sample(task=task, user=None, size=3, seed=11)
-    drawn = set(sample.documents)
-    candidates = {k for d in drawn for k in DOCUMENTS[d]}
-    driver.drain()
-    ann1, ann2 = annotator(task, "one"), annotator(task, "two")
+def expected(*samples) -> dict[str, str]:
+    return {k: d for s in samples for d in s.documents for k, t in DOCUMENTS[d].items() if t}
 
-    # One judgment of the two asked: nothing resolved, no reference sample.
-    answer(task, ann1)
-    driver.drain()
-    sample.refresh_from_db()
-    assert (sample.state, sample.n_resolved, sample.n_true) == ("verifying", 0, 0)
-    assert Task.objects.get(pk=task.pk).reference_version == 0 and not reference(task)
 
-    # Every candidate but one resolved: progress, still no reference sample.
-    last = sorted(candidates)[0]
-    answer(task, ann2, skip={last})
-    driver.drain()
-    sample.refresh_from_db()
-    assert sample.state == "verifying"
-    assert sample.n_resolved == len(candidates) - 1
-    assert sample.n_true == sum(TRUTH[k] for k in candidates if k != last)
-    assert Task.objects.get(pk=task.pk).reference_version == 0 and not reference(task)
+def annotate(task, driver, people, *, seed=5, rounds=20) -> None:
+    """The annotators answer what the queue serves them, right with their accuracy, and the
+    pipeline runs, until the task's sample being verified is complete or nothing moves."""
+    rng = random.Random(seed)
+    for _ in range(rounds):
+        driver.drain()
+        if not ReferenceSample.objects.filter(task=task, state="verifying").exists():
+            return
+        if not answer_what_is_served(task, people, TRUE_KEYS, rng):
+            driver.drain()
+            return
 
-    # The last one: the true candidates become the reference sample, grouped by document. The
-    # check runs twice on the same judgments (a retried job): the version changes once.
-    answer(task, ann2)
-    loaded = [load_task_state(task), load_task_state(task)]
-    first = update_reference_sample(loaded[0])
-    assert first is not None and first.state == "complete"
-    assert update_reference_sample(loaded[1]) is None  # nothing is being verified any more
-    done = driver.drain()
+
+def judgments_per_candidate(task, sample) -> list[int]:
+    keys = [k for d in sample.documents for k in DOCUMENTS[d]]
+    return list(
+        VerificationRequest.objects.filter(task=task, item__key__in=keys).values_list(
+            "judgments_counted", flat=True
+        )
+    )
+
+
+def test_at_default_settings_the_sample_is_exactly_the_true_candidates(task, driver):
+    # The organizer's afternoon: a draw of ten documents on the draft, two annotators who are
+    # always right, one judgment per candidate asked. (Before: the draft refused their answers;
+    # on an open task the sample completed with 0 true items of 58.)
+    assert task.judgments_per_item == 1 and not task.gold_items.exists()
+    sample = draw_reference_sample(task=task, user=None, size=10, seed=2026)
+    people = [(annotator(task, "one"), 1.0), (annotator(task, "two"), 1.0)]
+    annotate(task, driver, people)
     sample.refresh_from_db()
-    expected = {k: d for d in drawn for k, true in DOCUMENTS[d].items() if true}
-    assert sample.state == "complete" and sample.completed_at is not None
-    assert (sample.n_resolved, sample.n_true) == (len(candidates), len(expected))
-    assert reference(task) == expected
+    truth = expected(sample)
+    assert 50 <= sample.n_candidates <= 70 and 3 <= len(truth) <= 10
+    assert sample.state == "complete" and sample.stuck == []
+    assert reference(task) == truth
+    assert (sample.n_resolved, sample.n_true) == (sample.n_candidates, len(truth))
+    # The doubtful ones (every "correct" at least) were looked at again, by the other annotator.
+    counts = judgments_per_candidate(task, sample)
+    assert sample.n_looks >= len(truth) and sample.n_looks == sum(counts) - len(counts)
+    assert max(counts) == 2
     task.refresh_from_db()
     assert task.reference_version == 1 == sample.reference_version
-    # The new reference sample was estimated like an upload's (the task has a run).
-    assert [name for name, *_ in done].count("evaluation.estimate_task") >= 1
-    assert task.snapshots.latest("version").reference_version == 1
-
-    # Later estimations change nothing.
-    driver.sent.append(("evaluation.estimate_task", [task.pk]))
-    driver.drain()
-    assert Task.objects.get(pk=task.pk).reference_version == 1
-    assert reference(task) == expected
+    assert (sample.reference_items, sample.reference_documents) == (
+        len(truth),
+        len(set(truth.values())),
+    )
 
 
-def test_a_sample_of_resolved_candidates_completes_at_the_next_estimation(task, driver):
-    # Every candidate was verified before the draw (another sample, or the planner, asked).
-    other = draw_reference_sample(task=task, user=None, size=4, seed=3)
-    ann1, ann2 = annotator(task, "one"), annotator(task, "two")
-    answer(task, ann1)
-    answer(task, ann2)
-    driver.drain()
-    other.refresh_from_db()
-    assert other.state == "complete"
-    assert reference(task) == {k: d for d, c in DOCUMENTS.items() for k, t in c.items() if t}
-    sample = draw_reference_sample(task=task, user=None, size=1, seed=5)
+def test_a_further_draw_adds_documents_not_drawn_yet_to_the_sample(task, driver):
+    people = [(annotator(task, "one"), 1.0), (annotator(task, "two"), 1.0)]
+    first = draw_reference_sample(task=task, user=None, size=10, seed=1)
+    annotate(task, driver, people)
+    first.refresh_from_db()
+    assert first.state == "complete"
+    second = draw_reference_sample(task=task, user=None, size=6, seed=1)
+    # Only documents the first draw did not take, chosen among the ten left.
+    assert not set(second.documents) & set(first.documents)
+    assert second.n_documents == 10 and (second.frame, second.replace) == (first.frame, False)
+    annotate(task, driver, people, seed=6)
+    second.refresh_from_db()
+    assert second.state == "complete"
+    assert reference(task) == expected(first, second)
+    task.refresh_from_db()
+    assert task.reference_version == 2 == second.reference_version
+    assert second.reference_items == len(expected(first, second))
+    # The first draw's labels were not decided again, its requests not asked again.
+    assert first.n_looks + second.n_looks == sum(
+        n - 1 for s in (first, second) for n in judgments_per_candidate(task, s)
+    )
+
+
+def test_a_draw_that_replaces_the_sample_stands_alone(task, driver):
+    people = [(annotator(task, "one"), 1.0), (annotator(task, "two"), 1.0)]
+    first = draw_reference_sample(task=task, user=None, size=10, seed=1)
+    annotate(task, driver, people)
+    before = reference(task)
+    assert before == expected(first.__class__.objects.get(pk=first.pk))
+    again = draw_reference_sample(task=task, user=None, size=8, seed=3, replace=True, confirm=True)
+    assert again.frame == first.frame + 1 and again.n_documents == 20
+    # The sample stays in use until the replacement is complete.
+    assert reference(task) == before
+    annotate(task, driver, people, seed=8)
+    again.refresh_from_db()
+    assert again.state == "complete" and reference(task) == expected(again)
+    task.refresh_from_db()
+    assert task.reference_frame == again.frame
+    # A further draw now adds to the replacement, from the documents it did not take.
+    third = draw_reference_sample(task=task, user=None, size=12, seed=4)
+    assert third.frame == again.frame and not set(third.documents) & set(again.documents)
+
+
+def test_a_candidate_that_can_get_no_further_judgment_is_listed_and_a_gold_answer_settles_it(
+    task, driver
+):
+    # One annotator: nobody can give a second look, and a single "correct" stays doubtful.
+    sample = draw_reference_sample(task=task, user=None, size=10, seed=2026)
+    alone = annotator(task, "one")
+    annotate(task, driver, [(alone, 1.0)])
+    sample.refresh_from_db()
+    truth = expected(sample)
+    assert sample.state == "verifying" and sample.n_looks == 0
+    assert set(truth) <= set(sample.stuck)
+    assert task.reference_version == Task.objects.get(pk=task.pk).reference_version == 0
+    # The organizer gives their answers as gold: exact labels, and the sample completes.
+    load_gold(
+        task=task,
+        lines=[f"{key}\t{'correct' if TRUTH[key] else 'incorrect'}" for key in sample.stuck],
+    )
     driver.drain()
     sample.refresh_from_db()
-    assert sample.state == "complete" and sample.reference_version == 2
-    assert set(reference(task).values()) == set(sample.documents)
-    assert ReferenceSample.objects.filter(state="verifying").count() == 0
+    assert sample.state == "complete" and reference(task) == truth
 
 
-def test_a_cancelled_sample_is_never_completed(task, driver):
-    sample = draw_reference_sample(task=task, user=None, size=4, seed=3)
+def test_an_annotator_who_joins_gives_the_looks_the_sample_waits_for(task, driver):
+    organizer = get_user_model().objects.create_user("org")
+    sample = draw_reference_sample(task=task, user=None, size=10, seed=2026)
+    annotate(task, driver, [(annotator(task, "one"), 1.0)])
+    sample.refresh_from_db()
+    assert sample.stuck
+    task.organizers.add(organizer)
+    link = invite_to_task(task=task, role="annotator", by=organizer)
+    second = get_user_model().objects.create_user("two")
+    accept_task_invitation(key=link.key, user=second)
+    annotate(task, driver, [(second, 1.0)])
+    sample.refresh_from_db()
+    assert sample.state == "complete" and sample.stuck == []
+    assert reference(task) == expected(sample)
+
+
+def test_a_look_is_asked_once_however_often_the_estimation_runs(task, driver):
+    sample = draw_reference_sample(task=task, user=None, size=10, seed=2026)
+    one, _ = annotator(task, "one"), annotator(task, "two")
+    answer_what_is_served(task, [(one, 1.0)], TRUE_KEYS, random.Random(1))
+    driver.drain()
+    sample.refresh_from_db()
+    asked = sample.n_looks
+    required = sum(
+        VerificationRequest.objects.filter(task=task).values_list("judgments_required", flat=True)
+    )
+    assert asked > 0
+    for _ in range(3):
+        driver.sent.append(("evaluation.estimate_task", [task.pk]))
+        driver.drain()
+    sample.refresh_from_db()
+    assert sample.n_looks == asked
+    assert required == sum(
+        VerificationRequest.objects.filter(task=task).values_list("judgments_required", flat=True)
+    )
+
+
+def test_the_check_is_safe_to_run_twice_on_the_same_answers(task, driver):
+    sample = draw_reference_sample(task=task, user=None, size=10, seed=2026)
+    people = [(annotator(task, "one"), 1.0), (annotator(task, "two"), 1.0)]
+    driver.drain()
+    answer_what_is_served(task, people, TRUE_KEYS, random.Random(1))
+    driver.drain()  # the estimation asks the looks
+    sample.refresh_from_db()
+    assert sample.n_looks > 0
+    # The looks answered; the estimation they ask for runs twice at once (a retried job).
+    answer_what_is_served(task, people, TRUE_KEYS, random.Random(2))
+    driver.sent.clear()
+    loaded = [load_task_state(task), load_task_state(task)]
+    with engine_lock(task.pk) as token:
+        done = update_reference_sample(loaded[0], token)
+        assert done is not None and done.state == "complete"
+        assert update_reference_sample(loaded[1], token) is None  # nothing verifying any more
+    task.refresh_from_db()
+    assert task.reference_version == 1 and reference(task) == expected(sample)
+
+
+def test_a_check_whose_engine_lease_was_lost_writes_nothing(task, driver):
+    from evaluation.locks import LockLost
+
+    sample = draw_reference_sample(task=task, user=None, size=10, seed=2026)
+    driver.drain()
+    loaded = load_task_state(task)
+    with pytest.raises(LockLost):
+        update_reference_sample(loaded, "not-the-lease")
+    sample.refresh_from_db()
+    assert sample.n_resolved == 0 and sample.state == "verifying"
+
+
+def test_runs_items_and_candidates_together_on_an_open_task(driver):
+    # An open task with a run: the candidates it predicts are in the run's pool cells, the
+    # sample still comes out exactly (the candidates are one domain whatever the runs say).
+    task = make_task(slug="open")
+    upload_candidates(task=task, user="test", upload=candidates_file())
+    keys = dict(Item.objects.filter(task=task).values_list("key", "index"))
+    add_run(task, make_team("A"), [keys[k] for k in sorted(TRUTH)[::3]])
+    driver.drain()
+    sample = draw_reference_sample(task=task, user=None, size=10, seed=7)
+    annotate(task, driver, [(annotator(task, "one"), 1.0), (annotator(task, "two"), 1.0)])
+    sample.refresh_from_db()
+    assert sample.state == "complete" and reference(task) == expected(sample)
+    task.refresh_from_db()
+    assert task.snapshots.latest("version").reference_version == task.reference_version
+
+
+def test_a_cancelled_sample_is_never_completed_and_its_documents_may_be_drawn_again(task, driver):
+    sample = draw_reference_sample(task=task, user=None, size=20, seed=3)
     driver.drain()
     cancel_reference_sample(task=task, by=None)
     # Its candidates are all answered after the cancel: the estimation leaves it cancelled and
     # writes no reference sample.
-    answer(task, annotator(task, "one"))
-    answer(task, annotator(task, "two"))
-    assert update_reference_sample(load_task_state(task)) is None
+    for name in ("one", "two"):
+        user = annotator(task, name)
+        for request in VerificationRequest.objects.filter(task=task, state="pending"):
+            verdict = "correct" if TRUTH[request.item.key] else "incorrect"
+            submit_judgment(request_id=request.pk, annotator=user, answer=verdict)
     driver.drain()
     sample.refresh_from_db()
     assert sample.state == "cancelled" and sample.reference_version is None
     assert Task.objects.get(pk=task.pk).reference_version == 0 and not reference(task)
+    again = draw_reference_sample(task=task, user=None, size=20, seed=3)
+    assert sorted(again.documents) == sorted(sample.documents)

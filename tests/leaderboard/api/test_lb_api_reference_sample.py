@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
+from reference_samples import complete_latest
 
 from annotation.models import VerificationRequest
 from annotation.services.reference_sample import drawn_documents
@@ -39,7 +40,15 @@ def client(api, task, organizer):
 def test_status_before_anything(client):
     response = client.get(BASE)
     assert response.status_code == 200
-    assert response.json() == {"documents": 0, "candidates": 0, "sample": None}
+    assert response.json() == {
+        "documents": 0,
+        "candidates": 0,
+        "reference": {"version": 0, "items": 0, "documents": 0, "enough": False},
+        "documents_drawn": 0,
+        "documents_left": 0,
+        "adds_to_sample": True,
+        "sample": None,
+    }
 
 
 def test_upload_then_draw_then_status(client, task):
@@ -63,6 +72,8 @@ def test_upload_then_draw_then_status(client, task):
     )
     assert set(VerificationRequest.objects.values_list("item__key", flat=True)) == keys
     assert (drawn["candidates"], drawn["resolved"], drawn["true"]) == (len(keys), 0, 0)
+    assert (drawn["replace"], drawn["looks"], drawn["stuck_candidates"]) == (False, 0, [])
+    assert (drawn["reference_items"], drawn["reference_documents"]) == (None, None)
     status = client.get(BASE).json()
     assert (status["documents"], status["candidates"]) == (4, 5)
     assert status["sample"]["id"] == drawn["id"]
@@ -181,3 +192,80 @@ def test_only_the_tasks_organizers_cancel(api, task, client):
         error(api(user).post(BASE + "cancel/"), 403, "permission_denied")
     assert api().post(BASE + "cancel/").status_code == 401
     assert ReferenceSample.objects.get().state == "verifying"
+
+
+def draw(client, **body):
+    return client.post(BASE + "draw/", body, format="json")
+
+
+def test_draws_add_up_and_the_status_says_how_far(client, task):
+    upload(client)
+    first = draw(client, size=2, seed=5).json()
+    drawn_keys = ReferenceCandidate.objects.filter(document__in=first["documents"])
+    complete_latest(task, drawn_keys.values_list("item__key", flat=True)[:1])
+    status = client.get(BASE).json()
+    assert status["reference"] == {"version": 1, "items": 1, "documents": 1, "enough": False}
+    assert (status["documents_drawn"], status["documents_left"], status["adds_to_sample"]) == (
+        2,
+        2,
+        True,
+    )
+    assert (status["sample"]["reference_items"], status["sample"]["reference_documents"]) == (1, 1)
+    second = draw(client, size=2, seed=5)
+    assert second.status_code == 201, second.content
+    assert not set(second.json()["documents"]) & set(first["documents"])
+    assert second.json()["n_documents"] == 2
+    complete_latest(task)
+    body = error(draw(client, size=1), 409, "all_drawn")
+    assert "every one of the 4 documents" in body["message"]
+    assert client.get(BASE).json()["documents_left"] == 0
+
+
+def test_replacing_the_sample_needs_a_confirmation(client, task):
+    upload(client)
+    draw(client, size=2, seed=1)
+    complete_latest(task, ["a", "b", "c", "d", "e"])
+    body = error(draw(client, size=1, replace=True), 409, "confirmation_needed")
+    assert "replaces the reference sample" in body["message"]
+    assert ReferenceSample.objects.count() == 1
+    again = draw(client, size=4, replace=True, confirm=True)
+    assert again.status_code == 201, again.content
+    assert (again.json()["replace"], again.json()["n_documents"]) == (True, 4)
+    error(draw(client, size=1, confirm="maybe"), 400, "invalid")
+
+
+def test_a_sample_uploaded_as_a_file_is_replaced_not_added_to(client, task):
+    upload(client)
+    client.post(
+        "/api/tasks/linkage/reference/",
+        {"file": SimpleUploadedFile("r.tsv", b"a\tdoc1\n")},
+        format="multipart",
+    )
+    assert client.get(BASE).json()["adds_to_sample"] is False
+    body = error(draw(client, size=1), 409, "cannot_extend")
+    assert "was uploaded as a file" in body["message"]
+    assert draw(client, size=1, replace=True, confirm=True).status_code == 201
+
+
+def test_new_candidates_after_complete_draws_need_a_confirmation(client, task):
+    upload(client)
+    draw(client, size=1, seed=1)
+    complete_latest(task)
+    body = error(upload(client, b"z\tdoc9\n"), 409, "confirmation_needed")
+    assert "new sampling frame" in body["message"]
+    assert ReferenceCandidate.objects.count() == 5
+    response = client.post(
+        BASE + "candidates/",
+        {"file": SimpleUploadedFile("c.tsv", b"z\tdoc9\n"), "confirm": "true"},
+        format="multipart",
+    )
+    assert response.status_code == 201, response.content
+    assert ReferenceCandidate.objects.count() == 1
+
+
+def test_a_stuck_draw_lists_its_candidates(client, task):
+    upload(client)
+    drawn = draw(client, size=1, seed=1).json()
+    ReferenceSample.objects.filter(pk=drawn["id"]).update(stuck=["a", "b"], n_looks=3)
+    sample = client.get(BASE).json()["sample"]
+    assert (sample["stuck_candidates"], sample["looks"]) == (["a", "b"], 3)

@@ -13,7 +13,7 @@ from django.utils import timezone
 from rest_framework.throttling import ScopedRateThrottle
 
 from leaderboard.api import views as api_views
-from leaderboard.models import Item, Run, RunPredictions, Task
+from leaderboard.models import Item, ReferenceSample, Run, RunPredictions, Task
 from leaderboard.services import ingest
 from leaderboard.services.ingest import ingest_run
 from leaderboard.services.tasks import create_task
@@ -392,9 +392,14 @@ REFERENCE = "/api/tasks/linkage/reference/"
 def test_organizers_upload_the_reference_sample(api, task, organizer, sent_jobs):
     response = upload(api(organizer), b"a\tdoc1\nb\tdoc2\n", url=REFERENCE)
     assert response.status_code == 201, response.content
-    assert response.json() == {"items": 2, "reference_version": 1}
+    assert response.json() == {"items": 2, "documents": 2, "reference_version": 1}
     response = upload(api(organizer), b"a\n", url=REFERENCE)
-    assert response.json() == {"items": 1, "reference_version": 2}
+    assert response.json() == {"items": 1, "documents": 1, "reference_version": 2}
+    # The organizer's view of the task gives the size beside the version; others see neither.
+    detail = api(organizer).get("/api/tasks/linkage/").json()
+    assert detail["reference_version"] == 2
+    assert detail["reference_sample"] == {"version": 2, "items": 1, "documents": 1, "enough": False}
+    assert "reference_sample" not in api().get("/api/tasks/linkage/").json()
 
 
 def test_reference_upload_refusals(api, task, organizer, participant, team):
@@ -407,4 +412,9 @@ def test_reference_upload_refusals(api, task, organizer, participant, team):
     error(api(organizer).post(REFERENCE, {}, format="multipart"), 400, "missing_file")
     body = error(upload(api(organizer), url="/api/tasks/nope/reference/"), 404, "not_found")
     assert body["message"] == "there is no task 'nope'"
+    assert not Item.objects.exists()
+    # A draw of the sample built in the product being verified would write over it.
+    ReferenceSample.objects.create(task=task, seed=1, size=1, documents=["d"], n_documents=1)
+    body = error(upload(api(organizer), b"a\n", url=REFERENCE), 409, "sample_in_progress")
+    assert "is being verified" in body["message"]
     assert not Item.objects.exists()

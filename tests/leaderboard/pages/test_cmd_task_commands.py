@@ -139,7 +139,7 @@ def test_load_reference(tmp_path):
     path = tmp_path / "ref.tsv"
     path.write_text("k1\tdoc-1\nk2\tdoc-1\nk3\tdoc-2\n")
     out, _ = call("load_reference", "ref", str(path))
-    assert "3 items" in out
+    assert "reference sample of 'ref': 3 items in 2 documents (version 1)" in out
     assert ReferenceItem.objects.filter(task=task).count() == 3
     assert set(ReferenceItem.objects.values_list("group", flat=True)) == {"doc-1", "doc-2"}
 
@@ -153,6 +153,18 @@ def test_load_reference_rejected_prints_problems_by_line(tmp_path):
         call_command("load_reference", "ref", str(path), stdout=StringIO(), stderr=err)
     assert caught.value.returncode != 0
     assert "line 2" in err.getvalue()
+    assert not ReferenceItem.objects.exists()
+
+
+def test_load_reference_is_refused_while_a_draw_is_verified(tmp_path):
+    from leaderboard.models import ReferenceSample
+
+    task = make_task(slug="ref")
+    ReferenceSample.objects.create(task=task, seed=1, size=1, documents=["d"], n_documents=1)
+    path = tmp_path / "ref.tsv"
+    path.write_text("k1\tdoc-1\n")
+    with pytest.raises(CommandError, match="is being verified"):
+        call("load_reference", "ref", str(path))
     assert not ReferenceItem.objects.exists()
 
 

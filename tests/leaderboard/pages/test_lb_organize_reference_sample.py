@@ -48,6 +48,7 @@ def test_the_section_is_on_an_open_tasks_page_only(page, org):
     assert 'id="reference-sample"' in text
     assert f'action="{CANDIDATES}"' in text and f'action="{DRAW}"' in text
     assert "0 items in 0 documents" in text and "none yet" in text
+    assert "empty (version 0)" in text and "below the 30 items in 10 documents" in text
     pool = make_task(slug="pool", title="Pool", kind=Task.Kind.CLOSED_POOL)
     pool.organizers.add(org)
     text = page.get("/tasks/pool/organize/").content.decode()
@@ -64,15 +65,29 @@ def test_upload_draw_and_progress(page, task, sent_jobs):
     assert sample.seed == 9 and len(sample.documents) == 2
     n = ReferenceCandidate.objects.filter(document__in=sample.documents).count()
     assert VerificationRequest.objects.filter(task=task).count() == n == sample.n_candidates
-    assert f"Drew 2 documents (seed 9): {n} candidate" in text
+    assert (
+        f"Drew 2 of 3 documents (seed 9): {n} candidate{'s' if n > 1 else ''} queued for "
+        "verification; once they are all settled, their true ones are the reference sample."
+    ) in text
     assert f"0 of {n} candidate" in text and "0 true so far" in text
+    assert "2 drawn" not in text  # the draw is not complete: nothing drawn in the frame yet
     # Progress as the estimation records it.
-    ReferenceSample.objects.filter(pk=sample.pk).update(n_resolved=1, n_true=1)
-    assert f"1 of {n} candidate" in page.get(PAGE).content.decode()
+    ReferenceSample.objects.filter(pk=sample.pk).update(n_resolved=1, n_true=1, n_looks=2)
+    text = page.get(PAGE).content.decode()
+    assert f"1 of {n} candidates resolved, 1 true so far; 2 further looks asked" in text
     ReferenceSample.objects.filter(pk=sample.pk).update(
-        state="complete", n_resolved=n, reference_version=1
+        state="complete",
+        n_resolved=n,
+        reference_version=1,
+        reference_items=1,
+        reference_documents=1,
     )
-    assert "became reference version 1" in page.get(PAGE).content.decode()
+    text = page.get(PAGE).content.decode()
+    assert (
+        f"complete: 1 true item of {n} candidates; reference version 1: 1 item in 1 document"
+        in text
+    )
+    assert "2 drawn, 1 left to draw" in text
 
 
 def test_bad_lines_are_listed_and_nothing_is_stored(page):
@@ -217,3 +232,52 @@ def test_a_cancel_needs_the_csrf_token(org, task):
     assert ReferenceSample.objects.get().state == "cancelled"
     done = browser.post(api, content_type="application/json", HTTP_X_CSRFTOKEN=token)
     assert done.status_code == 200 and done.json()["state"] == "cancelled"
+
+
+def test_a_replacement_needs_its_confirmation_and_the_form_is_kept(page, task):
+    from leaderboard.models import ReferenceItem
+
+    page.post(CANDIDATES, candidates())
+    page.post(DRAW, {"size": "1", "seed": "1"})
+    ReferenceSample.objects.update(state="complete", reference_version=1)
+    ReferenceItem.objects.create(task=task, item=ReferenceCandidate.objects.first().item, group="d")
+    Task.objects.filter(pk=task.pk).update(reference_version=1)
+    response = page.post(DRAW, {"size": "3", "seed": "4", "replace": "on"})
+    assert response.status_code == 409
+    text = response.content.decode()
+    assert "Your reference sample draw was not accepted" in text
+    assert "this draw replaces the reference sample (1 item in 1 document, version 1)" in text
+    # What the organizer filled in is still there: tick the confirmation and send again.
+    assert 'name="size" value="3"' in text and 'name="seed" value="4"' in text
+    assert 'id="id_draw_replace" checked' in text
+    assert ReferenceSample.objects.count() == 1
+    response = page.post(DRAW, {"size": "3", "replace": "on", "confirm": "on"}, follow=True)
+    assert "their true ones replace the reference sample (1 item in 1 document)" in (
+        response.content.decode()
+    )
+    assert ReferenceSample.objects.filter(state="verifying", replace=True).count() == 1
+
+
+def test_new_candidates_after_complete_draws_need_a_new_frame_ticked(page, task):
+    page.post(CANDIDATES, candidates())
+    page.post(DRAW, {"size": "1"})
+    ReferenceSample.objects.update(state="complete")
+    response = page.post(CANDIDATES, candidates(b"z\tdoc9\n"))
+    assert response.status_code == 409
+    assert "new candidates start a new sampling frame" in response.content.decode()
+    assert ReferenceCandidate.objects.count() == 4
+    response = page.post(CANDIDATES, {**candidates(b"z\tdoc9\n"), "confirm": "on"})
+    assert response.status_code == 302 and ReferenceCandidate.objects.count() == 1
+
+
+def test_stuck_candidates_are_listed_with_what_to_do(page, task):
+    page.post(CANDIDATES, candidates(b"a\tdoc1\n<b>k</b>\tdoc1\n"))
+    page.post(DRAW, {"size": "1"})
+    ReferenceSample.objects.update(stuck=["<b>k</b>", "a"])
+    text = page.get(PAGE).content.decode()
+    assert 'id="reference-stuck"' in text
+    assert "2 candidates can get no further judgment from the task's annotators" in text
+    assert "&lt;b&gt;k&lt;/b&gt;, a" in text and "<b>k</b>" not in text
+    assert 'href="#upload-gold"' in text and 'href="#people"' in text
+    ReferenceSample.objects.update(stuck=[])
+    assert 'id="reference-stuck"' not in page.get(PAGE).content.decode()

@@ -71,7 +71,8 @@ def test_a_reference_sample_is_uploaded_from_the_page(client, org, open_task, se
     open_task.refresh_from_db()
     assert open_task.reference_version == 1
     page = client.get("/tasks/ner/organize/").content.decode()
-    assert "Reference sample replaced: 3 items (version 1)." in page
+    assert "Reference sample replaced: 3 items in 2 documents (version 1)." in page
+    assert "Version 1: 3 items in 2 documents." in page
 
 
 def test_a_malformed_reference_sample_is_listed_by_line_and_stores_nothing(client, org, open_task):

@@ -77,3 +77,19 @@ def test_too_large(task, organizer, make_upload):
         upload_reference(task=task, user=organizer, upload=make_upload("a-long-key\tgroup\n"))
     assert info.value.code == "too_large"
     assert not ReferenceItem.objects.exists()
+
+
+def test_a_file_is_refused_while_a_draw_is_verified_and_starts_a_new_frame(
+    task, organizer, make_upload
+):
+    from leaderboard.models import ReferenceSample
+    from leaderboard.services.reference_candidates import ReferenceSampleError
+
+    upload_reference(task=task, user=organizer, upload=make_upload("a\tg\n"))
+    assert Task.objects.get(pk=task.pk).reference_frame == 1
+    ReferenceSample.objects.create(task=task, seed=1, size=1, documents=["d"], n_documents=1)
+    with pytest.raises(ReferenceSampleError) as info:
+        upload_reference(task=task, user=organizer, upload=make_upload("b\tg\n"))
+    assert (info.value.code, info.value.http_status) == ("sample_in_progress", 409)
+    assert reference_rows(task) == {"a": "g"}
+    assert Task.objects.get(pk=task.pk).reference_version == 1

@@ -100,3 +100,41 @@ def test_replace_reference_bumps_the_version_once(
     assert version == 1 == Task.objects.get(pk=task.pk).reference_version
     assert list(ReferenceItem.objects.values_list("item__key", "group")) == [("b", "doc2")]
     assert sent_jobs == [("evaluation.estimate_task", [task.pk])]
+
+
+def test_each_upload_starts_a_new_sampling_frame(task, organizer, make_upload):
+    assert task.reference_frame == 0
+    upload_candidates(task=task, user=organizer, upload=make_upload("a\tdoc1\n"))
+    upload_candidates(task=task, user=organizer, upload=make_upload("b\tdoc2\n"))
+    assert Task.objects.get(pk=task.pk).reference_frame == 2 == task.reference_frame
+
+
+def test_new_candidates_after_complete_draws_need_a_confirmation(task, organizer, make_upload):
+    upload_candidates(task=task, user=organizer, upload=make_upload("a\tdoc1\nb\tdoc2\n"))
+    ReferenceSample.objects.create(
+        task=task, seed=1, size=1, documents=["doc1"], n_documents=2, frame=1, state="complete"
+    )
+    with pytest.raises(ReferenceSampleError) as info:
+        upload_candidates(task=task, user=organizer, upload=make_upload("c\tdoc3\n"))
+    assert (info.value.code, info.value.http_status) == ("confirmation_needed", 409)
+    assert "1 complete draw, 1 document" in info.value.message
+    assert "the next draw can then only replace the sample" in info.value.message
+    assert candidate_rows(task) == {"a": "doc1", "b": "doc2"}
+    assert Task.objects.get(pk=task.pk).reference_frame == 1
+    upload_candidates(task=task, user=organizer, upload=make_upload("c\tdoc3\n"), confirm=True)
+    assert candidate_rows(task) == {"c": "doc3"}
+    assert Task.objects.get(pk=task.pk).reference_frame == 2
+
+
+def test_a_verifying_draw_asks_for_an_estimation_when_something_may_settle_it(
+    task, organizer, make_upload, sent_jobs, django_capture_on_commit_callbacks
+):
+    from leaderboard.services.reference_candidates import recheck_reference_sample
+
+    with django_capture_on_commit_callbacks(execute=True):
+        recheck_reference_sample(task)
+    assert sent_jobs == []  # nothing being verified
+    ReferenceSample.objects.create(task=task, seed=1, size=1, documents=["d"], n_documents=1)
+    with django_capture_on_commit_callbacks(execute=True):
+        recheck_reference_sample(task)
+    assert sent_jobs == [("evaluation.estimate_task", [task.pk])]
