@@ -1,17 +1,17 @@
 """The life of a task in real Chromium, with no admin page and no management command.
 
-An organizer (given the task creator role by the set-up, a shortcut) creates a task on its
-page (a draft, whose checklist says what it needs to open; the set-up opens it, the other
-shortcut), sets its phases and team approval, builds its reference sample in the product (uploads the
-documents' candidate items, a refused file first, and draws a seeded sample of documents) and
-invites two annotators and a co-organizer by links; the annotators sign up, accept and verify
-the drawn candidates on the annotation page, and the estimation makes the true ones the
-reference sample (version 1), before any run (recall rests on it); two participants sign up
-(the verification links read from the file mail backend), form a team by an invitation link, ask
-to take part (the organizer approves) and submit runs. The clock moves past the deadline: the
-phase job's service (what the beat job ``evaluation.apply_task_phases`` calls) holds the board;
-a run submitted after the deadline is scored but not shown; at the reveal the board is
-published, the late run marked "after the deadline".
+An organizer (given the task creator role by the set-up, a shortcut) creates a task on its page (a
+draft, whose checklist says what it needs to open; the set-up opens it, the other shortcut), sets
+its phases and team approval, builds its reference sample in the product (uploads the documents'
+candidate items, a refused file first, and draws a seeded sample of documents) and invites two
+annotators and a co-organizer by links; the annotators sign up, accept and verify the drawn
+candidates on the annotation page, and the estimation makes the true ones the reference sample
+(version 1), before any run (recall rests on it); two participants sign up (the verification links
+read from the file mail backend), form a team by an invitation link, ask to take part (the organizer
+approves) and submit runs. The clock moves past the deadline: the phase job's service (what the beat
+job ``evaluation.apply_task_phases`` calls) holds the board; a run submitted after the deadline is
+scored but not shown; at the reveal the board is published, the late run marked "after the
+deadline".
 
 The pipeline's jobs (validate, plan, estimate) run in this process when the test drains them
 (``PipelineDriver``), as in the participant's browser test: deterministic, no worker to wait on.
