@@ -1,6 +1,7 @@
 """Reads of the leaderboard app: who a user is (:mod:`.roles`), who sees what
 (:mod:`.visibility`, the only place that decides it), teams and a task's people (:mod:`.teams`),
-quotas and spend (:mod:`.quotas`). Callers import from the package.
+quotas and spend (:mod:`.quotas`), a task's terms and data files (:mod:`.task_page`). Callers
+import from the package.
 """
 
 from .quotas import (
@@ -34,6 +35,16 @@ from .roles import (
     teams_of,
     user_roles,
 )
+from .task_page import (
+    TeamTerms,
+    task_file_for,
+    task_files,
+    terms_acceptance,
+    terms_acceptances,
+    terms_accepted,
+    terms_digest,
+    terms_of_teams,
+)
 from .teams import (
     AnnotatorConflict,
     TeamNotFound,
@@ -54,10 +65,12 @@ from .teams import (
 )
 from .visibility import (
     LABEL_FREE_STATES,
+    DataAccess,
     Role,
     TaskForbidden,
     TaskNotFound,
     board_order,
+    data_access_for,
     latest_published_snapshot,
     published_snapshots,
     run_curve_visible_to,
@@ -78,6 +91,7 @@ __all__ = [
     "REFERENCE_MIN_DOCUMENTS",
     "REFERENCE_MIN_ITEMS",
     "AnnotatorConflict",
+    "DataAccess",
     "LabelSpend",
     "Quota",
     "ReferenceSampleStatus",
@@ -86,6 +100,7 @@ __all__ = [
     "TaskForbidden",
     "TaskNotFound",
     "TeamNotFound",
+    "TeamTerms",
     "annotated_tasks",
     "annotator_conflicts",
     "api_token_for_key",
@@ -96,6 +111,7 @@ __all__ = [
     "board_order",
     "can_create_tasks",
     "counted_runs",
+    "data_access_for",
     "is_annotator",
     "is_organizer",
     "label_spend",
@@ -120,6 +136,8 @@ __all__ = [
     "snapshot_for",
     "snapshots_visible_to",
     "task_annotators",
+    "task_file_for",
+    "task_files",
     "task_for",
     "task_invitation_for",
     "task_member_for",
@@ -128,6 +146,11 @@ __all__ = [
     "team_for",
     "team_runs",
     "teams_of",
+    "terms_acceptance",
+    "terms_acceptances",
+    "terms_accepted",
+    "terms_digest",
+    "terms_of_teams",
     "user_roles",
     "verified_email_domains",
     "visible_tasks",

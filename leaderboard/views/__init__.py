@@ -24,6 +24,16 @@ from .organize import (
 )
 from .reference_sample import upload_candidates_page
 from .runs import run_detail, submit, task_runs
+from .task_page import (
+    organize_file_add,
+    organize_file_change,
+    organize_file_delete,
+    organize_page_text,
+    page_text_preview,
+    task_file_download,
+    task_overview,
+    terms_accept,
+)
 from .task_roles import (
     task_annotator_remove,
     task_invitation_revoke,
@@ -48,6 +58,11 @@ __all__ = [
     "home",
     "new_task",
     "organize",
+    "organize_file_add",
+    "organize_file_change",
+    "organize_file_delete",
+    "organize_page_text",
+    "page_text_preview",
     "publish",
     "run_detail",
     "snapshot_csv",
@@ -56,10 +71,12 @@ __all__ = [
     "snapshots",
     "submit",
     "task_annotator_remove",
+    "task_file_download",
     "task_invitation_revoke",
     "task_invite",
     "task_join",
     "task_organizer_remove",
+    "task_overview",
     "task_runs",
     "team_approve",
     "team_detail",
@@ -68,6 +85,7 @@ __all__ = [
     "team_leave",
     "team_request",
     "teams",
+    "terms_accept",
     "upload_candidates_page",
     "upload_pool_page",
     "upload_reference_page",

@@ -24,7 +24,7 @@ from ..models import Task
 from ..services.pool import upload_pool
 from ..services.reference import upload_reference
 from ..services.tasks import TaskSettingsError, create_task, update_task
-from . import reference_sample
+from . import reference_sample, task_page
 from .common import csv_download, render_task_page
 from .task_roles import organize_people
 from .uploads import refused_upload
@@ -111,10 +111,11 @@ def organize_page(
     upload: str = "",
     error: ServiceError | None = None,
     status: int = 200,
+    page_text_form=None,
 ) -> HttpResponse:
-    """The organize page of ``task``; with the settings ``form`` as sent, or the ``upload``
-    (``reference``, ``pool``, ``gold``, ``candidates``, ``draw``) that ``error`` refused (its
-    status and headers)."""
+    """The organize page of ``task``; with the settings ``form`` (or the task page's text,
+    ``page_text_form``) as sent, or the ``upload`` (``reference``, ``pool``, ``gold``,
+    ``candidates``, ``draw``, ``task_file``) that ``error`` refused (its status and headers)."""
     response = render_task_page(
         request,
         "leaderboard/organize.html",
@@ -127,6 +128,7 @@ def organize_page(
             "approval_requests": selectors.approval_requests(task),
             **organize_people(task),  # the task's people and invitations (task_roles.py)
             **reference_sample.reference_sample_context(task),  # (reference_sample.py)
+            **task_page.organize_context(task, page_text_form),  # text, terms, files
             "upload_forms": _upload_forms(task),
             "sample_item": _sample_item(task),
             "upload": upload,
@@ -155,13 +157,14 @@ def _upload_forms(task) -> dict:
     }
 
 
-def upload_to_task(request, slug: str, load, *, what: str, form_class=None):
+def upload_to_task(request, slug: str, load, *, what: str, form_class=None, limit=None):
     """An organizer's upload from the organize page: the page's upload guards (throttle, size
-    ceilings, as the submit page), the form, then ``load(task, form)`` (one service call that
-    returns the success message). A refusal shows the organize page with the problems by line
-    and the refusal's status; nothing is stored then."""
+    ceilings, as the submit page; ``limit``: the bytes the upload may have, else the task's
+    runs' limit), the form, then ``load(task, form)`` (one service call that returns the success
+    message). A refusal shows the organize page with the problems by line and the refusal's
+    status; nothing is stored then."""
     task = selectors.task_for(slug, request.user, role="organizer")
-    refused = refused_upload(request, task)
+    refused = refused_upload(request, task, limit=limit)
     if refused is not None:
         return organize_page(request, task, upload=what, error=refused)
     form = (form_class or OrganizerUploadForm)(request.POST, request.FILES)

@@ -25,7 +25,13 @@ SUBMIT_PAGE = "leaderboard/submit.html"
 def submit(request, slug: str):
     task = selectors.task_for(slug, request.user)
     teams = list(selectors.teams_of(request.user))
-    context: dict = {"teams": teams, "approvals": _approvals(task, teams)}
+    context: dict = {
+        "teams": teams,
+        "approvals": _approvals(task, teams),
+        # The task's terms and where each team stands (templates/_terms_accept.html).
+        "terms_teams": selectors.terms_of_teams(task=task, teams=teams),
+        "terms_digest": selectors.terms_digest(task),
+    }
     if not teams:
         return render_task_page(request, SUBMIT_PAGE, task, context, status=403)
     if request.method != "POST":
