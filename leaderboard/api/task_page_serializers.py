@@ -32,7 +32,9 @@ class TermsSerializer(serializers.Serializer):
     task = serializers.CharField()
     terms = serializers.CharField(help_text="Markdown; empty: the task has no terms.")
     digest = serializers.CharField(help_text="The version: SHA-256 of the text (empty: none).")
-    required = serializers.BooleanField(help_text="Whether a team must accept them to submit.")
+    must_accept = serializers.BooleanField(
+        help_text="Whether a team must accept them before its next run (the task has terms)."
+    )
     teams = TeamTermsSerializer(many=True)
 
 

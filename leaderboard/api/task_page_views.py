@@ -42,6 +42,9 @@ from .task_page_serializers import (
 )
 from .views import MULTIPART_SLACK, ApiView
 
+# Views without permission_classes have the default: reading for anyone who may see the task,
+# writing for the signed in (IsAuthenticatedOrReadOnly); the services and task_for say the rest.
+
 FILE_REQUEST = inline_serializer(
     "TaskFileUpload",
     {
@@ -58,17 +61,13 @@ class TaskTermsView(ApiView):
     teams stands. ``POST``: accept them for your team (idempotent: 201 accepted now, 200 already
     accepted)."""
 
-    @property
-    def permission_classes(self):  # reading is for anyone who may see the task
-        return [IsAuthenticated] if self.request.method == "POST" else []
-
     @extend_schema(responses=with_errors({200: TermsSerializer}, 404))
     def get(self, request, slug: str):
         task = self.task(slug)
         digest = terms_digest(task)
         teams = terms_of_teams(task=task, teams=teams_of(request.user))
         data = {"task": task.slug, "terms": task.terms, "digest": digest}
-        return Response(TermsSerializer({**data, "required": bool(digest), "teams": teams}).data)
+        return Response(TermsSerializer({**data, "must_accept": bool(digest), "teams": teams}).data)
 
     @extend_schema(
         request=TermsAcceptSerializer,
@@ -151,10 +150,6 @@ class TaskFileListView(_FileUploadMixin):
     ``POST``: add a file (its organizers): multipart ``file`` with ``kind``, ``title``,
     ``description``."""
 
-    @property
-    def permission_classes(self):
-        return [IsAuthenticated] if self.request.method == "POST" else []
-
     @extend_schema(
         operation_id="tasks_files_list", responses=with_errors({200: TaskFilesSerializer}, 404)
     )
@@ -189,10 +184,6 @@ class TaskFileDetailView(_FileUploadMixin):
     """``GET``: one data file's listing. ``PATCH`` (its organizers): change ``kind``, ``title``,
     ``description`` (JSON), or replace the content with a multipart ``file`` (the same id).
     ``DELETE`` (its organizers): delete it."""
-
-    @property
-    def permission_classes(self):
-        return [] if self.request.method == "GET" else [IsAuthenticated]
 
     @extend_schema(responses=with_errors({200: TaskFileSerializer}, 404))
     def get(self, request, slug: str, file_id: int):
