@@ -1,0 +1,148 @@
+"""A task page's Markdown comes out as sanitised HTML: what Markdown makes (headings moved down,
+lists, code, tables with alignment as classes, links with rel) and nothing a browser would run,
+whatever is typed (script tags, event attributes, javascript:/data: links, nested markup)."""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+
+import pytest
+
+from leaderboard import page_text
+from leaderboard.page_text import ALLOWED_TAGS, render_markdown, text_digest
+
+SAFE_SCHEMES = ("http://", "https://", "mailto:", "/", "#")
+
+
+class Elements(HTMLParser):
+    """Every element of an HTML fragment with its attributes."""
+
+    def __init__(self, html: str):
+        super().__init__()
+        self.elements: list[tuple[str, dict[str, str | None]]] = []
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        self.elements.append((tag, dict(attrs)))
+
+
+def assert_inert(html: str) -> list[tuple[str, dict[str, str | None]]]:
+    """No element but the allowed ones, no event or style attribute, links only to safe
+    schemes with rel nofollow noopener; returns the elements."""
+    elements = Elements(html).elements
+    for tag, attrs in elements:
+        assert tag in ALLOWED_TAGS, (tag, html)
+        for name, value in attrs.items():
+            assert not name.startswith("on") and name not in ("style", "src", "srcdoc"), html
+            if name == "href":
+                assert value and value.strip().lower().startswith(SAFE_SCHEMES), (value, html)
+        if tag == "a":
+            assert attrs.get("rel") == "nofollow noopener noreferrer", html
+    return elements
+
+
+HOSTILE = [
+    "<script>window.__xss=1</script>",
+    '"><img src=x onerror="window.__xss=1">',
+    "<svg onload=window.__xss=1>",
+    "[click](javascript:window.__xss=1)",
+    "[click](JaVaScRiPt:window.__xss=1)",
+    "[click]( javascript:window.__xss=1)",
+    "[click](java&#x73;cript:window.__xss=1)",
+    "[click](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)",
+    "[click](vbscript:msgbox)",
+    "![x](javascript:window.__xss=1)",
+    '<a href="javascript:window.__xss=1">link</a>',
+    "<iframe src=//evil.example></iframe>",
+    "<style>body{display:none}</style>",
+    '<div style="background:url(javascript:1)">x</div>',
+    "**<b onmouseover=window.__xss=1>bold</b>**",
+    "> <details open ontoggle=window.__xss=1>",
+    "`<script>`\n\n```\n</code><script>window.__xss=1</script>\n```",
+    "| a |\n|---|\n| <img src=x onerror=window.__xss=1> |",
+    "[a](https://example.org \"title\" onclick=\"x\")",
+    "<!-- <script>window.__xss=1</script> -->",
+    "[x](<javascript:window.__xss=1>)",
+    "<<script>script>window.__xss=1<</script>/script>",
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_hostile_markdown_comes_out_inert(text):
+    html = render_markdown(text)
+    assert_inert(html)
+    assert "<script" not in html.lower()
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("<script>window.__xss=1</script>", "&lt;script&gt;window.__xss=1&lt;/script&gt;"),
+        ('<a href="javascript:x">link</a>', '&lt;a href="javascript:x"&gt;link&lt;/a&gt;'),
+        ("<iframe src=//evil.example></iframe>", "&lt;iframe src=//evil.example&gt;"),
+        ("[click](javascript:x)", "[click](javascript:x)"),
+    ],
+)
+def test_raw_html_and_refused_links_are_shown_as_text_not_dropped(text, shown):
+    # Nothing typed vanishes silently: the author sees what the page refused to make.
+    assert shown in render_markdown(text)
+
+
+def test_markdown_makes_headings_lists_code_tables_and_links():
+    html = render_markdown(
+        "# Task\n\n## Data\n\n- one\n- *two*\n\n1. first\n\n`code` and\n\n```\nblock\n```\n\n"
+        "| left | right |\n|:-----|------:|\n| 1 | 2 |\n\n"
+        "[site](https://example.org) [mail](mailto:a@example.org) [here](/tasks/x/) ~~old~~"
+    )
+    tags = [tag for tag, _ in assert_inert(html)]
+    assert tags[:2] == ["h3", "h4"]  # moved down under the page's <h1> and section <h2>
+    for tag in ("ul", "ol", "li", "em", "code", "pre", "table", "th", "td", "a", "s"):
+        assert tag in tags, tag
+    assert '<th class="align-left">left</th>' in html
+    assert '<td class="align-right">2</td>' in html
+    assert 'href="https://example.org"' in html and 'href="/tasks/x/"' in html
+
+
+def test_an_image_stays_a_link_the_policy_would_block_it():
+    html = render_markdown("![diagram](https://example.org/d.png)")
+    assert "<img" not in html
+    assert '<a href="https://example.org/d.png"' in html
+
+
+def test_rendering_is_kept_per_text(monkeypatch):
+    render_markdown.cache_clear()
+    text = "# Rules\n\nBe kind."
+    first = render_markdown(text)
+    assert render_markdown(text) is first
+    assert render_markdown.cache_info().hits == 1
+
+
+def test_empty_text_renders_nothing():
+    assert render_markdown("") == render_markdown("  \n ") == ""
+
+
+def test_the_digest_ignores_line_endings_and_trailing_spaces_only():
+    base = text_digest("Terms\nBe nice.")
+    assert base == text_digest("Terms  \r\nBe nice.\r\n\r\n")
+    assert base != text_digest("Terms\nBe nicer.")
+    assert text_digest("") == text_digest("  \n") == ""
+    assert len(base) == 64
+
+
+def test_the_page_text_limit_is_a_task_setting_refusal(organizer):
+    from leaderboard.services.tasks import TaskSettingsError, create_task
+
+    long = "x" * (page_text.MAX_CHARS + 1)
+    with pytest.raises(TaskSettingsError) as info:
+        create_task(slug="long", title="Long", organizers=[organizer], rules=long)
+    assert "rules" in info.value.field_errors
+    assert "100,000 characters" in info.value.message
+
+
+@pytest.mark.parametrize("html", [h for h in HOSTILE if h.startswith("<")])
+def test_the_sanitiser_alone_stops_raw_html_if_markdown_ever_let_it_through(html):
+    # Defence in depth: the renderer's own output goes through nh3, which would catch raw HTML
+    # had the Markdown parser passed it (raw HTML on, or a parser bug).
+    cleaned = page_text._CLEANER.clean(html)
+    assert_inert(cleaned)
+    assert "<script" not in cleaned.lower() and "<iframe" not in cleaned.lower()
