@@ -15,8 +15,8 @@ from leaderboard.selectors import quota_for, terms_accepted, terms_digest, terms
 from leaderboard.services.ingest import submit_and_ingest
 from leaderboard.services.runs import SubmissionError
 from leaderboard.services.tasks import update_task
-from leaderboard.services.terms import TermsError, accept_terms
 from leaderboard.services.teams import create_team
+from leaderboard.services.terms import TermsError, accept_terms
 
 pytestmark = pytest.mark.django_db
 
