@@ -8,6 +8,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from hostile_markup import HOSTILE
 from test_browser_csp import WATCH_VIOLATIONS
+from test_browser_walkthrough import shoot
 
 from leaderboard.models import Run, Task, TermsAcceptance
 from leaderboard.services.task_files import add_task_file
@@ -32,7 +33,17 @@ key<TAB>score
 
 [The data set](https://example.org/febrl)
 """
+RULES = "1. One team per person.\n2. At most 5 runs per team per day.\n"
 TERMS = "Runs are **published** under your team's name."
+
+
+@pytest.fixture
+def hostile_world(world):
+    """The task with hostile text after the Markdown of each of its page's fields."""
+    hostile = "\n\n".join(HOSTILE)
+    return update_task(
+        task=world, description=OVERVIEW + hostile, rules=RULES + hostile, terms=TERMS + hostile
+    )
 
 
 @pytest.fixture
@@ -44,10 +55,7 @@ def world(monkeypatch):
     task = make_task(slug="linkage", title="Record linkage", state=Task.State.OPEN)
     task.organizers.add(olga)
     add_items(task, 3)
-    hostile = "\n\n".join(HOSTILE)
-    update_task(
-        task=task, description=OVERVIEW + "\n\n" + hostile, rules=hostile, terms=TERMS + hostile
-    )
+    update_task(task=task, description=OVERVIEW, rules=RULES, terms=TERMS)
     add_task_file(
         task=task,
         user=olga,
@@ -83,7 +91,7 @@ def watched(page):
 
 
 def test_the_markdown_page_is_drawn_under_the_policy_and_runs_nothing(
-    live_server, page, watched, world
+    live_server, page, watched, hostile_world
 ):
     page.goto(f"{live_server.url}/tasks/linkage/overview/")
     watched("overview")
@@ -108,6 +116,8 @@ def test_the_organizer_previews_the_page_as_they_type(live_server, page, watched
     )
     assert preview.locator("h4").inner_text() == "Rules"
     assert preview.locator("li em").inner_text() == "One"
+    page.evaluate("document.getElementById('task-page').scrollIntoView()")
+    shoot(page, "03b-task-page-preview")
     assert "<script>window.__xss=1</script>" in preview.inner_text()
     page.get_by_role("button", name="Save the task page").click()
     page.wait_for_url(re.compile(r"/organize/$"))
@@ -122,9 +132,12 @@ def test_a_participant_accepts_the_terms_downloads_and_submits(
     login(page, live_server, "mallory", "mallory-pass")
     page.goto(f"{live_server.url}/tasks/linkage/overview/")
     assert "accept them for your team" in page.locator("#data-access").inner_text()
+    page.evaluate("document.getElementById('rules').scrollIntoView()")
+    shoot(page, "03a-task-page")
     page.goto(f"{live_server.url}/tasks/linkage/submit/")
     watched("submit")
     assert "published" in page.locator("#terms .terms-text").inner_text()
+    shoot(page, "06a-terms")
     page.get_by_role("button", name="Accept the terms for Alpha").click()
     page.wait_for_url(re.compile(r"/submit/$"))
     assert "accepted by mallory" in page.locator("#terms").inner_text()
