@@ -129,7 +129,17 @@ DATE_INPUT_FORMAT = "%Y-%m-%d %H:%M"
 PHASE_DATE_FIELDS = ("submissions_open_at", "submissions_close_at", "reveal_at")
 
 
-class TaskSettingsForm(ServiceErrorsForm):
+class TaskFieldsForm(ServiceErrorsForm):
+    """A form of some of a task's fields: ``update_task`` validates and saves the ones it
+    changed (``leaderboard.views.organize.save_task_form``)."""
+
+    def changed_settings(self) -> dict:
+        return {
+            name: self.cleaned_data[name] for name in self.changed_data if name in self.cleaned_data
+        }
+
+
+class TaskSettingsForm(TaskFieldsForm):
     """The task's organizer-editable settings; ``update_task`` validates them as a whole."""
 
     def __init__(self, *args, task: Task, **kwargs):
@@ -150,11 +160,6 @@ class TaskSettingsForm(ServiceErrorsForm):
                 format=DATE_INPUT_FORMAT, attrs={"placeholder": "YYYY-MM-DD HH:MM"}
             )
             field.label = f"{field.label} (UTC)"
-
-    def changed_settings(self) -> dict:
-        return {
-            name: self.cleaned_data[name] for name in self.changed_data if name in self.cleaned_data
-        }
 
 
 # What an organizer sets when creating a task on its page; the rest is on the organize page.
@@ -210,7 +215,7 @@ class TaskCreateForm(ServiceErrorsForm):
 TASK_PAGE_TEXT_FIELDS = ("description", "rules", "terms", "data_access")
 
 
-class TaskPageTextForm(ServiceErrorsForm):
+class TaskPageTextForm(TaskFieldsForm):
     """The task page: overview (``description``), rules and terms in Markdown, and who may
     download the data files; ``update_task`` validates them."""
 
@@ -221,11 +226,6 @@ class TaskPageTextForm(ServiceErrorsForm):
         self.fields["description"].label = "Overview"
         for name in ("description", "rules", "terms"):
             self.fields[name].widget.attrs.update({"rows": 8, "data-markdown-preview": "1"})
-
-    def changed_settings(self) -> dict:
-        return {
-            name: self.cleaned_data[name] for name in self.changed_data if name in self.cleaned_data
-        }
 
 
 class TaskFileForm(ServiceErrorsForm):

@@ -6,10 +6,11 @@ labels, predictions and snapshots are read-only here: they are written by the pi
 edit in the admin would bypass the label and reference versions the estimator relies on.
 
 :mod:`.base` holds the organizer-scoped admin classes the other apps' admins build on;
-:mod:`.tasks`, :mod:`.runs` and :mod:`.people` register the leaderboard's models.
+:mod:`.tasks`, :mod:`.runs`, :mod:`.people` and :mod:`.task_page` register the leaderboard's
+models.
 """
 
-from . import people, runs, tasks
+from . import people, runs, task_page, tasks
 from .base import OrganizerScopedAdmin, ReadOnlyInline, RecordAdmin, ViewOnly
 from .tasks import TaskAdmin
 
@@ -21,5 +22,6 @@ __all__ = [
     "ViewOnly",
     "people",
     "runs",
+    "task_page",
     "tasks",
 ]

@@ -87,20 +87,28 @@ def organize(request, slug: str):
     if request.method != "POST":
         return organize_page(request, task)
     form = TaskSettingsForm(request.POST, task=task)
-    if form.is_valid():
-        changes = form.changed_settings()
-        try:
-            update_task(task=task, **changes)
-        except TaskSettingsError as exc:
-            task.refresh_from_db()
-            form.add_service_errors(exc.field_errors)
-        else:
-            messages.success(
-                request,
-                "Settings saved: " + ", ".join(sorted(changes)) if changes else "Nothing changed.",
-            )
-            return redirect("task_organize", slug=task.slug)
-    return organize_page(request, task, form=form, status=400)
+    return save_task_form(request, task, form, saved="Settings saved") or organize_page(
+        request, task, form=form, status=400
+    )
+
+
+def save_task_form(request, task, form, *, saved: str):
+    """Save what a task form (:class:`~leaderboard.forms.TaskFieldsForm`) changed, through
+    ``update_task``: the organize page again with ``saved`` and the fields changed, or ``None``
+    when the form or the service refused (``form`` then carries the errors by field)."""
+    if not form.is_valid():
+        return None
+    changes = form.changed_settings()
+    try:
+        update_task(task=task, **changes)
+    except TaskSettingsError as exc:
+        task.refresh_from_db()
+        form.add_service_errors(exc.field_errors)
+        return None
+    messages.success(
+        request, f"{saved}: " + ", ".join(sorted(changes)) if changes else "Nothing changed."
+    )
+    return redirect("task_organize", slug=task.slug)
 
 
 def organize_page(

@@ -26,7 +26,6 @@ from ..services.task_files import (
     delete_task_file,
     task_file_limit,
 )
-from ..services.tasks import TaskSettingsError, update_task
 from ..services.terms import accept_terms
 from . import organize
 from .common import render_task_page
@@ -125,20 +124,9 @@ def organize_context(task: Task, page_text_form: TaskPageTextForm | None = None)
 def organize_page_text(request, slug: str):
     task = selectors.task_for(slug, request.user, role="organizer")
     form = TaskPageTextForm(request.POST, task=task)
-    if form.is_valid():
-        changes = form.changed_settings()
-        try:
-            update_task(task=task, **changes)
-        except TaskSettingsError as exc:
-            task.refresh_from_db()
-            form.add_service_errors(exc.field_errors)
-        else:
-            messages.success(
-                request,
-                "Task page saved: " + ", ".join(sorted(changes)) if changes else "Nothing changed.",
-            )
-            return redirect("task_organize", slug=task.slug)
-    return organize.organize_page(request, task, page_text_form=form, status=400)
+    return organize.save_task_form(
+        request, task, form, saved="Task page saved"
+    ) or organize.organize_page(request, task, page_text_form=form, status=400)
 
 
 @login_required

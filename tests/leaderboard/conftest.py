@@ -97,3 +97,18 @@ built_lb_world = shared_world(build_world)
 def lb_world(db, built_lb_world):
     """The permission matrices' world (``tests/support/role_world.py``), built once per module."""
     return copied_world(built_lb_world)
+
+
+@pytest.fixture
+def media_root(settings, tmp_path):
+    """Stored files (received runs, a task's data files) go to this test's own directory."""
+    settings.MEDIA_ROOT = tmp_path
+    return tmp_path
+
+
+@pytest.fixture
+def with_terms(task):
+    """``task`` with terms, which a team accepts before its first run."""
+    from leaderboard.services.tasks import update_task
+
+    return update_task(task=task, terms="# Terms\n\nRuns are **published** under the team's name.")

@@ -15,19 +15,9 @@ from leaderboard.page_text import text_digest
 from leaderboard.services.task_files import add_task_file
 from leaderboard.services.tasks import update_task
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("media_root")]
 
 TERMS = "Runs are **published**."
-
-
-@pytest.fixture(autouse=True)
-def media(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path
-
-
-@pytest.fixture
-def with_terms(task):
-    return update_task(task=task, terms=TERMS)
 
 
 def error(response) -> dict:
@@ -71,15 +61,15 @@ def test_terms_are_read_and_accepted_for_the_callers_team(api, with_terms, team,
     anonymous = api().get(url).json()
     assert anonymous == {
         "task": with_terms.slug,
-        "terms": TERMS,
-        "digest": text_digest(TERMS),
+        "terms": with_terms.terms,
+        "digest": text_digest(with_terms.terms),
         "must_accept": True,
         "teams": [],
     }
     client = api(participant)
     (mine,) = client.get(url).json()["teams"]
     assert mine["team"] == team.name and mine["accepted"] is False and mine["accepted_at"] is None
-    accepted = client.post(url, {"digest": text_digest(TERMS)}, format="json")
+    accepted = client.post(url, {"digest": text_digest(with_terms.terms)}, format="json")
     assert accepted.status_code == 201
     body = accepted.json()
     assert (body["team"], body["accepted_by"], body["current"]) == (team.name, "pat", True)
@@ -93,7 +83,7 @@ def test_stale_terms_and_other_refusals(api, with_terms, team, participant, task
     url = f"/api/tasks/{with_terms.slug}/terms/"
     stale = api(participant).post(url, {"digest": "0" * 64}, format="json")
     assert stale.status_code == 409 and error(stale)["code"] == "terms_changed"
-    assert error(stale)["digest"] == text_digest(TERMS)
+    assert error(stale)["digest"] == text_digest(with_terms.terms)
     unknown = api(participant).post(url, {"team": "Nope"}, format="json")
     assert unknown.status_code == 400 and error(unknown)["code"] == "invalid"
     field = api(participant).post(url, {"version": 1}, format="json")

@@ -18,14 +18,9 @@ from leaderboard.services.task_files import add_task_file
 from leaderboard.services.tasks import update_task
 from leaderboard.services.terms import accept_terms
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("media_root")]
 
 TERMS = "Runs are **published** under the team's name."
-
-
-@pytest.fixture(autouse=True)
-def media(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path
 
 
 @pytest.fixture

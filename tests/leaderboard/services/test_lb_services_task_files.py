@@ -19,14 +19,9 @@ from leaderboard.services.task_files import (
     delete_task_file,
 )
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("media_root")]
 
 BODY = b"key\tpayload\n" * 100
-
-
-@pytest.fixture(autouse=True)
-def media(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path
 
 
 def stored_files(task) -> list[str]:

@@ -18,19 +18,7 @@ from leaderboard.services.tasks import update_task
 from leaderboard.services.teams import create_team
 from leaderboard.services.terms import TermsError, accept_terms
 
-pytestmark = pytest.mark.django_db
-
-TERMS = "# Terms\n\nYour run is **published**."
-
-
-@pytest.fixture(autouse=True)
-def media(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path
-
-
-@pytest.fixture
-def with_terms(task):
-    return update_task(task=task, terms=TERMS)
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("media_root")]
 
 
 def submit(task, team, user):
@@ -43,7 +31,7 @@ def test_a_member_accepts_for_the_team_and_it_is_recorded(with_terms, team, part
     assert created
     assert (acceptance.team, acceptance.accepted_by) == (team, participant)
     assert acceptance.digest == terms_digest(with_terms) != ""
-    assert acceptance.terms == TERMS and acceptance.accepted_at is not None
+    assert acceptance.terms == with_terms.terms and acceptance.accepted_at is not None
     assert terms_accepted(task=with_terms, team=team)
 
 
@@ -84,7 +72,7 @@ def test_changed_terms_ask_every_team_again_and_the_earlier_acceptance_stays(
 ):
     first, _ = accept_terms(task=with_terms, team=team, user=participant)
     submit(with_terms, team, participant)
-    update_task(task=with_terms, terms=TERMS + "\n\nAnd cite the task.")
+    update_task(task=with_terms, terms=with_terms.terms + "\n\nAnd cite the task.")
     assert not terms_accepted(task=with_terms, team=team)
     (entry,) = terms_of_teams(task=with_terms, teams=[team])
     assert entry.acceptance is None and entry.earlier
@@ -100,7 +88,7 @@ def test_changed_terms_ask_every_team_again_and_the_earlier_acceptance_stays(
 
 def test_resaving_the_same_words_keeps_the_acceptance(with_terms, team, participant):
     accept_terms(task=with_terms, team=team, user=participant)
-    update_task(task=with_terms, terms=TERMS.replace("\n", "\r\n") + "   \r\n")
+    update_task(task=with_terms, terms=with_terms.terms.replace("\n", "\r\n") + "   \r\n")
     assert terms_accepted(task=with_terms, team=team)
 
 
