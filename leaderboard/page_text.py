@@ -11,9 +11,13 @@ alignment becomes a class (``align-left|center|right``; a ``style`` attribute wo
 by the policy). Headings move down two levels (``#`` is ``<h3>``) under the page's own
 ``<h1>`` and section ``<h2>``.
 
-Rendering is a pure function of the text, so the result is kept per process (an LRU of
-:data:`CACHE_SIZE` texts): a page renders a given text once, whoever saved it (the organize
-page, the API, the admin), and nothing needs invalidating.
+Rendering is a pure function of the text, and markdown-it-py is not fast (42 ms of CPU for
+22,000 characters of Markdown with tables, 0.34 s near the limit; docs/BENCHMARKS.md), so a
+result is kept under the digest of the text and :data:`RENDERER_VERSION`: in Django's default
+cache (Redis, shared by every web process, when configured) and in each process (an LRU of
+:data:`CACHE_SIZE` texts). Saving a task through its services renders its new texts at once
+(:func:`warm`), so the first reader does not wait; a text saved in the admin is rendered by its
+first reader. Nothing needs invalidating.
 """
 
 from __future__ import annotations
@@ -23,12 +27,15 @@ import re
 from functools import lru_cache
 
 import nh3
+from django.core.cache import cache
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
 
 # The longest overview, rules or terms a task may have (characters): a page stays light.
 MAX_CHARS = 100_000
 CACHE_SIZE = 256
+# Changes with the rendering rules below, so that no HTML cached under older rules is served.
+RENDERER_VERSION = 1
 HEADING_SHIFT = 2
 ALIGN_CLASSES = {"align-left", "align-center", "align-right"}
 ALLOWED_TAGS = {
@@ -96,7 +103,18 @@ def render_markdown(text: str) -> str:
     """``text`` (Markdown) as sanitised HTML, safe to insert into a page as it is."""
     if not text or not text.strip():
         return ""
-    return _CLEANER.clean(_MARKDOWN.render(text))
+    key = f"page-text:{RENDERER_VERSION}:{hashlib.sha256(text.encode()).hexdigest()}"
+    html = cache.get(key)
+    if html is None:
+        html = _CLEANER.clean(_MARKDOWN.render(text))
+        cache.set(key, html, timeout=None)
+    return str(html)
+
+
+def warm(*texts: str) -> None:
+    """Render ``texts`` now (after a save), so that no reader waits for them."""
+    for text in texts:
+        render_markdown(text)
 
 
 def normalized(text: str) -> str:

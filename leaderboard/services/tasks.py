@@ -220,6 +220,7 @@ def create_task(*, slug: str, title: str, organizers: Iterable[User] = (), **fie
             f"a task called {slug!r} already exists",
             {"slug": ["a task with this slug already exists"]},
         ) from None
+    page_text.warm(*(getattr(task, name) for name in PAGE_TEXT_FIELDS))
     return task
 
 
@@ -262,6 +263,7 @@ def _save(task: Task, fields: dict[str, Any]) -> Task:
         task.save(update_fields=list(fields))
         if "submissions_close_at" in fields:
             mark_late_runs(task)
+    page_text.warm(*(getattr(task, name) for name in PAGE_TEXT_FIELDS if name in fields))
     return task
 
 

@@ -90,3 +90,18 @@ def test_the_sanitiser_alone_stops_raw_html_if_markdown_ever_let_it_through(html
     cleaned = page_text._CLEANER.clean(html)
     assert_inert(cleaned)
     assert "<script" not in cleaned.lower() and "<iframe" not in cleaned.lower()
+
+
+def test_saving_a_task_renders_its_page_for_every_process(task):
+    import hashlib
+
+    from django.core.cache import cache
+
+    from leaderboard.services.tasks import update_task
+
+    rules = "# Rules\n\nNo peeking."
+    key = f"page-text:{page_text.RENDERER_VERSION}:{hashlib.sha256(rules.encode()).hexdigest()}"
+    cache.delete(key)
+    update_task(task=task, rules=rules)
+    # In the shared cache (Redis when configured), not only in this process's memory.
+    assert cache.get(key) == render_markdown(rules) == "<h3>Rules</h3>\n<p>No peeking.</p>\n"

@@ -58,6 +58,9 @@ MUST_SUCCEED = {
         "GET /api/me/",
         "POST /annotate/api/assignments/heartbeat",
         "POST /annotate/api/assignments/release",
+        "GET /api/tasks/{slug}/files/",
+        "GET /api/tasks/{slug}/files/{file_id}/",
+        "GET /api/tasks/{slug}/terms/acceptances/",
     },
     "pa": {
         "GET /api/tasks/",
@@ -67,6 +70,8 @@ MUST_SUCCEED = {
         "GET /api/tasks/{slug}/quota/",
         "GET /api/me/",
         "PATCH /api/runs/{run_id}/",
+        "GET /api/tasks/{slug}/terms/",
+        "GET /api/tasks/{slug}/files/{file_id}/download/",
     },
     "annotator": {
         "POST /annotate/api/tasks/{slug}/claim",
@@ -180,6 +185,7 @@ def test_no_server_errors_and_responses_match_the_schema(lb_world, wsgi_app, sen
         "run_id": lb_world.runs["A"].pk,
         "version": 1,
         "answers": 0,
+        "file_id": lb_world.files["f"],
         **queue_world(lb_world),
     }
     key = create_token(user=lb_world.users[role]).key
