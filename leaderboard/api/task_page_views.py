@@ -10,7 +10,7 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
-from ..file_responses import task_file_response
+from ..file_responses import DOWNLOAD_TYPES, OCTET_STREAM, task_file_response
 from ..ingestion import human_bytes
 from ..models import TaskFile
 from ..selectors import (
@@ -225,7 +225,13 @@ class TaskFileDownloadView(ApiView):
     permission_classes = []
 
     @extend_schema(
-        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY, **errors(401, 403, 404)}
+        responses={
+            **{
+                (200, content_type): OpenApiTypes.BINARY
+                for content_type in sorted({OCTET_STREAM, *DOWNLOAD_TYPES.values()})
+            },
+            **errors(401, 403, 404),
+        }
     )
     def get(self, request, slug: str, file_id: int):
         task = self.task(slug)

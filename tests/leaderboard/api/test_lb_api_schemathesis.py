@@ -26,6 +26,7 @@ from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from rest_framework import throttling
 from schemathesis import checks
 from schemathesis.generation import GenerationMode
 
@@ -133,6 +134,9 @@ def with_real_ids(case, real: dict) -> None:
         case.path_parameters = {
             name: real.get(name, value) for name, value in case.path_parameters.items()
         }
+    if isinstance(case.body, dict) and "slug" in case.body:
+        # A task renamed by a generated PATCH would make every later operation on it a 404.
+        case.body = {**case.body, "slug": real["slug"]}
     if isinstance(case.body, dict) and real.get("tokens"):
         body = dict(case.body)
         if "token" in body:  # each answer gets a lease of its own, while there are any
@@ -179,7 +183,14 @@ def fuzz(operation, headers: dict, real: dict, on_response) -> None:
 
 
 @pytest.mark.parametrize("role", ["org", "pa", "annotator"])
-def test_no_server_errors_and_responses_match_the_schema(lb_world, wsgi_app, sent_jobs, role):
+def test_no_server_errors_and_responses_match_the_schema(
+    lb_world, wsgi_app, sent_jobs, role, monkeypatch
+):
+    # The generated requests (over 1,200 a role, some without the token) would meet the user and
+    # anonymous throttles (1200 and 120 a minute) and every later operation would answer 429:
+    # the throttles have their own tests (test_lb_api_throttles.py).
+    for scope in ("user", "anon"):
+        monkeypatch.setitem(throttling.SimpleRateThrottle.THROTTLE_RATES, scope, "100000/minute")
     real = {
         "slug": "main",
         "run_id": lb_world.runs["A"].pk,
