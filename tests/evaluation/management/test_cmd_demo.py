@@ -1,8 +1,8 @@
 """`manage.py demo --no-serve` sets up the demo task from the febrl4 slice, idempotently; the
 process supervisor behind `manage.py demo` stops its children."""
 
-import sys
 import json
+import sys
 from io import StringIO
 
 import pytest
