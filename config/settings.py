@@ -366,6 +366,12 @@ UPLOAD_MAX_BYTES = int(os.environ.get("UPLOAD_MAX_BYTES", str(1024 * 1024 * 1024
 # must share the directory (as they share the filesystem broker's).
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT") or VAR_DIR / "media")
 UPLOAD_DIR = "received-runs"
+# A task's data files (input data, a sample run, a starter script) are kept in the default
+# storage under TASK_FILE_DIR: at most TASK_FILES_MAX per task, each at most TASK_FILE_MAX_BYTES
+# (and never more than UPLOAD_MAX_BYTES, the ceiling of any request).
+TASK_FILE_DIR = "task-files"
+TASK_FILE_MAX_BYTES = int(os.environ.get("TASK_FILE_MAX_BYTES", str(256 * 1024 * 1024)))
+TASK_FILES_MAX = int(os.environ.get("TASK_FILES_MAX", "20"))
 # While a worker validates a file it updates the run's reason this often (seconds).
 INGEST_PROGRESS_SECONDS = float(os.environ.get("INGEST_PROGRESS_SECONDS", "1"))
 
@@ -425,6 +431,8 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "TaskStateEnum": "leaderboard.models.Task.State",
         "RunStateEnum": "leaderboard.models.Run.State",
+        "TaskKindEnum": "leaderboard.models.Task.Kind",
+        "TaskFileKindEnum": "leaderboard.models.TaskFile.Kind",
     },
     # Swagger UI from this project's static files (no CDN).
     "SWAGGER_UI_DIST": "SIDECAR",

@@ -9,7 +9,7 @@ from django.forms.models import fields_for_model, model_to_dict
 
 from evaluation.core.closed_pool import MEASURES
 
-from .models import Run, Task, Team
+from .models import Run, Task, TaskFile, Team
 
 
 class ServiceErrorsForm(forms.Form):
@@ -121,10 +121,10 @@ class RunDetailsForm(ServiceErrorsForm):
 
 
 # The settings an organizer edits on the task page. Hold/publish are buttons of their own; the
-# design is fixed at creation (and frozen once runs exist), so it stays in the admin.
+# design is fixed at creation (and frozen once runs exist), so it stays in the admin. The task
+# page's text (overview, rules, terms) has a form of its own, TaskPageTextForm.
 TASK_SETTING_FIELDS = (
     "title",
-    "description",
     "question",
     "display_template",
     "state",
@@ -154,7 +154,17 @@ DATE_INPUT_FORMAT = "%Y-%m-%d %H:%M"
 PHASE_DATE_FIELDS = ("submissions_open_at", "submissions_close_at", "reveal_at")
 
 
-class TaskSettingsForm(ServiceErrorsForm):
+class TaskFieldsForm(ServiceErrorsForm):
+    """A form of some of a task's fields: ``update_task`` validates and saves the ones it
+    changed (``leaderboard.views.organize.save_task_form``)."""
+
+    def changed_settings(self) -> dict:
+        return {
+            name: self.cleaned_data[name] for name in self.changed_data if name in self.cleaned_data
+        }
+
+
+class TaskSettingsForm(TaskFieldsForm):
     """The task's organizer-editable settings; ``update_task`` validates them as a whole."""
 
     def __init__(self, *args, task: Task, **kwargs):
@@ -167,7 +177,7 @@ class TaskSettingsForm(ServiceErrorsForm):
         kwargs.setdefault("initial", initial)
         super().__init__(*args, **kwargs)
         self.fields.update(fields_for_model(Task, fields=TASK_SETTING_FIELDS))
-        for name in ("description", "question", "display_template"):
+        for name in ("question", "display_template"):
             self.fields[name].widget.attrs["rows"] = 3
         for name in PHASE_DATE_FIELDS:
             field = self.fields[name]
@@ -175,11 +185,6 @@ class TaskSettingsForm(ServiceErrorsForm):
                 format=DATE_INPUT_FORMAT, attrs={"placeholder": "YYYY-MM-DD HH:MM"}
             )
             field.label = f"{field.label} (UTC)"
-
-    def changed_settings(self) -> dict:
-        return {
-            name: self.cleaned_data[name] for name in self.changed_data if name in self.cleaned_data
-        }
 
 
 # What an organizer sets when creating a task on its page; the rest is on the organize page.
@@ -228,3 +233,50 @@ class TaskCreateForm(ServiceErrorsForm):
         if not data.get("measures"):
             data.pop("measures", None)
         return data
+
+
+# The task page's text and who may download its data files: a form of the organize page.
+TASK_PAGE_TEXT_FIELDS = ("description", "rules", "terms", "data_access")
+
+
+class TaskPageTextForm(TaskFieldsForm):
+    """The task page: overview (``description``), rules and terms in Markdown, and who may
+    download the data files; ``update_task`` validates them."""
+
+    def __init__(self, *args, task: Task, **kwargs):
+        kwargs.setdefault("initial", model_to_dict(task, fields=TASK_PAGE_TEXT_FIELDS))
+        super().__init__(*args, **kwargs)
+        self.fields.update(fields_for_model(Task, fields=TASK_PAGE_TEXT_FIELDS))
+        self.fields["description"].label = "Overview"
+        for name in ("description", "rules", "terms"):
+            self.fields[name].widget.attrs.update({"rows": 8, "data-markdown-preview": "1"})
+
+
+class TaskFileForm(ServiceErrorsForm):
+    """A data file for participants: its content and how the task page lists it; changing a
+    file, the content is optional (empty: kept)."""
+
+    file = forms.FileField()
+    kind = forms.ChoiceField(choices=TaskFile.Kind.choices, initial=TaskFile.Kind.INPUT_DATA)
+    title = forms.CharField(
+        max_length=TaskFile._meta.get_field("title").max_length,
+        required=False,
+        help_text="Shown on the task page (empty: the file's name).",
+    )
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+
+    def __init__(self, *args, file_required: bool = True, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["file"].required = file_required
+        if not file_required:
+            self.fields["file"].help_text = "Choose a file to replace the content (empty: kept)."
+
+
+class TermsAcceptForm(forms.Form):
+    """A team accepts the version of the terms the page showed (``digest``)."""
+
+    team = forms.IntegerField(min_value=1)
+    digest = forms.CharField(max_length=64)
+    next = forms.ChoiceField(
+        choices=[("submit", "submit"), ("overview", "overview")], required=False
+    )

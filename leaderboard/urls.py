@@ -9,7 +9,28 @@ urlpatterns = [
     # Before tasks/<slug>/: "new" is no task's slug (create_task refuses it).
     path("tasks/new/", views.new_task, name="task_new"),
     path("tasks/new/preview/", views.display_preview, name="display_preview"),
+    path("tasks/new/page-preview/", views.page_text_preview, name="page_text_preview"),
     path("tasks/<slug:slug>/", views.board, name="task_board"),
+    # The task page: overview, rules, terms (accepted by a team), data files (task_page.py).
+    path("tasks/<slug:slug>/overview/", views.task_overview, name="task_overview"),
+    path("tasks/<slug:slug>/terms/accept/", views.terms_accept, name="terms_accept"),
+    path(
+        "tasks/<slug:slug>/files/<int:file_id>/",
+        views.task_file_download,
+        name="task_file_download",
+    ),
+    path("tasks/<slug:slug>/organize/page/", views.organize_page_text, name="organize_page_text"),
+    path("tasks/<slug:slug>/organize/files/", views.organize_file_add, name="organize_file_add"),
+    path(
+        "tasks/<slug:slug>/organize/files/<int:file_id>/",
+        views.organize_file_change,
+        name="organize_file_change",
+    ),
+    path(
+        "tasks/<slug:slug>/organize/files/<int:file_id>/delete/",
+        views.organize_file_delete,
+        name="organize_file_delete",
+    ),
     path("tasks/<slug:slug>/snapshots/", views.snapshots, name="task_snapshots"),
     path(
         "tasks/<slug:slug>/snapshots/<int:version>/", views.snapshot_detail, name="snapshot_detail"

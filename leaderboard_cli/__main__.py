@@ -11,6 +11,9 @@ Examples::
     leaderboard scores linkage
     leaderboard quota linkage                                  # limits and submissions left
     leaderboard withdraw 17
+    leaderboard terms linkage --accept                         # the task's terms, for your team
+    leaderboard files linkage                                  # its data files
+    leaderboard download linkage 3                             # one of them, checked by SHA-256
 
 Exit codes (every command): 0 done, 1 other error, 2 usage (e.g. no run id and none submitted
 from here), 3 token rejected, 4 file rejected (an upload refused for its content, its problems by
@@ -35,10 +38,12 @@ from .output import (
     LOOK_ALIKE_ERRORS,
     Progress,
     format_board,
+    format_files,
     format_history,
     format_quota,
     format_run,
     format_runs,
+    format_terms,
     print_error,
 )
 
@@ -203,6 +208,36 @@ def cmd_withdraw(args) -> int:
     return 0
 
 
+def cmd_terms(args) -> int:
+    client = _client(args, need_token=args.accept)
+    terms = client.get(f"/api/tasks/{args.task}/terms/")
+    print(format_terms(terms))
+    if args.accept and terms.get("must_accept"):
+        # The version just printed: refused (terms_changed) if the organizers changed it since.
+        fields = {"team": args.team or "", "digest": terms["digest"]}
+        accepted = client.post(f"/api/tasks/{args.task}/terms/", fields)
+        print(f"{accepted['team']} accepted the terms of {args.task} ({accepted['digest'][:12]})")
+    return 0
+
+
+def cmd_files(args) -> int:
+    print(format_files(_client(args, need_token=False).get(f"/api/tasks/{args.task}/files/")))
+    return 0
+
+
+def cmd_download(args) -> int:
+    client = _client(args, need_token=False)
+    listing = client.get(f"/api/tasks/{args.task}/files/{args.file}/")
+    dest = args.output or listing["file_name"]
+    size, sha256 = client.download(listing["download_url"], dest)
+    if sha256 != listing["sha256"]:
+        os.remove(dest)
+        print(f"leaderboard: {dest}: SHA-256 differs from the listing's; removed", file=sys.stderr)
+        return EXIT_ERROR
+    print(f"{dest}: {size:,} bytes, SHA-256 {sha256} (as listed)")
+    return 0
+
+
 # -- parsing and errors ----------------------------------------------------------------------
 def parser() -> argparse.ArgumentParser:
     summary, _, details = __doc__.replace("``", "").replace("::", ":").partition("\n")
@@ -261,6 +296,22 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("task")
     p.add_argument("--state", action="append", help="only runs in this state (repeatable)")
     p.set_defaults(func=cmd_runs)
+
+    p = sub.add_parser("terms", help="print a task's terms; --accept accepts them for your team")
+    p.add_argument("task")
+    p.add_argument("--accept", action="store_true", help="accept the terms printed")
+    p.add_argument("--team", default=None, help="needed only if you are in several teams")
+    p.set_defaults(func=cmd_terms)
+
+    p = sub.add_parser("files", help="list a task's data files")
+    p.add_argument("task")
+    p.set_defaults(func=cmd_files)
+
+    p = sub.add_parser("download", help="download one of a task's data files (by its id)")
+    p.add_argument("task")
+    p.add_argument("file", type=int, help="the file's id (see `leaderboard files TASK`)")
+    p.add_argument("--output", "-o", help="where to write it (default: its name, here)")
+    p.set_defaults(func=cmd_download)
 
     p = sub.add_parser(
         "quota", help="show a task's upload limits and your teams' remaining submissions"

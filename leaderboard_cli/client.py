@@ -9,6 +9,7 @@ Every failure is an :class:`ApiError` carrying the server's error body, or a
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import http.client
 import json
 import os
@@ -131,6 +132,31 @@ class Client:
             if not page.get("next"):
                 return
             page = self.get(page["next"])
+
+    def download(self, path: str, dest: str) -> tuple[int, str]:
+        """GET ``path`` into the file ``dest``, streamed; returns its size and SHA-256. On an
+        error nothing is left at ``dest``."""
+        conn = self._connection()
+        try:
+            conn.request("GET", self._path(path), headers=self._headers())
+            response = conn.getresponse()
+            if response.status >= 400:
+                self._read(response)  # raises the API's error
+            digest, size = hashlib.sha256(), 0
+            partial = f"{dest}.part"
+            with open(partial, "wb") as out:
+                while chunk := response.read(CHUNK):
+                    out.write(chunk)
+                    digest.update(chunk)
+                    size += len(chunk)
+            os.replace(partial, dest)
+            return size, digest.hexdigest()
+        except (OSError, http.client.HTTPException) as exc:
+            with contextlib.suppress(OSError):
+                os.remove(f"{dest}.part")
+            raise self._failed(exc) from None
+        finally:
+            conn.close()
 
     # -- uploads ---------------------------------------------------------------------------------
     def upload(

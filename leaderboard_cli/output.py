@@ -102,8 +102,12 @@ def print_error(exc, stream) -> None:
         "wrong_format": "wrong format",
         "not_team_member": "not allowed",
         "duplicate": "already submitted",
+        "terms_not_accepted": "terms not accepted",
+        "terms_changed": "terms changed",
     }.get(exc.code, "error")
     print(f"{label}: {exc.message}", file=stream)
+    if exc.code == "terms_not_accepted":
+        print("  read and accept them with: leaderboard terms TASK --accept", file=stream)
     for problem in exc.problems:
         where = f"line {problem['line']}" if problem.get("line") else "-"
         if exc.message in (problem.get("message"), f"{where}: {problem.get('message')}"):
@@ -244,3 +248,31 @@ def format_quota(quota: dict) -> str:
         for t in quota["teams"]
     ]
     return "\n".join(lines)
+
+
+def format_terms(terms: dict) -> str:
+    """A task's terms (their Markdown as written), their version, and where your teams stand."""
+    if not terms.get("must_accept"):
+        return f"task {terms['task']} has no terms: nothing to accept"
+    lines = [terms["terms"].rstrip(), "", f"version {terms['digest'][:12]}"]
+    for team in terms.get("teams") or []:
+        if team["accepted"]:
+            state = f"accepted by {team['accepted_by']} at {team['accepted_at']}"
+        else:
+            state = "not accepted" + (" (the terms changed since)" if team["earlier"] else "")
+        lines.append(f"{team['team']}: {state}")
+    return "\n".join(lines)
+
+
+def format_files(listing: dict) -> str:
+    """A task's data files, and whether you may download them."""
+    if not listing["files"]:
+        return f"task {listing['task']} has no data files"
+    rows = [
+        [str(f["id"]), f["kind"], _bytes(f["size"]), f["sha256"][:16], f["file_name"], f["title"]]
+        for f in listing["files"]
+    ]
+    text = _table(["id", "kind", "size", "sha256", "file", "title"], rows)
+    if not listing["may_download"]:
+        text += f"\nyou may not download them yet: {listing['reason']}"
+    return text

@@ -6,10 +6,11 @@ labels, predictions and snapshots are read-only here: they are written by the pi
 edit in the admin would bypass the label and reference versions the estimator relies on.
 
 :mod:`.base` holds the organizer-scoped admin classes the other apps' admins build on;
-:mod:`.tasks`, :mod:`.runs`, :mod:`.people` and :mod:`.mail` register the leaderboard's models.
+:mod:`.tasks`, :mod:`.runs`, :mod:`.people`, :mod:`.mail` and :mod:`.task_page` register the
+leaderboard's models.
 """
 
-from . import mail, people, runs, tasks
+from . import mail, people, runs, task_page, tasks
 from .base import OrganizerScopedAdmin, ReadOnlyInline, RecordAdmin, ViewOnly
 from .tasks import TaskAdmin
 
@@ -22,5 +23,6 @@ __all__ = [
     "mail",
     "people",
     "runs",
+    "task_page",
     "tasks",
 ]

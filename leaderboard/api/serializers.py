@@ -10,12 +10,16 @@ from rest_framework import serializers
 from .. import phases
 from ..board_text import RunWords, SnapshotTerms
 from ..models import Run, RunEvent, Task, Team
+from ..page_text import text_digest
 from ..selectors import REFERENCE_MIN_DOCUMENTS, REFERENCE_MIN_ITEMS, reference_size, task_readiness
 
 PUBLIC_TASK_FIELDS = (
     "slug",
     "title",
     "description",
+    "rules",
+    "terms",
+    "data_access",
     "question",
     "display_template",
     "state",
@@ -111,11 +115,21 @@ class TaskSerializer(serializers.ModelSerializer):
         help_text="Whether the public board is held (by hand, or since the deadline until the "
         "reveal): new scores wait for publication."
     )
+    # The task page (task_page_serializers): the terms' version, its files and terms.
+    terms_digest = serializers.SerializerMethodField(
+        help_text="The version of the terms (SHA-256 of their text; empty: no terms). A team "
+        "accepts this version before its next run (`terms_url`)."
+    )
+    terms_url = serializers.SerializerMethodField()
+    files_url = serializers.SerializerMethodField()
 
     class Meta:
         model = Task
         fields = (
             *PUBLIC_TASK_FIELDS,
+            "terms_digest",
+            "terms_url",
+            "files_url",
             "submission_phase",
             "board_held",
             "n_items",
@@ -131,6 +145,15 @@ class TaskSerializer(serializers.ModelSerializer):
 
     def get_runs_url(self, task: Task) -> str:
         return _absolute(self.context.get("request"), reverse("api:task-runs", args=[task.slug]))
+
+    def get_terms_digest(self, task: Task) -> str:
+        return text_digest(task.terms)
+
+    def get_terms_url(self, task: Task) -> str:
+        return _absolute(self.context.get("request"), reverse("api:task-terms", args=[task.slug]))
+
+    def get_files_url(self, task: Task) -> str:
+        return _absolute(self.context.get("request"), reverse("api:task-files", args=[task.slug]))
 
     def get_submission_phase(self, task: Task) -> str:
         return phases.submission_phase(task)

@@ -17,6 +17,7 @@ from . import (
     pool_views,
     reference_sample_views,
     run_views,
+    task_page_views,
     task_role_views,
     team_views,
     views,
@@ -40,6 +41,24 @@ urlpatterns = [
         name="task-reference-sample-candidates",
     ),
     path("tasks/<slug:slug>/pool/", pool_views.TaskPoolView.as_view(), name="task-pool"),
+    # The task page: its terms and data files (task_page_views).
+    path("tasks/<slug:slug>/terms/", task_page_views.TaskTermsView.as_view(), name="task-terms"),
+    path(
+        "tasks/<slug:slug>/terms/acceptances/",
+        task_page_views.TermsAcceptancesView.as_view(),
+        name="task-terms-acceptances",
+    ),
+    path("tasks/<slug:slug>/files/", task_page_views.TaskFileListView.as_view(), name="task-files"),
+    path(
+        "tasks/<slug:slug>/files/<int:file_id>/",
+        task_page_views.TaskFileDetailView.as_view(),
+        name="task-file",
+    ),
+    path(
+        "tasks/<slug:slug>/files/<int:file_id>/download/",
+        task_page_views.TaskFileDownloadView.as_view(),
+        name="task-file-download",
+    ),
     path("tasks/<slug:slug>/board/", board_views.BoardView.as_view(), name="board"),
     path(
         "tasks/<slug:slug>/snapshots/", board_views.SnapshotListView.as_view(), name="snapshot-list"

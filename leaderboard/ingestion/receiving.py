@@ -30,14 +30,21 @@ class Receiver:
     """A file-like reader over ``stream`` that hashes and counts what passes through it.
 
     ``read`` raises :class:`UploadRejected` (code ``too_large``) once the file, raw or
-    decompressed, passes ``max_bytes``, and with ``kind`` (one of
+    decompressed, passes ``max_bytes`` (with ``inflate`` false, a file kept as it is such as a
+    task's data file, only its raw size counts), and with ``kind`` (one of
     :data:`~.sniffing.KINDS`; ``file_name`` tells JSON Lines) ``wrong_format`` once its head
     shows the wrong format (:meth:`finish` judges a shorter file). After :meth:`finish`:
     ``n_bytes``, ``sha256``, ``compressed``.
     """
 
     def __init__(
-        self, stream: IO[bytes], *, max_bytes: int, kind: str | None = None, file_name: str = ""
+        self,
+        stream: IO[bytes],
+        *,
+        max_bytes: int,
+        kind: str | None = None,
+        file_name: str = "",
+        inflate: bool = True,
     ):
         self._stream = stream
         self.max_bytes = max_bytes
@@ -47,7 +54,8 @@ class Receiver:
         self._sha = hashlib.sha256()
         self.n_bytes = 0
         self.n_decompressed = 0
-        self.compressed: bool | None = None  # known from the first bytes
+        # Known from the first bytes (when inflating: gzip data is counted decompressed).
+        self.compressed: bool | None = None if inflate else False
         self._head = b""
         self._inflater: zlib._Decompress | None = None
         self._counting = True  # False once the gzip data turned out corrupt

@@ -7,9 +7,9 @@ with two ``numpy.frombuffer`` calls.
 
 :mod:`.tasks` (tasks, items, the reference sample), :mod:`.people` (teams, invitations, approvals,
 API tokens), :mod:`.runs` (runs and their outputs), :mod:`.results` (snapshots, estimates, curves,
-the annotator model's fit), :mod:`.notifications` (mail owed, and mail people turned off). Early
-migrations name ``leaderboard.models._new_seed`` and ``default_measures``: they stay importable
-from here.
+the annotator model's fit), :mod:`.notifications` (mail owed, and mail people turned off),
+:mod:`.task_page` (terms acceptances, data files). Early migrations name
+``leaderboard.models._new_seed`` and ``default_measures``: they stay importable from here.
 """
 
 from .notifications import MailKind, MailOptOut, Notification
@@ -34,6 +34,7 @@ from .runs import (
     RunEvent,
     RunPredictions,
 )
+from .task_page import TaskFile, TermsAcceptance
 from .tasks import (
     Item,
     ReferenceCandidate,
@@ -63,10 +64,12 @@ __all__ = [
     "RunEvent",
     "RunPredictions",
     "Task",
+    "TaskFile",
     "TaskInvitation",
     "Team",
     "TeamApproval",
     "TeamInvitation",
+    "TermsAcceptance",
     "_new_seed",
     "default_measures",
     "key_digest",

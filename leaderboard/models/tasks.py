@@ -31,9 +31,37 @@ class Task(models.Model):
         OPEN = "open", "open world (a run is a set of predicted items)"
         CLOSED_POOL = "closed_pool", "closed pool (every run scores every pool item)"
 
+    class DataAccess(models.TextChoices):
+        PUBLIC = "public", "anyone who may see the task"
+        SIGNED_IN = "signed_in", "signed-in people"
+        TERMS_ACCEPTED = "terms_accepted", "members of a team that accepted the terms"
+
     slug = models.SlugField(max_length=80, unique=True)
     title = models.CharField(max_length=200)
-    description = models.TextField(blank=True)
+    # The task page (Markdown, rendered by ``leaderboard.page_text``): three fields, not one
+    # document, because each is shown under its own heading, the terms alone are accepted (their
+    # digest is the version a team accepted), and a fix to the rules asks nobody to accept again.
+    description = models.TextField(
+        blank=True,
+        help_text="The task's overview, in Markdown: what it is about, the data, how "
+        "runs are scored.",
+    )
+    rules = models.TextField(
+        blank=True, help_text="The rules, in Markdown (shown on the task page)."
+    )
+    terms = models.TextField(
+        blank=True,
+        help_text="Terms a team accepts before its first run, in Markdown (empty: none). A "
+        "change asks every team to accept again before its next run.",
+    )
+    data_access = models.CharField(
+        max_length=20,
+        choices=DataAccess.choices,
+        default=DataAccess.TERMS_ACCEPTED,
+        help_text="Who may download the task's data files (members of a team that accepted the "
+        "terms: any signed-in person while the task has no terms). Everyone who may see the "
+        "task sees the list.",
+    )
     question = models.TextField(
         default="Is this prediction correct?",
         help_text="Shown to annotators above every item.",

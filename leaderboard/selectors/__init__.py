@@ -1,7 +1,8 @@
 """Reads of the leaderboard app: who a user is (:mod:`.roles`), who sees what
 (:mod:`.visibility`, the only place that decides it), teams and a task's people (:mod:`.teams`),
 quotas and spend (:mod:`.quotas`), whether a task is ready to open (:mod:`.readiness`), the mail a
-person gets (:mod:`.mail`). Callers import from the package.
+person gets (:mod:`.mail`), a task's terms and data files (:mod:`.task_page`). Callers import from
+the package.
 """
 
 from .mail import mail_preferences
@@ -43,6 +44,16 @@ from .roles import (
     teams_of,
     user_roles,
 )
+from .task_page import (
+    TeamTerms,
+    task_file_for,
+    task_files,
+    terms_acceptance,
+    terms_acceptances,
+    terms_accepted,
+    terms_digest,
+    terms_of_teams,
+)
 from .teams import (
     AnnotatorConflict,
     TeamNotFound,
@@ -63,10 +74,12 @@ from .teams import (
 )
 from .visibility import (
     LABEL_FREE_STATES,
+    DataAccess,
     Role,
     TaskForbidden,
     TaskNotFound,
     board_order,
+    data_access_for,
     held_runs,
     latest_published_snapshot,
     public_run_for,
@@ -91,6 +104,7 @@ __all__ = [
     "REFERENCE_MIN_ITEMS",
     "AnnotatorConflict",
     "Check",
+    "DataAccess",
     "LabelSpend",
     "Quota",
     "Readiness",
@@ -100,6 +114,7 @@ __all__ = [
     "TaskForbidden",
     "TaskNotFound",
     "TeamNotFound",
+    "TeamTerms",
     "UploadLimits",
     "annotated_tasks",
     "annotator_conflicts",
@@ -111,6 +126,7 @@ __all__ = [
     "board_order",
     "can_create_tasks",
     "counted_runs",
+    "data_access_for",
     "frame_draws",
     "held_runs",
     "is_annotator",
@@ -141,6 +157,8 @@ __all__ = [
     "snapshot_for",
     "snapshots_visible_to",
     "task_annotators",
+    "task_file_for",
+    "task_files",
     "task_for",
     "task_invitation_for",
     "task_member_for",
@@ -150,6 +168,11 @@ __all__ = [
     "team_for",
     "team_runs",
     "teams_of",
+    "terms_acceptance",
+    "terms_acceptances",
+    "terms_accepted",
+    "terms_digest",
+    "terms_of_teams",
     "upload_limits",
     "user_roles",
     "verified_email_domains",

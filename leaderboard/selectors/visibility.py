@@ -1,14 +1,16 @@
 """Who sees what: the one module that decides which tasks (:func:`task_for`), runs
-(:func:`runs_seen_by`, :func:`run_for`) and snapshots (:func:`snapshots_visible_to`) a user
-reaches, what a viewer learns of a run's progress while the board is held, and in which order a
-board lists its runs (:func:`board_order`). Pages, both APIs, the annotation app and the admin
-ask here; ``leaderboard.presenters`` only shapes what they get."""
+(:func:`runs_seen_by`, :func:`run_for`), snapshots (:func:`snapshots_visible_to`) and data files
+(:func:`data_access_for`) a user reaches, what a viewer learns of a run's progress while the
+board is held, and in which order a board lists its runs (:func:`board_order`). Pages, both
+APIs, the annotation app and the admin ask here; ``leaderboard.presenters`` only shapes what they
+get."""
 
 from __future__ import annotations
 
 import copy
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Literal
 
 from django.core.exceptions import PermissionDenied
@@ -25,6 +27,7 @@ from ..models import (
     Task,
 )
 from .roles import annotated_tasks, is_annotator, is_organizer, organized_tasks, teams_of
+from .task_page import terms_accepted, terms_digest
 
 
 def visible_tasks(user) -> QuerySet[Task]:
@@ -296,3 +299,31 @@ def board_order(rows: Iterable[dict], metric: str, *, descending: bool = True) -
         return (value is None, signed, str(row.get("name", "")), row.get("run") or 0)
 
     return sorted(rows, key=key)
+
+
+@dataclass(frozen=True)
+class DataAccess:
+    """Whether a user may download a task's data files; if not, ``reason`` says what to do."""
+
+    allowed: bool
+    reason: str = ""
+
+
+def data_access_for(*, task: Task, user) -> DataAccess:
+    """Who may download the task's data files, by the task's ``data_access``: ``public``
+    (anyone who may see the task), ``signed_in``, or ``terms_accepted`` (members of a team that
+    accepted the task's current terms; any signed-in person while it has none). Its organizers
+    always may. The caller has already checked that ``user`` may see the task."""
+    if task.data_access == Task.DataAccess.PUBLIC or is_organizer(task=task, user=user):
+        return DataAccess(True)
+    if not getattr(user, "is_authenticated", False):
+        return DataAccess(False, "sign in to download the task's files")
+    if task.data_access == Task.DataAccess.SIGNED_IN or not terms_digest(task):
+        return DataAccess(True)
+    if any(terms_accepted(task=task, team=team) for team in teams_of(user)):
+        return DataAccess(True)
+    return DataAccess(
+        False,
+        "the task's files are for teams that accepted its terms: accept them for your team on "
+        "the task's overview or submit page",
+    )

@@ -16,7 +16,6 @@ from datetime import UTC, datetime
 from typing import IO, TYPE_CHECKING, TypeVar, cast
 
 from django.conf import settings
-from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
@@ -24,7 +23,7 @@ from django.utils import timezone
 from .. import jobs, phases
 from ..email_domains import matches, parse_domains
 from ..errors import ServiceError
-from ..ingestion import READ_SIZE, Problem, Receiver, UploadRejected, human_bytes
+from ..ingestion import Problem, Receiver, UploadRejected, human_bytes
 from ..models import Run, Task, Team
 from ..selectors import (
     Quota,
@@ -33,11 +32,13 @@ from ..selectors import (
     quota_for,
     team_approved,
     teams_of,
+    terms_accepted,
     upload_limits,
     verified_email_domains,
 )
 from .lifecycle import transition_run
 from .run_names import MAX_NAME_LENGTH, default_name
+from .stored_files import store_upload
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -53,7 +54,8 @@ class SubmissionError(ServiceError):
     ``not_open_yet`` (before the task's submission window),
     ``deadline_passed`` (after it, when the task refuses late runs), ``not_team_member``,
     ``email_domain_blocked`` and ``email_domain_not_allowed`` (the task's email domain policy),
-    ``team_not_approved``, ``annotator_in_team`` (a member annotates the task, which does not
+    ``team_not_approved``, ``terms_not_accepted`` (the team has not accepted the task's current
+    terms), ``annotator_in_team`` (a member annotates the task, which does not
     allow it), ``over_quota``, ``rejected`` (problems in the file, by line),
     ``too_large``, ``duplicate`` (the team already submitted this file), ``invalid`` (a bad
     request field), ``missing_file``, ``throttled`` (the pages' upload throttle),
@@ -67,6 +69,7 @@ class SubmissionError(ServiceError):
         "email_domain_blocked": 403,
         "email_domain_not_allowed": 403,
         "team_not_approved": 403,
+        "terms_not_accepted": 403,
         "annotator_in_team": 409,
         "task_closed": 409,
         "no_pool": 409,
@@ -194,6 +197,17 @@ def check_approved(*, task: Task, team: Team) -> None:
         )
 
 
+def check_terms(*, task: Task, team: Team) -> None:
+    """Refuse a team that has not accepted the task's current terms (if it has terms)."""
+    if not terms_accepted(task=task, team=team):
+        raise SubmissionError(
+            "terms_not_accepted",
+            f"team {team.name!r} has not accepted the current terms of task {task.slug!r}: a "
+            f"member accepts them on the task's submit page (/tasks/{task.slug}/submit/) or "
+            "through the API (POST /api/tasks/<slug>/terms/); nothing was stored or counted",
+        )
+
+
 def check_no_annotator(*, task: Task, team: Team) -> None:
     """Refuse a team with a member who annotates the task, unless the task allows it
     (``Task.annotators_may_compete``)."""
@@ -317,24 +331,14 @@ def check_duplicate(*, task: Task, team: Team, sha256: str) -> None:
         )
 
 
-class _ReceivedFile(File):  # type: ignore[type-arg]  # File is generic only in the stubs
-    DEFAULT_CHUNK_SIZE = READ_SIZE
-
-
 def _store(upload: IO[bytes], *, task: Task, file_name: str) -> tuple[str, Receiver]:
     """Copy the upload to storage through a :class:`Receiver` (which refuses a file over the
     limit, or whose head shows the wrong format); return the stored name."""
     kind = "pool_run" if task.kind == Task.Kind.CLOSED_POOL else "run"
-    receiver = Receiver(upload, max_bytes=upload_limit(task), kind=kind, file_name=file_name)
     name = f"{settings.UPLOAD_DIR}/{task.pk}/{uuid.uuid4().hex}.upload"
-    try:
-        # A Receiver is file-like as far as storage backends read one.
-        stored = default_storage.save(name, _ReceivedFile(cast(IO[bytes], receiver), name=name))
-        receiver.finish()
-    except BaseException:
-        default_storage.delete(name)  # the part written before the limit (if any)
-        raise
-    return stored, receiver
+    return store_upload(
+        upload, name=name, max_bytes=upload_limit(task), kind=kind, file_name=file_name
+    )
 
 
 def submit_run(
@@ -361,6 +365,7 @@ def submit_run(
     check_open(task)
     check_member(team=team, user=user)
     check_approved(task=task, team=team)
+    check_terms(task=task, team=team)
     check_no_annotator(task=task, team=team)
     check_email_domain(task=task, user=user)
     check_quota(task=task, team=team)  # again below, with the task locked

@@ -16,6 +16,7 @@ from django.utils import timezone
 from evaluation.core.closed_pool import MEASURES, PoolDesign, make_pool_design
 from evaluation.core.designs import SERVICE_DESIGNS, ServiceDesign, make_service_design
 
+from .. import page_text
 from ..display_templates import validate_display_template
 from ..email_domains import invalid_domains
 from ..errors import InvalidFields
@@ -79,6 +80,8 @@ def _check_names(fields: dict[str, Any]) -> None:
         )
 
 
+# The task page's Markdown (leaderboard.page_text).
+PAGE_TEXT_FIELDS = ("description", "rules", "terms")
 # Slugs that name pages, not tasks (/tasks/new/ creates one).
 RESERVED_SLUGS = frozenset({"new"})
 
@@ -175,6 +178,11 @@ def _validate(task: Task, *, exclude_unique: bool = False) -> None:
     measure_problems = _measure_problems(task)
     if measure_problems:
         errors.setdefault("measures", []).extend(measure_problems)
+    for field in PAGE_TEXT_FIELDS:
+        if len(getattr(task, field) or "") > page_text.MAX_CHARS:
+            errors.setdefault(field, []).append(
+                f"at most {page_text.MAX_CHARS:,} characters (link to longer documents)"
+            )
     display_problems = validate_display_template(task.display_template)
     if display_problems:
         errors.setdefault("display_template", []).extend(display_problems)
@@ -247,6 +255,7 @@ def create_task(*, slug: str, title: str, organizers: Iterable[User] = (), **fie
             f"a task called {slug!r} already exists",
             {"slug": ["a task with this slug already exists"]},
         ) from None
+    page_text.warm(*(getattr(task, name) for name in PAGE_TEXT_FIELDS))
     return task
 
 
@@ -291,6 +300,7 @@ def _save(task: Task, fields: dict[str, Any]) -> Task:
         task.save(update_fields=list(fields))
         if "submissions_close_at" in fields:
             mark_late_runs(task)
+    page_text.warm(*(getattr(task, name) for name in PAGE_TEXT_FIELDS if name in fields))
     return task
 
 

@@ -27,6 +27,16 @@ from .organize import (
 from .readiness import set_state_page
 from .reference_sample import upload_candidates_page
 from .runs import run_baseline, run_detail, run_withdraw, submit, task_runs
+from .task_page import (
+    organize_file_add,
+    organize_file_change,
+    organize_file_delete,
+    organize_page_text,
+    page_text_preview,
+    task_file_download,
+    task_overview,
+    terms_accept,
+)
 from .task_roles import (
     task_annotator_remove,
     task_invitation_revoke,
@@ -54,6 +64,11 @@ __all__ = [
     "mail_settings",
     "new_task",
     "organize",
+    "organize_file_add",
+    "organize_file_change",
+    "organize_file_delete",
+    "organize_page_text",
+    "page_text_preview",
     "publish",
     "reject_held_run_page",
     "release_held_run_page",
@@ -67,11 +82,13 @@ __all__ = [
     "snapshots",
     "submit",
     "task_annotator_remove",
+    "task_file_download",
     "task_invitation_revoke",
     "task_invite",
     "task_invite_mail",
     "task_join",
     "task_organizer_remove",
+    "task_overview",
     "task_runs",
     "team_approve",
     "team_detail",
@@ -81,6 +98,7 @@ __all__ = [
     "team_leave",
     "team_request",
     "teams",
+    "terms_accept",
     "upload_candidates_page",
     "upload_pool_page",
     "upload_reference_page",

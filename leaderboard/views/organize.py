@@ -24,7 +24,7 @@ from ..models import Task
 from ..services.pool import upload_pool
 from ..services.reference import upload_reference
 from ..services.tasks import TaskNotReady, TaskSettingsError, create_task, update_task
-from . import readiness, reference_sample
+from . import readiness, reference_sample, task_page
 from .common import csv_download, render_task_page
 from .task_roles import organize_people
 from .uploads import refused_upload
@@ -95,24 +95,33 @@ def organize(request, slug: str):
     if request.method != "POST":
         return organize_page(request, task)
     form = TaskSettingsForm(request.POST, task=task)
-    if form.is_valid():
-        changes = form.changed_settings()
-        try:
-            update_task(task=task, **changes)
-        except TaskNotReady as exc:
-            task.refresh_from_db()
-            form.add_service_errors(exc.field_errors)
-            return organize_page(request, task, form=form, state_error=exc)
-        except TaskSettingsError as exc:
-            task.refresh_from_db()
-            form.add_service_errors(exc.field_errors)
-        else:
-            messages.success(
-                request,
-                "Settings saved: " + ", ".join(sorted(changes)) if changes else "Nothing changed.",
-            )
-            return redirect("task_organize", slug=task.slug)
-    return organize_page(request, task, form=form, status=400)
+    return save_task_form(request, task, form, saved="Settings saved") or organize_page(
+        request, task, form=form, status=400
+    )
+
+
+def save_task_form(request, task, form, *, saved: str):
+    """Save what a task form (:class:`~leaderboard.forms.TaskFieldsForm`) changed, through
+    ``update_task``: the organize page again with ``saved`` and the fields changed (or with the
+    checklist, for an opening it refused), or ``None`` when the form or the service refused
+    (``form`` then carries the errors by field)."""
+    if not form.is_valid():
+        return None
+    changes = form.changed_settings()
+    try:
+        update_task(task=task, **changes)
+    except TaskNotReady as exc:  # an opening the checklist refused: shown with the checklist
+        task.refresh_from_db()
+        form.add_service_errors(exc.field_errors)
+        return organize_page(request, task, form=form, state_error=exc)
+    except TaskSettingsError as exc:
+        task.refresh_from_db()
+        form.add_service_errors(exc.field_errors)
+        return None
+    messages.success(
+        request, f"{saved}: " + ", ".join(sorted(changes)) if changes else "Nothing changed."
+    )
+    return redirect("task_organize", slug=task.slug)
 
 
 def organize_page(
@@ -125,13 +134,15 @@ def organize_page(
     state_error: TaskSettingsError | None = None,
     status: int = 200,
     sent: dict | None = None,
+    page_text_form=None,
 ) -> HttpResponse:
-    """The organize page of ``task``; with the settings ``form`` as sent, or the ``upload``
-    (``reference``, ``pool``, ``gold``, ``candidates``, ``draw``) or action on a held run
-    (``release``, ``reject``) that ``error`` refused (its
-    status and headers), or the change of state ``state_error`` refused (an opening its
-    checklist refused: :class:`TaskNotReady`, 409), shown with the checklist at the top; and
-    ``sent``: forms as the organizer filled them, by their name in the page's context."""
+    """The organize page of ``task``; with the settings ``form`` (or the task page's text,
+    ``page_text_form``) as sent, or the ``upload`` (``reference``, ``pool``, ``gold``,
+    ``candidates``, ``draw``, ``task_file``) or action on a held run (``release``, ``reject``)
+    that ``error`` refused (its status and headers), or the change of state ``state_error``
+    refused (an opening its checklist refused: :class:`TaskNotReady`, 409), shown with the
+    checklist at the top; and ``sent``: forms as the organizer filled them, by their name in the
+    page's context."""
     if state_error is not None:
         status = state_error.http_status
     response = render_task_page(
@@ -148,6 +159,7 @@ def organize_page(
             **organize_people(task),  # the task's people and invitations (task_roles.py)
             **reference_sample.reference_sample_context(task),  # (reference_sample.py)
             **readiness.readiness_context(task, state_error),  # the checklist (readiness.py)
+            **task_page.organize_context(task, page_text_form),  # text, terms, files
             "upload_forms": _upload_forms(task),
             "sample_item": _sample_item(task),
             "upload": upload,
@@ -177,13 +189,14 @@ def _upload_forms(task) -> dict:
     }
 
 
-def upload_to_task(request, slug: str, load, *, what: str, form_class=None):
+def upload_to_task(request, slug: str, load, *, what: str, form_class=None, limit=None):
     """An organizer's upload from the organize page: the page's upload guards (throttle, size
-    ceilings, as the submit page), the form, then ``load(task, form)`` (one service call that
-    returns the success message). A refusal shows the organize page with the problems by line
-    and the refusal's status; nothing is stored then."""
+    ceilings, as the submit page; ``limit``: the bytes the upload may have, else the task's
+    runs' limit), the form, then ``load(task, form)`` (one service call that returns the success
+    message). A refusal shows the organize page with the problems by line and the refusal's
+    status; nothing is stored then."""
     task = selectors.task_for(slug, request.user, role="organizer")
-    refused = refused_upload(request, task)
+    refused = refused_upload(request, task, limit=limit)
     if refused is not None:
         return organize_page(request, task, upload=what, error=refused)
     form = (form_class or OrganizerUploadForm)(request.POST, request.FILES)

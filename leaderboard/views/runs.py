@@ -32,6 +32,9 @@ def submit(request, slug: str):
         "teams": teams,
         "approvals": _approvals(task, teams),
         "limits": presenters.submit_limits(task=task, user=request.user),
+        # The task's terms and where each team stands (templates/_terms_accept.html).
+        "terms_teams": selectors.terms_of_teams(task=task, teams=teams),
+        "terms_digest": selectors.terms_digest(task),
     }
     if not teams:
         return render_task_page(request, SUBMIT_PAGE, task, context, status=403)

@@ -32,10 +32,11 @@ UPLOAD_SCOPE = "uploads"  # the API's upload views' throttle scope
 MULTIPART_SLACK = 1024 * 1024
 
 
-def refused_upload(request, task) -> SubmissionError | None:
+def refused_upload(request, task, *, limit: int | None = None) -> SubmissionError | None:
     """Why an upload to ``task`` from a page is refused before a service sees it: over the
-    upload throttle (429), or a body over the task's limit (declared) or the site's (as read;
-    413); ``None`` if it may go on. Nothing is stored either way."""
+    upload throttle (429), or a body over the task's limit (``limit``, else its runs' limit;
+    declared) or the site's (as read; 413); ``None`` if it may go on. Nothing is stored either
+    way."""
     wait = upload_throttle_wait(request)
     if wait is not None:
         return SubmissionError(
@@ -43,7 +44,7 @@ def refused_upload(request, task) -> SubmissionError | None:
             f"too many uploads: try again in {math.ceil(wait)} s; nothing was stored",
             headers=retry_after(wait),
         )
-    limit = upload_limit(task)
+    limit = upload_limit(task) if limit is None else limit
     try:
         declared = int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:

@@ -114,6 +114,7 @@ def test_public_pages_and_the_api_docs(live_server, page, visit, world):
     page.wait_for_load_state("networkidle")
     assert page.evaluate("window.__csp") == []
     visit(f"{live_server.url}/tasks/demo/snapshots/")
+    visit(f"{live_server.url}/tasks/demo/overview/")
     visit(f"{live_server.url}/accounts/login/")
     visit(f"{live_server.url}/accounts/signup/")
     visit(f"{live_server.url}/accounts/password/reset/")

@@ -120,3 +120,18 @@ def committed(django_capture_on_commit_callbacks):
     """``with committed():`` runs what the block enqueues on commit (a test's transaction
     never commits)."""
     return lambda: django_capture_on_commit_callbacks(execute=True)
+
+
+@pytest.fixture
+def media_root(settings, tmp_path):
+    """Stored files (received runs, a task's data files) go to this test's own directory."""
+    settings.MEDIA_ROOT = tmp_path
+    return tmp_path
+
+
+@pytest.fixture
+def with_terms(task):
+    """``task`` with terms, which a team accepts before its first run."""
+    from leaderboard.services.tasks import update_task
+
+    return update_task(task=task, terms="# Terms\n\nRuns are **published** under the team's name.")

@@ -5,6 +5,7 @@ the annotation API need (item payloads, open verification requests)."""
 
 from __future__ import annotations
 
+import io
 from datetime import timedelta
 
 import numpy as np
@@ -23,6 +24,8 @@ REFERENCE_KEY = "REFSECRET"
 SECRET_FILE = {"A": "SECRETFILE-A.tsv", "B": "SECRETFILE-B.tsv"}
 SECRET_DESCRIPTION = {"A": "A-description-secret", "B": "B-description-secret"}
 PUBLISHED_VALUE = 0.6180339
+# The content of ``main``'s data file.
+DATA_FILE_BODY = b"key\tpayload\nk1\tsomething\n"
 # The items' posteriors as the latest estimation stored them (organizers' export only).
 POSTERIORS = (0.987654, 0.012345, 0.991, 0.004, 0.975, 0.5)
 # Their judgments, by an annotator who is none of the roles, with a note; and that annotator's
@@ -75,6 +78,7 @@ def build_world(password: str = "pw-secret-123"):
         Task,
     )
     from leaderboard.services.board import hold_board
+    from leaderboard.services.task_files import add_task_file
     from leaderboard.services.tasks import create_task
     from leaderboard.services.teams import create_team, request_approval
 
@@ -269,7 +273,12 @@ def build_world(password: str = "pw-secret-123"):
     )
     hold_board(task=task)
     request_approval(task=task, team=teams["A"], by=users["pa"])  # team B asked nothing
+    # A data file of ``main`` (no terms: any signed-in person may download it).
+    data_file = add_task_file(
+        task=task, user=users["org"], upload=io.BytesIO(DATA_FILE_BODY), file_name="data.tsv"
+    )
     return SimpleNamespace(
+        files={"f": data_file.pk},
         invitations=_invitations(teams["A"], users["pa"], now),
         task_invitations=_task_invitations(task, users, now),
         users=users,

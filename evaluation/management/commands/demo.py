@@ -34,6 +34,7 @@ from leaderboard.services.runs import SubmissionError
 from leaderboard.services.tasks import TaskNotReady, TaskSettingsError, create_task, set_task_state
 from leaderboard.services.teams import add_team_member, create_team
 
+from . import _demo_page
 from ._demo_processes import DemoProcesses
 
 DATA_DIR = Path(settings.BASE_DIR) / "tests" / "data" / "febrl4_slice"
@@ -67,8 +68,8 @@ RUNS = [
     ("Team Bob", "bob", "rule_nameaddr50_given", "nameaddr50-given"),
 ]
 TASK_SETTINGS = {
-    "description": "Record linkage on a slice of Febrl data set 4: does each predicted pair of "
-    "records describe the same person? Four systems from two teams.",
+    "description": _demo_page.OVERVIEW,
+    **_demo_page.SETTINGS,
     "question": "Do these two records describe the same person?",
     "target_half_width": 0.05,
     "confidence": 0.95,
@@ -140,6 +141,10 @@ class Command(BaseCommand):
         self._items(task, data)
         self._reference(task, users["organizer"], data)
         self._gold(task, data)
+        added = _demo_page.add_demo_files(task, users["organizer"], data, blind_payload)
+        if added:
+            self.stdout.write(f"data files: {added} (on the task's overview)")
+        _demo_page.accept_demo_terms(task, teams, {t: users[m] for t, m in TEAMS.items()})
         self._open(task)
         self._runs(task, teams, users, data)
         self._summary(task)
@@ -340,6 +345,7 @@ class Command(BaseCommand):
             [
                 "",
                 "The demo is running. Press Ctrl-C to stop it.",
+                f"  Task page    {base}/tasks/{TASK_SLUG}/overview/   (rules, terms, data)",
                 f"  Leaderboard  {base}/tasks/{TASK_SLUG}/",
                 f"  Annotate     {base}/annotate/{TASK_SLUG}/   (log in as annotator)",
                 f"  My runs      {base}/tasks/{TASK_SLUG}/runs/   (log in as alice or bob)",

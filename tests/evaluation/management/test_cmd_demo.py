@@ -1,6 +1,7 @@
 """`manage.py demo --no-serve` sets up the demo task from the febrl4 slice, idempotently; the
 process supervisor behind `manage.py demo` stops its children."""
 
+import json
 import sys
 from io import StringIO
 
@@ -60,6 +61,29 @@ def test_demo_sets_up_task_items_reference_and_runs(django_capture_on_commit_cal
     assert authenticate(username="alice", password="alice-demo") is not None
     assert get_user_model().objects.get(username="admin").is_superuser
     assert "alice-demo" in out and "Not serving" in out
+
+
+def test_the_demo_task_has_a_page_with_rules_terms_and_data_files(client):
+    from django.core.files.storage import default_storage
+
+    from leaderboard.models import TaskFile, TermsAcceptance
+
+    demo()
+    task = Task.objects.get(slug=TASK_SLUG)
+    assert task.rules and task.terms and task.data_access == "public"
+    files = {f.file_name: f for f in TaskFile.objects.filter(task=task)}
+    assert set(files) == {"record-pairs.jsonl", "sample-run.tsv"}
+    with default_storage.open(files["record-pairs.jsonl"].stored) as f:
+        first = json.loads(f.readline())
+    assert first["key"] == "rec-0-org|rec-0-dup-0" and "id" not in first["payload"]["left"]
+    accepted = TermsAcceptance.objects.filter(task=task).values_list("team__name", flat=True)
+    assert sorted(accepted) == ["Team Alice", "Team Bob"]
+    overview = client.get(f"/tasks/{TASK_SLUG}/overview/").content.decode()
+    assert "Sample run file" in overview and f"/files/{files['sample-run.tsv'].pk}/" in overview
+    download = client.get(f"/tasks/{TASK_SLUG}/files/{files['sample-run.tsv'].pk}/")
+    assert download.status_code == 200  # the demo's files are public
+    demo()  # idempotent: no second copy
+    assert TaskFile.objects.filter(task=task).count() == 2
 
 
 def test_demo_is_idempotent():

@@ -43,6 +43,10 @@ def pool_body():
     return {"file": SimpleUploadedFile("pool.tsv", b"k1\nk2\n")}
 
 
+def data_file_body():
+    return {"file": SimpleUploadedFile("starter.py", b"print('hello')\n"), "kind": "starter"}
+
+
 # (method, path, body) -> expected status per role, in ROLES order.
 # "{a}" is the id of team A's run. Bodies are JSON unless they hold a file (multipart).
 MATRIX = [
@@ -149,6 +153,45 @@ MATRIX = [
     ),
     # "main" is an open task: its organizers are told it has no pool (409).
     ("POST", "/api/tasks/main/pool/", pool_body, (401, 403, 403, 403, 409, 403, 403, 409, 403)),
+    # The task page: terms ("main" has none: a member is told so, 409; someone in no team, 403)
+    # and data files ("main" has one, {f}; no terms: any signed-in person downloads it).
+    ("GET", "/api/tasks/main/terms/", None, (200, 200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/tasks/hidden-draft/terms/", None, (404, 404, 404, 404, 200, 404, 404, 200, 404)),
+    ("POST", "/api/tasks/main/terms/", {}, (401, 409, 409, 403, 403, 403, 403, 403, 403)),
+    (
+        "GET",
+        "/api/tasks/main/terms/acceptances/",
+        None,
+        (401, 403, 403, 403, 200, 403, 403, 200, 403),
+    ),
+    ("GET", "/api/tasks/main/files/", None, (200, 200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/tasks/hidden-draft/files/", None, (404, 404, 404, 404, 200, 404, 404, 200, 404)),
+    (
+        "POST",
+        "/api/tasks/main/files/",
+        data_file_body,
+        (401, 403, 403, 403, 201, 403, 403, 201, 403),
+    ),
+    ("GET", "/api/tasks/main/files/{f}/", None, (200, 200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/api/tasks/other/files/{f}/", None, (404, 404, 404, 404, 404, 404, 404, 404, 404)),
+    (
+        "PATCH",
+        "/api/tasks/main/files/{f}/",
+        {"title": "Renamed"},
+        (401, 403, 403, 403, 200, 403, 403, 200, 403),
+    ),
+    (
+        "DELETE",
+        "/api/tasks/main/files/{f}/",
+        None,
+        (401, 403, 403, 403, 204, 403, 403, 204, 403),
+    ),
+    (
+        "GET",
+        "/api/tasks/main/files/{f}/download/",
+        None,
+        (401, 200, 200, 200, 200, 200, 200, 200, 200),
+    ),
     ("GET", "/api/tasks/main/board/", None, (200, 200, 200, 200, 200, 200, 200, 200, 200)),
     (
         "GET",
@@ -421,6 +464,7 @@ def test_permission_matrix(api, lb_world, sent_jobs, method, path, body, role, e
         ta=lb_world.teams["A"].pk,
         tb=lb_world.teams["B"].pk,
         **lb_world.task_invitations,
+        **lb_world.files,
     )
     if isinstance(body, dict) and "key" in body:  # an invitation of the world, by its state
         body = {"key": body["key"].format(**lb_world.invitations, **lb_world.task_invitations)}
@@ -457,6 +501,7 @@ def test_matrix_covers_every_api_route():
         .replace("{tinv}", "<int:invitation_id>")
         .replace("{uann}", "<int:user_id>")
         .replace("{uorg}", "<int:user_id>")
+        .replace("{f}", "<int:file_id>")
         .replace("snapshots/1/", "snapshots/<int:version>/")
         .replace("snapshots/2/", "snapshots/<int:version>/")
         for _, path, _, _ in MATRIX

@@ -1,6 +1,7 @@
 """Every model's admin list and change page renders; organizers see only their tasks; the packed
 predictions are shown as sizes, never as bytes."""
 
+import io
 import uuid
 from datetime import timedelta
 
@@ -38,8 +39,11 @@ from leaderboard.models import (
     Task,
 )
 from leaderboard.services.notifications import set_mail_preferences
+from leaderboard.services.task_files import add_task_file
 from leaderboard.services.task_roles import invite_to_task
+from leaderboard.services.tasks import update_task
 from leaderboard.services.teams import invite_to_team, request_approval
+from leaderboard.services.terms import accept_terms
 from leaderboard.services.tokens import create_token
 
 from pipeline_support import add_items, add_run, annotator, make_task, make_team
@@ -145,6 +149,9 @@ def data():
     approval = request_approval(task=task, team=team, by=user)
     Notification.objects.create(kind="team_request", recipient=user, approval=approval)
     set_mail_preferences(user=user, run_finished=False)
+    update_task(task=task, terms="Terms.")
+    accept_terms(task=task, team=team, user=user)
+    add_task_file(task=task, user=user, upload=io.BytesIO(b"a\n"), file_name="a.tsv")
     return task
 
 

@@ -47,8 +47,9 @@ def test_the_page_shows_the_upload_forms_the_task_takes(client, org, open_task, 
     assert 'action="/tasks/ner/organize/reference/"' in text
     assert 'action="/annotate/ner/gold/"' in text
     assert "/organize/pool/" not in text
-    # Reference sample, gold items, and the reference candidates (test_lb_organize_reference_sample)
-    assert text.count('enctype="multipart/form-data"') == 3
+    # Reference sample, gold items, the reference candidates (test_lb_organize_reference_sample)
+    # and a data file for participants (test_lb_task_page)
+    assert text.count('enctype="multipart/form-data"') == 4
     assert text.count("csrfmiddlewaretoken") >= 5  # settings, hold, three uploads
     assert 'id="id_reference_file"' in text and 'id="id_gold_file"' in text
     text = client.get("/tasks/pool/organize/").content.decode()

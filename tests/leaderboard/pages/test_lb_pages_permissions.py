@@ -130,6 +130,18 @@ def bad_gold_body(world):
     return {"file": SimpleUploadedFile("gold.tsv", b"GOLDKEY-0\tmaybe\n")}
 
 
+def accept_terms_body(world):
+    return {"team": world.teams["A"].pk, "digest": "0" * 64, "next": "overview"}
+
+
+def page_text_body(world):
+    return {"description": "# Overview", "rules": "", "terms": "", "data_access": "public"}
+
+
+def data_file_body(world):
+    return {"file": SimpleUploadedFile("starter.py", b"print(1)\n"), "kind": "starter"}
+
+
 def unpause_body(world):
     return {"username": "annotator"}
 
@@ -382,6 +394,82 @@ MATRIX = [
         None,
         (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405),
     ),
+    # The task page: overview, terms ("main" has none: accepting them is refused, 409, and
+    # only team A's members reach team A), data files ({f}: any signed-in person downloads it).
+    ("GET", "/tasks/main/overview/", None, (200, 200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/tasks/hidden-draft/overview/", None, (404, 404, 404, 404, 200, 404, 404, 200, 404)),
+    (
+        "POST",
+        "/tasks/main/terms/accept/",
+        accept_terms_body,
+        (LOGIN, 409, 404, 404, 404, 404, 404, 404, 404),
+    ),
+    ("GET", "/tasks/main/terms/accept/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
+    ("GET", "/tasks/main/files/{f}/", None, (LOGIN, 200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/tasks/other/files/{f}/", None, (404, 404, 404, 404, 404, 404, 404, 404, 404)),
+    (
+        "POST",
+        "/tasks/main/organize/page/",
+        page_text_body,
+        (LOGIN, 403, 403, 403, REDIRECT, 403, 403, REDIRECT, 403),
+    ),
+    (
+        "POST",
+        "/tasks/main/organize/page/",
+        {"data_access": "everyone"},
+        (LOGIN, 403, 403, 403, 400, 403, 403, 400, 403),
+    ),
+    ("GET", "/tasks/main/organize/page/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
+    (
+        "POST",
+        "/tasks/main/organize/files/",
+        data_file_body,
+        (LOGIN, 403, 403, 403, REDIRECT, 403, 403, REDIRECT, 403),
+    ),
+    (
+        "POST",
+        "/tasks/main/organize/files/",
+        {"kind": "starter"},
+        (LOGIN, 403, 403, 403, 400, 403, 403, 400, 403),
+    ),
+    ("GET", "/tasks/main/organize/files/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
+    (
+        "POST",
+        "/tasks/main/organize/files/{f}/",
+        {"kind": "other", "title": "Renamed"},
+        (LOGIN, 403, 403, 403, REDIRECT, 403, 403, REDIRECT, 403),
+    ),
+    (
+        "POST",
+        "/tasks/other/organize/files/{f}/",
+        {"kind": "other", "title": "Renamed"},
+        (LOGIN, 403, 403, 403, 403, 404, 404, 404, 403),
+    ),
+    (
+        "GET",
+        "/tasks/main/organize/files/{f}/",
+        None,
+        (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    (
+        "POST",
+        "/tasks/main/organize/files/{f}/delete/",
+        None,
+        (LOGIN, 403, 403, 403, REDIRECT, 403, 403, REDIRECT, 403),
+    ),
+    (
+        "GET",
+        "/tasks/main/organize/files/{f}/delete/",
+        None,
+        (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    (
+        "POST",
+        "/tasks/new/page-preview/",
+        {"text": "# Rules"},
+        (LOGIN, 403, 403, 403, 200, 200, 200, 200, 200),
+    ),
+    ("GET", "/tasks/new/page-preview/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
     ("GET", "/tasks/main/submit/", None, (LOGIN, 200, 200, 403, 403, 403, 403, 403, 403)),
     (
         "POST",
@@ -774,7 +862,13 @@ def check_status(response, expected, path: str, text: str) -> None:
 @pytest.mark.parametrize(("method", "path", "body", "role", "expected"), CELLS)
 def test_page_matrix(world, method, path, body, role, expected):
     teams = {"ta": world.teams["A"].pk, "tb": world.teams["B"].pk}
-    path = path.format(a=world.runs["A"].pk, **teams, **world.invitations, **world.task_invitations)
+    path = path.format(
+        a=world.runs["A"].pk,
+        **teams,
+        **world.invitations,
+        **world.task_invitations,
+        **world.files,
+    )
     client = client_for(world, role)
     data = body(world) if callable(body) else body
     response = client.get(path) if method == "GET" else client.post(path, data or {})
@@ -812,7 +906,7 @@ def test_matrix_covers_every_page_route():
             route = route.replace(f"teams/join/{key}/", "teams/join/<str:key>/")
         for key in ("{tann}", "{torg}", "{tused}", "{texpired}", "{trevoked}", "forged-key"):
             route = route.replace(f"invitations/{key}/", "invitations/<str:key>/")
-        route = route.replace("{tinv}", "<int:invitation_id>")
+        route = route.replace("{tinv}", "<int:invitation_id>").replace("{f}", "<int:file_id>")
         for person in ("{uann}", "{uorg}"):
             route = route.replace(person, "<int:user_id>")
         for version in ("1", "2", "9"):
