@@ -158,7 +158,7 @@ def _is_header(spec, first: list[str], rest: list[list[str]], *, decimal_comma=F
     them column names, or names one of which is known where every other line has a number
     (``id<TAB>p``; not ``a<TAB>nan``, a bad score)."""
     names = _names(first)
-    if names is None:
+    if not names:  # not names, or no field at all
         return False
     key_named = names[0] in KEY_NAMES
     values_named = [name in VALUE_NAMES for name in names[1:]]
@@ -200,7 +200,10 @@ def _csv_problem(spec, texts: list[str]) -> Problem | None:
     for sep, name in ((";", "semicolon"), (",", "comma")):  # "a;0,9": a decimal comma
         if not all(sep in text for text in texts):
             continue
-        rows = list(csv.reader(texts, delimiter=sep))
+        try:
+            rows = list(csv.reader(texts, delimiter=sep))
+        except csv.Error:  # a lone carriage return in a field: no clear CSV; the parser words it
+            continue
         width = len(rows[0])
         if width < 2 or any(len(row) != width for row in rows):
             continue

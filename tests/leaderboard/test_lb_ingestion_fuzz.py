@@ -438,8 +438,11 @@ def test_reference_uploads_get_201_or_a_clear_4xx(world, data, name):
         )
         stored = dict(ReferenceItem.objects.filter(task=task).values_list("item__key", "group"))
         assert stored == dict(zip(parsed.keys, parsed.groups, strict=True))
+        # An item without a group is a document of its own (selectors.reference_size).
+        documents = len({g for g in parsed.groups if g}) + parsed.groups.count("")
         assert response.json() == {
             "items": len(parsed),
+            "documents": documents,
             "reference_version": task.reference_version,
         }
         assert task.reference_version == version + 1

@@ -143,6 +143,8 @@ def test_the_summary_is_the_hint():
         ("key-1\t0.5\nkey\t0.5\n", "run.tsv"),  # a key "key" below line 1
         ("", "run.tsv"),
         ("\n\n", "run.tsv"),
+        ("\x0b\na", "run.tsv"),  # a first line of white space only (a vertical tab): no fields
+        ("a,b\rc\nd,e\n", "run.tsv"),  # a lone carriage return inside a comma-separated field
         ("rec-1\t0.5", "run.tsv"),  # one line, no newline
         ("PK\x03\x04,1\n,2\n", "run.tsv"),  # an archive: the parser names it
     ],

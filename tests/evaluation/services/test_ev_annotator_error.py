@@ -168,7 +168,7 @@ def test_the_organizers_view_of_the_fit_and_what_participants_see(world):
         assert row["specificity"] == [a.specificity, a.specificity_low, a.specificity_high]
         assert row["sensitivity"][1] <= row["sensitivity"][0] <= row["sensitivity"][2]
     # Participants read snapshots: nothing per annotator or per item in them.
-    assert set(snapshot.details) == {"ranking", "label_model"}
+    assert set(snapshot.details) == {"ranking", "label_model", "target_half_width"}
     assert not [v for v in snapshot.details["label_model"].values() if isinstance(v, list | dict)]
     # The items' posteriors: every item judged, gold items with their known answer.
     indices, values, judgments, says = fit.arrays()
