@@ -7,6 +7,7 @@ integration suite runs the same services in a real worker over Redis.
 
 from __future__ import annotations
 
+import re
 import uuid
 
 import numpy as np
@@ -213,3 +214,13 @@ def answer_what_is_served(task: Task, people, truth: set[str], rng) -> int:
             )
             n += 1
     return n
+
+
+_CLOCK_TIME = re.compile(r"\d{2}:\d{2}:\d{2}[.,]\d+")
+
+
+def without_clock_times(text: str) -> str:
+    """``text`` with every time of day's fractional seconds cut (``12:00:10.941234`` reads
+    ``12:00:10``): a response searched for a secret score such as ``0.94`` must not fail on a
+    timestamp (a lease's expiry, a snapshot's computed_at) whose seconds happen to spell it."""
+    return _CLOCK_TIME.sub(lambda m: m.group(0)[:8], text)
