@@ -208,12 +208,8 @@ def cancel_reference_sample(*, task: Task, by: User | None) -> ReferenceSample:
     is nothing to cancel), both 409.
     """
     with transaction.atomic():
-        locked = Task.objects.select_for_update().get(pk=task.pk)
-        sample = (
-            ReferenceSample.objects.select_for_update()
-            .filter(task=locked, state=ReferenceSample.State.VERIFYING)
-            .first()
-        ) or ReferenceSample.objects.filter(task=locked).first()
+        locked, verifying = _locked_verifying(task)
+        sample = verifying or ReferenceSample.objects.filter(task=locked).first()
         if sample is None:
             raise ReferenceSampleError(
                 "no reference sample has been drawn: there is nothing to cancel", code="no_sample"
@@ -261,12 +257,7 @@ def settle_reference_sample(*, task: Task, by: User | None) -> ReferenceSample:
     """
     check_reference_task(task)
     with transaction.atomic():
-        locked = Task.objects.select_for_update().get(pk=task.pk)
-        sample = (
-            ReferenceSample.objects.select_for_update()
-            .filter(task=locked, state=ReferenceSample.State.VERIFYING)
-            .first()
-        )
+        locked, sample = _locked_verifying(task)
         if sample is None:
             raise ReferenceSampleError(
                 _nothing_to_settle(ReferenceSample.objects.filter(task=locked).first()),
@@ -305,6 +296,18 @@ def settle_reference_sample(*, task: Task, by: User | None) -> ReferenceSample:
         getattr(by, "username", by),
     )
     return sample
+
+
+def _locked_verifying(task: Task) -> tuple[Task, ReferenceSample | None]:
+    """``task``'s row and its draw being verified (if any), locked in the caller's
+    transaction."""
+    locked = Task.objects.select_for_update().get(pk=task.pk)
+    sample = (
+        ReferenceSample.objects.select_for_update()
+        .filter(task=locked, state=ReferenceSample.State.VERIFYING)
+        .first()
+    )
+    return locked, sample
 
 
 def _nothing_to_settle(latest: ReferenceSample | None) -> str:

@@ -36,7 +36,6 @@ from leaderboard.services.reference_candidates import upload_candidates
 from leaderboard.services.task_roles import accept_task_invitation, invite_to_task
 
 from pipeline_support import (
-    PipelineDriver,
     add_run,
     annotator,
     answer_what_is_served,
@@ -45,11 +44,6 @@ from pipeline_support import (
 )
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def driver(monkeypatch):
-    return PipelineDriver(monkeypatch)
 
 
 @pytest.fixture

@@ -15,14 +15,9 @@ from leaderboard.models import ReferenceItem, ReferenceSample
 from leaderboard.selectors import reference_size
 from leaderboard.services.task_roles import accept_task_invitation, invite_to_task
 
-from pipeline_support import PipelineDriver, annotator
+from pipeline_support import annotator
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def driver(monkeypatch):
-    return PipelineDriver(monkeypatch)
 
 
 @pytest.fixture
