@@ -216,13 +216,19 @@ def test_only_the_tasks_organizers_cancel(client, task, org):
     assert ReferenceSample.objects.get().state == "verifying"
 
 
-def test_a_cancel_needs_the_csrf_token(org, task):
+def drawn_with_csrf(org) -> tuple[Client, str]:
+    """The organizer's browser, checking CSRF, and its token, after a draw of one document."""
     browser = Client(enforce_csrf_checks=True)
     browser.force_login(org)
     browser.get(PAGE)
     token = browser.cookies["csrftoken"].value
     browser.post(CANDIDATES, {**candidates(), "csrfmiddlewaretoken": token})
     browser.post(DRAW, {"size": "1", "csrfmiddlewaretoken": token})
+    return browser, token
+
+
+def test_a_cancel_needs_the_csrf_token(org, task):
+    browser, token = drawn_with_csrf(org)
     api = "/api/tasks/ner/reference-sample/cancel/"
     assert browser.post(CANCEL).status_code == 403
     refused = browser.post(api, content_type="application/json")
@@ -345,12 +351,7 @@ def test_only_the_tasks_organizers_settle(client, task, org):
 
 
 def test_a_settling_needs_the_csrf_token(org, task):
-    browser = Client(enforce_csrf_checks=True)
-    browser.force_login(org)
-    browser.get(PAGE)
-    token = browser.cookies["csrftoken"].value
-    browser.post(CANDIDATES, {**candidates(), "csrfmiddlewaretoken": token})
-    browser.post(DRAW, {"size": "1", "csrfmiddlewaretoken": token})
+    browser, token = drawn_with_csrf(org)
     ReferenceSample.objects.update(stuck=["a"], n_resolved=0, n_candidates=1)
     assert browser.post(SETTLE).status_code == 403
     assert ReferenceSample.objects.get().settle_requested_at is None
