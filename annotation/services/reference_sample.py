@@ -240,8 +240,8 @@ def cancel_reference_sample(*, task: Task, by: User | None) -> ReferenceSample:
 
 def settle_reference_sample(*, task: Task, by: User | None) -> ReferenceSample:
     """Ask that the draw being verified be completed with its stuck candidates decided by their
-    answers as they stand (true when the posterior is above one half), below the task's
-    confidence.
+    answers as they stand (true when the posterior is above one half, unless that overrules every
+    answer), below the task's confidence.
 
     Taken only while every candidate of the draw still in doubt is stuck, as the latest
     estimation recorded it (no first judgment or further look is awaited). The request is
@@ -277,7 +277,7 @@ def settle_reference_sample(*, task: Task, by: User | None) -> ReferenceSample:
         if waiting > 0:
             raise ReferenceSampleError(
                 f"{waiting:,} candidate{'' if waiting == 1 else 's'} of the draw "
-                f"{'is' if waiting == 1 else 'are'} not settled yet and still await"
+                f"{'is' if waiting == 1 else 'are'} not resolved yet and still await"
                 f"{'s' if waiting == 1 else ''} a judgment (a first answer or a further look): "
                 "the stuck ones can be decided by their answers once every candidate still in "
                 "doubt is stuck; nothing was changed",

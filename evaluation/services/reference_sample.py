@@ -10,9 +10,9 @@ planner's looks, skipping any answered since the judgment set the decision read)
 ``MAX_JUDGMENTS_PER_ITEM``; one that can get no further judgment is *stuck*, listed by key on the
 sample, and the sample cannot complete until its label is exact (a gold answer), an annotator
 joins or answers again, its organizers settle the draw, or the draw is cancelled. The most
-judgments count the task's annotators
-who are not paused, not only those who have answered: a look must not wait for nobody, but
-neither may the sample stall because one annotator answered everything first.
+judgments count the task's annotators who are not paused, not only those who have answered: a
+look must not wait for nobody, but neither may the sample stall because one annotator answered
+everything first.
 
 When every candidate of the draw is resolved, the reference sample becomes the true candidates of
 every complete draw of the frame (this draw's added to those already in it; a draw that replaces
@@ -27,10 +27,10 @@ finds every candidate of the draw resolved or stuck completes it with the stuck 
 their answers stand (true when the posterior is above one half, as a resolved label is, unless
 that overrules every answer: the model may overrule answers only where they disagree), recorded
 on the draw with their posteriors and flagged on the reference items they add (decided below the
-task's confidence).
-Until then (an annotator who joined gives looks first) the request stands. The check locks the
-sample's row and does nothing to a sample no longer verifying: safe to run again, or twice at
-once.
+task's confidence). Until then (an annotator who joined gives looks first) the request stands.
+
+The check locks the sample's row and does nothing to a sample no longer verifying: safe to run
+again, or twice at once.
 """
 
 from __future__ import annotations
@@ -157,10 +157,9 @@ def update_reference_sample(loaded: LoadedTask, token: str) -> ReferenceSample |
 
 @dataclass(frozen=True)
 class _Settled:
-    true: np.ndarray  # per candidate: settled, and true by its posterior
-    record: list[
-        dict[str, object]
-    ]  # the draw's ``settled``: key, posterior and label of each, by key
+    true: np.ndarray  # per candidate: settled, and true as its answers stand
+    # The draw's ``settled``: the key, posterior and label of each, by key.
+    record: list[dict[str, object]]
 
 
 def _settled(held: list[_Candidate], decided: CandidateLabels, chosen: np.ndarray) -> _Settled:

@@ -298,8 +298,8 @@ def test_settling_is_asked_when_every_candidate_in_doubt_is_stuck(
     [
         ((), 0, "nothing_stuck", "no candidate of the draw is stuck"),
         ((), 3, "nothing_stuck", "no candidate of the draw is stuck"),
-        (("d1-0",), 1, "answers_pending", "1 candidate of the draw is not settled yet"),
-        (("d1-0",), 2, "answers_pending", "2 candidates of the draw are not settled yet"),
+        (("d1-0",), 1, "answers_pending", "1 candidate of the draw is not resolved yet"),
+        (("d1-0",), 2, "answers_pending", "2 candidates of the draw are not resolved yet"),
     ],
 )
 def test_settling_is_refused_until_every_candidate_in_doubt_is_stuck(

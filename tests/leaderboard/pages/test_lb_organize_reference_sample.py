@@ -324,7 +324,7 @@ def test_stuck_candidates_are_settled_from_the_page_once_none_awaits_a_judgment(
     [
         (None, 0, "no_draw_verifying", "no reference sample has been drawn"),
         ((), 0, "nothing_stuck", "no candidate of the draw is stuck"),
-        (("a",), 1, "answers_pending", "1 candidate of the draw is not settled yet"),
+        (("a",), 1, "answers_pending", "1 candidate of the draw is not resolved yet"),
     ],
 )
 def test_a_refused_settling_is_shown_at_the_top(page, stuck, awaiting, code, says):
