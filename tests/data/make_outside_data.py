@@ -55,11 +55,9 @@ def write(path: Path, lines: list[str]) -> None:
 
 def febrl4(source: Path, dest: Path, rng: random.Random) -> None:
     records = rng.sample(range(FIRST_RECORD, LAST_RECORD + 1), DOCUMENTS * RECORDS_PER_DOCUMENT)
-    document = {
-        n: f"batch-{i // RECORDS_PER_DOCUMENT + 1:02}" for i, n in enumerate(records)
-    }
+    document = {n: f"batch-{i // RECORDS_PER_DOCUMENT + 1:02}" for i, n in enumerate(records)}
     truth = [k for k in keys_of(source / "truth.tsv") if left_record(k) in document]
-    proposed = [k for k in keys_of(source / "systems" / f"{BLOCKING}.tsv")]
+    proposed = keys_of(source / "systems" / f"{BLOCKING}.tsv")
     candidates = sorted(
         {k for k in proposed if left_record(k) in document} | set(truth),
         key=lambda k: (document[left_record(k)], k),
