@@ -4,7 +4,8 @@ task's organizers), beside its status and candidates upload in ``leaderboard.api
 A draw queues verification requests (this app's), and the leaderboard app sits below this one,
 so the view is here and ``config/urls.py`` serves it among the REST API's routes (``api``
 namespace: ``api:task-reference-sample-draw``), with the cancel of a sample still being
-verified, ``POST /api/tasks/<slug>/reference-sample/cancel/``.
+verified, ``POST /api/tasks/<slug>/reference-sample/cancel/``, and its settling,
+``POST /api/tasks/<slug>/reference-sample/settle/``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from leaderboard.api.reference_sample_views import ReferenceSampleSerializer
 from leaderboard.api.views import ApiView
 
 from .serializers import StrictSerializer
-from .services import cancel_reference_sample, draw_reference_sample
+from .services import cancel_reference_sample, draw_reference_sample, settle_reference_sample
 
 
 class DrawSerializer(StrictSerializer):
@@ -90,3 +91,24 @@ class ReferenceSampleCancelView(ApiView):
         task = self.organized_task(slug)
         sample = cancel_reference_sample(task=task, by=request.user)
         return Response(ReferenceSampleSerializer(sample).data)
+
+
+class ReferenceSampleSettleView(ApiView):
+    """``POST``: ask that the draw being verified be completed with its stuck candidates decided
+    by their answers as they stand (true when the posterior is above one half), below the task's
+    confidence; the next estimation does it (202, the draw still verifying with
+    ``settle_requested_at``; asking again returns it unchanged). 409 when no draw is verifying
+    (``no_draw_verifying``), none of its candidates is stuck (``nothing_stuck``), or some still
+    await a judgment (``answers_pending``)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        operation_id="tasks_reference_sample_settle_create",
+        request=None,
+        responses=with_errors({202: ReferenceSampleSerializer}, 401, 403, 404, 409, 429),
+    )
+    def post(self, request, slug: str):
+        task = self.organized_task(slug)
+        sample = settle_reference_sample(task=task, by=request.user)
+        return Response(ReferenceSampleSerializer(sample).data, status=status.HTTP_202_ACCEPTED)

@@ -26,5 +26,10 @@ urlpatterns = [
         views.cancel_reference_sample_page,
         name="cancel_reference_sample",
     ),
+    path(
+        "<slug:slug>/reference-sample/settle/",
+        views.settle_reference_sample_page,
+        name="settle_reference_sample",
+    ),
     path("<slug:slug>/queue/answers.csv", views.answers_csv, name="answers_csv"),
 ]

@@ -180,3 +180,25 @@ def cancel_reference_sample_page(request, slug: str):
         "sample is unchanged and a new one can be drawn.",
     )
     return redirect("task_organize", slug=task.slug)
+
+
+@login_required
+@require_POST
+def settle_reference_sample_page(request, slug: str):
+    """Ask from the organize page that the draw being verified be completed with its stuck
+    candidates decided by their answers as they stand; a refusal shows the organize page with
+    the reason and its status."""
+    task = leaderboard_selectors.task_for(slug, request.user, role="organizer")
+    try:
+        sample = services.settle_reference_sample(task=task, by=request.user)
+    except ServiceError as exc:
+        return organize_page(request, task, upload="settle", error=exc)
+    stuck = len(sample.stuck)
+    messages.success(
+        request,
+        f"The {stuck:,} stuck candidate{pluralize(stuck)} will be decided by "
+        f"{pluralize(stuck, 'its,their')} answers as they stand (true when more likely true "
+        "than not), below the task's confidence, at the next estimation, in a few seconds: the "
+        "draw then completes. Reload this page to see it.",
+    )
+    return redirect(reverse("task_organize", args=[task.slug]) + "#reference-sample")

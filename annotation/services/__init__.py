@@ -18,7 +18,11 @@ from .gold import (
 )
 from .judgments import JudgmentOutcome, ask_again, request_verification, submit_judgment
 from .queue import Claim, claim_assignments, heartbeat, release
-from .reference_sample import cancel_reference_sample, draw_reference_sample
+from .reference_sample import (
+    cancel_reference_sample,
+    draw_reference_sample,
+    settle_reference_sample,
+)
 
 __all__ = [
     "AnswerResult",
@@ -43,6 +47,7 @@ __all__ = [
     "release",
     "reopen_requests",
     "request_verification",
+    "settle_reference_sample",
     "submit_judgment",
     "undo_answer",
     "unpause_annotator",

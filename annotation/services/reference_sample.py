@@ -20,7 +20,9 @@ candidates (an uploaded file, or candidates uploaded since): it must replace it.
 
 A sample still verifying can be cancelled (:func:`cancel_reference_sample`), so that a sample
 whose candidates can never all be resolved does not block new draws and uploads forever; its
-documents may be drawn again.
+documents may be drawn again. Or, once every candidate in doubt is stuck, its organizers may
+settle it (:func:`settle_reference_sample`): the estimation then completes it with the stuck
+candidates decided by their answers as they stand, below the task's confidence.
 """
 
 from __future__ import annotations
@@ -206,12 +208,8 @@ def cancel_reference_sample(*, task: Task, by: User | None) -> ReferenceSample:
     is nothing to cancel), both 409.
     """
     with transaction.atomic():
-        locked = Task.objects.select_for_update().get(pk=task.pk)
-        sample = (
-            ReferenceSample.objects.select_for_update()
-            .filter(task=locked, state=ReferenceSample.State.VERIFYING)
-            .first()
-        ) or ReferenceSample.objects.filter(task=locked).first()
+        locked, verifying = _locked_verifying(task)
+        sample = verifying or ReferenceSample.objects.filter(task=locked).first()
         if sample is None:
             raise ReferenceSampleError(
                 "no reference sample has been drawn: there is nothing to cancel", code="no_sample"
@@ -238,3 +236,86 @@ def cancel_reference_sample(*, task: Task, by: User | None) -> ReferenceSample:
         sample.n_candidates,
     )
     return sample
+
+
+def settle_reference_sample(*, task: Task, by: User | None) -> ReferenceSample:
+    """Ask that the draw being verified be completed with its stuck candidates decided by their
+    answers as they stand (true when the posterior is above one half, unless that overrules every
+    answer), below the task's confidence.
+
+    Taken only while every candidate of the draw still in doubt is stuck, as the latest
+    estimation recorded it (no first judgment or further look is awaited). The request is
+    recorded on the draw and an estimation asked for: it completes the draw
+    (``evaluation.services.reference_sample``), or, should a look have become possible since
+    (an annotator joined), asks it first and completes the draw once the candidates still in
+    doubt are stuck again. Idempotent: a draw already asked to settle is returned unchanged.
+    Permission (organizers of the task) is checked by the caller. Raises
+    :class:`~leaderboard.services.reference_candidates.ReferenceSampleError`, all 409:
+    ``no_draw_verifying`` (nothing drawn, or the latest draw complete or cancelled),
+    ``nothing_stuck``, ``answers_pending`` (candidates not resolved still await a judgment);
+    ``not_open_world``.
+    """
+    check_reference_task(task)
+    with transaction.atomic():
+        locked, sample = _locked_verifying(task)
+        if sample is None:
+            raise ReferenceSampleError(
+                _nothing_to_settle(ReferenceSample.objects.filter(task=locked).first()),
+                code="no_draw_verifying",
+            )
+        if sample.settle_requested_at is not None:
+            return sample
+        if not sample.stuck:
+            raise ReferenceSampleError(
+                "no candidate of the draw is stuck: every candidate still in doubt can get a "
+                "further judgment from the task's annotators, so wait for their answers; "
+                "nothing was changed",
+                code="nothing_stuck",
+                sample=sample.pk,
+            )
+        waiting = sample.n_awaiting
+        if waiting > 0:
+            raise ReferenceSampleError(
+                f"{waiting:,} candidate{'' if waiting == 1 else 's'} of the draw "
+                f"{'is' if waiting == 1 else 'are'} not resolved yet and still await"
+                f"{'s' if waiting == 1 else ''} a judgment (a first answer or a further look): "
+                "the stuck ones can be decided by their answers once every candidate still in "
+                "doubt is stuck; nothing was changed",
+                code="answers_pending",
+                sample=sample.pk,
+            )
+        sample.settle_requested_at = timezone.now()
+        sample.settle_requested_by = by
+        sample.save(update_fields=["settle_requested_at", "settle_requested_by"])
+        enqueue_estimate(locked.pk, force=True)
+    logger.info(
+        "reference sample %d of task %s: settling its %d stuck candidates asked by %s",
+        sample.pk,
+        task.slug,
+        len(sample.stuck),
+        getattr(by, "username", by),
+    )
+    return sample
+
+
+def _locked_verifying(task: Task) -> tuple[Task, ReferenceSample | None]:
+    """``task``'s row and its draw being verified (if any), locked in the caller's
+    transaction."""
+    locked = Task.objects.select_for_update().get(pk=task.pk)
+    sample = (
+        ReferenceSample.objects.select_for_update()
+        .filter(task=locked, state=ReferenceSample.State.VERIFYING)
+        .first()
+    )
+    return locked, sample
+
+
+def _nothing_to_settle(latest: ReferenceSample | None) -> str:
+    if latest is None:
+        return "no reference sample has been drawn: there is nothing to settle"
+    if latest.state == ReferenceSample.State.COMPLETE:
+        return (
+            f"the latest draw is complete (reference version {latest.reference_version}): "
+            "there is nothing to settle; nothing was changed"
+        )
+    return "the latest draw was cancelled: there is nothing to settle; nothing was changed"

@@ -42,6 +42,8 @@ false at a confidence of 0.9, although the annotators were always right (measure
 draw of 100 at 5% true). So a label that overrules every answer its candidate got (false on
 answers that all say "correct", true on answers that all say "incorrect") is never settled: the
 candidate gets a further look, and the model may overrule answers only where they disagree.
+The same holds where no look is left and the organizer settles a candidate as its answers stand
+(``leaning``): its posterior decides, unless it would overrule every answer.
 
 **Looks.** A candidate whose judgments asked are all in and that is not resolved gets one more
 judgment, from another annotator, while one can be given (``can_look``: fewer judgments than the
@@ -88,6 +90,11 @@ class CandidateLabels:
     look, exhausted : numpy.ndarray of bool
         Doubtful (every judgment asked in, not resolved) and given one more judgment now; or
         doubtful with no further judgment possible.
+    leaning : numpy.ndarray of bool
+        The label as the answers stand, resolved or not: true when ``p_x > 1/2``, except that a
+        label against every answer the candidate got takes the answers' side (the rule that
+        keeps such a label from being settled). What an organizer's settling of exhausted
+        candidates decides; equal to ``true`` on the resolved ones.
     rate : float
         The candidates' estimated rate of true items (the prior of every ``z_x``); ``nan``
         before any answer.
@@ -98,6 +105,7 @@ class CandidateLabels:
     resolved: np.ndarray
     look: np.ndarray
     exhausted: np.ndarray
+    leaning: np.ndarray
     rate: float
 
     @property
@@ -165,6 +173,7 @@ def candidate_labels(
         resolved=resolved,
         look=doubtful & can_look,
         exhausted=doubtful & ~can_look,
+        leaning=true ^ overruled,
         rate=rate,
     )
 

@@ -9,17 +9,28 @@ judgment, from an annotator who has not judged it (:func:`annotation.services.as
 planner's looks, skipping any answered since the judgment set the decision read), up to
 ``MAX_JUDGMENTS_PER_ITEM``; one that can get no further judgment is *stuck*, listed by key on the
 sample, and the sample cannot complete until its label is exact (a gold answer), an annotator
-joins or answers again, or the draw is cancelled. The most judgments count the task's annotators
-who are not paused, not only those who have answered: a look must not wait for nobody, but
-neither may the sample stall because one annotator answered everything first.
+joins or answers again, its organizers settle the draw, or the draw is cancelled. The most
+judgments count the task's annotators who are not paused, not only those who have answered: a
+look must not wait for nobody, but neither may the sample stall because one annotator answered
+everything first.
 
 When every candidate of the draw is resolved, the reference sample becomes the true candidates of
 every complete draw of the frame (this draw's added to those already in it; a draw that replaces
 the sample, its own) with their documents as groups, through the reference service's one write
 path (one ``reference_version`` bump, a new estimation if the task has runs), and the sample is
 complete with the size of the version it wrote, in one transaction with the engine lease checked.
-Labels of earlier draws are not decided again. The check locks the sample's row and does nothing
-to a sample no longer verifying: safe to run again, or twice at once.
+Labels of earlier draws are not decided again.
+
+An organizer may ask to settle a draw whose every candidate in doubt is stuck
+(``annotation.services.settle_reference_sample`` records the request): the first check that
+finds every candidate of the draw resolved or stuck completes it with the stuck ones labelled as
+their answers stand (true when the posterior is above one half, as a resolved label is, unless
+that overrules every answer: the model may overrule answers only where they disagree), recorded
+on the draw with their posteriors and flagged on the reference items they add (decided below the
+task's confidence). Until then (an annotator who joined gives looks first) the request stands.
+
+The check locks the sample's row and does nothing to a sample no longer verifying: safe to run
+again, or twice at once.
 """
 
 from __future__ import annotations
@@ -35,7 +46,7 @@ from django.utils import timezone
 from annotation.models import VerificationRequest
 from annotation.selectors import annotators_left
 from annotation.services import ask_again
-from evaluation.core.candidates import candidate_labels
+from evaluation.core.candidates import CandidateLabels, candidate_labels
 from leaderboard.models import ReferenceCandidate, ReferenceItem, ReferenceSample, Task
 from leaderboard.selectors import reference_size, sample_is_drawn
 from leaderboard.services.reference import replace_reference
@@ -89,6 +100,8 @@ def update_reference_sample(loaded: LoadedTask, token: str) -> ReferenceSample |
         if look and requests[c.item].state == VerificationRequest.State.RESOLVED
     ]
     complete = not missing and bool(decided.resolved[draw].all())
+    # An organizer's settling applies once every candidate of the draw still in doubt is stuck.
+    settleable = not missing and bool(stuck.any()) and not (draw & ~decided.resolved & ~stuck).any()
     with transaction.atomic():
         locked = assert_lock_held(task.pk, token)
         current = ReferenceSample.objects.select_for_update().filter(pk=sample.pk).first()
@@ -98,17 +111,27 @@ def update_reference_sample(loaded: LoadedTask, token: str) -> ReferenceSample |
         current.n_true = int(decided.true[draw].sum())
         current.stuck = sorted(c.key for c, s in zip(held, stuck, strict=True) if s)
         fields = ["n_resolved", "n_true", "stuck"]
-        if complete:
-            chosen = [
-                (c.item, c.document) for c, t in zip(held, draw & decided.true, strict=True) if t
-            ]
-            fields += complete_draw(task=locked, sample=current, true_items=chosen)
+        settle = settleable and current.settle_requested_at is not None
+        done = complete or settle
+        if done:
+            settled = _settled(held, decided, stuck if settle else np.zeros_like(stuck))
+            true = draw & (decided.true | settled.true)
+            chosen = [(c.item, c.document) for c, t in zip(held, true, strict=True) if t]
+            current.n_true = int(true.sum())
+            current.settled, current.stuck = settled.record, []
+            fields += ["settled"]
+            fields += complete_draw(
+                task=locked,
+                sample=current,
+                true_items=chosen,
+                settled_items=[c.item for c, t in zip(held, settled.true, strict=True) if t],
+            )
         elif looks:
             asked = ask_again(task=locked, item_ids=looks, seen_version=loaded.labels_version)
             current.n_looks += len(asked)
             fields.append("n_looks")
         current.save(update_fields=fields)
-    if complete:
+    if done:
         logger.info(
             "reference sample %d of task %s complete: %d true of %d candidates; reference "
             "version %d holds %d items in %d documents",
@@ -120,7 +143,39 @@ def update_reference_sample(loaded: LoadedTask, token: str) -> ReferenceSample |
             current.reference_items,
             current.reference_documents,
         )
+        if current.settled:
+            logger.info(
+                "reference sample %d of task %s: %d stuck candidates settled as requested by its "
+                "organizers, %d of them true",
+                current.pk,
+                task.slug,
+                len(current.settled),
+                sum(1 for entry in current.settled if entry["true"]),
+            )
     return current
+
+
+@dataclass(frozen=True)
+class _Settled:
+    true: np.ndarray  # per candidate: settled, and true as its answers stand
+    # The draw's ``settled``: the key, posterior and label of each, by key.
+    record: list[dict[str, object]]
+
+
+def _settled(held: list[_Candidate], decided: CandidateLabels, chosen: np.ndarray) -> _Settled:
+    """The ``chosen`` (stuck) candidates decided as their answers stand
+    (:attr:`~evaluation.core.candidates.CandidateLabels.leaning`: true when the posterior is
+    above one half, unless that overrules every answer)."""
+    true = chosen & decided.leaning
+    entries = sorted(
+        (c.key, round(float(p), 4), bool(t))
+        for c, p, s, t in zip(held, decided.posterior, chosen, true, strict=True)
+        if s
+    )
+    record: list[dict[str, object]] = [
+        {"key": key, "posterior": posterior, "true": label} for key, posterior, label in entries
+    ]
+    return _Settled(true=true, record=record)
 
 
 def _frame_candidates(sample: ReferenceSample) -> list[_Candidate]:
@@ -172,17 +227,28 @@ def _requests(task: Task, candidates: list[_Candidate]) -> dict[int, _Request]:
 
 
 def complete_draw(
-    *, task: Task, sample: ReferenceSample, true_items: Sequence[tuple[int, str]]
+    *,
+    task: Task,
+    sample: ReferenceSample,
+    true_items: Sequence[tuple[int, str]],
+    settled_items: Sequence[int] = (),
 ) -> list[str]:
     """Complete ``sample`` (its row and ``task``'s locked by the caller): the reference sample
-    becomes its ``true_items`` (``Item`` pk, document) added to the frame's sample, or alone when
-    it replaces it; returns the fields of ``sample`` set, for the caller to save."""
-    kept: list[tuple[int, str]] = []
+    becomes its ``true_items`` (``Item`` pk, document; those in ``settled_items`` decided below
+    the task's confidence) added to the frame's sample, or alone when it replaces it; returns the
+    fields of ``sample`` set, for the caller to save."""
+    kept: list[tuple[int, str, bool]] = []
     if not sample.replace and sample_is_drawn(task):
-        kept = list(ReferenceItem.objects.filter(task=task).values_list("item_id", "group"))
-    rows = kept + list(true_items)
+        kept = list(
+            ReferenceItem.objects.filter(task=task).values_list("item_id", "group", "settled")
+        )
+    below = set(settled_items)
+    rows = kept + [(item, document, item in below) for item, document in true_items]
     sample.reference_version = replace_reference(
-        task=task, item_ids=[r[0] for r in rows], groups=[r[1] for r in rows]
+        task=task,
+        item_ids=[r[0] for r in rows],
+        groups=[r[1] for r in rows],
+        settled=[r[2] for r in rows],
     )
     if sample.replace:
         task.reference_frame = sample.frame

@@ -28,10 +28,15 @@ __all__ = ["DrawOutcome", "simulate_draw"]
 class DrawOutcome:
     """What one simulated draw ended with.
 
-    ``misclassified`` counts the candidates whose label (true when its posterior is above one
-    half) is wrong, resolved or not; ``misclassified_resolved`` those among the resolved ones.
-    ``complete``: every candidate resolved (otherwise ``exhausted`` of them are doubtful with
-    every judgment they can get).
+    ``misclassified`` counts the candidates whose label (as the answers stand: true when its
+    posterior is above one half, unless that overrules every answer) is wrong, resolved or not;
+    ``misclassified_resolved`` those among the resolved ones, ``misclassified_exhausted`` those
+    among the exhausted ones (what an organizer's settling of the stuck candidates decides:
+    ``evaluation.services.reference_sample``). ``complete``: every
+    candidate resolved (otherwise ``exhausted`` of them are doubtful with every judgment they
+    can get). ``labelled_true`` candidates are labelled true (the sample the draw writes once
+    its stuck candidates are settled), ``false_in`` of them wrongly, ``false_in_exhausted`` of
+    those among the exhausted ones.
     """
 
     candidates: int
@@ -40,6 +45,10 @@ class DrawOutcome:
     exhausted: int
     misclassified: int
     misclassified_resolved: int
+    misclassified_exhausted: int
+    labelled_true: int
+    false_in: int
+    false_in_exhausted: int
     judgments: int
     rounds: int
 
@@ -93,8 +102,7 @@ def simulate_draw(
             break
         judge(due)
         rounds += 1
-    with np.errstate(invalid="ignore"):
-        label = decided.posterior > 0.5
+    label = decided.leaning
     wrong = label != truth
     return DrawOutcome(
         candidates=n,
@@ -103,6 +111,10 @@ def simulate_draw(
         exhausted=int(decided.exhausted.sum()),
         misclassified=int(wrong.sum()),
         misclassified_resolved=int((wrong & decided.resolved).sum()),
+        misclassified_exhausted=int((wrong & decided.exhausted).sum()),
+        labelled_true=int(label.sum()),
+        false_in=int((label & ~truth).sum()),
+        false_in_exhausted=int((label & ~truth & decided.exhausted).sum()),
         judgments=int(asked.sum()),
         rounds=rounds,
     )

@@ -211,11 +211,11 @@ class ItemAdmin(OrganizerScopedAdmin):
 @admin.register(ReferenceItem)
 class ReferenceItemAdmin(RecordAdmin):
     # The reference sample is uploaded as a whole (`manage.py load_reference`).
-    list_display = ("item", "task", "group")
-    list_filter = ("task",)
+    list_display = ("item", "task", "group", "settled")
+    list_filter = ("task", "settled")
     search_fields = ("item__key", "group")
     list_select_related = ("item", "task")
-    readonly_fields = ("task", "item", "group")
+    readonly_fields = ("task", "item", "group", "settled")
     show_full_result_count = False
 
 
@@ -268,4 +268,7 @@ class ReferenceSampleAdmin(RecordAdmin):
         "reference_documents",
         "cancelled_at",
         "cancelled_by",
+        "settle_requested_at",
+        "settle_requested_by",
+        "settled",
     )

@@ -54,6 +54,12 @@ CANDIDATES_LOADED = inline_serializer(
 )
 
 
+class SettledCandidateSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    posterior = serializers.FloatField()
+    true = serializers.BooleanField()
+
+
 class ReferenceSampleSerializer(serializers.Serializer):
     """One draw of documents and how far its verification is."""
 
@@ -86,7 +92,23 @@ class ReferenceSampleSerializer(serializers.Serializer):
         child=serializers.CharField(),
         help_text="Keys of candidates still doubtful that can get no further judgment from the "
         "task's annotators: the draw cannot complete until their label is exact (a gold "
-        "answer), an annotator joins, or the draw is cancelled.",
+        "answer), an annotator joins, its organizers settle it (`settle/`), or it is cancelled.",
+    )
+    settle_requested_at = serializers.DateTimeField(
+        allow_null=True,
+        help_text="When its organizers asked to settle it (decide its stuck candidates by their "
+        "answers as they stand): the next estimation that finds every candidate in doubt stuck "
+        "completes it.",
+    )
+    settled = serializers.SerializerMethodField(
+        help_text="Stuck candidates its completion decided by their posterior, below the "
+        "task's confidence."
+    )
+    settled_candidates = SettledCandidateSerializer(
+        source="settled",
+        many=True,
+        help_text="Those candidates, by key: their posterior (the probability that each is "
+        "true, as the answers stand) and the label it gave (true above one half).",
     )
     created_at = serializers.DateTimeField()
     completed_at = serializers.DateTimeField(allow_null=True)
@@ -100,6 +122,9 @@ class ReferenceSampleSerializer(serializers.Serializer):
         allow_null=True, help_text="Documents of the reference sample that version holds."
     )
     cancelled_at = serializers.DateTimeField(allow_null=True)
+
+    def get_settled(self, sample) -> int:
+        return len(sample.settled)
 
 
 class ReferenceSampleStatusSerializer(serializers.Serializer):

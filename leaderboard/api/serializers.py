@@ -184,6 +184,10 @@ class ReferenceSizeSerializer(serializers.Serializer):
     enough = serializers.BooleanField(
         help_text=f"At least {REFERENCE_MIN_ITEMS} items in {REFERENCE_MIN_DOCUMENTS} documents."
     )
+    settled = serializers.IntegerField(
+        help_text="Items of it that an organizer's settling of a draw decided below the task's "
+        "confidence (stuck candidates labelled true by their posterior)."
+    )
 
 
 class TaskWriteSerializer(RefuseUnknownFields, serializers.ModelSerializer):

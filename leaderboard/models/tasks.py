@@ -250,11 +250,15 @@ class Item(models.Model):
 
 
 class ReferenceItem(models.Model):
-    """One item of the task's reference sample of true items (for recall), with its group."""
+    """One item of the task's reference sample of true items (for recall), with its group.
+
+    ``settled``: a candidate of a draw that its organizer settled, decided true by its posterior
+    below the task's confidence (``ReferenceSample.settled``), not resolved at it."""
 
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="reference_items")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
     group = models.CharField(max_length=200, blank=True)
+    settled = models.BooleanField(default=False)
 
     class Meta:
         constraints = [
@@ -288,6 +292,11 @@ class ReferenceSample(models.Model):
     marked ``replace`` starts a new frame, so its own), written as ``reference_version``; or
     ``cancelled`` by an organizer while verifying (the reference sample is left as it was). At
     most one sample of a task verifies at a time.
+
+    An organizer may ask to *settle* a draw whose every candidate in doubt is stuck
+    (``settle_requested_at``): the next estimation that finds them all stuck completes it with
+    each labelled by its posterior (true above one half), recorded in ``settled`` (key, posterior,
+    label): decided below the task's confidence.
     """
 
     class State(models.TextChoices):
@@ -324,6 +333,13 @@ class ReferenceSample(models.Model):
     cancelled_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    settle_requested_at = models.DateTimeField(null=True, blank=True)
+    settle_requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # The stuck candidates its completion decided by their posterior: [{"key", "posterior",
+    # "true"}], by key.
+    settled = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -337,3 +353,14 @@ class ReferenceSample(models.Model):
 
     def __str__(self) -> str:
         return f"reference sample {self.pk} of {self.task_id} ({self.state})"
+
+    @property
+    def n_awaiting(self) -> int:
+        """Candidates neither resolved nor stuck, as the latest estimation found them: they
+        await a judgment (a first answer or a further look)."""
+        return max(self.n_candidates - self.n_resolved - len(self.stuck), 0)
+
+    @property
+    def n_settled_true(self) -> int:
+        """Settled candidates decided true (added to the reference sample)."""
+        return sum(1 for entry in self.settled if entry["true"])

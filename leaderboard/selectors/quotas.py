@@ -234,11 +234,13 @@ REFERENCE_MIN_DOCUMENTS = 10
 class ReferenceSize:
     """The task's current reference sample: its version, how many items and documents it holds,
     and whether that is enough to present recall on (``REFERENCE_MIN_ITEMS`` items in
-    ``REFERENCE_MIN_DOCUMENTS`` documents)."""
+    ``REFERENCE_MIN_DOCUMENTS`` documents); ``settled``: how many of its items a settled draw
+    decided below the task's confidence."""
 
     version: int
     items: int
     documents: int
+    settled: int = 0
 
     @property
     def enough(self) -> bool:
@@ -250,11 +252,15 @@ class ReferenceSize:
 
     @property
     def summary(self) -> str:
-        """``"45 items in 12 documents"``."""
-        return (
+        """``"45 items in 12 documents"``, ``"..., 2 of them decided below the task's
+        confidence"``."""
+        size = (
             f"{self.items:,} item{'' if self.items == 1 else 's'} in {self.documents:,} "
             f"document{'' if self.documents == 1 else 's'}"
         )
+        if self.settled:
+            size += f", {self.settled:,} of them decided below the task's confidence"
+        return size
 
 
 def reference_size(task: Task) -> ReferenceSize:
@@ -264,9 +270,11 @@ def reference_size(task: Task) -> ReferenceSize:
         items=Count("pk"),
         grouped=Count("pk", filter=~Q(group="")),
         groups=Count("group", distinct=True, filter=~Q(group="")),
+        settled=Count("pk", filter=Q(settled=True)),
     )
     return ReferenceSize(
         version=task.reference_version,
         items=counts["items"],
         documents=counts["groups"] + counts["items"] - counts["grouped"],
+        settled=counts["settled"],
     )

@@ -147,10 +147,7 @@ def reference_sample(task: Task) -> Check:
             task, ok=True, state="not needed: the board shows no recall or F1", blocking=False
         )
     size = reference_size(task)
-    state = (
-        f"{size.items} item{pluralize(size.items)} in {size.documents} "
-        f"document{pluralize(size.documents)} (version {size.version})"
-    )
+    state = f"{size.summary} (version {size.version})"
     verifying = ReferenceSample.objects.filter(
         task=task, state=ReferenceSample.State.VERIFYING
     ).first()

@@ -66,16 +66,24 @@ def upload_reference(
     return len(parsed)
 
 
-def replace_reference(*, task: Task, item_ids: Sequence[int], groups: Sequence[str]) -> int:
-    """Make ``item_ids`` (with their ``groups``) the reference sample of ``task``, bump its
+def replace_reference(
+    *,
+    task: Task,
+    item_ids: Sequence[int],
+    groups: Sequence[str],
+    settled: Sequence[bool] | None = None,
+) -> int:
+    """Make ``item_ids`` (with their ``groups``, and whether each was ``settled`` below the
+    task's confidence: none by default) the reference sample of ``task``, bump its
     ``reference_version`` once and ask for a re-estimation if it has runs: the one write path
     of an upload and of a sample built in the product. ``task`` must be locked
     (``select_for_update``) in the caller's transaction; returns the new version."""
+    flags = [False] * len(item_ids) if settled is None else settled
     ReferenceItem.objects.filter(task=task).delete()
     ReferenceItem.objects.bulk_create(
         [
-            ReferenceItem(task=task, item_id=item_id, group=group)
-            for item_id, group in zip(item_ids, groups, strict=True)
+            ReferenceItem(task=task, item_id=item_id, group=group, settled=flag)
+            for item_id, group, flag in zip(item_ids, groups, flags, strict=True)
         ],
         batch_size=2000,
     )

@@ -46,7 +46,8 @@ class ReferenceSampleError(ServiceError):
     ``confirmation_needed`` (a draw that would replace the sample, or candidates that would end
     the frame, sent without confirming it, 409); ``cannot_extend`` (a draw that adds to a sample
     that was not drawn from these candidates, 409); ``all_drawn`` (every document of the frame is
-    drawn already, 409); ``invalid`` (a bad size or seed, 400)."""
+    drawn already, 409); ``no_draw_verifying``, ``nothing_stuck``, ``answers_pending`` (a
+    settling that the draw cannot take now, 409); ``invalid`` (a bad size or seed, 400)."""
 
     code = "sample_in_progress"
     http_status = 409

@@ -1,5 +1,7 @@
 """Drawing a reference sample's documents: seeded and recorded, every candidate of the drawn
-documents (and only those) queued through the verification queue, one draw at a time."""
+documents (and only those) queued through the verification queue, one draw at a time; cancelling
+a draw, and asking to settle its stuck candidates (taken only while every candidate in doubt is
+stuck; the estimation does it: tests/evaluation/services/test_ev_reference_sample_settle.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,11 @@ from django.contrib.auth import get_user_model
 from reference_samples import complete_latest
 
 from annotation.models import VerificationRequest
-from annotation.services import cancel_reference_sample, draw_reference_sample
+from annotation.services import (
+    cancel_reference_sample,
+    draw_reference_sample,
+    settle_reference_sample,
+)
 from annotation.services.reference_sample import drawn_documents
 from leaderboard.models import ReferenceSample, Task
 from leaderboard.services.reference_candidates import ReferenceSampleError, upload_candidates
@@ -23,7 +29,7 @@ DOCUMENTS = {f"doc{d}": [f"d{d}-{k}" for k in range(d % 3 + 1)] for d in range(1
 
 
 @pytest.fixture
-def organizer():
+def organizer(no_broker):
     return get_user_model().objects.create_user("org")
 
 
@@ -256,3 +262,80 @@ def test_a_sample_drawn_from_candidates_replaced_since_cannot_be_added_to(task, 
         draw_reference_sample(task=task, user=organizer, size=1, seed=1)
     assert info.value.code == "cannot_extend"
     assert "was drawn from candidates that have been replaced since" in info.value.message
+
+
+# Settling the stuck candidates: asked while every candidate in doubt is stuck, done by the
+# estimation (the progress below is what the latest estimation recorded).
+def stuck_draw(task, organizer, *, stuck=("d1-0",), awaiting=0) -> ReferenceSample:
+    sample = draw_reference_sample(task=task, user=organizer, size=4, seed=1)
+    unresolved = len(stuck) + awaiting
+    ReferenceSample.objects.filter(pk=sample.pk).update(
+        stuck=list(stuck), n_resolved=sample.n_candidates - unresolved
+    )
+    sample.refresh_from_db()
+    return sample
+
+
+def test_settling_is_asked_when_every_candidate_in_doubt_is_stuck(
+    task, organizer, no_broker, django_capture_on_commit_callbacks
+):
+    sample = stuck_draw(task, organizer, stuck=("d1-0", "d2-1"))
+    no_broker.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        asked = settle_reference_sample(task=task, by=organizer)
+    assert asked.pk == sample.pk and asked.state == ReferenceSample.State.VERIFYING
+    assert asked.settle_requested_by == organizer and asked.settle_requested_at is not None
+    # The estimation decides them: one is asked for at once.
+    assert no_broker == [("evaluation.estimate_task", [task.pk])]
+    # Asking again changes nothing.
+    again = settle_reference_sample(task=task, by=None)
+    assert again.settle_requested_at == asked.settle_requested_at
+    assert again.settle_requested_by == organizer
+
+
+@pytest.mark.parametrize(
+    "stuck, awaiting, code, says",
+    [
+        ((), 0, "nothing_stuck", "no candidate of the draw is stuck"),
+        ((), 3, "nothing_stuck", "no candidate of the draw is stuck"),
+        (("d1-0",), 1, "answers_pending", "1 candidate of the draw is not resolved yet"),
+        (("d1-0",), 2, "answers_pending", "2 candidates of the draw are not resolved yet"),
+    ],
+)
+def test_settling_is_refused_until_every_candidate_in_doubt_is_stuck(
+    task, organizer, stuck, awaiting, code, says
+):
+    sample = stuck_draw(task, organizer, stuck=stuck, awaiting=awaiting)
+    with pytest.raises(ReferenceSampleError) as info:
+        settle_reference_sample(task=task, by=organizer)
+    assert (info.value.code, info.value.http_status) == (code, 409)
+    assert info.value.message.startswith(says) and "nothing was changed" in info.value.message
+    assert info.value.extra == {"sample": sample.pk}
+    sample.refresh_from_db()
+    assert sample.settle_requested_at is None
+
+
+@pytest.mark.parametrize(
+    "state, says",
+    [
+        (None, "no reference sample has been drawn"),
+        ("complete", "the latest draw is complete (reference version 1)"),
+        ("cancelled", "the latest draw was cancelled"),
+    ],
+)
+def test_settling_needs_a_draw_being_verified(task, organizer, state, says):
+    if state is not None:
+        sample = stuck_draw(task, organizer)
+        ReferenceSample.objects.filter(pk=sample.pk).update(state=state, reference_version=1)
+    with pytest.raises(ReferenceSampleError) as info:
+        settle_reference_sample(task=task, by=organizer)
+    assert (info.value.code, info.value.http_status) == ("no_draw_verifying", 409)
+    assert info.value.message.startswith(says)
+    assert not ReferenceSample.objects.exclude(settle_requested_at=None).exists()
+
+
+def test_a_closed_pool_task_has_nothing_to_settle(organizer):
+    pool = make_task(slug="pool", kind=Task.Kind.CLOSED_POOL)
+    with pytest.raises(ReferenceSampleError) as info:
+        settle_reference_sample(task=pool, by=organizer)
+    assert info.value.code == "not_open_world"

@@ -105,6 +105,24 @@ def test_a_doubtful_candidate_that_can_get_no_further_judgment_is_exhausted():
     assert not decided.complete
 
 
+def test_as_the_answers_stand_a_stuck_label_never_overrules_every_answer():
+    # The empty draw with no look left (one annotator's answers each): every "correct" is at
+    # p = 0.43, under one half; decided as the answers stand, each stays true.
+    state, truth = user_scenario()
+    _, decided = decide(state, np.arange(58), asked=1, can_look=False)
+    assert decided.posterior[truth].max() < 0.5 and decided.exhausted[truth].all()
+    assert np.array_equal(decided.leaning, truth)
+    # Where the answers disagree, the posterior decides, right or wrong: a third annotator says
+    # the opposite of the first answer on a false candidate (0) and on a true one (3).
+    state.add_judgments([0, 3], [2, 2], [True, False])
+    asked = np.r_[2, 1, 1, 2, np.ones(54, int)]
+    _, split = decide(state, np.arange(58), asked=asked, can_look=False)
+    assert split.exhausted[[0, 3]].all()
+    assert split.posterior[[0, 3]].max() < 0.1 and not split.leaning[[0, 3]].any()
+    # On resolved candidates the leaning is the label.
+    assert np.array_equal(split.leaning[split.resolved], split.true[split.resolved])
+
+
 def test_exact_labels_settle_whatever_the_answers():
     state, _ = user_scenario()
     # Gold answers on two of the true candidates, and on a false one an annotator called true.

@@ -6,11 +6,20 @@ replacement stands alone; retry-safe."""
 
 from __future__ import annotations
 
-import io
 import random
 
 import pytest
 from django.contrib.auth import get_user_model
+from reference_samples import (
+    DOCUMENTS,
+    TRUE_KEYS,
+    TRUTH,
+    annotate,
+    candidates_file,
+    draft_with_candidates,
+    expected,
+    reference,
+)
 
 from annotation.models import VerificationRequest
 from annotation.services import (
@@ -22,12 +31,11 @@ from annotation.services import (
 from evaluation.engine_state import load_task_state
 from evaluation.locks import engine_lock
 from evaluation.services.reference_sample import update_reference_sample
-from leaderboard.models import Item, ReferenceItem, ReferenceSample, Task
+from leaderboard.models import Item, Task
 from leaderboard.services.reference_candidates import upload_candidates
 from leaderboard.services.task_roles import accept_task_invitation, invite_to_task
 
 from pipeline_support import (
-    PipelineDriver,
     add_run,
     annotator,
     answer_what_is_served,
@@ -37,57 +45,10 @@ from pipeline_support import (
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-# Twenty documents of five to seven candidates, 9% true (the organizer's draw: ten documents,
-# about 60 candidates, about six true).
-DOCUMENTS = {
-    f"doc{d:02}": {
-        f"d{d:02}-c{c}": (c == 0 and d % 2 == 0) or (d, c) == (7, 3) for c in range(5 + d % 3)
-    }
-    for d in range(20)
-}
-TRUTH = {key: true for cands in DOCUMENTS.values() for key, true in cands.items()}
-TRUE_KEYS = {key for key, true in TRUTH.items() if true}
-
-
-@pytest.fixture
-def driver(monkeypatch):
-    return PipelineDriver(monkeypatch)
-
-
-def candidates_file(documents=DOCUMENTS) -> io.BytesIO:
-    lines = "".join(f"{key}\t{doc}\n" for doc, cands in documents.items() for key in cands)
-    upload = io.BytesIO(lines.encode())
-    upload.name = "candidates.tsv"
-    return upload
-
 
 @pytest.fixture
 def task():
-    """A new task as the new-task page makes it: a draft, default settings."""
-    task = make_task(state=Task.State.DRAFT)
-    upload_candidates(task=task, user="test", upload=candidates_file())
-    return task
-
-
-def reference(task) -> dict[str, str]:
-    return dict(ReferenceItem.objects.filter(task=task).values_list("item__key", "group"))
-
-
-def expected(*samples) -> dict[str, str]:
-    return {k: d for s in samples for d in s.documents for k, t in DOCUMENTS[d].items() if t}
-
-
-def annotate(task, driver, people, *, seed=5, rounds=20) -> None:
-    """The annotators answer what the queue serves them, right with their accuracy, and the
-    pipeline runs, until the task's sample being verified is complete or nothing moves."""
-    rng = random.Random(seed)
-    for _ in range(rounds):
-        driver.drain()
-        if not ReferenceSample.objects.filter(task=task, state="verifying").exists():
-            return
-        if not answer_what_is_served(task, people, TRUE_KEYS, rng):
-            driver.drain()
-            return
+    return draft_with_candidates()
 
 
 def judgments_per_candidate(task, sample) -> list[int]:

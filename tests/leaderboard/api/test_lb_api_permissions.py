@@ -153,6 +153,25 @@ MATRIX = [
         None,
         (401, 405, 405, 405, 405, 405, 405, 405, 405),
     ),
+    # Nothing drawn: an organizer's request to settle stuck candidates is told so (409).
+    (
+        "POST",
+        "/api/tasks/main/reference-sample/settle/",
+        None,
+        (401, 403, 403, 403, 409, 403, 403, 409, 403),
+    ),
+    (
+        "POST",
+        "/api/tasks/hidden-draft/reference-sample/settle/",
+        None,
+        (401, 404, 404, 404, 409, 404, 404, 409, 404),
+    ),
+    (
+        "GET",
+        "/api/tasks/main/reference-sample/settle/",
+        None,
+        (401, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
     # "main" is an open task: its organizers are told it has no pool (409).
     ("POST", "/api/tasks/main/pool/", pool_body, (401, 403, 403, 403, 409, 403, 403, 409, 403)),
     # The task page: terms ("main" has none: a member is told so, 409; someone in no team, 403)

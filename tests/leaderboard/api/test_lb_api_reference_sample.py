@@ -1,5 +1,6 @@
 """The reference sample API: candidates upload (problems by line), a seeded draw, its status and
-progress, a second draw refused while one is verified, bad input refused; all in the schema."""
+progress, a second draw refused while one is verified, bad input refused, a stuck draw's
+settling asked and refused; all in the schema."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def test_status_before_anything(client):
     assert response.json() == {
         "documents": 0,
         "candidates": 0,
-        "reference": {"version": 0, "items": 0, "documents": 0, "enough": False},
+        "reference": {"version": 0, "items": 0, "documents": 0, "enough": False, "settled": 0},
         "documents_drawn": 0,
         "documents_left": 0,
         "adds_to_sample": True,
@@ -145,11 +146,14 @@ def test_the_schema_has_the_endpoints(api):
         ("/api/tasks/{slug}/reference-sample/candidates/", "post"),
         ("/api/tasks/{slug}/reference-sample/draw/", "post"),
         ("/api/tasks/{slug}/reference-sample/cancel/", "post"),
+        ("/api/tasks/{slug}/reference-sample/settle/", "post"),
     ]:
         assert method in schema["paths"][path], path
     assert "409" in schema["paths"]["/api/tasks/{slug}/reference-sample/draw/"]["post"]["responses"]
     cancel = schema["paths"]["/api/tasks/{slug}/reference-sample/cancel/"]["post"]
     assert {"200", "409"} <= set(cancel["responses"])
+    settle = schema["paths"]["/api/tasks/{slug}/reference-sample/settle/"]["post"]
+    assert {"202", "403", "409"} <= set(settle["responses"])
 
 
 def test_cancel_then_draw_again(client, task):
@@ -180,18 +184,22 @@ def test_cancel_refused_when_complete_or_nothing_drawn(client):
     assert ReferenceSample.objects.get().state == "complete"
 
 
-def test_only_the_tasks_organizers_cancel(api, task, client):
+@pytest.mark.parametrize("action", ["cancel/", "settle/"])
+def test_only_the_tasks_organizers_cancel_or_settle(api, task, client, action):
     upload(client)
     client.post(BASE + "draw/", {"size": 1}, format="json")
+    ReferenceSample.objects.update(stuck=["a"], n_resolved=0, n_candidates=1)
     other = get_user_model().objects.create_user("other-org2")
     from leaderboard.services.tasks import create_task
 
     create_task(slug="other2", title="Other", organizers=[other])
     participant = get_user_model().objects.create_user("someone")
     for user in (other, participant):
-        error(api(user).post(BASE + "cancel/"), 403, "permission_denied")
-    assert api().post(BASE + "cancel/").status_code == 401
-    assert ReferenceSample.objects.get().state == "verifying"
+        error(api(user).post(BASE + action), 403, "permission_denied")
+    assert api().post(BASE + action).status_code == 401
+    sample = ReferenceSample.objects.get()
+    assert sample.state == "verifying" and sample.settle_requested_at is None
+    assert client.post(BASE + action).status_code in (200, 202)  # its organizer may
 
 
 def draw(client, **body):
@@ -204,7 +212,13 @@ def test_draws_add_up_and_the_status_says_how_far(client, task):
     drawn_keys = ReferenceCandidate.objects.filter(document__in=first["documents"])
     complete_latest(task, drawn_keys.values_list("item__key", flat=True)[:1])
     status = client.get(BASE).json()
-    assert status["reference"] == {"version": 1, "items": 1, "documents": 1, "enough": False}
+    assert status["reference"] == {
+        "version": 1,
+        "items": 1,
+        "documents": 1,
+        "enough": False,
+        "settled": 0,
+    }
     assert (status["documents_drawn"], status["documents_left"], status["adds_to_sample"]) == (
         2,
         2,
@@ -269,3 +283,81 @@ def test_a_stuck_draw_lists_its_candidates(client, task):
     ReferenceSample.objects.filter(pk=drawn["id"]).update(stuck=["a", "b"], n_looks=3)
     sample = client.get(BASE).json()["sample"]
     assert (sample["stuck_candidates"], sample["looks"]) == (["a", "b"], 3)
+
+
+# Settling a draw's stuck candidates (the progress is what the latest estimation recorded).
+def stuck(task, client, *, keys=("a", "b"), awaiting=0) -> dict:
+    upload(client)
+    drawn = draw(client, size=4, seed=1).json()
+    unresolved = len(keys) + awaiting
+    ReferenceSample.objects.filter(pk=drawn["id"]).update(
+        stuck=list(keys), n_resolved=drawn["candidates"] - unresolved
+    )
+    return drawn
+
+
+def test_settling_is_asked_and_the_draw_says_so(
+    client, task, sent_jobs, django_capture_on_commit_callbacks
+):
+    drawn = stuck(task, client)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(BASE + "settle/")
+    assert response.status_code == 202, response.content
+    body = response.json()
+    assert (body["id"], body["state"], body["stuck_candidates"]) == (
+        drawn["id"],
+        "verifying",
+        ["a", "b"],
+    )
+    assert body["settle_requested_at"] is not None
+    assert (body["settled"], body["settled_candidates"]) == (0, [])
+    assert ("evaluation.estimate_task", [task.pk]) in sent_jobs
+    # Asked again: the same request, unchanged.
+    again = client.post(BASE + "settle/")
+    assert (
+        again.status_code == 202
+        and again.json()["settle_requested_at"] == (body["settle_requested_at"])
+    )
+    assert client.get(BASE).json()["sample"]["settle_requested_at"] == body["settle_requested_at"]
+
+
+def test_settling_is_refused_with_what_to_do(client, task):
+    body = error(client.post(BASE + "settle/"), 409, "no_draw_verifying")
+    assert "no reference sample has been drawn" in body["message"]
+    drawn = stuck(task, client, keys=())
+    body = error(client.post(BASE + "settle/"), 409, "nothing_stuck")
+    assert body["sample"] == drawn["id"] and "wait for their answers" in body["message"]
+    ReferenceSample.objects.update(stuck=["a"], n_resolved=0)
+    body = error(client.post(BASE + "settle/"), 409, "answers_pending")
+    assert body["message"].startswith(f"{drawn['candidates'] - 1} candidates of the draw are")
+    ReferenceSample.objects.update(state="complete", reference_version=1)
+    body = error(client.post(BASE + "settle/"), 409, "no_draw_verifying")
+    assert "the latest draw is complete" in body["message"]
+    assert not ReferenceSample.objects.exclude(settle_requested_at=None).exists()
+
+
+def test_a_settled_draw_shows_what_it_decided_and_the_sample_how_many(client, task):
+    upload(client)
+    draw(client, size=4, seed=1)
+    settled = [
+        {"key": "a", "posterior": 0.62, "true": True},
+        {"key": "c", "posterior": 0.31, "true": False},
+    ]
+    ReferenceSample.objects.update(settled=settled)
+    complete_latest(task, ["a", "b", "d"], settled=["a"])
+    status = client.get(BASE).json()
+    assert status["reference"] == {
+        "version": 1,
+        "items": 3,
+        "documents": 2,
+        "enough": False,
+        "settled": 1,
+    }
+    sample = status["sample"]
+    assert (sample["state"], sample["settled"], sample["settled_candidates"]) == (
+        "complete",
+        2,
+        settled,
+    )
+    detail = client.get("/api/tasks/linkage/").json()
+    assert detail["reference_sample"]["settled"] == 1

@@ -398,7 +398,13 @@ def test_organizers_upload_the_reference_sample(api, task, organizer, sent_jobs)
     # The organizer's view of the task gives the size beside the version; others see neither.
     detail = api(organizer).get("/api/tasks/linkage/").json()
     assert detail["reference_version"] == 2
-    assert detail["reference_sample"] == {"version": 2, "items": 1, "documents": 1, "enough": False}
+    assert detail["reference_sample"] == {
+        "version": 2,
+        "items": 1,
+        "documents": 1,
+        "enough": False,
+        "settled": 0,
+    }
     assert "reference_sample" not in api().get("/api/tasks/linkage/").json()
 
 

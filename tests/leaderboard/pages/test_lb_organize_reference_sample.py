@@ -216,13 +216,19 @@ def test_only_the_tasks_organizers_cancel(client, task, org):
     assert ReferenceSample.objects.get().state == "verifying"
 
 
-def test_a_cancel_needs_the_csrf_token(org, task):
+def drawn_with_csrf(org) -> tuple[Client, str]:
+    """The organizer's browser, checking CSRF, and its token, after a draw of one document."""
     browser = Client(enforce_csrf_checks=True)
     browser.force_login(org)
     browser.get(PAGE)
     token = browser.cookies["csrftoken"].value
     browser.post(CANDIDATES, {**candidates(), "csrfmiddlewaretoken": token})
     browser.post(DRAW, {"size": "1", "csrfmiddlewaretoken": token})
+    return browser, token
+
+
+def test_a_cancel_needs_the_csrf_token(org, task):
+    browser, token = drawn_with_csrf(org)
     api = "/api/tasks/ner/reference-sample/cancel/"
     assert browser.post(CANCEL).status_code == 403
     refused = browser.post(api, content_type="application/json")
@@ -281,3 +287,93 @@ def test_stuck_candidates_are_listed_with_what_to_do(page, task):
     assert 'href="#upload-gold"' in text and 'href="#people"' in text
     ReferenceSample.objects.update(stuck=[])
     assert 'id="reference-stuck"' not in page.get(PAGE).content.decode()
+
+
+SETTLE = "/annotate/ner/reference-sample/settle/"
+
+
+def stuck_draw(page, *, stuck=("a",), awaiting=0) -> ReferenceSample:
+    """A draw whose latest estimation left ``stuck`` candidates and ``awaiting`` others."""
+    page.post(CANDIDATES, candidates())
+    page.post(DRAW, {"size": "3", "seed": "1"})
+    sample = ReferenceSample.objects.get()
+    unresolved = len(stuck) + awaiting
+    ReferenceSample.objects.update(stuck=list(stuck), n_resolved=sample.n_candidates - unresolved)
+    return sample
+
+
+def test_stuck_candidates_are_settled_from_the_page_once_none_awaits_a_judgment(page, task, org):
+    sample = stuck_draw(page, stuck=("a",), awaiting=2)
+    text = page.get(PAGE).content.decode()
+    assert 'id="reference-settle"' in text and f'action="{SETTLE}"' not in text
+    assert "2 candidates still await a judgment" in text
+    ReferenceSample.objects.update(n_resolved=sample.n_candidates - 1)
+    text = page.get(PAGE).content.decode()
+    assert f'action="{SETTLE}"' in text and "Decide the stuck candidates by their answers" in text
+    response = page.post(SETTLE, follow=True)
+    assert response.redirect_chain[-1][0] == PAGE + "#reference-sample"
+    text = response.content.decode()
+    assert "The 1 stuck candidate will be decided by its answers as they stand" in text
+    assert "Settling asked by org" in text and f'action="{SETTLE}"' not in text
+    sample.refresh_from_db()
+    assert sample.settle_requested_by == org and sample.state == "verifying"
+
+
+@pytest.mark.parametrize(
+    "stuck, awaiting, code, says",
+    [
+        (None, 0, "no_draw_verifying", "no reference sample has been drawn"),
+        ((), 0, "nothing_stuck", "no candidate of the draw is stuck"),
+        (("a",), 1, "answers_pending", "1 candidate of the draw is not resolved yet"),
+    ],
+)
+def test_a_refused_settling_is_shown_at_the_top(page, stuck, awaiting, code, says):
+    if stuck is not None:
+        stuck_draw(page, stuck=stuck, awaiting=awaiting)
+    response = page.post(SETTLE)
+    assert response.status_code == 409
+    text = response.content.decode()
+    banner = text.index("Your settling of the stuck candidates was not accepted")
+    assert text.index(says) > banner and banner < text.index('id="reference-sample"')
+    assert not ReferenceSample.objects.exclude(settle_requested_at=None).exists()
+
+
+def test_only_the_tasks_organizers_settle(client, task, org):
+    client.force_login(org)
+    stuck_draw(client)
+    other = get_user_model().objects.create_user("other")
+    make_task(slug="other", title="Other").organizers.add(other)
+    participant = get_user_model().objects.create_user("participant")
+    for user in (other, participant):
+        client.force_login(user)
+        assert client.post(SETTLE).status_code == 403
+    assert ReferenceSample.objects.get().settle_requested_at is None
+
+
+def test_a_settling_needs_the_csrf_token(org, task):
+    browser, token = drawn_with_csrf(org)
+    ReferenceSample.objects.update(stuck=["a"], n_resolved=0, n_candidates=1)
+    assert browser.post(SETTLE).status_code == 403
+    assert ReferenceSample.objects.get().settle_requested_at is None
+    assert browser.post(SETTLE, {"csrfmiddlewaretoken": token}).status_code == 302
+    assert ReferenceSample.objects.get().settle_requested_at is not None
+
+
+def test_a_settled_draw_shows_what_it_decided_and_the_sample_how_many(page, task):
+    from reference_samples import complete_latest
+
+    page.post(CANDIDATES, candidates(b"a\tdoc1\n<b>k</b>\tdoc1\nc\tdoc2\n"))
+    page.post(DRAW, {"size": "2", "seed": "1"})
+    ReferenceSample.objects.update(
+        settled=[
+            {"key": "<b>k</b>", "posterior": 0.6234, "true": True},
+            {"key": "c", "posterior": 0.2, "true": False},
+        ]
+    )
+    complete_latest(task, ["a", "<b>k</b>"], settled=["<b>k</b>"])
+    text = page.get(PAGE).content.decode()
+    assert "2 items in 1 document, 1 of them decided below the task&#x27;s confidence" in text
+    assert 'id="reference-settled"' in text
+    assert "2 stuck candidates decided by their answers as they stood, 1 of them true" in text
+    assert "<code>&lt;b&gt;k&lt;/b&gt;</code> (0.62, true), <code>c</code> (0.20, false)" in text
+    assert "<b>k</b>" not in text

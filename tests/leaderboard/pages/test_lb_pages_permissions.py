@@ -369,6 +369,25 @@ MATRIX = [
         None,
         (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405),
     ),
+    # Nothing drawn: an organizer's request to settle stuck candidates is told so (409).
+    (
+        "POST",
+        "/annotate/main/reference-sample/settle/",
+        {},
+        (LOGIN, 403, 403, 403, 409, 403, 403, 409, 403),
+    ),
+    (
+        "POST",
+        "/annotate/hidden-draft/reference-sample/settle/",
+        {},
+        (LOGIN, 404, 404, 404, 409, 404, 404, 409, 404),
+    ),
+    (
+        "GET",
+        "/annotate/main/reference-sample/settle/",
+        None,
+        (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
     # A held run's release and rejection: the task's organizers (run A is not held: 409).
     (
         "POST",
