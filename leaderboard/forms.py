@@ -212,6 +212,8 @@ class TaskSettingsForm(TaskFieldsForm):
         self.fields.update(fields_for_model(Task, fields=field_names))
         for name in {"question", "display_template"} & set(self.fields):
             self.fields[name].widget.attrs["rows"] = 3
+        for name in {"allowed_email_domains", "blocked_email_domains"} & set(self.fields):
+            self.fields[name].widget.attrs["rows"] = 2
         for name in PHASE_DATE_FIELDS:
             if name not in self.fields:
                 continue
@@ -292,7 +294,7 @@ class TaskPageTextForm(TaskFieldsForm):
         self.fields.update(fields_for_model(Task, fields=TASK_PAGE_TEXT_FIELDS))
         self.fields["description"].label = "Overview"
         for name in ("description", "rules", "terms"):
-            self.fields[name].widget.attrs.update({"rows": 8, "data-markdown-preview": "1"})
+            self.fields[name].widget.attrs.update({"rows": 7, "data-markdown-preview": "1"})
 
 
 class TaskFileForm(ServiceErrorsForm):
