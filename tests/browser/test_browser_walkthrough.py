@@ -38,10 +38,11 @@ from browser_walk import (
     shoot,
     sign_up,
     submit,
+    task_creator,
+    upload,
+    walk_settings,
 )
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Permission
-from sent_mail import link_to, mail_files, use_file_mail
+from sent_mail import link_to, mail_files
 
 from leaderboard.models import ReferenceItem, ReferenceSample, Run, Task
 from leaderboard.services.board import apply_due_phases
@@ -94,9 +95,7 @@ def organize(page, live_server, section: str = "") -> None:
 def test_a_task_from_nothing_at_default_settings(
     browser, live_server, settings, tmp_path, monkeypatch
 ):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.SITE_URL = live_server.url
-    mail_dir = use_file_mail(settings, tmp_path / "mail")
+    mail_dir = walk_settings(settings, tmp_path, live_server)
     clock = Clock(monkeypatch)
     pipeline = PipelineDriver(monkeypatch)
     errors: list[str] = []
@@ -104,10 +103,7 @@ def test_a_task_from_nothing_at_default_settings(
     annotators = [ann, amy]
 
     # -- The organizer: the one shortcut, the task creator role, granted here. -----------------
-    sign_up(olga, live_server, mail_dir, "olga")
-    get_user_model().objects.get(username="olga").user_permissions.add(
-        Permission.objects.get(codename="add_task")
-    )
+    task_creator(olga, live_server, mail_dir, "olga")
     olga.goto(f"{live_server.url}/")
     olga.click("text=New task")
     olga.wait_for_url("**/tasks/new/")
@@ -132,11 +128,7 @@ def test_a_task_from_nothing_at_default_settings(
     assert olga.locator("nav.subnav [aria-current=page]").inner_text() == "Data"
 
     # -- The reference sample, built in the product: a refused file first, then the candidates.
-    olga.set_input_files(
-        "#id_candidates_file",
-        files=[{"name": "cands.tsv", "mimeType": "text/plain", "buffer": b"01a\tdoc-01\n01b\n"}],
-    )
-    olga.click("form#upload-candidates button[type=submit]")
+    upload(olga, "#id_candidates_file", "cands.tsv", b"01a\tdoc-01\n01b\n")
     banner = olga.locator("#refusal")
     banner.wait_for()
     assert olga.evaluate("window.scrollY") == 0 and "line 2" in banner.inner_text()
@@ -147,23 +139,14 @@ def test_a_task_from_nothing_at_default_settings(
         for doc, keys in CANDIDATES.items()
         for key in keys
     ]
-    olga.set_input_files(
-        "#id_candidates_file",
-        files=[{"name": "candidates.jsonl", "mimeType": "text/plain", "buffer": jsonl(rows)}],
-    )
-    olga.click("form#upload-candidates button[type=submit]")
-    olga.wait_for_url(f"**/tasks/{SLUG}/organize/data/")
+    data = f"**/tasks/{SLUG}/organize/data/"
+    upload(olga, "#id_candidates_file", "candidates.jsonl", jsonl(rows), then=data)
     assert "Reference candidates replaced: 64 items in 16 documents." in olga.inner_text(
         ".messages"
     )
     # Gold items: the task's default gold rate (5%) asks for ten known answers.
     gold = "".join(f"{k}\t{'correct' if is_true(k) else 'incorrect'}\n" for k in GOLD)
-    olga.set_input_files(
-        "#id_gold_file",
-        files=[{"name": "gold.tsv", "mimeType": "text/plain", "buffer": gold.encode()}],
-    )
-    olga.click("form#upload-gold button[type=submit]")
-    olga.wait_for_url(f"**/tasks/{SLUG}/organize/data/")
+    upload(olga, "#id_gold_file", "gold.tsv", gold.encode(), then=data)
     assert "Gold items loaded: 10 items" in olga.inner_text(".messages")
     olga.fill("#id_draw_size", str(FIRST_DRAW))
     olga.fill("#id_draw_seed", str(SEED))
@@ -225,14 +208,15 @@ def test_a_task_from_nothing_at_default_settings(
     olga.get_by_role("button", name="Save the task page").click()
     olga.wait_for_url(f"**/tasks/{SLUG}/organize/page/")
     sample_run = jsonl([{"key": "01a", "score": 0.9}, {"key": "01x", "score": 0.1}])
-    olga.set_input_files(
-        "#id_task_file_file",
-        files=[{"name": "sample-run.jsonl", "mimeType": "text/plain", "buffer": sample_run}],
-    )
     olga.select_option("#id_task_file_kind", "sample_run")
     olga.fill("#id_task_file_title", "A sample run")
-    olga.click("form#upload-task-file button[type=submit]")
-    olga.wait_for_url(f"**/tasks/{SLUG}/organize/page/")
+    upload(
+        olga,
+        "#id_task_file_file",
+        "sample-run.jsonl",
+        sample_run,
+        then=f"**/tasks/{SLUG}/organize/page/",
+    )
     assert "Data file added: A sample run (sample-run.jsonl)." in olga.inner_text(".messages")
 
     # Teams ask to take part and an organizer approves them (the Settings section).

@@ -17,10 +17,18 @@ from __future__ import annotations
 import re
 
 import pytest
-from browser_walk import jsonl, new_page, payload, shoot, sign_up, submit
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Permission
-from sent_mail import link_to, mail_files, use_file_mail
+from browser_walk import (
+    jsonl,
+    new_page,
+    payload,
+    shoot,
+    sign_up,
+    submit,
+    task_creator,
+    upload,
+    walk_settings,
+)
+from sent_mail import link_to, mail_files
 
 from leaderboard.models import Item, Run, Task
 
@@ -44,17 +52,12 @@ def run_file(keys) -> bytes:
 def test_a_closed_pool_whose_first_run_came_before_its_pool(
     browser, live_server, settings, tmp_path, monkeypatch
 ):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.SITE_URL = live_server.url
-    mail_dir = use_file_mail(settings, tmp_path / "mail")
+    mail_dir = walk_settings(settings, tmp_path, live_server)
     pipeline = PipelineDriver(monkeypatch)
     errors: list[str] = []
     olga, pat = new_page(browser, errors), new_page(browser, errors)
 
-    sign_up(olga, live_server, mail_dir, "olga")
-    get_user_model().objects.get(username="olga").user_permissions.add(
-        Permission.objects.get(codename="add_task")
-    )
+    task_creator(olga, live_server, mail_dir, "olga")
     olga.goto(f"{live_server.url}/tasks/new/")
     olga.fill("#id_slug", SLUG)
     olga.fill("#id_title", "Pooled pairs")
@@ -96,18 +99,12 @@ def test_a_closed_pool_whose_first_run_came_before_its_pool(
     pool_check.locator("a").click()
     olga.wait_for_url(f"**/tasks/{SLUG}/organize/data/#upload-pool")
     pool = jsonl([{"key": k, "payload": payload(k)} for k in KEYS])
-    olga.set_input_files(
-        "#id_pool_file", files=[{"name": "pool.jsonl", "mimeType": "text/plain", "buffer": pool}]
-    )
-    olga.click("form#upload-pool button[type=submit]")
-    olga.wait_for_url(f"**/tasks/{SLUG}/organize/data/")
+    data = f"**/tasks/{SLUG}/organize/data/"
+    upload(olga, "#id_pool_file", "pool.jsonl", pool, then=data)
     assert f"Pool uploaded: {len(KEYS)} items." in olga.inner_text(".messages")
     assert Item.objects.filter(task__slug=SLUG).count() == len(KEYS)
     # A second pool is refused: the banner at the top says why.
-    olga.set_input_files(
-        "#id_pool_file", files=[{"name": "again.tsv", "mimeType": "text/plain", "buffer": b"z\n"}]
-    )
-    olga.click("form#upload-pool button[type=submit]")
+    upload(olga, "#id_pool_file", "again.tsv", b"z\n")
     banner = olga.locator("#refusal")
     banner.wait_for()
     assert "Your pool was not accepted" in banner.inner_text()
@@ -115,12 +112,7 @@ def test_a_closed_pool_whose_first_run_came_before_its_pool(
     assert olga.evaluate("window.scrollY") == 0
     shoot(olga, "03c-pool-refused")
     gold = "".join(f"{k}\t{'correct' if i % 2 else 'incorrect'}\n" for i, k in enumerate(KEYS[:10]))
-    olga.set_input_files(
-        "#id_gold_file",
-        files=[{"name": "gold.tsv", "mimeType": "text/plain", "buffer": gold.encode()}],
-    )
-    olga.click("form#upload-gold button[type=submit]")
-    olga.wait_for_url(f"**/tasks/{SLUG}/organize/data/")
+    upload(olga, "#id_gold_file", "gold.tsv", gold.encode(), then=data)
     assert "Gold items loaded: 10 items" in olga.inner_text(".messages")
 
     # -- Four annotators, invited by mail at once from the People section. ---------------------

@@ -14,8 +14,10 @@ from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 from django.utils import timezone
-from sent_mail import link_to, mail_files
+from sent_mail import link_to, mail_files, use_file_mail
 
 from annotation.models import VerificationRequest
 from leaderboard.models import Run
@@ -37,6 +39,14 @@ class Clock:
 
     def move(self, **delta) -> None:
         self.now += timedelta(**delta)
+
+
+def walk_settings(settings, tmp_path, live_server) -> Path:
+    """Stored files and mail in the test's own directory, links in mail to the live server;
+    returns the directory the mail is written to."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.SITE_URL = live_server.url
+    return use_file_mail(settings, tmp_path / "mail")
 
 
 def payload(key: str) -> dict:
@@ -83,6 +93,24 @@ def sign_up(page, live_server, mail_dir, username: str) -> None:
     page.locator("form [type=submit]").first.click()
     page.wait_for_load_state()
     assert page.locator(".nav .who").inner_text() == username
+
+
+def task_creator(page, live_server, mail_dir, username: str) -> None:
+    """Someone who signs up and is given the task creator role (by the set-up: the
+    administrator's one step, in the admin)."""
+    sign_up(page, live_server, mail_dir, username)
+    get_user_model().objects.get(username=username).user_permissions.add(
+        Permission.objects.get(codename="add_task")
+    )
+
+
+def upload(page, field: str, name: str, content: bytes, *, then: str = "") -> None:
+    """Choose ``content`` as the file of the input ``field`` and send its form; ``then``: the
+    address to wait for (a success's redirect)."""
+    page.set_input_files(field, files=[{"name": name, "mimeType": "text/plain", "buffer": content}])
+    page.locator(field).locator("xpath=ancestor::form").locator("button[type=submit]").click()
+    if then:
+        page.wait_for_url(then)
 
 
 def submit(page, live_server, slug: str, name: str, content: bytes) -> Run:
