@@ -13,7 +13,8 @@ verification link read from the file mail backend), makes a team, asks to take p
 asks for approval: the organizer approves it from the overview), accepts the terms, downloads
 the data file, submits a run and another it withdraws. The annotators verify what the planner
 asks, the run is scored, the team is mailed, and an anonymous visitor opens the run's public
-page. At the deadline the board is held; at the reveal it is published.
+page. At the deadline the board is held, and a run submitted after it is evaluated but not shown;
+at the reveal the board is published, the late run marked "after the deadline".
 
 Each section's page is measured at 1200x800 (printed with ``-s``). The pipeline's jobs (validate,
 plan, estimate, mail) run in this process when the test drains them (``PipelineDriver``).
@@ -348,9 +349,33 @@ def test_a_task_from_nothing_at_default_settings(
     olga.goto(f"{live_server.url}/tasks/{SLUG}/")
     assert "The public board is held." in olga.inner_text("[aria-label=Publication]")
     shoot(olga, "10-board-held")
+    # A run after the deadline: accepted, evaluated, marked; the held board does not show it.
+    late_keys = [k for k in keys[16:] if is_true(k)][:30] + [k for k in keys[16:] if not is_true(k)]
+    late = submit(
+        alice,
+        live_server,
+        SLUG,
+        "alice-late",
+        jsonl([{"key": k, "score": 0.8 if is_true(k) else 0.3} for k in late_keys]),
+    )
+    assert alice.locator("#after-deadline").inner_text() == "after the deadline"
+    settle(
+        pipeline,
+        annotators,
+        live_server,
+        SLUG,
+        is_true,
+        done=lambda: not Run.objects.filter(task=task, state__in=Run.ACTIVE).exists(),
+    )
+    late.refresh_from_db()
+    assert late.after_deadline and late.state in (Run.State.SCORED, Run.State.PARTIAL)
+    visitor.goto(f"{live_server.url}/tasks/{SLUG}/")
+    assert "alice-late" not in visitor.inner_text("table.board")
     clock.move(hours=1)
     assert apply_due_phases() == {"held": 0, "published": 1}
     visitor.goto(f"{live_server.url}/tasks/{SLUG}/")
     assert "held" not in visitor.inner_text("main").lower()
+    row = visitor.locator("table.board tr", has_text="alice-late")
+    assert "after the deadline" in row.inner_text()
     shoot(visitor, "11-board-revealed")
     assert errors == []
