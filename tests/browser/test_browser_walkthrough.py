@@ -89,6 +89,15 @@ def complete_draw(pipeline, annotators, live_server, task, shot=""):
     return ReferenceSample.objects.filter(task=task).latest("created_at")
 
 
+def settle_runs(pipeline, annotators, live_server, task) -> None:
+    """Answer what the planner asks until no run of the task is still being evaluated."""
+
+    def evaluated():
+        return not Run.objects.filter(task=task, state__in=Run.ACTIVE).exists()
+
+    settle(pipeline, annotators, live_server, SLUG, is_true, done=evaluated)
+
+
 def organize(page, live_server, section: str = "") -> None:
     page.goto(f"{live_server.url}/tasks/{SLUG}/organize/{section}")
 
@@ -285,14 +294,7 @@ def test_a_task_from_nothing_at_default_settings(
         "alice-linker",
         jsonl([{"key": k, "score": 0.9 if is_true(k) else 0.4} for k in predicted]),
     )
-    settle(
-        pipeline,
-        annotators,
-        live_server,
-        SLUG,
-        is_true,
-        done=lambda: not Run.objects.filter(task=task, state__in=Run.ACTIVE).exists(),
-    )
+    settle_runs(pipeline, annotators, live_server, task)
     run.refresh_from_db()
     mistake.refresh_from_db()
     assert mistake.state == Run.State.WITHDRAWN
@@ -359,14 +361,7 @@ def test_a_task_from_nothing_at_default_settings(
         jsonl([{"key": k, "score": 0.8 if is_true(k) else 0.3} for k in late_keys]),
     )
     assert alice.locator("#after-deadline").inner_text() == "after the deadline"
-    settle(
-        pipeline,
-        annotators,
-        live_server,
-        SLUG,
-        is_true,
-        done=lambda: not Run.objects.filter(task=task, state__in=Run.ACTIVE).exists(),
-    )
+    settle_runs(pipeline, annotators, live_server, task)
     late.refresh_from_db()
     assert late.after_deadline and late.state in (Run.State.SCORED, Run.State.PARTIAL)
     visitor.goto(f"{live_server.url}/tasks/{SLUG}/")
