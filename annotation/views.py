@@ -19,10 +19,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from leaderboard import selectors as leaderboard_selectors
-from leaderboard.errors import InvalidFields, ServiceError
+from leaderboard.errors import ServiceError
 from leaderboard.exports import csv_lines
 from leaderboard.forms import ReferenceSampleDrawForm
-from leaderboard.views.organize import organize_page, upload_to_task
+from leaderboard.views.organize import upload_to_task
+from leaderboard.views.organize_sections import refused, to_section
 
 from . import selectors, services
 
@@ -106,7 +107,8 @@ def unpause(request, slug: str):
 @login_required
 @require_POST
 def upload_gold(request, slug: str):
-    """Gold items from the organize page (its upload guards, its problems by line)."""
+    """Gold items from the organize pages' Data section (its upload guards, its problems by
+    line)."""
 
     def load(task, form):
         loaded = services.upload_gold(task=task, upload=form.cleaned_data["file"])
@@ -122,18 +124,13 @@ def upload_gold(request, slug: str):
 @login_required
 @require_POST
 def draw_reference_sample_page(request, slug: str):
-    """Draw the reference sample's documents from the organize page and queue their candidates
-    (this app's queue); a refusal shows the organize page with the reason, its status and the
-    form as it was filled."""
+    """Draw the reference sample's documents from the Data section and queue their candidates
+    (this app's queue); a refusal shows the section with the reason at its top, its status and
+    the form as it was filled."""
     task = leaderboard_selectors.task_for(slug, request.user, role="organizer")
     form = ReferenceSampleDrawForm(request.POST, auto_id="id_draw_%s")
-    kept = {"draw_form": form}
     if not form.is_valid():
-        error: ServiceError = InvalidFields(
-            "the draw needs a number of documents",
-            {name: [str(e) for e in errors] for name, errors in form.errors.items()},
-        )
-        return organize_page(request, task, upload="draw", error=error, sent=kept)
+        return refused(request, task, "draw", None, form=form, kept={"draw_form": form})
     try:
         sample = services.draw_reference_sample(
             task=task,
@@ -144,7 +141,7 @@ def draw_reference_sample_page(request, slug: str):
             confirm=form.cleaned_data["confirm"],
         )
     except ServiceError as exc:
-        return organize_page(request, task, upload="draw", error=exc, sent=kept)
+        return refused(request, task, "draw", exc, form=form, kept={"draw_form": form})
     size = leaderboard_selectors.reference_size(task)
     then = (
         f"once they are all settled, their true ones replace the reference sample ({size.summary})"
@@ -160,39 +157,39 @@ def draw_reference_sample_page(request, slug: str):
         f" (seed {sample.seed}): {sample.n_candidates:,} candidate"
         f"{pluralize(sample.n_candidates)} queued for verification; {then}.",
     )
-    return redirect("task_organize", slug=task.slug)
+    return to_section(task, "data")
 
 
 @login_required
 @require_POST
 def cancel_reference_sample_page(request, slug: str):
-    """Cancel the reference sample still being verified from the organize page (a new one can
-    then be drawn); a refusal shows the organize page with the reason and its status."""
+    """Cancel the reference sample still being verified from the Data section (a new one can
+    then be drawn); a refusal shows the section with the reason at its top and its status."""
     task = leaderboard_selectors.task_for(slug, request.user, role="organizer")
     try:
         sample = services.cancel_reference_sample(task=task, by=request.user)
     except ServiceError as exc:
-        return organize_page(request, task, upload="cancel", error=exc)
+        return refused(request, task, "cancel", exc)
     messages.success(
         request,
         f"Cancelled the reference sample of {sample.size:,} document{pluralize(sample.size)} "
         f"({sample.n_resolved:,} of {sample.n_candidates:,} candidates verified); the reference "
         "sample is unchanged and a new one can be drawn.",
     )
-    return redirect("task_organize", slug=task.slug)
+    return to_section(task, "data")
 
 
 @login_required
 @require_POST
 def settle_reference_sample_page(request, slug: str):
-    """Ask from the organize page that the draw being verified be completed with its stuck
-    candidates decided by their answers as they stand; a refusal shows the organize page with
-    the reason and its status."""
+    """Ask from the Data section that the draw being verified be completed with its stuck
+    candidates decided by their answers as they stand; a refusal shows the section with the
+    reason at its top and its status."""
     task = leaderboard_selectors.task_for(slug, request.user, role="organizer")
     try:
         sample = services.settle_reference_sample(task=task, by=request.user)
     except ServiceError as exc:
-        return organize_page(request, task, upload="settle", error=exc)
+        return refused(request, task, "settle", exc)
     stuck = len(sample.stuck)
     messages.success(
         request,
@@ -201,4 +198,4 @@ def settle_reference_sample_page(request, slug: str):
         "than not), below the task's confidence, at the next estimation, in a few seconds: the "
         "draw then completes. Reload this page to see it.",
     )
-    return redirect(reverse("task_organize", args=[task.slug]) + "#reference-sample")
+    return to_section(task, "data")

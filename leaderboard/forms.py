@@ -152,6 +152,38 @@ TASK_SETTING_FIELDS = (
 # Shown and read in UTC (the site's time zone); an ISO 8601 offset (+02:00) is honoured too.
 DATE_INPUT_FORMAT = "%Y-%m-%d %H:%M"
 PHASE_DATE_FIELDS = ("submissions_open_at", "submissions_close_at", "reveal_at")
+# The organize pages' Phases section edits these; its Settings section the others.
+PHASE_FIELDS = ("submissions_open_at", "submissions_close_at", "accept_late_runs", "reveal_at")
+SETTINGS_PAGE_FIELDS = tuple(name for name in TASK_SETTING_FIELDS if name not in PHASE_FIELDS)
+# The settings in groups, as the Settings section shows them (each setting in one group).
+SETTING_GROUPS = (
+    ("What annotators see", ("title", "question", "display_template")),
+    ("State", ("state",)),
+    (
+        "Precision and labels",
+        ("target_half_width", "confidence", "label_budget", "judgments_per_item"),
+    ),
+    ("Annotators", ("annotator_daily_cap", "gold_rate", "gold_min_accuracy", "gold_min_answers")),
+    (
+        "Runs",
+        (
+            "max_runs_per_team",
+            "max_runs_per_team_per_day",
+            "max_upload_bytes",
+            "max_predictions_per_run",
+        ),
+    ),
+    ("Phases", PHASE_FIELDS),
+    (
+        "Teams",
+        (
+            "team_approval",
+            "annotators_may_compete",
+            "allowed_email_domains",
+            "blocked_email_domains",
+        ),
+    ),
+)
 
 
 class TaskFieldsForm(ServiceErrorsForm):
@@ -165,10 +197,11 @@ class TaskFieldsForm(ServiceErrorsForm):
 
 
 class TaskSettingsForm(TaskFieldsForm):
-    """The task's organizer-editable settings; ``update_task`` validates them as a whole."""
+    """The task's organizer-editable settings (``field_names``: those of one section; all by
+    default); ``update_task`` validates them as a whole."""
 
-    def __init__(self, *args, task: Task, **kwargs):
-        initial = model_to_dict(task, fields=TASK_SETTING_FIELDS)
+    def __init__(self, *args, task: Task, field_names=TASK_SETTING_FIELDS, **kwargs):
+        initial = model_to_dict(task, fields=field_names)
         for name in PHASE_DATE_FIELDS:
             # Shown to the minute: a date set to the second (API) that comes back unedited is
             # then unchanged, and keeps its stored value.
@@ -176,15 +209,27 @@ class TaskSettingsForm(TaskFieldsForm):
                 initial[name] = initial[name].replace(second=0, microsecond=0)
         kwargs.setdefault("initial", initial)
         super().__init__(*args, **kwargs)
-        self.fields.update(fields_for_model(Task, fields=TASK_SETTING_FIELDS))
-        for name in ("question", "display_template"):
+        self.fields.update(fields_for_model(Task, fields=field_names))
+        for name in {"question", "display_template"} & set(self.fields):
             self.fields[name].widget.attrs["rows"] = 3
+        for name in {"allowed_email_domains", "blocked_email_domains"} & set(self.fields):
+            self.fields[name].widget.attrs["rows"] = 2
         for name in PHASE_DATE_FIELDS:
+            if name not in self.fields:
+                continue
             field = self.fields[name]
             field.widget = forms.DateTimeInput(
                 format=DATE_INPUT_FORMAT, attrs={"placeholder": "YYYY-MM-DD HH:MM"}
             )
             field.label = f"{field.label} (UTC)"
+
+    def groups(self) -> list[tuple[str, list]]:
+        """The form's fields in :data:`SETTING_GROUPS`, as the page shows them."""
+        return [
+            (legend, [self[name] for name in names if name in self.fields])
+            for legend, names in SETTING_GROUPS
+            if any(name in self.fields for name in names)
+        ]
 
 
 # What an organizer sets when creating a task on its page; the rest is on the organize page.
@@ -249,7 +294,7 @@ class TaskPageTextForm(TaskFieldsForm):
         self.fields.update(fields_for_model(Task, fields=TASK_PAGE_TEXT_FIELDS))
         self.fields["description"].label = "Overview"
         for name in ("description", "rules", "terms"):
-            self.fields[name].widget.attrs.update({"rows": 8, "data-markdown-preview": "1"})
+            self.fields[name].widget.attrs.update({"rows": 7, "data-markdown-preview": "1"})
 
 
 class TaskFileForm(ServiceErrorsForm):

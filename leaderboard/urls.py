@@ -19,6 +19,7 @@ urlpatterns = [
         views.task_file_download,
         name="task_file_download",
     ),
+    # The organize pages' Task page section (a POST saves the page's text).
     path("tasks/<slug:slug>/organize/page/", views.organize_page_text, name="organize_page_text"),
     path("tasks/<slug:slug>/organize/files/", views.organize_file_add, name="organize_file_add"),
     path(
@@ -41,7 +42,29 @@ urlpatterns = [
     ),
     path("tasks/<slug:slug>/board/hold/", views.hold, name="board_hold"),
     path("tasks/<slug:slug>/board/publish/", views.publish, name="board_publish"),
+    # A task's organize pages, one per section (views/organize_sections.py); the overview's
+    # POST is the whole settings form, as when the organize page was one page.
     path("tasks/<slug:slug>/organize/", views.organize, name="task_organize"),
+    path("tasks/<slug:slug>/organize/settings/", views.organize_settings, name="organize_settings"),
+    path("tasks/<slug:slug>/organize/phases/", views.organize_phases, name="organize_phases"),
+    path(
+        "tasks/<slug:slug>/organize/data/",
+        views.organize_section,
+        {"section": "data"},
+        name="organize_data",
+    ),
+    path(
+        "tasks/<slug:slug>/organize/people/",
+        views.organize_section,
+        {"section": "people"},
+        name="organize_people",
+    ),
+    path(
+        "tasks/<slug:slug>/organize/board/",
+        views.organize_section,
+        {"section": "board"},
+        name="organize_board",
+    ),
     path("tasks/<slug:slug>/organize/state/", views.set_state_page, name="organize_state"),
     path(
         "tasks/<slug:slug>/organize/reference/",

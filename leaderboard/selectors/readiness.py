@@ -1,7 +1,7 @@
 """Whether a task is ready to open: its checklist, by what the task's kind needs.
 
 Each need is a :class:`Check` with its state in words, whether it blocks opening and where it is
-done (the organize page's section, the API's endpoint). What a kind needs is one entry of
+done (the organize pages' section and anchor, the API's endpoint). What a kind needs is one entry of
 :data:`NEEDS_BY_KIND`: an open-world task its annotators and a reference sample (when its board
 shows recall), a closed pool its pool and the annotators its further looks need; both their gold
 items (when the gold rate is above 0) and their dates (informational). Opening a task that is
@@ -36,8 +36,8 @@ RECALL_MEASURES = frozenset({"recall", "f1"})
 @dataclass(frozen=True)
 class Check:
     """One need of a task before it opens: ``state`` says where it stands in words; ``page`` is
-    where it is done on the organize page (with its anchor), ``api`` the API's endpoint for it
-    (empty: none). A check that does not ``block`` is information only."""
+    where it is done on the organize pages (a section's page, with its anchor), ``api`` the API's
+    endpoint for it (empty: none). A check that does not ``block`` is information only."""
 
     key: str
     label: str
@@ -84,10 +84,12 @@ def task_readiness(task: Task) -> Readiness:
 
 @dataclass(frozen=True)
 class _Need:
-    """A check's name, and where it is done: the organize page's anchor, the API's URL name."""
+    """A check's name, and where it is done: the organize pages' section (its URL name) and
+    anchor, the API's URL name."""
 
     key: str
     label: str
+    section: str
     anchor: str
     api_name: str
 
@@ -98,18 +100,22 @@ class _Need:
             ok=ok,
             state=state,
             blocking=blocking,
-            page=f"{reverse('task_organize', args=[task.slug])}#{self.anchor}",
+            page=f"{reverse(self.section, args=[task.slug])}#{self.anchor}",
             api=reverse(f"api:{self.api_name}", args=[task.slug]),
         )
 
 
-ANNOTATORS = _Need("annotators", "Annotators", "people", "task-invitations")
+ANNOTATORS = _Need("annotators", "Annotators", "organize_people", "annotators", "task-invitations")
 REFERENCE_SAMPLE = _Need(
-    "reference_sample", "Reference sample", "reference-sample", "task-reference-sample"
+    "reference_sample",
+    "Reference sample",
+    "organize_data",
+    "reference-sample",
+    "task-reference-sample",
 )
-POOL = _Need("pool", "Pool", "upload-pool", "task-pool")
-GOLD = _Need("gold", "Gold items", "upload-gold", "task-gold")
-PHASES = _Need("phases", "Dates", "settings", "task-detail")
+POOL = _Need("pool", "Pool", "organize_data", "upload-pool", "task-pool")
+GOLD = _Need("gold", "Gold items", "organize_data", "upload-gold", "task-gold")
+PHASES = _Need("phases", "Dates", "organize_phases", "phases-form", "task-detail")
 
 
 def _annotators(task: Task, *, needed: int, why: str) -> Check:

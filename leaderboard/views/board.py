@@ -13,6 +13,7 @@ from .. import phases, presenters, selectors
 from ..exports import snapshot_csv_rows
 from ..exports import snapshot_json as snapshot_json_data
 from ..services.board import hold_board, publish_board
+from . import organize_sections
 from .common import csv_download, json_download, render_task_page
 
 
@@ -99,10 +100,12 @@ def snapshot_json(request, slug: str, version: int):
     return json_download(snapshot_json_data(snapshot), f"{slug}-v{version}.json")
 
 
-def _back(request, slug: str):
-    if request.POST.get("next") == "organize":
-        return redirect("task_organize", slug=slug)
-    return redirect(reverse("task_board", args=[slug]))
+def _back(request, task):
+    """Back to the organize section the buttons were on (``next``), else the board."""
+    section = organize_sections.next_section(request, None)
+    if section is not None:
+        return organize_sections.to_section(task, section)
+    return redirect(reverse("task_board", args=[task.slug]))
 
 
 @login_required
@@ -111,7 +114,7 @@ def hold(request, slug: str):
     task = selectors.task_for(slug, request.user, role="organizer")
     hold_board(task=task)
     messages.success(request, "The public board is held: new snapshots wait until you publish.")
-    return _back(request, slug)
+    return _back(request, task)
 
 
 @login_required
@@ -127,4 +130,4 @@ def publish(request, slug: str):
             f"Published: the public board shows snapshot "
             f"v{snapshot.version}, and new snapshots publish as they come.",
         )
-    return _back(request, slug)
+    return _back(request, task)

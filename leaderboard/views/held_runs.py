@@ -1,20 +1,20 @@
 """The organizers' actions on a run held for them (its keys look like junk): release it (it is
-validated again and queued) or reject it (it uses no quota). The organize page lists held runs
-(``_held_runs.html``); a refusal shows it again with the reason and its status."""
+validated again and queued) or reject it (it uses no quota). The organize overview lists held
+runs (``_held_runs.html``); a refusal shows it again with the reason at its top and its
+status."""
 
 from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
-from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from .. import selectors
 from ..errors import ServiceError
 from ..models import Run
 from ..services.held_runs import reject_held_run, release_run
-from .organize import organize_page
+from .organize_sections import refused, to_section
 
 
 def _act(request, slug: str, run_id: int, *, action: str):
@@ -26,14 +26,14 @@ def _act(request, slug: str, run_id: int, *, action: str):
     try:
         service(run=run, user=request.user)
     except ServiceError as exc:
-        return organize_page(request, task, upload=action, error=exc)
+        return refused(request, task, action, exc)
     done = (
         "released: it is validated again, then evaluated"
         if action == "release"
         else "rejected: it uses no quota"
     )
     messages.success(request, f"Run {run.name!r} of team {run.team.name} {done}.")
-    return redirect("task_organize", slug=task.slug)
+    return to_section(task, "overview")
 
 
 @login_required

@@ -1,7 +1,8 @@
 """The organizer console: create a task (with a live preview of its display template), and a
-task's organize page: its readiness checklist (``readiness.py``), settings, label budget, cost
-per run, exports, hold/publish, and the uploads of its reference sample or pool (here) and gold
-items (``annotation.views``, through :func:`upload_to_task`)."""
+task's organize pages (``organize_sections.py``): the overview, the settings and phases forms,
+the sections that only show, the uploads of its reference sample or pool (here), gold items
+(``annotation.views``) and data files (``task_page.py``) through :func:`upload_to_task`, and the
+verified items' export."""
 
 from __future__ import annotations
 
@@ -11,33 +12,34 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.template.defaultfilters import pluralize
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from .. import presenters, selectors
+from .. import selectors
 from ..display_templates import preview_display
-from ..errors import InvalidFields, ServiceError, with_headers
+from ..errors import ServiceError
 from ..exports import verified_items_rows
-from ..forms import OrganizerUploadForm, PoolUploadForm, TaskCreateForm, TaskSettingsForm
+from ..forms import (
+    PHASE_FIELDS,
+    SETTINGS_PAGE_FIELDS,
+    OrganizerUploadForm,
+    PoolUploadForm,
+    TaskCreateForm,
+    TaskSettingsForm,
+)
 from ..models import Task
 from ..services.pool import upload_pool
 from ..services.reference import upload_reference
 from ..services.tasks import TaskNotReady, TaskSettingsError, create_task, update_task
-from . import readiness, reference_sample, task_page
-from .common import csv_download, render_task_page
-from .task_roles import organize_people
+from . import organize_sections as sections
+from .common import csv_download
 from .uploads import refused_upload
 
 NEW_TASK_PAGE = "leaderboard/task_new.html"
 # The preview's JSON carries organizers' payload text: its markup characters are escaped, so
 # that the body is inert even to a reader that mistakes it for HTML (as ``json_script`` does).
 JSON_HTML_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026"}
-# A sample item for the preview of a new task's display template (edited on the page).
-SAMPLE_ITEM = (
-    '{"left": {"name": "Ada Lovelace", "born": "1815"},\n'
-    ' "right": {"name": "Augusta Ada King", "born": "1815"}}'
-)
 
 
 @login_required
@@ -57,11 +59,11 @@ def new_task(request):
                 form.add_service_errors(exc.field_errors)
             else:
                 messages.success(request, f"Task {task.slug} created: you organize it.")
-                return redirect("task_organize", slug=task.slug)
+                return sections.to_section(task, "overview")
         status = 400
     context = {
         "form": form,
-        "sample_item": SAMPLE_ITEM,
+        "sample_item": sections.SAMPLE_ITEM,
         "reference_min_items": selectors.REFERENCE_MIN_ITEMS,
         "reference_min_documents": selectors.REFERENCE_MIN_DOCUMENTS,
         "gold_min_answers": Task._meta.get_field("gold_min_answers").get_default(),
@@ -91,131 +93,108 @@ def display_preview(request):
 @login_required
 @require_http_methods(["GET", "POST"])
 def organize(request, slug: str):
+    """The overview (checklist, what needs attention); a POST is the whole settings form, phases
+    included, as this page took it before it had sections."""
     task = selectors.task_for(slug, request.user, role="organizer")
     if request.method != "POST":
-        return organize_page(request, task)
-    form = TaskSettingsForm(request.POST, task=task)
-    return save_task_form(request, task, form, saved="Settings saved") or organize_page(
-        request, task, form=form, status=400
+        return sections.section_page(request, task, "overview")
+    return save_task_form(
+        request, task, TaskSettingsForm(request.POST, task=task), action="settings"
     )
 
 
-def save_task_form(request, task, form, *, saved: str):
-    """Save what a task form (:class:`~leaderboard.forms.TaskFieldsForm`) changed, through
-    ``update_task``: the organize page again with ``saved`` and the fields changed (or with the
-    checklist, for an opening it refused), or ``None`` when the form or the service refused
-    (``form`` then carries the errors by field)."""
-    if not form.is_valid():
-        return None
-    changes = form.changed_settings()
-    try:
-        update_task(task=task, **changes)
-    except TaskNotReady as exc:  # an opening the checklist refused: shown with the checklist
-        task.refresh_from_db()
-        form.add_service_errors(exc.field_errors)
-        return organize_page(request, task, form=form, state_error=exc)
-    except TaskSettingsError as exc:
-        task.refresh_from_db()
-        form.add_service_errors(exc.field_errors)
-        return None
-    messages.success(
-        request, f"{saved}: " + ", ".join(sorted(changes)) if changes else "Nothing changed."
-    )
-    return redirect("task_organize", slug=task.slug)
-
-
-def organize_page(
-    request,
-    task,
-    *,
-    form: TaskSettingsForm | None = None,
-    upload: str = "",
-    error: ServiceError | None = None,
-    state_error: TaskSettingsError | None = None,
-    status: int = 200,
-    sent: dict | None = None,
-    page_text_form=None,
-) -> HttpResponse:
-    """The organize page of ``task``; with the settings ``form`` (or the task page's text,
-    ``page_text_form``) as sent, or the ``upload`` (``reference``, ``pool``, ``gold``,
-    ``candidates``, ``draw``, ``task_file``) or action on a held run (``release``, ``reject``)
-    that ``error`` refused (its status and headers), or the change of state ``state_error``
-    refused (an opening its checklist refused: :class:`TaskNotReady`, 409), shown with the
-    checklist at the top; and ``sent``: forms as the organizer filled them, by their name in the
-    page's context."""
-    if state_error is not None:
-        status = state_error.http_status
-    response = render_task_page(
-        request,
-        "leaderboard/organize.html",
-        task,
-        {
-            "form": form or TaskSettingsForm(task=task),
-            "budget": presenters.budget_summary(task),
-            "hold": presenters.hold_status(task),
-            "queue_url": f"/annotate/{task.slug}/queue/",
-            "approval_requests": selectors.approval_requests(task),
-            "held_runs": selectors.held_runs(task),  # (views/held_runs.py)
-            **organize_people(task),  # the task's people and invitations (task_roles.py)
-            **reference_sample.reference_sample_context(task),  # (reference_sample.py)
-            **readiness.readiness_context(task, state_error),  # the checklist (readiness.py)
-            **task_page.organize_context(task, page_text_form),  # text, terms, files
-            "upload_forms": _upload_forms(task),
-            "sample_item": _sample_item(task),
-            "upload": upload,
-            "upload_error": error,
-            **(sent or {}),
-        },
-        organizer=True,
-        status=error.http_status if error is not None else status,
-    )
-    return with_headers(response, error) if error is not None else response
-
-
-def _sample_item(task) -> str:
-    """The sample item of the display template's preview: one of the task's items, if any."""
-    payload = selectors.sample_payload(task)
-    if payload is None:
-        return SAMPLE_ITEM
-    return json.dumps(payload, ensure_ascii=False, indent=1)
-
-
-def _upload_forms(task) -> dict:
-    """The upload forms the task takes, empty (a refused file is not kept)."""
-    kinds = ("pool", "gold") if task.kind == Task.Kind.CLOSED_POOL else ("reference", "gold")
-    return {
-        kind: (PoolUploadForm if kind == "pool" else OrganizerUploadForm)(auto_id=f"id_{kind}_%s")
-        for kind in kinds
-    }
-
-
-def upload_to_task(request, slug: str, load, *, what: str, form_class=None, limit=None):
-    """An organizer's upload from the organize page: the page's upload guards (throttle, size
-    ceilings, as the submit page; ``limit``: the bytes the upload may have, else the task's
-    runs' limit), the form, then ``load(task, form)`` (one service call that returns the success
-    message). A refusal shows the organize page with the problems by line and the refusal's
-    status; nothing is stored then."""
+@login_required
+@require_GET
+def organize_section(request, slug: str, section: str):
+    """A section that only shows what it holds (its forms post elsewhere)."""
     task = selectors.task_for(slug, request.user, role="organizer")
-    refused = refused_upload(request, task, limit=limit)
-    if refused is not None:
-        return organize_page(request, task, upload=what, error=refused)
-    form = (form_class or OrganizerUploadForm)(request.POST, request.FILES)
+    return sections.section_page(request, task, section)
+
+
+def _task_form_page(request, slug: str, *, action: str, field_names):
+    task = selectors.task_for(slug, request.user, role="organizer")
+    if request.method != "POST":
+        return sections.section_page(request, task, sections.REFUSED[action].section)
+    form = TaskSettingsForm(request.POST, task=task, field_names=field_names)
+    return save_task_form(request, task, form, action=action)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def organize_settings(request, slug: str):
+    return _task_form_page(request, slug, action="settings", field_names=SETTINGS_PAGE_FIELDS)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def organize_phases(request, slug: str):
+    return _task_form_page(request, slug, action="phases", field_names=PHASE_FIELDS)
+
+
+SAVED = {"settings": "Settings saved", "phases": "Dates saved", "page_text": "Task page saved"}
+
+
+def save_task_form(request, task, form, *, action: str, kept: str = "form"):
+    """Save what a task form (:class:`~leaderboard.forms.TaskFieldsForm`) changed, through
+    ``update_task``: back to the section of ``action`` saying which fields changed, or that
+    section again with the refusal at its top and the form as sent (``kept``: its name in the
+    section's context)."""
+    error: TaskSettingsError | None = None
+    if form.is_valid():
+        changes = form.changed_settings()
+        try:
+            update_task(task=task, **changes)
+        except TaskSettingsError as exc:
+            task.refresh_from_db()
+            form.add_service_errors(exc.field_errors)
+            error = exc
+        else:
+            changed = ", ".join(sorted(changes))
+            messages.success(
+                request, f"{SAVED[action]}: {changed}" if changes else "Nothing changed."
+            )
+            return sections.to_section(task, sections.REFUSED[action].section)
+    not_opened = "The task was not opened, and nothing else was saved"
+    return sections.refused(
+        request,
+        task,
+        action,
+        error,
+        form=form,
+        what=not_opened if isinstance(error, TaskNotReady) else "",
+        anchor="id_state" if isinstance(error, TaskNotReady) else "",
+        kept={kept: form},
+    )
+
+
+def upload_to_task(
+    request, slug: str, load, *, what: str, form_class=None, limit=None, auto_id="", keep=""
+):
+    """An organizer's upload from the organize pages: the pages' upload guards (throttle, size
+    ceilings, as the submit page; ``limit``: the bytes the upload may have, else the task's
+    runs' limit), the form (``auto_id``: its inputs' ids on the page, else those of the action
+    ``what``), then ``load(task, form)`` (one service call that returns the success message).
+    A refusal shows the section again with the banner at its top, the problems by line and the
+    refusal's status (``keep``: the form's name in the section's context, to show it as sent);
+    nothing is stored then. Success: back to the section with the message."""
+    task = selectors.task_for(slug, request.user, role="organizer")
+    spec = sections.REFUSED.get(what, sections.OTHER)
+    form = (form_class or OrganizerUploadForm)(
+        request.POST, request.FILES, auto_id=auto_id or spec.auto_id
+    )
+    kept = {keep: form} if keep else None
+    anchor = (auto_id or spec.auto_id) % "file"
+    stopped = refused_upload(request, task, limit=limit)
+    if stopped is not None:
+        return sections.refused(request, task, what, stopped, anchor=anchor, kept=kept)
     if not form.is_valid():
-        return organize_page(
-            request,
-            task,
-            upload=what,
-            error=InvalidFields(
-                "choose a file to upload",
-                {name: [str(e) for e in errors] for name, errors in form.errors.items()},
-            ),
-        )
+        return sections.refused(request, task, what, None, form=form, anchor=anchor, kept=kept)
     try:
         message = load(task, form)
     except ServiceError as exc:
-        return organize_page(request, task, upload=what, error=exc)
+        return sections.refused(request, task, what, exc, form=form, anchor=anchor, kept=kept)
     messages.success(request, message)
-    return redirect("task_organize", slug=task.slug)
+    return sections.to_section(task, spec.section)
 
 
 @login_required

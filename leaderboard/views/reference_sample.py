@@ -1,4 +1,4 @@
-"""The organize page's "Reference sample from documents" block: the candidates uploaded, the
+"""The Data section's "Reference sample from documents" block: the candidates uploaded, the
 latest draw and its progress (:func:`reference_sample_context`), and the upload of the
 documents' candidate items. The draw, which queues verification requests, is the annotation
 app's page (``annotation.views.draw_reference_sample_page``)."""
@@ -17,7 +17,7 @@ from . import organize
 
 
 def reference_sample_context(task: Task, draw_form: ReferenceSampleDrawForm | None = None) -> dict:
-    """What the organize page shows of the reference sample built in the product (nothing for a
+    """What the Data section shows of the reference sample built in the product (nothing for a
     closed-pool task, which has no reference sample)."""
     if task.kind == Task.Kind.CLOSED_POOL:
         return {"reference_sample": None}
@@ -48,5 +48,10 @@ def upload_candidates_page(request, slug: str):
         )
 
     return organize.upload_to_task(
-        request, slug, load, what="candidates", form_class=CandidatesUploadForm
+        request,
+        slug,
+        load,
+        what="candidates",
+        form_class=CandidatesUploadForm,
+        keep="candidates_form",
     )

@@ -1,5 +1,5 @@
 """The task page (overview, rules, terms, data files), a team's acceptance of the terms, the
-downloads of data files; and the organize page's parts for them: the page's text with a live
+downloads of data files; and the organize pages' Task page section: the page's text with a live
 preview, the acceptances, the data files (:func:`organize_context`)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
 from django.shortcuts import redirect
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from .. import selectors
 from ..errors import ServiceError, with_headers
@@ -27,7 +27,7 @@ from ..services.task_files import (
     task_file_limit,
 )
 from ..services.terms import accept_terms
-from . import organize
+from . import organize, organize_sections
 from .common import render_task_page
 
 OVERVIEW_PAGE = "leaderboard/task_overview.html"
@@ -91,13 +91,14 @@ def task_file_download(request, slug: str, file_id: int):
     return task_file_response(task_file)
 
 
-# -- the organize page's parts -----------------------------------------------------------------
-def organize_context(task: Task, page_text_form: TaskPageTextForm | None = None) -> dict:
-    """What the organize page shows of the task page: its text form (as sent, when refused),
-    the teams' acceptances of the terms, the data files and the forms to add and change them."""
+# -- the organize pages' Task page section --------------------------------------------------------
+def organize_context(task: Task) -> dict:
+    """What the Task page section shows: the page's text form, the teams' acceptances of the
+    terms, the data files and the forms to add and change them (a refusal puts the form as sent
+    in place of its empty one: ``page_text_form``, ``task_file_form``, ``changed_file_form``)."""
     files = list(selectors.task_files(task))
     return {
-        "page_text_form": page_text_form or TaskPageTextForm(task=task),
+        "page_text_form": TaskPageTextForm(task=task),
         "terms_digest": selectors.terms_digest(task),
         "terms_acceptances": list(selectors.terms_acceptances(task)),
         "task_files": [
@@ -120,13 +121,14 @@ def organize_context(task: Task, page_text_form: TaskPageTextForm | None = None)
 
 
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def organize_page_text(request, slug: str):
+    """The Task page section; a POST saves the page's text."""
     task = selectors.task_for(slug, request.user, role="organizer")
+    if request.method != "POST":
+        return organize_sections.section_page(request, task, "task_page")
     form = TaskPageTextForm(request.POST, task=task)
-    return organize.save_task_form(
-        request, task, form, saved="Task page saved"
-    ) or organize.organize_page(request, task, page_text_form=form, status=400)
+    return organize.save_task_form(request, task, form, action="page_text", kept="page_text_form")
 
 
 @login_required
@@ -155,7 +157,13 @@ def organize_file_add(request, slug: str):
         return f"Data file added: {added.title} ({added.file_name})."
 
     return organize.upload_to_task(
-        request, slug, load, what="task_file", form_class=TaskFileForm, limit=task_file_limit()
+        request,
+        slug,
+        load,
+        what="task_file",
+        form_class=TaskFileForm,
+        limit=task_file_limit(),
+        keep="task_file_form",
     )
 
 
@@ -174,11 +182,18 @@ def organize_file_change(request, slug: str, file_id: int):
         )
         return f"Data file saved: {changed.title} ({changed.file_name})."
 
-    def form_class(data, files):
-        return TaskFileForm(data, files, file_required=False)
+    def form_class(data, files, **kwargs):
+        return TaskFileForm(data, files, file_required=False, **kwargs)
 
     return organize.upload_to_task(
-        request, slug, load, what="task_file", form_class=form_class, limit=task_file_limit()
+        request,
+        slug,
+        load,
+        what="task_file",
+        form_class=form_class,
+        limit=task_file_limit(),
+        auto_id=f"id_file{file_id}_%s",
+        keep="changed_file_form",
     )
 
 
@@ -189,4 +204,4 @@ def organize_file_delete(request, slug: str, file_id: int):
     task_file = selectors.task_file_for(task=task, file_id=file_id)
     delete_task_file(task_file=task_file)
     messages.success(request, f"Data file deleted: {task_file.title} ({task_file.file_name}).")
-    return redirect("task_organize", slug=task.slug)
+    return organize_sections.to_section(task, "task_page")

@@ -1,7 +1,7 @@
-"""A task's people on its organize page: inviting annotators and co-organizers by a link (shown
-once) or by mail (a page of its own), revoking a link, removing an annotator or an organizer; and
-the page where an invited person accepts. A refused action shows its :class:`TaskRoleError` with
-its status."""
+"""A task's people on its organize pages (the People section): inviting annotators and
+co-organizers by a link or by mail (the links shown once, at the top of the section), revoking a
+link, removing an annotator or an organizer; and the page where an invited person accepts. A
+refused action shows the section again with the refusal at its top and its status."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from .. import selectors
-from ..errors import ServiceError, with_headers
+from ..errors import ServiceError
 from ..models import Task
 from ..services.invitation_mail import invite_to_task_by_mail
 from ..services.task_roles import (
@@ -26,7 +26,8 @@ from ..services.task_roles import (
     remove_organizer,
     revoke_task_invitation,
 )
-from .common import mailed_invitations, render_task_page
+from . import organize_sections
+from .common import mailed_invitations
 
 # Where the accept page keeps the digest of the invitation a signed-out visitor opened: with
 # REGISTRATION = "invite", sign-up is open to whoever holds a valid one.
@@ -34,22 +35,14 @@ TASK_INVITATION_SESSION_KEY = "task_invitation"
 
 
 def organize_people(task: Task) -> dict:
-    """What the organize page shows of the task's people (its "People" block)."""
+    """What the People section shows of the task's people and invitations."""
     return {
         "task_annotators": selectors.task_annotators(task),
         "task_organizers": selectors.task_organizers(task),
         "task_invitations": selectors.open_task_invitations(task),
         "invitation_roles": ROLES,
+        "hours": settings.TASK_INVITATION_HOURS,
     }
-
-
-def _error_page(request, task: Task, error: TaskRoleError):
-    return render(
-        request,
-        "leaderboard/task_role_error.html",
-        {"task": task, "error": error},
-        status=error.http_status,
-    )
 
 
 @login_required
@@ -59,43 +52,31 @@ def task_invite(request, slug: str):
     try:
         issued = invite_to_task(task=task, role=request.POST.get("role", ""), by=request.user)
     except TaskRoleError as exc:
-        return _error_page(request, task, exc)
+        return organize_sections.refused(request, task, "invite", exc)
     link = request.build_absolute_uri(reverse("task_join", args=[issued.key]))
     # Shown on this response only: the key is not stored, so it cannot be shown again.
-    return render(
-        request,
-        "leaderboard/task_invitation.html",
-        {"task": task, "invitation": issued.invitation, "new_link": link},
+    return organize_sections.section_page(
+        request, task, "people", new_invitation=issued.invitation, new_link=link
     )
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def task_invite_mail(request, slug: str):
+    """Invitations by mail, from the People section's form (a GET goes there)."""
     task = selectors.task_for(slug, request.user, role="organizer")
-    role = request.POST.get("role") or request.GET.get("role") or ROLES[0]
+    if request.method != "POST":
+        return redirect(organize_sections.section_url(task, "people", "invite-by-mail"))
+    role = request.POST.get("role") or ROLES[0]
     addresses = request.POST.get("addresses", "")
-    context = {"invitation_roles": ROLES, "role": role, "hours": settings.TASK_INVITATION_HOURS}
-    if request.method == "POST":
-        try:
-            issued = invite_to_task_by_mail(
-                task=task, role=role, by=request.user, addresses=addresses
-            )
-        except ServiceError as exc:  # the addresses' problems, or too many invitations (429)
-            context |= {"mail_error": exc, "addresses": addresses}
-            page = render_task_page(
-                request,
-                "leaderboard/task_invite_mail.html",
-                task,
-                context,
-                organizer=True,
-                status=exc.http_status,
-            )
-            return with_headers(page, exc)
-        context["mailed"] = mailed_invitations(request, issued, "task_join")
-    return render_task_page(
-        request, "leaderboard/task_invite_mail.html", task, context, organizer=True
-    )
+    try:
+        issued = invite_to_task_by_mail(task=task, role=role, by=request.user, addresses=addresses)
+    except ServiceError as exc:  # the addresses' problems, or too many invitations (429)
+        kept = {"role": role, "addresses": addresses, "addresses_refused": True}
+        return organize_sections.refused(request, task, "invite_mail", exc, kept=kept)
+    # The links are shown on this response only, should a mail not arrive.
+    mailed = mailed_invitations(request, issued, "task_join")
+    return organize_sections.section_page(request, task, "people", mailed=mailed, role=role)
 
 
 @login_required
@@ -105,7 +86,7 @@ def task_invitation_revoke(request, slug: str, invitation_id: int):
     invitation = selectors.task_invitation_for(task=task, invitation_id=invitation_id)
     revoke_task_invitation(invitation=invitation)
     messages.success(request, f"The {invitation.role} invitation was revoked.")
-    return redirect("task_organize", slug=task.slug)
+    return organize_sections.to_section(task, "people")
 
 
 @login_required
@@ -115,7 +96,7 @@ def task_annotator_remove(request, slug: str, user_id: int):
     person = selectors.task_member_for(task=task, role="annotator", user_id=user_id)
     remove_annotator(task=task, user=person)
     messages.success(request, f"{person.get_username()} no longer annotates {task.slug}.")
-    return redirect("task_organize", slug=task.slug)
+    return organize_sections.to_section(task, "people")
 
 
 @login_required
@@ -126,11 +107,11 @@ def task_organizer_remove(request, slug: str, user_id: int):
     try:
         remove_organizer(task=task, user=person)
     except TaskRoleError as exc:
-        return _error_page(request, task, exc)
+        return organize_sections.refused(request, task, "remove_organizer", exc)
     messages.success(request, f"{person.get_username()} no longer organizes {task.slug}.")
     if person == request.user and not selectors.is_organizer(task=task, user=request.user):
         return redirect("task_board", slug=task.slug)
-    return redirect("task_organize", slug=task.slug)
+    return organize_sections.to_section(task, "people")
 
 
 @require_http_methods(["GET", "POST"])

@@ -25,6 +25,7 @@ from ..services.teams import (
     request_approval,
 )
 from ..services.teams import leave_team as leave
+from . import organize_sections
 from .common import mailed_invitations
 
 # Where the join page keeps the digest of the invitation a signed-out visitor opened: with
@@ -136,8 +137,13 @@ def team_request(request, slug: str, team_id: int):
 @login_required
 @require_POST
 def team_approve(request, slug: str, team_id: int):
+    """Approve from the People section, or from the overview's teams waiting (``next``)."""
     task = selectors.task_for(slug, request.user, role="organizer")
     approval = selectors.approval_request(task=task, team_id=team_id)
-    approve_team(task=task, team=approval.team, by=request.user)
+    try:
+        approve_team(task=task, team=approval.team, by=request.user)
+    except TeamError as exc:  # its request withdrawn meanwhile
+        return organize_sections.refused(request, task, "approve", exc)
     messages.success(request, f"{approval.team.name} may submit runs to {task.slug}.")
-    return redirect("task_organize", slug=task.slug)
+    back = organize_sections.next_section(request, "people")
+    return organize_sections.to_section(task, back or "people")

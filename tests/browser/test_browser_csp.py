@@ -145,8 +145,22 @@ def test_annotator_page_runs_its_script(live_server, page, visit, login, world):
 
 def test_organizer_pages(live_server, page, visit, login, world):
     login(page, live_server, "olga", "olga-pass")
-    visit(f"{live_server.url}/tasks/demo/organize/", "#invite-by-mail")
+    visit(f"{live_server.url}/tasks/demo/organize/", "#readiness")
+    visit(f"{live_server.url}/tasks/demo/organize/settings/", "#preview-item table")
+    visit(f"{live_server.url}/tasks/demo/organize/data/", "#upload-gold")
+    visit(f"{live_server.url}/tasks/demo/organize/people/", "#invite-by-mail")
     visit(f"{live_server.url}/tasks/demo/organize/invite/mail/", "#id_addresses")
+    visit(f"{live_server.url}/tasks/demo/organize/page/", "#upload-task-file")
+    visit(f"{live_server.url}/tasks/demo/organize/board/", "#budget-spent")
+    visit(f"{live_server.url}/tasks/demo/organize/phases/", "#phases-form")
+    # A refusal's banner, focused by its script, and its link that moves the focus to the field.
+    page.fill("#id_reveal_at", "soon")
+    page.click("#phases-form button[type=submit]")
+    page.locator("#refusal").wait_for()
+    page.wait_for_function("document.activeElement.id === 'refusal'")
+    page.click("#refusal a[href='#id_reveal_at']")
+    page.wait_for_function("document.activeElement.id === 'id_reveal_at'")
+    assert page.evaluate("window.__csp") == [] and page.js_errors == []
     visit(f"{live_server.url}/annotate/demo/queue/")
     visit(f"{live_server.url}/api/tasks/", "form")  # the browsable API with its forms
     visit(f"{live_server.url}/api/tasks/demo/")

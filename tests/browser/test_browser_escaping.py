@@ -127,7 +127,10 @@ def test_payloads_never_execute(live_server, page, login, hostile):
         [
             *public,
             "/tasks/xss/runs/",
-            "/tasks/xss/organize/",
+            *(
+                f"/tasks/xss/organize/{section}"
+                for section in ("", "settings/", "data/", "people/", "page/", "phases/", "board/")
+            ),
             "/tasks/xss/snapshots/2/",
             *run_pages,
         ],

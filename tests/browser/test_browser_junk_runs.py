@@ -80,7 +80,7 @@ def test_a_csv_file_is_refused_and_a_junk_run_held_then_released(
     organizer.add_init_script(WATCH_VIOLATIONS)
     olga = organizer.new_page()
     login(olga, live_server, "olga", "olga-pass")
-    olga.goto(f"{live_server.url}/tasks/demo/organize/")
+    olga.goto(f"{live_server.url}/tasks/demo/organize/")  # the overview: what waits for you
     held = olga.locator("#held-runs")
     assert "glued" in held.inner_text() and "Alpha" in held.inner_text()
     held.get_by_role("button", name="Release").click()

@@ -40,15 +40,18 @@ def test_an_organizer_invites_an_annotator_by_mail(
     create_task(slug="mailed", title="Mailed task", organizers=[olga])
 
     login(page, live_server, "olga", "olga-pass-42")
-    page.goto(f"{live_server.url}/tasks/mailed/organize/")
+    page.goto(f"{live_server.url}/tasks/mailed/organize/people/")
     page.fill("#id_addresses", "nina@example.org, nina@")
     page.select_option("#id_mail_role", "annotator")
     page.click("#invite-by-mail button[type=submit]")
-    error = page.locator("#invite-mail-error")
+    error = page.locator("#refusal")
     error.wait_for()
+    assert "No invitation was sent" in error.inner_text()
     assert "'nina@' is not an email address" in error.inner_text()
     assert error.evaluate(IN_VIEW), "the refusal is in view"
     assert page.input_value("#id_addresses") == "nina@example.org, nina@"
+    error.get_by_role("link", name="Correct the addresses").click()
+    page.wait_for_function("document.activeElement.id === 'id_addresses'")
     assert not TaskInvitation.objects.exists()
 
     page.fill("#id_addresses", "nina@example.org")

@@ -1,7 +1,9 @@
 """The organizer console in real Chromium: the new task page's live preview draws a sample item
 with the annotator page's own renderer (payload markup stays text) under the strict
-Content-Security-Policy, the task is created from the page, and a refused gold upload lists its
-problems by line on the organize page."""
+Content-Security-Policy, the task is created from the page; on the organize pages a refused gold
+upload lands on the Data section with one banner as the first thing in view, focused, listing
+the file's problems by line, whose link moves the focus to the file input; a refused setting
+likewise, the value typed kept; the sections' navigation marks the current one."""
 
 from __future__ import annotations
 
@@ -14,6 +16,16 @@ from leaderboard.models import Task
 pytestmark = pytest.mark.django_db(transaction=True)
 
 DANGER_RED = "rgb(164, 38, 44)"  # site.css: --danger, #a4262c
+# Whether an element's box starts within the viewport the page shows.
+IN_FIRST_VIEWPORT = (
+    "e => { const r = e.getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; }"
+)
+# The id of the first element of the page's content a reader sees (the site's header aside).
+FIRST_VISIBLE_IN_MAIN = """() => {
+  const first = [...document.querySelector('main').children].find(
+    e => e.getBoundingClientRect().height > 0);
+  return first.id || first.className;
+}"""
 
 WATCH_VIOLATIONS = """
 window.__csp = [];
@@ -71,19 +83,52 @@ def test_create_a_task_with_a_live_preview_then_upload_gold(
     page.wait_for_url("**/tasks/console-task/organize/")
     task = Task.objects.get(slug="console-task")
     assert list(task.organizers.all()) == [creator]
-    page.locator("#preview-item table.pair").wait_for()  # the organize page previews too
+    page.locator("nav.subnav").get_by_role("link", name="Settings").click()
+    page.wait_for_url("**/tasks/console-task/organize/settings/")
+    current = page.locator("nav.subnav [aria-current=page]")
+    assert current.inner_text() == "Settings"
+    page.locator("#preview-item table.pair").wait_for()  # the settings preview too
     page.fill("#id_display_template", '{"layout": "pair", "fields": ["name", "brn"]}')
     page.locator("#preview-item tr.missing-field .missing-flag").wait_for()
     assert 'the field "brn"' in page.locator(".field #template-check").inner_text()
 
+    # A refused setting far down the form: the banner is in view and focused, the value kept.
+    page.fill("#id_blocked_email_domains", "not a domain!")
+    page.fill("#id_title", "Kept while refused")
+    page.click("form#settings-form button[type=submit]")
+    banner = page.locator("#refusal")
+    banner.wait_for()
+    assert banner.evaluate(IN_FIRST_VIEWPORT)
+    page.wait_for_function("document.activeElement.id === 'refusal'")
+    assert "Blocked email domains" in banner.inner_text()
+    assert page.input_value("#id_title") == "Kept while refused"
+    assert page.input_value("#id_blocked_email_domains") == "not a domain!"
+    banner.get_by_role("link", name="Blocked email domains", exact=True).click()
+    page.wait_for_function("document.activeElement.id === 'id_blocked_email_domains'")
+    assert page.locator("label[for=id_blocked_email_domains]").evaluate(IN_FIRST_VIEWPORT)
+
+    page.locator("nav.subnav").get_by_role("link", name="Data").click()
+    page.wait_for_url("**/tasks/console-task/organize/data/")
     gold = tmp_path / "gold.tsv"
     gold.write_text("nope\tcorrect\nk1\tmaybe\n")
     page.set_input_files("#id_gold_file", str(gold))
+    page.locator("form#upload-gold button[type=submit]").scroll_into_view_if_needed()
     page.click("form#upload-gold button[type=submit]")
-    page.locator("#upload-error").wait_for()
-    text = page.locator("#upload-error").inner_text()
+    banner.wait_for()
+    # The first thing in view: the banner, at the top of the first viewport, and focused.
+    assert page.evaluate("window.scrollY") == 0
+    assert banner.evaluate(IN_FIRST_VIEWPORT)
+    first = page.evaluate(FIRST_VISIBLE_IN_MAIN)
+    assert first == "refusal", first
+    page.wait_for_function("document.activeElement.id === 'refusal'")
+    text = banner.inner_text()
     assert "Your gold file was not accepted" in text
     assert "line 1" in text and "no item with key 'nope'" in text
     assert "line 2" in text and "answer must be 'correct' or 'incorrect'" in text
+    assert "choose it again" in text
+    assert page.locator("nav.subnav [aria-current=page]").inner_text() == "Data"
+    banner.get_by_role("link", name="Choose the file again").click()
+    page.wait_for_function("document.activeElement.id === 'id_gold_file'")
+    assert page.locator("#id_gold_file").evaluate(IN_FIRST_VIEWPORT)
     assert page.evaluate("window.__csp") == []
     assert page.js_errors == []

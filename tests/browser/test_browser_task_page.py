@@ -107,7 +107,7 @@ def test_the_markdown_page_is_drawn_under_the_policy_and_runs_nothing(
 
 def test_the_organizer_previews_the_page_as_they_type(live_server, page, watched, login, world):
     login(page, live_server, "olga", "olga-pass")
-    page.goto(f"{live_server.url}/tasks/linkage/organize/")
+    page.goto(f"{live_server.url}/tasks/linkage/organize/page/")
     watched("organize")
     preview = page.locator("#id_rules-preview")
     page.fill("#id_rules", "## Rules\n\n1. *One* account each\n\n<script>window.__xss=1</script>")
@@ -120,7 +120,7 @@ def test_the_organizer_previews_the_page_as_they_type(live_server, page, watched
     shoot(page, "03b-task-page-preview")
     assert "<script>window.__xss=1</script>" in preview.inner_text()
     page.get_by_role("button", name="Save the task page").click()
-    page.wait_for_url(re.compile(r"/organize/$"))
+    page.wait_for_url(re.compile(r"/organize/page/$"))
     watched("organize after saving")
     world.refresh_from_db()
     assert world.rules.startswith("## Rules")

@@ -46,12 +46,12 @@ def test_a_new_open_world_task_lists_its_needs_in_order_and_is_not_ready():
     )
     assert found["gold"].state.startswith("0 of the 10 gold items needed")
     # Where each is done: the organize page's section, and the API's endpoint.
-    assert found["annotators"].page == "/tasks/t/organize/#people"
+    assert found["annotators"].page == "/tasks/t/organize/people/#annotators"
     assert found["annotators"].api == "/api/tasks/t/invitations/"
-    assert found["reference_sample"].page == "/tasks/t/organize/#reference-sample"
+    assert found["reference_sample"].page == "/tasks/t/organize/data/#reference-sample"
     assert found["reference_sample"].api == "/api/tasks/t/reference-sample/"
     assert (found["gold"].page, found["gold"].api) == (
-        "/tasks/t/organize/#upload-gold",
+        "/tasks/t/organize/data/#upload-gold",
         "/api/tasks/t/gold/",
     )
 
@@ -62,7 +62,7 @@ def test_a_closed_pool_needs_its_pool_and_the_annotators_of_its_looks():
     found = checks(task)
     assert found["pool"].state == "not uploaded: upload every item key; runs are refused until then"
     assert (found["pool"].page, found["pool"].api) == (
-        "/tasks/t/organize/#upload-pool",
+        "/tasks/t/organize/data/#upload-pool",
         "/api/tasks/t/pool/",
     )
     assert found["annotators"].state.startswith(
@@ -147,7 +147,11 @@ def test_gold_items_are_needed_by_the_gold_rate_up_to_the_answers_an_annotator_i
 def test_dates_are_information_and_a_passed_deadline_is_pointed_out():
     task = make_task()
     check = checks(task)["phases"]
-    assert (check.ok, check.blocking, check.page) == (True, False, "/tasks/t/organize/#settings")
+    assert (check.ok, check.blocking, check.page) == (
+        True,
+        False,
+        "/tasks/t/organize/phases/#phases-form",
+    )
     assert check.state == "none set: runs are accepted from opening until the task is closed"
     now = timezone.now().replace(microsecond=0)
     task.submissions_open_at = now + timedelta(days=1)

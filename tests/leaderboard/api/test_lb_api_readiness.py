@@ -37,7 +37,7 @@ def test_a_task_created_through_the_api_is_a_draft_with_its_checklist(api, creat
     assert set(first) == {"key", "label", "ok", "state", "blocking", "missing", "page", "api"}
     assert (first["missing"], first["page"], first["api"]) == (
         True,
-        "/tasks/t/organize/#people",
+        "/tasks/t/organize/people/#annotators",
         "/api/tasks/t/invitations/",
     )
 

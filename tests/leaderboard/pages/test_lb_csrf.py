@@ -27,9 +27,11 @@ from test_lb_pages_permissions import (
     gold_body,
     new_task_body,
     organize_body,
+    phases_body,
     preview_body,
     reference_body,
     run_edit_body,
+    settings_body,
     submit_body,
 )
 
@@ -112,6 +114,7 @@ def state(world) -> tuple:
     return (
         task.board_held,
         task.title,
+        task.submissions_close_at,
         Run.objects.count(),
         Run.objects.get(pk=world.runs["A"].pk).name,
         ApiToken.objects.count(),
@@ -144,6 +147,8 @@ POSTS = [
     ("org", "post", "/tasks/main/board/hold/", None, "form", 302),
     ("org", "post", "/tasks/main/board/publish/", None, "form", 302),
     ("org", "post", "/tasks/main/organize/", organize_body, "form", 302),
+    ("org", "post", "/tasks/main/organize/settings/", settings_body, "form", 302),
+    ("org", "post", "/tasks/main/organize/phases/", phases_body, "form", 302),
     ("pa", "post", "/tasks/main/submit/", submit_body, "form", 302),
     ("pa", "post", "/runs/{a}/", run_edit_body, "form", 302),
     ("org", "post", "/annotate/main/queue/unpause", unpause_body, "form", 302),

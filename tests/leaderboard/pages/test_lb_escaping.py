@@ -77,6 +77,18 @@ def page_urls(world):
     ]
 
 
+# Every page of the organize pages' sections.
+ORGANIZE_SECTIONS = (
+    "task_organize",
+    "organize_settings",
+    "organize_data",
+    "organize_people",
+    "organize_page_text",
+    "organize_phases",
+    "organize_board",
+)
+
+
 @pytest.mark.parametrize("who", [None, "alice", "org"])
 def test_every_page_escapes_every_field(client, hostile, who):
     if who:
@@ -94,7 +106,7 @@ def test_every_page_escapes_every_field(client, hostile, who):
             else [
                 *page_urls(hostile)[:-1],
                 reverse("snapshot_detail", args=["ner", 2]),
-                reverse("task_organize", args=["ner"]),
+                *(reverse(section, args=["ner"]) for section in ORGANIZE_SECTIONS),
             ]
         )
     seen = ""

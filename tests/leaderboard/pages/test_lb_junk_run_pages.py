@@ -109,8 +109,8 @@ def test_reject_from_the_page_then_a_refused_second_action(held_run, organizer):
     response = client.post(f"/tasks/linkage/organize/runs/{held_run.pk}/release/")
     assert response.status_code == 409
     page = response.content.decode()
-    assert "Your release of a held run was not accepted:</strong>" in page
-    assert f"run {held_run.pk} is rejected, not held" in page
+    assert '<h2 id="refusal-title">The held run was not released</h2>' in page
+    assert f"Run {held_run.pk} is rejected, not held" in page
 
 
 def test_the_run_page_tells_the_team_why_and_gives_the_organizers_the_actions(

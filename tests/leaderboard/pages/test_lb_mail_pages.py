@@ -115,8 +115,8 @@ def test_only_members_reach_a_teams_invitations_by_mail(client, world):
 
 def test_the_organize_page_has_the_form_and_lists_where_invitations_went(client, world, committed):
     client = signed_in(client, world.people["olga"])
-    page = client.get(f"/tasks/{world.task.slug}/organize/").content.decode()
-    assert f'action="/tasks/{world.task.slug}/organize/invite/mail/#invite-by-mail"' in page
+    page = client.get(f"/tasks/{world.task.slug}/organize/people/").content.decode()
+    assert f'action="/tasks/{world.task.slug}/organize/invite/mail/"' in page
     assert '<select name="role" id="id_mail_role">' in page
     with committed():
         response = client.post(
@@ -126,7 +126,7 @@ def test_the_organize_page_has_the_form_and_lists_where_invitations_went(client,
     assert response.status_code == 200
     assert "Invitation sent to 1 address," in response.content.decode()
     assert TaskInvitation.objects.get().role == "organizer"
-    page = client.get(f"/tasks/{world.task.slug}/organize/").content.decode()
+    page = client.get(f"/tasks/{world.task.slug}/organize/people/").content.decode()
     assert "<td>co@example.org</td>" in page  # the open invitations say where each went
 
 

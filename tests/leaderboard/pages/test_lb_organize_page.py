@@ -1,5 +1,8 @@
-"""The organizer page: who may open it, settings through ``update_task`` with field errors,
-budget spent and remaining, cost per run, exports of verified items."""
+"""The organize pages' forms and figures: who may open them, settings through ``update_task``
+with field errors (the Settings section, and the whole form posted to the overview as before it
+had sections), the dates (the Phases section), budget spent and remaining and cost per run (the
+Board section), exports of verified items. The sections themselves, their navigation and the
+refusal banner: test_lb_organize_sections.py."""
 
 import csv
 import io
@@ -16,6 +19,7 @@ from django.utils import timezone
 
 from annotation.models import GoldAnswer, GoldItem
 from annotation.services import ask_again, request_verification, submit_judgment
+from leaderboard.forms import PHASE_FIELDS as PHASES
 from leaderboard.forms import TASK_SETTING_FIELDS
 from leaderboard.models import Item, LabelModelFit, Run, Task
 
@@ -68,7 +72,7 @@ def test_budget_counts_judgments_gold_answers_included_and_runs_their_draws(clie
     Run.objects.filter(pk=board_world["runs"]["a1"].pk).update(n_requested=300, n_verified=250)
     Run.objects.filter(pk=board_world["runs"]["b1"].pk).update(n_requested=100, n_verified=100)
     client.force_login(board_world["org"])
-    html = client.get(reverse("task_organize", args=["ner"])).content.decode()
+    html = client.get(reverse("organize_board", args=["ner"])).content.decode()
     spent = re.search(r'<dd id="budget-spent">(.*?)</dd>', html, re.S).group(1)
     assert spent == (
         "10 judgments asked, gold answers included (1.0%); 4 in; 2 distinct items judged"
@@ -138,22 +142,31 @@ def test_verified_items_csv(client, board_world, snapshots):
 
 
 # -- phases: dates in UTC, validated as a whole --------------------------------------------------
-def test_the_organizer_sets_the_dates_in_utc_or_with_an_offset(client, board_world):
+def phases_data(task, **changes):
+    return {name: value for name, value in settings_data(task, **changes).items() if name in PHASES}
+
+
+@pytest.mark.parametrize("section", ["organize_phases", "task_organize"])
+def test_the_organizer_sets_the_dates_in_utc_or_with_an_offset(client, board_world, section):
+    """On the Phases section, or with the whole settings form posted to the overview."""
     task = board_world["task"]
     client.force_login(board_world["org"])
-    url = reverse("task_organize", args=["ner"])
-    assert "Submissions close at (UTC)" in client.get(url).content.decode()
-    response = client.post(
-        url,
-        settings_data(
-            task,
-            submissions_open_at="2026-12-01 09:00",
-            submissions_close_at="2026-12-08T12:00:00+02:00",
-            reveal_at="2026-12-09 10:00",
-            accept_late_runs="",
-        ),
+    url = reverse(section, args=["ner"])
+    page = client.get(reverse("organize_phases", args=["ner"])).content.decode()
+    assert "Submissions close at (UTC)" in page
+    assert 'name="title"' not in page  # the other settings are the Settings section's
+    data = (phases_data if section == "organize_phases" else settings_data)(
+        task,
+        submissions_open_at="2026-12-01 09:00",
+        submissions_close_at="2026-12-08T12:00:00+02:00",
+        reveal_at="2026-12-09 10:00",
+        accept_late_runs="",
     )
+    response = client.post(url, data)
     assert response.status_code == 302
+    assert response["Location"] == reverse(
+        "organize_phases" if section == "organize_phases" else "organize_settings", args=["ner"]
+    )
     task.refresh_from_db()
     assert f"{task.submissions_open_at.astimezone(UTC):%Y-%m-%d %H:%M}" == "2026-12-01 09:00"
     assert f"{task.submissions_close_at.astimezone(UTC):%Y-%m-%d %H:%M}" == "2026-12-08 10:00"
@@ -179,7 +192,7 @@ def test_bad_dates_on_the_organize_page_are_a_400_that_changes_nothing(
 ):
     task = board_world["task"]
     client.force_login(board_world["org"])
-    response = client.post(reverse("task_organize", args=["ner"]), settings_data(task, **changes))
+    response = client.post(reverse("organize_phases", args=["ner"]), phases_data(task, **changes))
     assert response.status_code == 400
     assert field_error in response.content.decode()
     task.refresh_from_db()
@@ -192,12 +205,19 @@ def test_a_date_set_to_the_second_survives_saving_other_settings(client, board_w
     Task.objects.filter(pk=task.pk).update(submissions_close_at=close)
     task.refresh_from_db()
     client.force_login(board_world["org"])
-    url = reverse("task_organize", args=["ner"])
+    url = reverse("organize_phases", args=["ner"])
     shown = re.search(
         r'name="submissions_close_at" value="([^"]+)"', client.get(url).content.decode()
     )
     assert shown.group(1) == f"{close:%Y-%m-%d %H:%M}"
-    data = settings_data(task, title="Renamed", submissions_close_at=shown.group(1))
+    data = phases_data(task, reveal_at="2099-01-01 00:00", submissions_close_at=shown.group(1))
     assert client.post(url, data).status_code == 302
+    settings_page = reverse("organize_settings", args=["ner"])
+    data = {k: v for k, v in settings_data(task, title="Renamed").items() if k not in PHASES}
+    assert client.post(settings_page, data).status_code == 302
+    # The whole form, as the overview took it before it had sections.
+    overview = reverse("task_organize", args=["ner"])
+    data = settings_data(task, title="Renamed again", submissions_close_at=shown.group(1))
+    assert client.post(overview, data).status_code == 302
     task.refresh_from_db()
-    assert (task.title, task.submissions_close_at) == ("Renamed", close)
+    assert (task.title, task.submissions_close_at) == ("Renamed again", close)

@@ -1,6 +1,7 @@
-"""The organize page's checklist: at the top, each need with its state and a link to where it
-is done; opening refused (409) with what is missing at the top, by the button and by the
-settings form (the form keeps what was typed); open and close once ready."""
+"""The organize overview's checklist: at the top, each need with its state and a link to the
+section where it is done; opening refused (409) with what is missing in the banner at the top,
+by the button and by the settings form (the form keeps what was typed); open and close once
+ready."""
 
 from __future__ import annotations
 
@@ -48,19 +49,20 @@ def checklist(page: str) -> dict[str, tuple[str, str, str]]:
 
 def test_the_checklist_opens_the_organize_page(org_client, draft):
     page = org_client.get(ORGANIZE).content.decode()
-    assert page.index('id="readiness"') < page.index("<h2>Budget</h2>")
+    assert page.index('id="readiness"') < page.index('id="attention"')
     rows = checklist(page)
     assert list(rows) == ["annotators", "reference_sample", "gold", "phases"]
-    assert rows["annotators"][:2] == ("missing", "/tasks/t/organize/#people")
-    assert rows["reference_sample"][:2] == ("missing", "/tasks/t/organize/#reference-sample")
-    assert rows["gold"][:2] == ("missing", "/tasks/t/organize/#upload-gold")
-    assert rows["phases"][:2] == ("done", "/tasks/t/organize/#settings")
+    assert rows["annotators"][:2] == ("missing", "/tasks/t/organize/people/#annotators")
+    assert rows["reference_sample"][:2] == ("missing", "/tasks/t/organize/data/#reference-sample")
+    assert rows["gold"][:2] == ("missing", "/tasks/t/organize/data/#upload-gold")
+    assert rows["phases"][:2] == ("done", "/tasks/t/organize/phases/#phases-form")
     assert rows["reference_sample"][2].startswith(
         "missing Reference sample: 0 items in 0 documents (version 0); recall needs at least 30"
     )
-    # Every link leads to an element of the page.
+    # Every link leads to an element of its section's page.
     for _, link, _ in rows.values():
-        assert f'id="{link.split("#")[1]}"' in page
+        path, anchor = link.split("#")
+        assert f'id="{anchor}"' in org_client.get(path).content.decode()
     verdict = text(re.search(r'<p id="readiness-verdict">(.*?)</p>', page, re.S).group(1))
     assert verdict == (
         "Not ready to open yet: 3 needs below are missing. The task stays a draft, which "
@@ -74,16 +76,14 @@ def test_the_open_button_is_refused_with_what_is_missing_at_the_top(org_client, 
     response = org_client.post(STATE, {"state": "open"})
     assert response.status_code == 409
     page = response.content.decode()
-    box = re.search(
-        r'<div class="error-box" role="alert" id="readiness-error">(.*?)</div>', page, re.S
-    )
-    assert box is not None and page.index("readiness-error") < page.index("<h2>Budget</h2>")
-    said = text(box.group(1))
+    box = re.search(r'<div class="error-box refusal" role="alert".*?\n</div>', page, re.S)
+    assert box is not None and page.index('id="refusal"') < page.index('id="readiness"')
+    said = text(box.group(0))
     assert said.startswith(
-        "The task was not opened: 3 of its needs below are missing; nothing was changed."
+        "The task was not opened 3 of its checklist&#x27;s needs are missing; nothing was changed."
     )
     assert "Annotators: 0 of the 2 annotators needed" in said
-    assert '<a href="/tasks/t/organize/#upload-gold">Gold items</a>' in box.group(1)
+    assert '<a href="/tasks/t/organize/data/#upload-gold">Gold items</a>' in box.group(0)
     assert Task.objects.get(pk=draft.pk).state == Task.State.DRAFT
 
 
@@ -96,7 +96,7 @@ def test_opening_by_the_settings_form_is_refused_at_the_top_and_keeps_the_input(
     response = org_client.post(ORGANIZE, data)
     assert response.status_code == 409
     page = response.content.decode()
-    assert 'id="readiness-error"' in page
+    assert "The task was not opened, and nothing else was saved" in page
     assert 'value="Renamed while opening"' in page  # what was typed is kept
     assert "not ready to open: Annotators:" in page  # under the state field too
     draft.refresh_from_db()
@@ -124,7 +124,7 @@ def test_a_button_asking_for_another_state_is_refused(org_client, draft):
     response = org_client.post(STATE, {"state": "draft"})
     assert response.status_code == 400
     assert (
-        "these buttons open or close the task, not &#x27;draft&#x27;" in response.content.decode()
+        "These buttons open or close the task, not &#x27;draft&#x27;" in response.content.decode()
     )
 
 
@@ -133,7 +133,8 @@ def test_a_closed_pool_lists_its_pool_and_says_runs_wait_for_it(org_client, orga
     page = org_client.get("/tasks/cp/organize/").content.decode()
     rows = checklist(page)
     assert list(rows) == ["pool", "gold", "annotators", "phases"]
-    assert rows["pool"][:2] == ("missing", "/tasks/cp/organize/#upload-pool")
+    assert rows["pool"][:2] == ("missing", "/tasks/cp/organize/data/#upload-pool")
+    page = org_client.get("/tasks/cp/organize/data/").content.decode()
     assert "Runs are refused until it is here." in page
 
 

@@ -1,6 +1,7 @@
-"""The organize page's reference sample from documents: candidates uploaded from the page
-(problems by line, nothing stored), a seeded draw that queues every candidate of the drawn
-documents, its progress on the page, a second draw refused while one is verified."""
+"""The reference sample from documents on the organize pages' Data section: candidates uploaded
+from the page (problems by line, nothing stored), a seeded draw that queues every candidate of
+the drawn documents, its progress on the page (and on the overview), a second draw refused while
+one is verified."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from pipeline_support import make_task
 
 pytestmark = pytest.mark.django_db
 
-PAGE = "/tasks/ner/organize/"
+PAGE = "/tasks/ner/organize/data/"
 CANDIDATES = "/tasks/ner/organize/reference-candidates/"
 DRAW = "/annotate/ner/reference-sample/draw/"
 
@@ -51,7 +52,7 @@ def test_the_section_is_on_an_open_tasks_page_only(page, org):
     assert "empty (version 0)" in text and "below the 30 items in 10 documents" in text
     pool = make_task(slug="pool", title="Pool", kind=Task.Kind.CLOSED_POOL)
     pool.organizers.add(org)
-    text = page.get("/tasks/pool/organize/").content.decode()
+    text = page.get("/tasks/pool/organize/data/").content.decode()
     assert 'id="reference-sample"' not in text and "reference-sample/draw" not in text
 
 
@@ -106,7 +107,7 @@ def test_a_second_draw_is_refused_while_one_is_verified(page):
     response = page.post(DRAW, {"size": "1"})
     assert response.status_code == 409
     text = response.content.decode()
-    assert "Your reference sample draw was not accepted" in text
+    assert "The reference sample draw was not made" in text
     assert "is being verified" in text
     assert ReferenceSample.objects.count() == 1
     # Nor may the candidates change under it.
@@ -117,10 +118,19 @@ def test_a_second_draw_is_refused_while_one_is_verified(page):
 @pytest.mark.parametrize(
     ("body", "status", "says"),
     [
-        ({}, 400, "size: This field is required."),
-        ({"size": "0"}, 400, "size: Ensure this value is greater than or equal to 1."),
-        ({"size": "7"}, 400, "size 7 is more than the 3 documents uploaded"),
-        ({"size": "1", "seed": "-1"}, 400, "seed: Ensure this value is greater than or equal"),
+        ({}, 400, '<a href="#id_draw_size">Documents to draw</a>: This field is required.'),
+        (
+            {"size": "0"},
+            400,
+            '<a href="#id_draw_size">Documents to draw</a>: Ensure this value is greater than or '
+            "equal to 1.",
+        ),
+        ({"size": "7"}, 400, "Size 7 is more than the 3 documents uploaded"),
+        (
+            {"size": "1", "seed": "-1"},
+            400,
+            '<a href="#id_draw_seed">Seed</a>: Ensure this value is greater than or equal',
+        ),
     ],
 )
 def test_bad_draws(page, body, status, says):
@@ -199,7 +209,7 @@ def test_a_complete_sample_cannot_be_cancelled(page):
     response = page.post(CANCEL)
     assert response.status_code == 409
     text = response.content.decode()
-    assert "Your reference sample cancel was not accepted" in text and "is complete" in text
+    assert "The draw was not cancelled" in text and "is complete" in text
     assert ReferenceSample.objects.get().state == "complete"
 
 
@@ -251,8 +261,9 @@ def test_a_replacement_needs_its_confirmation_and_the_form_is_kept(page, task):
     response = page.post(DRAW, {"size": "3", "seed": "4", "replace": "on"})
     assert response.status_code == 409
     text = response.content.decode()
-    assert "Your reference sample draw was not accepted" in text
-    assert "this draw replaces the reference sample (1 item in 1 document, version 1)" in text
+    assert "The reference sample draw was not made" in text
+    assert "This draw replaces the reference sample (1 item in 1 document, version 1)" in text
+    assert '<a href="#id_draw_confirm" id="refusal-link">Tick the confirmation</a>' in text
     # What the organizer filled in is still there: tick the confirmation and send again.
     assert 'name="size" value="3"' in text and 'name="seed" value="4"' in text
     assert 'id="id_draw_replace" checked' in text
@@ -271,6 +282,7 @@ def test_new_candidates_after_complete_draws_need_a_new_frame_ticked(page, task)
     response = page.post(CANDIDATES, candidates(b"z\tdoc9\n"))
     assert response.status_code == 409
     assert "new candidates start a new sampling frame" in response.content.decode()
+    assert 'href="#id_candidates_confirm"' in response.content.decode()
     assert ReferenceCandidate.objects.count() == 4
     response = page.post(CANDIDATES, {**candidates(b"z\tdoc9\n"), "confirm": "on"})
     assert response.status_code == 302 and ReferenceCandidate.objects.count() == 1
@@ -284,7 +296,12 @@ def test_stuck_candidates_are_listed_with_what_to_do(page, task):
     assert 'id="reference-stuck"' in text
     assert "2 candidates can get no further judgment from the task's annotators" in text
     assert "&lt;b&gt;k&lt;/b&gt;, a" in text and "<b>k</b>" not in text
-    assert 'href="#upload-gold"' in text and 'href="#people"' in text
+    assert 'href="#upload-gold"' in text
+    assert 'href="/tasks/ner/organize/people/#invitations"' in text
+    # The overview says a draw waits, and why.
+    overview = page.get("/tasks/ner/organize/").content.decode()
+    assert "2 candidates can get no further judgment and are still in doubt" in overview
+    assert 'href="/tasks/ner/organize/data/#reference-sample"' in overview
     ReferenceSample.objects.update(stuck=[])
     assert 'id="reference-stuck"' not in page.get(PAGE).content.decode()
 

@@ -1,6 +1,7 @@
-"""The organize page's uploads: the reference sample (open tasks), the pool (closed pools) and
-gold items, from the page; problems listed by line on the page with the refusal's status and
-nothing stored; the submit page's upload guards (throttle, size ceilings); organizers only."""
+"""The organize pages' uploads (the Data section): the reference sample (open tasks), the pool
+(closed pools) and gold items; problems listed by line in the banner at the top of the section,
+with the refusal's status and nothing stored; the submit page's upload guards (throttle, size
+ceilings); organizers only."""
 
 from __future__ import annotations
 
@@ -43,16 +44,16 @@ def file(body: bytes, name="f.tsv"):
 
 def test_the_page_shows_the_upload_forms_the_task_takes(client, org, open_task, pool_task):
     client.force_login(org)
-    text = client.get("/tasks/ner/organize/").content.decode()
+    text = client.get("/tasks/ner/organize/data/").content.decode()
     assert 'action="/tasks/ner/organize/reference/"' in text
     assert 'action="/annotate/ner/gold/"' in text
     assert "/organize/pool/" not in text
-    # Reference sample, gold items, the reference candidates (test_lb_organize_reference_sample)
-    # and a data file for participants (test_lb_task_page)
-    assert text.count('enctype="multipart/form-data"') == 4
-    assert text.count("csrfmiddlewaretoken") >= 5  # settings, hold, three uploads
+    # Reference sample, gold items, the reference candidates (test_lb_organize_reference_sample);
+    # a data file for participants is the Task page section's (test_lb_task_page)
+    assert text.count('enctype="multipart/form-data"') == 3
+    assert text.count("csrfmiddlewaretoken") >= 4  # three uploads and the draw
     assert 'id="id_reference_file"' in text and 'id="id_gold_file"' in text
-    text = client.get("/tasks/pool/organize/").content.decode()
+    text = client.get("/tasks/pool/organize/data/").content.decode()
     assert 'action="/tasks/pool/organize/pool/"' in text
     assert 'action="/annotate/pool/gold/"' in text
     assert "/organize/reference/" not in text
@@ -63,7 +64,7 @@ def test_a_reference_sample_is_uploaded_from_the_page(client, org, open_task, se
     response = client.post(
         "/tasks/ner/organize/reference/", {"file": file(b"k0\tdoc1\nk1\tdoc1\nnew\tdoc2\n")}
     )
-    assert response.status_code == 302 and response["Location"] == "/tasks/ner/organize/"
+    assert response.status_code == 302 and response["Location"] == "/tasks/ner/organize/data/"
     assert dict(ReferenceItem.objects.values_list("item__key", "group")) == {
         "k0": "doc1",
         "k1": "doc1",
@@ -71,7 +72,7 @@ def test_a_reference_sample_is_uploaded_from_the_page(client, org, open_task, se
     }
     open_task.refresh_from_db()
     assert open_task.reference_version == 1
-    page = client.get("/tasks/ner/organize/").content.decode()
+    page = client.get("/tasks/ner/organize/data/").content.decode()
     assert "Reference sample replaced: 3 items in 2 documents (version 1)." in page
     assert "Version 1: 3 items in 2 documents." in page
 
@@ -83,7 +84,7 @@ def test_a_malformed_reference_sample_is_listed_by_line_and_stores_nothing(clien
     assert response.status_code == 400
     text = response.content.decode()
     assert "Your reference sample was not accepted" in text
-    error = response.context["upload_error"]
+    error = response.context["refusal"]
     assert [p.line for p in error.problems] == [2, 3]
     assert '<span class="line">line 2</span>' in text
     assert '<span class="line">line 3</span>' in text
@@ -96,7 +97,10 @@ def test_an_upload_without_a_file_is_400_and_names_the_field(client, org, open_t
     client.force_login(org)
     response = client.post("/tasks/ner/organize/reference/", {})
     assert response.status_code == 400
-    assert "file: This field is required." in response.content.decode()
+    assert (
+        '<a href="#id_reference_file">File</a>: This field is required.'
+        in response.content.decode()
+    )
 
 
 def test_a_pool_is_uploaded_from_the_page_once(client, org, pool_task):
@@ -126,7 +130,7 @@ def test_a_malformed_pool_is_listed_by_line_and_stores_nothing(client, org, pool
         {"file": file(b"a\nb\n"), "payloads": file(b'{"key": "zz", "payload": 1}\n', "p.jsonl")},
     )
     assert response.status_code == 400
-    assert [(p.line, p.message) for p in response.context["upload_error"].problems] == [
+    assert [(p.line, p.message) for p in response.context["refusal"].problems] == [
         (1, "key 'zz' is not in the pool")
     ]
     assert '<span class="line">line 1</span>' in response.content.decode()
@@ -138,9 +142,9 @@ def test_gold_items_are_uploaded_from_the_page(client, org, open_task):
     response = client.post(
         "/annotate/ner/gold/", {"file": file(b"\xef\xbb\xbfk0\tcorrect\nk1\tincorrect\n")}
     )
-    assert response.status_code == 302 and response["Location"] == "/tasks/ner/organize/"
+    assert response.status_code == 302 and response["Location"] == "/tasks/ner/organize/data/"
     assert dict(GoldItem.objects.values_list("item__key", "answer")) == {"k0": True, "k1": False}
-    page = client.get("/tasks/ner/organize/").content.decode()
+    page = client.get("/tasks/ner/organize/data/").content.decode()
     assert "Gold items loaded: 2 items (2 new, 0 changed, 0 unchanged)." in page
 
 
@@ -149,11 +153,11 @@ def test_a_malformed_gold_file_is_listed_by_line_and_stores_nothing(client, org,
     body = b"k0\tcorrect\nk1\tmaybe\n<b>nope</b>\tcorrect\nk2\xff\tcorrect\n"
     response = client.post("/annotate/ner/gold/", {"file": file(body)})
     assert response.status_code == 400
-    problems = [(p.line, p.message) for p in response.context["upload_error"].problems]
+    problems = [(p.line, p.message) for p in response.context["refusal"].problems]
     assert problems == [(4, "is not UTF-8 text (byte 3 of the line)")]
     response = client.post("/annotate/ner/gold/", {"file": file(body.rsplit(b"\n", 2)[0])})
     assert response.status_code == 400
-    problems = [(p.line, p.message) for p in response.context["upload_error"].problems]
+    problems = [(p.line, p.message) for p in response.context["refusal"].problems]
     assert problems == [
         (2, "answer must be 'correct' or 'incorrect', got 'maybe'"),
         (3, "no item with key '<b>nope</b>' in task ner"),
@@ -202,7 +206,7 @@ def test_page_uploads_share_the_upload_throttle(client, org, open_task, monkeypa
     assert client.post("/tasks/ner/organize/reference/", {"file": file(b"k0\n")}).status_code == 302
     response = client.post("/annotate/ner/gold/", {"file": file(b"k1\tcorrect\n")})
     assert response.status_code == 429 and int(response["Retry-After"]) > 0
-    assert "too many uploads: try again in" in response.content.decode()
+    assert "Too many uploads: try again in" in response.content.decode()
     assert list(GoldItem.objects.values_list("item__key", flat=True)) == ["k0"]
     cache.clear()
 

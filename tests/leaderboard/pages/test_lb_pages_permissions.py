@@ -27,7 +27,7 @@ from django.forms.models import model_to_dict
 from django.test import Client
 from shared_world import copied_world, shared_world
 
-from leaderboard.forms import TASK_SETTING_FIELDS
+from leaderboard.forms import PHASE_FIELDS, TASK_SETTING_FIELDS
 from leaderboard.models import Item, Task
 
 from pipeline_support import without_clock_times
@@ -61,6 +61,15 @@ def organize_body(world):
     }
     data["title"] = "Main task, renamed"
     return data
+
+
+def settings_body(world):
+    """The Settings section's form (the dates are the Phases section's)."""
+    return {k: v for k, v in organize_body(world).items() if k not in PHASE_FIELDS}
+
+
+def phases_body(world):
+    return {"submissions_close_at": "2099-01-01 10:00", "accept_late_runs": "on"}
 
 
 def submit_body(world):
@@ -221,6 +230,64 @@ MATRIX = [
         {"confidence": "x"},
         (LOGIN, 403, 403, 403, 400, 403, 403, 400, 403),
     ),
+    # The organize pages' sections: settings and phases take their forms; data, people and
+    # board only show (their forms post elsewhere); the task page section is below.
+    (
+        "GET",
+        "/tasks/main/organize/settings/",
+        None,
+        (LOGIN, 403, 403, 403, 200, 403, 403, 200, 403),
+    ),
+    (
+        "GET",
+        "/tasks/hidden-draft/organize/settings/",
+        None,
+        (LOGIN, 404, 404, 404, 200, 404, 404, 200, 404),
+    ),
+    (
+        "POST",
+        "/tasks/main/organize/settings/",
+        settings_body,
+        (LOGIN, 403, 403, 403, REDIRECT, 403, 403, REDIRECT, 403),
+    ),
+    (
+        "POST",
+        "/tasks/main/organize/settings/",
+        {"confidence": "x"},
+        (LOGIN, 403, 403, 403, 400, 403, 403, 400, 403),
+    ),
+    ("GET", "/tasks/main/organize/phases/", None, (LOGIN, 403, 403, 403, 200, 403, 403, 200, 403)),
+    (
+        "POST",
+        "/tasks/main/organize/phases/",
+        phases_body,
+        (LOGIN, 403, 403, 403, REDIRECT, 403, 403, REDIRECT, 403),
+    ),
+    (
+        "POST",
+        "/tasks/other/organize/phases/",
+        phases_body,
+        (LOGIN, 403, 403, 403, 403, REDIRECT, REDIRECT, REDIRECT, 403),
+    ),
+    (
+        "POST",
+        "/tasks/main/organize/phases/",
+        {"reveal_at": "soon"},
+        (LOGIN, 403, 403, 403, 400, 403, 403, 400, 403),
+    ),
+    ("GET", "/tasks/main/organize/data/", None, (LOGIN, 403, 403, 403, 200, 403, 403, 200, 403)),
+    (
+        "GET",
+        "/tasks/hidden-draft/organize/data/",
+        None,
+        (LOGIN, 404, 404, 404, 200, 404, 404, 200, 404),
+    ),
+    ("POST", "/tasks/main/organize/data/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
+    ("GET", "/tasks/main/organize/people/", None, (LOGIN, 403, 403, 403, 200, 403, 403, 200, 403)),
+    ("GET", "/tasks/other/organize/people/", None, (LOGIN, 403, 403, 403, 403, 200, 200, 200, 403)),
+    ("POST", "/tasks/main/organize/people/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
+    ("GET", "/tasks/main/organize/board/", None, (LOGIN, 403, 403, 403, 200, 403, 403, 200, 403)),
+    ("POST", "/tasks/main/organize/board/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
     # The checklist's buttons: "main" is open, so closing it works; the draft is not ready to
     # open (409, the checklist saying what is missing); anything else is refused (400).
     (
@@ -439,7 +506,14 @@ MATRIX = [
         {"data_access": "everyone"},
         (LOGIN, 403, 403, 403, 400, 403, 403, 400, 403),
     ),
-    ("GET", "/tasks/main/organize/page/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
+    # The task page section (its POST, above, saves the page's text).
+    ("GET", "/tasks/main/organize/page/", None, (LOGIN, 403, 403, 403, 200, 403, 403, 200, 403)),
+    (
+        "GET",
+        "/tasks/hidden-draft/organize/page/",
+        None,
+        (LOGIN, 404, 404, 404, 200, 404, 404, 200, 404),
+    ),
     (
         "POST",
         "/tasks/main/organize/files/",
@@ -649,12 +723,12 @@ MATRIX = [
         (LOGIN, 404, 404, 404, 200, 404, 404, 200, 404),
     ),
     ("GET", "/tasks/main/organize/invite/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
-    # Invitations by mail: a page of their own (the form, and a refused list kept).
+    # Invitations by mail: the People section's form (a GET goes there; a refused list kept).
     (
         "GET",
         "/tasks/main/organize/invite/mail/",
         None,
-        (LOGIN, 403, 403, 403, 200, 403, 403, 200, 403),
+        (LOGIN, 403, 403, 403, REDIRECT, 403, 403, REDIRECT, 403),
     ),
     (
         "POST",

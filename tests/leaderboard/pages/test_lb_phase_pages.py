@@ -99,6 +99,6 @@ def test_a_passed_deadline_holds_the_public_board_before_the_job_runs(
     assert board_world["task"].board_held is False  # nothing recorded the hold
     html = html_of(client, board_world["stranger"], reverse("task_board", args=["ner"]))
     assert "Results are being held by the organizers; last published: version 1" in html
-    organizer = html_of(client, board_world["org"], reverse("task_organize", args=["ner"]))
+    organizer = html_of(client, board_world["org"], reverse("organize_board", args=["ner"]))
     assert "The public board is held." in organizer
     assert 'id="dated-publication"' in organizer and "publish it by hand" in organizer

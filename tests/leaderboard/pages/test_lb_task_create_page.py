@@ -309,7 +309,7 @@ def test_the_organize_page_previews_the_template_on_one_of_the_tasks_items(clien
     Item.objects.create(task=task, key="k0", index=0, payload={})
     Item.objects.create(task=task, key="k1", index=1, payload={"text": "<i>Ada</i> & co"})
     client.force_login(user)
-    text = client.get("/tasks/ner/organize/").content.decode()
+    text = client.get("/tasks/ner/organize/settings/").content.decode()
     assert 'data-preview-url="/tasks/new/preview/"' in text
     assert 'data-template-field="id_display_template"' in text
     sample = text.split('<textarea id="sample-item" rows="3">')[1].split("</textarea>")[0]

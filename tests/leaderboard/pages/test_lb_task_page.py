@@ -159,14 +159,14 @@ def test_downloads_follow_the_tasks_rule(client, page, team, participant, organi
     assert download["Content-Disposition"] == 'attachment; filename="pairs.jsonl"'
 
 
-# -- the organize page -------------------------------------------------------------------------
+# -- the organize pages' Task page section -------------------------------------------------------
 def page_body(**fields):
     return {"description": "", "rules": "", "terms": "", "data_access": "terms_accepted", **fields}
 
 
 def test_organizers_edit_the_page_text(client, task, organizer):
     client.force_login(organizer)
-    html = text(client.get(f"/tasks/{task.slug}/organize/"))
+    html = text(client.get(f"/tasks/{task.slug}/organize/page/"))
     assert 'action="/tasks/linkage/organize/page/"' in html
     assert 'data-preview-url="/tasks/new/page-preview/"' in html
     assert "page_text_preview.js" in html
@@ -176,7 +176,8 @@ def test_organizers_edit_the_page_text(client, task, organizer):
     assert saved.status_code == 302
     task.refresh_from_db()
     assert (task.rules, task.terms) == ("No sharing.", TERMS)
-    messages = text(client.get(f"/tasks/{task.slug}/organize/"))
+    assert saved["Location"] == "/tasks/linkage/organize/page/"
+    messages = text(client.get(f"/tasks/{task.slug}/organize/page/"))
     assert "Task page saved: rules, terms" in messages
     assert "No team has accepted the terms yet." in messages
 
@@ -206,7 +207,7 @@ def test_the_preview_renders_markdown_as_the_page_will(client, organizer, task):
 def test_organizers_see_which_teams_accepted(client, page, team, participant, organizer):
     accept_terms(task=page, team=team, user=participant)
     client.force_login(organizer)
-    html = text(client.get(f"/tasks/{page.slug}/organize/"))
+    html = text(client.get(f"/tasks/{page.slug}/organize/page/"))
     row = html.split('<tr data-team="Alpha">')[1].split("</tr>")[0]
     assert "pat" in row and "(current)" in row
 
@@ -225,7 +226,8 @@ def test_organizers_add_change_replace_and_delete_data_files(client, task, organ
     assert added.status_code == 302
     stored = TaskFile.objects.get()
     assert (stored.title, stored.kind, stored.size) == ("Sample run", "sample_run", 6)
-    html = text(client.get(f"/tasks/{task.slug}/organize/"))
+    assert added["Location"] == "/tasks/linkage/organize/page/"
+    html = text(client.get(f"/tasks/{task.slug}/organize/page/"))
     assert "Data file added: Sample run (sample.tsv)." in html
     assert f'action="/tasks/linkage/organize/files/{stored.pk}/"' in html
     changed = client.post(

@@ -61,7 +61,7 @@ def test_invite_accept_and_the_organize_page_lists_people(people, task, role, ho
     link = invitation_link(org, task, role)
     assert link.startswith("/invitations/")
     assert link.rsplit("/", 2)[-2] not in TaskInvitation.objects.get().digest
-    page = org.get("/tasks/t1/organize/").content.decode()
+    page = org.get("/tasks/t1/organize/people/").content.decode()
     assert f'data-invitation="{TaskInvitation.objects.get().pk}"' in page
     assert link not in page  # shown once
     ann = signed_in(people["ann"])
@@ -70,7 +70,7 @@ def test_invite_accept_and_the_organize_page_lists_people(people, task, role, ho
     accepted = ann.post(link)
     assert accepted.status_code == 302 and accepted["Location"] == lands_on
     assert getattr(task, holders).filter(pk=people["ann"].pk).exists()
-    page = org.get("/tasks/t1/organize/").content.decode()
+    page = org.get("/tasks/t1/organize/people/").content.decode()
     assert f'data-{role}="ann"' in page and "data-invitation=" not in page
     assert ann.post(link).status_code == 410  # used
 
@@ -171,7 +171,8 @@ def test_the_setting_is_on_the_organize_form(people, task):
     from leaderboard.forms import TASK_SETTING_FIELDS
 
     org = signed_in(people["org"])
-    assert 'name="annotators_may_compete"' in org.get("/tasks/t1/organize/").content.decode()
+    page = org.get("/tasks/t1/organize/settings/").content.decode()
+    assert 'name="annotators_may_compete"' in page
     data = {
         k: ("" if v is None else v)
         for k, v in model_to_dict(task, fields=TASK_SETTING_FIELDS).items()
