@@ -28,13 +28,13 @@ from ..selectors import (
     snapshots_visible_to,
     without_withdrawn,
 )
-from .openapi import FORMAT, PAGE, BrowsableAPIRenderer, CSVRenderer, errors, page_of, with_errors
-from .serializers import (
+from .board_serializers import (
     EstimateSerializer,
     RunHistorySerializer,
     SnapshotSerializer,
     SnapshotSummarySerializer,
 )
+from .openapi import FORMAT, PAGE, BrowsableAPIRenderer, CSVRenderer, errors, page_of, with_errors
 from .views import ApiView, ViewMixinBase
 
 SORT = OpenApiParameter(

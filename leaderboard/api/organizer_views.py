@@ -20,15 +20,15 @@ from ..selectors import (
     upload_limits,
 )
 from ..services.board import hold_board, publish_board
-from .board_views import CsvExportMixin
-from .openapi import FORMAT, errors, with_errors
-from .serializers import (
+from .board_serializers import (
     BoardStateSerializer,
     PublishSerializer,
     QuotaSerializer,
-    ReadinessSerializer,
     SpendSerializer,
 )
+from .board_views import CsvExportMixin
+from .openapi import FORMAT, errors, with_errors
+from .task_serializers import ReadinessSerializer
 from .views import ApiView
 
 

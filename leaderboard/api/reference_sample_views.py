@@ -15,7 +15,7 @@ from ..selectors import reference_sample_status
 from ..services.reference_candidates import upload_candidates
 from .openapi import with_errors
 from .permissions import IsTaskOrganizer
-from .serializers import ReferenceSizeSerializer
+from .task_serializers import ReferenceSizeSerializer
 from .views import ApiView
 
 

@@ -51,9 +51,8 @@ from .serializers import (
     RunDetailsSerializer,
     RunSerializer,
     RunUploadSerializer,
-    TaskSerializer,
-    TaskWriteSerializer,
 )
+from .task_serializers import TaskSerializer, TaskWriteSerializer
 
 # Room for the multipart envelope and the form fields around the file.
 MULTIPART_SLACK = 1024 * 1024

@@ -328,7 +328,7 @@ def test_stuck_candidates_are_settled_from_the_page_once_none_awaits_a_judgment(
     text = page.get(PAGE).content.decode()
     assert f'action="{SETTLE}"' in text and "Decide the stuck candidates by their answers" in text
     response = page.post(SETTLE, follow=True)
-    assert response.redirect_chain[-1][0] == PAGE + "#reference-sample"
+    assert response.redirect_chain[-1][0] == PAGE  # the Data section, its message at the top
     text = response.content.decode()
     assert "The 1 stuck candidate will be decided by its answers as they stand" in text
     assert "Settling asked by org" in text and f'action="{SETTLE}"' not in text
@@ -350,8 +350,10 @@ def test_a_refused_settling_is_shown_at_the_top(page, stuck, awaiting, code, say
     response = page.post(SETTLE)
     assert response.status_code == 409
     text = response.content.decode()
-    banner = text.index("Your settling of the stuck candidates was not accepted")
-    assert text.index(says) > banner and banner < text.index('id="reference-sample"')
+    banner = text.index("The stuck candidates were not settled")
+    # The banner says why, its first letter capitalised, above the block it links to.
+    assert text.lower().index(says) > banner and banner < text.index('id="reference-sample"')
+    assert 'href="#reference-sample"' in text  # the banner links to the block concerned
     assert not ReferenceSample.objects.exclude(settle_requested_at=None).exists()
 
 
