@@ -193,6 +193,11 @@ class ReferenceSampleStatus:
 
 
 def reference_sample_status(task: Task) -> ReferenceSampleStatus:
+    # A draw completes in one transaction with the reference version it writes, but each read
+    # here sees the latest commit: the draw is read first and the task's reference fields after
+    # it, so a draw seen complete never comes with the version before it.
+    sample = ReferenceSample.objects.filter(task=task).order_by("-created_at", "-pk").first()
+    task.refresh_from_db(fields=["reference_version", "reference_frame"])
     candidates = ReferenceCandidate.objects.filter(task=task).aggregate(
         items=Count("pk"), documents=Count("document", distinct=True)
     )
@@ -200,7 +205,7 @@ def reference_sample_status(task: Task) -> ReferenceSampleStatus:
     return ReferenceSampleStatus(
         documents=candidates["documents"],
         candidates=candidates["items"],
-        sample=ReferenceSample.objects.filter(task=task).order_by("-created_at", "-pk").first(),
+        sample=sample,
         reference=size,
         documents_drawn=sum(draw.size for draw in frame_draws(task)),
         adds_to_sample=size.empty or sample_is_drawn(task),

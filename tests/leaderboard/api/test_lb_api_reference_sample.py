@@ -11,7 +11,8 @@ from reference_samples import complete_latest
 
 from annotation.models import VerificationRequest
 from annotation.services.reference_sample import drawn_documents
-from leaderboard.models import ReferenceCandidate, ReferenceSample
+from leaderboard.models import ReferenceCandidate, ReferenceSample, Task
+from leaderboard.selectors import reference_sample_status
 
 pytestmark = pytest.mark.django_db
 
@@ -233,6 +234,19 @@ def test_draws_add_up_and_the_status_says_how_far(client, task):
     body = error(draw(client, size=1), 409, "all_drawn")
     assert "every one of the 4 documents" in body["message"]
     assert client.get(BASE).json()["documents_left"] == 0
+
+
+def test_a_draw_seen_complete_comes_with_the_version_it_wrote(client, task):
+    """The status read as a worker completes the draw between the request's read of the task
+    and of the draw (each statement sees the latest commit): never "complete" with version 0."""
+    upload(client)
+    draw(client, size=2, seed=5)
+    read_before = Task.objects.get(pk=task.pk)  # what the view fetched before the commit
+    complete_latest(task, ReferenceCandidate.objects.values_list("item__key", flat=True)[:1])
+    status = reference_sample_status(read_before)
+    assert status.sample.state == "complete"
+    assert (status.reference.version, status.reference.items) == (1, 1)
+    assert status.sample.reference_version == status.reference.version
 
 
 def test_replacing_the_sample_needs_a_confirmation(client, task):
