@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from leaderboard.jobs import enqueue_estimate
 from leaderboard.models import Task
+from leaderboard.selectors import check_verified_email
 
 from ..models import Answer, Assignment, GoldAnswer, Judgment
 from .errors import JudgmentError
@@ -87,6 +88,7 @@ def answer_assignment(
     seconds_spent: float | None = None,
 ) -> AnswerResult:
     """Record ``annotator``'s answer on the item of lease ``token``; safe to retry."""
+    check_verified_email(annotator)
     submitted = submitted_answer(
         annotator=annotator,
         client_id=parse_client_id(client_id),

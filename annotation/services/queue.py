@@ -30,7 +30,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from leaderboard.models import ReferenceCandidate, Task
-from leaderboard.selectors import is_annotator
+from leaderboard.selectors import check_verified_email, is_annotator
 
 from ..models import (
     AnnotatorPause,
@@ -131,6 +131,7 @@ def claim_assignments(
     number of leases they ever had: reproducible, no global random state), only alongside real
     work: an empty queue serves no gold.
     """
+    check_verified_email(annotator)
     if not is_annotator(task=task, user=annotator):
         raise JudgmentError("you are not an annotator of this task", "not_annotator")
     count = max(1, min(int(count), settings.ANNOTATION_MAX_CLAIM))

@@ -31,6 +31,7 @@ from ..board_text import RunWords
 from ..ingestion import human_bytes
 from ..models import Run, Task
 from ..selectors import (
+    check_verified_email,
     is_organizer,
     may_edit_run,
     reference_size,
@@ -69,6 +70,13 @@ else:
 # are answered by ``leaderboard.api.errors`` (the project's exception handler). A comment, not a
 # docstring: the schema would describe every view without a docstring of its own with it.
 class ApiView(APIView):
+    def perform_authentication(self, request):
+        # The API's one place for who may act: a signed-in account (a token, a session) whose
+        # address is not verified is refused every request (403 unverified_email), so a token
+        # it holds from before does not work either. Anonymous callers read as before.
+        if request.user.is_authenticated:
+            check_verified_email(request.user)
+
     def finalize_response(self, request, response, *args, **kwargs):
         # Error bodies are JSON even when CSV was asked for (``?format=csv``).
         renderer = getattr(request, "accepted_renderer", None)

@@ -30,10 +30,13 @@ from .quotas import (
 )
 from .readiness import Check, Readiness, task_readiness
 from .roles import (
+    UnverifiedEmail,
     annotated_tasks,
     api_token_for_key,
     api_token_of,
     can_create_tasks,
+    check_verified_email,
+    has_verified_email,
     is_annotator,
     is_organizer,
     may_edit_run,
@@ -115,6 +118,7 @@ __all__ = [
     "TaskNotFound",
     "TeamNotFound",
     "TeamTerms",
+    "UnverifiedEmail",
     "UploadLimits",
     "annotated_tasks",
     "annotator_conflicts",
@@ -125,9 +129,11 @@ __all__ = [
     "approvals_of",
     "board_order",
     "can_create_tasks",
+    "check_verified_email",
     "counted_runs",
     "data_access_for",
     "frame_draws",
+    "has_verified_email",
     "held_runs",
     "is_annotator",
     "is_organizer",

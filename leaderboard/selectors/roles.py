@@ -1,12 +1,17 @@
 """Who a user is: the tasks they organize and annotate, whether they may create tasks, their
 teams and API token; and the sample item the organizers' set-up tools preview. The one rule for
-organizer rights is :func:`organized_tasks`."""
+organizer rights is :func:`organized_tasks`; the one rule for acting at all (an address
+verified) is :func:`has_verified_email`."""
 
 from __future__ import annotations
 
+from allauth.account.models import EmailAddress
 from django.conf import settings
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
+from django.urls import reverse
 
+from ..errors import ServiceError
 from ..models import (
     ApiToken,
     Item,
@@ -14,6 +19,40 @@ from ..models import (
     Task,
     Team,
 )
+
+
+def has_verified_email(user) -> bool:
+    """Whether ``user`` may act (hold an API token, make or join a team, submit a run, accept an
+    invitation, claim or answer items): one of their addresses is verified, or they have none
+    to verify (an account an administrator made without one, ``createsuperuser``, the admin,
+    the demo: vouched for by whoever made it). Sign-up always asks for an address, so every
+    account made by sign-up waits for its verification. The sign-in page's rule too
+    (``leaderboard.views.account_stages``)."""
+    if not getattr(user, "is_authenticated", False):
+        return False
+    verified = list(EmailAddress.objects.filter(user=user).values_list("verified", flat=True))
+    return any(verified) if verified else not user.email
+
+
+class UnverifiedEmail(ServiceError, PermissionDenied):
+    """An account whose address is not verified yet tried to act (403): the pages show the
+    message on their 403 page (a ``PermissionDenied``), both APIs in their error body."""
+
+    code = "unverified_email"
+    http_status = 403
+
+    def __init__(self, user) -> None:
+        address = user.email or "your email address"
+        super().__init__(
+            f"verify your email address first: open the link in the mail sent to {address}. "
+            f"To have it sent again, sign in at {settings.SITE_URL}{reverse('login')}."
+        )
+
+
+def check_verified_email(user) -> None:
+    """Raise :class:`UnverifiedEmail` unless ``user`` may act (:func:`has_verified_email`)."""
+    if not has_verified_email(user):
+        raise UnverifiedEmail(user)
 
 
 def organized_tasks(user) -> QuerySet[Task]:

@@ -28,6 +28,7 @@ from ..models import Run, Task, Team
 from ..selectors import (
     Quota,
     annotator_conflicts,
+    check_verified_email,
     counted_runs,
     quota_for,
     team_approved,
@@ -362,6 +363,7 @@ def submit_run(
     name = _clean_name(name)
     file_name = os.path.basename(file_name or getattr(upload, "name", "") or "")
     file_name = file_name[-MAX_FILE_NAME_LENGTH:]
+    check_verified_email(user)
     check_open(task)
     check_member(team=team, user=user)
     check_approved(task=task, team=team)

@@ -20,7 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..models import Task, TaskInvitation
-from ..selectors import annotator_conflicts
+from ..selectors import annotator_conflicts, check_verified_email
 from .invitations import (
     InvitationError,
     IssuedInvitation,
@@ -118,7 +118,9 @@ def check_task_invitation(
 
 
 def accept_task_invitation(*, key: str, user: User, now: datetime | None = None) -> TaskInvitation:
-    """Take the role of the invitation ``key`` on its task, using the invitation up."""
+    """Take the role of the invitation ``key`` on its task, using the invitation up (an account
+    whose address is verified only)."""
+    check_verified_email(user)
     now = now or timezone.now()
     with transaction.atomic():
         check_task_invitation(key=key, user=user, now=now)

@@ -21,7 +21,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from ..models import Task, Team, TeamApproval, TeamInvitation
-from ..selectors import annotator_conflicts
+from ..selectors import annotator_conflicts, check_verified_email
 from .invitations import (
     InvitationError,
     IssuedInvitation,
@@ -50,7 +50,11 @@ class TeamError(InvitationError):
 
 
 def create_team(*, name: str, members: Iterable[User] = ()) -> Team:
-    """Create a team called ``name`` with ``members`` (a person creating a team is its first)."""
+    """Create a team called ``name`` with ``members`` (a person creating a team is its first);
+    every member's address must be verified (``selectors.has_verified_email``)."""
+    members = list(members)
+    for member in members:
+        check_verified_email(member)
     name = (name or "").strip()
     if not name:
         raise TeamError("a team needs a name")
@@ -59,7 +63,7 @@ def create_team(*, name: str, members: Iterable[User] = ()) -> Team:
     try:
         with transaction.atomic():
             team = Team.objects.create(name=name)
-            team.members.set(list(members))
+            team.members.set(members)
     except IntegrityError:
         raise TeamError(f"a team called {name!r} already exists", code="team_name_taken") from None
     return team
@@ -135,7 +139,9 @@ def check_invitation(
 
 
 def join_team(*, key: str, user: User, now: datetime | None = None) -> Team:
-    """Join the team of the invitation ``key``, using the invitation up."""
+    """Join the team of the invitation ``key``, using the invitation up (an account whose
+    address is verified only)."""
+    check_verified_email(user)
     now = now or timezone.now()
     with transaction.atomic():
         invitation = check_invitation(key=key, user=user, now=now)

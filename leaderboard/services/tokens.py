@@ -3,7 +3,9 @@
 A user has at most one token (:class:`~leaderboard.models.ApiToken`). Only the key's digest is
 stored: the key is returned once, when it is made, and cannot be read again. Rotating replaces the
 token in one transaction, so the old key stops working at once. A password change revokes the
-token (``leaderboard.signals``): whoever learnt the old password may have made one.
+token (``leaderboard.signals``): whoever learnt the old password may have made one. Only an
+account whose address is verified gets one (``selectors.has_verified_email``); the API refuses
+every request of one that is not, so a token made before does not work either.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from django.db import IntegrityError, transaction
 
 from ..errors import ServiceError
 from ..models import ApiToken
+from ..selectors import check_verified_email
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -51,7 +54,9 @@ def _issue(user: User) -> IssuedToken:
 
 
 def create_token(*, user: User) -> IssuedToken:
-    """Make the user's token; raises :class:`TokenExists` if they already have one."""
+    """Make the user's token; raises :class:`TokenExists` if they already have one, and
+    ``selectors.UnverifiedEmail`` (403) while their address is not verified."""
+    check_verified_email(user)
     try:
         with transaction.atomic():
             if ApiToken.objects.filter(user=user).exists():
@@ -62,7 +67,9 @@ def create_token(*, user: User) -> IssuedToken:
 
 
 def rotate_token(*, user: User) -> IssuedToken:
-    """Replace the user's token (or make one) with a new key; the old key is invalid at once."""
+    """Replace the user's token (or make one) with a new key; the old key is invalid at once.
+    Refused like :func:`create_token` while the user's address is not verified."""
+    check_verified_email(user)
     with transaction.atomic():
         # Serialise concurrent rotations of one user on the user row.
         get_user_model().objects.select_for_update().filter(pk=user.pk).first()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from account_support import user_with_address
 from django.contrib.auth import get_user_model
 
 from leaderboard.models import Run, Task, Team
@@ -25,11 +26,11 @@ class MailWorld:
 
 
 def build_mail_world() -> MailWorld:
-    make = get_user_model().objects.create_user
     people = {
-        name: make(name, email="" if name == "nomail" else f"{name}@example.org", password="pw")
-        for name in ("ada", "bea", "nomail", "otto", "olga")
+        name: user_with_address(name, f"{name}@example.org", password="pw")
+        for name in ("ada", "bea", "otto", "olga")
     }
+    people["nomail"] = get_user_model().objects.create_user("nomail", password="pw")
     task = open_unchecked(
         create_task(slug="mailtask", title="Mail task", organizers=[people["olga"]])
     )
