@@ -452,6 +452,7 @@ AUTHENTICATION_BACKENDS = [
 REGISTRATION = registration_from_env(os.environ.get("REGISTRATION"))
 TASK_CREATION = task_creation_from_env(os.environ.get("TASK_CREATION"))
 ACCOUNT_ADAPTER = "leaderboard.views.account_adapter.AccountAdapter"
+ACCOUNT_FORMS = {"login": "leaderboard.forms.SignInForm"}
 ACCOUNT_LOGIN_METHODS = {"username", "email"}
 ACCOUNT_SIGNUP_FIELDS = ["email*", "username*", "password1*", "password2*"]
 ACCOUNT_EMAIL_VERIFICATION = "mandatory"

@@ -6,13 +6,20 @@ class LeaderboardConfig(AppConfig):
     verbose_name = "Leaderboard"
 
     def ready(self) -> None:
+        from allauth.account.models import EmailAddress
         from django.contrib.auth import get_user_model
-        from django.db.models.signals import post_save
+        from django.db.models.signals import post_save, pre_save
 
-        from .signals import revoke_token_on_password_change
+        from .signals import normalize_saved_email, revoke_token_on_password_change
 
         post_save.connect(
             revoke_token_on_password_change,
             sender=get_user_model(),
             dispatch_uid="leaderboard.revoke_token_on_password_change",
         )
+        for model in (get_user_model(), EmailAddress):
+            pre_save.connect(
+                normalize_saved_email,
+                sender=model,
+                dispatch_uid=f"leaderboard.normalize_saved_email.{model._meta.label}",
+            )

@@ -4,12 +4,22 @@ from __future__ import annotations
 
 from typing import cast
 
+from allauth.account.forms import LoginForm
 from django import forms
 from django.forms.models import fields_for_model, model_to_dict
 
 from evaluation.core.closed_pool import MEASURES
 
 from .models import Run, Task, TaskFile, Team
+from .services.sign_in import normalized_login
+
+
+class SignInForm(LoginForm):
+    """allauth's sign-in form (``ACCOUNT_FORMS``), the login typed normalised as addresses are
+    stored (``x@EXAMPLE.net`` in fullwidth letters signs in ``x@example.net``)."""
+
+    def clean_login(self) -> str:
+        return normalized_login(super().clean_login())
 
 
 class ServiceErrorsForm(forms.Form):

@@ -1,4 +1,6 @@
-"""Receivers: a password change revokes the user's API token.
+"""Receivers: a password change revokes the user's API token; an address saved in any way
+(the admin, ``createsuperuser``, a script) is stored in its normalised form, as the account
+forms already give it (``email_domains.normalize_email``).
 
 Django has no "password changed" signal; ``set_password`` keeps the new raw password on the user
 (``_password``) until the next save, which is how Django itself calls ``password_changed``. So this
@@ -9,9 +11,20 @@ before saving and does not count.
 
 from __future__ import annotations
 
+import contextlib
+
+from .email_domains import normalize_email
 from .services.tokens import revoke_token
 
 
 def revoke_token_on_password_change(sender, instance, created, **kwargs) -> None:
     if not created and getattr(instance, "_password", None) is not None:
         revoke_token(user=instance)
+
+
+def normalize_saved_email(sender, instance, **kwargs) -> None:
+    """Store ``instance.email`` (a user's, or allauth's ``EmailAddress``) normalised; one IDNA
+    refuses is left as it is, for the forms' validators to have refused."""
+    if instance.email:
+        with contextlib.suppress(ValueError):
+            instance.email = normalize_email(instance.email)

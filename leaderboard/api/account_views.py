@@ -17,7 +17,12 @@ from rest_framework.response import Response
 
 from ..selectors import api_token_of, mail_preferences, user_roles
 from ..services.notifications import set_mail_preferences
-from ..services.sign_in import check_sign_in_allowed, count_failed_sign_in, failure_keys
+from ..services.sign_in import (
+    check_sign_in_allowed,
+    count_failed_sign_in,
+    failure_keys,
+    normalized_login,
+)
 from ..services.tokens import (
     IssuedToken,
     create_token,
@@ -59,7 +64,8 @@ class TokenWriteMixin(ViewMixinBase):
             )
         keys = failure_keys(request, username)
         check_sign_in_allowed(keys)
-        user = authenticate(request=request._request, username=username, password=password)
+        login = normalized_login(username)  # an address in any spelling, as the sign-in form
+        user = authenticate(request=request._request, username=login, password=password)
         if user is None or not user.is_active:
             count_failed_sign_in(keys)
             raise exceptions.AuthenticationFailed("wrong username or password")

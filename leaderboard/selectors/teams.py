@@ -15,6 +15,7 @@ from django.db.models import QuerySet
 from django.http import Http404
 from django.utils import timezone
 
+from ..email_domains import domain_of
 from ..models import (
     Run,
     Task,
@@ -152,9 +153,11 @@ def annotator_conflicts(
 
 
 def verified_email_domains(user) -> set[str]:
-    """The domains of ``user``'s verified email addresses (a task's domain policy reads them)."""
+    """The domains of ``user``'s verified email addresses (a task's domain policy reads them),
+    normalised as an address is where it enters (a row stored before that rule too)."""
     addresses = EmailAddress.objects.filter(user=user, verified=True)
-    return {email.rsplit("@", 1)[-1].lower() for email in addresses.values_list("email", flat=True)}
+    domains = {domain_of(email) for email in addresses.values_list("email", flat=True)}
+    return domains - {""}
 
 
 def team_runs(team: Team) -> QuerySet[Run]:

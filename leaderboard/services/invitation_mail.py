@@ -28,6 +28,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from .. import jobs
+from ..email_domains import normalize_email
 from ..models import Invitation, Task, TaskInvitation, Team, TeamInvitation, key_digest
 from .invitations import InvitationError, IssuedInvitation
 from .mail import send_site_mail, site_link
@@ -56,9 +57,10 @@ class InvitationAddressError(InvitationError):
 def parse_addresses(
     addresses: str | Iterable[str], *, taken: Iterable[str] = (), taken_reason: str = ""
 ) -> list[str]:
-    """The addresses of ``addresses`` (text, or a list), in order; else
+    """The addresses of ``addresses`` (text, or a list), in order, normalised
+    (``email_domains.normalize_email``: the spelling mailed and compared); else
     :class:`InvitationAddressError` lists each one that is not an address, is listed twice, or
-    is in ``taken`` (``taken_reason`` says why; compared without case)."""
+    is in ``taken`` (``taken_reason`` says why; compared normalised)."""
     parts = SEPARATORS.split(addresses) if isinstance(addresses, str) else list(addresses)
     given = [str(part).strip() for part in parts if str(part).strip()]
     if not given:
@@ -71,14 +73,16 @@ def parse_addresses(
             f"{len(given)} addresses: at most {limit} may be invited by mail at once",
             code="invalid_addresses",
         )
-    taken_folded = {address.casefold() for address in taken}
+    taken_folded = {_folded(address) for address in taken}
     seen: set[str] = set()
     problems = []
+    normalized = []
     for address in given:
-        folded = address.casefold()
+        folded = _folded(address)
         try:
             validate_email(address)
-        except ValidationError:
+            normalized.append(normalize_email(address))
+        except (ValidationError, ValueError):
             problems.append(f"{address!r} is not an email address")
         else:
             if folded in seen:
@@ -93,7 +97,14 @@ def parse_addresses(
             code="invalid_addresses",
             problems=[{"line": None, "message": problem} for problem in problems],
         )
-    return given
+    return normalized
+
+
+def _folded(address: str) -> str:
+    try:
+        return normalize_email(address)
+    except ValueError:
+        return address.casefold()
 
 
 def _emails_of(people: QuerySet[User]) -> list[str]:

@@ -10,19 +10,29 @@ reset mail is asked for); past its limit within its window, the form is refused 
 sign-up and reset count every attempt. The counters live in ``CACHES["throttle"]`` (Redis, or a
 database table), shared by every web process. A successful sign-in does not reset them: guessing
 one account from many addresses still hits the per-name limit.
+
+Failed sign-ins are counted per account, whatever login named it (its user name or any of its
+addresses, in any case or Unicode spelling: :func:`counted_name`), so typing the address instead
+of the user name buys no second allowance; a login that names no account is counted as typed,
+normalised.
 """
 
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from dataclasses import dataclass
 
+from allauth.account.models import EmailAddress
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.cache import caches
+from django.db.models import Q
 from django.http import HttpRequest
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
+from ..email_domains import normalize_email
 from ..errors import ServiceError, retry_after
 
 REFUSED = "Too many failed sign-ins. Wait a few minutes and try again."
@@ -95,9 +105,43 @@ def attempt_keys(
     address = BaseThrottle().get_ident(request)  # type: ignore[arg-type]  # reads META only
     keys = [f"{brake.prefix}:addr:{address}"]
     if name is not None:
-        digest = hashlib.sha256(name.strip().lower().encode()).hexdigest()[:32]
+        counted = counted_name(name, by_account=brake is SIGN_IN)
+        digest = hashlib.sha256(counted.encode()).hexdigest()[:32]
         keys.append(f"{brake.prefix}:name:{digest}")
     return keys
+
+
+def normalized_login(login: str) -> str:
+    """A typed login (a user name or an address) in the one spelling: an address by
+    ``email_domains.normalize_email``, a user name NFKC (as Django stores it) and stripped."""
+    text = unicodedata.normalize("NFKC", login or "").strip()
+    if "@" in text:
+        try:
+            return normalize_email(text)
+        except ValueError:
+            return text.lower()
+    return text
+
+
+def counted_name(login: str, *, by_account: bool = True) -> str:
+    """What a typed ``login`` is counted as: with ``by_account``, the account it names (by user
+    name, without case, or by any of its addresses), so every login of one account shares one
+    counter; else, or when it names none, the normalised text without case."""
+    text = normalized_login(login)
+    if by_account and text:
+        by_address = Q(email__iexact=text) | Q(
+            pk__in=EmailAddress.objects.filter(email__iexact=text).values("user")
+        )
+        account = (
+            get_user_model()
+            .objects.filter(Q(username__iexact=text) | by_address)
+            .order_by("pk")
+            .values_list("pk", flat=True)
+            .first()
+        )
+        if account is not None:
+            return f"account:{account}"
+    return f"login:{text.casefold()}"
 
 
 def failure_keys(request: Request | HttpRequest, username: str) -> list[str]:

@@ -1,14 +1,18 @@
 """How django-allauth fits this site (``ACCOUNT_ADAPTER``): who may sign up (the site's
 ``REGISTRATION`` setting: anyone, whoever opened a valid team or task invitation link, or
-nobody) and which accounts must verify an email address before signing in."""
+nobody), which accounts must verify an email address before signing in, and every address
+typed into its forms normalised (``email_domains.normalize_email``) before it is checked for
+uniqueness, stored or mailed."""
 
 from __future__ import annotations
 
 from allauth.account.adapter import DefaultAccountAdapter
 from allauth.core.exceptions import ImmediateHttpResponse
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.shortcuts import render
 
+from ..email_domains import normalize_email
 from ..services.invitations import InvitationError
 from ..services.task_roles import check_task_invitation
 from ..services.teams import check_invitation
@@ -35,6 +39,14 @@ class AccountAdapter(DefaultAccountAdapter):
                 status=403,
             )
         )
+
+    def clean_email(self, email: str) -> str:
+        """Sign-up, a new address and a password reset: one mailbox, one spelling (one account:
+        allauth checks uniqueness on what this returns)."""
+        try:
+            return super().clean_email(normalize_email(email))
+        except ValueError as exc:
+            raise ValidationError(f"Enter a valid email address: {exc}.") from None
 
     def get_login_stages(self) -> list[str]:
         return [

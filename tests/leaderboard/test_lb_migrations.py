@@ -70,3 +70,27 @@ def test_stored_snapshots_get_their_reference_documents_where_still_known(task):
         LeaderboardSnapshot.objects.values_list("pk", "n_reference_documents").order_by("pk")
     )
     assert documents == {current.pk: 3, older.pk: None, none.pk: 0}
+
+
+def test_stored_addresses_are_normalised_and_collisions_reported_not_dropped(django_user_model):
+    from account_support import fullwidth, user_with_address
+    from allauth.account.models import EmailAddress
+
+    migration = importlib.import_module("leaderboard.migrations.0023_normalize_email_addresses")
+    old = user_with_address("old", "old@example.net")
+    twin = user_with_address("twin", "x@example.net")
+    lookalike = user_with_address("lookalike", "y@example.net", verified=False)
+    # As an older version stored them (the update skips today's normalising on save).
+    spelt = f"x@{fullwidth('example')}.net"
+    EmailAddress.objects.filter(user=old).update(email=f"old@{fullwidth('example')}.net")
+    django_user_model.objects.filter(pk=old.pk).update(email=f"OLD@{fullwidth('EXAMPLE')}.net")
+    EmailAddress.objects.filter(user=lookalike).update(email=spelt)
+    collisions = migration.normalize_stored(apps, None)
+    assert EmailAddress.objects.get(user=old).email == "old@example.net"
+    assert django_user_model.objects.get(pk=old.pk).email == "old@example.net"
+    assert EmailAddress.objects.get(user=lookalike).email == spelt  # kept, and reported
+    assert collisions == [
+        f"EmailAddress {spelt!r} (user {lookalike.pk}) is 'x@example.net', already the address "
+        f"of user {twin.pk}: left as it is"
+    ]
+    assert EmailAddress.objects.count() == 3

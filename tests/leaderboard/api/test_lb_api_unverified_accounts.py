@@ -6,7 +6,7 @@ Anonymous reads stay open."""
 from __future__ import annotations
 
 import pytest
-from account_support import user_with_address
+from account_support import fullwidth, user_with_address
 from allauth.account.models import EmailAddress
 from rest_framework.test import APIClient
 
@@ -75,3 +75,11 @@ def test_a_session_of_an_unverified_account_is_refused_too(newcomer):
     client.force_login(newcomer)  # however it got one (an administrator's sign-in form)
     assert_unverified(client.post("/api/teams/", {"name": "Newcomers"}, format="json"))
     assert not Team.objects.exists()
+
+
+def test_a_token_for_the_address_in_another_spelling(newcomer):
+    EmailAddress.objects.filter(user=newcomer).update(verified=True)
+    login = f"Newcomer@{fullwidth('EXAMPLE')}.org"
+    made = APIClient().post("/api/token/", {"username": login, "password": PASSWORD}, format="json")
+    assert made.status_code == 201
+    assert ApiToken.objects.get().user == newcomer

@@ -1,18 +1,27 @@
 """A task's email domain policy: who may submit by the domains of their verified addresses
 (allowed ones and their subdomains; none blocked); refused submissions store nothing; the
-settings are validated like every task setting."""
+settings are validated like every task setting. Addresses and the policy's domains compared in
+one normalised form (NFKC, lower case, IDNA's ASCII form: issue 29, N2)."""
 
 from __future__ import annotations
 
 import io
 
 import pytest
+from account_support import fullwidth
 from allauth.account.models import EmailAddress
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
-from leaderboard.email_domains import invalid_domains, matches, parse_domains
+from leaderboard.email_domains import (
+    invalid_domains,
+    matches,
+    normalize_domain,
+    normalize_email,
+    parse_domains,
+)
 from leaderboard.models import Run
+from leaderboard.selectors import UnverifiedEmail
 from leaderboard.services.runs import SubmissionError, submit_run
 from leaderboard.services.tasks import TaskSettingsError, update_task
 
@@ -66,7 +75,8 @@ def test_only_allowed_domains_may_submit(task, team, participant):
     error = refused(task, team, participant)  # no address at all
     assert error.code == "email_domain_not_allowed" and "uni.edu" in error.message
     with_address(participant, "pat@cs.uni.edu", verified=False)
-    assert refused(task, team, participant).code == "email_domain_not_allowed"
+    with pytest.raises(UnverifiedEmail):  # an address waiting for its link: nothing at all
+        submit(task, team, participant)
     EmailAddress.objects.filter(user=participant).update(verified=True)
     assert submit(task, team, participant).state == Run.State.RECEIVED
 
@@ -101,3 +111,51 @@ def test_the_submit_page_and_the_api_name_the_refusal(task, team, participant, c
     assert "may not submit" in page.content.decode()
     assert not Run.objects.exists()
     assert get_user_model().objects.filter(pk=participant.pk).exists()
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [
+        f"x@{fullwidth('example')}.net",  # fullwidth letters
+        "X@EXAMPLE.NET",
+        "x@exa\u200bmple.net",  # a zero-width space, which IDNA ignores
+        "x@ex\u00adample.net",  # a soft hyphen, likewise
+        "x@example\u3002net",  # an ideographic full stop
+        f"x@example{fullwidth('.')}net",  # a fullwidth full stop
+        " x@example.net. ",
+        f"{fullwidth('x')}@example.net",
+    ],
+)
+def test_every_spelling_of_one_mailbox_is_one_address(typed):
+    assert normalize_email(typed) == "x@example.net"
+
+
+def test_a_unicode_domain_is_kept_in_its_ascii_form_and_a_bad_one_refused():
+    assert normalize_email("Jörg@Bücher.Example") == "jörg@xn--bcher-kva.example"
+    assert normalize_domain("xn--bcher-kva.example") == "xn--bcher-kva.example"
+    with pytest.raises(ValueError, match="not a domain name"):
+        normalize_domain("exa mple\u0378.net")
+    assert parse_domains(f"{fullwidth('EXAMPLE')}.net, @Bücher.example") == [
+        "example.net",
+        "xn--bcher-kva.example",
+    ]
+    assert invalid_domains(fullwidth("example.net")) == []
+
+
+def test_an_address_is_stored_normalised_however_it_is_saved(django_user_model):
+    user = django_user_model.objects.create_user("x", email=f"X@{fullwidth('EXAMPLE')}.net")
+    assert user.email == "x@example.net"
+    with_address(user, f"x@{fullwidth('example')}.NET")
+    assert EmailAddress.objects.get(user=user).email == "x@example.net"
+
+
+def test_a_unicode_spelling_of_a_blocked_domain_is_blocked(task, team, participant):
+    update_task(task=task, blocked_email_domains="example.net")
+    with_address(participant, "pat@example.net")
+    # A row stored before addresses were normalised is read normalised.
+    EmailAddress.objects.filter(user=participant).update(email=f"pat@{fullwidth('example')}.net")
+    assert refused(task, team, participant).code == "email_domain_blocked"
+    # A policy typed in another spelling blocks the same domain.
+    update_task(task=task, blocked_email_domains=f"{fullwidth('EXAMPLE')}.net")
+    EmailAddress.objects.filter(user=participant).update(email="pat@example.net")
+    assert refused(task, team, participant).code == "email_domain_blocked"

@@ -6,6 +6,7 @@ send only so many in a window."""
 from __future__ import annotations
 
 import pytest
+from account_support import fullwidth
 from sent_mail import link_to
 
 from leaderboard.models import TaskInvitation, TeamInvitation
@@ -199,3 +200,21 @@ def test_one_person_sends_only_so_many_in_a_window(world, settings, pipeline, co
         invite_to_team_by_mail(team=world.alpha, by=ada, addresses=["c@x.org"])  # the last one
         invite_to_team_by_mail(team=world.alpha, by=bea, addresses=["d@x.org"])  # her own count
     assert TeamInvitation.objects.count() == 4
+
+
+def test_addresses_are_mailed_and_compared_in_their_one_spelling(world):
+    spelt = f"New@{fullwidth('EXAMPLE')}.org"
+    assert parse_addresses([spelt, "other@example.org"]) == [
+        "new@example.org",
+        "other@example.org",
+    ]
+    problems = refused_list(
+        invite_to_team_by_mail,
+        team=world.alpha,
+        by=world.people["ada"],
+        addresses=["new@example.org", spelt, f"bea@{fullwidth('example')}.org"],
+    )
+    assert problems == [
+        f"{spelt} is listed twice",
+        f"bea@{fullwidth('example')}.org is already a member of 'Alpha'",
+    ]
