@@ -31,7 +31,7 @@ lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
-	$(BIN)/python manage.py makemigrations --check --dry-run
+	DJANGO_SETTINGS_MODULE=config.settings_test $(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/mypy
 
 # All tests, slow ones included, on SQLite: those that need no service or browser on every core

@@ -4,8 +4,10 @@ Everything that differs between a laptop demo and a production deployment comes 
 variables:
 
 ``DJANGO_SECRET_KEY``
-    Secret key. Defaults to ``INSECURE_DEV_SECRET_KEY``, which is public: set a real one for any
-    deployment.
+    Secret key (signs sessions, password resets and address confirmations). Required: without it
+    the settings refuse to load, except in the demo (``manage.py demo``, ``make run``), which makes
+    a random key of its own on its first run, keeps it in ``var/demo-secret-key`` (mode 0600) and
+    hands it to the processes it starts. No key is public (issue 29, N7).
 ``DJANGO_DEBUG``
     ``1``/``true``/``yes``/``on`` turns debug mode on. Default: off.
 ``DJANGO_ALLOWED_HOSTS``
@@ -42,17 +44,19 @@ variables:
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import secrets
+import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
 
-# Public on purpose: only for development and tests. Django's `check --deploy` flags the prefix.
-INSECURE_DEV_SECRET_KEY = "django-insecure-dev-only-do-not-use-in-production"
+DEMO_SECRET_KEY_FILE = "demo-secret-key"  # under var/
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"", "0", "false", "no", "off"}
@@ -75,6 +79,53 @@ def env_list(value: str | None, default: list[str]) -> list[str]:
     if value is None:
         return list(default)
     return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def is_demo_command(argv: Sequence[str]) -> bool:
+    """Whether this process is the demo: ``manage.py demo`` (what ``make run`` starts)."""
+    return len(argv) > 1 and Path(argv[0]).name == "manage.py" and argv[1] == "demo"
+
+
+def demo_secret_key(path: Path) -> str:
+    """The demo's own key: made at random on its first run, kept in ``path`` (mode 0600, only
+    its owner reads it) and read again on later runs, so sessions outlive a restart."""
+    for _attempt in range(2):
+        try:
+            key = path.read_text().strip()
+        except FileNotFoundError:
+            key = ""
+        if key:
+            if path.stat().st_mode & 0o077:
+                path.chmod(0o600)
+            return key
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:  # another demo process made it first (or left it empty)
+            continue
+        key = secrets.token_urlsafe(50)
+        with os.fdopen(fd, "w") as file:
+            file.write(key + "\n")
+        return key
+    raise ImproperlyConfigured(f"{path} is empty: delete it and start the demo again")
+
+
+def secret_key_from_env(
+    env: Mapping[str, str], argv: Sequence[str], base_dir: Path = BASE_DIR
+) -> str:
+    """``DJANGO_SECRET_KEY``; else, in the demo only, :func:`demo_secret_key`; else refused."""
+    key = env.get("DJANGO_SECRET_KEY", "").strip()
+    if key:
+        return key
+    if is_demo_command(argv):
+        return demo_secret_key(base_dir / "var" / DEMO_SECRET_KEY_FILE)
+    raise ImproperlyConfigured(
+        "DJANGO_SECRET_KEY is not set. Set it to a long random value, the same for every web "
+        "and worker process, and keep it secret: python -c 'import secrets; "
+        "print(secrets.token_urlsafe(50))'. Only the demo (make run, manage.py demo) makes a "
+        f"key of its own, in var/{DEMO_SECRET_KEY_FILE}; to run other commands on the demo's "
+        f'data, export DJANGO_SECRET_KEY="$(cat var/{DEMO_SECRET_KEY_FILE})".'
+    )
 
 
 def default_database_url(base_dir: Path = BASE_DIR) -> str:
@@ -206,7 +257,7 @@ def email_config_from_env(env: Mapping[str, str]) -> dict[str, Any]:
 
 # --- Core ---------------------------------------------------------------------------------------
 
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or INSECURE_DEV_SECRET_KEY
+SECRET_KEY = secret_key_from_env(os.environ, sys.argv)
 DEBUG = env_bool(os.environ.get("DJANGO_DEBUG"), default=False)
 ALLOWED_HOSTS = env_list(
     os.environ.get("DJANGO_ALLOWED_HOSTS"), default=["localhost", "127.0.0.1", "[::1]"]

@@ -2,7 +2,15 @@
 from the environment as everywhere else, plus the overrides every test wants. A test that needs
 another value sets it with pytest-django's ``settings`` fixture."""
 
-from config.settings import *  # noqa: F403
+import os
+
+# The settings refuse to load without a key (config.settings.secret_key_from_env): the tests
+# have their own, public, and hand it to the processes they start (workers, a second web
+# process) through the environment. Django's `check --deploy` flags the prefix.
+TEST_SECRET_KEY = "django-insecure-tests-only-do-not-use-in-production"
+os.environ.setdefault("DJANGO_SECRET_KEY", TEST_SECRET_KEY)
+
+from config.settings import *  # noqa: E402, F403
 
 # The default hasher (PBKDF2) takes most of a second per password on a busy machine, and the
 # tests create hundreds of users with passwords.

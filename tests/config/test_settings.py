@@ -10,19 +10,23 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from kombu import Connection
 
 from config import celery_app
 from config.settings import (
-    INSECURE_DEV_SECRET_KEY,
     cache_config_from_env,
     celery_broker_from_env,
     database_config_from_env,
+    demo_secret_key,
     email_config_from_env,
     env_bool,
     env_list,
     registration_from_env,
+    secret_key_from_env,
 )
+from config.settings_test import TEST_SECRET_KEY
+from evaluation.management.commands._demo_processes import DemoProcesses
 
 # Environment variables that settings read; stripped so each subprocess sees only what a test sets.
 SETTINGS_ENV = (
@@ -56,9 +60,15 @@ print(json.dumps({
 
 def load_settings(repo_root: Path, **env: str) -> dict:
     """Load the real settings in a fresh interpreter with only ``env`` (plus the basics) set."""
+    proc = run_probe(repo_root, **env)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def run_probe(repo_root: Path, **env: str) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if k not in SETTINGS_ENV}
     clean.update(env, DJANGO_SETTINGS_MODULE="config.settings")
-    proc = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-c", PROBE],
         cwd=repo_root,
         env=clean,
@@ -67,15 +77,13 @@ def load_settings(repo_root: Path, **env: str) -> dict:
         timeout=120,
         check=False,
     )
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
 
 
 # --- the settings as actually loaded --------------------------------------------------------------
 
 
 def test_defaults_are_sqlite_and_filesystem_broker(repo_root: Path) -> None:
-    loaded = load_settings(repo_root)
+    loaded = load_settings(repo_root, DJANGO_SECRET_KEY="only-the-key-set")
     assert loaded["database"]["ENGINE"] == "django.db.backends.sqlite3"
     assert loaded["database"]["NAME"] == str(repo_root / "var" / "db.sqlite3")
     assert loaded["celery_broker_url"] == "filesystem://"
@@ -83,7 +91,7 @@ def test_defaults_are_sqlite_and_filesystem_broker(repo_root: Path) -> None:
     assert queue_dir == repo_root / "var" / "celery" / "queue"
     assert queue_dir.is_dir(), "settings must create the broker folders"
     assert loaded["cache_backend"] == "django.core.cache.backends.locmem.LocMemCache"
-    assert loaded["secret_key"] == INSECURE_DEV_SECRET_KEY
+    assert loaded["secret_key"] == "only-the-key-set"
     assert loaded["debug"] is False
     assert loaded["allowed_hosts"] == ["localhost", "127.0.0.1", "[::1]"]
     assert loaded["celery_main"] == "leaderboard"
@@ -112,8 +120,54 @@ def test_environment_overrides_reach_django_and_celery(repo_root: Path) -> None:
     assert loaded["cache_backend"] == "config.cache.ForgivingRedisCache"
 
 
+def test_without_a_secret_key_nothing_starts_and_says_what_to_set(repo_root: Path) -> None:
+    """Issue 29, N7: the public development key is gone; outside the demo no key, no start."""
+    proc = run_probe(repo_root)
+    assert proc.returncode != 0
+    assert "ImproperlyConfigured: DJANGO_SECRET_KEY is not set" in proc.stderr
+    assert "make run" in proc.stderr and "secrets.token_urlsafe" in proc.stderr
+    check = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=repo_root,
+        env={k: v for k, v in os.environ.items() if k not in SETTINGS_ENV},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert check.returncode != 0 and "DJANGO_SECRET_KEY is not set" in check.stderr
+
+
+def test_the_demo_makes_its_own_key_once_readable_by_its_owner_only(tmp_path: Path) -> None:
+    argv = ["manage.py", "demo", "--port", "8000"]
+    key = secret_key_from_env({}, argv, base_dir=tmp_path)
+    stored = tmp_path / "var" / "demo-secret-key"
+    assert stored.read_text().strip() == key and len(key) >= 50
+    assert stored.stat().st_mode & 0o777 == 0o600
+    assert secret_key_from_env({}, argv, base_dir=tmp_path) == key  # kept across runs
+    assert secret_key_from_env({}, ["/x/manage.py", "demo"], base_dir=tmp_path) == key
+    other = tmp_path / "elsewhere" / "demo-secret-key"
+    assert demo_secret_key(other) != key  # each installation its own
+    other.chmod(0o644)
+    demo_secret_key(other)
+    assert other.stat().st_mode & 0o777 == 0o600
+    # A set key wins, in the demo too; any other command without one is refused.
+    assert secret_key_from_env({"DJANGO_SECRET_KEY": "set"}, argv, base_dir=tmp_path) == "set"
+    for not_demo in (["manage.py", "runserver"], ["gunicorn", "demo"], ["manage.py"]):
+        with pytest.raises(ImproperlyConfigured):
+            secret_key_from_env({"DJANGO_SECRET_KEY": " "}, not_demo, base_dir=tmp_path)
+
+
+def test_the_demo_hands_its_key_to_the_processes_it_starts(tmp_path: Path) -> None:
+    processes = DemoProcesses(
+        base_dir=tmp_path, host="127.0.0.1", port=8000, stdout=None, stderr=None
+    )
+    assert processes.env()["DJANGO_SECRET_KEY"] == settings.SECRET_KEY == TEST_SECRET_KEY
+
+
 def test_manage_py_check_passes_with_defaults(repo_root: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in SETTINGS_ENV}
+    env["DJANGO_SECRET_KEY"] = "a-key-of-this-deployment"
     proc = subprocess.run(
         [sys.executable, "manage.py", "check", "--fail-level", "WARNING"],
         cwd=repo_root,

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from django.conf import settings
+
 
 @dataclass
 class Child:
@@ -237,10 +239,14 @@ class DemoProcesses:
             self.stdout.write("Stopped.")
 
     def env(self) -> dict[str, str]:
-        """The children's environment: the links of the worker's mail lead to this demo's
-        address, and the worker prints mail on standard output instead of logging it."""
+        """The children's environment: the demo's secret key (its own, from
+        ``var/demo-secret-key``, unless ``DJANGO_SECRET_KEY`` is set: they are not ``manage.py
+        demo`` and would refuse to start without it), the links of the worker's mail lead to
+        this demo's address, and the worker prints mail on standard output instead of logging
+        it."""
         return {
             **os.environ,
+            "DJANGO_SECRET_KEY": settings.SECRET_KEY,
             "SITE_URL": os.environ.get("SITE_URL") or f"http://{self.host}:{self.port}",
             "CELERY_WORKER_REDIRECT_STDOUTS": "0",
         }

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from leaderboard.management.commands.create_task import users_named
+from leaderboard.selectors import UnverifiedEmail
 from leaderboard.services.tokens import rotate_token
 
 
@@ -19,4 +20,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, username: str, **options):
         (user,) = users_named([username], "username")
-        self.stdout.write(rotate_token(user=user).key)
+        try:
+            token = rotate_token(user=user)
+        except UnverifiedEmail as refused:  # the API would refuse the key anyway
+            raise CommandError(f"{username}: {refused.message}") from None
+        self.stdout.write(token.key)

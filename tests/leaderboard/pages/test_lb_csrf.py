@@ -48,6 +48,7 @@ from annotation.services import (
     heartbeat,
     pause_annotator,
 )
+from config.settings_test import TEST_SECRET_KEY
 from leaderboard.models import (
     ApiToken,
     ReferenceCandidate,
@@ -400,7 +401,12 @@ def _settings_in(env: dict) -> dict:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        env={**clean, "DJANGO_SETTINGS_MODULE": "config.settings", **env},
+        env={
+            **clean,
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "DJANGO_SECRET_KEY": "a-key-of-this-deployment",
+            **env,
+        },
         check=True,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -447,7 +453,7 @@ def test_check_deploy_passes_in_a_production_like_environment():
         cwd=ROOT,
         capture_output=True,
         text=True,
-        env=clean,
+        env={**clean, "DJANGO_SECRET_KEY": TEST_SECRET_KEY},
     )
-    assert insecure.returncode != 0  # the development defaults are flagged, as they should be
+    assert insecure.returncode != 0  # the tests' key and defaults are flagged, as they should be
     assert "security.W009" in insecure.stdout + insecure.stderr

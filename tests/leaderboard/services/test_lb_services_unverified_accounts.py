@@ -12,6 +12,7 @@ from account_support import user_with_address
 from allauth.account.models import EmailAddress
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser
+from django.core.management import CommandError, call_command
 
 from leaderboard.models import ApiToken, Run, TaskInvitation, Team
 from leaderboard.selectors import UnverifiedEmail, has_verified_email
@@ -57,6 +58,8 @@ def test_the_rule_verified_or_no_address_to_verify(newcomer):
 def test_no_token_until_verified(newcomer):
     refused(lambda: create_token(user=newcomer))
     refused(lambda: rotate_token(user=newcomer))
+    with pytest.raises(CommandError, match="verify your email address first"):
+        call_command("api_token", "newcomer")
     assert not ApiToken.objects.exists()
     verify(newcomer)
     assert create_token(user=newcomer).key
