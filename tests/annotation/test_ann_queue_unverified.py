@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from account_support import user_with_address
+from account_support import newcomer as unverified_account
 from allauth.account.models import EmailAddress
 
 from annotation.models import Assignment, Judgment
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.django_db
 
 def test_an_unverified_annotator_claims_and_answers_nothing():
     task, _items = requested_queue(2)
-    newcomer = user_with_address("newcomer", "newcomer@example.org", verified=False)
+    newcomer = unverified_account()
     task.annotators.add(newcomer)
     with pytest.raises(UnverifiedEmail):
         claim_assignments(task=task, annotator=newcomer)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 from datetime import datetime, timedelta
 
+import account_support
 import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
@@ -51,6 +52,12 @@ def sent_jobs(monkeypatch) -> SentJobs:
     driver = PipelineDriver(monkeypatch)
     driver.sent = SentJobs()
     return driver.sent
+
+
+@pytest.fixture
+def newcomer(db):
+    """An account whose address is not verified yet (``account_support.newcomer``)."""
+    return account_support.newcomer()
 
 
 @pytest.fixture

@@ -14,6 +14,17 @@ def user_with_address(username: str, email: str, *, verified: bool = True, **fie
     return user
 
 
+NEWCOMER_PASSWORD = "a-long-pass-42"
+
+
+def newcomer():
+    """An account as sign-up leaves it: ``newcomer@example.org``, its mailed link not opened
+    yet (password :data:`NEWCOMER_PASSWORD`)."""
+    return user_with_address(
+        "newcomer", "newcomer@example.org", verified=False, password=NEWCOMER_PASSWORD
+    )
+
+
 def fullwidth(text: str) -> str:
     """``text`` in fullwidth forms (``example`` → U+FF45 U+FF58 ...), a spelling NFKC undoes."""
     return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)

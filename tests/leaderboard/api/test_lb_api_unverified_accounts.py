@@ -6,7 +6,8 @@ Anonymous reads stay open."""
 from __future__ import annotations
 
 import pytest
-from account_support import fullwidth, user_with_address
+from account_support import NEWCOMER_PASSWORD as PASSWORD
+from account_support import fullwidth
 from allauth.account.models import EmailAddress
 from rest_framework.test import APIClient
 
@@ -16,13 +17,6 @@ from leaderboard.services.teams import invite_to_team
 from leaderboard.services.tokens import _issue
 
 pytestmark = pytest.mark.django_db
-
-PASSWORD = "a-long-pass-42"
-
-
-@pytest.fixture
-def newcomer():
-    return user_with_address("newcomer", "newcomer@example.org", verified=False, password=PASSWORD)
 
 
 def assert_unverified(response) -> None:

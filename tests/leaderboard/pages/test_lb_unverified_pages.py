@@ -6,7 +6,7 @@ saying how to verify, nothing stored."""
 from __future__ import annotations
 
 import pytest
-from account_support import user_with_address
+from account_support import NEWCOMER_PASSWORD as PASSWORD
 from allauth.account.models import EmailAddress
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
@@ -16,13 +16,6 @@ from leaderboard.services.task_roles import invite_to_task
 from leaderboard.services.teams import invite_to_team
 
 pytestmark = pytest.mark.django_db
-
-PASSWORD = "a-long-pass-42"
-
-
-@pytest.fixture
-def newcomer():
-    return user_with_address("newcomer", "newcomer@example.org", verified=False, password=PASSWORD)
 
 
 def assert_refused_page(response) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 
 import pytest
-from account_support import user_with_address
 from allauth.account.models import EmailAddress
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser
@@ -22,12 +21,6 @@ from leaderboard.services.teams import create_team, invite_to_team, join_team
 from leaderboard.services.tokens import create_token, rotate_token
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def newcomer():
-    """An account as sign-up leaves it: an address, its mailed link not opened yet."""
-    return user_with_address("newcomer", "newcomer@example.org", verified=False)
 
 
 def verify(user) -> None:
