@@ -164,11 +164,14 @@ def test_a_worker_killed_while_storing_leaves_the_run_to_retry(
         ingest_run(run.pk)
     run.refresh_from_db()
     assert run.state == Run.State.VALIDATING and default_storage.exists(run.upload)
-    assert not Item.objects.exists() and not RunPredictions.objects.exists()
+    # The items went in before (in batches of their own), the predictions not.
+    assert Item.objects.count() == 3 and run.n_new_items == 3
+    assert not RunPredictions.objects.exists()
     monkeypatch.setattr(RunPredictions.objects, "create", real)
     with django_capture_on_commit_callbacks(execute=True):
         assert ingest_run(run.pk) == Run.State.QUEUED  # the redelivered message
-    assert Item.objects.count() == 3
+    run.refresh_from_db()
+    assert Item.objects.count() == 3 and run.n_new_items == 3
     assert list(RunEvent.objects.filter(run=run).values_list("state", flat=True)) == [
         "received",
         "validating",
@@ -277,7 +280,7 @@ def test_a_rejected_file_leaves_a_rejected_run_and_nothing_else(
     assert exc.as_dict()["run"] == run.pk and exc.as_dict()["total"] == 3
 
 
-def test_a_failure_while_storing_rolls_everything_back(
+def test_a_failure_while_storing_the_predictions_leaves_the_run_validating(
     task, team, participant, sent_jobs, monkeypatch, django_capture_on_commit_callbacks
 ):
     def boom(**kwargs):
