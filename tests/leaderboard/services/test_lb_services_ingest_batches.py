@@ -34,6 +34,22 @@ def upload_file(text: str) -> io.BytesIO:
     return stream
 
 
+@pytest.fixture
+def before_each_insert(monkeypatch):
+    """``before_each_insert(hook)``: ``hook(keys)`` runs before each step of a batch inserts its
+    keys (it may raise: the batch is rolled back)."""
+    real = item_services._insert
+
+    def install(hook) -> None:
+        def insert(task_id, keys, start, payloads):
+            hook(keys)
+            real(task_id, keys, start, payloads)
+
+        monkeypatch.setattr(item_services, "_insert", insert)
+
+    return install
+
+
 def received(task, team, participant) -> Run:
     item_services.ensure_items(task=task, keys=["k1"])
     return submit_run(task=task, team=team, user=participant, upload=upload_file(RUN))
@@ -66,19 +82,17 @@ EXPECTED = {
 
 @pytest.mark.django_db(transaction=True)
 def test_a_crash_between_batches_then_a_retry_gives_exactly_the_run(
-    task, team, participant, sent_jobs, monkeypatch
+    task, team, participant, sent_jobs, before_each_insert
 ):
     run = received(task, team, participant)
-    real_insert = item_services._insert
     calls = []
 
-    def insert_then_crash(*args, **kwargs):
-        calls.append(args[1])
+    def crash_at_the_third(keys) -> None:
+        calls.append(keys)
         if len(calls) == 3:
             raise RuntimeError("worker lost")
-        real_insert(*args, **kwargs)
 
-    monkeypatch.setattr(item_services, "_insert", insert_then_crash)
+    before_each_insert(crash_at_the_third)
     with pytest.raises(RuntimeError):
         ingest_run(run.pk)
     run.refresh_from_db()
@@ -87,21 +101,21 @@ def test_a_crash_between_batches_then_a_retry_gives_exactly_the_run(
     assert set(Item.objects.values_list("key", flat=True)) == {"k1", "k3", "k6", "k0", "k5"}
     assert run.state == Run.State.VALIDATING and run.n_new_items == 4 and run.n_predictions == 0
     assert not RunPredictions.objects.exists()
-    monkeypatch.setattr(item_services, "_insert", real_insert)
+    before_each_insert(calls.append)
     assert ingest_run(run.pk) == Run.State.QUEUED  # the redelivered message
     assert stored_run(run) == EXPECTED
     assert Item.objects.count() == 7 and sorted(Item.objects.values_list("index", flat=True)) == [
         *range(7)
     ]
+    assert calls[3:] == [["k2", "k4"]]  # the retry inserted only what was left
     assert sent_jobs.names() == ["evaluation.ingest_run", "evaluation.plan_run"]
 
 
 @pytest.mark.django_db(transaction=True)
 def test_batches_are_committed_one_by_one_and_nobody_sees_a_partial_run(
-    task, team, participant, sent_jobs, monkeypatch
+    task, team, participant, sent_jobs, before_each_insert
 ):
     run = received(task, team, participant)
-    real_insert = item_services._insert
     seen = []
 
     def look_from_elsewhere() -> None:
@@ -119,13 +133,12 @@ def test_batches_are_committed_one_by_one_and_nobody_sees_a_partial_run(
         finally:
             connection.close()
 
-    def insert_and_look(*args, **kwargs):
+    def look(keys) -> None:
         reader = threading.Thread(target=look_from_elsewhere)
         reader.start()
         reader.join()
-        real_insert(*args, **kwargs)
 
-    monkeypatch.setattr(item_services, "_insert", insert_and_look)
+    before_each_insert(look)
     assert ingest_run(run.pk) == Run.State.QUEUED
     # Each batch saw the ones before it committed, and the run never partly there.
     assert seen == [
@@ -138,17 +151,15 @@ def test_batches_are_committed_one_by_one_and_nobody_sees_a_partial_run(
 
 @pytest.mark.django_db
 def test_a_run_withdrawn_while_its_items_are_stored_stays_withdrawn(
-    task, team, participant, sent_jobs, monkeypatch
+    task, team, participant, sent_jobs, before_each_insert
 ):
     run = received(task, team, participant)
-    real_insert = item_services._insert
 
-    def withdrawn_meanwhile(*args, **kwargs):
+    def withdrawn_meanwhile(keys) -> None:
         if Item.objects.count() == 3:  # the second batch
             withdraw_run(run=Run.objects.get(pk=run.pk), by=participant)
-        real_insert(*args, **kwargs)
 
-    monkeypatch.setattr(item_services, "_insert", withdrawn_meanwhile)
+    before_each_insert(withdrawn_meanwhile)
     assert ingest_run(run.pk) == Run.State.WITHDRAWN
     run.refresh_from_db()
     # The batch that found it withdrawn was rolled back, and nothing came after it.
