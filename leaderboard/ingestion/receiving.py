@@ -7,6 +7,8 @@ counting and never that much memory). Given the upload's ``kind``, it also keeps
 :data:`~.sniffing.SNIFF_BYTES` (decompressed) and refuses a file whose head shows the wrong
 format (:func:`~.sniffing.sniff_head`: CSV, a header line, UTF-16...) as soon as they are in.
 Corrupt gzip data is not judged here: counting stops and the parser words the problem later.
+It also hashes the content as the parser reads it (:class:`ContentHash`), so that the same run
+sent gzipped, or with other line ends, is found a duplicate.
 """
 
 from __future__ import annotations
@@ -26,6 +28,35 @@ def too_large_message(max_bytes: int, *, compressed: bool) -> str:
     return f"the file is larger than the limit of {human_bytes(max_bytes)}{where}; reading stopped"
 
 
+class ContentHash:
+    """SHA-256 of a text file's content as the parser reads it: decompressed (the caller feeds
+    inflated bytes), line ends CRLF read as LF, and the last line's end added if it has none
+    (the parser takes ``a\r\n``, ``a\n`` and a last ``a`` as the same line)."""
+
+    def __init__(self) -> None:
+        self._sha = hashlib.sha256()
+        self._cr = False  # a CR at the end of the last chunk: its LF may start the next one
+        self._last = b""
+
+    def update(self, data: bytes) -> None:
+        if not data:
+            return
+        if self._cr:
+            data, self._cr = b"\r" + data, False
+        if data.endswith(b"\r"):
+            data, self._cr = data[:-1], True
+        data = data.replace(b"\r\n", b"\n")
+        if data:
+            self._sha.update(data)
+            self._last = data[-1:]
+
+    def hexdigest(self) -> str:
+        sha = self._sha.copy()
+        if self._cr or self._last not in (b"", b"\n"):  # a last CR ends its line as LF does
+            sha.update(b"\n")
+        return sha.hexdigest()
+
+
 class Receiver:
     """A file-like reader over ``stream`` that hashes and counts what passes through it.
 
@@ -34,7 +65,8 @@ class Receiver:
     task's data file, only its raw size counts), and with ``kind`` (one of
     :data:`~.sniffing.KINDS`; ``file_name`` tells JSON Lines) ``wrong_format`` once its head
     shows the wrong format (:meth:`finish` judges a shorter file). After :meth:`finish`:
-    ``n_bytes``, ``sha256``, ``compressed``.
+    ``n_bytes``, ``sha256`` (of the bytes as received), ``content_sha256`` (of the content:
+    :class:`ContentHash`), ``compressed``.
     """
 
     def __init__(
@@ -52,6 +84,7 @@ class Receiver:
         self._sniffed = b""  # the first SNIFF_BYTES (decompressed), until judged
         self._judged = kind is None
         self._sha = hashlib.sha256()
+        self._content = ContentHash()
         self.n_bytes = 0
         self.n_decompressed = 0
         # Known from the first bytes (when inflating: gzip data is counted decompressed).
@@ -89,6 +122,14 @@ class Receiver:
     def sha256(self) -> str:
         return self._sha.hexdigest()
 
+    @property
+    def content_sha256(self) -> str:
+        """The content's hash; the raw bytes' for gzip data that could not all be inflated
+        (corrupt or truncated: the parser refuses it)."""
+        if self.compressed and not (self._counting and self._inflater is None):
+            return self.sha256
+        return self._content.hexdigest()
+
     def _too_large(self) -> UploadRejected:
         message = too_large_message(self.max_bytes, compressed=bool(self.compressed))
         return UploadRejected([Problem(None, message)], 1, code="too_large", n_bytes=self.n_bytes)
@@ -97,6 +138,7 @@ class Receiver:
         if not self.compressed:
             if self.n_bytes > self.max_bytes:
                 raise self._too_large()
+            self._content.update(data)
             self._sniff(data)
             return
         while data and self._counting:
@@ -110,6 +152,7 @@ class Receiver:
             self.n_decompressed += len(out)
             if self.n_decompressed > self.max_bytes:
                 raise self._too_large()
+            self._content.update(out)
             self._sniff(out)
             if self._inflater.eof:
                 data, self._inflater = self._inflater.unused_data, None

@@ -3,11 +3,18 @@
 malformed: :mod:`.held_runs`).
 
 Safe to repeat: the run's row is locked and its state re-read before every write, so a retried or
-duplicated message finds the run past ``validating`` and does nothing; the items, the predictions
-and the ``queued`` state are written in one transaction, so a worker killed half-way leaves the
-run ``validating`` with nothing stored, and the redelivered message starts over. Parsing (seconds
-for millions of lines) happens outside any transaction. The stored file is deleted once the run
-is queued or rejected.
+duplicated message finds the run past ``validating`` and does nothing. Parsing (seconds for
+millions of lines) happens outside any transaction. Storing writes in short transactions, so
+that on SQLite, where a transaction holds the whole database's write lock, other writers
+(answers, claims, uploads, sign-ins) wait well under a second even for a run of the maximum size
+(issue 29, N9; bench/ingest_writer_wait.py): the run's new items go in batches
+(:func:`.items.ensure_items_in_batches`), each also adding its count to the run's
+``n_new_items``, while the run stays ``validating``, which nothing reads as complete; then one
+transaction writes its predictions and moves it to ``queued``. A worker killed half-way leaves
+the run ``validating`` with some of its items stored (items no run predicts yet, as gold and
+reference items can be) and no predictions; the redelivered message parses again, finds those
+items known and goes on where the batches stopped. The stored file is deleted once the run is
+queued or rejected.
 """
 
 from __future__ import annotations
@@ -19,13 +26,14 @@ import numpy as np
 from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import transaction
+from django.db.models import F
 
 from .. import jobs
 from ..ingestion import ParsedRun, UploadRejected, human_bytes, parse_run_file
 from ..ingestion.screening import KeyScreen
 from ..models import Run, RunPredictions, Task
 from .held_runs import hold_run, junk_screen, was_held
-from .items import ensure_items
+from .items import ensure_items_in_batches
 from .lifecycle import fail_run, transition_run
 from .pool_runs import PoolRunArrays, read_pool_run, store_pool_run
 from .runs import SubmissionError, submit_run, upload_limit
@@ -159,15 +167,21 @@ def _store(run: Run, parsed: ParsedRun | PoolRunArrays) -> None:
     if isinstance(parsed, PoolRunArrays):
         _store_pool_run(run, parsed)
         return
+    try:
+        indices = ensure_items_in_batches(
+            task=run.task,
+            keys=parsed.keys,
+            payloads=parsed.payloads,
+            on_batch=lambda n_new: _count_new_items(run, n_new),
+        )
+    except _NoLongerValidating:
+        return
+    order = np.argsort(indices, kind="stable")
     with transaction.atomic():
-        locked = Task.objects.select_for_update().get(pk=run.task_id)
+        Task.objects.select_for_update().only("pk").get(pk=run.task_id)
         current = _locked(run)
         if current is None:
             return
-        n_before = locked.n_items
-        indices = ensure_items(task=locked, keys=parsed.keys, payloads=parsed.payloads)
-        n_new = locked.n_items - n_before
-        order = np.argsort(indices, kind="stable")
         RunPredictions.objects.create(
             run=current, items=indices[order].tobytes(), scores=parsed.scores[order].tobytes()
         )
@@ -177,7 +191,6 @@ def _store(run: Run, parsed: ParsedRun | PoolRunArrays) -> None:
             Run.State.QUEUED,
             f"{len(parsed):,} predictions",
             n_predictions=len(parsed),
-            n_new_items=n_new,
             file_format=parsed.format,
             upload="",
             errors=[],  # a released run's examples of malformed keys: its events keep why
@@ -185,8 +198,20 @@ def _store(run: Run, parsed: ParsedRun | PoolRunArrays) -> None:
         )
         _delete_on_commit(run.upload)
         jobs.enqueue_plan(current.pk)
-    run.task.n_items = locked.n_items
     run.refresh_from_db()
+
+
+class _NoLongerValidating(Exception):
+    """The run left ``validating`` (withdrawn, or stored by a duplicated message) while its
+    items were being stored: the batch is rolled back and storing stops."""
+
+
+def _count_new_items(run: Run, n_new: int) -> None:
+    """In a batch's transaction (the task row locked): the run still waits for validation, and
+    the items the batch inserted count as the run's new ones (across retries)."""
+    if _locked(run) is None:
+        raise _NoLongerValidating
+    Run.objects.filter(pk=run.pk).update(n_new_items=F("n_new_items") + n_new)
 
 
 def _store_pool_run(run: Run, outputs: PoolRunArrays) -> None:

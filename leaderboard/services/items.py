@@ -4,12 +4,16 @@ Allocation happens with the task row locked (``select_for_update``), in the call
 so two uploads can never hand out the same index. New items are inserted in bulk with plain SQL
 (``executemany`` on SQLite, ``COPY`` on PostgreSQL): a million new keys take a few seconds, where
 model instances and ``bulk_create`` would take several times as long (see bench/ingest_run.py).
+A run's items are inserted in short transactions (:func:`ensure_items_in_batches`): on SQLite a
+transaction holds the whole database's write lock, and five million keys in one held every other
+writer for ~40 s (issue 29, N9).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import islice, repeat
 from typing import TypeVar
 
@@ -23,7 +27,20 @@ INSERT_BATCH = 50_000
 LOOKUP_CHUNK = 500  # keys per ``key IN (...)`` query (well under every backend's limit)
 # Look keys up one chunk at a time when the task has this many times more items than the upload.
 LOOKUP_RATIO = 8
-ITERATOR_CHUNK = 20_000  # rows fetched at a time when reading a whole task's items
+# A run's new items go in transactions of at most BATCH_ITEMS keys and BATCH_SECONDS (then the
+# one step under way ends it), INSERT_STEP keys per statement: SQLite's write lock, which every
+# other writer waits for, is held ~0.25 s at a time whatever the machine's load or the index size.
+BATCH_ITEMS = 50_000
+BATCH_SECONDS = 0.25
+INSERT_STEP = 2_000
+# On SQLite, the pause between two batches: a writer waiting for the lock polls at most every
+# 100 ms (SQLite's busy handler), so without a pause the next batch always took the lock first
+# and other writers waited out their 20 s timeout (bench/ingest_writer_wait.py).
+SQLITE_TURN_SECONDS = 0.1
+# Items read per query when reading a whole task's items: each query is a statement of its own,
+# so on SQLite (rollback journal) no read holds its shared lock, which blocks every writer's
+# commit, for longer than one range of the ``(task, index)`` index.
+READ_RANGE = 50_000
 
 _T = TypeVar("_T")
 
@@ -62,6 +79,88 @@ def ensure_items(
     return np.fromiter(map(known.__getitem__, keys), dtype=np.int64, count=len(keys))
 
 
+def ensure_items_in_batches(
+    *,
+    task: Task,
+    keys: Sequence[str],
+    payloads: Mapping[str, object] | None = None,
+    batch_size: int | None = None,
+    on_batch: Callable[[int], None] = lambda n_new: None,
+) -> np.ndarray:
+    """:func:`ensure_items` (without ``fill_payloads``) in short transactions, for a run's keys.
+
+    The keys that are items already are read first, outside any transaction and in short reads;
+    then the new keys are inserted in batches of at most ``batch_size`` (:data:`BATCH_ITEMS`)
+    keys and about :data:`BATCH_SECONDS`, each in a transaction of its own with the task row
+    locked, which first takes in the items other uploads added since the last batch (two
+    ingestions of one task at once never insert a key twice), inserts the rest, bumps
+    ``task.n_items`` and calls ``on_batch(n_new)`` with how many it inserted: what ``on_batch``
+    writes commits with the batch, and what it raises rolls the batch back and propagates. On
+    SQLite the next batch waits :data:`SQLITE_TURN_SECONDS`. Called inside a transaction, the
+    batches are savepoints of it (tests).
+
+    A crash between batches leaves the batches committed so far: items no run predicts yet (as
+    gold and reference items can be), found as known by a retry, which then gets the same
+    indices. New items get consecutive indices in order of first appearance, unless another
+    upload inserts items between two batches.
+    """
+    payloads = payloads or {}
+    seen = Task.objects.values_list("n_items", flat=True).get(pk=task.pk)
+    known = _known_indices(task.pk, keys, seen)
+    unseen = list(dict.fromkeys(key for key in keys if key not in known))
+    assigned: list[np.ndarray] = []
+    done = 0
+    while done < len(unseen):
+        with transaction.atomic():
+            locked = Task.objects.select_for_update().only("pk", "n_items").get(pk=task.pk)
+            start = locked.n_items
+            if start > seen:  # another upload added items since
+                known.update(_indices_between(task.pk, seen, start))
+            end = min(len(unseen), done + (batch_size or BATCH_ITEMS))
+            deadline = time.monotonic() + BATCH_SECONDS
+            n_new = 0
+            while done < end and (n_new == 0 or time.monotonic() < deadline):
+                step = unseen[done : min(end, done + INSERT_STEP)]
+                fresh, indices = _split_known(step, known, start + n_new)
+                if fresh:
+                    _insert(task.pk, fresh, start + n_new, payloads)
+                n_new += len(fresh)
+                done += len(step)
+                assigned.append(indices)
+            if n_new:
+                Task.objects.filter(pk=task.pk).update(n_items=start + n_new)
+            on_batch(n_new)
+        seen = start + n_new
+        _let_other_writers_in()
+    task.n_items = seen
+    new_indices = np.concatenate(assigned) if assigned else np.empty(0, dtype=np.int64)
+    if not known and len(unseen) == len(keys):  # all new, each once: indices in order
+        return new_indices
+    known.update(zip(unseen, new_indices.tolist(), strict=True))
+    return np.fromiter(map(known.__getitem__, keys), dtype=np.int64, count=len(keys))
+
+
+def _let_other_writers_in() -> None:
+    if connection.vendor == "sqlite" and not connection.in_atomic_block:
+        time.sleep(SQLITE_TURN_SECONDS)
+
+
+def _split_known(
+    batch: Sequence[str], known: Mapping[str, int], start: int
+) -> tuple[list[str], np.ndarray]:
+    """The keys of ``batch`` that are not in ``known``, and every key's index: ``known``'s, or
+    the next from ``start`` for a fresh key."""
+    fresh: list[str] = []
+    indices = np.empty(len(batch), dtype=np.int64)
+    for i, key in enumerate(batch):
+        index = known.get(key)
+        if index is None:
+            index = start + len(fresh)
+            fresh.append(key)
+        indices[i] = index
+    return fresh, indices
+
+
 def known_keys(*, task: Task, keys: Sequence[str]) -> set[str]:
     """Which of ``keys`` are items of ``task`` already."""
     n_items = Task.objects.values_list("n_items", flat=True).get(pk=task.pk)
@@ -89,15 +188,34 @@ def _chunks(values: Sequence[_T], size: int) -> Iterator[Sequence[_T]]:
 
 def _known_indices(task_id: int, keys: Sequence[str], n_items: int) -> dict[str, int]:
     """``key -> index`` for the keys of ``keys`` the task already has (possibly more)."""
-    if n_items == 0:
-        return {}
-    items = Item.objects.filter(task_id=task_id)
-    if len(keys) * LOOKUP_RATIO >= n_items:
-        return dict(items.values_list("key", "index").iterator(chunk_size=ITERATOR_CHUNK))
     known: dict[str, int] = {}
+    if n_items == 0:
+        return known
+    if len(keys) * LOOKUP_RATIO >= n_items:
+        return _all_indices(task_id, n_items)
+    items = Item.objects.filter(task_id=task_id)
     for chunk in _chunks(list(dict.fromkeys(keys)), LOOKUP_CHUNK):
         known.update(items.filter(key__in=chunk).values_list("key", "index"))
     return known
+
+
+def all_item_indices(*, task: Task) -> dict[str, int]:
+    """``key -> index`` for every item of ``task`` (read in short queries)."""
+    n_items = Task.objects.values_list("n_items", flat=True).get(pk=task.pk)
+    return _all_indices(task.pk, n_items)
+
+
+def _all_indices(task_id: int, n_items: int) -> dict[str, int]:
+    known: dict[str, int] = {}
+    for low in range(0, n_items, READ_RANGE):
+        known.update(_indices_between(task_id, low, min(n_items, low + READ_RANGE)))
+    return known
+
+
+def _indices_between(task_id: int, low: int, high: int) -> dict[str, int]:
+    """``key -> index`` for the task's items with ``low <= index < high`` (one query)."""
+    rows = Item.objects.filter(task_id=task_id, index__gte=low, index__lt=high)
+    return dict(rows.values_list("key", "index"))
 
 
 def _dump(payload: object) -> str | None:

@@ -19,7 +19,7 @@ import numpy as np
 from ..ingestion import MAX_PROBLEMS, Problem, UploadRejected, parse_pool_run_file
 from ..ingestion.fields import _shown
 from ..models import Item, PoolRunOutputs, Run, RunPredictions
-from .items import ITERATOR_CHUNK
+from .items import all_item_indices
 from .runs import upload_limit
 
 # Pool keys a refusal names as examples of the items a run left out.
@@ -59,11 +59,7 @@ def read_pool_run(
         max_items=max(task.max_predictions_per_run, task.n_items),
         progress=progress,
     )
-    pool = dict(
-        Item.objects.filter(task_id=task.pk)
-        .values_list("key", "index")
-        .iterator(chunk_size=ITERATOR_CHUNK)
-    )
+    pool = all_item_indices(task=task)
     indices = np.fromiter((pool.get(k, -1) for k in parsed.keys), np.int64, len(parsed.keys))
     # Line i + 1 holds key i: an accepted file has blank lines only at its end.
     outside = np.flatnonzero(indices < 0)

@@ -405,12 +405,12 @@ def submit_run(
             locked = Task.objects.select_for_update().get(pk=task.pk)
             received_at = timezone.now()
             check_open(locked, received_at)
-            check_duplicate(task=locked, team=team, sha256=received.sha256)
+            check_duplicate(task=locked, team=team, sha256=received.content_sha256)
             check_quota(task=locked, team=team)
             run = Run(
                 name=name or default_name(task=task, team=team, file_name=file_name),
                 file_bytes=received.n_bytes,
-                sha256=received.sha256,
+                sha256=received.content_sha256,
                 upload=stored,
                 created_at=received_at,
                 after_deadline=phases.is_after_deadline(locked, received_at),

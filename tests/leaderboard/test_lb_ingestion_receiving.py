@@ -60,3 +60,38 @@ def test_every_gzip_member_is_counted_and_corrupt_data_is_left_to_the_parser():
     assert out == corrupt  # stored as sent; the parser words the problem
     with pytest.raises(zlib.error):
         zlib.decompress(corrupt, 16 + zlib.MAX_WBITS)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 1000])
+def test_the_content_hash_reads_the_file_as_the_parser_does(size):
+    """Decompressed, CRLF as LF, the last line's end added: the same run in any of these files
+    is one content (a duplicate); its bytes keep their own hash."""
+    content = b"a\t0.5\nb\t0.25\n"
+    expected = hashlib.sha256(content).hexdigest()
+    same = [
+        content,
+        content.replace(b"\n", b"\r\n"),
+        content[:-1],  # no line end after the last line
+        content[:-1] + b"\r",  # a last CR (the parser drops it)
+        gzip.compress(content.replace(b"\n", b"\r\n")),
+        gzip.compress(content[:5]) + gzip.compress(content[5:]),  # two gzip members
+    ]
+    for data in same:
+        receiver, _ = received(data, max_bytes=1000, size=size)
+        assert receiver.content_sha256 == expected, data
+        assert receiver.sha256 == hashlib.sha256(data).hexdigest()
+    other = [b"a\t0.5\r\nb\t0.25\n\n", b"a\t0.5\rb\t0.25\n", b"b\t0.25\na\t0.5\n", b""]
+    for data in other:
+        receiver, _ = received(data, max_bytes=1000, size=size)
+        assert receiver.content_sha256 != expected, data
+    empty, _ = received(b"", max_bytes=1000, size=size)
+    assert empty.content_sha256 == hashlib.sha256(b"").hexdigest()
+
+
+def test_gzip_data_that_does_not_inflate_is_hashed_as_received():
+    corrupt = gzip.compress(b"a\t0.5\n" * 100)[:-30] + b"\xff" * 30
+    receiver, _ = received(corrupt, max_bytes=10_000)
+    assert receiver.content_sha256 == receiver.sha256 == hashlib.sha256(corrupt).hexdigest()
+    truncated = gzip.compress(b"a\t0.5\n" * 100)[:20]
+    receiver, _ = received(truncated, max_bytes=10_000)
+    assert receiver.content_sha256 == hashlib.sha256(truncated).hexdigest()

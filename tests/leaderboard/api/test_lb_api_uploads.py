@@ -199,6 +199,19 @@ def test_the_same_file_twice_409_pointing_to_the_first_run(api, task, team, part
     assert api(participant).get("/api/tasks/linkage/quota/").json()["teams"][0]["used_total"] == 1
 
 
+def test_the_same_run_gzipped_or_with_crlf_is_a_duplicate_other_content_is_not(
+    api, task, team, participant
+):
+    first = upload(api(participant), name="first")
+    for same in (gzip.compress(RUN), RUN.replace(b"\n", b"\r\n")):
+        body = error(upload(api(participant), same, file_name="run.tsv.gz"), 409, "duplicate")
+        assert body["run"] == first.json()["id"]
+    assert Run.objects.count() == 1
+    other = upload(api(participant), gzip.compress(RUN + b"d\t0.2\n"), file_name="run.tsv.gz")
+    assert other.status_code == 202, other.content
+    assert other.json()["sha256"] != first.json()["sha256"]
+
+
 def test_upload_with_a_token(task, team, participant, sent_jobs):
     from rest_framework.test import APIClient
 

@@ -1,5 +1,7 @@
 """The public and participant pages: task list, leaderboard, run upload, run lists, run detail."""
 
+import gzip
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -227,10 +229,12 @@ def test_page_uploads_share_the_api_upload_throttle(client, world, monkeypatch):
     cache.clear()
 
 
-def test_submit_the_same_file_twice_points_to_the_first_run(client, world):
+@pytest.mark.parametrize("again", [b"k0\t0.9\n", gzip.compress(b"k0\t0.9\r\n")])
+def test_submit_the_same_file_twice_points_to_the_first_run(client, world, again):
+    """The same content again, as it was or gzipped with other line ends."""
     client.force_login(world["alice"])
-    for name in ("first", "again"):
-        upload = SimpleUploadedFile("p.tsv", b"k0\t0.9\n")
+    for name, data in (("first", b"k0\t0.9\n"), ("again", again)):
+        upload = SimpleUploadedFile("p.tsv.gz" if data[:2] == b"\x1f\x8b" else "p.tsv", data)
         response = client.post(reverse("submit_run", args=["ner"]), {"file": upload, "name": name})
     first = Run.objects.get(name="first")
     html = response.content.decode()

@@ -164,11 +164,14 @@ def test_a_worker_killed_while_storing_leaves_the_run_to_retry(
         ingest_run(run.pk)
     run.refresh_from_db()
     assert run.state == Run.State.VALIDATING and default_storage.exists(run.upload)
-    assert not Item.objects.exists() and not RunPredictions.objects.exists()
+    # The items went in before (in batches of their own), the predictions not.
+    assert Item.objects.count() == 3 and run.n_new_items == 3
+    assert not RunPredictions.objects.exists()
     monkeypatch.setattr(RunPredictions.objects, "create", real)
     with django_capture_on_commit_callbacks(execute=True):
         assert ingest_run(run.pk) == Run.State.QUEUED  # the redelivered message
-    assert Item.objects.count() == 3
+    run.refresh_from_db()
+    assert Item.objects.count() == 3 and run.n_new_items == 3
     assert list(RunEvent.objects.filter(run=run).values_list("state", flat=True)) == [
         "received",
         "validating",
@@ -200,13 +203,35 @@ def test_the_same_file_twice_is_refused_and_costs_no_quota(
     assert exc.as_dict()["run"] == first.pk
     assert Run.objects.count() == 1 and quota_for(task=task, team=team) == before
     assert received_files() == []
-    # The same content gzipped is another file; another team may send the same file.
-    submit(task, team, participant, gzip.compress(RUN.encode()), file_name="run.tsv.gz")
+    # Another team may send the same file.
     other = create_team(name="Other", members=[participant])
     assert submit(task, other, participant).state == Run.State.QUEUED
     # A file whose run failed on the platform may be sent again.
     fail_run(first, "worker lost")
     assert submit(task, team, participant).state == Run.State.QUEUED
+
+
+@pytest.mark.parametrize(
+    "same",
+    [
+        gzip.compress(RUN.encode()),  # gzipped
+        RUN.replace("\n", "\r\n").encode(),  # CRLF line ends
+        RUN.removesuffix("\n").encode(),  # no line end after the last line
+        gzip.compress(RUN.encode()[:9]) + gzip.compress(RUN.encode()[9:]),  # two gzip members
+    ],
+    ids=["gzip", "crlf", "no-last-line-end", "gzip-members"],
+)
+def test_the_same_content_in_another_file_is_a_duplicate(task, team, participant, sent_jobs, same):
+    first = submit(task, team, participant, name="first")
+    stored = received_files()
+    exc = refused(task, team, participant, same, name="again", file_name="run.tsv.gz")
+    assert exc.code == "duplicate" and exc.run == first
+    assert exc.message.startswith(f"this file was already submitted as run {first.pk} ")
+    assert Run.objects.count() == 1 and received_files() == stored  # nothing kept
+    # Other content is another run, gzipped or not.
+    other = RUN.replace("0.25", "0.26")
+    assert submit(task, team, participant, gzip.compress(other.encode()), name="b").n_predictions
+    assert submit(task, team, participant, other.replace("a\t", "d\t"), name="c").n_predictions
 
 
 def test_a_rejected_file_spends_no_quota(task, team, participant, sent_jobs):
@@ -277,7 +302,7 @@ def test_a_rejected_file_leaves_a_rejected_run_and_nothing_else(
     assert exc.as_dict()["run"] == run.pk and exc.as_dict()["total"] == 3
 
 
-def test_a_failure_while_storing_rolls_everything_back(
+def test_a_failure_while_storing_the_predictions_leaves_the_run_validating(
     task, team, participant, sent_jobs, monkeypatch, django_capture_on_commit_callbacks
 ):
     def boom(**kwargs):
@@ -286,10 +311,12 @@ def test_a_failure_while_storing_rolls_everything_back(
     monkeypatch.setattr(RunPredictions.objects, "create", boom)
     with django_capture_on_commit_callbacks(execute=True), pytest.raises(RuntimeError):
         submit(task, team, participant)
-    assert not Item.objects.exists() and not RunPredictions.objects.exists()
-    assert Run.objects.get().state == Run.State.VALIDATING and sent_jobs == []
+    # Its items are stored (committed in batches before), nothing that makes it a run.
+    assert Item.objects.count() == 3 and not RunPredictions.objects.exists()
+    run = Run.objects.get()
+    assert run.state == Run.State.VALIDATING and run.n_predictions == 0 and sent_jobs == []
     task.refresh_from_db()
-    assert task.n_items == 0
+    assert task.n_items == 3
 
 
 def test_over_the_size_limit_before_and_after_decompression(task, team, participant, settings):
