@@ -127,9 +127,11 @@ def port_open(host: str, port: int) -> bool:
         return sock.connect_ex((host, port)) == 0
 
 
-# gunicorn's threaded workers: a slow client holds one thread of WEB_THREADS, not a whole worker,
-# and idle keep-alive connections hold none (the production command in README uses the same).
+# gunicorn's threaded workers, each thread given to a request only once its head has arrived
+# (``config/web_worker.py``: slow heads held every thread, issue 29 F14); idle keep-alive
+# connections hold none (the production command in README uses the same).
 WEB_WORKERS, WEB_THREADS = 2, 16
+WEB_WORKER_CLASS = "config.web_worker.HeadFirstThreadWorker"
 
 
 def web_command(host: str, port: int, access_log: Path | None = None) -> list[str]:
@@ -148,7 +150,7 @@ def web_command(host: str, port: int, access_log: Path | None = None) -> list[st
             "--workers",
             str(WEB_WORKERS),
             "--worker-class",
-            "gthread",
+            WEB_WORKER_CLASS,
             "--threads",
             str(WEB_THREADS),
             *(["--access-logfile", str(access_log)] if access_log is not None else []),
