@@ -1,5 +1,6 @@
-"""The gunicorn worker the web server runs: ``gthread`` that gives a connection a thread only once
-its request's head (request line and headers) has fully arrived.
+"""The gunicorn classes the web server runs: a worker, ``gthread`` that gives a connection a thread
+only once its request's head (request line and headers) has fully arrived, and an access log that
+leaves out the secret keys some links carry in their path.
 
 gunicorn's ``gthread`` worker hands a connection to one of its threads as soon as its first
 bytes arrive; the thread then blocks until the rest of the head comes. Connections that send a
@@ -24,9 +25,11 @@ connections. In production a reverse proxy that buffers whole requests before pa
 from __future__ import annotations
 
 import os
+import re
 import socket
 import time
 
+from gunicorn.glogging import Logger
 from gunicorn.workers.gthread import _DEFER, ThreadWorker
 
 HEAD_TIMEOUT = float(os.environ.get("WEB_HEAD_TIMEOUT", "10"))
@@ -96,3 +99,32 @@ class HeadFirstThreadWorker(ThreadWorker):
             # immediate.
             conn.close(graceful=True)
         return keep_alive
+
+
+# Links whose path is a secret: invitations to a task role or to a team, allauth's address
+# confirmations and password resets. Whoever reads the access log must not be able to use them.
+SECRET_IN_PATH = re.compile(
+    r"(^|[\s\"]|://[^/\s\"]*)"  # where a path starts: a field, a request line, after a host
+    r"(/(?:invitations|teams/join|accounts/confirm-email|accounts/password/reset/key)/)"
+    r"(?!done/)[^/?#\s\"]+"
+)
+REDACTED = "[key]"
+
+
+def without_keys(text: str) -> str:
+    """``text`` with every secret key of a link's path replaced by ``[key]``."""
+    return SECRET_IN_PATH.sub(rf"\g<1>\g<2>{REDACTED}", text)
+
+
+class KeylessAccessLogger(Logger):
+    """gunicorn's access log with the keys of invitation, confirmation and password-reset links
+    left out of every field (the request line, the path, the Referer of the pages they open...).
+    The links stay links (a key has to travel in the URL someone clicks); they are single-use and
+    expire, but a log is kept longer and read by more people than the link."""
+
+    def atoms(self, resp, req, environ, request_time):
+        atoms = super().atoms(resp, req, environ, request_time)
+        return {
+            name: without_keys(value) if isinstance(value, str) else value
+            for name, value in atoms.items()
+        }

@@ -49,7 +49,7 @@ def get(port: int, path: str = "/", *, timeout: float = 5.0) -> tuple[int, float
 
 @pytest.fixture
 def server(tmp_path) -> Iterator[int]:
-    argv = web_command("127.0.0.1", port := free_port())
+    argv = web_command("127.0.0.1", port := free_port(), access_log=tmp_path / "access.log")
     if "gunicorn" not in argv:
         pytest.skip("gunicorn is not installed: runserver serves the demo")
     env = {
@@ -179,3 +179,12 @@ def test_clients_that_never_close_after_their_answer_do_not_stall_the_others(ser
     finally:
         for sock in lingering:
             sock.close()
+
+
+def test_the_access_log_leaves_out_the_keys_of_invitation_links(server, tmp_path):
+    assert get(server, "/invitations/SECRETKEY-1/")[0] == 404
+    assert get(server, "/teams/join/SECRETKEY-2/")[0] in (302, 404)
+    time.sleep(0.5)
+    logged = (tmp_path / "access.log").read_text()
+    assert '"GET /invitations/[key]/ HTTP/1.1" 404' in logged
+    assert "/teams/join/[key]/" in logged and "SECRETKEY" not in logged

@@ -132,6 +132,8 @@ def port_open(host: str, port: int) -> bool:
 # connections hold none (the production command in README uses the same).
 WEB_WORKERS, WEB_THREADS = 2, 16
 WEB_WORKER_CLASS = "config.web_worker.HeadFirstThreadWorker"
+# Its access log leaves out the keys of invitation and confirmation links (config/web_worker.py).
+WEB_LOGGER_CLASS = "config.web_worker.KeylessAccessLogger"
 
 
 def web_command(host: str, port: int, access_log: Path | None = None) -> list[str]:
@@ -153,6 +155,8 @@ def web_command(host: str, port: int, access_log: Path | None = None) -> list[st
             WEB_WORKER_CLASS,
             "--threads",
             str(WEB_THREADS),
+            "--logger-class",
+            WEB_LOGGER_CLASS,
             *(["--access-logfile", str(access_log)] if access_log is not None else []),
         ]
     return [sys.executable, "manage.py", "runserver", f"{host}:{port}", "--noreload", "--insecure"]
