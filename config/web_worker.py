@@ -2,24 +2,29 @@
 only once its request's head (request line and headers) has fully arrived, and an access log that
 leaves out the secret keys some links carry in their path.
 
-gunicorn's ``gthread`` worker hands a connection to one of its threads as soon as its first
-bytes arrive; the thread then blocks until the rest of the head comes. Connections that send a
-header line a second (slow clients, or an attacker's "slow loris") each held a thread that long:
-64 of them held the demo's 2 x 16 threads and an anonymous request waited 147 s (issue 29, F14).
-Here a head still arriving goes back to the worker's event loop, which holds any number of them
-without a thread, and the thread that looks at it only peeks (``MSG_PEEK``) at what the socket
-has received. A head has ``WEB_HEAD_TIMEOUT`` seconds (default 10; nginx's
-``client_header_timeout`` is of the same kind) from the connection, or from the previous answer
-on a kept-alive one, to arrive whole; then the connection is closed. Gunicorn's own limits (its
+gunicorn's ``gthread`` worker hands a connection to one of its threads as soon as its first bytes
+arrive; the thread then blocks until the rest of the head comes. Connections that send a header
+line a second (slow clients, or an attacker's "slow loris") each held a thread that long: 64 of
+them held the demo's 2 x 16 threads and an anonymous request waited 147 s (issue 29, F14). Here a
+thread takes what the connection has received without waiting for more; while the head is
+incomplete the connection goes back to the worker's event loop, which holds any number of them
+without a thread, and comes back when more arrives; once it is whole, what was received is handed
+to gunicorn's parser as if just read. A head has ``WEB_HEAD_TIMEOUT`` seconds (default 10; nginx's
+``client_header_timeout`` is of the same kind) from the connection, or from the previous answer on
+a kept-alive one, to arrive whole; then the connection is closed. Gunicorn's own limits (its
 ``--limit-request-*`` settings, the keep-alive timeout for a connection that sends nothing) still
 apply. A connection closed after its answer lingers (gunicorn waits up to 2 s for the client to
-close first) in its request's thread, not in the worker's event loop, where one client that
-never closed stalled every other connection of the worker.
+close first) in its request's thread, not in the worker's event loop, where one client that never
+closed stalled every other connection of the worker.
 
 What this does not bound: a request body sent slowly holds its thread while the view reads it
 (the uploads stream their files), and a worker holds at most ``--worker-connections`` (1000)
 connections. In production a reverse proxy that buffers whole requests before passing them on
 (nginx's default ``proxy_request_buffering on``) takes both (README, "Production").
+
+This builds on ``gthread``'s internals (``handle``, its ``_DEFER`` answer, the connection's
+parser), as of the pinned gunicorn 27.0.1: ``tests/config/test_web_worker.py`` runs the real
+server and fails if they change under it.
 """
 
 from __future__ import annotations
