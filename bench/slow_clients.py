@@ -41,7 +41,7 @@ import threading
 import time
 
 from _util import REPO, code_version, machine
-from board_latency import fetch, free_port, summary
+from board_latency import fetch, free_port, summary, wait_ready
 
 TARGET_P95_S = 1.0
 
@@ -105,7 +105,7 @@ def probe(port: int, *, duration: float, every: float) -> dict:
     while time.monotonic() < deadline:
         started = time.perf_counter()
         try:
-            status, seconds, _ = fetch_with_timeout(port, "/", timeout=300)
+            status, seconds, _ = fetch(port, "/", timeout=300)
             statuses[status] = statuses.get(status, 0) + 1
             latencies.append(seconds)
             if status != 200:
@@ -115,32 +115,6 @@ def probe(port: int, *, duration: float, every: float) -> dict:
             latencies.append(time.perf_counter() - started)
         time.sleep(max(0.0, every - (time.perf_counter() - started)))
     return {**summary(latencies), "failures": failures, "statuses": statuses}
-
-
-def fetch_with_timeout(port: int, path: str, *, timeout: float) -> tuple[int, float, int]:
-    import http.client
-
-    start = time.perf_counter()
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        conn.request("GET", path)
-        response = conn.getresponse()
-        body = response.read()
-    finally:
-        conn.close()
-    return response.status, time.perf_counter() - start, len(body)
-
-
-def wait_ready(port: int, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if fetch(port, "/")[0] == 200:
-                return
-        except OSError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError("the server did not come up")
 
 
 def main(argv=None) -> int:
