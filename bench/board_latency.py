@@ -249,9 +249,9 @@ def start_server(port: int, workers: int, log_path: str) -> subprocess.Popen:
     )
 
 
-def fetch(port: int, path: str, cookie: str = "") -> tuple[int, float, int]:
+def fetch(port: int, path: str, cookie: str = "", *, timeout: float = 30) -> tuple[int, float, int]:
     start = time.perf_counter()
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         conn.request("GET", path, headers={"Cookie": cookie} if cookie else {})
         response = conn.getresponse()

@@ -1,17 +1,52 @@
 """The organizer-scoped admin classes: a model admin that shows only the rows of the tasks the
-user organizes, and read-only records and inlines for what the pipeline writes."""
+user organizes (and offers only those tasks in its filters), the superusers-only admins, and
+read-only records and inlines for what the pipeline writes."""
 
 from __future__ import annotations
 
 from django.contrib import admin
+from django.contrib.admin.utils import get_fields_from_path
 
+from ..models import Task
 from ..selectors import organized_tasks
 
 
+class OrganizedTaskFilter(admin.RelatedFieldListFilter):
+    """A filter by task offering only the tasks the user organizes: Django's own lists every
+    task, which told a staff organizer other organizers' slugs, drafts included."""
+
+    def field_choices(self, field, request, model_admin):
+        return field.get_choices(
+            include_blank=False,
+            limit_choices_to={"pk__in": organized_tasks(request.user)},
+            ordering=self.field_admin_ordering(field, request, model_admin),
+        )
+
+
+def scoped_list_filters(model, list_filter) -> list:
+    """``list_filter`` with every filter on a relation scoped like the rows: a task filter offers
+    the tasks the user organizes, any other relation only the objects the admin's own rows (its
+    scoped ``get_queryset``) refer to. Filters given with their own class are kept as they are."""
+    scoped: list = []
+    for spec in list_filter:
+        field = get_fields_from_path(model, spec)[-1] if isinstance(spec, str) else None
+        if field is None or not field.is_relation:
+            scoped.append(spec)
+        elif field.related_model is Task:
+            scoped.append((spec, OrganizedTaskFilter))
+        else:
+            scoped.append((spec, admin.RelatedOnlyFieldListFilter))
+    return scoped
+
+
 class OrganizerScopedAdmin(admin.ModelAdmin):
-    """Lists only rows of tasks the user organizes (``selectors.organized_tasks``)."""
+    """Lists only rows of tasks the user organizes (``selectors.organized_tasks``), and offers
+    only those tasks in its filters (``scoped_list_filters``)."""
 
     task_path = "task"
+
+    def get_list_filter(self, request):
+        return scoped_list_filters(self.model, super().get_list_filter(request))
 
     def get_queryset(self, request):
         return (
@@ -19,6 +54,28 @@ class OrganizerScopedAdmin(admin.ModelAdmin):
             .get_queryset(request)
             .filter(**{f"{self.task_path}__in": organized_tasks(request.user)})
         )
+
+
+class SuperusersOnly:
+    """A model admin mixin for what is no organizer's business (who holds an API token, who was
+    mailed, who invited whom): staff who are not superusers neither see it in the admin's index
+    nor open its pages (403), and its rows are none for them should a page be reached anyway."""
+
+    def has_module_permission(self, request):
+        return request.user.is_superuser
+
+    def has_view_permission(self, request, obj=None):
+        return request.user.is_superuser
+
+    def has_change_permission(self, request, obj=None):
+        return request.user.is_superuser and super().has_change_permission(request, obj)  # type: ignore[misc]
+
+    def has_delete_permission(self, request, obj=None):
+        return request.user.is_superuser and super().has_delete_permission(request, obj)  # type: ignore[misc]
+
+    def get_queryset(self, request):
+        rows = super().get_queryset(request)  # type: ignore[misc]
+        return rows if request.user.is_superuser else rows.none()
 
 
 class RecordAdmin(OrganizerScopedAdmin):

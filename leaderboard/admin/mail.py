@@ -6,13 +6,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from ..models import MailOptOut, Notification
-from .base import ViewOnly
-
-
-class SuperusersOnly:
-    def get_queryset(self, request):
-        rows = super().get_queryset(request)  # type: ignore[misc]
-        return rows if request.user.is_superuser else rows.none()
+from .base import SuperusersOnly, ViewOnly
 
 
 @admin.register(Notification)

@@ -14,7 +14,7 @@ from ..models import (
     TeamInvitation,
 )
 from ..selectors import organized_tasks
-from .base import OrganizerScopedAdmin, ViewOnly
+from .base import OrganizerScopedAdmin, SuperusersOnly, ViewOnly
 
 
 @admin.register(Team)
@@ -45,9 +45,10 @@ class TeamAdmin(admin.ModelAdmin):
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(ViewOnly, admin.ModelAdmin):
-    """Who has an API token, since when. Only the key's digest is stored, and not shown; deleting
-    a token revokes it. Tokens are made by their users (API, CLI) or ``manage.py api_token``."""
+class ApiTokenAdmin(SuperusersOnly, ViewOnly, admin.ModelAdmin):
+    """Who has an API token, since when: superusers only (the list named every user holding a
+    token to any staff organizer). Only the key's digest is stored, and not shown; deleting a
+    token revokes it. Tokens are made by their users (API, CLI) or ``manage.py api_token``."""
 
     list_display = ("user", "created")
     search_fields = ("user__username",)
@@ -56,7 +57,7 @@ class ApiTokenAdmin(ViewOnly, admin.ModelAdmin):
 
 
 @admin.register(TeamInvitation)
-class TeamInvitationAdmin(ViewOnly, admin.ModelAdmin):
+class TeamInvitationAdmin(SuperusersOnly, ViewOnly, admin.ModelAdmin):
     """Invitation links to teams: who made them, until when, who used them. Only the key's digest
     is stored, and not shown. A team's invitations are its members' business: superusers only
     (an organizer sees the teams with runs on their tasks, not who invited whom)."""
@@ -73,10 +74,6 @@ class TeamInvitationAdmin(ViewOnly, admin.ModelAdmin):
     list_select_related = ("team", "created_by", "used_by")
     fields = list_display
     readonly_fields = fields
-
-    def get_queryset(self, request):
-        invitations = super().get_queryset(request)
-        return invitations if request.user.is_superuser else invitations.none()
 
 
 @admin.register(TaskInvitation)
@@ -102,7 +99,7 @@ class TaskInvitationAdmin(ViewOnly, OrganizerScopedAdmin):
 
 
 @admin.register(TeamApproval)
-class TeamApprovalAdmin(ViewOnly, admin.ModelAdmin):
+class TeamApprovalAdmin(ViewOnly, OrganizerScopedAdmin):
     """Teams' requests to take part in tasks that need approval, of the tasks one organizes
     (approved on the organize page or through the API)."""
 
@@ -110,6 +107,3 @@ class TeamApprovalAdmin(ViewOnly, admin.ModelAdmin):
     list_select_related = ("task", "team", "requested_by", "approved_by")
     fields = ("task", "team", "requested_by", "requested_at", "approved_by", "approved_at")
     readonly_fields = fields
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).filter(task__in=organized_tasks(request.user))

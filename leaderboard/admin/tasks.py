@@ -7,7 +7,8 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
-from django.db.models import Count
+from django.contrib.auth import get_user_model
+from django.db.models import Count, Q
 
 from ..models import (
     Item,
@@ -190,6 +191,23 @@ class TaskAdmin(admin.ModelAdmin):
         super().save_model(request, obj, form, change)
         if change and "submissions_close_at" in form.changed_data:
             mark_late_runs(obj)
+
+    def formfield_for_manytomany(self, db_field, request, **kwargs):
+        # The organizer and annotator pickers listed every account to any staff organizer. They
+        # offer the people already on the tasks the user organizes (and the user); others join
+        # by the invitation links of the organize page.
+        if db_field.name in ("organizers", "annotators") and not request.user.is_superuser:
+            tasks = organized_tasks(request.user)
+            kwargs["queryset"] = (
+                get_user_model()
+                .objects.filter(
+                    Q(pk=request.user.pk)
+                    | Q(organized_tasks__in=tasks)
+                    | Q(annotated_tasks__in=tasks)
+                )
+                .distinct()
+            )
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
 
     def save_related(self, request, form, formsets, change):
         super().save_related(request, form, formsets, change)

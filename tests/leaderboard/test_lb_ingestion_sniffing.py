@@ -272,6 +272,8 @@ def test_the_receiver_refuses_as_soon_as_the_head_is_in():
 
 @pytest.mark.parametrize(
     "data",
+    # gzip without a time stamp: parameter ids made of the bytes must be the same in every
+    # xdist worker, which collects at its own second.
     [
         CSV_WITH_HEADER.encode(),  # shorter than the head: judged by finish()
         gzip.compress(CSV_WITH_HEADER.encode() * 50, mtime=0),

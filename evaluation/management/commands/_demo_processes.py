@@ -129,9 +129,13 @@ def port_open(host: str, port: int) -> bool:
         return sock.connect_ex((host, port)) == 0
 
 
-# gunicorn's threaded workers: a slow client holds one thread of WEB_THREADS, not a whole worker,
-# and idle keep-alive connections hold none (the production command in README uses the same).
+# gunicorn's threaded workers, each thread given to a request only once its head has arrived
+# (``config/web_worker.py``: slow heads held every thread, issue 29 F14); idle keep-alive
+# connections hold none (the production command in README uses the same).
 WEB_WORKERS, WEB_THREADS = 2, 16
+WEB_WORKER_CLASS = "config.web_worker.HeadFirstThreadWorker"
+# Its access log leaves out the keys of invitation and confirmation links (config/web_worker.py).
+WEB_LOGGER_CLASS = "config.web_worker.KeylessAccessLogger"
 
 
 def web_command(host: str, port: int, access_log: Path | None = None) -> list[str]:
@@ -150,9 +154,11 @@ def web_command(host: str, port: int, access_log: Path | None = None) -> list[st
             "--workers",
             str(WEB_WORKERS),
             "--worker-class",
-            "gthread",
+            WEB_WORKER_CLASS,
             "--threads",
             str(WEB_THREADS),
+            "--logger-class",
+            WEB_LOGGER_CLASS,
             *(["--access-logfile", str(access_log)] if access_log is not None else []),
         ]
     return [sys.executable, "manage.py", "runserver", f"{host}:{port}", "--noreload", "--insecure"]

@@ -317,13 +317,20 @@ def test_the_demos_intervals_cover_the_slices_true_scores(monkeypatch):
 
 
 def test_the_demo_serves_with_threaded_workers():
-    """A slow client holds one thread, not a whole worker (two of them stalled the sync demo)."""
+    """A request holds one thread, not a whole worker (two slow clients stalled the sync demo),
+    and only once its head has arrived (slow heads held every thread of gthread: issue 29, F14;
+    tests/config/test_web_worker.py runs the server)."""
+    from gunicorn.util import load_class
+    from gunicorn.workers.gthread import ThreadWorker
+
+    from config.web_worker import HeadFirstThreadWorker
     from evaluation.management.commands._demo_processes import web_command
 
     argv = web_command("127.0.0.1", 8000)
     if "gunicorn" not in argv:
         pytest.skip("gunicorn is not installed: runserver serves the demo")
-    assert argv[argv.index("--worker-class") + 1] == "gthread"
+    worker = load_class(argv[argv.index("--worker-class") + 1])
+    assert worker is HeadFirstThreadWorker and issubclass(worker, ThreadWorker)
     assert int(argv[argv.index("--threads") + 1]) >= 8
 
 
