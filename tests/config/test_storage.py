@@ -12,7 +12,8 @@ from django.conf import settings
 from django.core.files.storage import default_storage
 
 from config.settings import storage_config_from_env
-from config.storage import ObjectStorage, StreamedObject
+from config.storage import ObjectStorage, ObjectStoreError, StreamedObject
+from leaderboard.errors import StorageUnavailable
 from leaderboard.ingestion import UploadRejected
 from leaderboard.services.stored_files import store_upload
 
@@ -60,6 +61,20 @@ def test_without_keys_boto3_finds_its_own(monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_the_tests_use_the_filesystem_whatever_the_environment_says() -> None:
     assert settings.STORAGES["default"]["BACKEND"].endswith("FileSystemStorage")
+
+
+def test_an_object_store_that_is_down_is_an_os_error_never_a_missing_file(
+    unreachable_object_store,
+) -> None:
+    with pytest.raises(StorageUnavailable) as refused:
+        store_upload(io.BytesIO(b"k\t1\n"), name="received-runs/7/c.upload", max_bytes=10)
+    assert refused.value.http_status == 503 and refused.value.headers == {"Retry-After": "5"}
+    assert isinstance(refused.value.__cause__, ObjectStoreError)
+    with pytest.raises(ObjectStoreError) as failed:  # not FileNotFoundError: not "lost"
+        default_storage.open("received-runs/7/c.upload", "rb")
+    assert not isinstance(failed.value, FileNotFoundError)
+    with pytest.raises(OSError):
+        default_storage.delete("received-runs/7/c.upload")
 
 
 # --- against a real S3-compatible server ---------------------------------------------------------

@@ -11,6 +11,8 @@
     setting, as ``S3_BUCKET`` makes it in production). ``.env`` is the environment that gives a
     worker process the same storage (``celery_worker_factory(env=s3_bucket.env)``); ``.keys()``
     lists the stored objects. Tests using either are marked ``integration`` (``tests/conftest.py``).
+``unreachable_object_store`` (function)
+    The default storage is a bucket on a port where nothing listens: an object store that is down.
 """
 
 from __future__ import annotations
@@ -200,3 +202,21 @@ def s3_bucket(s3_server: S3Server, settings: Any) -> Iterator[Bucket]:
     finally:
         with contextlib.suppress(Exception):
             bucket.remove()
+
+
+@pytest.fixture
+def unreachable_object_store(settings: Any) -> str:
+    """The default storage is a bucket on a port where nothing listens (an object store that is
+    down): every request to it fails at once. Needs no server; returns its endpoint."""
+    from config.settings import storage_config_from_env
+
+    endpoint = f"http://127.0.0.1:{free_port()}"
+    env = {
+        "S3_BUCKET": "down",
+        "S3_ENDPOINT_URL": endpoint,
+        "S3_REGION": "us-east-1",
+        "S3_ACCESS_KEY_ID": ACCESS_KEY,
+        "S3_SECRET_ACCESS_KEY": SECRET_KEY,
+    }
+    settings.STORAGES = {**settings.STORAGES, "default": storage_config_from_env(env)}
+    return endpoint
