@@ -29,6 +29,7 @@ from .items import ensure_items
 from .lifecycle import fail_run, transition_run
 from .pool_runs import PoolRunArrays, read_pool_run, store_pool_run
 from .runs import SubmissionError, submit_run, upload_limit
+from .stored_files import forget_stored_on_commit
 
 WAITING = (Run.State.RECEIVED, Run.State.VALIDATING)
 
@@ -131,7 +132,7 @@ def _reject(run: Run, exc: UploadRejected) -> None:
             errors=[p.as_dict() for p in exc.problems],
             error_count=exc.total,
         )
-        _delete_on_commit(run.upload)
+        forget_stored_on_commit(run.upload)
     run.refresh_from_db()
 
 
@@ -183,7 +184,7 @@ def _store(run: Run, parsed: ParsedRun | PoolRunArrays) -> None:
             errors=[],  # a released run's examples of malformed keys: its events keep why
             error_count=0,
         )
-        _delete_on_commit(run.upload)
+        forget_stored_on_commit(run.upload)
         jobs.enqueue_plan(current.pk)
     run.task.n_items = locked.n_items
     run.refresh_from_db()
@@ -204,13 +205,9 @@ def _store_pool_run(run: Run, outputs: PoolRunArrays) -> None:
             file_format=outputs.format,
             upload="",
         )
-        _delete_on_commit(run.upload)
+        forget_stored_on_commit(run.upload)
         jobs.enqueue_plan(current.pk)
     run.refresh_from_db()
-
-
-def _delete_on_commit(name: str) -> None:
-    transaction.on_commit(lambda: default_storage.delete(name))
 
 
 class _Progress:

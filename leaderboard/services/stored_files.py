@@ -3,12 +3,12 @@ streams (received run files, a task's data files)."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from typing import IO, cast
 
 from django.core.files import File
 from django.core.files.storage import default_storage
+from django.db import transaction
 
 from ..errors import StorageUnavailable
 from ..ingestion import READ_SIZE, Receiver
@@ -44,16 +44,25 @@ def store_upload(
         receiver.finish()
     except OSError as exc:
         log.error("storing an upload as %r failed: %s", name, exc)
-        _forget(name)
+        forget_stored(name)
         raise StorageUnavailable() from exc
     except BaseException:
-        _forget(name)
+        forget_stored(name)  # the part written before the limit (if any)
         raise
     return stored, receiver
 
 
-def _forget(name: str) -> None:
-    """Delete the part of ``name`` written before a refusal or a failure, if any (an
-    unreachable storage has nothing more to delete that this could reach)."""
-    with contextlib.suppress(OSError):
+def forget_stored(name: str) -> None:
+    """Delete the stored file ``name`` if it is there. A failing storage (an unreachable object
+    store) is logged, never raised: what it leaves behind is garbage, while the caller's own
+    outcome (a refusal being raised, a change already committed) must stand."""
+    try:
         default_storage.delete(name)
+    except OSError as exc:
+        log.warning("the stored file %r could not be deleted and is left behind: %s", name, exc)
+
+
+def forget_stored_on_commit(name: str) -> None:
+    """:func:`forget_stored` once the current transaction commits (never if it rolls back). A
+    failure there would otherwise stop the callbacks after it, such as the next job's enqueue."""
+    transaction.on_commit(lambda: forget_stored(name))

@@ -2,20 +2,27 @@
 ``s3_bucket``): a run uploaded through the API is stored in the bucket, validated and ingested
 by a real Celery worker that reads it from there, and its object is deleted once it is ingested;
 a task's data file is stored, downloaded (streamed through the app, under its permission check)
-and deleted there too."""
+and deleted there too; a store that refuses the delete leaves the object behind but never stops
+the run's next job."""
 
 from __future__ import annotations
 
 import gzip
 import hashlib
+import io
+import logging
 from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
+from object_store import READ_ONLY_KEY, READ_ONLY_SECRET
 from rest_framework.test import APIClient
 
+from config.settings import storage_config_from_env
 from leaderboard.models import Run, RunPredictions, TaskFile
+from leaderboard.services.ingest import ingest_run
+from leaderboard.services.runs import submit_run
 from leaderboard.services.tasks import create_task
 from leaderboard.services.teams import create_team
 
@@ -104,3 +111,29 @@ def test_a_task_data_file_round_trips_through_the_bucket(s3_bucket, task_and_peo
 
     assert client(organizer).delete(f"{url}{created.json()['id']}/").status_code == 204
     assert s3_bucket.keys() == []
+
+
+def test_a_delete_the_store_refuses_never_stops_the_next_job(
+    s3_bucket, task_and_people, sent_messages, settings, caplog
+):
+    task, _organizer, participant = task_and_people
+    run = submit_run(
+        task=task,
+        team=participant.teams.get(),
+        user=participant,
+        upload=io.BytesIO(SYSTEM.read_bytes()),
+        file_name="ecm.tsv",
+    )
+    assert s3_bucket.keys() == [run.upload]
+    # The worker's keys may read the bucket but not delete from it: a real refusal (403).
+    reader = {**s3_bucket.env, "S3_ACCESS_KEY_ID": READ_ONLY_KEY}
+    reader["S3_SECRET_ACCESS_KEY"] = READ_ONLY_SECRET
+    settings.STORAGES = {**settings.STORAGES, "default": storage_config_from_env(reader)}
+
+    with caplog.at_level(logging.WARNING, logger="leaderboard.services.stored_files"):
+        assert ingest_run(run.pk) == "queued"
+    run.refresh_from_db()
+    assert run.state == Run.State.QUEUED and run.n_predictions > 0
+    # The run's planning was still sent after the failed delete (on commit, in that order).
+    assert sent_messages[-1] == ("evaluation.plan_run", [run.pk])
+    assert len(s3_bucket.keys()) == 1 and "left behind" in caplog.text

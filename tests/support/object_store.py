@@ -35,6 +35,8 @@ import pytest
 from live_services import _tail, _terminate, free_port, missing_service, spawn
 
 ACCESS_KEY, SECRET_KEY = "leaderboard-tests", "leaderboard-tests-secret"
+# A second identity that may read and list but not write or delete (a storage fault on demand).
+READ_ONLY_KEY, READ_ONLY_SECRET = "leaderboard-reader", "leaderboard-reader-secret"
 # The server's parts, each on a port of its own (HTTP and gRPC).
 _PORTS = ("master", "volume", "filer", "s3")
 
@@ -83,7 +85,12 @@ class S3Server:
                     "name": "tests",
                     "credentials": [{"accessKey": ACCESS_KEY, "secretKey": SECRET_KEY}],
                     "actions": ["Admin", "Read", "Write", "List", "Tagging"],
-                }
+                },
+                {
+                    "name": "reader",
+                    "credentials": [{"accessKey": READ_ONLY_KEY, "secretKey": READ_ONLY_SECRET}],
+                    "actions": ["Read", "List"],
+                },
             ]
         }
         config = self.workdir / "s3.json"
