@@ -34,6 +34,14 @@ variables:
 ``SITE_URL``
     The site's address as its users reach it (default ``http://localhost:8000``, the demo's):
     the links in the mail that workers send (notifications, invitations by mail) start with it.
+``S3_BUCKET``
+    When set, received files (runs, a task's data files, organizer uploads) live in this bucket
+    of an S3-compatible object store (AWS S3, MinIO, SeaweedFS, ... through django-storages), so
+    that web and worker machines share it; the bucket must exist and be private. ``S3_ENDPOINT_URL``
+    (e.g. ``http://minio:9000``; unset: AWS), ``S3_REGION``, ``S3_ACCESS_KEY_ID`` and
+    ``S3_SECRET_ACCESS_KEY`` (unset: boto3's own chain, e.g. ``AWS_ACCESS_KEY_ID`` or an instance
+    role), ``S3_PREFIX`` (a folder inside the bucket). Unset (the default), they live on the
+    filesystem under ``MEDIA_ROOT`` (default ``var/media``), which web and worker must share.
 ``REDIS_URL``
     Optional, e.g. ``redis://localhost:6379/0``. When set, it is the Celery broker and the Django
     cache. When unset, Celery uses kombu's ``filesystem://`` transport (message files under
@@ -191,6 +199,45 @@ def cache_config_from_env(env: Mapping[str, str]) -> dict[str, Any]:
             "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
         }
     return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+
+
+def storage_config_from_env(env: Mapping[str, str]) -> dict[str, Any]:
+    """The ``STORAGES['default']`` entry, where received files live: the filesystem under
+    ``MEDIA_ROOT``, or with ``S3_BUCKET`` set an S3-compatible bucket (``config/storage.py``)."""
+    bucket = env.get("S3_BUCKET", "").strip()
+    if not bucket:
+        return {"BACKEND": "django.core.files.storage.FileSystemStorage"}
+    from botocore.config import Config
+
+    endpoint = env.get("S3_ENDPOINT_URL", "").strip()
+    options: dict[str, Any] = {
+        "bucket_name": bucket,
+        "location": env.get("S3_PREFIX", "").strip("/"),
+        # As on the filesystem: a second file under a taken name gets another name, never
+        # replaces the first (names are random anyway).
+        "file_overwrite": False,
+        "default_acl": None,  # private: files are served only through the app's own checks
+        # Stored as opaque bytes: no content type or encoding guessed from a name.
+        "object_parameters": {"ContentType": "application/octet-stream"},
+        "client_config": Config(
+            signature_version="s3v4",
+            # Self-hosted servers (MinIO, SeaweedFS) are addressed by path, not by DNS name.
+            s3={"addressing_style": "path" if endpoint else "auto"},
+            connect_timeout=5,
+            read_timeout=60,
+            retries={"max_attempts": 3, "mode": "standard"},
+        ),
+    }
+    optional = {
+        "endpoint_url": "S3_ENDPOINT_URL",
+        "region_name": "S3_REGION",
+        "access_key": "S3_ACCESS_KEY_ID",
+        "secret_key": "S3_SECRET_ACCESS_KEY",
+    }
+    for option, variable in optional.items():
+        if env.get(variable, "").strip():
+            options[option] = env[variable].strip()
+    return {"BACKEND": "config.storage.ObjectStorage", "OPTIONS": options}
 
 
 # The table of the database fallback of the throttle cache (made by a leaderboard migration).
@@ -412,10 +459,14 @@ FILE_UPLOAD_TEMP_DIR = None
 # Hard ceiling for any request body; each task has its own, usually lower, limit.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 4 * 1024 * 1024
 UPLOAD_MAX_BYTES = int(os.environ.get("UPLOAD_MAX_BYTES", str(1024 * 1024 * 1024)))
-# Received run files wait here (Django's default storage, under MEDIA_ROOT) until a worker has
-# validated them; each is deleted once its run is queued or rejected. Web and worker processes
-# must share the directory (as they share the filesystem broker's).
+# Received run files wait in Django's default storage until a worker has validated them; each is
+# deleted once its run is queued or rejected. Web and worker processes must share it: the
+# directory MEDIA_ROOT (as they share the filesystem broker's), or with S3_BUCKET set a bucket.
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT") or VAR_DIR / "media")
+STORAGES = {
+    "default": storage_config_from_env(os.environ),
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
 UPLOAD_DIR = "received-runs"
 # A task's data files (input data, a sample run, a starter script) are kept in the default
 # storage under TASK_FILE_DIR: at most TASK_FILES_MAX per task, each at most TASK_FILE_MAX_BYTES

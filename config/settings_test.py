@@ -26,3 +26,7 @@ WHITENOISE_AUTOREFRESH = True
 # test, puts this one back and reads the verification link from the file.
 EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
 EMAIL_FILE_PATH = VAR_DIR / "test-mail" / str(os.getpid())  # noqa: F405
+
+# Received files on the filesystem (MEDIA_ROOT, a temporary directory of the session) whatever
+# S3_BUCKET says: a test that wants an object store starts its own (tests/support/object_store.py).
+STORAGES = {**STORAGES, "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"}}  # noqa: F405

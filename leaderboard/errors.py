@@ -100,6 +100,22 @@ class DatabaseUnavailable(ServiceError):
         )
 
 
+class StorageUnavailable(ServiceError):
+    """The file storage (the disk, or the object store of ``S3_BUCKET``) failed while an upload
+    was stored (nothing was kept or counted) or a file read: a retry may well succeed."""
+
+    code = "unavailable"
+    http_status = 503
+
+    def __init__(
+        self,
+        message: str = (
+            "the file storage is unavailable, so nothing was stored or counted; retry shortly"
+        ),
+    ) -> None:
+        super().__init__(message, headers=retry_after(RETRY_AFTER_SECONDS))
+
+
 def retry_after(seconds: float) -> dict[str, str]:
     """The ``Retry-After`` header for a wait of ``seconds`` (whole seconds, rounded up)."""
     return {"Retry-After": str(math.ceil(seconds))}

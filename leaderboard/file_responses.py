@@ -10,6 +10,7 @@ import os
 from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404
 
+from .errors import StorageUnavailable
 from .models import TaskFile
 
 DOWNLOAD_TYPES = {
@@ -34,13 +35,18 @@ def download_type(file_name: str) -> str:
 
 
 def task_file_response(task_file: TaskFile) -> FileResponse:
-    """``task_file`` streamed as an attachment under its download name."""
+    """``task_file`` streamed as an attachment under its download name; the storage failing
+    (an unreachable object store) is :class:`StorageUnavailable`."""
     try:
         stream = default_storage.open(task_file.stored, "rb")
     except FileNotFoundError:
         raise Http404(
             f"the content of file {task_file.file_name!r} is missing: tell the task's organizers"
         ) from None
+    except OSError as exc:
+        raise StorageUnavailable(
+            "the file storage is unavailable; retry the download shortly"
+        ) from exc
     response = FileResponse(
         stream,
         as_attachment=True,

@@ -2,9 +2,10 @@
 
 ``sent_messages`` (the pipeline's messages recorded, none sent); ``wait_for``
 (``wait_for(predicate, timeout=..., interval=..., message=...)``: poll until truthy); the
-markers. Two plugins in ``tests/support/``: ``live_services`` (``repo_root``, and the real
+markers. Three plugins in ``tests/support/``: ``live_services`` (``repo_root``, and the real
 services of the integration tests: ``redis_server``, ``celery_worker``, ``celery_worker_factory``;
-see README, "Running the tests") and ``hypothesis_profiles`` (``dev`` and ``ci``).
+see README, "Running the tests"), ``object_store`` (``s3_server``, ``s3_bucket``: a real
+S3-compatible server) and ``hypothesis_profiles`` (``dev`` and ``ci``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-pytest_plugins = ["live_services", "hypothesis_profiles"]
+pytest_plugins = ["live_services", "object_store", "hypothesis_profiles"]
 
 T = TypeVar("T")
 
@@ -66,7 +67,13 @@ def pytest_configure(config: pytest.Config) -> None:
 # --- Markers ------------------------------------------------------------------------------------
 
 # Fixtures that need real services: tests using them are `integration` tests.
-_INTEGRATION_FIXTURES = {"redis_server", "celery_worker", "celery_worker_factory"}
+_INTEGRATION_FIXTURES = {
+    "redis_server",
+    "celery_worker",
+    "celery_worker_factory",
+    "s3_server",
+    "s3_bucket",
+}
 
 
 def _database_engine() -> str:

@@ -119,6 +119,11 @@ class Receiver:
         return False
 
     @property
+    def closed(self) -> bool:
+        # Asked before ``seekable`` by Django's File proxies (the object-store backend's).
+        return bool(getattr(self._stream, "closed", False))
+
+    @property
     def sha256(self) -> str:
         return self._sha.hexdigest()
 

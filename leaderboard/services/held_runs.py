@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from django.core.files.storage import default_storage
 from django.db import transaction
 
 from .. import jobs
@@ -22,6 +21,7 @@ from ..ingestion.screening import KeyScreen, KnownKeys, screen_keys
 from ..models import Item, Run, RunEvent, Task
 from .items import known_keys
 from .lifecycle import transition_run
+from .stored_files import forget_stored_on_commit
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -93,7 +93,7 @@ def reject_held_run(*, run: Run, user: User) -> Run:
             stored = current.upload
             transition_run(current, Run.State.REJECTED, REJECTED, upload="")
             if stored:
-                transaction.on_commit(lambda: default_storage.delete(stored))
+                forget_stored_on_commit(stored)
         elif not (current.state == Run.State.REJECTED and was_held(current)):
             raise _not_held(current, "reject")
     run.refresh_from_db()

@@ -37,6 +37,7 @@ from .items import ensure_items_in_batches
 from .lifecycle import fail_run, transition_run
 from .pool_runs import PoolRunArrays, read_pool_run, store_pool_run
 from .runs import SubmissionError, submit_run, upload_limit
+from .stored_files import forget_stored_on_commit
 
 WAITING = (Run.State.RECEIVED, Run.State.VALIDATING)
 
@@ -139,7 +140,7 @@ def _reject(run: Run, exc: UploadRejected) -> None:
             errors=[p.as_dict() for p in exc.problems],
             error_count=exc.total,
         )
-        _delete_on_commit(run.upload)
+        forget_stored_on_commit(run.upload)
     run.refresh_from_db()
 
 
@@ -196,7 +197,7 @@ def _store(run: Run, parsed: ParsedRun | PoolRunArrays) -> None:
             errors=[],  # a released run's examples of malformed keys: its events keep why
             error_count=0,
         )
-        _delete_on_commit(run.upload)
+        forget_stored_on_commit(run.upload)
         jobs.enqueue_plan(current.pk)
     run.refresh_from_db()
 
@@ -229,13 +230,9 @@ def _store_pool_run(run: Run, outputs: PoolRunArrays) -> None:
             file_format=outputs.format,
             upload="",
         )
-        _delete_on_commit(run.upload)
+        forget_stored_on_commit(run.upload)
         jobs.enqueue_plan(current.pk)
     run.refresh_from_db()
-
-
-def _delete_on_commit(name: str) -> None:
-    transaction.on_commit(lambda: default_storage.delete(name))
 
 
 class _Progress:

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from ..models import Run, RunEvent
 from .notifications import owe_run_notifications
+from .stored_files import forget_stored_on_commit
 
 # Which states may follow which (anything may fail; the watchdog may re-queue active runs).
 _ALLOWED: dict[str, set[str]] = {
@@ -90,5 +91,8 @@ def _refuse_if_withdrawn(run: Run) -> None:
 
 
 def fail_run(run: Run, reason: str) -> Run:
-    """Fail a run for a platform reason; its submission no longer counts against the quota."""
-    return transition_run(run, Run.State.FAILED, reason, quota_refunded=True)
+    """Fail a run for a platform reason; its submission no longer counts against the quota, and
+    a received file it still had (the watchdog gave up before a worker read it) is deleted."""
+    if run.upload:
+        forget_stored_on_commit(run.upload)
+    return transition_run(run, Run.State.FAILED, reason, quota_refunded=True, upload="")

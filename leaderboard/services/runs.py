@@ -16,7 +16,6 @@ from datetime import UTC, datetime
 from typing import IO, TYPE_CHECKING, TypeVar, cast
 
 from django.conf import settings
-from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 
@@ -39,7 +38,7 @@ from ..selectors import (
 )
 from .lifecycle import transition_run
 from .run_names import MAX_NAME_LENGTH, default_name
-from .stored_files import store_upload
+from .stored_files import forget_stored, store_upload
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -425,7 +424,7 @@ def submit_run(
             if enqueue:
                 jobs.enqueue_ingest(run.pk)
     except BaseException:
-        default_storage.delete(stored)
+        forget_stored(stored)
         raise
     return run
 

@@ -16,13 +16,12 @@ import uuid
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from django.conf import settings
-from django.core.files.storage import default_storage
 from django.db import transaction
 
 from ..errors import InvalidFields, ServiceError
 from ..ingestion import UploadRejected, human_bytes
 from ..models import Task, TaskFile
-from .stored_files import store_upload
+from .stored_files import forget_stored, forget_stored_on_commit, store_upload
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -103,13 +102,9 @@ def _stored(task: Task, upload: IO[bytes]) -> tuple[str, int, str]:
             code="too_large",
         ) from None
     if received.n_bytes == 0:
-        default_storage.delete(stored)
+        forget_stored(stored)
         raise TaskFileError("the file is empty; nothing was stored", code="empty_file")
     return stored, received.n_bytes, received.sha256
-
-
-def _delete_on_commit(stored: str) -> None:
-    transaction.on_commit(lambda: default_storage.delete(stored))
 
 
 def add_task_file(
@@ -147,7 +142,7 @@ def add_task_file(
                 uploaded_by=user,
             )
     except BaseException:
-        default_storage.delete(stored)
+        forget_stored(stored)
         raise
 
 
@@ -179,10 +174,10 @@ def change_task_file(
                 setattr(task_file, name, value)
             task_file.save()
             if replaced:
-                _delete_on_commit(old)
+                forget_stored_on_commit(old)
     except BaseException:
         if replaced:
-            default_storage.delete(replaced["stored"])
+            forget_stored(replaced["stored"])
         raise
     return task_file
 
@@ -192,4 +187,4 @@ def delete_task_file(*, task_file: TaskFile) -> None:
     with transaction.atomic():
         stored = task_file.stored
         task_file.delete()
-        _delete_on_commit(stored)
+        forget_stored_on_commit(stored)

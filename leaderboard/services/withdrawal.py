@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from django.core.files.storage import default_storage
 from django.db import transaction
 
 from .. import jobs
@@ -27,6 +26,7 @@ from ..errors import ServiceError
 from ..models import PoolRunOutputs, Run, RunPredictions, Task
 from ..selectors import is_organizer, may_withdraw_run, withdrawal_refunds
 from .lifecycle import transition_run
+from .stored_files import forget_stored_on_commit
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -84,7 +84,7 @@ def withdraw_run(*, run: Run, by: User) -> Run:
             quota_refunded=current.quota_refunded or refund,
         )
         if upload:
-            transaction.on_commit(lambda: default_storage.delete(upload))
+            forget_stored_on_commit(upload)
         if in_engine:
             jobs.enqueue_estimate(current.task_id)
         else:

@@ -12,10 +12,10 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods, require_POST
 
 from .. import presenters, selectors
-from ..errors import with_headers
+from ..errors import ServiceError, with_headers
 from ..forms import RunDetailsForm, RunUploadForm
 from ..services.board import RunDetailsError, update_run_details
-from ..services.runs import SubmissionError, submit_run
+from ..services.runs import submit_run
 from ..services.withdrawal import RunActionError, set_baseline, withdraw_run
 from .common import render_task_page
 from .uploads import refused_upload
@@ -60,7 +60,7 @@ def submit(request, slug: str):
             name=form.cleaned_data["name"],
             description=form.cleaned_data["description"],
         )
-    except SubmissionError as exc:
+    except ServiceError as exc:  # a refusal, or the file storage failing (503)
         return _refused(request, task, context, exc)
     return redirect("run_detail", run_id=run.pk)
 
@@ -73,7 +73,7 @@ def _approvals(task, teams) -> list[tuple]:
     return [(team, approvals.get(team.pk)) for team in teams]
 
 
-def _refused(request, task, context: dict, error: SubmissionError):
+def _refused(request, task, context: dict, error: ServiceError):
     """The form again with why the upload was refused, with the refusal's status and headers."""
     response = render_task_page(
         request, SUBMIT_PAGE, task, context | {"error": error}, status=error.http_status

@@ -88,7 +88,10 @@ def task_file_download(request, slug: str, file_id: int):
             return redirect_to_login(request.get_full_path())
         error = ServiceError(access.reason, code="terms_not_accepted", http_status=403)
         return _overview(request, task, error=error)
-    return task_file_response(task_file)
+    try:
+        return task_file_response(task_file)
+    except ServiceError as exc:  # the file storage failing (503)
+        return _overview(request, task, error=exc)
 
 
 # -- the organize pages' Task page section --------------------------------------------------------

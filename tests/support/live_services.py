@@ -31,7 +31,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import quote
 
 import pytest
@@ -55,6 +55,14 @@ def env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in _TRUE
 
 
+def missing_service(message: str, *, required_by: str) -> NoReturn:
+    """Skip the test whose service is not installed, or fail it when the environment flag
+    ``required_by`` (``REQUIRE_REDIS``, ``REQUIRE_S3``: set by ``.ci/run``) says it must run."""
+    if env_flag(required_by):
+        pytest.fail(f"{required_by}=1 but {message}", pytrace=False)
+    pytest.skip(message)
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     """The repository root (where manage.py lives)."""
@@ -76,6 +84,23 @@ def _die_with_parent() -> None:
     (e.g. killed, or pytest-timeout's thread method), so no worker outlives its test run."""
     with contextlib.suppress(Exception):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG (Linux)
+
+
+def spawn(
+    command: list[str], *, cwd: Path, log: Any, env: Mapping[str, str] | None = None
+) -> subprocess.Popen:
+    """A service process in a session of its own (so that a whole group can be killed), its
+    output appended to ``log``, SIGKILLed if pytest dies."""
+    return subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        preexec_fn=_die_with_parent,
+    )
 
 
 def _terminate(proc: subprocess.Popen, sig: int, timeout: float) -> None:
@@ -199,13 +224,11 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
         or shutil.which("redis-server", path="/usr/sbin:/usr/local/sbin:/sbin")
     )
     if not binary:
-        message = (
+        missing_service(
             "redis-server is not installed (Debian: apt-get install redis-server; "
-            ".ci/run installs it)"
+            ".ci/run installs it)",
+            required_by="REQUIRE_REDIS",
         )
-        if env_flag("REQUIRE_REDIS"):
-            pytest.fail(f"REQUIRE_REDIS=1 but {message}", pytrace=False)
-        pytest.skip(message)
     server = RedisServer(binary, tmp_path_factory.mktemp("redis"), free_port())
     server.start()
     try:
@@ -279,16 +302,7 @@ class CeleryWorker:
         with self.log_path.open("ab") as log:
             log.write(f"\n===== starting {' '.join(self.command())}\n".encode())
             log.flush()
-            self.proc = subprocess.Popen(
-                self.command(),
-                cwd=REPO_ROOT,
-                env=self.env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=_die_with_parent,
-            )
+            self.proc = spawn(self.command(), cwd=REPO_ROOT, log=log, env=self.env)
         self._wait_ready(timeout)
         return self
 

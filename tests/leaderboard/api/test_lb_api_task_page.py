@@ -160,6 +160,14 @@ def test_a_file_a_browser_would_run_is_served_as_bytes(api, task, organizer, nam
     assert response["Content-Disposition"].startswith("attachment;")
 
 
+def test_a_download_while_the_object_store_is_down_is_503(api, task, organizer, request):
+    added = add(task, organizer)
+    request.getfixturevalue("unreachable_object_store")  # the store goes down
+    response = api(organizer).get(f"/api/tasks/{task.slug}/files/{added.pk}/download/")
+    assert response.status_code == 503 and response["Retry-After"] == "5"
+    assert error(response)["code"] == "unavailable"
+
+
 def test_organizers_add_change_replace_and_delete_files(api, task, organizer, participant):
     client = api(organizer)
     url = f"/api/tasks/{task.slug}/files/"

@@ -188,6 +188,19 @@ def test_an_upload_is_answered_before_it_is_parsed(api, task, team, participant,
     assert validated(api(participant), response)["n_predictions"] == 5000 and calls == [1]
 
 
+def test_an_object_store_that_is_down_answers_503_and_counts_nothing(
+    api, task, team, participant, unreachable_object_store, sent_jobs
+):
+    response = upload(api(participant))
+    body = error(response, 503, "unavailable")
+    assert response["Retry-After"] == "5"
+    assert body["message"] == (
+        "the file storage is unavailable, so nothing was stored or counted; retry shortly"
+    )
+    assert not Run.objects.exists() and sent_jobs == []
+    assert api(participant).get("/api/tasks/linkage/quota/").json()["teams"][0]["used_total"] == 0
+
+
 def test_the_same_file_twice_409_pointing_to_the_first_run(api, task, team, participant):
     first = upload(api(participant), name="first")
     body = error(upload(api(participant), name="again"), 409, "duplicate")

@@ -252,6 +252,18 @@ def test_submit_to_closed_task_is_409(client, world):
     assert "accepts runs only while it is open" in response.content.decode()
 
 
+def test_submit_while_the_object_store_is_down_is_503_with_the_reason(
+    client, world, unreachable_object_store
+):
+    client.force_login(world["alice"])
+    runs = Run.objects.count()
+    upload = SimpleUploadedFile("p.tsv", b"k0\t0.9\n")
+    response = client.post(reverse("submit_run", args=["ner"]), {"file": upload})
+    assert response.status_code == 503 and response["Retry-After"] == "5"
+    assert "the file storage is unavailable" in response.content.decode()
+    assert Run.objects.count() == runs  # nothing stored or counted
+
+
 def test_submit_over_quota_is_429(client, world):
     Task.objects.filter(pk=world["task"].pk).update(max_runs_per_team=1)
     client.force_login(world["alice"])

@@ -159,6 +159,19 @@ def test_downloads_follow_the_tasks_rule(client, page, team, participant, organi
     assert download["Content-Disposition"] == 'attachment; filename="pairs.jsonl"'
 
 
+def test_a_download_while_the_object_store_is_down_is_503_on_the_overview(
+    client, task, organizer, request
+):
+    added = add_task_file(
+        task=task, user=organizer, upload=SimpleUploadedFile("pairs.jsonl", b"{}\n")
+    )
+    request.getfixturevalue("unreachable_object_store")  # the store goes down
+    client.force_login(organizer)
+    response = client.get(f"/tasks/{task.slug}/files/{added.pk}/")
+    assert response.status_code == 503 and response["Retry-After"] == "5"
+    assert "the file storage is unavailable; retry the download shortly" in text(response)
+
+
 # -- the organize pages' Task page section -------------------------------------------------------
 def page_body(**fields):
     return {"description": "", "rules": "", "terms": "", "data_access": "terms_accepted", **fields}

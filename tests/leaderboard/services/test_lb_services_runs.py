@@ -59,6 +59,23 @@ def received_files() -> list[str]:
     return [f"{d}/{f}" for d in dirs for f in default_storage.listdir(f"received-runs/{d}")[1]]
 
 
+def test_a_received_run_the_watchdog_gives_up_on_leaves_no_file(
+    task, team, participant, sent_jobs, settings, django_capture_on_commit_callbacks
+):
+    from evaluation.services.watchdog import watchdog
+
+    settings.PIPELINE_MAX_ATTEMPTS = 0
+    run = submit_run(task=task, team=team, user=participant, upload=upload_file(RUN, "run.tsv"))
+    assert run.state == "received" and received_files() == [run.upload.split("/", 1)[1]]
+    stuck = timezone.now() - timedelta(seconds=settings.PIPELINE_STUCK_SECONDS + 5)
+    Run.objects.filter(pk=run.pk).update(state_changed_at=stuck)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert watchdog()["failed"] == 1
+    run.refresh_from_db()
+    assert (run.state, run.upload, run.quota_refunded) == ("failed", "", True)
+    assert received_files() == []
+
+
 def refused(*args, **kwargs) -> SubmissionError:
     with pytest.raises(SubmissionError) as info:
         submit(*args, **kwargs)
