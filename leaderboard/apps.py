@@ -7,12 +7,18 @@ class LeaderboardConfig(AppConfig):
 
     def ready(self) -> None:
         from django.contrib.auth import get_user_model
-        from django.db.models.signals import post_save
+        from django.db.models.signals import m2m_changed, post_save
 
-        from .signals import revoke_token_on_password_change
+        from .models import Team
+        from .signals import record_ended_memberships, revoke_token_on_password_change
 
         post_save.connect(
             revoke_token_on_password_change,
             sender=get_user_model(),
             dispatch_uid="leaderboard.revoke_token_on_password_change",
+        )
+        m2m_changed.connect(
+            record_ended_memberships,
+            sender=Team.members.through,
+            dispatch_uid="leaderboard.record_ended_memberships",
         )

@@ -31,6 +31,28 @@ class Team(models.Model):
         return self.name
 
 
+class TeamDeparture(models.Model):
+    """A person who left a team, or was removed from it, and when.
+
+    Conflicts of interest follow membership history: whoever was a member of a team while a task
+    existed never verifies that team's items on it (``selectors.conflicted_teams``), so leaving
+    the team does not open its items to them. Recorded for every way a membership ends (leaving,
+    removal, the admin), by ``services.teams.record_departures``.
+    """
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="departures")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="team_departures"
+    )
+    left_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["user", "team"], name="departure_by_user")]
+
+    def __str__(self) -> str:
+        return f"{self.user} left {self.team}"
+
+
 class Invitation(models.Model):
     """A link that lets one person in, once, until it expires or is revoked: the fields and
     rules every invitation shares (a team's, :class:`TeamInvitation`; a role on a task,

@@ -1,6 +1,7 @@
 """Teams and a task's people: a user's team by id, team approval per task, the task's
 annotators, organizers and open invitations, the rule on annotators who compete
-(:func:`annotator_conflicts`), and a team's runs."""
+(:func:`annotator_conflicts`), the teams whose items a person never verifies
+(:func:`conflicted_teams`), and a team's runs."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any, Literal
 
 from allauth.account.models import EmailAddress
 from django.contrib.auth import get_user_model
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
@@ -21,6 +22,7 @@ from ..models import (
     TaskInvitation,
     Team,
     TeamApproval,
+    TeamDeparture,
 )
 from .roles import teams_of
 
@@ -149,6 +151,32 @@ def annotator_conflicts(
         for person in people.distinct().order_by("username"):
             conflicts.append(AnnotatorConflict(tasks[task_id], teams[team_id], person))
     return conflicts
+
+
+def _departed_during(task: Task) -> QuerySet[TeamDeparture]:
+    # A task's items can only be predicted once it exists: a membership that ended before the
+    # task was created gave no stake in its runs.
+    return TeamDeparture.objects.filter(left_at__gte=task.created_at)
+
+
+def conflicted_teams(*, task: Task, user) -> QuerySet[Team]:
+    """The teams whose items ``user`` never verifies on ``task``: those they are a member of,
+    and those they were a member of at any time since the task was created. Conflicts follow
+    membership history, so leaving (or being removed from) a team does not open its items."""
+    past = _departed_during(task).filter(user=user).values("team_id")
+    return Team.objects.filter(Q(members=user) | Q(pk__in=past))
+
+
+def conflicted_memberships(*, task: Task, user_ids: Iterable[int]) -> set[tuple[int, int]]:
+    """``(team id, user id)`` for each of ``user_ids`` and each team of theirs in
+    :func:`conflicted_teams` (many annotators at once)."""
+    user_ids = list(user_ids)
+    current = Team.members.through.objects.filter(user_id__in=user_ids)
+    past = _departed_during(task).filter(user_id__in=user_ids)
+    return {
+        *current.values_list("team_id", "user_id"),
+        *past.values_list("team_id", "user_id"),
+    }
 
 
 def verified_email_domains(user) -> set[str]:

@@ -20,7 +20,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from ..models import Task, Team, TeamApproval, TeamInvitation
+from ..models import Task, Team, TeamApproval, TeamDeparture, TeamInvitation
 from ..selectors import annotator_conflicts
 from .invitations import (
     InvitationError,
@@ -71,6 +71,22 @@ def add_team_member(*, team: Team, user: User) -> None:
 
 def remove_team_member(*, team: Team, user: User) -> None:
     team.members.remove(user)
+
+
+def record_departures(*, pairs: Iterable[tuple[int, int]], now: datetime | None = None) -> None:
+    """``(team id, user id)`` memberships that just ended, however (leaving, removal, the
+    admin): each is kept as a :class:`~leaderboard.models.TeamDeparture`, since conflicts of
+    interest follow membership history, and the person's open invitation links to the team are
+    revoked (a link works no longer than its issuer is a member)."""
+    now = now or timezone.now()
+    pairs = sorted(set(pairs))
+    TeamDeparture.objects.bulk_create(
+        [TeamDeparture(team_id=team_id, user_id=user_id, left_at=now) for team_id, user_id in pairs]
+    )
+    for team_id, user_id in pairs:
+        TeamInvitation.objects.filter(
+            team_id=team_id, created_by_id=user_id, used_at=None, revoked_at=None
+        ).update(revoked_at=now)
 
 
 def _require_member(team: Team, user: User) -> None:

@@ -1,11 +1,16 @@
 """Conflicts of interest and skips: who may never be given an item again."""
 
 import uuid
+from contextlib import contextmanager
+from datetime import timedelta
+from unittest import mock
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.utils import timezone
 
 from annotation.models import RequestConflict, VerificationRequest
-from annotation.selectors import annotator_progress
+from annotation.selectors import annotator_progress, annotators_left, stuck_items
 from annotation.services import (
     answer_assignment,
     ask_again,
@@ -15,11 +20,18 @@ from annotation.services import (
     undo_answer,
 )
 from evaluation.services import plan_run
-from leaderboard.models import Task
+from leaderboard.models import Task, TeamDeparture
+from leaderboard.services.teams import leave_team
 
 from pipeline_support import PipelineDriver, add_items, add_run, annotator, make_task, make_team
 
 pytestmark = pytest.mark.django_db
+
+
+@contextmanager
+def freeze_departures(when):
+    with mock.patch("leaderboard.services.teams.timezone.now", return_value=when):
+        yield
 
 
 def claim_all(task, user):
@@ -154,3 +166,41 @@ def test_planning_records_every_predicting_team_from_the_engine_state(sent_messa
     )
     assert got == expected
     assert len(items) == 40
+
+
+def test_leaving_a_team_does_not_open_its_items(sent_messages):
+    """Conflicts follow membership history (N5): a member who left her team, or was removed
+    from it, is still never given the items its runs predicted; none of the queue's counts
+    (claims, remaining, stuck items, annotators left) treat her as free of the conflict."""
+    task = make_task(judgments_per_item=1, gold_rate=0.0)
+    items = add_items(task, 4)
+    leaver, removed = annotator(task, "leaver"), annotator(task, "removed")
+    team = make_team("A", leaver, removed)
+    add_run(task, team, [0, 1], name="theirs")
+    add_run(task, make_team("B"), [2, 3], name="others")
+    request_verification(task=task, item_ids=[it.pk for it in items])
+    leave_team(team=team, user=leaver)
+    removed.teams.clear()  # the admin's member list, or any other way a membership ends
+    assert not team.members.exists()
+    assert annotator_progress(task=task, annotator=leaver)["remaining"] == 2
+    assert annotators_left(task=task, item_ids=[items[0].pk, items[2].pk]) == {
+        items[0].pk: 0,
+        items[2].pk: 2,
+    }
+    assert stuck_items(task=task) == {0, 1}
+    assert claim_all(task, leaver) == {2, 3}
+    assert claim_all(task, removed) == set()
+
+
+def test_a_membership_that_ended_before_the_task_existed_is_no_conflict(sent_messages):
+    person = get_user_model().objects.create_user("person")
+    team = make_team("A", person)
+    with freeze_departures(timezone.now() - timedelta(days=30)):
+        leave_team(team=team, user=person)
+    task = make_task(judgments_per_item=1, gold_rate=0.0)
+    items = add_items(task, 2)
+    annotator(task, "person")
+    add_run(task, team, [0, 1], name="theirs")
+    request_verification(task=task, item_ids=[it.pk for it in items])
+    assert TeamDeparture.objects.get().user == person
+    assert claim_all(task, person) == {0, 1}
