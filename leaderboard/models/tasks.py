@@ -3,15 +3,29 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterable
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
+
+from ..lookalikes import lookalike_digests
 
 
 def _new_seed() -> int:
     return secrets.randbits(62)
+
+
+def with_key_fields(
+    update_fields: Iterable[str] | None, name: str, *keys: str
+) -> Iterable[str] | None:
+    """``update_fields`` of a save, with the lookalike ``keys`` columns if ``name`` is saved."""
+    if update_fields is None or name not in update_fields:
+        return update_fields
+    return {*update_fields, *keys}
 
 
 def default_measures() -> list[str]:
@@ -37,6 +51,10 @@ class Task(models.Model):
         TERMS_ACCEPTED = "terms_accepted", "members of a team that accepted the terms"
 
     slug = models.SlugField(max_length=80, unique=True)
+    # Slugs are unique by look, not by bytes (``leaderboard.lookalikes``: ``My-Task`` is
+    # ``my-task``): the digests of the two lookalike keys, set on every save.
+    slug_key = models.CharField(max_length=64, unique=True, editable=False)
+    slug_shape_key = models.CharField(max_length=64, unique=True, editable=False)
     title = models.CharField(max_length=200)
     # The task page (Markdown, rendered by ``leaderboard.page_text``): three fields, not one
     # document, because each is shown under its own heading, the terms alone are accepted (their
@@ -220,6 +238,24 @@ class Task(models.Model):
 
     def __str__(self) -> str:
         return self.slug
+
+    def lookalike(self) -> Task | None:
+        """Another task whose slug looks like this one's."""
+        folded, shaped = lookalike_digests(self.slug)
+        others = Task.objects.filter(Q(slug_key=folded) | Q(slug_shape_key=shaped))
+        return others.exclude(pk=self.pk).first()
+
+    def clean(self) -> None:
+        other = self.lookalike()
+        if other is not None and other.slug != self.slug:  # the same slug: unique's message
+            raise ValidationError({"slug": f"looks like the slug of task {other.slug!r}"})
+
+    def save(self, *args, **kwargs) -> None:
+        self.slug_key, self.slug_shape_key = lookalike_digests(self.slug)
+        kwargs["update_fields"] = with_key_fields(
+            kwargs.get("update_fields"), "slug", "slug_key", "slug_shape_key"
+        )
+        super().save(*args, **kwargs)
 
 
 class Item(models.Model):

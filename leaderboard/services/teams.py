@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from ..lookalikes import name_problem, tidy_name
 from ..models import Task, Team, TeamApproval, TeamDeparture, TeamInvitation
 from ..selectors import annotator_conflicts
 from .invitations import (
@@ -50,19 +51,38 @@ class TeamError(InvitationError):
 
 
 def create_team(*, name: str, members: Iterable[User] = ()) -> Team:
-    """Create a team called ``name`` with ``members`` (a person creating a team is its first)."""
-    name = (name or "").strip()
+    """Create a team called ``name`` with ``members`` (a person creating a team is its first).
+
+    Names are unique by look (``leaderboard.lookalikes``): one that looks like an existing
+    team's is refused, naming it."""
+    problem = name_problem(name or "")
+    if problem is not None:
+        raise TeamError(problem)
+    name = tidy_name(name or "")
     if not name:
         raise TeamError("a team needs a name")
     if len(name) > cast(int, Team._meta.get_field("name").max_length):  # a CharField's is set
         raise TeamError("the team name is too long")
+    team = Team(name=name)
     try:
         with transaction.atomic():
-            team = Team.objects.create(name=name)
+            team.save()
             team.members.set(list(members))
     except IntegrityError:
-        raise TeamError(f"a team called {name!r} already exists", code="team_name_taken") from None
+        raise _name_taken(team) from None
     return team
+
+
+def _name_taken(team: Team) -> TeamError:
+    other = team.lookalike()
+    taken = other.name if other is not None else team.name
+    same = "is already taken" if taken == team.name else f"looks like the name of team {taken!r}"
+    return TeamError(
+        f"the team name {team.name!r} {same}: choose a name that does not look like another "
+        "team's (case, spacing, invisible characters and lookalike letters from other scripts "
+        "do not count as different)",
+        code="team_name_taken",
+    )
 
 
 def add_team_member(*, team: Team, user: User) -> None:

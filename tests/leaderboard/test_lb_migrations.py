@@ -70,3 +70,23 @@ def test_stored_snapshots_get_their_reference_documents_where_still_known(task):
         LeaderboardSnapshot.objects.values_list("pk", "n_reference_documents").order_by("pk")
     )
     assert documents == {current.pk: 3, older.pk: None, none.pk: 0}
+
+
+def test_teams_and_tasks_that_already_look_alike_get_keys_of_their_own():
+    """Issue 29: names stored before lookalikes were refused keep working, one key each, and
+    still block new lookalikes of the first."""
+    from leaderboard.models import Task, Team
+    from leaderboard.services.teams import TeamError, create_team
+
+    migration = importlib.import_module(
+        "leaderboard.migrations.0023_team_history_and_lookalike_names"
+    )
+    first, second = Team.objects.create(name="alice"), Team.objects.create(name="bob")
+    Team.objects.filter(pk=second.pk).update(name="ALICE", name_key="x", name_shape_key="y")
+    Task.objects.create(slug="ner", title="NER")
+    migration.fill_lookalike_keys(apps, None)
+    keys = set(Team.objects.values_list("name_key", flat=True))
+    assert len(keys) == 2 and "x" not in keys
+    assert Team.objects.get(pk=first.pk).name_key == Team(name="Alice").lookalike().name_key
+    with pytest.raises(TeamError, match="looks like the name of team 'alice'"):
+        create_team(name="Alice")

@@ -110,3 +110,27 @@ def test_asking_to_take_part_and_approving_through_the_api(api, people):
     approved = api(people["cat"]).post(f"/api/tasks/gated/teams/{team.pk}/approve/")
     assert approved.status_code == 200 and approved.json()["approved"] is True
     assert api(people["bob"]).get("/api/tasks/gated/teams/").status_code == 403
+
+
+@pytest.mark.parametrize(
+    "name", ["TEAM  ALPHA", "Team\u00a0Alpha", "Te\u0430m Alpha", "Team \u200bAlpha "]
+)
+def test_a_lookalike_team_name_is_a_409_naming_the_team(api, people, name):
+    """N10: case, spacing, invisible characters and another script's letters are no new name."""
+    ann, bob = api(people["ann"]), api(people["bob"])
+    assert ann.post("/api/teams/", {"name": "Team Alpha"}, format="json").status_code == 201
+    refused = bob.post("/api/teams/", {"name": name}, format="json")
+    assert refused.status_code == 409
+    error = refused.json()["error"]
+    assert error["code"] == "team_name_taken" and "'Team Alpha'" in error["message"]
+    assert Team.objects.count() == 1
+
+
+def test_a_team_name_with_a_newline_or_an_override_is_a_400(api, people):
+    ann = api(people["ann"])
+    for name in ("Alpha\nBeta", "Alpha \u202eateB"):
+        refused = ann.post("/api/teams/", {"name": name}, format="json")
+        assert (
+            refused.status_code == 400 and "may not contain" in refused.json()["error"]["message"]
+        )
+    assert not Team.objects.exists()

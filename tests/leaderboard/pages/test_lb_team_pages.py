@@ -77,7 +77,7 @@ def test_a_duplicate_team_name_is_a_409_naming_it(people):
     create_team(name="Alpha", members=[people["bob"]])
     response = signed_in(people["ann"]).post("/teams/", {"name": "Alpha"})
     assert response.status_code == 409
-    assert "a team called &#x27;Alpha&#x27; already exists" in response.content.decode()
+    assert "the team name &#x27;Alpha&#x27; is already taken" in response.content.decode()
     assert Team.objects.count() == 1 and not people["ann"].teams.exists()
 
 
@@ -146,3 +146,13 @@ def test_a_team_asks_to_take_part_and_the_organizer_approves_it(people):
     assert cat.post(f"/tasks/gated/teams/{team.pk}/approve/").status_code == 302
     assert TeamApproval.objects.get().approved_by == people["cat"]
     assert "approved" in ann.get("/tasks/gated/submit/").content.decode()
+
+
+def test_a_lookalike_team_name_is_refused_on_the_page_with_the_name_kept(people):
+    create_team(name="Team Alpha", members=[people["ann"]])
+    page = signed_in(people["bob"]).post("/teams/", {"name": "TEAM \u0410LPHA"})
+    assert page.status_code == 409
+    text = page.content.decode()
+    assert "looks like the name of team &#x27;Team Alpha&#x27;" in text
+    assert 'value="TEAM \u0410LPHA"' in text
+    assert Team.objects.count() == 1
