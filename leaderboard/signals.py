@@ -21,13 +21,12 @@ def revoke_token_on_password_change(sender, instance, created, **kwargs) -> None
 
 
 def record_ended_memberships(sender, instance, action, reverse, pk_set, **kwargs) -> None:
-    """``Team.members`` lost people: ``remove`` (and ``set``) name them; ``clear`` does not, so
-    they are read before it."""
-    if action == "post_remove":
-        ids = set(pk_set or ())
-    elif action == "pre_clear":
-        ids = set((instance.teams if reverse else instance.members).values_list("pk", flat=True))
-    else:
+    """``Team.members`` is about to lose people (``remove``, which ``set`` uses, or ``clear``):
+    read who is really a member before the rows go (``remove`` names anyone it was given), in
+    the transaction Django runs the change in."""
+    if action not in ("pre_remove", "pre_clear"):
         return
-    pairs = [(instance.pk, other) for other in ids]
-    record_departures(pairs=[(b, a) for a, b in pairs] if reverse else pairs)
+    rows = sender.objects.filter(**{"user_id" if reverse else "team_id": instance.pk})
+    if action == "pre_remove":
+        rows = rows.filter(**{"team_id__in" if reverse else "user_id__in": pk_set or ()})
+    record_departures(pairs=rows.values_list("team_id", "user_id"))

@@ -39,6 +39,11 @@ class Migration(migrations.Migration):
     operations = [
         migrations.AddField(
             model_name='team',
+            name='created_by',
+            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL),
+        ),
+        migrations.AddField(
+            model_name='team',
             name='name_key',
             field=models.CharField(editable=False, max_length=64, null=True),
         ),

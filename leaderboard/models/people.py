@@ -32,6 +32,11 @@ class Team(models.Model):
     name_key = models.CharField(max_length=64, unique=True, editable=False)
     name_shape_key = models.CharField(max_length=64, unique=True, editable=False)
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="teams", blank=True)
+    # Who made the team: while a member, the one who may remove members (unknown for teams made
+    # before it was recorded: their members can only leave).
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     def __str__(self) -> str:

@@ -23,6 +23,7 @@ from ..models import (
     Team,
     TeamApproval,
     TeamDeparture,
+    TeamInvitation,
 )
 from .roles import teams_of
 
@@ -41,6 +42,34 @@ def team_for(*, team_id: int, user) -> Team:
     if team is None:
         raise TeamNotFound(team_id)
     return team
+
+
+def open_team_invitations(team: Team, now: datetime | None = None) -> QuerySet[TeamInvitation]:
+    """The team's invitation links that still work (neither used, revoked nor expired), newest
+    first: listed to its members, who may revoke them."""
+    return (
+        TeamInvitation.objects.filter(
+            team=team, used_at=None, revoked_at=None, expires_at__gt=now or timezone.now()
+        )
+        .select_related("created_by")
+        .order_by("-created_at", "-id")
+    )
+
+
+def team_invitation_for(*, team: Team, invitation_id: int) -> TeamInvitation:
+    """Invitation ``invitation_id`` of ``team`` (404 if it has none such)."""
+    invitation = TeamInvitation.objects.filter(team=team, pk=invitation_id).first()
+    if invitation is None:
+        raise Http404(f"team {team.name!r} has no invitation {invitation_id}")
+    return invitation
+
+
+def team_member_for(*, team: Team, user_id: int):
+    """The member of ``team`` whose id is ``user_id`` (404 if none)."""
+    member = team.members.filter(pk=user_id).first()
+    if member is None:
+        raise Http404(f"user {user_id} is not a member of team {team.name!r}")
+    return member
 
 
 def team_approved(*, task: Task, team: Team) -> bool:

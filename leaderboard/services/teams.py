@@ -1,4 +1,5 @@
-"""Writes of teams: create one, invite by a link, join by it, leave.
+"""Writes of teams: create one, invite by a link, join by it, revoke a link, leave, remove a
+member (its creator).
 
 Teams belong to no task; runs belong to teams, so a team's runs and their history stay with the
 team whoever joins or leaves. An invitation is a single-use link that expires
@@ -28,6 +29,7 @@ from .invitations import (
     IssuedInvitation,
     find_invitation,
     issue_invitation,
+    revoke_invitation,
     use_invitation,
 )
 from .notifications import owe_approval_notifications
@@ -46,6 +48,8 @@ class TeamError(InvitationError):
         "already_member": 409,
         "annotator_competes": 409,
         "not_a_member": 403,
+        "not_team_creator": 403,
+        "remove_yourself": 409,
         "no_approval_request": 404,
     }
 
@@ -63,11 +67,12 @@ def create_team(*, name: str, members: Iterable[User] = ()) -> Team:
         raise TeamError("a team needs a name")
     if len(name) > cast(int, Team._meta.get_field("name").max_length):  # a CharField's is set
         raise TeamError("the team name is too long")
-    team = Team(name=name)
+    members = list(members)
+    team = Team(name=name, created_by=members[0] if members else None)
     try:
         with transaction.atomic():
             team.save()
-            team.members.set(list(members))
+            team.members.set(members)
     except IntegrityError:
         raise _name_taken(team) from None
     return team
@@ -188,6 +193,37 @@ def leave_team(*, team: Team, user: User) -> None:
     """``user`` leaves ``team``; the team and its runs stay, with their history."""
     with transaction.atomic():
         _require_member(team, user)
+        team.members.remove(user)
+
+
+def revoke_team_invitation(
+    *, team: Team, invitation: TeamInvitation, by: User, now: datetime | None = None
+) -> None:
+    """A member (``by``) revokes an invitation link of ``team`` (idempotent; a used one stays
+    used)."""
+    _require_member(team, by)
+    if invitation.team_id != team.pk:
+        raise TeamError(f"that invitation is not one of {team.name!r}'s", code="invitation_unknown")
+    revoke_invitation(invitation, now=now)
+
+
+def remove_from_team(*, team: Team, user: User, by: User) -> None:
+    """The team's creator (``by``, while a member) removes the member ``user``; their runs
+    stay with the team, their links are revoked and their history still counts for conflicts
+    of interest (``record_departures``). Idempotent for someone already gone."""
+    with transaction.atomic():
+        Team.objects.select_for_update().filter(pk=team.pk).first()
+        _require_member(team, by)
+        if team.created_by_id != by.pk:
+            raise TeamError(
+                f"only the member who made {team.name!r} may remove members: ask them, or "
+                "leave the team yourself",
+                code="not_team_creator",
+            )
+        if user.pk == by.pk:
+            raise TeamError(
+                "you cannot remove yourself: leave the team instead", code="remove_yourself"
+            )
         team.members.remove(user)
 
 
