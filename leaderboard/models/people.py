@@ -5,13 +5,10 @@ from __future__ import annotations
 import hashlib
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import models
-from django.db.models import Q
 from django.utils import timezone
 
-from ..lookalikes import lookalike_digests
-from .tasks import Task, with_key_fields
+from .tasks import Task, UniqueByLook
 
 
 def key_digest(key: str) -> str:
@@ -23,7 +20,7 @@ def key_digest(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-class Team(models.Model):
+class Team(UniqueByLook, models.Model):
     """A group of participants; runs belong to teams, quotas count per team."""
 
     name = models.CharField(max_length=120, unique=True)
@@ -31,6 +28,7 @@ class Team(models.Model):
     # name's two lookalike keys, set on every save, under unique indexes so a race cannot pass.
     name_key = models.CharField(max_length=64, unique=True, editable=False)
     name_shape_key = models.CharField(max_length=64, unique=True, editable=False)
+    look_field, look_kind = "name", "team"
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="teams", blank=True)
     # Who made the team: while a member, the one who may remove members (unknown for teams made
     # before it was recorded: their members can only leave).
@@ -41,24 +39,6 @@ class Team(models.Model):
 
     def __str__(self) -> str:
         return self.name
-
-    def lookalike(self) -> Team | None:
-        """Another team whose name looks like this one's."""
-        folded, shaped = lookalike_digests(self.name)
-        others = Team.objects.filter(Q(name_key=folded) | Q(name_shape_key=shaped))
-        return others.exclude(pk=self.pk).first()
-
-    def clean(self) -> None:
-        other = self.lookalike()
-        if other is not None:
-            raise ValidationError({"name": f"looks like the name of team {other.name!r}"})
-
-    def save(self, *args, **kwargs) -> None:
-        self.name_key, self.name_shape_key = lookalike_digests(self.name)
-        kwargs["update_fields"] = with_key_fields(
-            kwargs.get("update_fields"), "name", "name_key", "name_shape_key"
-        )
-        super().save(*args, **kwargs)
 
 
 class TeamDeparture(models.Model):

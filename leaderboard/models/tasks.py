@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -19,13 +19,43 @@ def _new_seed() -> int:
     return secrets.randbits(62)
 
 
-def with_key_fields(
-    update_fields: Iterable[str] | None, name: str, *keys: str
-) -> Iterable[str] | None:
-    """``update_fields`` of a save, with the lookalike ``keys`` columns if ``name`` is saved."""
-    if update_fields is None or name not in update_fields:
-        return update_fields
-    return {*update_fields, *keys}
+class UniqueByLook:
+    """A model whose ``look_field`` is unique by look, not by bytes (``leaderboard.lookalikes``):
+    the digests of its two lookalike keys, in ``<look_field>_key`` and ``<look_field>_shape_key``
+    (unique indexes, so a race cannot pass), are set on every save."""
+
+    look_field: str
+    look_kind: str  # what the model is called in a refusal
+
+    def lookalike(self) -> Any:
+        """Another row whose ``look_field`` looks like this one's."""
+        field = self.look_field
+        folded, shaped = lookalike_digests(getattr(self, field))
+        rows = type(self)._default_manager  # type: ignore[attr-defined]  # mixed into models
+        others = rows.filter(Q(**{f"{field}_key": folded}) | Q(**{f"{field}_shape_key": shaped}))
+        return others.exclude(pk=self.pk).first()  # type: ignore[attr-defined]
+
+    def clean(self) -> None:
+        other = self.lookalike()
+        value = getattr(self, self.look_field)
+        if other is not None and getattr(other, self.look_field) != value:  # same: unique's
+            raise ValidationError(
+                {
+                    self.look_field: f"looks like the {self.look_field} of {self.look_kind} "
+                    f"{getattr(other, self.look_field)!r}"
+                }
+            )
+
+    def save(self, *args, **kwargs) -> None:
+        keys = (f"{self.look_field}_key", f"{self.look_field}_shape_key")
+        for key, digest in zip(
+            keys, lookalike_digests(getattr(self, self.look_field)), strict=True
+        ):
+            setattr(self, key, digest)
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None and self.look_field in update_fields:
+            kwargs["update_fields"] = {*update_fields, *keys}
+        super().save(*args, **kwargs)  # type: ignore[misc]  # mixed into models
 
 
 def default_measures() -> list[str]:
@@ -33,7 +63,7 @@ def default_measures() -> list[str]:
     return ["precision", "recall", "f1"]
 
 
-class Task(models.Model):
+class Task(UniqueByLook, models.Model):
     """A shared task: what annotators are asked, the precision target, budget and limits."""
 
     class State(models.TextChoices):
@@ -55,6 +85,7 @@ class Task(models.Model):
     # ``my-task``): the digests of the two lookalike keys, set on every save.
     slug_key = models.CharField(max_length=64, unique=True, editable=False)
     slug_shape_key = models.CharField(max_length=64, unique=True, editable=False)
+    look_field, look_kind = "slug", "task"
     title = models.CharField(max_length=200)
     # The task page (Markdown, rendered by ``leaderboard.page_text``): three fields, not one
     # document, because each is shown under its own heading, the terms alone are accepted (their
@@ -238,24 +269,6 @@ class Task(models.Model):
 
     def __str__(self) -> str:
         return self.slug
-
-    def lookalike(self) -> Task | None:
-        """Another task whose slug looks like this one's."""
-        folded, shaped = lookalike_digests(self.slug)
-        others = Task.objects.filter(Q(slug_key=folded) | Q(slug_shape_key=shaped))
-        return others.exclude(pk=self.pk).first()
-
-    def clean(self) -> None:
-        other = self.lookalike()
-        if other is not None and other.slug != self.slug:  # the same slug: unique's message
-            raise ValidationError({"slug": f"looks like the slug of task {other.slug!r}"})
-
-    def save(self, *args, **kwargs) -> None:
-        self.slug_key, self.slug_shape_key = lookalike_digests(self.slug)
-        kwargs["update_fields"] = with_key_fields(
-            kwargs.get("update_fields"), "slug", "slug_key", "slug_shape_key"
-        )
-        super().save(*args, **kwargs)
 
 
 class Item(models.Model):
