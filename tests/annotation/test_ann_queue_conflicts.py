@@ -204,3 +204,32 @@ def test_a_membership_that_ended_before_the_task_existed_is_no_conflict(sent_mes
     request_verification(task=task, item_ids=[it.pk for it in items])
     assert TeamDeparture.objects.get().user == person
     assert claim_all(task, person) == {0, 1}
+
+
+def test_joining_a_team_revokes_ones_leases_on_its_items(sent_messages):
+    """Joining a team while holding leases on its items: those leases are revoked (an answer
+    on one is kept, never counted); leases on other teams' items stay. (On a task where
+    annotators may compete: elsewhere an annotator may not join a team with runs on it.)"""
+    from leaderboard.services.teams import create_team, invite_to_team, join_team
+
+    task = make_task(judgments_per_item=1, gold_rate=0.0, annotators_may_compete=True)
+    items = add_items(task, 2)
+    founder, joiner = annotator(task, "founder"), annotator(task, "joiner")
+    team = create_team(name="Joined", members=[founder])
+    task.annotators.remove(founder)
+    add_run(task, team, [0], name="theirs")
+    add_run(task, make_team("Other"), [1], name="others")
+    request_verification(task=task, item_ids=[it.pk for it in items])
+    leases = {
+        a.request.item.index: a
+        for a in claim_assignments(task=task, annotator=joiner, count=2).assignments
+    }
+    assert set(leases) == {0, 1}
+    join_team(key=invite_to_team(team=team, by=founder).key, user=joiner)
+    states = {i: type(a).objects.get(pk=a.pk).state for i, a in leases.items()}
+    assert states == {0: "revoked", 1: "active"}
+    out = answer_assignment(
+        annotator=joiner, token=leases[0].token, client_id=uuid.uuid4(), answer="correct"
+    )
+    assert not out.counted
+    assert VerificationRequest.objects.get(item=items[0]).judgments_counted == 0
