@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import secrets
-from typing import Any
+from collections.abc import Collection
+from typing import Any, Self
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -22,10 +23,30 @@ def _new_seed() -> int:
 class UniqueByLook:
     """A model whose ``look_field`` is unique by look, not by bytes (``leaderboard.lookalikes``):
     the digests of its two lookalike keys, in ``<look_field>_key`` and ``<look_field>_shape_key``
-    (unique indexes, so a race cannot pass), are set on every save."""
+    (unique indexes, so a race cannot pass), are set whenever the field is saved with a new
+    value. A row whose value has not changed keeps its keys and is not checked again: the rows
+    that already looked alike when keys came in (given keys of their own by the migration)
+    stay editable."""
 
     look_field: str
     look_kind: str  # what the model is called in a refusal
+
+    @classmethod
+    def from_db(
+        cls,
+        db: str | None,
+        field_names: Collection[str],
+        values: Collection[Any],
+        **kwargs: Any,
+    ) -> Self:
+        row = super().from_db(db, field_names, values, **kwargs)  # type: ignore[misc]  # a mixin
+        if cls.look_field in field_names:
+            row._stored_look = list(values)[list(field_names).index(cls.look_field)]
+        return row
+
+    def _look_changed(self) -> bool:
+        value = getattr(self, self.look_field)
+        return self._state.adding or getattr(self, "_stored_look", None) != value  # type: ignore[attr-defined]
 
     def lookalike(self) -> Any:
         """Another row whose ``look_field`` looks like this one's."""
@@ -36,6 +57,8 @@ class UniqueByLook:
         return others.exclude(pk=self.pk).first()  # type: ignore[attr-defined]
 
     def clean(self) -> None:
+        if not self._look_changed():
+            return
         other = self.lookalike()
         value = getattr(self, self.look_field)
         if other is not None and getattr(other, self.look_field) != value:  # same: unique's
@@ -47,15 +70,18 @@ class UniqueByLook:
             )
 
     def save(self, *args, **kwargs) -> None:
-        keys = (f"{self.look_field}_key", f"{self.look_field}_shape_key")
-        for key, digest in zip(
-            keys, lookalike_digests(getattr(self, self.look_field)), strict=True
-        ):
-            setattr(self, key, digest)
         update_fields = kwargs.get("update_fields")
-        if update_fields is not None and self.look_field in update_fields:
-            kwargs["update_fields"] = {*update_fields, *keys}
+        saved = update_fields is None or self.look_field in update_fields
+        if saved and self._look_changed():
+            keys = (f"{self.look_field}_key", f"{self.look_field}_shape_key")
+            digests = lookalike_digests(getattr(self, self.look_field))
+            for key, digest in zip(keys, digests, strict=True):
+                setattr(self, key, digest)
+            if update_fields is not None:
+                kwargs["update_fields"] = {*update_fields, *keys}
         super().save(*args, **kwargs)  # type: ignore[misc]  # mixed into models
+        if saved:
+            self._stored_look = getattr(self, self.look_field)
 
 
 def default_measures() -> list[str]:

@@ -6,6 +6,7 @@ import importlib
 
 import pytest
 from django.apps import apps
+from django.core.exceptions import ValidationError
 
 from leaderboard.models import Run, RunEvent
 
@@ -90,3 +91,29 @@ def test_teams_and_tasks_that_already_look_alike_get_keys_of_their_own():
     assert Team.objects.get(pk=first.pk).name_key == Team(name="Alice").lookalike().name_key
     with pytest.raises(TeamError, match="looks like the name of team 'alice'"):
         create_team(name="Alice")
+
+
+def test_rows_that_already_looked_alike_stay_editable():
+    """The second of two lookalikes kept from before, its keys its own: saving it (and its
+    settings) neither clashes with the first's keys nor is refused as a lookalike."""
+    from leaderboard.models import Task, Team
+    from leaderboard.services.tasks import update_task
+
+    migration = importlib.import_module(
+        "leaderboard.migrations.0023_team_history_and_lookalike_names"
+    )
+    Team.objects.create(name="alice")
+    second = Team.objects.create(name="bob")
+    Team.objects.filter(pk=second.pk).update(name="ALICE")
+    Task.objects.create(slug="ner", title="NER")
+    later = Task.objects.create(slug="other", title="Other")
+    Task.objects.filter(pk=later.pk).update(slug="NER")
+    migration.fill_lookalike_keys(apps, None)
+    team = Team.objects.get(pk=second.pk)
+    team.full_clean()
+    team.save()
+    task = update_task(task=Task.objects.get(pk=later.pk), title="Still editable")
+    assert Task.objects.get(pk=task.pk).title == "Still editable"
+    team.name = "Alice"  # a new value is checked again
+    with pytest.raises(ValidationError, match="looks like the name of team 'alice'"):
+        team.full_clean()
