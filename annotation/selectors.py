@@ -13,7 +13,8 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from leaderboard.models import LabelModelFit, Task, Team
+from leaderboard.models import LabelModelFit, Task
+from leaderboard.selectors import conflicted_memberships, conflicted_teams
 
 from .agreement import task_agreement
 from .models import (
@@ -77,7 +78,11 @@ def open_requests_for(*, task: Task, annotator):
             )
         )
         .filter(
-            ~Exists(RequestConflict.objects.filter(request=OuterRef("pk"), team__members=annotator))
+            ~Exists(
+                RequestConflict.objects.filter(
+                    request=OuterRef("pk"), team__in=conflicted_teams(task=task, user=annotator)
+                )
+            )
         )
     )
 
@@ -237,7 +242,7 @@ def stuck_items(*, task: Task) -> set[int]:
     pending = dict(requests.values_list("pk", "item__index"))
     if not active:
         return set(pending.values())
-    blocked = _barred(requests, active)
+    blocked = _barred(task, requests, active)
     # (A request that turned pending meanwhile is left for the next look.)
     return {pending[pk] for pk, users in blocked.items() if pk in pending and active <= users}
 
@@ -248,13 +253,16 @@ def annotators_left(*, task: Task, item_ids: list[int]) -> dict[int, int]:
     active = _active_annotators(task)
     requests = VerificationRequest.objects.filter(task=task, item_id__in=item_ids)
     items = dict(requests.values_list("pk", "item_id"))
-    blocked = _barred(requests, active) if active else {}
+    blocked = _barred(task, requests, active) if active else {}
     return {item: len(active - blocked.get(pk, set())) for pk, item in items.items()}
 
 
-def _barred(requests: QuerySet[VerificationRequest], active: set[int]) -> dict[int, set[int]]:
+def _barred(
+    task: Task, requests: QuerySet[VerificationRequest], active: set[int]
+) -> dict[int, set[int]]:
     """Per request of ``requests``, the ``active`` annotators who may not be given it: they
-    answered or skipped it, answered its item as gold, or are in a team that conflicts with it."""
+    answered or skipped it, answered its item as gold, or are (or were, since the task was
+    created) in a team that conflicts with it."""
     blocked: defaultdict[int, set[int]] = defaultdict(set)
     for request_id, user_id in (
         Judgment.objects.filter(request__in=requests, withdrawn_at=None)
@@ -269,9 +277,7 @@ def _barred(requests: QuerySet[VerificationRequest], active: set[int]) -> dict[i
     ):
         blocked[request_id].add(user_id)
     teams = defaultdict(set)
-    for team_id, user_id in Team.members.through.objects.filter(user_id__in=active).values_list(
-        "team_id", "user_id"
-    ):
+    for team_id, user_id in conflicted_memberships(task=task, user_ids=active):
         teams[team_id].add(user_id)
     if teams:
         for request_id, team_id in (

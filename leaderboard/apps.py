@@ -8,9 +8,14 @@ class LeaderboardConfig(AppConfig):
     def ready(self) -> None:
         from allauth.account.models import EmailAddress
         from django.contrib.auth import get_user_model
-        from django.db.models.signals import post_save, pre_save
+        from django.db.models.signals import m2m_changed, post_save, pre_save
 
-        from .signals import normalize_saved_email, revoke_token_on_password_change
+        from .models import Team
+        from .signals import (
+            normalize_saved_email,
+            record_ended_memberships,
+            revoke_token_on_password_change,
+        )
 
         post_save.connect(
             revoke_token_on_password_change,
@@ -23,3 +28,8 @@ class LeaderboardConfig(AppConfig):
                 sender=model,
                 dispatch_uid=f"leaderboard.normalize_saved_email.{model._meta.label}",
             )
+        m2m_changed.connect(
+            record_ended_memberships,
+            sender=Team.members.through,
+            dispatch_uid="leaderboard.record_ended_memberships",
+        )

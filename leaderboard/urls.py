@@ -126,6 +126,16 @@ urlpatterns = [
     path("teams/<int:team_id>/invite/", views.team_invite, name="team_invite"),
     path("teams/<int:team_id>/invite/mail/", views.team_invite_mail, name="team_invite_mail"),
     path("teams/<int:team_id>/leave/", views.team_leave, name="team_leave"),
+    path(
+        "teams/<int:team_id>/invitations/<int:invitation_id>/revoke/",
+        views.team_invitation_revoke,
+        name="team_invitation_revoke",
+    ),
+    path(
+        "teams/<int:team_id>/members/<int:user_id>/remove/",
+        views.team_member_remove,
+        name="team_member_remove",
+    ),
     path("teams/join/<str:key>/", views.team_join, name="team_join"),
     # Next to allauth's account pages (config/urls.py), which have no such path.
     path("accounts/notifications/", views.mail_settings, name="mail_settings"),

@@ -6,7 +6,11 @@ the stable entry point used by the pipeline; the modules hold one concept each.
 
 from .answers import AnswerResult, Undo, answer_assignment, undo_answer
 from .cancelled import cancel_requests, cancelled_items, reopen_requests
-from .conflicts import register_request_conflicts, register_run_conflicts
+from .conflicts import (
+    register_request_conflicts,
+    register_run_conflicts,
+    revoke_conflicting_leases,
+)
 from .errors import JudgmentError
 from .gold import (
     GoldFileError,
@@ -47,6 +51,7 @@ __all__ = [
     "release",
     "reopen_requests",
     "request_verification",
+    "revoke_conflicting_leases",
     "settle_reference_sample",
     "submit_judgment",
     "undo_answer",

@@ -1,5 +1,9 @@
 """Conflicts of interest: the teams whose runs predicted an item never verify it.
 
+Who is in a team follows membership history (``leaderboard.selectors.conflicted_teams``); a
+person who joins a team loses the live leases they hold on its items
+(:func:`revoke_conflicting_leases`), so an answer on one is kept late, never counted.
+
 Recorded as :class:`~annotation.models.RequestConflict` rows when a request opens (every run of
 the task that predicts the item, not only the run it was drawn for), when a run enters planning
 for the first time (for the requests pending then), and when a request opens again (a further
@@ -17,7 +21,7 @@ import numpy as np
 from evaluation.core.sorted_sets import contains
 from leaderboard.models import Run, RunPredictions, Task
 
-from ..models import RequestConflict, VerificationRequest
+from ..models import Assignment, RequestConflict, VerificationRequest
 
 
 def _team_predictions(task: Task, since: datetime | None = None) -> dict[int, np.ndarray]:
@@ -99,3 +103,16 @@ def register_run_conflicts(*, run: Run) -> int:
         ignore_conflicts=True,
     )
     return int(hit.size)
+
+
+def revoke_conflicting_leases(*, memberships: Iterable[tuple[int, int]]) -> int:
+    """Revoke the live leases each ``(team id, user id)`` membership just begun puts in conflict
+    (on requests the team's runs predict); returns how many. Idempotent."""
+    revoked = 0
+    for team_id, user_id in set(memberships):
+        revoked += Assignment.objects.filter(
+            annotator_id=user_id,
+            state=Assignment.State.ACTIVE,
+            request__conflicts__team_id=team_id,
+        ).update(state=Assignment.State.REVOKED)
+    return revoked

@@ -30,7 +30,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from leaderboard.models import ReferenceCandidate, Task
-from leaderboard.selectors import check_verified_email, is_annotator
+from leaderboard.selectors import check_verified_email, conflicted_teams, is_annotator
 
 from ..models import (
     AnnotatorPause,
@@ -81,8 +81,9 @@ def free_requests(*, task: Task, annotator: User, now: datetime) -> QuerySet[Ver
     """Pending requests of ``task`` that ``annotator`` may be given now, in queue order.
 
     Excludes what they answered or skipped, hold a live lease on, answered as gold, or conflict
-    with (a team of theirs predicted the item), and requests without a free slot; on a draft
-    task, every request but those of reference sample candidates (:func:`draft_work`).
+    with (a team of theirs, now or since the task was created, predicted the item), and
+    requests without a free slot; on a draft task, every request but those of reference sample
+    candidates (:func:`draft_work`).
     """
     live = Assignment.objects.filter(request=OuterRef("pk"), state=ACTIVE, expires_at__gt=now)
     live_count = Subquery(live.order_by().values("request").annotate(n=Count("pk")).values("n"))
@@ -104,7 +105,11 @@ def free_requests(*, task: Task, annotator: User, now: datetime) -> QuerySet[Ver
             )
         )
         .filter(
-            ~Exists(RequestConflict.objects.filter(request=OuterRef("pk"), team__members=annotator))
+            ~Exists(
+                RequestConflict.objects.filter(
+                    request=OuterRef("pk"), team__in=conflicted_teams(task=task, user=annotator)
+                )
+            )
         )
         .annotate(live=Coalesce(live_count, 0))
         .filter(judgments_required__gt=F("judgments_counted") + F("live"))
@@ -314,8 +319,7 @@ WHERE r.task_id = %(task)s AND r.state = 'pending' {extra}
                   WHERE g.item_id = r.item_id AND ga.annotator_id = %(user)s
                   AND ga.withdrawn_at IS NULL)
   AND NOT EXISTS (SELECT 1 FROM annotation_requestconflict c
-                  JOIN leaderboard_team_members m ON m.team_id = c.team_id
-                  WHERE c.request_id = r.id AND m.user_id = %(user)s)
+                  WHERE c.request_id = r.id AND c.team_id = ANY(%(teams)s))
   AND r.judgments_required > r.judgments_counted
       + (SELECT count(*) FROM annotation_assignment a WHERE a.request_id = r.id
          AND a.state = 'active' AND a.expires_at > %(now)s)
@@ -343,7 +347,8 @@ _RECHECK_SQL, _DRAFT_RECHECK_SQL = (
 def _take_with_row_locks(task: Task, annotator: User, n: int, now: datetime) -> list[int]:
     chosen: list[int] = []
     tried: list[int] = []
-    params: dict[str, Any] = {"task": task.pk, "user": annotator.pk, "now": now}
+    teams = list(conflicted_teams(task=task, user=annotator).values_list("pk", flat=True))
+    params: dict[str, Any] = {"task": task.pk, "user": annotator.pk, "now": now, "teams": teams}
     draft = task.state == Task.State.DRAFT
     lock_sql, recheck_sql = (
         (_DRAFT_LOCK_SQL, _DRAFT_RECHECK_SQL) if draft else (_LOCK_SQL, _RECHECK_SQL)

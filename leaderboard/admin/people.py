@@ -11,6 +11,7 @@ from ..models import (
     TaskInvitation,
     Team,
     TeamApproval,
+    TeamDeparture,
     TeamInvitation,
 )
 from ..selectors import organized_tasks
@@ -22,6 +23,7 @@ class TeamAdmin(admin.ModelAdmin):
     list_display = ("name", "member_count", "run_count", "created_at")
     search_fields = ("name", "members__username")
     filter_horizontal = ("members",)
+    readonly_fields = ("created_by",)  # who made the team: recorded, never reassigned
 
     def get_queryset(self, request):
         # Teams belong to no task: an organizer sees the teams with runs on their tasks, and
@@ -74,6 +76,25 @@ class TeamInvitationAdmin(SuperusersOnly, ViewOnly, admin.ModelAdmin):
     list_select_related = ("team", "created_by", "used_by")
     fields = list_display
     readonly_fields = fields
+
+
+@admin.register(TeamDeparture)
+class TeamDepartureAdmin(ViewOnly, admin.ModelAdmin):
+    """Who left a team, or was removed, and when: the history conflicts of interest follow.
+    Superusers only, like a team's invitations; never deleted here (that would let a former
+    member verify the team's items again)."""
+
+    list_display = ("team", "user", "left_at")
+    list_select_related = ("team", "user")
+    fields = list_display
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        departures = super().get_queryset(request)
+        return departures if request.user.is_superuser else departures.none()
+
+    def has_delete_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(TaskInvitation)

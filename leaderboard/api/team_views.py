@@ -1,5 +1,6 @@
 """REST API of teams: yours (and making one), a team, invitation links (made, or mailed to a list
-of addresses), joining and leaving;
+of addresses, listed and revoked by members), joining, leaving and removing a member (the team's
+creator);
 on a task with ``team_approval``, a team asking to take part and its organizers approving.
 
 Only a team's members reach it (404 for everyone else, as for a team that does not exist). An
@@ -18,7 +19,16 @@ from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
-from ..selectors import approval_request, approval_requests, task_for, team_for, teams_of
+from ..selectors import (
+    approval_request,
+    approval_requests,
+    open_team_invitations,
+    task_for,
+    team_for,
+    team_invitation_for,
+    team_member_for,
+    teams_of,
+)
 from ..services.invitation_mail import invite_to_team_by_mail
 from ..services.teams import (
     approve_team,
@@ -26,7 +36,9 @@ from ..services.teams import (
     invite_to_team,
     join_team,
     leave_team,
+    remove_from_team,
     request_approval,
+    revoke_team_invitation,
 )
 from .openapi import with_errors
 from .serializers import RefuseUnknownFields
@@ -37,6 +49,13 @@ class TeamSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
     members = serializers.ListField(child=serializers.CharField())
+    member_ids = serializers.ListField(
+        child=serializers.IntegerField(), help_text="The members' ids, in the order of `members`."
+    )
+    created_by = serializers.CharField(
+        allow_null=True,
+        help_text="Who made the team: while a member, the one who may remove members.",
+    )
     max_members = serializers.IntegerField()
     created_at = serializers.DateTimeField()
 
@@ -79,12 +98,25 @@ class JoinSerializer(RefuseUnknownFields, serializers.Serializer):
     key = serializers.CharField(help_text="The key of an invitation (the end of its link).")
 
 
+class TeamInvitationSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    created_by = serializers.CharField(source="created_by.get_username", allow_null=True)
+    created_at = serializers.DateTimeField()
+    expires_at = serializers.DateTimeField()
+    email = serializers.CharField(
+        source="sent_to", help_text="The address it was mailed to (empty for a link)."
+    )
+
+
 def team_data(team) -> dict:
+    members = list(team.members.order_by("username"))
     return TeamSerializer(
         {
             "id": team.pk,
             "name": team.name,
-            "members": [m.get_username() for m in team.members.order_by("username")],
+            "members": [m.get_username() for m in members],
+            "member_ids": [m.pk for m in members],
+            "created_by": team.created_by.get_username() if team.created_by else None,
             "max_members": settings.TEAM_MAX_MEMBERS,
             "created_at": team.created_at,
         }
@@ -121,9 +153,15 @@ class TeamDetailView(ApiView):
 
 
 class TeamInvitationView(ApiView):
-    """Make a single-use invitation link to a team of yours (valid ``TEAM_INVITATION_HOURS``)."""
+    """``GET``: the open invitation links of a team of yours (who made each, until when; never
+    the key). ``POST``: make a single-use link (valid ``TEAM_INVITATION_HOURS``)."""
 
     permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=with_errors({200: TeamInvitationSerializer(many=True)}, 401, 404))
+    def get(self, request, team_id: int):
+        team = team_for(team_id=team_id, user=request.user)
+        return Response(TeamInvitationSerializer(open_team_invitations(team), many=True).data)
 
     @extend_schema(request=None, responses=with_errors({201: InvitationSerializer}, 401, 404))
     def post(self, request, team_id: int):
@@ -161,6 +199,33 @@ class TeamInvitationMailView(ApiView):
             MailedInvitationSerializer(mailed_data(request, issued, "team_join"), many=True).data,
             status=status.HTTP_201_CREATED,
         )
+
+
+class TeamInvitationDetailView(ApiView):
+    """Revoke an invitation link of a team of yours (idempotent; a used one stays used)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses=with_errors({204: None}, 401, 404))
+    def delete(self, request, team_id: int, invitation_id: int):
+        team = team_for(team_id=team_id, user=request.user)
+        invitation = team_invitation_for(team=team, invitation_id=invitation_id)
+        revoke_team_invitation(team=team, invitation=invitation, by=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class TeamMemberView(ApiView):
+    """Remove a member of a team you made (403 for other members; leave to remove yourself, 409);
+    their runs stay with the team and their links are revoked."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses=with_errors({204: None}, 401, 403, 404, 409))
+    def delete(self, request, team_id: int, user_id: int):
+        team = team_for(team_id=team_id, user=request.user)
+        member = team_member_for(team=team, user_id=user_id)
+        remove_from_team(team=team, user=member, by=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class TeamLeaveView(ApiView):

@@ -148,6 +148,16 @@ urlpatterns = [
         team_views.TeamInvitationMailView.as_view(),
         name="team-invitations-mail",
     ),
+    path(
+        "teams/<int:team_id>/invitations/<int:invitation_id>/",
+        team_views.TeamInvitationDetailView.as_view(),
+        name="team-invitation",
+    ),
+    path(
+        "teams/<int:team_id>/members/<int:user_id>/",
+        team_views.TeamMemberView.as_view(),
+        name="team-member",
+    ),
     path("teams/<int:team_id>/leave/", team_views.TeamLeaveView.as_view(), name="team-leave"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     # Swagger UI draws its icons from data: URLs (images only; no script can run from them).

@@ -19,6 +19,7 @@ from .people import (
     TaskInvitation,
     Team,
     TeamApproval,
+    TeamDeparture,
     TeamInvitation,
     key_digest,
 )
@@ -68,6 +69,7 @@ __all__ = [
     "TaskInvitation",
     "Team",
     "TeamApproval",
+    "TeamDeparture",
     "TeamInvitation",
     "TermsAcceptance",
     "_new_seed",

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from .tasks import Task
+from .tasks import Task, UniqueByLook
 
 
 def key_digest(key: str) -> str:
@@ -20,15 +20,47 @@ def key_digest(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-class Team(models.Model):
+class Team(UniqueByLook, models.Model):
     """A group of participants; runs belong to teams, quotas count per team."""
 
     name = models.CharField(max_length=120, unique=True)
+    # Names are unique by look, not by bytes (``leaderboard.lookalikes``): the digests of the
+    # name's two lookalike keys, set on every save, under unique indexes so a race cannot pass.
+    name_key = models.CharField(max_length=64, unique=True, editable=False)
+    name_shape_key = models.CharField(max_length=64, unique=True, editable=False)
+    look_field, look_kind = "name", "team"
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="teams", blank=True)
+    # Who made the team: while a member, the one who may remove members (unknown for teams made
+    # before it was recorded: their members can only leave).
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     def __str__(self) -> str:
         return self.name
+
+
+class TeamDeparture(models.Model):
+    """A person who left a team, or was removed from it, and when.
+
+    Conflicts of interest follow membership history: whoever was a member of a team while a task
+    existed never verifies that team's items on it (``selectors.conflicted_teams``), so leaving
+    the team does not open its items to them. Recorded for every way a membership ends (leaving,
+    removal, the admin), by ``services.teams.record_departures``.
+    """
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="departures")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="team_departures"
+    )
+    left_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["user", "team"], name="departure_by_user")]
+
+    def __str__(self) -> str:
+        return f"{self.user} left {self.team}"
 
 
 class Invitation(models.Model):

@@ -3,15 +3,85 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Collection
+from typing import Any, Self
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
+
+from ..lookalikes import lookalike_digests
 
 
 def _new_seed() -> int:
     return secrets.randbits(62)
+
+
+class UniqueByLook:
+    """A model whose ``look_field`` is unique by look, not by bytes (``leaderboard.lookalikes``):
+    the digests of its two lookalike keys, in ``<look_field>_key`` and ``<look_field>_shape_key``
+    (unique indexes, so a race cannot pass), are set whenever the field is saved with a new
+    value. A row whose value has not changed keeps its keys and is not checked again: the rows
+    that already looked alike when keys came in (given keys of their own by the migration)
+    stay editable."""
+
+    look_field: str
+    look_kind: str  # what the model is called in a refusal
+
+    @classmethod
+    def from_db(
+        cls,
+        db: str | None,
+        field_names: Collection[str],
+        values: Collection[Any],
+        **kwargs: Any,
+    ) -> Self:
+        row = super().from_db(db, field_names, values, **kwargs)  # type: ignore[misc]  # a mixin
+        if cls.look_field in field_names:
+            row._stored_look = list(values)[list(field_names).index(cls.look_field)]
+        return row
+
+    def _look_changed(self) -> bool:
+        value = getattr(self, self.look_field)
+        return self._state.adding or getattr(self, "_stored_look", None) != value  # type: ignore[attr-defined]
+
+    def lookalike(self) -> Any:
+        """Another row whose ``look_field`` looks like this one's."""
+        field = self.look_field
+        folded, shaped = lookalike_digests(getattr(self, field))
+        rows = type(self)._default_manager  # type: ignore[attr-defined]  # mixed into models
+        others = rows.filter(Q(**{f"{field}_key": folded}) | Q(**{f"{field}_shape_key": shaped}))
+        return others.exclude(pk=self.pk).first()  # type: ignore[attr-defined]
+
+    def clean(self) -> None:
+        if not self._look_changed():
+            return
+        other = self.lookalike()
+        value = getattr(self, self.look_field)
+        if other is not None and getattr(other, self.look_field) != value:  # same: unique's
+            raise ValidationError(
+                {
+                    self.look_field: f"looks like the {self.look_field} of {self.look_kind} "
+                    f"{getattr(other, self.look_field)!r}"
+                }
+            )
+
+    def save(self, *args, **kwargs) -> None:
+        update_fields = kwargs.get("update_fields")
+        saved = update_fields is None or self.look_field in update_fields
+        if saved and self._look_changed():
+            keys = (f"{self.look_field}_key", f"{self.look_field}_shape_key")
+            digests = lookalike_digests(getattr(self, self.look_field))
+            for key, digest in zip(keys, digests, strict=True):
+                setattr(self, key, digest)
+            if update_fields is not None:
+                kwargs["update_fields"] = {*update_fields, *keys}
+        super().save(*args, **kwargs)  # type: ignore[misc]  # mixed into models
+        if saved:
+            self._stored_look = getattr(self, self.look_field)
 
 
 def default_measures() -> list[str]:
@@ -19,7 +89,7 @@ def default_measures() -> list[str]:
     return ["precision", "recall", "f1"]
 
 
-class Task(models.Model):
+class Task(UniqueByLook, models.Model):
     """A shared task: what annotators are asked, the precision target, budget and limits."""
 
     class State(models.TextChoices):
@@ -37,6 +107,11 @@ class Task(models.Model):
         TERMS_ACCEPTED = "terms_accepted", "members of a team that accepted the terms"
 
     slug = models.SlugField(max_length=80, unique=True)
+    # Slugs are unique by look, not by bytes (``leaderboard.lookalikes``: ``My-Task`` is
+    # ``my-task``): the digests of the two lookalike keys, set on every save.
+    slug_key = models.CharField(max_length=64, unique=True, editable=False)
+    slug_shape_key = models.CharField(max_length=64, unique=True, editable=False)
+    look_field, look_kind = "slug", "task"
     title = models.CharField(max_length=200)
     # The task page (Markdown, rendered by ``leaderboard.page_text``): three fields, not one
     # document, because each is shown under its own heading, the terms alone are accepted (their

@@ -1,6 +1,7 @@
 """Teams and a task's people: a user's team by id, team approval per task, the task's
 annotators, organizers and open invitations, the rule on annotators who compete
-(:func:`annotator_conflicts`), and a team's runs."""
+(:func:`annotator_conflicts`), the teams whose items a person never verifies
+(:func:`conflicted_teams`), and a team's runs."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any, Literal
 
 from allauth.account.models import EmailAddress
 from django.contrib.auth import get_user_model
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.utils import timezone
 
@@ -22,6 +23,8 @@ from ..models import (
     TaskInvitation,
     Team,
     TeamApproval,
+    TeamDeparture,
+    TeamInvitation,
 )
 from .roles import teams_of
 
@@ -40,6 +43,34 @@ def team_for(*, team_id: int, user) -> Team:
     if team is None:
         raise TeamNotFound(team_id)
     return team
+
+
+def open_team_invitations(team: Team, now: datetime | None = None) -> QuerySet[TeamInvitation]:
+    """The team's invitation links that still work (neither used, revoked nor expired), newest
+    first: listed to its members, who may revoke them."""
+    return (
+        TeamInvitation.objects.filter(
+            team=team, used_at=None, revoked_at=None, expires_at__gt=now or timezone.now()
+        )
+        .select_related("created_by")
+        .order_by("-created_at", "-id")
+    )
+
+
+def team_invitation_for(*, team: Team, invitation_id: int) -> TeamInvitation:
+    """Invitation ``invitation_id`` of ``team`` (404 if it has none such)."""
+    invitation = TeamInvitation.objects.filter(team=team, pk=invitation_id).first()
+    if invitation is None:
+        raise Http404(f"team {team.name!r} has no invitation {invitation_id}")
+    return invitation
+
+
+def team_member_for(*, team: Team, user_id: int):
+    """The member of ``team`` whose id is ``user_id`` (404 if none)."""
+    member = team.members.filter(pk=user_id).first()
+    if member is None:
+        raise Http404(f"user {user_id} is not a member of team {team.name!r}")
+    return member
 
 
 def team_approved(*, task: Task, team: Team) -> bool:
@@ -150,6 +181,32 @@ def annotator_conflicts(
         for person in people.distinct().order_by("username"):
             conflicts.append(AnnotatorConflict(tasks[task_id], teams[team_id], person))
     return conflicts
+
+
+def _departed_during(task: Task) -> QuerySet[TeamDeparture]:
+    # A task's items can only be predicted once it exists: a membership that ended before the
+    # task was created gave no stake in its runs.
+    return TeamDeparture.objects.filter(left_at__gte=task.created_at)
+
+
+def conflicted_teams(*, task: Task, user) -> QuerySet[Team]:
+    """The teams whose items ``user`` never verifies on ``task``: those they are a member of,
+    and those they were a member of at any time since the task was created. Conflicts follow
+    membership history, so leaving (or being removed from) a team does not open its items."""
+    past = _departed_during(task).filter(user=user).values("team_id")
+    return Team.objects.filter(Q(members=user) | Q(pk__in=past))
+
+
+def conflicted_memberships(*, task: Task, user_ids: Iterable[int]) -> set[tuple[int, int]]:
+    """``(team id, user id)`` for each of ``user_ids`` and each team of theirs in
+    :func:`conflicted_teams` (many annotators at once)."""
+    user_ids = list(user_ids)
+    current = Team.members.through.objects.filter(user_id__in=user_ids)
+    past = _departed_during(task).filter(user_id__in=user_ids)
+    return {
+        *current.values_list("team_id", "user_id"),
+        *past.values_list("team_id", "user_id"),
+    }
 
 
 def verified_email_domains(user) -> set[str]:

@@ -1,4 +1,5 @@
-"""Writes of teams: create one, invite by a link, join by it, leave.
+"""Writes of teams: create one, invite by a link, join by it, revoke a link, leave, remove a
+member (its creator).
 
 Teams belong to no task; runs belong to teams, so a team's runs and their history stay with the
 team whoever joins or leaves. An invitation is a single-use link that expires
@@ -20,13 +21,15 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from ..models import Task, Team, TeamApproval, TeamInvitation
+from ..lookalikes import name_problem, tidy_name
+from ..models import Task, Team, TeamApproval, TeamDeparture, TeamInvitation
 from ..selectors import annotator_conflicts, check_verified_email
 from .invitations import (
     InvitationError,
     IssuedInvitation,
     find_invitation,
     issue_invitation,
+    revoke_invitation,
     use_invitation,
 )
 from .notifications import owe_approval_notifications
@@ -45,28 +48,49 @@ class TeamError(InvitationError):
         "already_member": 409,
         "annotator_competes": 409,
         "not_a_member": 403,
+        "not_team_creator": 403,
+        "remove_yourself": 409,
         "no_approval_request": 404,
     }
 
 
 def create_team(*, name: str, members: Iterable[User] = ()) -> Team:
     """Create a team called ``name`` with ``members`` (a person creating a team is its first);
-    every member's address must be verified (``selectors.has_verified_email``)."""
+    every member's address must be verified (``selectors.has_verified_email``).
+
+    Names are unique by look (``leaderboard.lookalikes``): one that looks like an existing
+    team's is refused, naming it."""
     members = list(members)
     for member in members:
         check_verified_email(member)
-    name = (name or "").strip()
+    problem = name_problem(name or "")
+    if problem is not None:
+        raise TeamError(problem)
+    name = tidy_name(name or "")
     if not name:
         raise TeamError("a team needs a name")
     if len(name) > cast(int, Team._meta.get_field("name").max_length):  # a CharField's is set
         raise TeamError("the team name is too long")
+    team = Team(name=name, created_by=members[0] if members else None)
     try:
         with transaction.atomic():
-            team = Team.objects.create(name=name)
+            team.save()
             team.members.set(members)
     except IntegrityError:
-        raise TeamError(f"a team called {name!r} already exists", code="team_name_taken") from None
+        raise _name_taken(team) from None
     return team
+
+
+def _name_taken(team: Team) -> TeamError:
+    other = team.lookalike()
+    taken = other.name if other is not None else team.name
+    same = "is already taken" if taken == team.name else f"looks like the name of team {taken!r}"
+    return TeamError(
+        f"the team name {team.name!r} {same}: choose a name that does not look like another "
+        "team's (case, spacing, invisible characters and lookalike letters from other scripts "
+        "do not count as different)",
+        code="team_name_taken",
+    )
 
 
 def add_team_member(*, team: Team, user: User) -> None:
@@ -75,6 +99,22 @@ def add_team_member(*, team: Team, user: User) -> None:
 
 def remove_team_member(*, team: Team, user: User) -> None:
     team.members.remove(user)
+
+
+def record_departures(*, pairs: Iterable[tuple[int, int]], now: datetime | None = None) -> None:
+    """``(team id, user id)`` memberships that just ended, however (leaving, removal, the
+    admin): each is kept as a :class:`~leaderboard.models.TeamDeparture`, since conflicts of
+    interest follow membership history, and the person's open invitation links to the team are
+    revoked (a link works no longer than its issuer is a member)."""
+    now = now or timezone.now()
+    pairs = sorted(set(pairs))
+    TeamDeparture.objects.bulk_create(
+        [TeamDeparture(team_id=team_id, user_id=user_id, left_at=now) for team_id, user_id in pairs]
+    )
+    for team_id, user_id in pairs:
+        TeamInvitation.objects.filter(
+            team_id=team_id, created_by_id=user_id, used_at=None, revoked_at=None
+        ).update(revoked_at=now)
 
 
 def _require_member(team: Team, user: User) -> None:
@@ -158,6 +198,37 @@ def leave_team(*, team: Team, user: User) -> None:
     """``user`` leaves ``team``; the team and its runs stay, with their history."""
     with transaction.atomic():
         _require_member(team, user)
+        team.members.remove(user)
+
+
+def revoke_team_invitation(
+    *, team: Team, invitation: TeamInvitation, by: User, now: datetime | None = None
+) -> None:
+    """A member (``by``) revokes an invitation link of ``team`` (idempotent; a used one stays
+    used)."""
+    _require_member(team, by)
+    if invitation.team_id != team.pk:
+        raise TeamError(f"that invitation is not one of {team.name!r}'s", code="invitation_unknown")
+    revoke_invitation(invitation, now=now)
+
+
+def remove_from_team(*, team: Team, user: User, by: User) -> None:
+    """The team's creator (``by``, while a member) removes the member ``user``; their runs
+    stay with the team, their links are revoked and their history still counts for conflicts
+    of interest (``record_departures``). Idempotent for someone already gone."""
+    with transaction.atomic():
+        Team.objects.select_for_update().filter(pk=team.pk).first()
+        _require_member(team, by)
+        if team.created_by_id != by.pk:
+            raise TeamError(
+                f"only the member who made {team.name!r} may remove members: ask them, or "
+                "leave the team yourself",
+                code="not_team_creator",
+            )
+        if user.pk == by.pk:
+            raise TeamError(
+                "you cannot remove yourself: leave the team instead", code="remove_yourself"
+            )
         team.members.remove(user)
 
 

@@ -1,7 +1,8 @@
-"""Team pages: your teams (and making one), a team (members, runs, invitation links, invitations
-by mail), joining by an invitation link, leaving; on a task that needs approval, a team asking to
-take part and an organizer approving it. A refused action shows its :class:`TeamError` (or the
-refused list of addresses) with its status."""
+"""Team pages: your teams (and making one), a team (members, runs, invitation links made,
+mailed, listed and revoked), joining by an invitation link, leaving, removing a member (its
+creator); on a task that needs approval, a team asking to take part and an organizer approving
+it. A refused action shows its :class:`TeamError` (or the refused list of addresses) with its
+status."""
 
 from __future__ import annotations
 
@@ -22,7 +23,9 @@ from ..services.teams import (
     create_team,
     invite_to_team,
     join_team,
+    remove_from_team,
     request_approval,
+    revoke_team_invitation,
 )
 from ..services.teams import leave_team as leave
 from . import organize_sections
@@ -56,6 +59,8 @@ def _team_page(request, team, *, status=200, **context):
         {
             "team": team,
             "members": team.members.order_by("username"),
+            "may_remove": team.created_by_id == request.user.pk,
+            "open_invitations": selectors.open_team_invitations(team),
             "runs": selectors.team_runs(team)[:50],
             **context,
         },
@@ -101,6 +106,31 @@ def team_leave(request, team_id: int):
     leave(team=team, user=request.user)
     messages.success(request, f"You left {team.name}; its runs stay with the team.")
     return redirect("teams")
+
+
+@login_required
+@require_POST
+def team_invitation_revoke(request, team_id: int, invitation_id: int):
+    team = selectors.team_for(team_id=team_id, user=request.user)
+    invitation = selectors.team_invitation_for(team=team, invitation_id=invitation_id)
+    revoke_team_invitation(team=team, invitation=invitation, by=request.user)
+    messages.success(request, "The invitation link was revoked.")
+    return redirect("team_detail", team_id=team.pk)
+
+
+@login_required
+@require_POST
+def team_member_remove(request, team_id: int, user_id: int):
+    team = selectors.team_for(team_id=team_id, user=request.user)
+    member = selectors.team_member_for(team=team, user_id=user_id)
+    try:
+        remove_from_team(team=team, user=member, by=request.user)
+    except TeamError as exc:
+        return _team_page(request, team, status=exc.http_status, member_error=exc)
+    messages.success(
+        request, f"{member.get_username()} is no longer a member; their runs stay with the team."
+    )
+    return redirect("team_detail", team_id=team.pk)
 
 
 @require_http_methods(["GET", "POST"])

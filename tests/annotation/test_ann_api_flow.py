@@ -235,3 +235,27 @@ def test_non_annotators_and_organizers_who_do_not_annotate_get_403(task):
     anonymous = Client()
     r = post(anonymous, "/tasks/tk/claim")
     assert r.status_code in (401, 403) and r.json()["error"]["code"] == "not_authenticated"
+
+
+def test_a_member_who_left_her_team_is_never_served_its_items(task):
+    """N5 through the APIs: leaving the team (POST /api/teams/<id>/leave/) and claiming as an
+    annotator gives only the other teams' items, and the progress counts only those."""
+    user = annotator(task, "leaver")
+    team = make_team("Mine", user)
+    items = list(task.items.order_by("index"))
+    add_run(task, team, [0, 1], name="mine")
+    add_run(task, make_team("Others"), [2, 3], name="others")
+    from annotation.services import register_run_conflicts
+    from leaderboard.models import Run
+
+    for run in Run.objects.filter(task=task):
+        register_run_conflicts(run=run)
+    c = client_for(user)
+    assert c.post(f"/api/teams/{team.pk}/leave/").status_code == 204
+    r = post(c, "/tasks/tk/claim", {"count": 2})
+    assert r.status_code == 200 and r.json()["progress"]["remaining"] == 2
+    tokens = [a["token"] for a in r.json()["assignments"]]
+    served = set(
+        Assignment.objects.filter(token__in=tokens).values_list("request__item_id", flat=True)
+    )
+    assert served == {items[2].pk, items[3].pk}

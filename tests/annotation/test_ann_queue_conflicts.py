@@ -1,11 +1,16 @@
 """Conflicts of interest and skips: who may never be given an item again."""
 
 import uuid
+from contextlib import contextmanager
+from datetime import timedelta
+from unittest import mock
 
 import pytest
+from django.contrib.auth import get_user_model
+from django.utils import timezone
 
 from annotation.models import RequestConflict, VerificationRequest
-from annotation.selectors import annotator_progress
+from annotation.selectors import annotator_progress, annotators_left, stuck_items
 from annotation.services import (
     answer_assignment,
     ask_again,
@@ -15,11 +20,18 @@ from annotation.services import (
     undo_answer,
 )
 from evaluation.services import plan_run
-from leaderboard.models import Task
+from leaderboard.models import Task, TeamDeparture
+from leaderboard.services.teams import leave_team
 
 from pipeline_support import PipelineDriver, add_items, add_run, annotator, make_task, make_team
 
 pytestmark = pytest.mark.django_db
+
+
+@contextmanager
+def freeze_departures(when):
+    with mock.patch("leaderboard.services.teams.timezone.now", return_value=when):
+        yield
 
 
 def claim_all(task, user):
@@ -154,3 +166,70 @@ def test_planning_records_every_predicting_team_from_the_engine_state(sent_messa
     )
     assert got == expected
     assert len(items) == 40
+
+
+def test_leaving_a_team_does_not_open_its_items(sent_messages):
+    """Conflicts follow membership history (N5): a member who left her team, or was removed
+    from it, is still never given the items its runs predicted; none of the queue's counts
+    (claims, remaining, stuck items, annotators left) treat her as free of the conflict."""
+    task = make_task(judgments_per_item=1, gold_rate=0.0)
+    items = add_items(task, 4)
+    leaver, removed = annotator(task, "leaver"), annotator(task, "removed")
+    team = make_team("A", leaver, removed)
+    add_run(task, team, [0, 1], name="theirs")
+    add_run(task, make_team("B"), [2, 3], name="others")
+    request_verification(task=task, item_ids=[it.pk for it in items])
+    leave_team(team=team, user=leaver)
+    removed.teams.clear()  # the admin's member list, or any other way a membership ends
+    assert not team.members.exists()
+    assert annotator_progress(task=task, annotator=leaver)["remaining"] == 2
+    assert annotators_left(task=task, item_ids=[items[0].pk, items[2].pk]) == {
+        items[0].pk: 0,
+        items[2].pk: 2,
+    }
+    assert stuck_items(task=task) == {0, 1}
+    assert claim_all(task, leaver) == {2, 3}
+    assert claim_all(task, removed) == set()
+
+
+def test_a_membership_that_ended_before_the_task_existed_is_no_conflict(sent_messages):
+    person = get_user_model().objects.create_user("person")
+    team = make_team("A", person)
+    with freeze_departures(timezone.now() - timedelta(days=30)):
+        leave_team(team=team, user=person)
+    task = make_task(judgments_per_item=1, gold_rate=0.0)
+    items = add_items(task, 2)
+    annotator(task, "person")
+    add_run(task, team, [0, 1], name="theirs")
+    request_verification(task=task, item_ids=[it.pk for it in items])
+    assert TeamDeparture.objects.get().user == person
+    assert claim_all(task, person) == {0, 1}
+
+
+def test_joining_a_team_revokes_ones_leases_on_its_items(sent_messages):
+    """Joining a team while holding leases on its items: those leases are revoked (an answer
+    on one is kept, never counted); leases on other teams' items stay. (On a task where
+    annotators may compete: elsewhere an annotator may not join a team with runs on it.)"""
+    from leaderboard.services.teams import create_team, invite_to_team, join_team
+
+    task = make_task(judgments_per_item=1, gold_rate=0.0, annotators_may_compete=True)
+    items = add_items(task, 2)
+    founder, joiner = annotator(task, "founder"), annotator(task, "joiner")
+    team = create_team(name="Joined", members=[founder])
+    task.annotators.remove(founder)
+    add_run(task, team, [0], name="theirs")
+    add_run(task, make_team("Other"), [1], name="others")
+    request_verification(task=task, item_ids=[it.pk for it in items])
+    leases = {
+        a.request.item.index: a
+        for a in claim_assignments(task=task, annotator=joiner, count=2).assignments
+    }
+    assert set(leases) == {0, 1}
+    join_team(key=invite_to_team(team=team, by=founder).key, user=joiner)
+    states = {i: type(a).objects.get(pk=a.pk).state for i, a in leases.items()}
+    assert states == {0: "revoked", 1: "active"}
+    out = answer_assignment(
+        annotator=joiner, token=leases[0].token, client_id=uuid.uuid4(), answer="correct"
+    )
+    assert not out.counted
+    assert VerificationRequest.objects.get(item=items[0]).judgments_counted == 0

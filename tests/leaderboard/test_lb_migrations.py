@@ -6,6 +6,7 @@ import importlib
 
 import pytest
 from django.apps import apps
+from django.core.exceptions import ValidationError
 
 from leaderboard.models import Run, RunEvent
 
@@ -94,3 +95,47 @@ def test_stored_addresses_are_normalised_and_collisions_reported_not_dropped(dja
         f"of user {twin.pk}: left as it is"
     ]
     assert EmailAddress.objects.count() == 3
+def test_teams_and_tasks_that_already_look_alike_get_keys_of_their_own():
+    """Issue 29: names stored before lookalikes were refused keep working, one key each, and
+    still block new lookalikes of the first."""
+    from leaderboard.models import Task, Team
+    from leaderboard.services.teams import TeamError, create_team
+
+    migration = importlib.import_module(
+        "leaderboard.migrations.0024_team_history_and_lookalike_names"
+    )
+    first, second = Team.objects.create(name="alice"), Team.objects.create(name="bob")
+    Team.objects.filter(pk=second.pk).update(name="ALICE", name_key="x", name_shape_key="y")
+    Task.objects.create(slug="ner", title="NER")
+    migration.fill_lookalike_keys(apps, None)
+    keys = set(Team.objects.values_list("name_key", flat=True))
+    assert len(keys) == 2 and "x" not in keys
+    assert Team.objects.get(pk=first.pk).name_key == Team(name="Alice").lookalike().name_key
+    with pytest.raises(TeamError, match="looks like the name of team 'alice'"):
+        create_team(name="Alice")
+
+
+def test_rows_that_already_looked_alike_stay_editable():
+    """The second of two lookalikes kept from before, its keys its own: saving it (and its
+    settings) neither clashes with the first's keys nor is refused as a lookalike."""
+    from leaderboard.models import Task, Team
+    from leaderboard.services.tasks import update_task
+
+    migration = importlib.import_module(
+        "leaderboard.migrations.0024_team_history_and_lookalike_names"
+    )
+    Team.objects.create(name="alice")
+    second = Team.objects.create(name="bob")
+    Team.objects.filter(pk=second.pk).update(name="ALICE")
+    Task.objects.create(slug="ner", title="NER")
+    later = Task.objects.create(slug="other", title="Other")
+    Task.objects.filter(pk=later.pk).update(slug="NER")
+    migration.fill_lookalike_keys(apps, None)
+    team = Team.objects.get(pk=second.pk)
+    team.full_clean()
+    team.save()
+    task = update_task(task=Task.objects.get(pk=later.pk), title="Still editable")
+    assert Task.objects.get(pk=task.pk).title == "Still editable"
+    team.name = "Alice"  # a new value is checked again
+    with pytest.raises(ValidationError, match="looks like the name of team 'alice'"):
+        team.full_clean()

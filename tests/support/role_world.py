@@ -76,6 +76,7 @@ def build_world(password: str = "pw-secret-123"):
         ReferenceItem,
         Run,
         Task,
+        TeamInvitation,
     )
     from leaderboard.services.board import hold_board
     from leaderboard.services.task_files import add_task_file
@@ -277,9 +278,15 @@ def build_world(password: str = "pw-secret-123"):
     data_file = add_task_file(
         task=task, user=users["org"], upload=io.BytesIO(DATA_FILE_BODY), file_name="data.tsv"
     )
+    invitations = _invitations(teams["A"], users["pa"], now)
     return SimpleNamespace(
         files={"f": data_file.pk},
-        invitations=_invitations(teams["A"], users["pa"], now),
+        invitations=invitations,
+        # Team A's valid invitation link and its creator, pa: the ids its pages and API take.
+        team_refs={
+            "tainv": TeamInvitation.objects.get(digest=key_digest(invitations["valid"])).pk,
+            "upa": users["pa"].pk,
+        },
         task_invitations=_task_invitations(task, users, now),
         users=users,
         task=task,

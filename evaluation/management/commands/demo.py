@@ -211,7 +211,9 @@ class Command(BaseCommand):
     def _teams(self, users) -> dict[str, Team]:
         teams = {}
         for name, member in TEAMS.items():
-            team = Team.objects.filter(name=name).first() or create_team(name=name)
+            team = Team.objects.filter(name=name).first() or create_team(
+                name=name, members=[users[member]]
+            )
             add_team_member(team=team, user=users[member])
             teams[name] = team
         return teams

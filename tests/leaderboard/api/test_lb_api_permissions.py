@@ -346,6 +346,27 @@ MATRIX = [
         (401, 400, 404, 404, 404, 404, 404, 404, 404),
     ),
     ("POST", "/api/teams/{ta}/leave/", None, (401, 204, 404, 404, 404, 404, 404, 404, 404)),
+    # Team A's links, listed (never their keys) and revoked by any member; a member removed by
+    # the team's creator (pa, who may not remove herself: she leaves).
+    ("GET", "/api/teams/{ta}/invitations/", None, (401, 200, 404, 404, 404, 404, 404, 404, 404)),
+    (
+        "DELETE",
+        "/api/teams/{ta}/invitations/{tainv}/",
+        None,
+        (401, 204, 404, 404, 404, 404, 404, 404, 404),
+    ),
+    (
+        "DELETE",
+        "/api/teams/{tb}/invitations/{tainv}/",
+        None,
+        (401, 404, 404, 404, 404, 404, 404, 404, 404),
+    ),
+    (
+        "DELETE",
+        "/api/teams/{ta}/members/{upa}/",
+        None,
+        (401, 409, 404, 404, 404, 404, 404, 404, 404),
+    ),
     # Invitations to team A: pa is a member already; pb, a member of another team, may join; the
     # annotator of ``main`` may not (team A has runs on it).
     ("POST", "/api/teams/join/", {"key": "{valid}"}, (401, 409, 200, 409, 200, 200, 200, 200, 200)),
@@ -487,6 +508,7 @@ def test_permission_matrix(api, lb_world, sent_jobs, method, path, body, role, e
         ta=lb_world.teams["A"].pk,
         tb=lb_world.teams["B"].pk,
         **lb_world.task_invitations,
+        **lb_world.team_refs,
         **lb_world.files,
     )
     if isinstance(body, dict) and "key" in body:  # an invitation of the world, by its state
@@ -522,6 +544,8 @@ def test_matrix_covers_every_api_route():
         .replace("{tb}", "<int:team_id>")
         .replace("888888", "<int:team_id>")
         .replace("{tinv}", "<int:invitation_id>")
+        .replace("{tainv}", "<int:invitation_id>")
+        .replace("{upa}", "<int:user_id>")
         .replace("{uann}", "<int:user_id>")
         .replace("{uorg}", "<int:user_id>")
         .replace("{f}", "<int:file_id>")

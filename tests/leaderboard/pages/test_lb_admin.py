@@ -152,6 +152,9 @@ def data():
     update_task(task=task, terms="Terms.")
     accept_terms(task=task, team=team, user=user)
     add_task_file(task=task, user=user, upload=io.BytesIO(b"a\n"), file_name="a.tsv")
+    former = get_user_model().objects.create_user("former")
+    team.members.add(former)
+    team.members.remove(former)  # a TeamDeparture
     return task
 
 

@@ -693,6 +693,38 @@ MATRIX = [
     ("GET", "/teams/{ta}/invite/mail/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
     ("POST", "/teams/{ta}/leave/", None, (LOGIN, REDIRECT, 404, 404, 404, 404, 404, 404, 404)),
     ("GET", "/teams/{ta}/leave/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
+    # Team A's links: any member revokes one; a member is removed by the team's creator (pa, who
+    # may not remove herself: she leaves).
+    (
+        "POST",
+        "/teams/{ta}/invitations/{tainv}/revoke/",
+        None,
+        (LOGIN, REDIRECT, 404, 404, 404, 404, 404, 404, 404),
+    ),
+    (
+        "GET",
+        "/teams/{ta}/invitations/{tainv}/revoke/",
+        None,
+        (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
+    (
+        "POST",
+        "/teams/{tb}/invitations/{tainv}/revoke/",
+        None,
+        (LOGIN, 404, 404, 404, 404, 404, 404, 404, 404),
+    ),
+    (
+        "POST",
+        "/teams/{ta}/members/{upa}/remove/",
+        None,
+        (LOGIN, 409, 404, 404, 404, 404, 404, 404, 404),
+    ),
+    (
+        "GET",
+        "/teams/{ta}/members/{upa}/remove/",
+        None,
+        (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405),
+    ),
     # Invitations to team A: pa is a member already; pb, a member of another team, may join; the
     # annotator of ``main`` may not (team A has runs on it).
     ("GET", "/teams/join/{valid}/", None, (200, 409, 200, 409, 200, 200, 200, 200, 200)),
@@ -963,6 +995,7 @@ def test_page_matrix(world, method, path, body, role, expected):
         **teams,
         **world.invitations,
         **world.task_invitations,
+        **world.team_refs,
         **world.files,
     )
     client = client_for(world, role)
@@ -1003,7 +1036,8 @@ def test_matrix_covers_every_page_route():
         for key in ("{tann}", "{torg}", "{tused}", "{texpired}", "{trevoked}", "forged-key"):
             route = route.replace(f"invitations/{key}/", "invitations/<str:key>/")
         route = route.replace("{tinv}", "<int:invitation_id>").replace("{f}", "<int:file_id>")
-        for person in ("{uann}", "{uorg}"):
+        route = route.replace("{tainv}", "<int:invitation_id>")
+        for person in ("{uann}", "{uorg}", "{upa}"):
             route = route.replace(person, "<int:user_id>")
         for version in ("1", "2", "9"):
             route = route.replace(f"snapshots/{version}/", "snapshots/<int:version>/")

@@ -315,3 +315,19 @@ def test_the_organize_page_previews_the_template_on_one_of_the_tasks_items(clien
     sample = text.split('<textarea id="sample-item" rows="3">')[1].split("</textarea>")[0]
     assert sample == "{\n &quot;text&quot;: &quot;&lt;i&gt;Ada&lt;/i&gt; &amp; co&quot;\n}"
     assert 'src="/static/leaderboard/template_preview.js"' in text
+
+
+def test_a_lookalike_slug_is_refused_naming_the_task(client):
+    """The slug note of issue 29: slugs are unique whatever their case or lookalike letters."""
+    user = creator()
+    client.force_login(user)
+    assert client.post(NEW, body()).status_code == 302
+    page = client.post(NEW, body(slug="LINKAGE"))
+    assert page.status_code == 400
+    assert "looks like the slug of task &#x27;linkage&#x27;" in page.content.decode()
+    refused = client.post(
+        "/api/tasks/", {"slug": "Iinkage", "title": "T"}, content_type="application/json"
+    )
+    assert refused.status_code == 400
+    assert "looks like the slug of task 'linkage'" in refused.content.decode()
+    assert Task.objects.count() == 1

@@ -77,7 +77,7 @@ def test_a_duplicate_team_name_is_a_409_naming_it(people):
     create_team(name="Alpha", members=[people["bob"]])
     response = signed_in(people["ann"]).post("/teams/", {"name": "Alpha"})
     assert response.status_code == 409
-    assert "a team called &#x27;Alpha&#x27; already exists" in response.content.decode()
+    assert "the team name &#x27;Alpha&#x27; is already taken" in response.content.decode()
     assert Team.objects.count() == 1 and not people["ann"].teams.exists()
 
 
@@ -146,3 +146,40 @@ def test_a_team_asks_to_take_part_and_the_organizer_approves_it(people):
     assert cat.post(f"/tasks/gated/teams/{team.pk}/approve/").status_code == 302
     assert TeamApproval.objects.get().approved_by == people["cat"]
     assert "approved" in ann.get("/tasks/gated/submit/").content.decode()
+
+
+def test_a_lookalike_team_name_is_refused_on_the_page_with_the_name_kept(people):
+    create_team(name="Team Alpha", members=[people["ann"]])
+    page = signed_in(people["bob"]).post("/teams/", {"name": "TEAM \u0410LPHA"})
+    assert page.status_code == 409
+    text = page.content.decode()
+    assert "looks like the name of team &#x27;Team Alpha&#x27;" in text
+    assert 'value="TEAM \u0410LPHA"' in text
+    assert Team.objects.count() == 1
+
+
+def test_the_team_page_lists_links_to_revoke_and_lets_the_creator_remove_members(people):
+    """N11 on the page: open links listed (who made each, never the key) with a revoke button
+    for every member; a remove button beside each other member, for the team's creator only."""
+    from leaderboard.services.teams import join_team
+
+    team = create_team(name="Alpha", members=[people["ann"]])
+    join_team(key=invite_to_team(team=team, by=people["ann"]).key, user=people["bob"])
+    open_key = invite_to_team(team=team, by=people["bob"]).key
+    link = TeamInvitation.objects.get(used_at=None)
+    ann, bob = signed_in(people["ann"]), signed_in(people["bob"])
+    page = bob.get(f"/teams/{team.pk}/").content.decode()
+    assert f"/teams/{team.pk}/invitations/{link.pk}/revoke/" in page and open_key not in page
+    assert "/remove/" not in page  # bob did not make the team
+    creator_page = ann.get(f"/teams/{team.pk}/").content.decode()
+    assert f"/teams/{team.pk}/members/{people['bob'].pk}/remove/" in creator_page
+    assert f"/teams/{team.pk}/members/{people['ann'].pk}/remove/" not in creator_page
+    refused = bob.post(f"/teams/{team.pk}/members/{people['ann'].pk}/remove/")
+    assert refused.status_code == 403 and "only the member who made" in refused.content.decode()
+    revoked = ann.post(f"/teams/{team.pk}/invitations/{link.pk}/revoke/")
+    assert revoked.status_code == 302 and revoked["Location"] == f"/teams/{team.pk}/"
+    assert TeamInvitation.objects.get(pk=link.pk).revoked_at is not None
+    removed = ann.post(f"/teams/{team.pk}/members/{people['bob'].pk}/remove/")
+    assert removed.status_code == 302
+    assert list(team.members.all()) == [people["ann"]]
+    assert bob.get(f"/teams/{team.pk}/").status_code == 404

@@ -135,7 +135,7 @@ def test_teams(participant):
     other = get_user_model().objects.create_user("other")
     add_team_member(team=team, user=other)
     assert team.members.count() == 2
-    with pytest.raises(TeamError, match="a team called 'Beta' already exists"):
+    with pytest.raises(TeamError, match="the team name 'Beta' is already taken"):
         create_team(name="Beta")
     with pytest.raises(TeamError, match="a team needs a name"):
         create_team(name=" ")

@@ -169,3 +169,71 @@ def test_without_approval_every_team_submits(people, team):
     task = make_task(slug="open-to-all")
     run = submit_run(task=task, team=team, user=people["ann"], upload=upload(), enqueue=False)
     assert run.state == Run.State.RECEIVED
+
+
+# -- links listed and revoked, members removed (issue 29, N11) -----------------------------------
+def test_a_member_lists_and_revokes_the_teams_open_links(people, team):
+    from leaderboard.selectors import open_team_invitations
+    from leaderboard.services.teams import revoke_team_invitation
+
+    key = invite_to_team(team=team, by=people["ann"]).key
+    join_team(key=invite_to_team(team=team, by=people["ann"]).key, user=people["bob"])
+    (open_link,) = open_team_invitations(team)
+    assert open_link.digest == key_digest(key)
+    revoke_team_invitation(team=team, invitation=open_link, by=people["bob"])
+    revoke_team_invitation(team=team, invitation=open_link, by=people["bob"])  # idempotent
+    assert not open_team_invitations(team)
+    refused("invitation_revoked", 410, join_team, key=key, user=people["cat"])
+    other = create_team(name="Other", members=[people["cat"]])
+    foreign = invite_to_team(team=other, by=people["cat"]).invitation
+    refused(
+        "not_a_member",
+        403,
+        revoke_team_invitation,
+        team=other,
+        invitation=foreign,
+        by=people["bob"],
+    )
+    refused(
+        "invitation_unknown",
+        404,
+        revoke_team_invitation,
+        team=team,
+        invitation=foreign,
+        by=people["bob"],
+    )
+    assert TeamInvitation.objects.get(pk=foreign.pk).revoked_at is None
+
+
+def test_leaving_revokes_the_links_one_made_and_no_others(people, team):
+    join_team(key=invite_to_team(team=team, by=people["ann"]).key, user=people["bob"])
+    bobs = invite_to_team(team=team, by=people["bob"]).key
+    anns = invite_to_team(team=team, by=people["ann"]).key
+    leave_team(team=team, user=people["bob"])
+    refused("invitation_revoked", 410, join_team, key=bobs, user=people["cat"])
+    assert join_team(key=anns, user=people["cat"]) == team
+
+
+def test_the_creator_removes_a_member_whose_history_stays(people, team):
+    from leaderboard.models import TeamDeparture
+    from leaderboard.services.teams import remove_from_team
+
+    assert team.created_by == people["ann"]
+    join_team(key=invite_to_team(team=team, by=people["ann"]).key, user=people["bob"])
+    join_team(key=invite_to_team(team=team, by=people["ann"]).key, user=people["cat"])
+    bobs = invite_to_team(team=team, by=people["bob"]).key
+    refused(
+        "not_team_creator", 403, remove_from_team, team=team, user=people["cat"], by=people["bob"]
+    )
+    refused(
+        "remove_yourself", 409, remove_from_team, team=team, user=people["ann"], by=people["ann"]
+    )
+    assert team.members.count() == 3
+    remove_from_team(team=team, user=people["bob"], by=people["ann"])
+    remove_from_team(team=team, user=people["bob"], by=people["ann"])  # idempotent
+    assert set(team.members.values_list("username", flat=True)) == {"ann", "cat"}
+    assert list(TeamDeparture.objects.values_list("user__username", flat=True)) == ["bob"]
+    refused("invitation_revoked", 410, join_team, key=bobs, user=people["dan"])
+    # The creator gone, nobody removes members any more (each may still leave).
+    leave_team(team=team, user=people["ann"])
+    refused("not_a_member", 403, remove_from_team, team=team, user=people["cat"], by=people["ann"])
