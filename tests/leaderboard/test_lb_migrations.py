@@ -95,6 +95,8 @@ def test_stored_addresses_are_normalised_and_collisions_reported_not_dropped(dja
         f"of user {twin.pk}: left as it is"
     ]
     assert EmailAddress.objects.count() == 3
+
+
 def test_teams_and_tasks_that_already_look_alike_get_keys_of_their_own():
     """Issue 29: names stored before lookalikes were refused keep working, one key each, and
     still block new lookalikes of the first."""
