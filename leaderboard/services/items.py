@@ -112,6 +112,8 @@ def ensure_items_in_batches(
     assigned: list[np.ndarray] = []
     done = 0
     while done < len(unseen):
+        if done:
+            _let_other_writers_in()
         with transaction.atomic():
             locked = Task.objects.select_for_update().only("pk", "n_items").get(pk=task.pk)
             start = locked.n_items
@@ -134,7 +136,6 @@ def ensure_items_in_batches(
                 transaction.set_rollback(True)
                 return None
         seen = start + n_new
-        _let_other_writers_in()
     task.n_items = seen
     new_indices = np.concatenate(assigned) if assigned else np.empty(0, dtype=np.int64)
     if not known and len(unseen) == len(keys):  # all new, each once: indices in order
