@@ -168,14 +168,13 @@ def _store(run: Run, parsed: ParsedRun | PoolRunArrays) -> None:
     if isinstance(parsed, PoolRunArrays):
         _store_pool_run(run, parsed)
         return
-    try:
-        indices = ensure_items_in_batches(
-            task=run.task,
-            keys=parsed.keys,
-            payloads=parsed.payloads,
-            on_batch=lambda n_new: _count_new_items(run, n_new),
-        )
-    except _NoLongerValidating:
+    indices = ensure_items_in_batches(
+        task=run.task,
+        keys=parsed.keys,
+        payloads=parsed.payloads,
+        on_batch=lambda n_new: _count_new_items(run, n_new),
+    )
+    if indices is None:  # the run left `validating` meanwhile
         return
     order = np.argsort(indices, kind="stable")
     with transaction.atomic():
@@ -202,17 +201,14 @@ def _store(run: Run, parsed: ParsedRun | PoolRunArrays) -> None:
     run.refresh_from_db()
 
 
-class _NoLongerValidating(Exception):
-    """The run left ``validating`` (withdrawn, or stored by a duplicated message) while its
-    items were being stored: the batch is rolled back and storing stops."""
-
-
-def _count_new_items(run: Run, n_new: int) -> None:
-    """In a batch's transaction (the task row locked): the run still waits for validation, and
-    the items the batch inserted count as the run's new ones (across retries)."""
+def _count_new_items(run: Run, n_new: int) -> bool:
+    """In a batch's transaction (the task row locked): the items the batch inserted count as the
+    run's new ones (across retries), if the run still waits for validation; ``False`` if it left
+    ``validating`` meanwhile (withdrawn, or stored by a duplicated message): storing stops."""
     if _locked(run) is None:
-        raise _NoLongerValidating
+        return False
     Run.objects.filter(pk=run.pk).update(n_new_items=F("n_new_items") + n_new)
+    return True
 
 
 def _store_pool_run(run: Run, outputs: PoolRunArrays) -> None:

@@ -85,8 +85,8 @@ def ensure_items_in_batches(
     keys: Sequence[str],
     payloads: Mapping[str, object] | None = None,
     batch_size: int | None = None,
-    on_batch: Callable[[int], None] = lambda n_new: None,
-) -> np.ndarray:
+    on_batch: Callable[[int], bool] = lambda n_new: True,
+) -> np.ndarray | None:
     """:func:`ensure_items` (without ``fill_payloads``) in short transactions, for a run's keys.
 
     The keys that are items already are read first, outside any transaction and in short reads;
@@ -95,9 +95,10 @@ def ensure_items_in_batches(
     locked, which first takes in the items other uploads added since the last batch (two
     ingestions of one task at once never insert a key twice), inserts the rest, bumps
     ``task.n_items`` and calls ``on_batch(n_new)`` with how many it inserted: what ``on_batch``
-    writes commits with the batch, and what it raises rolls the batch back and propagates. On
-    SQLite the next batch waits :data:`SQLITE_TURN_SECONDS`. Called inside a transaction, the
-    batches are savepoints of it (tests).
+    writes commits with the batch; if it returns false, the batch is rolled back and ``None``
+    returned (the caller no longer wants the items). On SQLite the next batch waits
+    :data:`SQLITE_TURN_SECONDS`. Called inside a transaction, the batches are savepoints of it
+    (tests).
 
     A crash between batches leaves the batches committed so far: items no run predicts yet (as
     gold and reference items can be), found as known by a retry, which then gets the same
@@ -111,6 +112,8 @@ def ensure_items_in_batches(
     assigned: list[np.ndarray] = []
     done = 0
     while done < len(unseen):
+        if done:
+            _let_other_writers_in()
         with transaction.atomic():
             locked = Task.objects.select_for_update().only("pk", "n_items").get(pk=task.pk)
             start = locked.n_items
@@ -129,9 +132,10 @@ def ensure_items_in_batches(
                 assigned.append(indices)
             if n_new:
                 Task.objects.filter(pk=task.pk).update(n_items=start + n_new)
-            on_batch(n_new)
+            if not on_batch(n_new):
+                transaction.set_rollback(True)
+                return None
         seen = start + n_new
-        _let_other_writers_in()
     task.n_items = seen
     new_indices = np.concatenate(assigned) if assigned else np.empty(0, dtype=np.int64)
     if not known and len(unseen) == len(keys):  # all new, each once: indices in order

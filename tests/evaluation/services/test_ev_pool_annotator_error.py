@@ -63,8 +63,8 @@ def test_fallible_annotators_get_looks_and_the_intervals_cover(monkeypatch):
         for side in ("sensitivity", "specificity"):
             _, low, high = rates[side]
             assert low <= 0.9 <= high, (side, rates)  # every annotator is right 90% of the time
-    # Nine intervals of one campaign (whose draws depend on the database's ids, so on which
-    # tests ran before): each estimate near its truth, and nearly every interval covering it.
+    # Nine intervals of one campaign (whose draws depend on the database's ids, reset for the
+    # test): each estimate near its truth, and nearly every interval covering it.
     # Before, recall was off by 0.6-0.9 and its intervals never covered.
     covered = []
     for row, run in zip(snapshot.rows, runs, strict=True):

@@ -62,11 +62,12 @@ def test_a_runs_new_items_are_committed_batch_by_batch():
     ensure_items(task=task, keys=["k1"])
     counted = []
 
-    def on_batch(n_new: int) -> None:
+    def on_batch(n_new: int) -> bool:
         assert connection.in_atomic_block  # the batch's own transaction
         counted.append(n_new)
         if len(counted) == 3:
             raise RuntimeError("worker lost")
+        return True
 
     keys = ["k0", "k1", "k2", "k3", "k4", "k5", "k6"]
     with pytest.raises(RuntimeError):
@@ -82,22 +83,32 @@ def test_a_runs_new_items_are_committed_batch_by_batch():
     }
     assert Task.objects.get(pk=task.pk).n_items == 5
     counted.clear()
-    again = ensure_items_in_batches(task=task, keys=keys, batch_size=2, on_batch=counted.append)
+    again = ensure_items_in_batches(
+        task=task, keys=keys, batch_size=2, on_batch=lambda n: counted.append(n) or True
+    )
+    assert again is not None
     assert again.tolist() == [1, 0, 2, 3, 4, 5, 6] and counted == [2]  # the retry goes on
+    # A caller that no longer wants the items stops it: that batch is rolled back.
+    stopped = ensure_items_in_batches(
+        task=task, keys=["k7", "k8", "k9"], batch_size=2, on_batch=lambda n: n < 2
+    )
+    assert stopped is None and Task.objects.get(pk=task.pk).n_items == 7
     assert Task.objects.get(pk=task.pk).n_items == 7 == Item.objects.filter(task=task).count()
 
 
 @pytest.mark.django_db
 def test_items_another_upload_adds_between_two_batches_are_not_inserted_twice(task):
-    def on_batch(n_new: int) -> None:
+    def on_batch(n_new: int) -> bool:
         if counted == []:  # another upload, between this run's first and second batch
             ensure_items(task=task, keys=["e", "x"])
         counted.append(n_new)
+        return True
 
     counted: list[int] = []
     indices = ensure_items_in_batches(
         task=task, keys=["a", "b", "c", "d", "e"], batch_size=2, on_batch=on_batch
     )
+    assert indices is not None
     # a, b; then e and x by the other upload; c, d; e is known by the third batch.
     assert indices.tolist() == [0, 1, 4, 5, 2] and counted == [2, 2, 0]
     assert dict(Item.objects.filter(task=task).values_list("key", "index")) == {

@@ -231,10 +231,10 @@ def test_the_same_file_twice_is_refused_and_costs_no_quota(
 @pytest.mark.parametrize(
     "same",
     [
-        gzip.compress(RUN.encode()),  # gzipped
+        gzip.compress(RUN.encode(), mtime=0),  # gzipped
         RUN.replace("\n", "\r\n").encode(),  # CRLF line ends
         RUN.removesuffix("\n").encode(),  # no line end after the last line
-        gzip.compress(RUN.encode()[:9]) + gzip.compress(RUN.encode()[9:]),  # two gzip members
+        gzip.compress(RUN.encode()[:9], mtime=0) + gzip.compress(RUN.encode()[9:], mtime=0),
     ],
     ids=["gzip", "crlf", "no-last-line-end", "gzip-members"],
 )
