@@ -36,12 +36,11 @@ from ..models import (
     AnnotatorPause,
     Assignment,
     GoldAnswer,
-    GoldItem,
     Judgment,
     RequestConflict,
     VerificationRequest,
 )
-from ..selectors import answers_today
+from ..selectors import answers_today, open_gold_for
 from .errors import JudgmentError
 from .gold import open_pause
 from .judgments import lock_annotator
@@ -261,25 +260,11 @@ def _real_work_left(task: Task, annotator: User, now: datetime) -> bool:
 
 def _pick_gold(task: Task, annotator: User, now: datetime, n: int, rng: random.Random) -> list[int]:
     candidates = list(
-        GoldItem.objects.filter(task=task)
-        .filter(
-            ~Exists(
-                GoldAnswer.objects.filter(
-                    gold=OuterRef("pk"), annotator=annotator, withdrawn_at=None
-                )
-            )
-        )
+        open_gold_for(task=task, annotator=annotator)
         .filter(
             ~Exists(
                 Assignment.objects.filter(
                     gold=OuterRef("pk"), annotator=annotator, state=ACTIVE, expires_at__gt=now
-                )
-            )
-        )
-        .filter(
-            ~Exists(
-                Judgment.objects.filter(
-                    request__item=OuterRef("item_id"), annotator=annotator, withdrawn_at=None
                 )
             )
         )
