@@ -4,3 +4,14 @@ from django.apps import AppConfig
 class AnnotationConfig(AppConfig):
     name = "annotation"
     verbose_name = "Annotation"
+
+    def ready(self) -> None:
+        from django.db.models.signals import m2m_changed
+
+        from .signals import Membership, revoke_leases_of_removed_annotators
+
+        m2m_changed.connect(
+            revoke_leases_of_removed_annotators,
+            sender=Membership,
+            dispatch_uid="annotation.revoke_leases_of_removed_annotators",
+        )

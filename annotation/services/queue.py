@@ -43,7 +43,7 @@ from ..models import (
 from ..selectors import answers_today, open_gold_for
 from .errors import JudgmentError
 from .gold import open_pause
-from .judgments import lock_annotator
+from .judgments import lock_annotator, revoke_leases
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -150,8 +150,10 @@ def _claim_locked(
     task: Task, annotator: User, count: int, holding: list[uuid.UUID], now: datetime
 ) -> Claim:
     # One claim (or answer, undo, pause) of this annotator on this task at a time, so their
-    # live leases are counted once and a pause cannot slip between the check and the lease.
-    lock_annotator(task.pk, annotator.pk)
+    # live leases are counted once and a pause cannot slip between the check and the lease; nor
+    # a removal (which deletes the membership this locks, then revokes their leases).
+    if not lock_annotator(task.pk, annotator.pk):
+        raise JudgmentError("you are not an annotator of this task", "not_annotator")
     pause = open_pause(task=task, annotator=annotator)
     if pause is not None:
         return Claim(
@@ -381,7 +383,7 @@ def heartbeat(*, annotator: User, tokens: Iterable[object]) -> list[dict[str, ob
     now = timezone.now()
     mine = Assignment.objects.filter(annotator=annotator, token__in=tokens)
     paused = AnnotatorPause.objects.filter(annotator=annotator, lifted_at=None).values("task")
-    mine.filter(state=ACTIVE, task__in=paused).update(state=Assignment.State.REVOKED)
+    revoke_leases(mine.filter(task__in=paused))
     mine.filter(state=ACTIVE, expires_at__lte=now).update(state=Assignment.State.EXPIRED)
     for lease in mine.filter(state=ACTIVE, expires_at__gt=now).only("pk", "created_at"):
         Assignment.objects.filter(pk=lease.pk, state=ACTIVE, expires_at__gt=now).update(
