@@ -12,7 +12,6 @@ resolution stay consistent however many annotators answer at once.
 
 from __future__ import annotations
 
-import random
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -65,10 +64,6 @@ def request_verification(
 
     reopen_requests(task=task, item_ids=existing)
     new_ids = [i for i in dict.fromkeys(item_ids) if i not in existing]
-    # The queue serves a round's requests in id order: ids in a random order (seeded by the task
-    # and the round, reproducible), not the items' order, so that a gold item mixed in is not
-    # the one out of sequence among items served in order of their keys.
-    random.Random(f"{task.seed}:requests:{priority}").shuffle(new_ids)
     VerificationRequest.objects.bulk_create(
         [
             VerificationRequest(

@@ -22,7 +22,6 @@ from annotation.services import (
     request_verification,
     undo_answer,
 )
-from leaderboard.models import Item
 from leaderboard.services.tokens import rotate_token
 
 from pipeline_support import add_items, annotator, make_task
@@ -205,26 +204,3 @@ def test_gold_counts_only_where_it_is_served():
     task.gold_rate = 0.0
     task.save(update_fields=["gold_rate"])
     assert annotator_progress(task=task, annotator=annotator(task, "ann"))["remaining"] == 12
-
-
-def test_a_round_is_served_in_no_order_of_its_items_keys():
-    # Served in the items' order, a round's items came with their keys in sequence and a gold
-    # item mixed in was the one out of it. A round of 30 comes in a shuffled order (that a
-    # shuffle is in key order by chance: 1 in 30!), the same one every time for the same round.
-    task = make_task(slug="order", judgments_per_item=1, gold_rate=0.0, seed=3)
-    items = add_items(task, 30)
-    request_verification(task=task, item_ids=[it.pk for it in items], priority=5)
-    user = annotator(task, "ann")
-    served = []
-    while len(served) < 30:
-        (lease,) = claim_assignments(task=task, annotator=user).assignments
-        served.append(lease.request.item.index)
-        answer_assignment(
-            annotator=user, token=lease.token, client_id=uuid.uuid4(), answer="correct"
-        )
-    assert sorted(served) == list(range(30)) and served != sorted(served)
-    again = make_task(slug="order-again", judgments_per_item=1, gold_rate=0.0, seed=3)
-    request_verification(task=again, item_ids=[it.pk for it in add_items(again, 30)], priority=5)
-    assert [
-        item.index for item in Item.objects.filter(task=again).order_by("verification_request__id")
-    ] == served
