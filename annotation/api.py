@@ -170,6 +170,7 @@ class AnswerView(QueueAPIView):
 class UndoView(QueueAPIView):
     @documented(
         {200: s.UndoOut},
+        403,
         404,
         409,
         request=None,

@@ -10,10 +10,19 @@ class AnnotationConfig(AppConfig):
 
         from leaderboard.models import Team
 
-        from .signals import revoke_leases_on_joining
+        from .signals import (
+            Membership,
+            revoke_leases_of_removed_annotators,
+            revoke_leases_on_joining,
+        )
 
         m2m_changed.connect(
             revoke_leases_on_joining,
             sender=Team.members.through,
             dispatch_uid="annotation.revoke_leases_on_joining",
+        )
+        m2m_changed.connect(
+            revoke_leases_of_removed_annotators,
+            sender=Membership,
+            dispatch_uid="annotation.revoke_leases_of_removed_annotators",
         )

@@ -89,7 +89,8 @@ class Assignment(models.Model):
 
     ``token`` is the only id the annotator's page sees. A lease in state ``active`` whose
     ``expires_at`` has passed is expired: its slot is free at once, no sweeper needed, and it is
-    never renewed again. A pause revokes its annotator's leases on the task.
+    never renewed again. A pause, or removing the annotator from the task, revokes their leases on
+    it.
     """
 
     class State(models.TextChoices):
@@ -97,7 +98,7 @@ class Assignment(models.Model):
         ANSWERED = "answered", "answered"
         RELEASED = "released", "released"
         EXPIRED = "expired", "expired"
-        REVOKED = "revoked", "revoked (the annotator was paused)"
+        REVOKED = "revoked", "revoked (the annotator was paused or removed)"
 
     task = models.ForeignKey(
         "leaderboard.Task", on_delete=models.CASCADE, related_name="assignments"

@@ -21,6 +21,7 @@ from .models import (
     AnnotatorPause,
     Assignment,
     GoldAnswer,
+    GoldItem,
     Judgment,
     RequestConflict,
     VerificationRequest,
@@ -67,13 +68,21 @@ def _active_annotators(task: Task) -> set[int]:
 
 
 def open_requests_for(*, task: Task, annotator):
-    """Pending requests ``annotator`` has not answered and may see (conflicts excluded)."""
+    """Pending requests ``annotator`` has not answered (nor answered as gold) and may see
+    (conflicts excluded)."""
     return (
         VerificationRequest.objects.filter(task=task, state=VerificationRequest.State.PENDING)
         .filter(
             ~Exists(
                 Judgment.objects.filter(
                     request=OuterRef("pk"), annotator=annotator, withdrawn_at=None
+                )
+            )
+        )
+        .filter(
+            ~Exists(
+                GoldAnswer.objects.filter(
+                    gold__item=OuterRef("item_id"), annotator=annotator, withdrawn_at=None
                 )
             )
         )
@@ -87,12 +96,54 @@ def open_requests_for(*, task: Task, annotator):
     )
 
 
+def open_gold_for(*, task: Task, annotator) -> QuerySet[GoldItem]:
+    """Gold items of ``task`` the queue may still mix into ``annotator``'s work: not answered
+    by them, nor judged by them as a request."""
+    return (
+        GoldItem.objects.filter(task=task)
+        .filter(
+            ~Exists(
+                GoldAnswer.objects.filter(
+                    gold=OuterRef("pk"), annotator=annotator, withdrawn_at=None
+                )
+            )
+        )
+        .filter(
+            ~Exists(
+                Judgment.objects.filter(
+                    request__item=OuterRef("item_id"), annotator=annotator, withdrawn_at=None
+                )
+            )
+        )
+    )
+
+
+def remaining_items(*, task: Task, annotator) -> int:
+    """The items ``annotator`` could still be given: pending requests (:func:`open_requests_for`)
+    and gold items (:func:`open_gold_for`), each item once.
+
+    Gold items count like the others, so that any answer (or undo) moves the count by exactly
+    one whether its item was gold or not: a count of requests alone drops after a real item and
+    stays after a gold one, which tells gold apart. Gold is only served alongside real work, so
+    with no request left nothing remains, and never at a gold rate of 0.
+    """
+    requests = open_requests_for(task=task, annotator=annotator)
+    real = requests.count()
+    if not real or task.gold_rate <= 0:
+        return real
+    gold = open_gold_for(task=task, annotator=annotator).exclude(
+        item_id__in=requests.values("item_id")
+    )
+    return real + gold.count()
+
+
 def annotator_progress(*, task: Task, annotator) -> dict:
     """What the annotator page shows: answers today and in all, the cap, what is left, pause.
 
-    ``remaining`` is the exact number of pending items this annotator could still be given
-    (not answered or skipped by them, no conflict of interest); items whose slots others hold
-    right now are included, since their leases may expire.
+    ``remaining`` is the exact number of items this annotator could still be given
+    (:func:`remaining_items`: pending requests not answered or skipped by them, with no conflict
+    of interest, and the gold items they have not answered); items whose slots others hold right
+    now are included, since their leases may expire.
     """
     since = start_of_day(timezone.now())
     total = today = 0
@@ -104,7 +155,7 @@ def annotator_progress(*, task: Task, annotator) -> dict:
         "answered_today": today,
         "answered_total": total,
         "daily_cap": task.annotator_daily_cap,
-        "remaining": open_requests_for(task=task, annotator=annotator).count(),
+        "remaining": remaining_items(task=task, annotator=annotator),
         "paused": pause is not None,
         "paused_reason": pause.reason if pause is not None else "",
     }

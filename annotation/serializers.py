@@ -102,7 +102,9 @@ class ProgressOut(serializers.Serializer):
     answered_today = serializers.IntegerField()
     answered_total = serializers.IntegerField()
     daily_cap = serializers.IntegerField(allow_null=True)
-    remaining = serializers.IntegerField(help_text="Pending items you could still be given.")
+    remaining = serializers.IntegerField(
+        help_text="Items you could still be given, gold items included (each answer takes one)."
+    )
     paused = serializers.BooleanField()
     paused_reason = serializers.CharField(allow_blank=True)
 

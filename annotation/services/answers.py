@@ -219,7 +219,9 @@ def undo_answer(*, annotator: User, client_id: object) -> Undo:
     if _last_answer(task_id, annotator) != (type(record), record.pk):
         raise JudgmentError("only your last answer can be taken back", "not_last_answer")
     with transaction.atomic():
-        lock_annotator(task_id, annotator.pk)
+        if not lock_annotator(task_id, annotator.pk):
+            # Removed from the task: their answers stay as they were, and no lease is made.
+            raise JudgmentError("you are not an annotator of this task", "not_annotator")
         if isinstance(record, GoldAnswer):
             drawn = lock_request_of_item(record.gold.item_id)
             withdrawn_seq = next_judgments_version(task_id) if record.seq is not None else None

@@ -27,7 +27,7 @@ from leaderboard.services.runs import check_size
 
 from ..models import AnnotatorPause, Assignment, GoldAnswer, GoldItem
 from .errors import JudgmentError
-from .judgments import lock_annotator
+from .judgments import lock_annotator, revoke_leases
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -211,9 +211,7 @@ def pause_annotator(*, task: Task, annotator: User, reason: str) -> AnnotatorPau
             pause = AnnotatorPause.objects.create(
                 task=task, annotator=annotator, reason=reason[:300]
             )
-            Assignment.objects.filter(
-                task=task, annotator=annotator, state=Assignment.State.ACTIVE
-            ).update(state=Assignment.State.REVOKED)
+            revoke_leases(Assignment.objects.filter(task=task, annotator=annotator))
             return pause
     except IntegrityError:
         return open_pause(task=task, annotator=annotator)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F, Min
+from django.db.models import F, Min, QuerySet
 from django.utils import timezone
 
 from leaderboard.jobs import enqueue_estimate
@@ -381,6 +381,13 @@ def close_lease(lease: Assignment, *, late: bool) -> None:
     Assignment.objects.filter(pk=lease.pk, state=Assignment.State.ACTIVE).update(
         state=Assignment.State.EXPIRED if late else Assignment.State.ANSWERED
     )
+
+
+def revoke_leases(leases: QuerySet[Assignment]) -> int:
+    """Revoke the active leases of ``leases`` (a pause, an annotator removed from the task): their
+    items go back to the queue at once, and answers given on them later are kept as late answers,
+    never counted. Returns how many were revoked."""
+    return leases.filter(state=Assignment.State.ACTIVE).update(state=Assignment.State.REVOKED)
 
 
 def lock_request_of_item(item_id: int) -> VerificationRequest | None:

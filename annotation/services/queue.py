@@ -36,15 +36,14 @@ from ..models import (
     AnnotatorPause,
     Assignment,
     GoldAnswer,
-    GoldItem,
     Judgment,
     RequestConflict,
     VerificationRequest,
 )
-from ..selectors import answers_today
+from ..selectors import answers_today, open_gold_for
 from .errors import JudgmentError
 from .gold import open_pause
-from .judgments import lock_annotator
+from .judgments import lock_annotator, revoke_leases
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -157,8 +156,10 @@ def _claim_locked(
     task: Task, annotator: User, count: int, holding: list[uuid.UUID], now: datetime
 ) -> Claim:
     # One claim (or answer, undo, pause) of this annotator on this task at a time, so their
-    # live leases are counted once and a pause cannot slip between the check and the lease.
-    lock_annotator(task.pk, annotator.pk)
+    # live leases are counted once and a pause cannot slip between the check and the lease; nor
+    # a removal (which deletes the membership this locks, then revokes their leases).
+    if not lock_annotator(task.pk, annotator.pk):
+        raise JudgmentError("you are not an annotator of this task", "not_annotator")
     pause = open_pause(task=task, annotator=annotator)
     if pause is not None:
         return Claim(
@@ -267,25 +268,11 @@ def _real_work_left(task: Task, annotator: User, now: datetime) -> bool:
 
 def _pick_gold(task: Task, annotator: User, now: datetime, n: int, rng: random.Random) -> list[int]:
     candidates = list(
-        GoldItem.objects.filter(task=task)
-        .filter(
-            ~Exists(
-                GoldAnswer.objects.filter(
-                    gold=OuterRef("pk"), annotator=annotator, withdrawn_at=None
-                )
-            )
-        )
+        open_gold_for(task=task, annotator=annotator)
         .filter(
             ~Exists(
                 Assignment.objects.filter(
                     gold=OuterRef("pk"), annotator=annotator, state=ACTIVE, expires_at__gt=now
-                )
-            )
-        )
-        .filter(
-            ~Exists(
-                Judgment.objects.filter(
-                    request__item=OuterRef("item_id"), annotator=annotator, withdrawn_at=None
                 )
             )
         )
@@ -402,7 +389,7 @@ def heartbeat(*, annotator: User, tokens: Iterable[object]) -> list[dict[str, ob
     now = timezone.now()
     mine = Assignment.objects.filter(annotator=annotator, token__in=tokens)
     paused = AnnotatorPause.objects.filter(annotator=annotator, lifted_at=None).values("task")
-    mine.filter(state=ACTIVE, task__in=paused).update(state=Assignment.State.REVOKED)
+    revoke_leases(mine.filter(task__in=paused))
     mine.filter(state=ACTIVE, expires_at__lte=now).update(state=Assignment.State.EXPIRED)
     for lease in mine.filter(state=ACTIVE, expires_at__gt=now).only("pk", "created_at"):
         Assignment.objects.filter(pk=lease.pk, state=ACTIVE, expires_at__gt=now).update(

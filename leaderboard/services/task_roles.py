@@ -142,7 +142,9 @@ def revoke_task_invitation(*, invitation: TaskInvitation, now: datetime | None =
 
 
 def remove_annotator(*, task: Task, user: User) -> None:
-    """``user`` no longer annotates ``task``; their judgments stay (idempotent)."""
+    """``user`` no longer annotates ``task``; their judgments stay (idempotent). Their leases on
+    it are revoked at once, as a pause does (the queue's receiver of this change,
+    ``annotation.signals``): the items go back to the queue."""
     task.annotators.remove(user)
 
 

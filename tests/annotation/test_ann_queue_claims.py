@@ -164,11 +164,12 @@ def check_draft_serves_candidates_and_gold_only():
         assert answer(user, lease).counted
     empty = claim(task, user)
     assert empty.status == "empty" and "is a draft" in empty.message
-    # Once open, the rest of the queue is served.
+    # Once open, the rest of the queue is served (with the gold item, if the draft's claim did
+    # not serve it: the task's seed is random, so either may happen).
     task.state = "open"
     task.save(update_fields=["state"])
-    (lease,) = claim(task, user).assignments
-    assert lease.request.item_id == other.pk
+    leases = claim(task, user, count=3).assignments
+    assert [a.request.item_id for a in leases if a.request_id] == [other.pk]
 
 
 def test_a_draft_serves_its_reference_candidates_and_gold_items_only():

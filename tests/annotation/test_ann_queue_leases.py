@@ -1,7 +1,8 @@
 """Leases cannot be hoarded or outlive their holder's right to answer.
 
 At most ``ANNOTATION_MAX_CLAIM`` live leases per annotator and task (the page's prefetch depth),
-a lifetime heartbeats cannot extend, no revival of an expired lease, leases revoked by a pause;
+a lifetime heartbeats cannot extend, no revival of an expired lease, leases revoked by a pause
+and by removing the annotator from the task;
 an answer on a lease its annotator no longer holds is kept but never counted, and gold and real
 leases behave alike throughout.
 """
@@ -17,14 +18,18 @@ from django.utils import timezone
 from annotation.models import Assignment, GoldAnswer, GoldItem, Judgment, VerificationRequest
 from annotation.selectors import answers_export_rows, queue_health
 from annotation.services import (
+    JudgmentError,
     answer_assignment,
     claim_assignments,
     heartbeat,
     pause_annotator,
+    undo_answer,
 )
 from annotation.services.gold import gold_record
+from annotation.services.queue import free_requests
+from leaderboard.services.task_roles import remove_annotator
 
-from pipeline_support import annotator, requested_queue
+from pipeline_support import add_items, annotator, requested_queue
 
 pytestmark = pytest.mark.django_db
 
@@ -179,6 +184,75 @@ def test_a_pause_revokes_live_leases_and_answers_on_them_are_kept_uncounted():
     # The items went back to the queue at once.
     other = annotator(task, "other")
     assert len(claim(task, other, count=3).assignments) == 3
+
+
+def leases_of(user):
+    return dict(Assignment.objects.filter(annotator=user).values_list("token", "state"))
+
+
+@pytest.mark.parametrize("gold_rate", [0.0, 1.0])
+def test_removing_an_annotator_revokes_their_leases_as_a_pause_does(gold_rate):
+    # The probe (N14): a removed annotator's leases stayed live until they expired, their items
+    # held from everyone else.
+    task, _ = requested_queue(5, judgments=1, gold_rate=gold_rate)
+    GoldItem.objects.create(task=task, item=add_items(task, 1)[0], answer=True)
+    user, other = annotator(task), annotator(task, "other")
+    leases = claim(task, user, count=3).assignments
+    assert len(leases) == 3 and (gold_rate == 0 or any(a.gold_id for a in leases))
+    assert free_requests(task=task, annotator=other, now=timezone.now()).count() < 5
+    remove_annotator(task=task, user=user)
+    assert set(leases_of(user).values()) == {"revoked"}
+    assert not any(r["valid"] for r in heartbeat(annotator=user, tokens=[a.token for a in leases]))
+    # The items went back to the queue at once.
+    assert free_requests(task=task, annotator=other, now=timezone.now()).count() == 5
+    with pytest.raises(JudgmentError) as refused:
+        answer(user, leases[0])
+    assert refused.value.code == "not_annotator"
+    assert not Judgment.objects.exists() and not GoldAnswer.objects.exists()
+
+
+def test_a_removal_revokes_only_the_removed_annotators_leases_on_that_task():
+    task, _ = requested_queue(4, judgments=2, slug="one")
+    elsewhere, _ = requested_queue(2, judgments=1, slug="two")
+    user, other = annotator(task), annotator(task, "other")
+    elsewhere.annotators.add(user)
+    mine, theirs = claim(task, user, count=2), claim(task, other, count=2)
+    kept = claim(elsewhere, user, count=1).assignments
+    remove_annotator(task=task, user=user)
+    states = leases_of(user)
+    assert {states[a.token] for a in mine.assignments} == {"revoked"}
+    assert states[kept[0].token] == "active"
+    assert set(leases_of(other).values()) == {"active"} and len(theirs.assignments) == 2
+
+
+def test_every_way_of_removing_revokes_the_leases():
+    # The organize page and the API call the service; the admin and a shell change the
+    # membership directly, from either side: the queue hears of every one.
+    task, _ = requested_queue(6, judgments=1)
+    for remove in (
+        lambda user: user.annotated_tasks.remove(task),
+        lambda user: task.annotators.clear(),
+        lambda user: user.annotated_tasks.clear(),
+        lambda user: task.annotators.set([]),
+    ):
+        user = annotator(task)
+        leases = claim(task, user, count=1).assignments
+        remove(user)
+        assert leases_of(user)[leases[0].token] == "revoked"
+        Assignment.objects.all().delete()
+
+
+def test_a_removed_annotator_cannot_take_an_answer_back():
+    task, _ = requested_queue(2, judgments=1)
+    user = annotator(task)
+    (lease,) = claim(task, user).assignments
+    given = answer(user, lease)
+    remove_annotator(task=task, user=user)
+    with pytest.raises(JudgmentError) as refused:
+        undo_answer(annotator=user, client_id=given.record.client_id)
+    assert refused.value.code == "not_annotator"
+    assert Judgment.objects.get().withdrawn_at is None
+    assert not Assignment.objects.filter(state="active").exists()
 
 
 def test_the_gold_answer_that_pauses_revokes_the_other_leases_it_held():

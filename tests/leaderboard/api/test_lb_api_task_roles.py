@@ -11,11 +11,13 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
+from annotation.models import Assignment
+from annotation.services import request_verification
 from leaderboard.models import Run, TaskInvitation, key_digest
 from leaderboard.services.task_roles import invite_to_task
 from leaderboard.services.teams import create_team
 
-from pipeline_support import make_task
+from pipeline_support import add_items, make_task
 
 pytestmark = pytest.mark.django_db
 
@@ -121,6 +123,26 @@ def test_remove_annotators_and_organizers(api, people, task):
     task.organizers.add(people["bob"])
     assert org.delete(f"/api/tasks/t1/organizers/{people['bob'].pk}/").status_code == 204
     assert list(task.organizers.all()) == [people["org"]]
+
+
+def test_removing_an_annotator_revokes_their_leases(api, people, task):
+    # N14: their leases stayed live until they expired, the items held from everyone else.
+    task.annotators.add(people["ann"], people["bob"])
+    request_verification(task=task, item_ids=[it.pk for it in add_items(task, 2)])
+    held = api(people["ann"]).post("/annotate/api/tasks/t1/claim", {"count": 2}, format="json")
+    tokens = [a["token"] for a in held.json()["assignments"]]
+    assert len(tokens) == 2
+    assert (
+        api(people["org"]).delete(f"/api/tasks/t1/annotators/{people['ann'].pk}/").status_code
+        == 204
+    )
+    assert set(Assignment.objects.values_list("state", flat=True)) == {"revoked"}
+    beat = api(people["ann"]).post(
+        "/annotate/api/assignments/heartbeat", {"tokens": tokens}, format="json"
+    )
+    assert not any(a["valid"] for a in beat.json()["assignments"])
+    again = api(people["bob"]).post("/annotate/api/tasks/t1/claim", {"count": 2}, format="json")
+    assert len(again.json()["assignments"]) == 2  # back in the queue at once
 
 
 def test_the_rule_in_the_api(api, people, task):

@@ -12,11 +12,13 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
+from annotation.models import Assignment
+from annotation.services import claim_assignments, request_verification
 from leaderboard.models import Run, TaskInvitation
 from leaderboard.services.task_roles import invite_to_task
 from leaderboard.services.teams import create_team
 
-from pipeline_support import make_task
+from pipeline_support import add_items, make_task
 
 pytestmark = pytest.mark.django_db
 
@@ -119,6 +121,20 @@ def test_revoke_and_remove(people, task):
     left = org.post(f"/tasks/t1/organize/organizers/{people['org'].pk}/remove/")
     assert left.status_code == 302 and left["Location"] == "/tasks/t1/"
     assert list(task.organizers.all()) == [people["bob"]]
+
+
+def test_removing_an_annotator_on_the_page_revokes_their_leases(people, task):
+    task.gold_rate = 0.0
+    task.save(update_fields=["gold_rate"])
+    task.annotators.add(people["ann"])
+    request_verification(task=task, item_ids=[it.pk for it in add_items(task, 2)])
+    held = claim_assignments(task=task, annotator=people["ann"], count=2).assignments
+    org = signed_in(people["org"])
+    assert org.post(f"/tasks/t1/organize/annotators/{people['ann'].pk}/remove/").status_code == 302
+    assert {lease.token for lease in held} == set(
+        Assignment.objects.filter(state="revoked").values_list("token", flat=True)
+    )
+    assert not Assignment.objects.filter(state="active").exists()
 
 
 @pytest.mark.parametrize("who", ["ann", "other_org"])
