@@ -8,6 +8,7 @@ import os
 import platform
 import pstats
 import resource
+import secrets
 import sys
 import time
 from contextlib import contextmanager, suppress
@@ -15,6 +16,10 @@ from contextlib import contextmanager, suppress
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
+
+# The benchmarks build throwaway databases and servers of their own: a random secret key unless
+# one is given (the settings refuse to start without one outside the demo and the tests).
+os.environ.setdefault("DJANGO_SECRET_KEY", "bench-" + secrets.token_urlsafe(32))
 
 
 def peak_rss_mib() -> float:

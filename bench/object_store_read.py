@@ -27,6 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "support"))
 
+import _util  # noqa: E402, F401  (a secret key for the processes it starts)
 from object_store import ACCESS_KEY, SECRET_KEY, S3Server, weed_binary  # noqa: E402
 
 READER = """
