@@ -23,6 +23,7 @@ from .reference_sample import (
     draw_reference_sample,
     settle_reference_sample,
 )
+from .uploads import load_organizer_upload
 
 __all__ = [
     "AnswerResult",
@@ -41,6 +42,7 @@ __all__ = [
     "draw_reference_sample",
     "heartbeat",
     "load_gold",
+    "load_organizer_upload",
     "pause_annotator",
     "register_request_conflicts",
     "register_run_conflicts",

@@ -1,15 +1,17 @@
-"""REST API for a closed-pool task's organizers: upload the pool (once; runs wait for it)."""
+"""REST API for a closed-pool task's organizers: upload the pool (once; runs wait for it). A
+worker loads it: the answer is the upload received (``202``), followed at its ``url``."""
 
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema, inline_serializer
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.permissions import IsAuthenticated
-from rest_framework.response import Response
 
-from ..services.pool import upload_pool
+from ..models import OrganizerUpload
+from ..services.organizer_uploads import receive_upload
 from .openapi import with_errors
 from .permissions import IsTaskOrganizer
+from .upload_views import ACCEPTED, accepted
 from .views import ApiView
 
 POOL_REQUEST = inline_serializer(
@@ -27,7 +29,8 @@ POOL_REQUEST = inline_serializer(
 
 
 class TaskPoolView(ApiView):
-    """``POST``: create a closed-pool task's items (its organizers; once: runs wait for it)."""
+    """``POST``: receive a closed-pool task's items (its organizers; once: runs wait for it); a
+    worker loads them."""
 
     permission_classes = [IsAuthenticated, IsTaskOrganizer]
     throttle_scope = "uploads"
@@ -35,7 +38,7 @@ class TaskPoolView(ApiView):
     @extend_schema(
         request={"multipart/form-data": POOL_REQUEST},
         responses=with_errors(
-            {201: inline_serializer("PoolUploaded", {"items": serializers.IntegerField()})},
+            ACCEPTED,
             400,
             401,
             403,
@@ -51,5 +54,11 @@ class TaskPoolView(ApiView):
         self.check_declared_size(task)
         upload = self.upload()
         payloads = request.FILES.get("payloads")
-        n = upload_pool(task=task, user=request.user, upload=upload, payloads=payloads)
-        return Response({"items": n}, status=status.HTTP_201_CREATED)
+        received = receive_upload(
+            task=task,
+            user=request.user,
+            kind=OrganizerUpload.Kind.POOL,
+            upload=upload,
+            payloads=payloads,
+        )
+        return accepted(request, received)
