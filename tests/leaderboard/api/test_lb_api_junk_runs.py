@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
+from organizer_uploads import loaded
 
 from leaderboard.models import Item, Run
 from leaderboard.services.ingest import ingest_run
@@ -102,7 +103,7 @@ def held_run(api, task, team, participant, organizer, sent_jobs) -> Run:
         {"file": SimpleUploadedFile("ref.tsv", reference)},
         format="multipart",
     )
-    assert response.status_code == 201, response.content
+    assert loaded(api(organizer), response)["state"] == "loaded"
     response = upload(api(participant), JUNK, "run.jsonl")
     assert response.status_code == 202, response.content
     assert ingest_run(response.json()["id"]) == Run.State.HELD
