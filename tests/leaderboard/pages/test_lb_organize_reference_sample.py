@@ -1,7 +1,7 @@
 """The reference sample from documents on the organize pages' Data section: candidates uploaded
-from the page and loaded by a worker (problems by line under Uploads, nothing stored), a seeded draw that queues every candidate of
-the drawn documents, its progress on the page (and on the overview), a second draw refused while
-one is verified."""
+from the page and loaded by a worker (problems by line under Uploads, nothing stored), a seeded
+draw that queues every candidate of the drawn documents, its progress on the page (and on the
+overview), a second draw refused while one is verified."""
 
 from __future__ import annotations
 
