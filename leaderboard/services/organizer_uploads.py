@@ -40,6 +40,7 @@ from .. import jobs
 from ..errors import ServiceError
 from ..ingestion import Problem, UploadRejected, human_bytes
 from ..models import OrganizerUpload, Task
+from ..selectors import reference_size
 from .pool import check_pool_upload, read_pool, store_pool
 from .reference import read_reference, store_reference
 from .reference_candidates import (
@@ -88,12 +89,9 @@ def _load_reference(upload: OrganizerUpload, stream: IO[bytes], _: IO[bytes] | N
     parsed = read_reference(task=task, upload=stream, file_name=upload.file_name)
 
     def store() -> dict[str, int]:
-        items = store_reference(task=task, parsed=parsed, user=_owner(upload))
-        return {
-            "items": items,
-            "documents": len(set(parsed.groups)),
-            "reference_version": task.reference_version,
-        }
+        store_reference(task=task, parsed=parsed, user=_owner(upload))
+        size = reference_size(task)  # an item without a group is a document of its own
+        return {"items": size.items, "documents": size.documents, "reference_version": size.version}
 
     return store
 

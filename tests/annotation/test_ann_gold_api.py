@@ -11,12 +11,12 @@ from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
-from organizer_uploads import loaded
 from rest_framework.test import APIClient
 
 from annotation.models import GoldItem
 from leaderboard.models import Task
 
+from organizer_uploads import loaded
 from pipeline_support import add_items, make_task
 
 pytestmark = pytest.mark.django_db

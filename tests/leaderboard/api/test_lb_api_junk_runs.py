@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
-from organizer_uploads import loaded
 
 from leaderboard.models import Item, Run
 from leaderboard.services.ingest import ingest_run
 from leaderboard.services.tasks import create_task
 from leaderboard.services.teams import create_team
+
+from organizer_uploads import loaded
 
 pytestmark = pytest.mark.django_db
 

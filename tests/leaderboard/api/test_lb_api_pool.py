@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from organizer_uploads import loaded
 
 from leaderboard.models import Item, Task
 from leaderboard.services.tasks import create_task
 
+from organizer_uploads import loaded
 from pipeline_support import open_unchecked
 
 pytestmark = pytest.mark.django_db

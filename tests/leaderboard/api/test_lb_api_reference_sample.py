@@ -7,13 +7,14 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
-from organizer_uploads import load_received, loaded
 from reference_samples import complete_latest
 
 from annotation.models import VerificationRequest
 from annotation.services.reference_sample import drawn_documents
 from leaderboard.models import ReferenceCandidate, ReferenceSample, Task
 from leaderboard.selectors import reference_sample_status
+
+from organizer_uploads import load_received, loaded
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,6 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.core.files.uploadedfile import SimpleUploadedFile, TemporaryUploadedFile
 from django.utils import timezone
-from organizer_uploads import loaded
 from rest_framework.throttling import ScopedRateThrottle
 
 from leaderboard.api import views as api_views
@@ -20,6 +19,8 @@ from leaderboard.services.ingest import ingest_run
 from leaderboard.services.tasks import create_task
 from leaderboard.services.teams import create_team
 from leaderboard.services.tokens import create_token
+
+from organizer_uploads import loaded
 
 pytestmark = pytest.mark.django_db
 

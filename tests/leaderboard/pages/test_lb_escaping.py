@@ -11,10 +11,11 @@ import re
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
-from organizer_uploads import load_received
 
 from leaderboard.models import Run, RunEvent, Task, Team
 from leaderboard.services.ingest import ingest_run
+
+from organizer_uploads import load_received
 
 pytestmark = pytest.mark.django_db
 

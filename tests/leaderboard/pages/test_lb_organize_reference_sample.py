@@ -9,11 +9,11 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
-from organizer_uploads import load_received
 
 from annotation.models import VerificationRequest
 from leaderboard.models import ReferenceCandidate, ReferenceSample, Task
 
+from organizer_uploads import load_received
 from pipeline_support import make_task
 
 pytestmark = pytest.mark.django_db

@@ -14,12 +14,12 @@ import sys
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.forms.models import model_to_dict
-from organizer_uploads import load_received
 
 from leaderboard.forms import PHASE_FIELDS, SETTING_GROUPS, TASK_SETTING_FIELDS
 from leaderboard.models import Run, Task
 from leaderboard.services.tasks import create_task
 
+from organizer_uploads import load_received
 from pipeline_support import add_items, add_run, make_team, open_unchecked
 
 pytestmark = pytest.mark.django_db

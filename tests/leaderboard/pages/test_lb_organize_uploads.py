@@ -11,11 +11,11 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
-from organizer_uploads import load_received
 
 from annotation.models import GoldItem
 from leaderboard.models import Item, OrganizerUpload, ReferenceItem, Task
 
+from organizer_uploads import load_received
 from pipeline_support import add_items, make_task
 
 pytestmark = pytest.mark.django_db
