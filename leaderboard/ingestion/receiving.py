@@ -157,8 +157,8 @@ class Receiver:
     def _line_too_long(self, line: int) -> None:
         assert self.max_line_bytes is not None
         message = (
-            f"line {line:,} is longer than the limit of {human_bytes(self.max_line_bytes)} for "
-            "one line; reading stopped (is it one record per line?)"
+            f"is longer than the limit of {human_bytes(self.max_line_bytes)} for one line; "
+            "reading stopped (is it one record per line?)"
         )
         raise UploadRejected([Problem(line, message)], 1, code="too_large", n_bytes=self.n_bytes)
 
