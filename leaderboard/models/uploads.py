@@ -50,6 +50,8 @@ class OrganizerUpload(models.Model):
     message = models.TextField(blank=True)
     problems = models.JSONField(default=list, blank=True)
     problem_count = models.PositiveIntegerField(default=0)
+    # Times the watchdog sent it to a worker again (a lost message, a killed worker).
+    attempts = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 

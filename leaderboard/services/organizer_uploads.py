@@ -15,7 +15,9 @@ transaction with the upload's row locked stores what the file holds (the kind's 
 write) and records ``loaded`` with its counts, or ``rejected`` with the first
 ``ORGANIZER_UPLOAD_PROBLEMS`` problems and their total. A retried or duplicated message finds the
 upload settled and does nothing; one that finds it ``parsing`` (a worker died) starts over. The
-stored files are deleted once it is settled.
+stored files are deleted once it is settled. An upload that waits past
+``PIPELINE_STUCK_SECONDS`` (its message lost, its worker killed) is sent again by the watchdog
+(:func:`resend_stuck_uploads`), and rejected after ``PIPELINE_MAX_ATTEMPTS``.
 
 What each kind reads and stores is its own service's (:mod:`.pool`, :mod:`.reference`,
 :mod:`.reference_candidates`; gold items are the annotation app's, which adds its loader:
@@ -29,11 +31,13 @@ import os
 import uuid
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
+from datetime import datetime, timedelta
 from typing import IO, TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from .. import jobs
@@ -287,3 +291,31 @@ def load_upload(upload_id: int, *, loaders: Mapping[str, Loader]) -> str:
     state = OrganizerUpload.objects.get(pk=upload_id).state
     logger.info("%s upload %d of task %s: %s", current.kind, upload_id, current.task.slug, state)
     return state
+
+
+def resend_stuck_uploads(*, now: datetime | None = None) -> tuple[int, int]:
+    """The watchdog's: send an upload untouched for ``PIPELINE_STUCK_SECONDS`` in ``received``
+    or ``parsing`` to a worker again, or reject it after ``PIPELINE_MAX_ATTEMPTS`` (nothing of
+    it was stored). Returns (sent again, rejected)."""
+    now = now or timezone.now()
+    deadline = now - timedelta(seconds=settings.PIPELINE_STUCK_SECONDS)
+    waiting = (State.RECEIVED, State.PARSING)
+    stuck = OrganizerUpload.objects.filter(state__in=waiting, updated_at__lt=deadline)
+    sent = rejected = 0
+    for upload in stuck.order_by("pk")[:1000]:
+        if upload.attempts >= settings.PIPELINE_MAX_ATTEMPTS:
+            given_up = Problem(
+                None,
+                f"it was not loaded after {upload.attempts + 1} attempts; nothing of it was "
+                "stored: upload it again",
+            )
+            _reject(upload.pk, ServiceError(str(given_up), code="failed", problems=[given_up]))
+            rejected += 1
+            continue
+        moved = OrganizerUpload.objects.filter(
+            pk=upload.pk, state=upload.state, updated_at=upload.updated_at
+        ).update(attempts=F("attempts") + 1, updated_at=now)
+        if moved:
+            jobs.enqueue_load_upload(upload.pk)
+            sent += 1
+    return sent, rejected

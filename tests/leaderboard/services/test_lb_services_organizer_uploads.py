@@ -8,6 +8,7 @@ files are deleted once it is settled."""
 from __future__ import annotations
 
 import io
+from datetime import timedelta
 
 import pytest
 from django.core.files.storage import default_storage
@@ -177,3 +178,27 @@ def test_reference_candidates_keep_their_confirmation_for_the_worker(task, organ
         receive(task, organizer, "candidates", b"k0\tdoc1\nk1\tdoc2\n", options={"confirm": True})
     )
     assert (upload.options, upload.counts) == ({"confirm": True}, {"candidates": 2, "documents": 2})
+
+
+def test_the_watchdog_sends_a_stuck_upload_again_then_rejects_it(
+    task, organizer, media_root, settings, sent_jobs, django_capture_on_commit_callbacks
+):
+    from evaluation.services.watchdog import watchdog
+
+    settings.PIPELINE_STUCK_SECONDS, settings.PIPELINE_MAX_ATTEMPTS = 60, 2
+    upload = receive(task, organizer, "gold", b"k0\tcorrect\n")  # its message was lost
+    received_at = upload.updated_at
+    assert watchdog(now=received_at + timedelta(seconds=30))["uploads"] == 0  # not stuck yet
+    later = received_at
+    for attempt in (1, 2):
+        later += timedelta(seconds=61)
+        with django_capture_on_commit_callbacks(execute=True):
+            assert watchdog(now=later)["uploads"] == 1
+        upload.refresh_from_db()
+        assert (upload.state, upload.attempts) == ("received", attempt)
+    assert sent_jobs == [("evaluation.load_upload", [upload.pk])] * 2
+    later += timedelta(seconds=61)
+    assert watchdog(now=later)["uploads_failed"] == 1
+    upload.refresh_from_db()
+    assert upload.state == "rejected" and "not loaded after 3 attempts" in upload.message
+    assert not GoldItem.objects.exists()
