@@ -11,6 +11,8 @@ right nor wrong: it is left out of the accuracy.
 
 from __future__ import annotations
 
+import gzip
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, cast
@@ -21,6 +23,7 @@ from django.utils import timezone
 from leaderboard.errors import ServiceError
 from leaderboard.ingestion import SNIFF_BYTES, Problem, sniff_head
 from leaderboard.ingestion.fields import _shown
+from leaderboard.ingestion.reading import _GZIP_MAGIC as GZIP_MAGIC
 from leaderboard.models import Item, Task
 from leaderboard.selectors import is_organizer
 from leaderboard.services.reference_candidates import recheck_reference_sample
@@ -172,16 +175,23 @@ def load_gold(*, task: Task, lines: Iterable[str]) -> GoldLoad:
 
 
 def read_gold(upload: IO[bytes]) -> GoldLines:
-    """Read an uploaded gold file: UTF-8 text (a BOM is skipped) of
-    ``key<TAB>correct|incorrect`` lines. A file in the wrong format (CSV, a header line, UTF-16)
-    raises :class:`GoldFileError` (``wrong_format``) with one hint, a line that is not UTF-8
-    ``rejected``."""
+    """Read an uploaded gold file: UTF-8 text (a BOM is skipped; gzip data is read
+    decompressed) of ``key<TAB>correct|incorrect`` lines. A file in the wrong format (CSV, a
+    header line, UTF-16) raises :class:`GoldFileError` (``wrong_format``) with one hint, a line
+    that is not UTF-8 or corrupt gzip data ``rejected``."""
     seekable = getattr(upload, "seekable", None)
     if callable(seekable) and seekable():
         upload.seek(0)
+        if upload.read(len(GZIP_MAGIC)) == GZIP_MAGIC:
+            upload.seek(0)
+            upload = cast(IO[bytes], gzip.GzipFile(fileobj=upload, mode="rb"))
+        upload.seek(0)
         # A file in the wrong format (CSV, a header line, UTF-16) gets one hint, not a problem
         # on every line: the uploads' one sniffer, on the file's head.
-        head = upload.read(SNIFF_BYTES)
+        try:
+            head = upload.read(SNIFF_BYTES)
+        except (OSError, EOFError, zlib.error):
+            head = b""  # corrupt gzip data: said below, with its line
         problem = sniff_head(
             head,
             kind="gold",
@@ -210,13 +220,19 @@ def upload_gold(*, task: Task, upload: IO[bytes]) -> GoldLoad:
 
 
 def _text_lines(upload: IO[bytes]) -> Iterator[str]:
-    for number, raw in enumerate(upload, start=1):
-        try:
-            yield raw.decode("utf-8-sig" if number == 1 else "utf-8")
-        except UnicodeDecodeError as exc:
-            raise GoldFileError(
-                [Problem(number, f"is not UTF-8 text (byte {exc.start + 1} of the line)")]
-            ) from None
+    number = 0
+    try:
+        for number, raw in enumerate(upload, start=1):  # number: read after the loop too
+            try:
+                yield raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise GoldFileError(
+                    [Problem(number, f"is not UTF-8 text (byte {exc.start + 1} of the line)")]
+                ) from None
+    except (OSError, EOFError, zlib.error):  # gzip data cut short or corrupt
+        raise GoldFileError(
+            [Problem(number + 1, "the gzip data is corrupt or cut short here")]
+        ) from None
 
 
 def open_pause(*, task: Task, annotator: User) -> AnnotatorPause | None:

@@ -7,6 +7,7 @@ files are deleted once it is settled."""
 
 from __future__ import annotations
 
+import gzip
 import io
 from datetime import timedelta
 
@@ -202,3 +203,12 @@ def test_the_watchdog_sends_a_stuck_upload_again_then_rejects_it(
     upload.refresh_from_db()
     assert upload.state == "rejected" and "not loaded after 3 attempts" in upload.message
     assert not GoldItem.objects.exists()
+
+
+def test_a_gzipped_gold_file_is_read_decompressed(task, organizer, media_root):
+    body = gzip.compress(b"k0\tcorrect\nk1\tincorrect\n")
+    assert loaded(receive(task, organizer, "gold", body, "gold.tsv.gz")).counts["created"] == 2
+    cut = loaded(receive(task, organizer, "gold", gzip.compress(b"k2\tcorrect\n" * 50)[:-12]))
+    assert cut.state == "rejected"
+    assert cut.problems[0]["message"] == "the gzip data is corrupt or cut short here"
+    assert GoldItem.objects.count() == 2
