@@ -11,14 +11,10 @@ from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
-from rest_framework.permissions import IsAuthenticated
 
 from leaderboard.api.openapi import with_errors
-from leaderboard.api.permissions import IsTaskOrganizer
-from leaderboard.api.upload_views import ACCEPTED, accepted
-from leaderboard.api.views import ApiView
+from leaderboard.api.upload_views import ACCEPTED, OrganizerUploadView
 from leaderboard.models import OrganizerUpload
-from leaderboard.services.organizer_uploads import receive_upload
 
 GOLD_REQUEST = inline_serializer(
     "GoldUpload",
@@ -31,13 +27,10 @@ GOLD_REQUEST = inline_serializer(
 )
 
 
-class TaskGoldView(ApiView):
+class TaskGoldView(OrganizerUploadView):
     """``POST``: receive gold items of the task (its organizers); a worker loads them, all or
     nothing (the first problems with their lines); loading the same file again changes
     nothing."""
-
-    permission_classes = [IsAuthenticated, IsTaskOrganizer]
-    throttle_scope = "uploads"
 
     @extend_schema(
         operation_id="tasks_gold_create",
@@ -45,10 +38,4 @@ class TaskGoldView(ApiView):
         responses=with_errors(ACCEPTED, 400, 401, 403, 404, 413, 429),
     )
     def post(self, request, slug: str):
-        task = self.task(slug)
-        self.check_object_permissions(request, task)
-        self.check_declared_size(task)
-        received = receive_upload(
-            task=task, user=request.user, kind=OrganizerUpload.Kind.GOLD, upload=self.upload()
-        )
-        return accepted(request, received)
+        return self.receive(slug, OrganizerUpload.Kind.GOLD)

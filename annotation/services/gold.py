@@ -142,8 +142,13 @@ def store_gold(*, task: Task, gold: GoldLines) -> GoldLoad:
         raise GoldFileError(first[:GOLD_MAX_PROBLEMS], total=total)
     created = updated = unchanged = 0
     with transaction.atomic():
+        ids = list(items.values())
         existing = {
-            g.item_id: g for g in GoldItem.objects.filter(task=task, item_id__in=items.values())
+            g.item_id: g
+            for start in range(0, len(ids), LOOKUP_CHUNK)
+            for g in GoldItem.objects.filter(
+                task=task, item_id__in=ids[start : start + LOOKUP_CHUNK]
+            )
         }
         new = []
         for key, known in gold.wanted.items():

@@ -5,14 +5,10 @@ from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
-from rest_framework.permissions import IsAuthenticated
 
 from ..models import OrganizerUpload
-from ..services.organizer_uploads import receive_upload
 from .openapi import with_errors
-from .permissions import IsTaskOrganizer
-from .upload_views import ACCEPTED, accepted
-from .views import ApiView
+from .upload_views import ACCEPTED, OrganizerUploadView
 
 POOL_REQUEST = inline_serializer(
     "PoolUpload",
@@ -28,37 +24,14 @@ POOL_REQUEST = inline_serializer(
 )
 
 
-class TaskPoolView(ApiView):
+class TaskPoolView(OrganizerUploadView):
     """``POST``: receive a closed-pool task's items (its organizers; once: runs wait for it); a
     worker loads them."""
 
-    permission_classes = [IsAuthenticated, IsTaskOrganizer]
-    throttle_scope = "uploads"
-
     @extend_schema(
         request={"multipart/form-data": POOL_REQUEST},
-        responses=with_errors(
-            ACCEPTED,
-            400,
-            401,
-            403,
-            404,
-            409,
-            413,
-            429,
-        ),
+        responses=with_errors(ACCEPTED, 400, 401, 403, 404, 409, 413, 429),
     )
     def post(self, request, slug: str):
-        task = self.task(slug)
-        self.check_object_permissions(request, task)
-        self.check_declared_size(task)
-        upload = self.upload()
-        payloads = request.FILES.get("payloads")
-        received = receive_upload(
-            task=task,
-            user=request.user,
-            kind=OrganizerUpload.Kind.POOL,
-            upload=upload,
-            payloads=payloads,
-        )
-        return accepted(request, received)
+        payloads = lambda: {"payloads": request.FILES.get("payloads")}  # noqa: E731
+        return self.receive(slug, OrganizerUpload.Kind.POOL, payloads)

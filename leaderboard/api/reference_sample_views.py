@@ -13,11 +13,9 @@ from rest_framework.response import Response
 
 from ..models import OrganizerUpload
 from ..selectors import reference_sample_status
-from ..services.organizer_uploads import receive_upload
 from .openapi import with_errors
-from .permissions import IsTaskOrganizer
 from .task_serializers import ReferenceSizeSerializer
-from .upload_views import ACCEPTED, accepted
+from .upload_views import ACCEPTED, OrganizerUploadView
 from .views import ApiView
 
 
@@ -152,12 +150,9 @@ class ReferenceSampleView(ApiView):
         return Response(ReferenceSampleStatusSerializer(reference_sample_status(task)).data)
 
 
-class ReferenceCandidatesView(ApiView):
-    """``POST``: replace the documents' candidate items (its organizers): all or nothing, every
-    problem with its line."""
-
-    permission_classes = [IsAuthenticated, IsTaskOrganizer]
-    throttle_scope = "uploads"
+class ReferenceCandidatesView(OrganizerUploadView):
+    """``POST``: receive the documents' candidate items that replace the task's (its
+    organizers); a worker loads them, all or nothing, the first problems with their lines."""
 
     @extend_schema(
         operation_id="tasks_reference_sample_candidates_create",
@@ -165,17 +160,11 @@ class ReferenceCandidatesView(ApiView):
         responses=with_errors(ACCEPTED, 400, 401, 403, 404, 409, 413, 429),
     )
     def post(self, request, slug: str):
-        task = self.task(slug)
-        self.check_object_permissions(request, task)
-        self.check_declared_size(task)
-        upload = self.upload()
-        fields = CandidatesConfirmSerializer(data={"confirm": request.data.get("confirm", False)})
-        fields.is_valid(raise_exception=True)
-        received = receive_upload(
-            task=task,
-            user=request.user,
-            kind=OrganizerUpload.Kind.CANDIDATES,
-            upload=upload,
-            options={"confirm": fields.validated_data["confirm"]},
-        )
-        return accepted(request, received)
+        def confirmed() -> dict:
+            fields = CandidatesConfirmSerializer(
+                data={"confirm": request.data.get("confirm", False)}
+            )
+            fields.is_valid(raise_exception=True)
+            return {"options": {"confirm": fields.validated_data["confirm"]}}
+
+        return self.receive(slug, OrganizerUpload.Kind.CANDIDATES, confirmed)

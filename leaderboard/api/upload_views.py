@@ -77,6 +77,27 @@ def accepted(request, upload: OrganizerUpload) -> Response:
 ACCEPTED = {202: OrganizerUploadSerializer}
 
 
+class OrganizerUploadView(ApiView):
+    """The base of the organizer upload views: its organizers, the upload throttle and size
+    checks, then the upload received for a worker (:func:`accepted`)."""
+
+    permission_classes = [IsAuthenticated, IsTaskOrganizer]
+    throttle_scope = "uploads"
+
+    def receive(self, slug: str, kind: str, fields=None) -> Response:
+        """Receive the request's ``file`` as an upload of ``kind``; ``fields()``: the service's
+        other arguments, read once the requester may upload."""
+        task = self.task(slug)
+        self.check_object_permissions(self.request, task)
+        self.check_declared_size(task)
+        upload = self.upload()
+        more = fields() if fields is not None else {}
+        received = receive_upload(
+            task=task, user=self.request.user, kind=kind, upload=upload, **more
+        )
+        return accepted(self.request, received)
+
+
 class TaskUploadsView(ApiView):
     """``GET``: the task's latest organizer uploads, newest first (its organizers)."""
 
@@ -109,22 +130,13 @@ class TaskUploadView(ApiView):
         return Response(OrganizerUploadSerializer(upload, context={"request": request}).data)
 
 
-class TaskReferenceView(ApiView):
+class TaskReferenceView(OrganizerUploadView):
     """``POST``: receive a reference sample that replaces the task's (its organizers), loaded by
     a worker; 409 while a draw of the sample built in the product is being verified."""
-
-    permission_classes = [IsAuthenticated, IsTaskOrganizer]
-    throttle_scope = "uploads"
 
     @extend_schema(
         request={"multipart/form-data": REFERENCE_REQUEST},
         responses=with_errors(ACCEPTED, 400, 401, 403, 404, 409, 413, 429),
     )
     def post(self, request, slug: str):
-        task = self.task(slug)
-        self.check_object_permissions(request, task)
-        self.check_declared_size(task)
-        received = receive_upload(
-            task=task, user=request.user, kind=OrganizerUpload.Kind.REFERENCE, upload=self.upload()
-        )
-        return accepted(request, received)
+        return self.receive(slug, OrganizerUpload.Kind.REFERENCE)
