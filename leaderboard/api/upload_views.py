@@ -5,6 +5,9 @@ problems (``uploads/``: the latest ones). No body grows with the file: problems 
 
 from __future__ import annotations
 
+from typing import cast
+
+from django.contrib.auth.models import User
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
@@ -92,9 +95,8 @@ class OrganizerUploadView(ApiView):
         self.check_declared_size(task)
         upload = self.upload()
         more = fields() if fields is not None else {}
-        received = receive_upload(
-            task=task, user=self.request.user, kind=kind, upload=upload, **more
-        )
+        user = cast(User, self.request.user)  # IsAuthenticated: never anonymous here
+        received = receive_upload(task=task, user=user, kind=kind, upload=upload, **more)
         return accepted(self.request, received)
 
 
