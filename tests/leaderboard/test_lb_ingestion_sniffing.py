@@ -274,7 +274,7 @@ def test_the_receiver_refuses_as_soon_as_the_head_is_in():
     "data",
     [
         CSV_WITH_HEADER.encode(),  # shorter than the head: judged by finish()
-        gzip.compress(CSV_WITH_HEADER.encode() * 50),
+        gzip.compress(CSV_WITH_HEADER.encode() * 50, mtime=0),
         TSV.encode("utf-16"),
         b"a,0.5",
     ],
@@ -292,12 +292,16 @@ def test_the_receiver_and_the_parser_agree(data):
     ("data", "kind", "name"),
     [
         (TSV.encode(), "run", "run.tsv"),
-        (gzip.compress(TSV.encode()), "run", "run.tsv.gz"),
+        (gzip.compress(TSV.encode(), mtime=0), "run", "run.tsv.gz"),
         (b'{"key": "a,b", "score": 0.9}\n', "run", "run.jsonl"),
         (b"", "run", "run.tsv"),
         (b"p1\t0.9\t1\n", "pool_run", "run.tsv"),
         (CSV_WITH_HEADER.encode(), None, "run.tsv"),  # no kind: only sizes are checked
-        (gzip.compress(CSV_WITH_HEADER.encode())[:40], "run", "run.tsv"),  # truncated: parser's
+        (
+            gzip.compress(CSV_WITH_HEADER.encode(), mtime=0)[:40],
+            "run",
+            "run.tsv",
+        ),  # truncated: parser's
     ],
 )
 def test_the_receiver_passes_valid_files(data, kind, name):
