@@ -22,7 +22,7 @@ from leaderboard import selectors as leaderboard_selectors
 from leaderboard.errors import ServiceError
 from leaderboard.exports import csv_lines
 from leaderboard.forms import ReferenceSampleDrawForm
-from leaderboard.views.organize import upload_to_task
+from leaderboard.views.organize import receive_from_page, upload_to_task
 from leaderboard.views.organize_sections import refused, to_section
 
 from . import selectors, services
@@ -107,16 +107,11 @@ def unpause(request, slug: str):
 @login_required
 @require_POST
 def upload_gold(request, slug: str):
-    """Gold items from the organize pages' Data section (its upload guards, its problems by
-    line)."""
+    """Gold items from the organize pages' Data section (its upload guards), received for a
+    worker to load."""
 
     def load(task, form):
-        loaded = services.upload_gold(task=task, upload=form.cleaned_data["file"])
-        n = loaded.created + loaded.updated + loaded.unchanged
-        return (
-            f"Gold items loaded: {n:,} item{pluralize(n)} ({loaded.created:,} new, "
-            f"{loaded.updated:,} changed, {loaded.unchanged:,} unchanged)."
-        )
+        return receive_from_page(request, task, "gold", form.cleaned_data["file"])
 
     return upload_to_task(request, slug, load, what="gold")
 

@@ -474,6 +474,16 @@ UPLOAD_DIR = "received-runs"
 TASK_FILE_DIR = "task-files"
 TASK_FILE_MAX_BYTES = int(os.environ.get("TASK_FILE_MAX_BYTES", str(256 * 1024 * 1024)))
 TASK_FILES_MAX = int(os.environ.get("TASK_FILES_MAX", "20"))
+# Organizers' uploads (gold items, a pool, a reference sample, reference candidates) wait under
+# ORGANIZER_UPLOAD_DIR for a worker, as runs do, within the task's upload size (decompressed)
+# and these caps on the text: lines, and bytes in one line. A worker keeps the first
+# ORGANIZER_UPLOAD_PROBLEMS problems of a refused file (and counts them all).
+ORGANIZER_UPLOAD_DIR = "organizer-uploads"
+ORGANIZER_UPLOAD_MAX_LINES = int(os.environ.get("ORGANIZER_UPLOAD_MAX_LINES", "5000000"))
+ORGANIZER_UPLOAD_MAX_LINE_BYTES = int(
+    os.environ.get("ORGANIZER_UPLOAD_MAX_LINE_BYTES", str(1024 * 1024))
+)
+ORGANIZER_UPLOAD_PROBLEMS = 20
 # While a worker validates a file it updates the run's reason this often (seconds).
 INGEST_PROGRESS_SECONDS = float(os.environ.get("INGEST_PROGRESS_SECONDS", "1"))
 

@@ -13,6 +13,7 @@ from typing import TypedDict
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
+from annotation.services import load_organizer_upload
 from leaderboard.services.board import apply_due_phases
 from leaderboard.services.ingest import ingest_run as ingest_received_run
 from leaderboard.services.invitation_mail import send_invitation_mail as mail_invitation
@@ -54,6 +55,11 @@ MAIL_RETRY: _RetryOptions = {
 @shared_task(name="evaluation.ingest_run", **RETRY)
 def ingest_run(run_id: int) -> str:
     return ingest_received_run(run_id)
+
+
+@shared_task(name="evaluation.load_upload", **RETRY)
+def load_upload(upload_id: int) -> str:
+    return load_organizer_upload(upload_id)
 
 
 @shared_task(name="evaluation.plan_run", **RETRY)

@@ -21,6 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 INGEST_RUN = "evaluation.ingest_run"
+LOAD_UPLOAD = "evaluation.load_upload"
 PLAN_RUN = "evaluation.plan_run"
 ESTIMATE_TASK = "evaluation.estimate_task"
 SEND_NOTIFICATIONS = "evaluation.send_notifications"
@@ -49,6 +50,11 @@ def _send_or_log(
 def enqueue_ingest(run_id: int) -> None:
     """Ask a worker to validate received run ``run_id`` once the current transaction commits."""
     transaction.on_commit(lambda: _send_or_log(INGEST_RUN, [run_id]))
+
+
+def enqueue_load_upload(upload_id: int) -> None:
+    """Ask a worker to load organizer upload ``upload_id`` once the current transaction commits."""
+    transaction.on_commit(lambda: _send_or_log(LOAD_UPLOAD, [upload_id]))
 
 
 def enqueue_plan(run_id: int) -> None:

@@ -27,6 +27,7 @@ from .reference_sample import (
     draw_reference_sample,
     settle_reference_sample,
 )
+from .uploads import load_organizer_upload
 
 __all__ = [
     "AnswerResult",
@@ -45,6 +46,7 @@ __all__ = [
     "draw_reference_sample",
     "heartbeat",
     "load_gold",
+    "load_organizer_upload",
     "pause_annotator",
     "register_request_conflicts",
     "register_run_conflicts",

@@ -11,6 +11,8 @@ right nor wrong: it is left out of the accuracy.
 
 from __future__ import annotations
 
+import gzip
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, cast
@@ -20,6 +22,8 @@ from django.utils import timezone
 
 from leaderboard.errors import ServiceError
 from leaderboard.ingestion import SNIFF_BYTES, Problem, sniff_head
+from leaderboard.ingestion.fields import _shown
+from leaderboard.ingestion.reading import _GZIP_MAGIC as GZIP_MAGIC
 from leaderboard.models import Item, Task
 from leaderboard.selectors import is_organizer
 from leaderboard.services.reference_candidates import recheck_reference_sample
@@ -35,16 +39,32 @@ if TYPE_CHECKING:
 GOLD_ANSWERS = {"correct": True, "incorrect": False}
 
 
+GOLD_MAX_PROBLEMS = 50  # problems kept of a refused file (all are counted)
+LOOKUP_CHUNK = 500  # keys per ``key IN (...)`` query (well under every backend's limit)
+
+
 class GoldFileError(ServiceError):
-    """A gold file with problems, each with its line (``problems``); ``errors`` are the same
-    as text (``line 4: ...``), for the command line."""
+    """A gold file with problems, each with its line (``problems``: the first
+    :data:`GOLD_MAX_PROBLEMS`; ``total`` counts them all); ``errors`` are the same as text
+    (``line 4: ...``), for the command line."""
 
     code = "rejected"
 
-    def __init__(self, problems: Iterable[Problem] | Iterable[str], *, code: str = "rejected"):
+    def __init__(
+        self,
+        problems: Iterable[Problem] | Iterable[str],
+        *,
+        code: str = "rejected",
+        total: int = 0,
+    ):
         found = [p if isinstance(p, Problem) else Problem(None, p) for p in problems]
         self.errors = [str(p) for p in found]
-        super().__init__("\n".join(self.errors), problems=found, code=code)
+        total = max(total, len(found))
+        if code == "wrong_format" or total == 1:
+            message = "\n".join(self.errors)
+        else:
+            message = f"rejected: {total:,} problems (first: {self.errors[0]})"
+        super().__init__(message, problems=found, code=code, total=total)
 
 
 @dataclass(frozen=True)
@@ -54,63 +74,89 @@ class GoldLoad:
     unchanged: int
 
 
-def load_gold(*, task: Task, lines: Iterable[str]) -> GoldLoad:
-    """Load ``key<TAB>correct|incorrect`` lines as gold items of ``task`` (all or nothing).
+@dataclass(frozen=True)
+class GoldLines:
+    """A gold file read line by line: the known answer of each key and the line that gave it,
+    and the first problems of its lines (``n_problems`` counts them all)."""
 
-    Blank lines and lines starting with ``#`` are skipped. Every problem is reported with its
-    line number (unknown key, bad answer, a key twice). Loading the same file again changes
-    nothing; a key loaded earlier with another answer gets the new answer.
-    """
-    errors: list[Problem] = []
+    wanted: dict[str, bool]
+    lines: dict[str, int]
+    problems: list[Problem]
+    n_problems: int
+
+
+def read_gold_lines(lines: Iterable[str]) -> GoldLines:
+    """Check ``key<TAB>correct|incorrect`` lines (blank lines and ``#`` comments skipped): a bad
+    answer, a key twice, a NUL byte are problems with their line; keys are not looked up."""
+    problems: list[Problem] = []
+    n_problems = 0
     wanted: dict[str, bool] = {}  # key -> the known answer
     seen: dict[str, int] = {}  # key -> line number
     for number, raw in enumerate(lines, start=1):
+        problem = None
         line = raw.rstrip("\r\n")
         if not line.strip() or line.lstrip().startswith("#"):
             continue
-        if "\x00" in line:  # no database can hold it in a key
-            errors.append(Problem(number, "contains a NUL byte"))
-            continue
         parts = line.split("\t")
-        if len(parts) != 2:
-            errors.append(
-                Problem(number, f"expected key<TAB>correct|incorrect, got {len(parts)} field(s)")
-            )
+        if "\x00" in line:  # no database can hold it in a key
+            problem = "contains a NUL byte"
+        elif len(parts) != 2:
+            problem = f"expected key<TAB>correct|incorrect, got {len(parts)} field(s)"
+        elif not parts[0].strip():
+            problem = "empty key"
+        elif parts[1].strip().lower() not in GOLD_ANSWERS:
+            problem = f"answer must be 'correct' or 'incorrect', got {_shown(parts[1])}"
+        elif parts[0] in seen:
+            problem = f"key {_shown(parts[0])} already given on line {seen[parts[0]]}"
+        if problem is not None:
+            n_problems += 1
+            if len(problems) < GOLD_MAX_PROBLEMS:
+                problems.append(Problem(number, problem))
             continue
-        key, answer = parts[0], parts[1].strip().lower()
-        if not key.strip():
-            errors.append(Problem(number, "empty key"))
-            continue
-        if answer not in GOLD_ANSWERS:
-            errors.append(
-                Problem(number, f"answer must be 'correct' or 'incorrect', got {parts[1]!r}")
-            )
-            continue
-        if key in seen:
-            errors.append(Problem(number, f"key {key!r} already given on line {seen[key]}"))
-            continue
-        seen[key] = number
-        wanted[key] = GOLD_ANSWERS[answer]
-    items = dict(Item.objects.filter(task=task, key__in=list(wanted)).values_list("key", "pk"))
-    errors.extend(
-        Problem(seen[key], f"no item with key {key!r} in task {task.slug}")
-        for key in wanted
+        seen[parts[0]] = number
+        wanted[parts[0]] = GOLD_ANSWERS[parts[1].strip().lower()]
+    return GoldLines(wanted=wanted, lines=seen, problems=problems, n_problems=n_problems)
+
+
+def _item_ids(task: Task, keys: list[str]) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for start in range(0, len(keys), LOOKUP_CHUNK):
+        chunk = keys[start : start + LOOKUP_CHUNK]
+        found.update(Item.objects.filter(task=task, key__in=chunk).values_list("key", "pk"))
+    return found
+
+
+def store_gold(*, task: Task, gold: GoldLines) -> GoldLoad:
+    """Load read gold lines as gold items of ``task`` (all or nothing): a key with no item of
+    the task is a problem of its line, and any problem raises :class:`GoldFileError` with the
+    first ones by line. A key loaded earlier with another answer gets the new answer."""
+    items = _item_ids(task, list(gold.wanted))
+    unknown = [
+        Problem(gold.lines[key], f"no item with key {_shown(key)} in task {task.slug}")
+        for key in gold.wanted
         if key not in items
-    )
-    if errors:
-        raise GoldFileError(sorted(errors, key=lambda p: p.line or 0))
+    ]
+    total = gold.n_problems + len(unknown)
+    if total:
+        first = sorted([*gold.problems, *unknown[:GOLD_MAX_PROBLEMS]], key=lambda p: p.line or 0)
+        raise GoldFileError(first[:GOLD_MAX_PROBLEMS], total=total)
     created = updated = unchanged = 0
     with transaction.atomic():
+        ids = list(items.values())
         existing = {
-            g.item_id: g for g in GoldItem.objects.filter(task=task, item_id__in=items.values())
+            g.item_id: g
+            for start in range(0, len(ids), LOOKUP_CHUNK)
+            for g in GoldItem.objects.filter(
+                task=task, item_id__in=ids[start : start + LOOKUP_CHUNK]
+            )
         }
         new = []
-        for key, known in wanted.items():
-            gold = existing.get(items[key])
-            if gold is None:
+        for key, known in gold.wanted.items():
+            current = existing.get(items[key])
+            if current is None:
                 new.append(GoldItem(task=task, item_id=items[key], answer=known))
-            elif gold.answer != known:
-                GoldItem.objects.filter(pk=gold.pk).update(answer=known)
+            elif current.answer != known:
+                GoldItem.objects.filter(pk=current.pk).update(answer=known)
                 updated += 1
             else:
                 unchanged += 1
@@ -122,23 +168,35 @@ def load_gold(*, task: Task, lines: Iterable[str]) -> GoldLoad:
     return GoldLoad(created=created, updated=updated, unchanged=unchanged)
 
 
-def upload_gold(*, task: Task, upload: IO[bytes]) -> GoldLoad:
-    """Load the gold items of an uploaded file (the organize page, the API): UTF-8 text (a BOM
-    is skipped) of ``key<TAB>correct|incorrect`` lines, all or nothing as :func:`load_gold`.
+def load_gold(*, task: Task, lines: Iterable[str]) -> GoldLoad:
+    """Load ``key<TAB>correct|incorrect`` lines as gold items of ``task`` (all or nothing).
 
-    Permission (organizers of the task) is checked by the caller. Raises
-    :class:`~leaderboard.services.runs.SubmissionError` (``too_large``) for a file over the
-    task's upload limit and :class:`GoldFileError` for a file with problems (a line that is not
-    UTF-8 among them; ``wrong_format`` with one hint for CSV, a header line, UTF-16); nothing is
-    stored then.
+    Blank lines and lines starting with ``#`` are skipped. Every problem is counted and the
+    first ones reported with their line numbers (unknown key, bad answer, a key twice). Loading
+    the same file again changes nothing; a key loaded earlier with another answer gets the new
+    answer.
     """
-    check_size(task=task, size=getattr(upload, "size", None))
+    return store_gold(task=task, gold=read_gold_lines(lines))
+
+
+def read_gold(upload: IO[bytes]) -> GoldLines:
+    """Read an uploaded gold file: UTF-8 text (a BOM is skipped; gzip data is read
+    decompressed) of ``key<TAB>correct|incorrect`` lines. A file in the wrong format (CSV, a
+    header line, UTF-16) raises :class:`GoldFileError` (``wrong_format``) with one hint, a line
+    that is not UTF-8 or corrupt gzip data ``rejected``."""
     seekable = getattr(upload, "seekable", None)
     if callable(seekable) and seekable():
         upload.seek(0)
+        if upload.read(len(GZIP_MAGIC)) == GZIP_MAGIC:
+            upload.seek(0)
+            upload = cast(IO[bytes], gzip.GzipFile(fileobj=upload, mode="rb"))
+        upload.seek(0)
         # A file in the wrong format (CSV, a header line, UTF-16) gets one hint, not a problem
         # on every line: the uploads' one sniffer, on the file's head.
-        head = upload.read(SNIFF_BYTES)
+        try:
+            head = upload.read(SNIFF_BYTES)
+        except (OSError, EOFError, zlib.error):
+            head = b""  # corrupt gzip data: said below, with its line
         problem = sniff_head(
             head,
             kind="gold",
@@ -148,17 +206,38 @@ def upload_gold(*, task: Task, upload: IO[bytes]) -> GoldLoad:
         if problem is not None:
             raise GoldFileError([problem], code="wrong_format")
         upload.seek(0)
-    return load_gold(task=task, lines=_text_lines(upload))
+    return read_gold_lines(_text_lines(upload))
+
+
+def upload_gold(*, task: Task, upload: IO[bytes]) -> GoldLoad:
+    """Load the gold items of an uploaded file here and now (the command line, tests; web
+    requests go through ``leaderboard.services.organizer_uploads``), all or nothing as
+    :func:`load_gold`.
+
+    Permission (organizers of the task) is checked by the caller. Raises
+    :class:`~leaderboard.services.runs.SubmissionError` (``too_large``) for a file over the
+    task's upload limit and :class:`GoldFileError` for a file with problems (a line that is not
+    UTF-8 among them; ``wrong_format`` with one hint for CSV, a header line, UTF-16); nothing is
+    stored then.
+    """
+    check_size(task=task, size=getattr(upload, "size", None))
+    return store_gold(task=task, gold=read_gold(upload))
 
 
 def _text_lines(upload: IO[bytes]) -> Iterator[str]:
-    for number, raw in enumerate(upload, start=1):
-        try:
-            yield raw.decode("utf-8-sig" if number == 1 else "utf-8")
-        except UnicodeDecodeError as exc:
-            raise GoldFileError(
-                [Problem(number, f"is not UTF-8 text (byte {exc.start + 1} of the line)")]
-            ) from None
+    number = 0
+    try:
+        for number, raw in enumerate(upload, start=1):  # number: read after the loop too
+            try:
+                yield raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise GoldFileError(
+                    [Problem(number, f"is not UTF-8 text (byte {exc.start + 1} of the line)")]
+                ) from None
+    except (OSError, EOFError, zlib.error):  # gzip data cut short or corrupt
+        raise GoldFileError(
+            [Problem(number + 1, "the gzip data is corrupt or cut short here")]
+        ) from None
 
 
 def open_pause(*, task: Task, annotator: User) -> AnnotatorPause | None:

@@ -15,6 +15,7 @@ from leaderboard.jobs import enqueue_estimate, enqueue_ingest, enqueue_plan
 from leaderboard.models import Run, Task
 from leaderboard.services.lifecycle import fail_run
 from leaderboard.services.notifications import resend_stuck_notifications
+from leaderboard.services.organizer_uploads import resend_stuck_uploads
 
 log = logging.getLogger(__name__)
 
@@ -28,11 +29,20 @@ def watchdog(*, now: datetime | None = None) -> dict[str, int]:
     refunded. A run awaiting labels is waiting for people, not for the platform, unless none of
     its items is still pending: then it is planned again. A task whose requested estimation never
     ran gets one; mail still pending (its message lost, or refused by the mail server) is sent
-    again. Returns counts of what it did.
+    again, and so is an organizer's upload still waiting to be loaded. Returns counts of what it
+    did.
     """
     now = now or timezone.now()
     deadline = now - timedelta(seconds=settings.PIPELINE_STUCK_SECONDS)
-    done = {"requeued": 0, "failed": 0, "replanned": 0, "estimates": 0, "mail": 0}
+    done = {
+        "requeued": 0,
+        "failed": 0,
+        "replanned": 0,
+        "estimates": 0,
+        "mail": 0,
+        "uploads": 0,
+        "uploads_failed": 0,
+    }
     stuck = Run.objects.filter(
         state__in=(
             Run.State.RECEIVED,
@@ -78,6 +88,7 @@ def watchdog(*, now: datetime | None = None) -> dict[str, int]:
         enqueue_estimate(task_id, force=True)
         done["estimates"] += 1
     done["mail"] = resend_stuck_notifications(now=now)
+    done["uploads"], done["uploads_failed"] = resend_stuck_uploads(now=now)
     if any(done.values()):
         log.warning("watchdog: %s", done)
     return done

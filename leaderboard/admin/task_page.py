@@ -1,12 +1,13 @@
-"""Admin for what a task's page records: terms acceptances and data files, shown read-only
-(files are added, replaced and deleted on the organize page or through the API, which keep the
-stored content in step; an acceptance is a record of what a team agreed to)."""
+"""Admin for what a task's page records: terms acceptances, data files and organizers' uploads,
+shown read-only (files are added, replaced and deleted on the organize page or through the API,
+which keep the stored content in step; an acceptance is a record of what a team agreed to; an
+upload's state is the worker's)."""
 
 from __future__ import annotations
 
 from django.contrib import admin
 
-from ..models import TaskFile, TermsAcceptance
+from ..models import OrganizerUpload, TaskFile, TermsAcceptance
 from .base import RecordAdmin, ViewOnly
 
 
@@ -28,4 +29,12 @@ class TaskFileAdmin(_Record):
     list_display = ("title", "task", "kind", "file_name", "size", "uploaded_at")
     list_filter = ("task", "kind")
     search_fields = ("title", "file_name", "sha256")
+    list_select_related = ("task",)
+
+
+@admin.register(OrganizerUpload)
+class OrganizerUploadAdmin(_Record):
+    list_display = ("file_name", "task", "kind", "state", "problem_count", "created_at")
+    list_filter = ("task", "kind", "state")
+    search_fields = ("file_name", "sha256")
     list_select_related = ("task",)

@@ -1,16 +1,14 @@
-"""REST API for a closed-pool task's organizers: upload the pool (once; runs wait for it)."""
+"""REST API for a closed-pool task's organizers: upload the pool (once; runs wait for it). A
+worker loads it: the answer is the upload received (``202``), followed at its ``url``."""
 
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema, inline_serializer
-from rest_framework import serializers, status
-from rest_framework.permissions import IsAuthenticated
-from rest_framework.response import Response
+from rest_framework import serializers
 
-from ..services.pool import upload_pool
+from ..models import OrganizerUpload
 from .openapi import with_errors
-from .permissions import IsTaskOrganizer
-from .views import ApiView
+from .upload_views import ACCEPTED, OrganizerUploadView
 
 POOL_REQUEST = inline_serializer(
     "PoolUpload",
@@ -26,30 +24,14 @@ POOL_REQUEST = inline_serializer(
 )
 
 
-class TaskPoolView(ApiView):
-    """``POST``: create a closed-pool task's items (its organizers; once: runs wait for it)."""
-
-    permission_classes = [IsAuthenticated, IsTaskOrganizer]
-    throttle_scope = "uploads"
+class TaskPoolView(OrganizerUploadView):
+    """``POST``: receive a closed-pool task's items (its organizers; once: runs wait for it); a
+    worker loads them."""
 
     @extend_schema(
         request={"multipart/form-data": POOL_REQUEST},
-        responses=with_errors(
-            {201: inline_serializer("PoolUploaded", {"items": serializers.IntegerField()})},
-            400,
-            401,
-            403,
-            404,
-            409,
-            413,
-            429,
-        ),
+        responses=with_errors(ACCEPTED, 400, 401, 403, 404, 409, 413, 429),
     )
     def post(self, request, slug: str):
-        task = self.task(slug)
-        self.check_object_permissions(request, task)
-        self.check_declared_size(task)
-        upload = self.upload()
-        payloads = request.FILES.get("payloads")
-        n = upload_pool(task=task, user=request.user, upload=upload, payloads=payloads)
-        return Response({"items": n}, status=status.HTTP_201_CREATED)
+        payloads = lambda: {"payloads": request.FILES.get("payloads")}  # noqa: E731
+        return self.receive(slug, OrganizerUpload.Kind.POOL, payloads)

@@ -7,15 +7,15 @@ which queues the candidates for verification, is the annotation app's
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema, inline_serializer
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
+from ..models import OrganizerUpload
 from ..selectors import reference_sample_status
-from ..services.reference_candidates import upload_candidates
 from .openapi import with_errors
-from .permissions import IsTaskOrganizer
 from .task_serializers import ReferenceSizeSerializer
+from .upload_views import ACCEPTED, OrganizerUploadView
 from .views import ApiView
 
 
@@ -43,13 +43,6 @@ CANDIDATES_REQUEST = inline_serializer(
             "verified."
         ),
         "confirm": _confirm_field(),
-    },
-)
-CANDIDATES_LOADED = inline_serializer(
-    "ReferenceCandidatesUploaded",
-    {
-        "candidates": serializers.IntegerField(help_text="Candidate items uploaded."),
-        "documents": serializers.IntegerField(help_text="Documents they belong to."),
     },
 )
 
@@ -157,33 +150,21 @@ class ReferenceSampleView(ApiView):
         return Response(ReferenceSampleStatusSerializer(reference_sample_status(task)).data)
 
 
-class ReferenceCandidatesView(ApiView):
-    """``POST``: replace the documents' candidate items (its organizers): all or nothing, every
-    problem with its line."""
-
-    permission_classes = [IsAuthenticated, IsTaskOrganizer]
-    throttle_scope = "uploads"
+class ReferenceCandidatesView(OrganizerUploadView):
+    """``POST``: receive the documents' candidate items that replace the task's (its
+    organizers); a worker loads them, all or nothing, the first problems with their lines."""
 
     @extend_schema(
         operation_id="tasks_reference_sample_candidates_create",
         request={"multipart/form-data": CANDIDATES_REQUEST},
-        responses=with_errors({201: CANDIDATES_LOADED}, 400, 401, 403, 404, 409, 413, 429),
+        responses=with_errors(ACCEPTED, 400, 401, 403, 404, 409, 413, 429),
     )
     def post(self, request, slug: str):
-        task = self.task(slug)
-        self.check_object_permissions(request, task)
-        self.check_declared_size(task)
-        upload = self.upload()
-        fields = CandidatesConfirmSerializer(data={"confirm": request.data.get("confirm", False)})
-        fields.is_valid(raise_exception=True)
-        loaded = upload_candidates(
-            task=task,
-            user=request.user,
-            upload=upload,
-            file_name=upload.name,
-            confirm=fields.validated_data["confirm"],
-        )
-        return Response(
-            {"candidates": loaded.candidates, "documents": loaded.documents},
-            status=status.HTTP_201_CREATED,
-        )
+        def confirmed() -> dict:
+            fields = CandidatesConfirmSerializer(
+                data={"confirm": request.data.get("confirm", False)}
+            )
+            fields.is_valid(raise_exception=True)
+            return {"options": {"confirm": fields.validated_data["confirm"]}}
+
+        return self.receive(slug, OrganizerUpload.Kind.CANDIDATES, confirmed)

@@ -20,6 +20,7 @@ from . import (
     task_page_views,
     task_role_views,
     team_views,
+    upload_views,
     views,
 )
 
@@ -29,7 +30,11 @@ urlpatterns = [
     path("tasks/", views.TaskListView.as_view(), name="task-list"),
     path("tasks/<slug:slug>/", views.TaskDetailView.as_view(), name="task-detail"),
     path("tasks/<slug:slug>/runs/", views.TaskRunsView.as_view(), name="task-runs"),
-    path("tasks/<slug:slug>/reference/", views.TaskReferenceView.as_view(), name="task-reference"),
+    path(
+        "tasks/<slug:slug>/reference/",
+        upload_views.TaskReferenceView.as_view(),
+        name="task-reference",
+    ),
     path(
         "tasks/<slug:slug>/reference-sample/",
         reference_sample_views.ReferenceSampleView.as_view(),
@@ -41,6 +46,12 @@ urlpatterns = [
         name="task-reference-sample-candidates",
     ),
     path("tasks/<slug:slug>/pool/", pool_views.TaskPoolView.as_view(), name="task-pool"),
+    path("tasks/<slug:slug>/uploads/", upload_views.TaskUploadsView.as_view(), name="task-uploads"),
+    path(
+        "tasks/<slug:slug>/uploads/<int:upload_id>/",
+        upload_views.TaskUploadView.as_view(),
+        name="task-upload",
+    ),
     # The task page: its terms and data files (task_page_views).
     path("tasks/<slug:slug>/terms/", task_page_views.TaskTermsView.as_view(), name="task-terms"),
     path(

@@ -34,7 +34,6 @@ from ..selectors import (
     check_verified_email,
     is_organizer,
     may_edit_run,
-    reference_size,
     run_for,
     runs_seen_by,
     snapshots_visible_to,
@@ -42,11 +41,10 @@ from ..selectors import (
     visible_tasks,
 )
 from ..services.board import update_run_details
-from ..services.reference import upload_reference
 from ..services.runs import SubmissionError, submit_upload, upload_limit
 from ..services.tasks import create_task, update_task
 from .openapi import PAGE, page_of, with_errors
-from .permissions import CanCreateTasksOrReadOnly, IsTaskOrganizer, IsTaskOrganizerOrReadOnly
+from .permissions import CanCreateTasksOrReadOnly, IsTaskOrganizerOrReadOnly
 from .serializers import (
     RunDetailSerializer,
     RunDetailsSerializer,
@@ -150,12 +148,6 @@ UPLOAD_REQUEST = inline_serializer(
         "team": serializers.CharField(
             required=False, allow_blank=True, help_text="Needed only when you are in several teams."
         ),
-    },
-)
-REFERENCE_REQUEST = inline_serializer(
-    "ReferenceUpload",
-    {
-        "file": serializers.FileField(help_text="TSV `key<TAB>group` or JSON Lines."),
     },
 )
 
@@ -324,51 +316,6 @@ class RunDetailView(ApiView):
         update_run_details(run=run, **fields.validated_data)
         context = {"request": request, "words": self.run_words(run.task)}
         return Response(RunDetailSerializer(run, context=context).data)
-
-
-class TaskReferenceView(ApiView):
-    """``POST``: replace the task's reference sample (its organizers); 409 while a draw of the
-    sample built in the product is being verified."""
-
-    permission_classes = [IsAuthenticated, IsTaskOrganizer]
-    throttle_scope = "uploads"
-
-    @extend_schema(
-        request={"multipart/form-data": REFERENCE_REQUEST},
-        responses=with_errors(
-            {
-                201: inline_serializer(
-                    "ReferenceUploaded",
-                    {
-                        "items": serializers.IntegerField(),
-                        "documents": serializers.IntegerField(
-                            help_text="Documents (groups) they belong to; an item without a "
-                            "group is one of its own."
-                        ),
-                        "reference_version": serializers.IntegerField(),
-                    },
-                )
-            },
-            400,
-            401,
-            403,
-            404,
-            409,
-            413,
-            429,
-        ),
-    )
-    def post(self, request, slug: str):
-        task = self.task(slug)
-        self.check_object_permissions(request, task)
-        self.check_declared_size(task)
-        upload = self.upload()
-        upload_reference(task=task, user=request.user, upload=upload, file_name=upload.name)
-        size = reference_size(task)
-        return Response(
-            {"items": size.items, "documents": size.documents, "reference_version": size.version},
-            status=status.HTTP_201_CREATED,
-        )
 
 
 class UnknownEndpointView(ApiView):

@@ -17,9 +17,13 @@ import hashlib
 import zlib
 from typing import IO
 
+import numpy as np
+
 from .reading import _GZIP_MAGIC, READ_SIZE
 from .results import Problem, UploadRejected, human_bytes
 from .sniffing import SNIFF_BYTES, sniff_head
+
+_NEWLINE = 10
 
 
 def too_large_message(max_bytes: int, *, compressed: bool) -> str:
@@ -64,9 +68,11 @@ class Receiver:
     decompressed, passes ``max_bytes`` (with ``inflate`` false, a file kept as it is such as a
     task's data file, only its raw size counts), and with ``kind`` (one of
     :data:`~.sniffing.KINDS`; ``file_name`` tells JSON Lines) ``wrong_format`` once its head
-    shows the wrong format (:meth:`finish` judges a shorter file). After :meth:`finish`:
-    ``n_bytes``, ``sha256`` (of the bytes as received), ``content_sha256`` (of the content:
-    :class:`ContentHash`), ``compressed``.
+    shows the wrong format (:meth:`finish` judges a shorter file). With ``max_lines`` or
+    ``max_line_bytes`` (an organizer's upload), ``too_large`` once the (decompressed) text has
+    more lines, or a longer line, than that. After :meth:`finish`: ``n_bytes``, ``sha256`` (of
+    the bytes as received), ``content_sha256`` (of the content: :class:`ContentHash`),
+    ``compressed``, ``n_lines``.
     """
 
     def __init__(
@@ -77,8 +83,13 @@ class Receiver:
         kind: str | None = None,
         file_name: str = "",
         inflate: bool = True,
+        max_lines: int | None = None,
+        max_line_bytes: int | None = None,
     ):
         self._stream = stream
+        self.max_lines, self.max_line_bytes = max_lines, max_line_bytes
+        self.n_lines = 0  # complete lines so far (newlines), then with a last unended one
+        self._line_bytes = 0  # bytes of the line not ended yet
         self.max_bytes = max_bytes
         self.kind, self.file_name = kind, file_name
         self._sniffed = b""  # the first SNIFF_BYTES (decompressed), until judged
@@ -145,6 +156,7 @@ class Receiver:
                 raise self._too_large()
             self._content.update(data)
             self._sniff(data)
+            self._count_lines(data)
             return
         while data and self._counting:
             if self._inflater is None:  # a gzip member starts (a file may hold several)
@@ -159,10 +171,48 @@ class Receiver:
                 raise self._too_large()
             self._content.update(out)
             self._sniff(out)
+            self._count_lines(out)
             if self._inflater.eof:
                 data, self._inflater = self._inflater.unused_data, None
             else:
                 data = self._inflater.unconsumed_tail
+
+    def _count_lines(self, data: bytes) -> None:
+        """Count lines and measure the longest, in one NumPy scan of the block."""
+        if (self.max_lines is None and self.max_line_bytes is None) or not data:
+            return
+        ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == _NEWLINE)
+        if self.max_line_bytes is not None:
+            # Bytes of each line ended in this block (without its newline), then the rest.
+            lengths = np.diff(ends, prepend=-1) - 1
+            if lengths.size:
+                lengths[0] += self._line_bytes
+                self._line_bytes = len(data) - int(ends[-1]) - 1
+            else:
+                self._line_bytes += len(data)
+            over = np.flatnonzero(lengths > self.max_line_bytes)
+            if over.size:
+                self._line_too_long(self.n_lines + int(over[0]) + 1)
+            if self._line_bytes > self.max_line_bytes:
+                self._line_too_long(self.n_lines + ends.size + 1)
+        else:
+            tail = len(data) - int(ends[-1]) - 1 if ends.size else self._line_bytes + len(data)
+            self._line_bytes = tail
+        self.n_lines += ends.size
+        if self.max_lines is not None and self.n_lines > self.max_lines:
+            self._too_many_lines()
+
+    def _line_too_long(self, line: int) -> None:
+        assert self.max_line_bytes is not None
+        message = (
+            f"is longer than the limit of {human_bytes(self.max_line_bytes)} for one line; "
+            "reading stopped (is it one record per line?)"
+        )
+        raise UploadRejected([Problem(line, message)], 1, code="too_large", n_bytes=self.n_bytes)
+
+    def _too_many_lines(self) -> None:
+        message = f"the file has more than the limit of {self.max_lines:,} lines; reading stopped"
+        raise UploadRejected([Problem(None, message)], 1, code="too_large", n_bytes=self.n_bytes)
 
     def _sniff(self, data: bytes, *, complete: bool = False) -> None:
         """Keep the head until it is :data:`SNIFF_BYTES` long (or the file ends), then judge it."""
@@ -197,3 +247,8 @@ class Receiver:
             self._begin()
         if self._counting and self._inflater is None:
             self._sniff(b"", complete=True)
+        if self._line_bytes:  # a last line without its newline
+            self._line_bytes = 0
+            self.n_lines += 1
+            if self.max_lines is not None and self.n_lines > self.max_lines:
+                self._too_many_lines()

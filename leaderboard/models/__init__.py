@@ -8,7 +8,8 @@ with two ``numpy.frombuffer`` calls.
 :mod:`.tasks` (tasks, items, the reference sample), :mod:`.people` (teams, invitations, approvals,
 API tokens), :mod:`.runs` (runs and their outputs), :mod:`.results` (snapshots, estimates, curves,
 the annotator model's fit), :mod:`.notifications` (mail owed, and mail people turned off),
-:mod:`.task_page` (terms acceptances, data files). Early migrations name
+:mod:`.task_page` (terms acceptances, data files), :mod:`.uploads` (organizers' uploads of gold,
+pool and reference files, loaded by a worker). Early migrations name
 ``leaderboard.models._new_seed`` and ``default_measures``: they stay importable from here.
 """
 
@@ -45,6 +46,7 @@ from .tasks import (
     _new_seed,
     default_measures,
 )
+from .uploads import OrganizerUpload
 
 __all__ = [
     "ApiToken",
@@ -56,6 +58,7 @@ __all__ = [
     "MailKind",
     "MailOptOut",
     "Notification",
+    "OrganizerUpload",
     "PoolRunOutputs",
     "ReferenceCandidate",
     "ReferenceItem",

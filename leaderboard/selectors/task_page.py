@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from django.db.models import QuerySet
 from django.http import Http404
 
-from ..models import Task, TaskFile, Team, TermsAcceptance
+from ..models import OrganizerUpload, Task, TaskFile, Team, TermsAcceptance
 from ..page_text import text_digest
 
 
@@ -80,3 +80,20 @@ def task_file_for(*, task: Task, file_id: int) -> TaskFile:
     if task_file is None:
         raise Http404(f"task {task.slug!r} has no file {file_id}")
     return task_file
+
+
+RECENT_UPLOADS = 10
+
+
+def recent_uploads(task: Task, limit: int = RECENT_UPLOADS) -> list[OrganizerUpload]:
+    """The task's latest organizer uploads (gold, pool, reference files), newest first: what
+    the Data section and the API show of their state (for the task's organizers)."""
+    return list(OrganizerUpload.objects.filter(task=task).select_related("uploaded_by")[:limit])
+
+
+def organizer_upload(*, task: Task, upload_id: int) -> OrganizerUpload:
+    """Upload ``upload_id`` of ``task`` (an upload of another task is not found: 404)."""
+    upload = OrganizerUpload.objects.filter(task=task, pk=upload_id).first()
+    if upload is None:
+        raise Http404(f"task {task.slug!r} has no upload {upload_id}")
+    return upload

@@ -12,6 +12,7 @@ a closed-pool run's scores are stored in that order (:mod:`.pool_runs`).
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
 from django.db import transaction
@@ -87,6 +88,52 @@ def _payloads(pool: ParsedPool, payloads: ParsedPool | None) -> dict[str, object
     return found
 
 
+@dataclass(frozen=True)
+class PoolContent:
+    """A pool file read (with its payloads file): the keys in file order and their payloads."""
+
+    keys: list[str]
+    payloads: dict[str, object]
+
+
+def read_pool(
+    *,
+    task: Task,
+    upload: IO[bytes],
+    file_name: str = "",
+    payloads: IO[bytes] | None = None,
+    payloads_name: str = "",
+) -> PoolContent:
+    """Parse a pool file (and its payloads file); raises
+    :class:`~leaderboard.services.runs.SubmissionError` for a file with problems."""
+    pool = _parse(task, upload, file_name)
+    extra = _parse(task, payloads, payloads_name) if payloads is not None else None
+    return PoolContent(keys=pool.keys, payloads=_payloads(pool, extra))
+
+
+def store_pool(*, task: Task, content: PoolContent, user: User | str) -> int:
+    """Create ``task``'s pool items from a read pool file (one transaction, the task row locked
+    and :class:`PoolError` checked again); return how many."""
+    with transaction.atomic():
+        locked = Task.objects.select_for_update().get(pk=task.pk)
+        _check_can_take(locked)
+        ensure_items(task=locked, keys=content.keys, payloads=content.payloads)
+    task.n_items = locked.n_items
+    logger.info(
+        "pool of task %s uploaded by %s: %d items, %d with payloads",
+        task.slug,
+        getattr(user, "username", user),
+        len(content.keys),
+        len(content.payloads),
+    )
+    return len(content.keys)
+
+
+def check_pool_upload(task: Task) -> None:
+    """Refuse a pool upload the task cannot take now (before it is received)."""
+    _check_can_take(task)
+
+
 def upload_pool(
     *,
     task: Task,
@@ -96,7 +143,8 @@ def upload_pool(
     payloads: IO[bytes] | None = None,
     payloads_name: str = "",
 ) -> int:
-    """Create ``task``'s pool items from ``upload`` (and payloads); return how many.
+    """Create ``task``'s pool items from ``upload`` (and payloads) here and now (the command
+    line, tests; web requests go through :mod:`.organizer_uploads`); return how many.
 
     Permission (organizers of the task) is checked by the caller; ``user`` (or a name) is for the
     log. A file's name (``.gz`` or not) is its ``name`` attribute unless given. Raises
@@ -105,19 +153,11 @@ def upload_pool(
     ``too_large``) for a file with problems; nothing is stored then.
     """
     _check_can_take(task)
-    pool = _parse(task, upload, file_name)
-    extra = _parse(task, payloads, payloads_name) if payloads is not None else None
-    found = _payloads(pool, extra)
-    with transaction.atomic():
-        locked = Task.objects.select_for_update().get(pk=task.pk)
-        _check_can_take(locked)
-        ensure_items(task=locked, keys=pool.keys, payloads=found)
-    task.n_items = locked.n_items
-    logger.info(
-        "pool of task %s uploaded by %s: %d items, %d with payloads",
-        task.slug,
-        getattr(user, "username", user),
-        len(pool),
-        len(found),
+    content = read_pool(
+        task=task,
+        upload=upload,
+        file_name=file_name,
+        payloads=payloads,
+        payloads_name=payloads_name,
     )
-    return len(pool)
+    return store_pool(task=task, content=content, user=user)

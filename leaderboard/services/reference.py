@@ -17,7 +17,7 @@ from typing import IO, TYPE_CHECKING
 from django.db import transaction
 
 from .. import jobs
-from ..ingestion import parse_reference_file
+from ..ingestion import ParsedReference, parse_reference_file
 from ..models import ReferenceItem, Run, Task
 from .items import ensure_items, item_ids
 from .reference_candidates import refuse_while_verifying
@@ -29,20 +29,15 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-def upload_reference(
-    *, task: Task, user: User | str, upload: IO[bytes], file_name: str = ""
-) -> int:
-    """Replace the task's reference sample with the file's items; return how many there are.
+def read_reference(*, task: Task, upload: IO[bytes], file_name: str = "") -> ParsedReference:
+    """Parse a reference sample file; raises
+    :class:`~leaderboard.services.runs.SubmissionError` for a file with problems."""
+    return parse_task_file(task, upload, file_name, parse_reference_file)
 
-    Permission (organizers of the task) is checked by the caller; ``user`` (or a name, such as
-    ``"manage.py"``) is for the log.
-    Raises :class:`~leaderboard.services.runs.SubmissionError` (``rejected``, ``too_large``) or
-    :class:`~leaderboard.services.reference_candidates.ReferenceSampleError`
-    (``sample_in_progress``).
-    """
-    refuse_while_verifying(task)
-    parsed = parse_task_file(task, upload, file_name, parse_reference_file)
 
+def store_reference(*, task: Task, parsed: ParsedReference, user: User | str) -> int:
+    """Replace the task's reference sample with a read file's items (one transaction, the task
+    row locked, refused again while a draw is verified); return how many there are."""
     with transaction.atomic():
         locked = Task.objects.select_for_update().get(pk=task.pk)
         refuse_while_verifying(locked)
@@ -64,6 +59,23 @@ def upload_reference(
         task.reference_version,
     )
     return len(parsed)
+
+
+def upload_reference(
+    *, task: Task, user: User | str, upload: IO[bytes], file_name: str = ""
+) -> int:
+    """Replace the task's reference sample with the file's items here and now (the command
+    line, tests; web requests go through :mod:`.organizer_uploads`); return how many there are.
+
+    Permission (organizers of the task) is checked by the caller; ``user`` (or a name, such as
+    ``"manage.py"``) is for the log.
+    Raises :class:`~leaderboard.services.runs.SubmissionError` (``rejected``, ``too_large``) or
+    :class:`~leaderboard.services.reference_candidates.ReferenceSampleError`
+    (``sample_in_progress``).
+    """
+    refuse_while_verifying(task)
+    parsed = read_reference(task=task, upload=upload, file_name=file_name)
+    return store_reference(task=task, parsed=parsed, user=user)
 
 
 def replace_reference(

@@ -26,7 +26,7 @@ from django.template.defaultfilters import pluralize
 
 from .. import jobs
 from ..errors import ServiceError
-from ..ingestion import parse_candidate_file
+from ..ingestion import ParsedReference, parse_candidate_file
 from ..models import ReferenceCandidate, ReferenceSample, Task
 from ..selectors import frame_draws
 from .items import ensure_items, item_ids
@@ -108,28 +108,24 @@ def refuse_ending_a_frame(task: Task, *, confirm: bool) -> None:
         )
 
 
-def upload_candidates(
-    *,
-    task: Task,
-    user: User | str,
-    upload: IO[bytes],
-    file_name: str = "",
-    confirm: bool = False,
-) -> CandidatesLoaded:
-    """Replace the task's reference candidates with the file's (``key<TAB>document``, or JSON
-    Lines with ``key``, ``document`` and an optional ``payload``), starting a new sampling frame.
-
-    Permission (organizers of the task) is checked by the caller; ``user`` is for the log.
-    ``confirm``: the organizer knows that complete draws of the current frame exist and that
-    the next draw will replace the sample they built. Raises
-    :class:`~leaderboard.services.runs.SubmissionError` (``rejected`` with problems by line,
-    ``too_large``) or :class:`ReferenceSampleError`.
-    """
+def check_candidates_upload(task: Task, *, confirm: bool) -> None:
+    """Refuse candidates the task cannot take now (before the file is read or received)."""
     check_reference_task(task)
     refuse_while_verifying(task)
     refuse_ending_a_frame(task, confirm=confirm)
-    parsed = parse_task_file(task, upload, file_name, parse_candidate_file)
 
+
+def read_candidates(*, task: Task, upload: IO[bytes], file_name: str = "") -> ParsedReference:
+    """Parse a candidates file; raises :class:`~leaderboard.services.runs.SubmissionError` for
+    a file with problems."""
+    return parse_task_file(task, upload, file_name, parse_candidate_file)
+
+
+def store_candidates(
+    *, task: Task, parsed: ParsedReference, user: User | str, confirm: bool = False
+) -> CandidatesLoaded:
+    """Replace the task's candidates with a read file's, starting a new sampling frame (one
+    transaction, the task row locked, :func:`check_candidates_upload` again)."""
     with transaction.atomic():
         locked = Task.objects.select_for_update().get(pk=task.pk)
         refuse_while_verifying(locked)  # again, with the task locked: a draw may have won
@@ -158,3 +154,26 @@ def upload_candidates(
         loaded.documents,
     )
     return loaded
+
+
+def upload_candidates(
+    *,
+    task: Task,
+    user: User | str,
+    upload: IO[bytes],
+    file_name: str = "",
+    confirm: bool = False,
+) -> CandidatesLoaded:
+    """Replace the task's reference candidates with the file's (``key<TAB>document``, or JSON
+    Lines with ``key``, ``document`` and an optional ``payload``), starting a new sampling frame,
+    here and now (tests; web requests go through :mod:`.organizer_uploads`).
+
+    Permission (organizers of the task) is checked by the caller; ``user`` is for the log.
+    ``confirm``: the organizer knows that complete draws of the current frame exist and that
+    the next draw will replace the sample they built. Raises
+    :class:`~leaderboard.services.runs.SubmissionError` (``rejected`` with problems by line,
+    ``too_large``) or :class:`ReferenceSampleError`.
+    """
+    check_candidates_upload(task, confirm=confirm)
+    parsed = read_candidates(task=task, upload=upload, file_name=file_name)
+    return store_candidates(task=task, parsed=parsed, user=user, confirm=confirm)

@@ -1,5 +1,5 @@
 """Copying an upload into Django's default storage in one pass, hashed and size-checked as it
-streams (received run files, a task's data files)."""
+streams (received run files, organizers' uploads, a task's data files)."""
 
 from __future__ import annotations
 
@@ -28,15 +28,24 @@ def store_upload(
     inflate: bool = True,
     kind: str | None = None,
     file_name: str = "",
+    max_lines: int | None = None,
+    max_line_bytes: int | None = None,
 ) -> tuple[str, Receiver]:
     """Copy ``upload`` to storage as ``name`` through a :class:`Receiver` (``max_bytes``;
     ``inflate``: whether gzip data counts decompressed; ``kind`` and ``file_name``: the layout
-    its head is sniffed for); return the stored name and the receiver (size, SHA-256). Over the
-    limit, or in the wrong format, it raises ``UploadRejected`` and nothing stays stored; when
-    the storage fails (``OSError``: a full disk, an unreachable object store), it raises
+    its head is sniffed for; ``max_lines``, ``max_line_bytes``: the text's caps, if any); return
+    the stored name and the receiver (size, SHA-256, lines). Over a limit, or in the wrong
+    format, it raises ``UploadRejected`` and nothing stays stored; when the storage fails
+    (``OSError``: a full disk, an unreachable object store), it raises
     :class:`StorageUnavailable`."""
     receiver = Receiver(
-        upload, max_bytes=max_bytes, inflate=inflate, kind=kind, file_name=file_name
+        upload,
+        max_bytes=max_bytes,
+        inflate=inflate,
+        kind=kind,
+        file_name=file_name,
+        max_lines=max_lines,
+        max_line_bytes=max_line_bytes,
     )
     try:
         # A Receiver is file-like as far as storage backends read one.

@@ -13,7 +13,6 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
 from django.shortcuts import render
-from django.template.defaultfilters import pluralize
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from .. import selectors
@@ -28,9 +27,9 @@ from ..forms import (
     TaskCreateForm,
     TaskSettingsForm,
 )
-from ..models import Task
-from ..services.pool import upload_pool
-from ..services.reference import upload_reference
+from ..ingestion import human_bytes
+from ..models import OrganizerUpload, Task
+from ..services.organizer_uploads import receive_upload
 from ..services.tasks import TaskNotReady, TaskSettingsError, create_task, update_task
 from . import organize_sections as sections
 from .common import csv_download
@@ -173,7 +172,8 @@ def upload_to_task(
     """An organizer's upload from the organize pages: the pages' upload guards (throttle, size
     ceilings, as the submit page; ``limit``: the bytes the upload may have, else the task's
     runs' limit), the form (``auto_id``: its inputs' ids on the page, else those of the action
-    ``what``), then ``load(task, form)`` (one service call that returns the success message).
+    ``what``), then ``load(task, form)`` (one service call that returns the success message;
+    a gold, pool or reference file: :func:`receive_from_page`, a worker loads it).
     A refusal shows the section again with the banner at its top, the problems by line and the
     refusal's status (``keep``: the form's name in the section's context, to show it as sent);
     nothing is stored then. Success: back to the section with the message."""
@@ -197,14 +197,22 @@ def upload_to_task(
     return sections.to_section(task, spec.section)
 
 
+def receive_from_page(request, task: Task, kind: str, upload, **fields) -> str:
+    """Receive an organizer's upload of ``kind`` from the Data section (a worker loads it);
+    the message that says so."""
+    received = receive_upload(task=task, user=request.user, kind=kind, upload=upload, **fields)
+    what = OrganizerUpload.Kind(kind).label
+    return (
+        f"Received your {what} file {received.file_name} ({human_bytes(received.n_bytes)}): "
+        "it is being checked and loaded; its state is under Uploads below."
+    )
+
+
 @login_required
 @require_POST
 def upload_reference_page(request, slug: str):
     def load(task, form):
-        upload = form.cleaned_data["file"]
-        upload_reference(task=task, user=request.user, upload=upload, file_name=upload.name)
-        size = selectors.reference_size(task)
-        return f"Reference sample replaced: {size.summary} (version {size.version})."
+        return receive_from_page(request, task, "reference", form.cleaned_data["file"])
 
     return upload_to_task(request, slug, load, what="reference")
 
@@ -214,8 +222,7 @@ def upload_reference_page(request, slug: str):
 def upload_pool_page(request, slug: str):
     def load(task, form):
         upload, payloads = form.cleaned_data["file"], form.cleaned_data["payloads"]
-        n = upload_pool(task=task, user=request.user, upload=upload, payloads=payloads)
-        return f"Pool uploaded: {n:,} item{pluralize(n)}."
+        return receive_from_page(request, task, "pool", upload, payloads=payloads)
 
     return upload_to_task(request, slug, load, what="pool", form_class=PoolUploadForm)
 

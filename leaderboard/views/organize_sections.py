@@ -78,14 +78,19 @@ def _settings(task: Task) -> dict:
 
 
 def _data(task: Task) -> dict:
-    """The uploads the task takes (a refused file is never kept) and the reference sample built
-    in the product (``reference_sample.py``)."""
+    """The uploads the task takes (a refused file is never kept), the latest ones with their
+    state and first problems, and the reference sample built in the product
+    (``reference_sample.py``)."""
     kinds = ("pool", "gold") if task.kind == Task.Kind.CLOSED_POOL else ("reference", "gold")
     forms = {
         kind: (PoolUploadForm if kind == "pool" else OrganizerUploadForm)(auto_id=f"id_{kind}_%s")
         for kind in kinds
     }
-    return {"upload_forms": forms, **reference_sample.reference_sample_context(task)}
+    return {
+        "upload_forms": forms,
+        "uploads": selectors.recent_uploads(task),
+        **reference_sample.reference_sample_context(task),
+    }
 
 
 def _people(task: Task) -> dict:

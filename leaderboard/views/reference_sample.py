@@ -6,13 +6,11 @@ app's page (``annotation.views.draw_reference_sample_page``)."""
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.template.defaultfilters import pluralize
 from django.views.decorators.http import require_POST
 
 from .. import selectors
 from ..forms import CandidatesUploadForm, ReferenceSampleDrawForm
 from ..models import Task
-from ..services.reference_candidates import upload_candidates
 from . import organize
 
 
@@ -33,18 +31,12 @@ def reference_sample_context(task: Task, draw_form: ReferenceSampleDrawForm | No
 @require_POST
 def upload_candidates_page(request, slug: str):
     def load(task, form):
-        upload = form.cleaned_data["file"]
-        loaded = upload_candidates(
-            task=task,
-            user=request.user,
-            upload=upload,
-            file_name=upload.name,
-            confirm=form.cleaned_data["confirm"],
-        )
-        return (
-            f"Reference candidates replaced: {loaded.candidates:,} "
-            f"item{pluralize(loaded.candidates)} in {loaded.documents:,} "
-            f"document{pluralize(loaded.documents)}."
+        return organize.receive_from_page(
+            request,
+            task,
+            "candidates",
+            form.cleaned_data["file"],
+            options={"confirm": form.cleaned_data["confirm"]},
         )
 
     return organize.upload_to_task(

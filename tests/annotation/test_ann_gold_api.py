@@ -1,6 +1,8 @@
-"""``POST /api/tasks/<slug>/gold/`` (``annotation.gold_api``): a task's organizers load gold
-items through the REST API, with its error body (problems by line), its upload throttle and
-size limit; anyone else is refused and nothing is stored; the schema documents it."""
+"""``POST /api/tasks/<slug>/gold/`` (``annotation.gold_api``): a task's organizers upload gold
+items through the REST API (``202``; a worker loads them and the upload's ``GET`` tells its
+counts or its first problems by line), with its error body for what is refused at once (the
+wrong format, the size limit), its upload throttle; anyone else is refused and nothing is
+stored; the schema documents it."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from rest_framework.test import APIClient
 from annotation.models import GoldItem
 from leaderboard.models import Task
 
+from organizer_uploads import loaded
 from pipeline_support import add_items, make_task
 
 pytestmark = pytest.mark.django_db
@@ -56,19 +59,24 @@ def test_the_route_is_in_the_rest_apis_namespace():
 
 
 def test_organizers_load_gold_items_and_a_reload_changes_nothing(org, task):
-    response = post(client_for(org), b"k0\tcorrect\nk1\tincorrect\n")
-    assert response.status_code == 201
-    assert response.json() == {"created": 2, "updated": 0, "unchanged": 0}
-    again = post(client_for(org), b"k0\tcorrect\nk1\tcorrect\n")
-    assert again.json() == {"created": 0, "updated": 1, "unchanged": 1}
+    client = client_for(org)
+    response = post(client, b"k0\tcorrect\nk1\tincorrect\n")
+    assert response.status_code == 202
+    assert response.json()["state"] == "received" and not GoldItem.objects.exists()
+    first = loaded(client, response)
+    assert first["state"] == "loaded" and first["kind"] == "gold"
+    assert first["counts"] == {"created": 2, "updated": 0, "unchanged": 0}
+    again = loaded(client, post(client, b"k0\tcorrect\nk1\tcorrect\n"))
+    assert again["counts"] == {"created": 0, "updated": 1, "unchanged": 1}
     assert dict(GoldItem.objects.values_list("item__key", "answer")) == {"k0": True, "k1": True}
 
 
 def test_a_malformed_file_gets_its_problems_by_line_and_stores_nothing(org, task):
-    response = post(client_for(org), b"k0\tcorrect\nk1\tyes\n\nk0\tincorrect\nzz\tcorrect\n")
-    assert response.status_code == 400
-    error = response.json()["error"]
-    assert error["code"] == "rejected" and error["total"] == 3
+    client = client_for(org)
+    response = post(client, b"k0\tcorrect\nk1\tyes\n\nk0\tincorrect\nzz\tcorrect\n")
+    error = loaded(client, response)
+    assert error["state"] == "rejected" and error["problem_count"] == 3
+    assert error["message"].startswith("rejected: 3 problems (first: line 2: ")
     assert error["problems"] == [
         {"line": 2, "message": "answer must be 'correct' or 'incorrect', got 'yes'"},
         {"line": 4, "message": "key 'k0' already given on line 1"},
@@ -154,8 +162,9 @@ def test_gold_uploads_count_against_the_upload_throttle(org, task, monkeypatch):
         "THROTTLE_RATES",
         {**ScopedRateThrottle.THROTTLE_RATES, "uploads": "1/hour"},
     )
-    assert post(client_for(org), b"k0\tcorrect\n").status_code == 201
-    refused = post(client_for(org), b"k1\tcorrect\n")
+    client = client_for(org)
+    assert loaded(client, post(client, b"k0\tcorrect\n"))["state"] == "loaded"
+    refused = post(client, b"k1\tcorrect\n")
     assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
     assert list(GoldItem.objects.values_list("item__key", flat=True)) == ["k0"]
 
@@ -164,8 +173,10 @@ def test_the_schema_documents_the_gold_upload():
     schema = client_for().get("/api/schema/?format=json").json()
     operation = schema["paths"]["/api/tasks/{slug}/gold/"]["post"]
     assert operation["operationId"] == "tasks_gold_create"
-    assert set(operation["responses"]) == {"201", "400", "401", "403", "404", "413", "429"}
+    assert set(operation["responses"]) == {"202", "400", "401", "403", "404", "413", "429"}
     body = operation["requestBody"]["content"]["multipart/form-data"]["schema"]["$ref"]
     assert body.endswith("/GoldUploadRequest")
-    loaded = schema["components"]["schemas"]["GoldUploaded"]["properties"]
-    assert set(loaded) == {"created", "updated", "unchanged"}
+    received = operation["responses"]["202"]["content"]["application/json"]["schema"]["$ref"]
+    assert received.endswith("/OrganizerUpload")
+    upload = schema["components"]["schemas"]["OrganizerUpload"]["properties"]
+    assert {"state", "counts", "problems", "problem_count"} <= set(upload)

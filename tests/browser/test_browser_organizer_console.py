@@ -1,8 +1,9 @@
 """The organizer console in real Chromium: the new task page's live preview draws a sample item
 with the annotator page's own renderer (payload markup stays text) under the strict
 Content-Security-Policy, the task is created from the page; on the organize pages a refused gold
-upload lands on the Data section with one banner as the first thing in view, focused, listing
-the file's problems by line, whose link moves the focus to the file input; a refused setting
+upload (the wrong format, refused as it is received) lands on the Data section with one banner
+as the first thing in view, focused, saying what is wrong with its line, whose link moves the
+focus to the file input; a refused setting
 likewise, the value typed kept; the sections' navigation marks the current one."""
 
 from __future__ import annotations
@@ -110,7 +111,7 @@ def test_create_a_task_with_a_live_preview_then_upload_gold(
     page.locator("nav.subnav").get_by_role("link", name="Data").click()
     page.wait_for_url("**/tasks/console-task/organize/data/")
     gold = tmp_path / "gold.tsv"
-    gold.write_text("nope\tcorrect\nk1\tmaybe\n")
+    gold.write_text("nope,correct\nk1,maybe\n")  # refused as it is received: the wrong format
     page.set_input_files("#id_gold_file", str(gold))
     page.locator("form#upload-gold button[type=submit]").scroll_into_view_if_needed()
     page.click("form#upload-gold button[type=submit]")
@@ -123,8 +124,7 @@ def test_create_a_task_with_a_live_preview_then_upload_gold(
     page.wait_for_function("document.activeElement.id === 'refusal'")
     text = banner.inner_text()
     assert "Your gold file was not accepted" in text
-    assert "line 1" in text and "no item with key 'nope'" in text
-    assert "line 2" in text and "answer must be 'correct' or 'incorrect'" in text
+    assert "line 1" in text and "looks like CSV (comma-separated)" in text
     assert "choose it again" in text
     assert page.locator("nav.subnav [aria-current=page]").inner_text() == "Data"
     banner.get_by_role("link", name="Choose the file again").click()

@@ -41,6 +41,7 @@ from browser_walk import (
     submit,
     task_creator,
     upload,
+    upload_loaded,
     walk_settings,
 )
 from sent_mail import link_to, mail_files
@@ -138,26 +139,24 @@ def test_a_task_from_nothing_at_default_settings(
     assert olga.locator("nav.subnav [aria-current=page]").inner_text() == "Data"
 
     # -- The reference sample, built in the product: a refused file first, then the candidates.
-    upload(olga, "#id_candidates_file", "cands.tsv", b"01a\tdoc-01\n01b\n")
-    banner = olga.locator("#refusal")
-    banner.wait_for()
-    assert olga.evaluate("window.scrollY") == 0 and "line 2" in banner.inner_text()
+    data = f"**/tasks/{SLUG}/organize/data/"
+    upload(olga, "#id_candidates_file", "cands.tsv", b"01a\tdoc-01\n01b\n", then=data)
+    row = upload_loaded(olga, pipeline)  # the worker rejects it, with its problem by line
+    assert "rejected" in row and "line 2" in row and "document missing" in row
     assert "0 items in 0 documents" in olga.inner_text("#reference-candidates")
+    olga.locator("#uploads").scroll_into_view_if_needed()
     shoot(olga, "03-reference-refused")
     rows = [
         {"key": key, "document": doc, "payload": payload(key)}
         for doc, keys in CANDIDATES.items()
         for key in keys
     ]
-    data = f"**/tasks/{SLUG}/organize/data/"
     upload(olga, "#id_candidates_file", "candidates.jsonl", jsonl(rows), then=data)
-    assert "Reference candidates replaced: 64 items in 16 documents." in olga.inner_text(
-        ".messages"
-    )
+    assert "loaded: 64 candidates, 16 documents" in upload_loaded(olga, pipeline)
     # Gold items: the task's default gold rate (5%) asks for ten known answers.
     gold = "".join(f"{k}\t{'correct' if is_true(k) else 'incorrect'}\n" for k in GOLD)
     upload(olga, "#id_gold_file", "gold.tsv", gold.encode(), then=data)
-    assert "Gold items loaded: 10 items" in olga.inner_text(".messages")
+    assert "loaded: 10 created, 0 updated, 0 unchanged" in upload_loaded(olga, pipeline)
     olga.fill("#id_draw_size", str(FIRST_DRAW))
     olga.fill("#id_draw_seed", str(SEED))
     olga.click("form#draw-reference-sample button[type=submit]")

@@ -26,6 +26,7 @@ from browser_walk import (
     submit,
     task_creator,
     upload,
+    upload_loaded,
     walk_settings,
 )
 from sent_mail import link_to, mail_files
@@ -101,7 +102,7 @@ def test_a_closed_pool_whose_first_run_came_before_its_pool(
     pool = jsonl([{"key": k, "payload": payload(k)} for k in KEYS])
     data = f"**/tasks/{SLUG}/organize/data/"
     upload(olga, "#id_pool_file", "pool.jsonl", pool, then=data)
-    assert f"Pool uploaded: {len(KEYS)} items." in olga.inner_text(".messages")
+    assert f"loaded: {len(KEYS)} items" in upload_loaded(olga, pipeline)
     assert Item.objects.filter(task__slug=SLUG).count() == len(KEYS)
     # A second pool is refused: the banner at the top says why.
     upload(olga, "#id_pool_file", "again.tsv", b"z\n")
@@ -113,7 +114,7 @@ def test_a_closed_pool_whose_first_run_came_before_its_pool(
     shoot(olga, "03c-pool-refused")
     gold = "".join(f"{k}\t{'correct' if i % 2 else 'incorrect'}\n" for i, k in enumerate(KEYS[:10]))
     upload(olga, "#id_gold_file", "gold.tsv", gold.encode(), then=data)
-    assert "Gold items loaded: 10 items" in olga.inner_text(".messages")
+    assert "loaded: 10 created, 0 updated, 0 unchanged" in upload_loaded(olga, pipeline)
 
     # -- Four annotators, invited by mail at once from the People section. ---------------------
     olga.goto(f"{live_server.url}/tasks/{SLUG}/organize/")

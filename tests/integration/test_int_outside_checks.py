@@ -167,6 +167,17 @@ def run_settles(owner: Api, run_id: int, wait_for) -> dict:
     return wait_for(validated, timeout=60, interval=0.2, message=f"run {run_id} validated")
 
 
+def upload_loads(organizer: Api, received: dict, wait_for) -> dict:
+    """An organizer's upload as the API tells it once the worker has loaded (or rejected) it."""
+    path = received["url"].split("://", 1)[1].split("/", 1)[1]
+
+    def settled():
+        upload = organizer.ok("get", f"/{path}", 200)
+        return upload if upload["state"] in ("loaded", "rejected") else None
+
+    return wait_for(settled, timeout=60, interval=0.2, message=f"upload {received['id']} loaded")
+
+
 @pytest.fixture
 def site(live_server, celery_worker) -> str:
     return live_server.url
@@ -186,20 +197,22 @@ def test_a_fresh_open_task_builds_its_reference_sample_opens_and_stops_junk_runs
         "gold": False,
     }
     candidates = (OPEN_WORLD / "candidates.tsv").read_bytes()
-    loaded = organizer.ok(
+    received = organizer.ok(
         "post",
         f"/api/tasks/{slug}/reference-sample/candidates/",
-        201,
+        202,
         **upload("c.tsv", candidates),
     )
-    assert loaded == {"candidates": 182, "documents": 20}
-    gold = organizer.ok(
+    loaded = upload_loads(organizer, received, wait_for)
+    assert (loaded["state"], loaded["counts"]) == ("loaded", {"candidates": 182, "documents": 20})
+    received = organizer.ok(
         "post",
         f"/api/tasks/{slug}/gold/",
-        201,
+        202,
         **upload("gold.tsv", (OPEN_WORLD / "gold.tsv").read_bytes()),
     )
-    assert gold["created"] == 12
+    gold = upload_loads(organizer, received, wait_for)
+    assert (gold["state"], gold["counts"]["created"]) == ("loaded", 12)
     invite_annotators(organizer, slug, annotators)
 
     # A first draw of five documents, answered on the draft: exactly its true candidates.
@@ -317,13 +330,14 @@ def test_a_closed_pool_takes_its_pool_after_an_early_run(site, wait_for):
         "nothing was stored or counted"
     )
     assert not Run.objects.filter(task__slug=slug).exists() and used_runs(participant, slug) == 0
-    pool = organizer.ok(
+    received = organizer.ok(
         "post",
         f"/api/tasks/{slug}/pool/",
-        201,
+        202,
         **upload("pool.tsv", (POOL / "pool.tsv").read_bytes()),
     )
-    assert pool == {"items": 200}
+    pool = upload_loads(organizer, received, wait_for)
+    assert (pool["state"], pool["counts"]) == ("loaded", {"items": 200})
     assert readiness(organizer, slug)["pool"] is True
     accepted = participant.ok("post", runs, 202, **upload("logreg-c1.tsv", run))
     accepted = run_settles(participant, accepted["id"], wait_for)

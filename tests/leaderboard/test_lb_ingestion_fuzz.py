@@ -43,6 +43,7 @@ from leaderboard.services.ingest import ingest_run
 from leaderboard.services.tasks import create_task
 from leaderboard.services.teams import create_team
 
+from organizer_uploads import loaded
 from pipeline_support import open_unchecked
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
@@ -422,17 +423,28 @@ def test_the_submit_page_redirects_or_shows_the_problem_by_line(world, data, rec
     ),
     name=st.sampled_from(["ref.tsv", "ref.jsonl", "ref"]),
 )
-def test_reference_uploads_get_201_or_a_clear_4xx(world, data, name):
+def test_reference_uploads_are_loaded_or_refused_clearly(world, data, name):
+    """Received (202) and loaded by the worker, or rejected with its first problems; or
+    refused at once with a clear 4xx (the wrong format, the size)."""
     task, _, organizer = world
     caches["throttle"].clear()
     version = task.reference_version
-    response = api_for(organizer).post(
+    client = api_for(organizer)
+    response = client.post(
         f"/api/tasks/{task.slug}/reference/",
         {"file": SimpleUploadedFile(name, data)},
         format="multipart",
     )
+    if response.status_code != 202:
+        error = check_error_body(response)
+        assert error["code"] in ("too_large", "wrong_format"), error
+        assert error["problems"], error
+        task.refresh_from_db()
+        assert task.reference_version == version  # a refused file changes nothing
+        return
+    body = loaded(client, response)
     task.refresh_from_db()
-    if response.status_code == 201:
+    if body["state"] == "loaded":
         parsed = parse_reference_file(
             io.BytesIO(data), file_name=name, max_bytes=10**9, max_items=10**9
         )
@@ -440,14 +452,13 @@ def test_reference_uploads_get_201_or_a_clear_4xx(world, data, name):
         assert stored == dict(zip(parsed.keys, parsed.groups, strict=True))
         # An item without a group is a document of its own (selectors.reference_size).
         documents = len({g for g in parsed.groups if g}) + parsed.groups.count("")
-        assert response.json() == {
+        assert body["counts"] == {
             "items": len(parsed),
             "documents": documents,
             "reference_version": task.reference_version,
         }
         assert task.reference_version == version + 1
     else:
-        error = check_error_body(response)
-        assert error["code"] in ("rejected", "too_large", "wrong_format"), error
-        assert error["problems"], error
-        assert task.reference_version == version  # a refused file changes nothing
+        assert body["state"] == "rejected", body
+        assert body["problems"] and 0 < len(body["problems"]) <= body["problem_count"], body
+        assert len(body["problems"]) <= 20

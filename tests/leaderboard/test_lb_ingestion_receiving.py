@@ -95,3 +95,54 @@ def test_gzip_data_that_does_not_inflate_is_hashed_as_received():
     truncated = gzip.compress(b"a\t0.5\n" * 100)[:20]
     receiver, _ = received(truncated, max_bytes=10_000)
     assert receiver.content_sha256 == hashlib.sha256(truncated).hexdigest()
+
+
+def lines_received(data: bytes, size: int, **caps) -> Receiver:
+    receiver = Receiver(io.BytesIO(data), max_bytes=10**9, **caps)
+    while receiver.read(size):
+        pass
+    receiver.finish()
+    return receiver
+
+
+@pytest.mark.parametrize("size", [1, 3, 7, 1000])
+def test_lines_are_counted_across_blocks_with_or_without_a_last_newline(size):
+    assert lines_received(b"a\nbb\n\nccc\n", size, max_lines=4).n_lines == 4
+    assert lines_received(b"a\nbb\n\nccc", size, max_lines=4).n_lines == 4
+    assert lines_received(b"", size, max_lines=4).n_lines == 0
+    with pytest.raises(UploadRejected) as info:
+        lines_received(b"a\nbb\n\nccc\nd", size, max_lines=4)
+    assert info.value.code == "too_large"
+    assert info.value.problems[0].message == (
+        "the file has more than the limit of 4 lines; reading stopped"
+    )
+
+
+@pytest.mark.parametrize("size", [1, 4, 1000])
+def test_a_line_longer_than_the_cap_is_refused_with_its_number(size):
+    assert lines_received(b"abcd\nefgh\nijkl", size, max_line_bytes=4).n_lines == 3
+    for data, line in [
+        (b"abcd\nefghi\nijkl\n", 2),
+        (b"abcde\n", 1),
+        (b"ab\ncd\nefghi", 3),  # the last line, without its newline
+    ]:
+        with pytest.raises(UploadRejected) as info:
+            lines_received(data, size, max_line_bytes=4)
+        problem = info.value.problems[0]
+        assert (info.value.code, problem.line) == ("too_large", line), data
+        assert str(problem).startswith(f"line {line}: is longer than the limit of 4 bytes")
+
+
+def test_the_line_caps_count_gzip_data_decompressed_and_stop_early():
+    # One 64 MiB line gzipped to ~64 KiB: refused after about a block, never held whole.
+    line = gzip.compress(b"x" * (64 * 2**20), compresslevel=9)
+    receiver = Receiver(io.BytesIO(line), max_bytes=10**9, max_line_bytes=2**20)
+    with pytest.raises(UploadRejected) as info:
+        while receiver.read(64 * 1024):
+            pass
+    assert info.value.problems[0].line == 1
+    assert receiver.n_decompressed <= 3 * 2**20
+    many = gzip.compress(b"k\n" * 1000)
+    with pytest.raises(UploadRejected):
+        lines_received(many, 100, max_lines=999)
+    assert lines_received(many, 100, max_lines=1000).n_lines == 1000

@@ -113,6 +113,15 @@ def upload(page, field: str, name: str, content: bytes, *, then: str = "") -> No
         page.wait_for_url(then)
 
 
+def upload_loaded(page, pipeline) -> str:
+    """After an organizer's upload was received (the Data section says so): the worker's job
+    run (``pipeline`` drained) and the section reloaded; the text of the newest upload's row."""
+    assert "it is being checked and loaded" in page.inner_text(".messages")
+    pipeline.drain()
+    page.reload()
+    return page.locator("table.uploads tbody tr").first.inner_text()
+
+
 def submit(page, live_server, slug: str, name: str, content: bytes) -> Run:
     """Upload a run (JSON Lines) on the task's submit page; its page opens."""
     page.goto(f"{live_server.url}/tasks/{slug}/submit/")

@@ -17,6 +17,7 @@ from annotation.models import VerificationRequest
 from annotation.services import (
     answer_assignment,
     claim_assignments,
+    load_organizer_upload,
     request_verification,
     submit_judgment,
 )
@@ -157,6 +158,7 @@ class PipelineDriver:
             name, args = self.sent.pop(0)
             fn = {
                 "evaluation.ingest_run": ingest_run,
+                "evaluation.load_upload": load_organizer_upload,
                 "evaluation.plan_run": services.plan_run,
                 "evaluation.estimate_task": services.estimate_task,
                 "evaluation.send_notifications": send_notifications,

@@ -14,7 +14,7 @@ from django.contrib.auth.models import Permission
 
 from annotation.services import request_verification
 from evaluation.management.commands.demo import ORGANIZER_PERMISSIONS, VIEWABLE_APPS
-from leaderboard.models import Item, key_digest
+from leaderboard.models import Item, OrganizerUpload, key_digest
 
 # -- a task with two teams, an annotator, two organizers, published and held snapshots ----------
 # Markers that must never reach a participant or the public (checked in the responses' text).
@@ -278,9 +278,19 @@ def build_world(password: str = "pw-secret-123"):
     data_file = add_task_file(
         task=task, user=users["org"], upload=io.BytesIO(DATA_FILE_BODY), file_name="data.tsv"
     )
+    # A gold file of ``main`` an organizer uploaded, loaded by the worker ({up}).
+    gold_upload = OrganizerUpload.objects.create(
+        task=task,
+        kind=OrganizerUpload.Kind.GOLD,
+        state=OrganizerUpload.State.LOADED,
+        uploaded_by=users["org"],
+        file_name="gold.tsv",
+        counts={"created": 1, "updated": 0, "unchanged": 0},
+        message="loaded: 1 created, 0 updated, 0 unchanged",
+    )
     invitations = _invitations(teams["A"], users["pa"], now)
     return SimpleNamespace(
-        files={"f": data_file.pk},
+        files={"f": data_file.pk, "up": gold_upload.pk},
         invitations=invitations,
         # Team A's valid invitation link and its creator, pa: the ids its pages and API take.
         team_refs={

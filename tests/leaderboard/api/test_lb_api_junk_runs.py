@@ -17,6 +17,8 @@ from leaderboard.services.ingest import ingest_run
 from leaderboard.services.tasks import create_task
 from leaderboard.services.teams import create_team
 
+from organizer_uploads import loaded
+
 pytestmark = pytest.mark.django_db
 
 RUNS = "/api/tasks/linkage/runs/"
@@ -102,7 +104,7 @@ def held_run(api, task, team, participant, organizer, sent_jobs) -> Run:
         {"file": SimpleUploadedFile("ref.tsv", reference)},
         format="multipart",
     )
-    assert response.status_code == 201, response.content
+    assert loaded(api(organizer), response)["state"] == "loaded"
     response = upload(api(participant), JUNK, "run.jsonl")
     assert response.status_code == 202, response.content
     assert ingest_run(response.json()["id"]) == Run.State.HELD

@@ -88,18 +88,38 @@ MATRIX = [
         (401, 200, 200, 200, 200, 200, 200, 200, 200),
     ),
     ("POST", "/api/tasks/main/runs/", upload_body, (401, 202, 202, 403, 403, 403, 403, 403, 403)),
+    # Organizers' uploads are received (202) for a worker to load; {up}: a loaded gold upload.
     (
         "POST",
         "/api/tasks/main/reference/",
         reference_body,
-        (401, 403, 403, 403, 201, 403, 403, 201, 403),
+        (401, 403, 403, 403, 202, 403, 403, 202, 403),
     ),
-    ("POST", "/api/tasks/main/gold/", gold_body, (401, 403, 403, 403, 201, 403, 403, 201, 403)),
+    ("POST", "/api/tasks/main/gold/", gold_body, (401, 403, 403, 403, 202, 403, 403, 202, 403)),
     (
         "POST",
         "/api/tasks/hidden-draft/gold/",
         gold_body,
-        (401, 404, 404, 404, 400, 404, 404, 400, 404),
+        (401, 404, 404, 404, 202, 404, 404, 202, 404),
+    ),
+    ("GET", "/api/tasks/main/uploads/", None, (401, 403, 403, 403, 200, 403, 403, 200, 403)),
+    (
+        "GET",
+        "/api/tasks/hidden-draft/uploads/",
+        None,
+        (401, 404, 404, 404, 200, 404, 404, 200, 404),
+    ),
+    (
+        "GET",
+        "/api/tasks/main/uploads/{up}/",
+        None,
+        (401, 403, 403, 403, 200, 403, 403, 200, 403),
+    ),
+    (
+        "GET",
+        "/api/tasks/other/uploads/{up}/",
+        None,
+        (401, 403, 403, 403, 403, 404, 404, 404, 403),
     ),
     ("GET", "/api/tasks/main/gold/", None, (401, 405, 405, 405, 405, 405, 405, 405, 405)),
     # The reference sample built in the product: status, candidates, draw (no candidates yet in
@@ -120,7 +140,7 @@ MATRIX = [
         "POST",
         "/api/tasks/main/reference-sample/candidates/",
         candidates_body,
-        (401, 403, 403, 403, 201, 403, 403, 201, 403),
+        (401, 403, 403, 403, 202, 403, 403, 202, 403),
     ),
     (
         "POST",
@@ -549,6 +569,7 @@ def test_matrix_covers_every_api_route():
         .replace("{uann}", "<int:user_id>")
         .replace("{uorg}", "<int:user_id>")
         .replace("{f}", "<int:file_id>")
+        .replace("{up}", "<int:upload_id>")
         .replace("snapshots/1/", "snapshots/<int:version>/")
         .replace("snapshots/2/", "snapshots/<int:version>/")
         for _, path, _, _ in MATRIX

@@ -7,6 +7,7 @@ import pytest
 from leaderboard.models import Item, Task
 from leaderboard.services.tasks import create_task
 
+from organizer_uploads import loaded
 from pipeline_support import open_unchecked
 
 pytestmark = pytest.mark.django_db
@@ -47,7 +48,13 @@ def test_organizers_upload_the_pool_once(api, pool_task, organizer, make_upload)
         },
         format="multipart",
     )
-    assert response.status_code == 201 and response.json() == {"items": 3}
+    assert response.status_code == 202 and not Item.objects.filter(task=pool_task).exists()
+    assert (response.json()["file_name"], response.json()["payloads_name"]) == (
+        "pool.tsv",
+        "p.jsonl",
+    )
+    body = loaded(api(organizer), response)
+    assert body["state"] == "loaded" and body["counts"] == {"items": 3}
     assert Item.objects.get(task=pool_task, key="b").payload == {"t": 1}
     again = api(organizer).post(POOL, {"file": make_upload("d\n")}, format="multipart")
     assert again.status_code == 409 and again.json()["error"]["code"] == "pool_exists"
@@ -57,10 +64,10 @@ def test_a_bad_pool_file_gets_its_problems_by_line(api, pool_task, organizer, ma
     response = api(organizer).post(
         POOL, {"file": make_upload("a\na\n", "pool.tsv")}, format="multipart"
     )
-    assert response.status_code == 400
-    body = response.json()["error"]
-    assert body["code"] == "rejected"
+    body = loaded(api(organizer), response)
+    assert body["state"] == "rejected" and body["problem_count"] == 1
     assert body["problems"] == [{"line": 2, "message": "duplicate key 'a' (first on line 1)"}]
+    assert not Item.objects.filter(task=pool_task).exists()
 
 
 def test_only_organizers_upload_a_pool(api, pool_task, participant, make_upload):
@@ -95,7 +102,7 @@ def test_a_closed_pool_whose_first_run_came_before_its_pool(
     assert not Run.objects.filter(task=pool_task).exists()
     Run.objects.create(task=pool_task, team=team, name="old", state=Run.State.REJECTED)
     uploaded = api(organizer).post(POOL, {"file": make_upload("a\nb\n")}, format="multipart")
-    assert uploaded.status_code == 201 and uploaded.json() == {"items": 2}
+    assert loaded(api(organizer), uploaded)["counts"] == {"items": 2}
     later = api(participant).post(
         "/api/tasks/pool/runs/", {"file": make_upload(run)}, format="multipart"
     )

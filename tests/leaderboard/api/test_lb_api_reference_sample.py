@@ -14,6 +14,8 @@ from annotation.services.reference_sample import drawn_documents
 from leaderboard.models import ReferenceCandidate, ReferenceSample, Task
 from leaderboard.selectors import reference_sample_status
 
+from organizer_uploads import load_received, loaded
+
 pytestmark = pytest.mark.django_db
 
 BASE = "/api/tasks/linkage/reference-sample/"
@@ -29,9 +31,13 @@ def error(response, status: int, code: str) -> dict:
 
 
 def upload(client, data: bytes = CANDIDATES, name: str = "candidates.tsv"):
-    return client.post(
+    """Post a candidates file; one received (``202``) is loaded here, as the worker would."""
+    response = client.post(
         BASE + "candidates/", {"file": SimpleUploadedFile(name, data)}, format="multipart"
     )
+    if response.status_code == 202:
+        load_received()
+    return response
 
 
 @pytest.fixture
@@ -55,8 +61,8 @@ def test_status_before_anything(client):
 
 def test_upload_then_draw_then_status(client, task):
     response = upload(client)
-    assert response.status_code == 201, response.content
-    assert response.json() == {"candidates": 5, "documents": 4}
+    assert response.status_code == 202, response.content
+    assert client.get(response["Location"]).json()["counts"] == {"candidates": 5, "documents": 4}
     response = client.post(BASE + "draw/", {"size": 2, "seed": 42}, format="json")
     assert response.status_code == 201, response.content
     drawn = response.json()
@@ -82,7 +88,8 @@ def test_upload_then_draw_then_status(client, task):
 
 
 def test_bad_lines_are_named_and_nothing_is_stored(client):
-    body = error(upload(client, b"a\tdoc1\nb\nc\tdoc1\nc\tdoc2\n"), 400, "rejected")
+    body = client.get(upload(client, b"a\tdoc1\nb\nc\tdoc1\nc\tdoc2\n")["Location"]).json()
+    assert (body["state"], body["problem_count"]) == ("rejected", 2)
     assert [(p["line"], p["message"]) for p in body["problems"]] == [
         (2, "document missing: expected key<TAB>document"),
         (4, "duplicate key 'c' (first on line 3)"),
@@ -264,11 +271,12 @@ def test_replacing_the_sample_needs_a_confirmation(client, task):
 
 def test_a_sample_uploaded_as_a_file_is_replaced_not_added_to(client, task):
     upload(client)
-    client.post(
+    response = client.post(
         "/api/tasks/linkage/reference/",
         {"file": SimpleUploadedFile("r.tsv", b"a\tdoc1\n")},
         format="multipart",
     )
+    assert loaded(client, response)["state"] == "loaded"
     assert client.get(BASE).json()["adds_to_sample"] is False
     body = error(draw(client, size=1), 409, "cannot_extend")
     assert "was uploaded as a file" in body["message"]
@@ -287,7 +295,7 @@ def test_new_candidates_after_complete_draws_need_a_confirmation(client, task):
         {"file": SimpleUploadedFile("c.tsv", b"z\tdoc9\n"), "confirm": "true"},
         format="multipart",
     )
-    assert response.status_code == 201, response.content
+    assert loaded(client, response)["counts"] == {"candidates": 1, "documents": 1}
     assert ReferenceCandidate.objects.count() == 1
 
 

@@ -39,6 +39,7 @@ from leaderboard.models import (
     Task,
 )
 from leaderboard.services.notifications import set_mail_preferences
+from leaderboard.services.organizer_uploads import receive_upload
 from leaderboard.services.task_files import add_task_file
 from leaderboard.services.task_roles import invite_to_task
 from leaderboard.services.tasks import update_task
@@ -155,6 +156,9 @@ def data():
     former = get_user_model().objects.create_user("former")
     team.members.add(former)
     team.members.remove(former)  # a TeamDeparture
+    receive_upload(
+        task=task, user=user, kind="gold", upload=io.BytesIO(b"k0\tcorrect\n"), file_name="g.tsv"
+    )
     return task
 
 

@@ -51,6 +51,7 @@ from annotation.services import (
 from config.settings_test import TEST_SECRET_KEY
 from leaderboard.models import (
     ApiToken,
+    OrganizerUpload,
     ReferenceCandidate,
     ReferenceItem,
     ReferenceSample,
@@ -135,6 +136,7 @@ def state(world) -> tuple:
         sorted(GoldItem.objects.values_list("item__key", "answer")),
         sorted(ReferenceCandidate.objects.values_list("item__key", "document")),
         ReferenceSample.objects.count(),
+        OrganizerUpload.objects.count(),  # an organizer's upload, received for a worker
     )
 
 
@@ -158,7 +160,7 @@ POSTS = [
     ("creator", "post", "/api/tasks/", {"slug": "csrf-made", "title": "C"}, "json", 201),
     ("org", "post", "/tasks/main/organize/reference/", reference_body, "form", 302),
     ("org", "post", "/annotate/main/gold/", gold_body, "form", 302),
-    ("org", "post", "/api/tasks/main/gold/", gold_body, "multipart", 201),
+    ("org", "post", "/api/tasks/main/gold/", gold_body, "multipart", 202),
     ("org", "post", "/tasks/main/organize/reference-candidates/", candidates_body, "form", 302),
     (
         "org",
@@ -166,7 +168,7 @@ POSTS = [
         "/api/tasks/main/reference-sample/candidates/",
         candidates_body,
         "multipart",
-        201,
+        202,
     ),
     # The draws and cancels (they need candidates, a sample): test_lb_organize_reference_sample.py.
     ("pa", "post", "/accounts/logout/", None, "form", 302),

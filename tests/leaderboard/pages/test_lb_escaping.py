@@ -15,6 +15,8 @@ from django.urls import reverse
 from leaderboard.models import Run, RunEvent, Task, Team
 from leaderboard.services.ingest import ingest_run
 
+from organizer_uploads import load_received
+
 pytestmark = pytest.mark.django_db
 
 SCRIPT = "<script>window.__xss=1</script>"
@@ -173,6 +175,10 @@ def test_downloads_are_attachments_with_data_content_types(client, hostile, who)
 def test_a_refused_organizer_upload_echoing_its_lines_is_escaped(client, hostile, path, body):
     client.force_login(hostile["org"])
     upload = SimpleUploadedFile(SCRIPT + ".tsv", body.encode())
-    html = assert_inert(client.post(path, {"file": upload}), status=400)
+    response = client.post(path, {"file": upload})
+    assert response.status_code == 302
+    load_received()  # the worker rejects it; the Data section lists its problems (and name)
+    html = assert_inert(client.get(response["Location"]))
+    assert 'data-state="rejected"' in html
     assert "&lt;script&gt;" in html or "&quot;&gt;&lt;img" in html
     assert 'class="line">line 2</span>' in html

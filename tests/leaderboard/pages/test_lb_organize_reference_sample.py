@@ -1,7 +1,7 @@
 """The reference sample from documents on the organize pages' Data section: candidates uploaded
-from the page (problems by line, nothing stored), a seeded draw that queues every candidate of
-the drawn documents, its progress on the page (and on the overview), a second draw refused while
-one is verified."""
+from the page and loaded by a worker (problems by line under Uploads, nothing stored), a seeded
+draw that queues every candidate of the drawn documents, its progress on the page (and on the
+overview), a second draw refused while one is verified."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from django.test import Client
 from annotation.models import VerificationRequest
 from leaderboard.models import ReferenceCandidate, ReferenceSample, Task
 
+from organizer_uploads import load_received
 from pipeline_support import make_task
 
 pytestmark = pytest.mark.django_db
@@ -40,6 +41,13 @@ def page(client, org, task):
     return client
 
 
+def load_after(response):
+    """``response`` of a candidates upload, the upload loaded (as the worker would) if it was
+    received."""
+    load_received()
+    return response
+
+
 def candidates(body: bytes = b"a\tdoc1\nb\tdoc1\nc\tdoc2\nd\tdoc3\n"):
     return {"file": SimpleUploadedFile("c.tsv", body)}
 
@@ -57,9 +65,10 @@ def test_the_section_is_on_an_open_tasks_page_only(page, org):
 
 
 def test_upload_draw_and_progress(page, task, sent_jobs):
-    response = page.post(CANDIDATES, candidates(), follow=True)
+    response = load_after(page.post(CANDIDATES, candidates(), follow=True))
     assert response.redirect_chain[-1][0] == PAGE
-    assert "Reference candidates replaced: 4 items in 3 documents." in response.content.decode()
+    assert "Received your reference candidates file c.tsv (" in response.content.decode()
+    assert "loaded: 4 candidates, 3 documents" in page.get(PAGE).content.decode()
     response = page.post(DRAW, {"size": "2", "seed": "9"}, follow=True)
     text = response.content.decode()
     sample = ReferenceSample.objects.get()
@@ -92,17 +101,17 @@ def test_upload_draw_and_progress(page, task, sent_jobs):
 
 
 def test_bad_lines_are_listed_and_nothing_is_stored(page):
-    response = page.post(CANDIDATES, candidates(b"a\tdoc1\nb\n"))
-    assert response.status_code == 400
-    text = response.content.decode()
-    assert "Your reference candidates file was not accepted" in text
+    response = load_after(page.post(CANDIDATES, candidates(b"a\tdoc1\nb\n")))
+    assert response.status_code == 302
+    text = page.get(PAGE).content.decode()
+    assert 'data-state="rejected"' in text
     assert '<span class="line">line 2</span>' in text
     assert "document missing: expected key&lt;TAB&gt;document" in text
     assert not ReferenceCandidate.objects.exists()
 
 
 def test_a_second_draw_is_refused_while_one_is_verified(page):
-    page.post(CANDIDATES, candidates())
+    load_after(page.post(CANDIDATES, candidates()))
     assert page.post(DRAW, {"size": "1"}).status_code == 302
     response = page.post(DRAW, {"size": "1"})
     assert response.status_code == 409
@@ -111,7 +120,7 @@ def test_a_second_draw_is_refused_while_one_is_verified(page):
     assert "is being verified" in text
     assert ReferenceSample.objects.count() == 1
     # Nor may the candidates change under it.
-    assert page.post(CANDIDATES, candidates(b"z\tdoc9\n")).status_code == 409
+    assert load_after(page.post(CANDIDATES, candidates(b"z\tdoc9\n"))).status_code == 409
     assert ReferenceCandidate.objects.count() == 4
 
 
@@ -134,7 +143,7 @@ def test_a_second_draw_is_refused_while_one_is_verified(page):
     ],
 )
 def test_bad_draws(page, body, status, says):
-    page.post(CANDIDATES, candidates())
+    load_after(page.post(CANDIDATES, candidates()))
     response = page.post(DRAW, body)
     assert response.status_code == status
     assert says in response.content.decode()
@@ -146,7 +155,7 @@ def test_an_organizer_of_another_task_cannot_draw(client, task):
     make_task(slug="other", title="Other").organizers.add(other)
     client.force_login(other)
     assert client.post(DRAW, {"size": "1"}).status_code == 403
-    assert client.post(CANDIDATES, candidates()).status_code == 403
+    assert load_after(client.post(CANDIDATES, candidates())).status_code == 403
     assert not ReferenceCandidate.objects.exists()
 
 
@@ -156,7 +165,7 @@ def test_a_draw_needs_the_csrf_token(org, task):
     browser.get(PAGE)  # sets the CSRF cookie
     token = browser.cookies["csrftoken"].value
     upload = {**candidates(), "csrfmiddlewaretoken": token}
-    assert browser.post(CANDIDATES, upload).status_code == 302
+    assert load_after(browser.post(CANDIDATES, upload)).status_code == 302
     api = "/api/tasks/ner/reference-sample/draw/"
     assert browser.post(DRAW, {"size": "1"}).status_code == 403
     refused = browser.post(api, {"size": 1}, content_type="application/json")
@@ -170,7 +179,7 @@ def test_a_draw_needs_the_csrf_token(org, task):
 
 
 def test_document_names_are_escaped(page):
-    page.post(CANDIDATES, candidates(b"a\t<b>doc</b>\n"))
+    load_after(page.post(CANDIDATES, candidates(b"a\t<b>doc</b>\n")))
     page.post(DRAW, {"size": "1"})
     text = page.get(PAGE).content.decode()
     assert "&lt;b&gt;doc&lt;/b&gt;" in text and "<b>doc</b>" not in text
@@ -181,7 +190,7 @@ CANCEL = "/annotate/ner/reference-sample/cancel/"
 
 def test_cancel_a_sample_being_verified_then_draw_again(page, task):
     assert f'action="{CANCEL}"' not in page.get(PAGE).content.decode()
-    page.post(CANDIDATES, candidates())
+    load_after(page.post(CANDIDATES, candidates()))
     page.post(DRAW, {"size": "2", "seed": "1"})
     sample = ReferenceSample.objects.get()
     queued = VerificationRequest.objects.filter(task=task).count()
@@ -203,7 +212,7 @@ def test_cancel_a_sample_being_verified_then_draw_again(page, task):
 
 
 def test_a_complete_sample_cannot_be_cancelled(page):
-    page.post(CANDIDATES, candidates())
+    load_after(page.post(CANDIDATES, candidates()))
     page.post(DRAW, {"size": "1"})
     ReferenceSample.objects.update(state="complete", reference_version=1)
     response = page.post(CANCEL)
@@ -215,7 +224,7 @@ def test_a_complete_sample_cannot_be_cancelled(page):
 
 def test_only_the_tasks_organizers_cancel(client, task, org):
     client.force_login(org)
-    client.post(CANDIDATES, candidates())
+    load_after(client.post(CANDIDATES, candidates()))
     client.post(DRAW, {"size": "1"})
     other = get_user_model().objects.create_user("other")
     make_task(slug="other", title="Other").organizers.add(other)
@@ -232,7 +241,7 @@ def drawn_with_csrf(org) -> tuple[Client, str]:
     browser.force_login(org)
     browser.get(PAGE)
     token = browser.cookies["csrftoken"].value
-    browser.post(CANDIDATES, {**candidates(), "csrfmiddlewaretoken": token})
+    load_after(browser.post(CANDIDATES, {**candidates(), "csrfmiddlewaretoken": token}))
     browser.post(DRAW, {"size": "1", "csrfmiddlewaretoken": token})
     return browser, token
 
@@ -253,7 +262,7 @@ def test_a_cancel_needs_the_csrf_token(org, task):
 def test_a_replacement_needs_its_confirmation_and_the_form_is_kept(page, task):
     from leaderboard.models import ReferenceItem
 
-    page.post(CANDIDATES, candidates())
+    load_after(page.post(CANDIDATES, candidates()))
     page.post(DRAW, {"size": "1", "seed": "1"})
     ReferenceSample.objects.update(state="complete", reference_version=1)
     ReferenceItem.objects.create(task=task, item=ReferenceCandidate.objects.first().item, group="d")
@@ -276,20 +285,20 @@ def test_a_replacement_needs_its_confirmation_and_the_form_is_kept(page, task):
 
 
 def test_new_candidates_after_complete_draws_need_a_new_frame_ticked(page, task):
-    page.post(CANDIDATES, candidates())
+    load_after(page.post(CANDIDATES, candidates()))
     page.post(DRAW, {"size": "1"})
     ReferenceSample.objects.update(state="complete")
-    response = page.post(CANDIDATES, candidates(b"z\tdoc9\n"))
+    response = load_after(page.post(CANDIDATES, candidates(b"z\tdoc9\n")))
     assert response.status_code == 409
     assert "new candidates start a new sampling frame" in response.content.decode()
     assert 'href="#id_candidates_confirm"' in response.content.decode()
     assert ReferenceCandidate.objects.count() == 4
-    response = page.post(CANDIDATES, {**candidates(b"z\tdoc9\n"), "confirm": "on"})
+    response = load_after(page.post(CANDIDATES, {**candidates(b"z\tdoc9\n"), "confirm": "on"}))
     assert response.status_code == 302 and ReferenceCandidate.objects.count() == 1
 
 
 def test_stuck_candidates_are_listed_with_what_to_do(page, task):
-    page.post(CANDIDATES, candidates(b"a\tdoc1\n<b>k</b>\tdoc1\n"))
+    load_after(page.post(CANDIDATES, candidates(b"a\tdoc1\n<b>k</b>\tdoc1\n")))
     page.post(DRAW, {"size": "1"})
     ReferenceSample.objects.update(stuck=["<b>k</b>", "a"])
     text = page.get(PAGE).content.decode()
@@ -311,7 +320,7 @@ SETTLE = "/annotate/ner/reference-sample/settle/"
 
 def stuck_draw(page, *, stuck=("a",), awaiting=0) -> ReferenceSample:
     """A draw whose latest estimation left ``stuck`` candidates and ``awaiting`` others."""
-    page.post(CANDIDATES, candidates())
+    load_after(page.post(CANDIDATES, candidates()))
     page.post(DRAW, {"size": "3", "seed": "1"})
     sample = ReferenceSample.objects.get()
     unresolved = len(stuck) + awaiting
@@ -381,7 +390,7 @@ def test_a_settling_needs_the_csrf_token(org, task):
 def test_a_settled_draw_shows_what_it_decided_and_the_sample_how_many(page, task):
     from reference_samples import complete_latest
 
-    page.post(CANDIDATES, candidates(b"a\tdoc1\n<b>k</b>\tdoc1\nc\tdoc2\n"))
+    load_after(page.post(CANDIDATES, candidates(b"a\tdoc1\n<b>k</b>\tdoc1\nc\tdoc2\n")))
     page.post(DRAW, {"size": "2", "seed": "1"})
     ReferenceSample.objects.update(
         settled=[

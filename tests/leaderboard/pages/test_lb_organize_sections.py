@@ -19,6 +19,7 @@ from leaderboard.forms import PHASE_FIELDS, SETTING_GROUPS, TASK_SETTING_FIELDS
 from leaderboard.models import Run, Task
 from leaderboard.services.tasks import create_task
 
+from organizer_uploads import load_received
 from pipeline_support import add_items, add_run, make_team, open_unchecked
 
 pytestmark = pytest.mark.django_db
@@ -228,7 +229,9 @@ REFUSALS = {
         'value="Kept title"',
     ),
     "reference sample": (
-        lambda task: ("/tasks/t/organize/reference/", {"file": upload(b"k0\tdoc1\tx\n")}),
+        # Refused as it is received (the wrong format); a file with problems by line is
+        # received and rejected by the worker (test_lb_organize_uploads.py).
+        lambda task: ("/tasks/t/organize/reference/", {"file": upload(b"key\tgroup\nk0\tdoc1\n")}),
         400,
         "data",
         "Your reference sample was not accepted",
@@ -237,7 +240,7 @@ REFUSALS = {
         '<span class="line">line 1</span>',
     ),
     "gold file": (
-        lambda task: ("/annotate/t/gold/", {"file": upload(b"k0\tmaybe\n")}),
+        lambda task: ("/annotate/t/gold/", {"file": upload(b"k0,correct\nk1,incorrect\n")}),
         400,
         "data",
         "Your gold file was not accepted",
@@ -257,7 +260,7 @@ REFUSALS = {
     "candidates": (
         lambda task: (
             "/tasks/t/organize/reference-candidates/",
-            {"file": upload(b"k0\tdoc1\nk1\n"), "confirm": "on"},
+            {"file": upload(b"k0,doc1\nk1,doc2\n"), "confirm": "on"},
         ),
         400,
         "data",
@@ -361,6 +364,7 @@ def test_a_refusal_is_one_banner_at_the_top_linking_to_what_to_correct(
     if case.startswith(("draw", "cancel")):
         candidates = {"file": upload(b"k0\td1\nk1\td2\n")}
         org_client.post("/tasks/t/organize/reference-candidates/", candidates, follow=True)
+        load_received(task)
     path, data = make(task)
     response = org_client.post(path, data)
     assert response.status_code == status
@@ -438,7 +442,7 @@ def test_successes_return_to_their_section_with_the_message(org_client, task):
         assert response.status_code == 302, (path, response.content[:300])
         assert response["Location"] == f"/tasks/t/{back}", path
     page = org_client.get("/tasks/t/organize/data/").content.decode()
-    assert "Gold items loaded: 1 item" in page
+    assert "Received your gold items file f.tsv" in page
 
 
 def test_an_invitation_link_and_mailed_links_are_shown_once_at_the_top_of_people(

@@ -1,7 +1,9 @@
 """The organize pages' uploads (the Data section): the reference sample (open tasks), the pool
-(closed pools) and gold items; problems listed by line in the banner at the top of the section,
-with the refusal's status and nothing stored; the submit page's upload guards (throttle, size
-ceilings); organizers only."""
+(closed pools) and gold items, received for a worker to load; the section lists each upload's
+state and a rejected file's first problems by line (nothing of it stored); what is refused at
+once (the task cannot take it, the wrong format, a size cap) in the banner at the top of the
+section with the refusal's status; the submit page's upload guards (throttle, size ceilings);
+organizers only."""
 
 from __future__ import annotations
 
@@ -11,8 +13,9 @@ from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from annotation.models import GoldItem
-from leaderboard.models import Item, ReferenceItem, Task
+from leaderboard.models import Item, OrganizerUpload, ReferenceItem, Task
 
+from organizer_uploads import load_received
 from pipeline_support import add_items, make_task
 
 pytestmark = pytest.mark.django_db
@@ -42,6 +45,17 @@ def file(body: bytes, name="f.tsv"):
     return SimpleUploadedFile(name, body)
 
 
+def received_then_loaded(client, response, task) -> str:
+    """The Data section after the worker loaded what ``response`` received."""
+    assert response.status_code == 302
+    assert response["Location"] == f"/tasks/{task.slug}/organize/data/"
+    page = client.get(response["Location"]).content.decode()
+    assert "it is being checked and loaded; its state is under Uploads below." in page
+    assert 'data-state="received"' in page
+    load_received(task)
+    return client.get(response["Location"]).content.decode()
+
+
 def test_the_page_shows_the_upload_forms_the_task_takes(client, org, open_task, pool_task):
     client.force_login(org)
     text = client.get("/tasks/ner/organize/data/").content.decode()
@@ -64,7 +78,8 @@ def test_a_reference_sample_is_uploaded_from_the_page(client, org, open_task, se
     response = client.post(
         "/tasks/ner/organize/reference/", {"file": file(b"k0\tdoc1\nk1\tdoc1\nnew\tdoc2\n")}
     )
-    assert response.status_code == 302 and response["Location"] == "/tasks/ner/organize/data/"
+    assert not ReferenceItem.objects.exists()  # received, not read
+    page = received_then_loaded(client, response, open_task)
     assert dict(ReferenceItem.objects.values_list("item__key", "group")) == {
         "k0": "doc1",
         "k1": "doc1",
@@ -72,8 +87,8 @@ def test_a_reference_sample_is_uploaded_from_the_page(client, org, open_task, se
     }
     open_task.refresh_from_db()
     assert open_task.reference_version == 1
-    page = client.get("/tasks/ner/organize/data/").content.decode()
-    assert "Reference sample replaced: 3 items in 2 documents (version 1)." in page
+    assert 'data-state="loaded"' in page
+    assert "loaded: 3 items, 2 documents, 1 reference version" in page
     assert "Version 1: 3 items in 2 documents." in page
 
 
@@ -81,11 +96,8 @@ def test_a_malformed_reference_sample_is_listed_by_line_and_stores_nothing(clien
     client.force_login(org)
     body = b"k0\tdoc1\nk1\tdoc1\textra\n\xff\tdoc\n"
     response = client.post("/tasks/ner/organize/reference/", {"file": file(body)})
-    assert response.status_code == 400
-    text = response.content.decode()
-    assert "Your reference sample was not accepted" in text
-    error = response.context["refusal"]
-    assert [p.line for p in error.problems] == [2, 3]
+    text = received_then_loaded(client, response, open_task)
+    assert 'data-state="rejected"' in text and "rejected: 2 problems" in text
     assert '<span class="line">line 2</span>' in text
     assert '<span class="line">line 3</span>' in text
     assert not ReferenceItem.objects.exists()
@@ -110,7 +122,8 @@ def test_a_pool_is_uploaded_from_the_page_once(client, org, pool_task):
         "/tasks/pool/organize/pool/",
         {"file": file(b"a\nb\nc\n"), "payloads": file(payloads, "p.jsonl")},
     )
-    assert response.status_code == 302
+    page = received_then_loaded(client, response, pool_task)
+    assert "loaded: 3 items" in page
     assert list(Item.objects.filter(task=pool_task).order_by("index").values_list("key")) == [
         ("a",),
         ("b",),
@@ -129,11 +142,10 @@ def test_a_malformed_pool_is_listed_by_line_and_stores_nothing(client, org, pool
         "/tasks/pool/organize/pool/",
         {"file": file(b"a\nb\n"), "payloads": file(b'{"key": "zz", "payload": 1}\n', "p.jsonl")},
     )
-    assert response.status_code == 400
-    assert [(p.line, p.message) for p in response.context["refusal"].problems] == [
-        (1, "key 'zz' is not in the pool")
-    ]
-    assert '<span class="line">line 1</span>' in response.content.decode()
+    page = received_then_loaded(client, response, pool_task)
+    assert 'data-state="rejected"' in page and "payloads: p.jsonl" in page
+    assert '<span class="line">line 1</span>' in page
+    assert "key &#x27;zz&#x27; is not in the pool" in page
     assert not Item.objects.filter(task=pool_task).exists()
 
 
@@ -142,28 +154,29 @@ def test_gold_items_are_uploaded_from_the_page(client, org, open_task):
     response = client.post(
         "/annotate/ner/gold/", {"file": file(b"\xef\xbb\xbfk0\tcorrect\nk1\tincorrect\n")}
     )
-    assert response.status_code == 302 and response["Location"] == "/tasks/ner/organize/data/"
+    page = received_then_loaded(client, response, open_task)
     assert dict(GoldItem.objects.values_list("item__key", "answer")) == {"k0": True, "k1": False}
-    page = client.get("/tasks/ner/organize/data/").content.decode()
-    assert "Gold items loaded: 2 items (2 new, 0 changed, 0 unchanged)." in page
+    assert "loaded: 2 created, 0 updated, 0 unchanged" in page
 
 
 def test_a_malformed_gold_file_is_listed_by_line_and_stores_nothing(client, org, open_task):
     client.force_login(org)
     body = b"k0\tcorrect\nk1\tmaybe\n<b>nope</b>\tcorrect\nk2\xff\tcorrect\n"
     response = client.post("/annotate/ner/gold/", {"file": file(body)})
-    assert response.status_code == 400
-    problems = [(p.line, p.message) for p in response.context["refusal"].problems]
-    assert problems == [(4, "is not UTF-8 text (byte 3 of the line)")]
+    received_then_loaded(client, response, open_task)
+    (utf8,) = OrganizerUpload.objects.all()
+    assert (utf8.state, utf8.problems, utf8.problem_count) == (
+        "rejected",
+        [{"line": 4, "message": "is not UTF-8 text (byte 3 of the line)"}],
+        1,
+    )
     response = client.post("/annotate/ner/gold/", {"file": file(body.rsplit(b"\n", 2)[0])})
-    assert response.status_code == 400
-    problems = [(p.line, p.message) for p in response.context["refusal"].problems]
-    assert problems == [
+    text = received_then_loaded(client, response, open_task)
+    latest = OrganizerUpload.objects.first()
+    assert [(p["line"], p["message"]) for p in latest.problems] == [
         (2, "answer must be 'correct' or 'incorrect', got 'maybe'"),
         (3, "no item with key '<b>nope</b>' in task ner"),
     ]
-    text = response.content.decode()
-    assert "Your gold file was not accepted" in text
     assert '<span class="line">line 3</span>' in text
     assert "&lt;b&gt;nope&lt;/b&gt;" in text and "<b>nope</b>" not in text
     assert not GoldItem.objects.exists()
@@ -207,6 +220,7 @@ def test_page_uploads_share_the_upload_throttle(client, org, open_task, monkeypa
     response = client.post("/annotate/ner/gold/", {"file": file(b"k1\tcorrect\n")})
     assert response.status_code == 429 and int(response["Retry-After"]) > 0
     assert "Too many uploads: try again in" in response.content.decode()
+    load_received(open_task)
     assert list(GoldItem.objects.values_list("item__key", flat=True)) == ["k0"]
     cache.clear()
 

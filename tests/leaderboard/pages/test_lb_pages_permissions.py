@@ -120,7 +120,9 @@ def candidates_body(world):
 
 
 def bad_candidates_body(world):
-    return {"file": SimpleUploadedFile("c.tsv", b"CAND-0\tdoc-1\nCAND-1\n")}
+    # Refused as it is received (the wrong format): a file with problems by line is received
+    # and rejected by the worker (tests/leaderboard/pages/test_lb_organize_uploads.py).
+    return {"file": SimpleUploadedFile("c.tsv", b"CAND-0,doc-1\nCAND-1,doc-2\n")}
 
 
 def gold_body(world):
@@ -132,12 +134,13 @@ def pool_body(world):
 
 
 def other_gold_body(world):
-    # Task "other" has no items: its organizers are told the key is unknown (400).
+    # Task "other" has no items: its organizers' file is received, then rejected by the worker
+    # (the key is unknown).
     return {"file": SimpleUploadedFile("gold.tsv", b"other-key\tcorrect\n")}
 
 
 def bad_gold_body(world):
-    return {"file": SimpleUploadedFile("gold.tsv", b"GOLDKEY-0\tmaybe\n")}
+    return {"file": SimpleUploadedFile("gold.tsv", b"GOLDKEY-0,correct\nGOLDKEY-1,correct\n")}
 
 
 def accept_terms_body(world):
@@ -370,7 +373,7 @@ MATRIX = [
         "POST",
         "/annotate/other/gold/",
         other_gold_body,
-        (LOGIN, 403, 403, 403, 403, 400, 400, 400, 403),
+        (LOGIN, 403, 403, 403, 403, REDIRECT, REDIRECT, REDIRECT, 403),
     ),
     ("GET", "/annotate/main/gold/", None, (LOGIN, 405, 405, 405, 405, 405, 405, 405, 405)),
     # The reference sample built from documents: candidates (here), the draw (the annotation

@@ -168,7 +168,7 @@ def test_the_watchdog_leaves_a_held_run_alone(febrl, team, participant, settings
     run = held(febrl, team, participant)
     old = timezone.now() - timedelta(seconds=settings.PIPELINE_STUCK_SECONDS * 100)
     Run.objects.filter(pk=run.pk).update(state_changed_at=old, created_at=old)
-    assert watchdog() == {"requeued": 0, "failed": 0, "replanned": 0, "estimates": 0, "mail": 0}
+    assert not any(watchdog().values())
     run.refresh_from_db()
     assert run.state == Run.State.HELD and run.attempts == 0 and sent_jobs == []
 
