@@ -54,7 +54,7 @@ from .reference_candidates import (
     store_candidates,
 )
 from .runs import SubmissionError, check_size, upload_limit
-from .stored_files import store_upload
+from .stored_files import forget_stored, store_upload
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -161,7 +161,7 @@ def _store(task: Task, kind: str, upload: IO[bytes], file_name: str) -> tuple[st
 def _delete(*names: str) -> None:
     for name in names:
         if name:
-            default_storage.delete(name)
+            forget_stored(name)
 
 
 def receive_upload(
