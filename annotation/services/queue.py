@@ -35,12 +35,9 @@ from leaderboard.selectors import check_verified_email, conflicted_teams, is_ann
 from ..models import (
     AnnotatorPause,
     Assignment,
-    GoldAnswer,
-    Judgment,
-    RequestConflict,
     VerificationRequest,
 )
-from ..selectors import answers_today, open_gold_for
+from ..selectors import answers_today, open_gold_for, open_requests_for
 from .errors import JudgmentError
 from .gold import open_pause
 from .judgments import lock_annotator, revoke_leases
@@ -87,29 +84,8 @@ def free_requests(*, task: Task, annotator: User, now: datetime) -> QuerySet[Ver
     live = Assignment.objects.filter(request=OuterRef("pk"), state=ACTIVE, expires_at__gt=now)
     live_count = Subquery(live.order_by().values("request").annotate(n=Count("pk")).values("n"))
     qs = (
-        VerificationRequest.objects.filter(task=task, state=VerificationRequest.State.PENDING)
-        .filter(
-            ~Exists(
-                Judgment.objects.filter(
-                    request=OuterRef("pk"), annotator=annotator, withdrawn_at=None
-                )
-            )
-        )
+        open_requests_for(task=task, annotator=annotator)
         .filter(~Exists(live.filter(annotator=annotator)))
-        .filter(
-            ~Exists(
-                GoldAnswer.objects.filter(
-                    gold__item=OuterRef("item_id"), annotator=annotator, withdrawn_at=None
-                )
-            )
-        )
-        .filter(
-            ~Exists(
-                RequestConflict.objects.filter(
-                    request=OuterRef("pk"), team__in=conflicted_teams(task=task, user=annotator)
-                )
-            )
-        )
         .annotate(live=Coalesce(live_count, 0))
         .filter(judgments_required__gt=F("judgments_counted") + F("live"))
     )
