@@ -67,7 +67,7 @@ def _active_annotators(task: Task) -> set[int]:
     return set(task.annotators.exclude(pk__in=paused).values_list("pk", flat=True))
 
 
-def open_requests_for(*, task: Task, annotator):
+def open_requests_for(*, task: Task, annotator) -> QuerySet[VerificationRequest]:
     """Pending requests ``annotator`` has not answered (nor answered as gold) and may see
     (conflicts excluded)."""
     return (
