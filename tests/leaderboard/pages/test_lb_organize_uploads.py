@@ -182,6 +182,21 @@ def test_a_malformed_gold_file_is_listed_by_line_and_stores_nothing(client, org,
     assert not GoldItem.objects.exists()
 
 
+def test_a_rejected_latest_upload_is_said_at_the_top_of_the_section(client, org, open_task):
+    """A worker's rejection comes after the page said "received": the next visit says it above
+    the forms, not only in the Uploads table at the foot of the section."""
+    client.force_login(org)
+    response = client.post("/annotate/ner/gold/", {"file": file(b"k0\tmaybe\n", "g.tsv")})
+    text = received_then_loaded(client, response, open_task)
+    upload = OrganizerUpload.objects.get()
+    assert 'id="latest-upload-rejected"' in text
+    banner = text.index('id="latest-upload-rejected"')
+    assert banner < text.index('id="upload-gold"') < text.index('id="uploads"')
+    assert f'href="#upload-{upload.pk}"' in text[banner : text.index('id="upload-gold"')]
+    response = client.post("/annotate/ner/gold/", {"file": file(b"k0\tcorrect\n", "g2.tsv")})
+    assert 'id="latest-upload-rejected"' not in received_then_loaded(client, response, open_task)
+
+
 @pytest.mark.parametrize(
     "path", ["/tasks/ner/organize/reference/", "/annotate/ner/gold/", "/tasks/pool/organize/pool/"]
 )
