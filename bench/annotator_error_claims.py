@@ -33,6 +33,7 @@ import numpy as np
 from _util import machine
 
 from evaluation.core.designs import make_design
+from evaluation.core.measures import OPEN_MEASURES
 from evaluation.core.state import TaskState
 from evaluation.simulation.annotators import AnnotatorPanel, choose_gold, parse_annotators
 from evaluation.simulation.datasets import load_dataset
@@ -111,7 +112,7 @@ def campaign(
     return state, design
 
 
-MEASURES = ("precision", "recall", "f1")
+MEASURES = OPEN_MEASURES
 
 
 def true_scores(dataset, order) -> list[tuple[float, float, float]]:

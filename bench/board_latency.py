@@ -53,9 +53,10 @@ import time
 import numpy as np
 from _util import REPO, machine
 
+from evaluation.core.measures import OPEN_MEASURES
+
 TARGET_P95_MS = 50.0
 SLUG = "bench-board"
-METRICS = ("precision", "recall", "f1")
 
 
 def ensure_postgres_database(url: str) -> None:
@@ -133,15 +134,15 @@ def populate(*, n_runs: int, n_teams: int, n_snapshots: int, seed: int) -> dict:
                 for i in range(n_runs)
             ]
         )
-        truth = {m: rng.uniform(0.3, 0.95, n_runs) for m in METRICS}
+        truth = {m: rng.uniform(0.3, 0.95, n_runs) for m in OPEN_MEASURES}
         now = timezone.now()
         for version in range(1, n_snapshots + 1):
             width = 0.25 / np.sqrt(version)  # intervals narrow as answers arrive
             rows, estimates = [], []
             values = {
-                m: np.clip(truth[m] + rng.normal(0, width / 3, n_runs), 0, 1) for m in METRICS
+                m: np.clip(truth[m] + rng.normal(0, width / 3, n_runs), 0, 1) for m in OPEN_MEASURES
             }
-            for m in METRICS:
+            for m in OPEN_MEASURES:
                 order = np.argsort(-values[m])
                 rank_of = np.empty(n_runs, int)
                 rank_of[order] = np.arange(1, n_runs + 1)
@@ -158,7 +159,7 @@ def populate(*, n_runs: int, n_teams: int, n_snapshots: int, seed: int) -> dict:
                     "n_verified": 400,
                     "rank": {},
                 }
-                for m in METRICS:
+                for m in OPEN_MEASURES:
                     v = float(values[m][i])
                     low, high = max(0.0, v - width * 1.1), min(1.0, v + width * 0.9)
                     row[m] = {

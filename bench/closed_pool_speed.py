@@ -27,7 +27,8 @@ import time
 import numpy as np
 from _util import code_version, machine, peak_rss_mib
 
-from evaluation.core.closed_pool import MEASURES, AdaptivePoolDesign, PoolState
+from evaluation.core.closed_pool import CLOSED_POOL_MEASURES, AdaptivePoolDesign, PoolState
+from evaluation.core.measures import OPEN_MEASURES
 
 
 def synthetic_pool(items: int, positives: int, runs: int, rng: np.random.Generator):
@@ -54,7 +55,7 @@ def main() -> None:
 
     rng = np.random.default_rng(args.seed)
     truth, outputs = synthetic_pool(args.items, args.positives, args.runs, rng)
-    design = AdaptivePoolDesign(targets=("precision", "recall", "f1"))
+    design = AdaptivePoolDesign(targets=OPEN_MEASURES)
     state = PoolState(args.items)
     arrival = []
     started = time.perf_counter()
@@ -77,7 +78,7 @@ def main() -> None:
         plan_times.append(time.perf_counter() - t0)
         state.set_labels(items, truth[items])
         t0 = time.perf_counter()
-        design.estimate(state, level=0.95, measures=MEASURES)
+        design.estimate(state, level=0.95, measures=CLOSED_POOL_MEASURES)
         estimate_times.append(time.perf_counter() - t0)
 
     result = {

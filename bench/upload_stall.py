@@ -46,6 +46,8 @@ from board_latency import fetch, free_port, summary
 from ingest_run import write_files
 from service_scale import Worker, log, recreate_database, start_redis
 
+from evaluation.core.measures import OPEN_MEASURES
+
 SLUG = "bench-uploads"
 BOARD_P95_MS = 100.0
 WEB_RSS_MIB = 300.0
@@ -153,7 +155,7 @@ def publish_board(task, team) -> None:
                 labels_used=8,
                 method="wilson",
             )
-            for m in ("precision", "recall", "f1")
+            for m in OPEN_MEASURES
         ]
     )
 

@@ -33,7 +33,8 @@ from _util import REPO, machine
 
 sys.path.insert(0, os.path.join(REPO, "tests", "support"))
 
-from evaluation.simulation.campaigns import METRICS, true_scores
+from evaluation.core.measures import OPEN_MEASURES
+from evaluation.simulation.campaigns import true_scores
 
 from design_campaigns import (
     WITHDRAWAL_ARMS,
@@ -48,7 +49,7 @@ def summary(dataset, est: np.ndarray) -> dict:
     index = {s.name: k for k, s in enumerate(dataset.systems)}
     out: dict = {}
     for k, name in enumerate(WITHDRAWAL_KEPT):
-        for m, metric in enumerate(METRICS):
+        for m, metric in enumerate(OPEN_MEASURES):
             truth = truths[index[name], m]
             value, low, high = est[:, k, m, 0], est[:, k, m, 1], est[:, k, m, 2]
             err = value - truth

@@ -18,9 +18,10 @@ import sys
 
 from evaluation.core.designs import DESIGNS
 from evaluation.core.intervals import INTERVAL_METHODS
+from evaluation.core.measures import OPEN_MEASURES
 from evaluation.simulate_closed_pool import closed_pool_request, format_closed_pool_table
 from evaluation.simulation.annotators import parse_annotators
-from evaluation.simulation.campaigns import METRICS, Annotators, SimulationSummary, simulate
+from evaluation.simulation.campaigns import Annotators, SimulationSummary, simulate
 from evaluation.simulation.closed_pool_campaigns import CLOSED_POOL_DESIGNS, simulate_closed_pool
 from evaluation.simulation.closed_pool_data import is_closed_pool, load_closed_pool
 from evaluation.simulation.datasets import DatasetError, load_dataset
@@ -242,7 +243,7 @@ def format_table(summary: SimulationSummary, *, per_system: bool = False) -> str
         f"{'metric':<10} {'coverage':>9} {'median half-width':>18} {'bias':>9} "
         f"{'(se)':>8}" + (f" {'cov. at stop':>13} {'bias at stop':>13}" if noisy else ""),
     ]
-    for m in METRICS:
+    for m in OPEN_MEASURES:
         row = (
             f"{m:<10} {_fmt(s.coverage[m], 3):>9} {_fmt(s.half_width_median[m]):>18} "
             f"{_fmt(s.bias[m]):>9} {_fmt(s.bias_se.get(m, math.nan)):>8}"

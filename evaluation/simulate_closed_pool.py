@@ -11,12 +11,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from evaluation.core.closed_pool import MEASURES
+from evaluation.core.closed_pool import CLOSED_POOL_MEASURES
+from evaluation.core.measures import OPEN_MEASURES
 from evaluation.simulation.annotators import parse_annotators
 from evaluation.simulation.campaigns import Annotators
 from evaluation.simulation.closed_pool_campaigns import (
     CLOSED_POOL_DESIGNS,
-    DEFAULT_MEASURES,
     PER_RUN_BUDGET_DESIGNS,
     ClosedPoolSummary,
 )
@@ -72,13 +72,13 @@ def closed_pool_request(
             f"--design {design} is an open-world design; on a closed pool choose one of "
             f"{', '.join(CLOSED_POOL_DESIGNS)}"
         )
-    chosen: tuple[str, ...] = DEFAULT_MEASURES
+    chosen: tuple[str, ...] = OPEN_MEASURES
     if measures is not None:
         chosen = tuple(m.strip() for m in measures.split(",") if m.strip())
-        unknown = [m for m in chosen if m not in MEASURES]
+        unknown = [m for m in chosen if m not in CLOSED_POOL_MEASURES]
         if unknown or not chosen or len(set(chosen)) != len(chosen):
             raise ValueError(
-                f"--measures: a comma list of distinct names from {', '.join(MEASURES)}"
+                f"--measures: a comma list of distinct names from {', '.join(CLOSED_POOL_MEASURES)}"
             )
     return {
         "design": design,

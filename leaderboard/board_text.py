@@ -13,12 +13,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from evaluation.core.measures import OPEN_MEASURES
+
 from .models import LeaderboardSnapshot, Run, Task
 from .selectors import REFERENCE_MIN_DOCUMENTS, REFERENCE_MIN_ITEMS, ReferenceSize
 
 __all__ = [
     "EN_DASH",
-    "OPEN_MEASURES",
     "RECALL_MEASURES",
     "ReferenceSupport",
     "RunWords",
@@ -29,7 +30,6 @@ __all__ = [
 ]
 
 EN_DASH = "\u2013"
-OPEN_MEASURES = ("precision", "recall", "f1")
 # An open task's measures that rest on its reference sample (F1 through recall).
 RECALL_MEASURES = frozenset({"recall", "f1"})
 

@@ -21,11 +21,10 @@ from datetime import datetime
 
 import numpy as np
 
-from .board_text import OPEN_MEASURES, RECALL_MEASURES, SnapshotTerms, rank_of, rank_text
+from .board_text import RECALL_MEASURES, SnapshotTerms, rank_of, rank_text
 from .board_text import snapshot_measures as _measures_of
 from .models import Item, LabelModelFit, LeaderboardSnapshot, Run, Task
 
-METRICS = OPEN_MEASURES
 METRIC_FIELDS = ("value", "low", "high", "labels_used", "method")
 ROW_FIELDS = (
     "run",

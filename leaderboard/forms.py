@@ -8,7 +8,7 @@ from allauth.account.forms import LoginForm
 from django import forms
 from django.forms.models import fields_for_model, model_to_dict
 
-from evaluation.core.closed_pool import MEASURES
+from evaluation.core.closed_pool import CLOSED_POOL_MEASURES
 
 from .models import Run, Task, TaskFile, Team
 from .services.sign_in import normalized_login
@@ -275,7 +275,7 @@ class TaskCreateForm(ServiceErrorsForm):
         for name in ("description", "question", "display_template"):
             self.fields[name].widget.attrs["rows"] = 3
         self.fields["measures"] = forms.MultipleChoiceField(
-            choices=[(m, m) for m in MEASURES],
+            choices=[(m, m) for m in CLOSED_POOL_MEASURES],
             required=False,
             widget=forms.CheckboxSelectMultiple,
             help_text="What the board shows. Open tasks: precision, recall, f1; closed pools: "

@@ -9,6 +9,8 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
+from .measures import OPEN_MEASURES
+
 __all__ = ["Bands", "IntervalEstimate", "Patterns", "Plan", "RoundRecord", "RunEstimate"]
 
 # ``(cells, bands)``: pool cells given a band in a round, and the band each got (arrays when
@@ -75,7 +77,7 @@ class RunEstimate:
 
     def metric(self, name: str) -> IntervalEstimate:
         """The estimate named ``"precision"``, ``"recall"`` or ``"f1"``."""
-        if name not in ("precision", "recall", "f1"):
+        if name not in OPEN_MEASURES:
             raise KeyError(name)
         return {"precision": self.precision, "recall": self.recall, "f1": self.f1}[name]
 

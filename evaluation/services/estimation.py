@@ -8,6 +8,7 @@ from typing import Any
 
 from django.db import transaction
 
+from evaluation.core.measures import OPEN_MEASURES
 from evaluation.core.ranking import RankIntervals, bonferroni_level, rank_estimates
 from evaluation.core.results import RunEstimate
 from leaderboard.jobs import enqueue_plan
@@ -27,8 +28,6 @@ from .snapshots import (
     store_snapshot,
 )
 from .withdrawals import cancel_withdrawn_requests
-
-METRICS = ("precision", "recall", "f1")
 
 
 def estimate_task(task_id: int) -> LeaderboardSnapshot | None:
@@ -86,7 +85,7 @@ def _rank_runs(
     """
     family = float(loaded.design.confidence)
     k = max(
-        (sum(math.isfinite(getattr(results[i], m).value) for i in indices) for m in METRICS),
+        (sum(math.isfinite(getattr(results[i], m).value) for i in indices) for m in OPEN_MEASURES),
         default=0,
     )
     level = bonferroni_level(family, k)
@@ -108,7 +107,7 @@ def _rank_runs(
         m: rank_estimates(estimates, m, family_level=family, runs=indices)
         if indices
         else RankIntervals((), (), (), 0, level, family)
-        for m in METRICS
+        for m in OPEN_MEASURES
     }
     return _Ranking(indices, family, level, ranks, adjusted)
 
@@ -180,7 +179,7 @@ def _store_snapshot(
         # A run failed or was withdrawn (or marked a baseline) while the engine ran: rank the
         # runs the snapshot ranks.
         ranking = _rank_runs(loaded, results, ranked)
-    estimates = [(run, {m: getattr(results[i], m) for m in METRICS}) for i, run in listed]
+    estimates = [(run, {m: getattr(results[i], m) for m in OPEN_MEASURES}) for i, run in listed]
     rows = [
         snapshot_row(run, by_metric, _rank_entry(ranking, i))
         for (i, _), (run, by_metric) in zip(listed, estimates, strict=True)
@@ -219,8 +218,8 @@ def _same(latest: LeaderboardSnapshot, loaded: LoadedTask, rows: list[dict[str, 
 def _rank_entry(ranking: _Ranking, index: int) -> dict[str, dict[str, int | None] | None]:
     entry: dict[str, dict[str, int | None] | None] = {}
     if index not in ranking.indices:
-        return dict.fromkeys(METRICS)  # a baseline: listed, not ranked
-    for m in METRICS:
+        return dict.fromkeys(OPEN_MEASURES)  # a baseline: listed, not ranked
+    for m in OPEN_MEASURES:
         best, worst = ranking.ranks[m].of(index)
         entry[m] = None if best is None else {"best": best, "worst": worst}
     return entry
@@ -232,12 +231,12 @@ def _ranking_details(ranking: _Ranking, loaded: LoadedTask) -> dict[str, Any]:
     for i in ranking.indices:
         result = ranking.adjusted[i]
         intervals[str(loaded.runs[i].pk)] = {
-            m: [getattr(result, m).low, getattr(result, m).high] for m in METRICS
+            m: [getattr(result, m).low, getattr(result, m).high] for m in OPEN_MEASURES
         }
     return {
         "method": ranking.ranks["precision"].method,
         "family_level": ranking.family_level,
         "interval_level": ranking.interval_level,
-        "runs_ranked": {m: ranking.ranks[m].ranked for m in METRICS},
+        "runs_ranked": {m: ranking.ranks[m].ranked for m in OPEN_MEASURES},
         "intervals": intervals,
     }

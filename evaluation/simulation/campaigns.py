@@ -18,12 +18,12 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..core.designs import make_design
+from ..core.measures import OPEN_MEASURES
 from ..core.state import TaskState
 from .annotators import AnnotatorPanel, PerfectOracle, choose_gold, parse_annotators
 from .datasets import Dataset
 
 __all__ = [
-    "METRICS",
     "Annotators",
     "RepeatOutcome",
     "SimulationSummary",
@@ -32,8 +32,6 @@ __all__ = [
     "simulate",
     "true_scores",
 ]
-
-METRICS = ("precision", "recall", "f1")
 
 
 @dataclass(frozen=True)
@@ -292,7 +290,7 @@ def _answerer(dataset, order, annotators, design, rng, state):
 def _as_array(estimates) -> np.ndarray:
     return np.array(
         [
-            [[getattr(e, m).value, getattr(e, m).low, getattr(e, m).high] for m in METRICS]
+            [[getattr(e, m).value, getattr(e, m).low, getattr(e, m).high] for m in OPEN_MEASURES]
             for e in estimates
         ]
     )
@@ -350,10 +348,10 @@ def _with_judgments(
     value, low, high = est[..., 0], est[..., 1], est[..., 2]
     covered = (low - 1e-12 <= truth) & (truth <= high + 1e-12)
     err = value - truth
-    coverage = {m: float(covered[:, k].mean()) for k, m in enumerate(METRICS)}
+    coverage = {m: float(covered[:, k].mean()) for k, m in enumerate(OPEN_MEASURES)}
     bias = {
         m: float(np.nanmean(err[:, k])) if np.isfinite(err[:, k]).any() else math.nan
-        for k, m in enumerate(METRICS)
+        for k, m in enumerate(OPEN_MEASURES)
     }
     return replace(
         summary,
@@ -383,7 +381,7 @@ def _summarise(
     # Runs of one repeat share the reference sample and the draws, so the standard error of the
     # bias comes from the spread of per-repeat mean errors (repeats are independent).
     repeat_of_cell = np.concatenate([np.full(len(o.systems), r) for r, o in enumerate(outcomes)])
-    for m, name in enumerate(METRICS):
+    for m, name in enumerate(OPEN_MEASURES):
         coverage[name] = float(covered[:, m].mean())
         median[name] = float(np.median(half[:, m]))
         finite = np.isfinite(err[:, m])
@@ -435,15 +433,15 @@ def _per_system(dataset, outcomes, covered, half, err) -> list:
             {
                 "system": str(name),
                 "cells": int(sel.sum()),
-                "coverage": {m: float(covered[sel, k].mean()) for k, m in enumerate(METRICS)},
+                "coverage": {m: float(covered[sel, k].mean()) for k, m in enumerate(OPEN_MEASURES)},
                 "half_width_median": {
-                    m: float(np.median(half[sel, k])) for k, m in enumerate(METRICS)
+                    m: float(np.median(half[sel, k])) for k, m in enumerate(OPEN_MEASURES)
                 },
                 "bias": {
                     m: float(np.nanmean(err[sel, k]))
                     if np.isfinite(err[sel, k]).any()
                     else math.nan
-                    for k, m in enumerate(METRICS)
+                    for k, m in enumerate(OPEN_MEASURES)
                 },
             }
         )

@@ -42,9 +42,10 @@ from typing import Any
 import numpy as np
 
 from ..core.closed_pool import POOL_DESIGNS, MeasureEstimates, PoolState, make_pool_design
-from ..core.closed_pool.measures import MEASURES, measure_value
+from ..core.closed_pool.measures import CLOSED_POOL_MEASURES, measure_value
 from ..core.closed_pool.published import ais_published
 from ..core.labels import item_labels
+from ..core.measures import OPEN_MEASURES
 from ..core.state import TaskState
 from .annotators import AnnotatorPanel, choose_gold
 from .campaigns import Annotators, sample_sd
@@ -52,7 +53,6 @@ from .closed_pool_data import ClosedPoolData
 
 __all__ = [
     "CLOSED_POOL_DESIGNS",
-    "DEFAULT_MEASURES",
     "PER_RUN_BUDGET_DESIGNS",
     "ClosedPoolSummary",
     "PoolCampaign",
@@ -62,7 +62,6 @@ __all__ = [
     "true_measures",
 ]
 
-DEFAULT_MEASURES = ("precision", "recall", "f1")
 # Single-run baselines: they re-use no label, so their budget is per run.
 PER_RUN_BUDGET_DESIGNS = ("ais-published",)
 CLOSED_POOL_DESIGNS = (*sorted(POOL_DESIGNS), *PER_RUN_BUDGET_DESIGNS)
@@ -291,7 +290,7 @@ def simulate_closed_pool(
     data: ClosedPoolData,
     *,
     design: str,
-    measures: Sequence[str] = DEFAULT_MEASURES,
+    measures: Sequence[str] = OPEN_MEASURES,
     budget: int = 2000,
     systems: Sequence[int] | None = None,
     repeats: int = 1,
@@ -309,9 +308,11 @@ def simulate_closed_pool(
     """
     if design not in CLOSED_POOL_DESIGNS:
         raise ValueError(f"unknown design {design!r}; choose one of {list(CLOSED_POOL_DESIGNS)}")
-    unknown = [m for m in measures if m not in MEASURES]
+    unknown = [m for m in measures if m not in CLOSED_POOL_MEASURES]
     if unknown or not measures:
-        raise ValueError(f"measures must be some of {', '.join(MEASURES)}; got {list(measures)}")
+        raise ValueError(
+            f"measures must be some of {', '.join(CLOSED_POOL_MEASURES)}; got {list(measures)}"
+        )
     if repeats < 1 or budget < 0:
         raise ValueError("repeats must be >= 1 and the budget >= 0")
     order = list(range(len(data.systems))) if systems is None else list(systems)

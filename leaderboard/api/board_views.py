@@ -16,9 +16,10 @@ from rest_framework import exceptions
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 
-from evaluation.core.closed_pool import MEASURES
+from evaluation.core.closed_pool import CLOSED_POOL_MEASURES
+from evaluation.core.measures import OPEN_MEASURES
 
-from ..exports import METRICS, csv_lines, snapshot_csv_rows, snapshot_json, snapshot_metrics
+from ..exports import csv_lines, snapshot_csv_rows, snapshot_json, snapshot_metrics
 from ..models import LeaderboardSnapshot
 from ..selectors import (
     board_order,
@@ -42,7 +43,7 @@ SORT = OpenApiParameter(
     OpenApiTypes.STR,
     # Every metric a task may show (an open task's three, a closed pool's measures); a task
     # answers 400 for one it does not show.
-    enum=list(dict.fromkeys((*METRICS, *MEASURES))),
+    enum=list(dict.fromkeys((*OPEN_MEASURES, *CLOSED_POOL_MEASURES))),
     description="Order the rows by this metric's value (runs without a "
     "value last): one of the task's measures (a closed pool's `measures`; else precision, "
     "recall, f1), 400 otherwise. Default: the stored order.",
@@ -83,7 +84,7 @@ def sorted_rows(
     *,
     sort: str | None,
     order: str | None,
-    metrics: tuple[str, ...] = METRICS,
+    metrics: tuple[str, ...] = OPEN_MEASURES,
 ) -> list[dict]:
     """``rows`` in the board order (``selectors.board_order``) of one of ``metrics`` (the
     snapshot's: a closed pool's measures), or as stored."""
@@ -174,7 +175,7 @@ class RunHistoryView(ApiView):
     @extend_schema(responses=with_errors({200: RunHistorySerializer}, 404))
     def get(self, request, run_id: int):
         run = self.run(run_id)
-        metrics: dict[str, list] = {metric: [] for metric in METRICS}
+        metrics: dict[str, list] = {metric: [] for metric in OPEN_MEASURES}
         context = {"task": run.task}
         for estimate in run_estimates_visible_to(run=run, user=request.user):
             metrics.setdefault(estimate.metric, []).append(

@@ -13,6 +13,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from evaluation.core.measures import OPEN_MEASURES
+
 from ..lookalikes import lookalike_digests
 
 
@@ -86,7 +88,7 @@ class UniqueByLook:
 
 def default_measures() -> list[str]:
     """The measures a task shows unless its organizer picks others."""
-    return ["precision", "recall", "f1"]
+    return list(OPEN_MEASURES)
 
 
 class Task(UniqueByLook, models.Model):

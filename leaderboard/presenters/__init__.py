@@ -12,13 +12,12 @@ from .board import (
     snapshot_board,
     snapshot_list,
 )
-from .cells import METRIC_LABELS, METRICS, MetricCell, RankInterval
+from .cells import METRIC_LABELS, MetricCell, RankInterval
 from .common import TaskPhases, task_list, task_phases
 from .organize import BudgetSummary, budget_summary
 from .runs import RunListRow, RunPage, SubmitLimits, TeamQuota, my_runs, run_page, submit_limits
 
 __all__ = [
-    "METRICS",
     "METRIC_LABELS",
     "Board",
     "BoardRow",

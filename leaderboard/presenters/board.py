@@ -15,10 +15,12 @@ from functools import cached_property
 from django.core.cache import cache
 from django.db.models import Count, Max, Q
 
+from evaluation.core.measures import OPEN_MEASURES
+
 from .. import phases, selectors
 from ..board_text import ReferenceSupport, SnapshotTerms
 from ..models import LeaderboardSnapshot, Run, Task
-from .cells import METRIC_LABELS, METRICS, MetricCell, RankInterval, metric_labels
+from .cells import METRIC_LABELS, MetricCell, RankInterval, metric_labels
 from .plots import interval_plot
 
 DEFAULT_SORT = "f1"
@@ -45,7 +47,7 @@ class BoardRow:
     ranks: dict = field(default_factory=dict)  # metric -> RankInterval | None
     rank: RankInterval | None = None  # for the metric the board is sorted by
     # The board's columns, and the cells of those beyond precision, recall and F1 (closed pools).
-    metrics: tuple[str, ...] = METRICS
+    metrics: tuple[str, ...] = OPEN_MEASURES
     extra: dict = field(default_factory=dict)  # metric -> MetricCell
     state_text: str = ""  # what the state says was met (board_text.SnapshotTerms.state_text)
     baseline: bool = False  # listed as a reference point, without a rank (the snapshot's mark)
@@ -92,7 +94,7 @@ class Board:
     cache_key: str  # covers everything the body shows
     # run id -> (name, link, late, withdrawn)
     live: dict = field(default_factory=dict, repr=False)
-    metrics: tuple[str, ...] = METRICS  # the board's columns (a closed pool's measures)
+    metrics: tuple[str, ...] = OPEN_MEASURES  # the board's columns (a closed pool's measures)
     labels: dict = field(default_factory=lambda: dict(METRIC_LABELS))  # metric -> its name
 
     @cached_property
@@ -201,17 +203,17 @@ def board_metrics(task: Task) -> tuple[str, ...]:
     """The columns of ``task``'s board: a closed pool's chosen measures, else the three."""
     if task.kind == Task.Kind.CLOSED_POOL and task.measures:
         return tuple(task.measures)
-    return METRICS
+    return OPEN_MEASURES
 
 
-def parse_sort(value, metrics: tuple[str, ...] = METRICS) -> str:
+def parse_sort(value, metrics: tuple[str, ...] = OPEN_MEASURES) -> str:
     if value in metrics:
         return value
     return DEFAULT_SORT if DEFAULT_SORT in metrics else metrics[0]
 
 
 def _methods(
-    rows: list[BoardRow], metrics: tuple[str, ...] = METRICS, labels: dict | None = None
+    rows: list[BoardRow], metrics: tuple[str, ...] = OPEN_MEASURES, labels: dict | None = None
 ) -> dict[str, str]:
     labels = labels or METRIC_LABELS
     methods = {}
@@ -247,7 +249,7 @@ def _cache_key(
     stored before it kept its own is read against)."""
     shown = repr(
         (sorted(live.items()), metrics, sorted((labels or {}).items()), task.target_half_width)
-        if metrics != METRICS
+        if metrics != OPEN_MEASURES
         else (sorted(live.items()), task.target_half_width)
     )
     names = hashlib.sha1(shown.encode(), usedforsecurity=False)
@@ -292,7 +294,7 @@ def _body(
     terms: SnapshotTerms,
     sort: str,
     live: dict,
-    metrics: tuple[str, ...] = METRICS,
+    metrics: tuple[str, ...] = OPEN_MEASURES,
     labels: dict | None = None,
 ) -> BoardBody:
     labels = labels or METRIC_LABELS
@@ -329,7 +331,7 @@ def _body(
                 ranks=ranks,
                 rank=ranks.get(sort),
                 metrics=metrics,
-                extra={m: cell for m, cell in cells.items() if m not in METRICS},
+                extra={m: cell for m, cell in cells.items() if m not in OPEN_MEASURES},
                 state_text=terms.row_state_text(row),
                 baseline=row.get("baseline") is True,
             )

@@ -12,9 +12,8 @@ from evaluation.core.closed_pool import f_beta_label
 from ..board_text import rank_of, rank_text
 from ..models import Task
 
-__all__ = ["METRICS", "METRIC_LABELS", "MetricCell", "RankInterval", "metric_labels", "ordinal"]
+__all__ = ["METRIC_LABELS", "MetricCell", "RankInterval", "metric_labels", "ordinal"]
 
-METRICS = ("precision", "recall", "f1")
 METRIC_LABELS = {
     "precision": "Precision",
     "recall": "Recall",

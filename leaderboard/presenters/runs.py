@@ -15,6 +15,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from evaluation.core.measures import OPEN_MEASURES
+
 from .. import selectors
 from ..board_text import ReferenceSupport, RunWords, SnapshotTerms
 from ..ingestion import human_bytes
@@ -183,7 +185,7 @@ class RunListRow:
     run: Run
     cells: dict  # metric -> MetricCell, from the latest published snapshot
     provisional: bool
-    metrics: tuple[str, ...] = ("precision", "recall", "f1")  # the task's, in board order
+    metrics: tuple[str, ...] = OPEN_MEASURES  # the task's, in board order
     state_text: str = ""  # what its state says was met (the newest snapshot the viewer sees)
 
     @property
@@ -219,7 +221,7 @@ class MyRuns:
     rows: list[RunListRow]
     quotas: list[TeamQuota]
     snapshot_version: int | None
-    metrics: tuple[str, ...] = ("precision", "recall", "f1")  # the task's measures
+    metrics: tuple[str, ...] = OPEN_MEASURES  # the task's measures
     labels: dict = field(default_factory=dict)  # metric -> its name
     sort: str | None = None  # None: newest first
     reference: ReferenceSupport | None = None  # what recall rests on in the published snapshot

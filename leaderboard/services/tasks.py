@@ -13,8 +13,9 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from evaluation.core.closed_pool import MEASURES, PoolDesign, make_pool_design
+from evaluation.core.closed_pool import CLOSED_POOL_MEASURES, PoolDesign, make_pool_design
 from evaluation.core.designs import SERVICE_DESIGNS, ServiceDesign, make_service_design
+from evaluation.core.measures import OPEN_MEASURES
 
 from .. import page_text
 from ..display_templates import validate_display_template
@@ -35,8 +36,6 @@ TASK_FIELDS = frozenset(
 # Changing these once runs exist would change what earlier estimates meant (f_beta: what the
 # stored "fbeta" estimates are).
 FROZEN_ONCE_RUNS = frozenset({"design", "design_options", "kind", "f_beta"})
-# What an open task's engine estimates; a closed pool may show any of MEASURES.
-OPEN_MEASURES = ("precision", "recall", "f1")
 # The closed-pool design a task's ``design`` names ("default": the adaptive one, the only one
 # whose sampling record the pipeline stores).
 POOL_DESIGN_NAMES = {"default": "adaptive", "adaptive": "adaptive"}
@@ -139,7 +138,7 @@ def _measure_problems(task: Task) -> list[str]:
     measures = task.measures
     if not isinstance(measures, list) or not all(isinstance(m, str) for m in measures):
         return ["must be a list of measure names"]
-    allowed = MEASURES if task.kind == Task.Kind.CLOSED_POOL else OPEN_MEASURES
+    allowed = CLOSED_POOL_MEASURES if task.kind == Task.Kind.CLOSED_POOL else OPEN_MEASURES
     unknown = [m for m in measures if m not in allowed]
     if unknown:
         what = "a closed pool" if task.kind == Task.Kind.CLOSED_POOL else "an open task"

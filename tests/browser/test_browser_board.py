@@ -25,7 +25,6 @@ from worlds import demo_task_world
 pytestmark = pytest.mark.django_db(transaction=True)
 
 N = 300
-METRICS = ("precision", "recall", "f1")
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
+from evaluation.core.measures import OPEN_MEASURES
 from leaderboard.models import Estimate, LeaderboardSnapshot, RunEvent, Task
 
 from pipeline_support import add_items, add_run, make_task, make_team
@@ -52,9 +53,9 @@ def hostile():
                     "labels_used": 4,
                     "method": SCRIPT,
                 }
-                for m in ("precision", "recall", "f1")
+                for m in OPEN_MEASURES
             },
-            "rank": {m: {"best": 1, "worst": 2} for m in ("precision", "recall", "f1")},
+            "rank": {m: {"best": 1, "worst": 2} for m in OPEN_MEASURES},
         }
         for i, r in enumerate(runs)
     ]
@@ -88,7 +89,7 @@ def hostile():
                     method=SCRIPT,
                 )
                 for r in runs
-                for m in ("precision", "recall", "f1")
+                for m in OPEN_MEASURES
             ]
         )
     return {"task": task, "runs": runs}

@@ -7,6 +7,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
+from evaluation.core.measures import OPEN_MEASURES
 from leaderboard.services.tokens import create_token
 
 PASSWORD = "alice-pw"
@@ -104,7 +105,7 @@ def cli_world(transactional_db, sent):
                 labels_used=8,
                 method="wilson",
             )
-            for m in ("precision", "recall", "f1")
+            for m in OPEN_MEASURES
         ]
     )
     token = create_token(user=alice)

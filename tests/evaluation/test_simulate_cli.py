@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from evaluation.core.measures import OPEN_MEASURES
 from evaluation.core.results import Plan
 from evaluation.core.state import TaskState
 from evaluation.simulate import main
@@ -21,7 +22,6 @@ from evaluation.simulation.datasets import load_dataset
 SLICE = Path(__file__).resolve().parents[1] / "data" / "febrl4_slice"
 SYSTEM_NAMES = sorted(p.stem for p in (SLICE / "systems").glob("*.tsv"))
 N_SYSTEMS = len(SYSTEM_NAMES)  # 55
-METRICS = ("precision", "recall", "f1")
 KEYS = (
     "design",
     "dataset",
@@ -108,10 +108,10 @@ def test_json_has_every_key_with_sane_values(capsys, design):
     assert 0 <= out["target_met"] <= 1
     assert out["target_met"] * cells == pytest.approx(round(out["target_met"] * cells))
     for block in ("coverage", "half_width_median", "bias"):
-        assert set(out[block]) >= set(METRICS), block
-        for m in METRICS:
+        assert set(out[block]) >= set(OPEN_MEASURES), block
+        for m in OPEN_MEASURES:
             assert isinstance(out[block][m], float), (block, m)
-    for m in METRICS:
+    for m in OPEN_MEASURES:
         c = out["coverage"][m]
         assert 0 <= c <= 1 and c * cells == pytest.approx(round(c * cells))
         assert 0 <= out["half_width_median"][m] <= 0.5
@@ -225,7 +225,7 @@ def test_table_output(capsys):
     lines = out.splitlines()
     assert lines[0].startswith("design default on febrl4_slice: 8 systems x 2 repeats (seed 3)")
     assert f"labels per repeat: {summary['labels_mean']:.1f} (sd {summary['labels_sd']:.1f})" in out
-    for m in METRICS:
+    for m in OPEN_MEASURES:
         rows = [ln for ln in lines if ln.split() and ln.split()[0] == m]
         assert len(rows) == 1, m
         fields = rows[0].split()
@@ -356,8 +356,8 @@ def test_annotators_report_judgments_and_coverage_at_stop(capsys):
     assert out["judgments_mean"] >= out["labels_mean"] > 0
     assert 0 < out["gold_judgments_mean"] < out["judgments_mean"]
     for block in ("coverage_at_stop", "bias_at_stop"):
-        assert set(out[block]) == set(METRICS)
-    for m in METRICS:
+        assert set(out[block]) == set(OPEN_MEASURES)
+    for m in OPEN_MEASURES:
         assert 0 <= out["coverage_at_stop"][m] <= 1
 
 
@@ -378,8 +378,8 @@ def test_hard_items_make_every_annotator_err_more_on_them_and_are_reported(capsy
     assert "hard_items" not in base
     assert hard["hard_items"] == {"share": 0.3, "accuracy": 0.5}
     # Correlated errors the model assumes away: the estimates move away from the truth.
-    err = sum(abs(hard["bias"][m]) for m in METRICS)
-    assert err > sum(abs(base["bias"][m]) for m in METRICS)
+    err = sum(abs(hard["bias"][m]) for m in OPEN_MEASURES)
+    assert err > sum(abs(base["bias"][m]) for m in OPEN_MEASURES)
 
 
 def test_hard_items_cap_each_annotators_accuracy_and_spare_gold():

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from closed_pools import synthetic_pool, write_closed_pool
 
-from evaluation.core.closed_pool import MEASURES
+from evaluation.core.closed_pool import CLOSED_POOL_MEASURES
+from evaluation.core.measures import OPEN_MEASURES
 from evaluation.simulate import main
 
 NAMES = ["a-good", "b-broad", "c-nothing", "d-random"]
@@ -66,11 +67,13 @@ def test_the_same_directory_without_items_tsv_is_read_as_an_open_world_data_set(
 
 
 def test_json_figures_per_measure_and_per_system(capsys, pool):
-    out = run_json(capsys, pool, "--budget", "60", "--measures", ",".join(MEASURES), "--per-system")
-    assert out["measures"] == list(MEASURES) and out["labels_mean"] == 60.0
+    out = run_json(
+        capsys, pool, "--budget", "60", "--measures", ",".join(CLOSED_POOL_MEASURES), "--per-system"
+    )
+    assert out["measures"] == list(CLOSED_POOL_MEASURES) and out["labels_mean"] == 60.0
     for key in KEYS[1:]:
-        assert set(out[key]) == set(MEASURES), key
-    for m in MEASURES:
+        assert set(out[key]) == set(CLOSED_POOL_MEASURES), key
+    for m in CLOSED_POOL_MEASURES:
         assert 0 <= out["coverage"][m] <= 1 - out["undefined_share"][m] + 1e-12
         assert out["coverage_lowest"][m] <= out["coverage"][m]
     rows = out["per_system"]
@@ -114,7 +117,7 @@ def test_annotators_judge_instead_of_the_oracle_and_their_judgments_are_reported
     # error rates the model estimates (close to, never exactly, 0), and every "yes" is looked
     # at again.
     assert perfect["labels_mean"] == oracle["labels_mean"]
-    for m in ("precision", "recall", "f1"):
+    for m in OPEN_MEASURES:
         assert abs(perfect["bias"][m] - oracle["bias"][m]) < 0.005, m
         assert perfect["mse"][m] <= 1.5 * oracle["mse"][m] + 1e-6, m
         assert perfect["coverage"][m] >= oracle["coverage"][m] - 0.1, m

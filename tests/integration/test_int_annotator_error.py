@@ -17,6 +17,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from annotation.services import load_gold
+from evaluation.core.measures import OPEN_MEASURES
 from leaderboard.models import LabelModelFit, LeaderboardSnapshot, Run
 from leaderboard.services.ingest import submit_and_ingest
 from leaderboard.services.reference import upload_reference
@@ -134,7 +135,7 @@ def test_fallible_annotators_are_corrected_for_and_the_poor_one_found_out(celery
     joint = design.estimate(state, level=1 - 0.001 / 9)
     expected = _true_scores(truth)
     for run, result in zip(runs, joint, strict=True):
-        for metric, value in zip(("precision", "recall", "f1"), expected[run.name], strict=True):
+        for metric, value in zip(OPEN_MEASURES, expected[run.name], strict=True):
             cell = getattr(result, metric)
             assert cell.low - 1e-9 <= value <= cell.high + 1e-9, (run.name, metric, value, cell)
     fit = wait_for(

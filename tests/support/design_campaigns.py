@@ -11,8 +11,9 @@ Runs arrive in a random order each repeat.
 import numpy as np
 
 from evaluation.core.designs import make_design
+from evaluation.core.measures import OPEN_MEASURES
 from evaluation.core.state import TaskState
-from evaluation.simulation.campaigns import METRICS, Annotators, run_repeat, true_scores
+from evaluation.simulation.campaigns import Annotators, run_repeat, true_scores
 from evaluation.simulation.datasets import Dataset, System
 
 
@@ -117,7 +118,7 @@ def check_unbiased_and_covering(est, truths, names, *, min_cover_all, min_cover_
     value, low, high = est[..., 0], est[..., 1], est[..., 2]
     covered = (low - 1e-12 <= truths) & (truths <= high + 1e-12)
     problems = []
-    for m, metric in enumerate(METRICS):
+    for m, metric in enumerate(OPEN_MEASURES):
         overall = covered[:, :, m].mean()
         if overall < min_cover_all:
             problems.append(f"{metric}: overall coverage {overall:.3f} < {min_cover_all}")
@@ -213,7 +214,7 @@ def withdrawal_estimates(dataset, repeats: int, seed: int, *, arm: str) -> np.nd
         design, state, _, runs = withdrawal_campaign(dataset, seed=seed + r, arm=arm)
         for k, name in enumerate(WITHDRAWAL_KEPT):
             (estimate,) = design.estimate(state, runs=[runs[name]])
-            for m, metric in enumerate(METRICS):
+            for m, metric in enumerate(OPEN_MEASURES):
                 part = getattr(estimate, metric)
                 est[r, k, m] = part.value, part.low, part.high
     return est

@@ -14,6 +14,7 @@ import numpy as np
 from closed_pools import synthetic_pool
 
 from evaluation.core.closed_pool import measure_value
+from evaluation.core.measures import OPEN_MEASURES
 from leaderboard.models import Run, Task
 from leaderboard.services.ingest import submit_and_ingest
 from leaderboard.services.pool import upload_pool
@@ -58,7 +59,7 @@ def pool_world(
     n: int = 400,
     positives: int = 12,
     seed: int = 0,
-    measures: tuple[str, ...] = ("precision", "recall", "f1"),
+    measures: tuple[str, ...] = OPEN_MEASURES,
     submit: bool = True,
     task_seed: int = 20251124,
     **settings,

@@ -13,6 +13,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 
 from annotation.services import request_verification
+from evaluation.core.measures import OPEN_MEASURES
 from evaluation.management.commands.demo import ORGANIZER_PERMISSIONS, VIEWABLE_APPS
 from leaderboard.models import Item, OrganizerUpload, key_digest
 
@@ -48,7 +49,7 @@ def _estimates(run, value):
             "labels_used": 40,
             "method": "wilson",
         }
-        for m in ("precision", "recall", "f1")
+        for m in OPEN_MEASURES
     }
 
 
@@ -251,7 +252,7 @@ def build_world(password: str = "pw-secret-123"):
                     method="wilson",
                 )
                 for run in runs.values()
-                for m in ("precision", "recall", "f1")
+                for m in OPEN_MEASURES
             ]
         )
         snapshots.append(snapshot)

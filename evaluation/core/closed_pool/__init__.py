@@ -16,7 +16,7 @@ from .adaptive import AdaptivePoolDesign
 from .curve import PrecisionRecallCurve, precision_recall_curve
 from .interface import MeasureEstimates, PoolDesign
 from .measures import (
-    MEASURES,
+    CLOSED_POOL_MEASURES,
     f_beta_label,
     measure_beta,
     measure_gradient,
@@ -27,7 +27,7 @@ from .passive import PassiveDesign
 from .state import PoolRun, PoolState
 
 __all__ = [
-    "MEASURES",
+    "CLOSED_POOL_MEASURES",
     "POOL_DESIGNS",
     "AdaptivePoolDesign",
     "MeasureEstimates",

@@ -42,11 +42,18 @@ import numpy.typing as npt
 from scipy import special
 
 from ..intervals import effective_binomial_interval, misclassified_interval
+from ..measures import OPEN_MEASURES
 from ..results import IntervalEstimate
 from .cells import CellRates, RankCells, cell_rates, rank_cells
 from .interface import MeasureEstimates
 from .label_noise import PoolLabels, looks_due, pool_labels
-from .measures import MEASURES, measure_beta, measure_gradient, measure_range, measure_value
+from .measures import (
+    CLOSED_POOL_MEASURES,
+    measure_beta,
+    measure_gradient,
+    measure_range,
+    measure_value,
+)
 from .state import PoolState
 from .totals import (
     EXACT_UP_TO,
@@ -90,7 +97,8 @@ class AdaptivePoolDesign:
     target_half_width : float, keyword-only
         Half-width every run's targeted measures should reach; a run further from it weighs more.
     targets : sequence of str, keyword-only
-        Measures whose variance the proposal minimises (names of :data:`.measures.MEASURES`).
+        Measures whose variance the proposal minimises (names of
+        :data:`evaluation.core.measures.CLOSED_POOL_MEASURES`).
     defensive_share : float, keyword-only
         Share of each round spread uniformly over the unverified pool.
     round_size : int, keyword-only
@@ -118,7 +126,7 @@ class AdaptivePoolDesign:
         *,
         confidence: float = 0.95,
         target_half_width: float = 0.05,
-        targets: Sequence[str] = ("precision", "recall", "f1"),
+        targets: Sequence[str] = OPEN_MEASURES,
         defensive_share: float = 0.1,
         round_size: int = 50,
         prior_strength: float = 2.0,
@@ -126,9 +134,11 @@ class AdaptivePoolDesign:
         interval: str = "clopper-pearson",
         beta: float = 1.0,
     ) -> None:
-        unknown = [m for m in targets if m not in MEASURES]
+        unknown = [m for m in targets if m not in CLOSED_POOL_MEASURES]
         if unknown or not targets:
-            raise ValueError(f"targets: names from {', '.join(MEASURES)}, not {unknown}")
+            raise ValueError(
+                f"targets: names from {', '.join(CLOSED_POOL_MEASURES)}, not {unknown}"
+            )
         if not 0.0 < confidence < 1.0:
             raise ValueError("confidence must lie strictly between 0 and 1")
         if not 0.0 < target_half_width <= 0.5:
@@ -220,9 +230,11 @@ class AdaptivePoolDesign:
         self, state: PoolState, *, level: float, measures: Sequence[str]
     ) -> list[MeasureEstimates]:
         """Per run, per measure of ``measures``, its value and interval (module docstring)."""
-        unknown = [m for m in measures if m not in MEASURES]
+        unknown = [m for m in measures if m not in CLOSED_POOL_MEASURES]
         if unknown:
-            raise ValueError(f"unknown measures {unknown}; known: {', '.join(MEASURES)}")
+            raise ValueError(
+                f"unknown measures {unknown}; known: {', '.join(CLOSED_POOL_MEASURES)}"
+            )
         if not state.n_runs:
             return []
         record = self._record(state, None)

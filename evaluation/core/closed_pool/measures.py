@@ -12,16 +12,16 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from ..measures import CLOSED_POOL_MEASURES
+
 __all__ = [
-    "MEASURES",
+    "CLOSED_POOL_MEASURES",
     "f_beta_label",
     "measure_beta",
     "measure_gradient",
     "measure_range",
     "measure_value",
 ]
-
-MEASURES = ("precision", "recall", "f1", "accuracy", "balanced_accuracy", "mcc", "fbeta")
 
 
 def measure_beta(name: str, beta: float) -> float:
@@ -37,8 +37,8 @@ def f_beta_label(beta: float) -> str:
 
 def measure_range(name: str) -> tuple[float, float]:
     """The values measure ``name`` can take: ``(-1, 1)`` for MCC, ``(0, 1)`` for the others."""
-    if name not in MEASURES:
-        raise KeyError(f"unknown measure {name!r}; known: {', '.join(MEASURES)}")
+    if name not in CLOSED_POOL_MEASURES:
+        raise KeyError(f"unknown measure {name!r}; known: {', '.join(CLOSED_POOL_MEASURES)}")
     return (-1.0, 1.0) if name == "mcc" else (0.0, 1.0)
 
 
@@ -56,9 +56,9 @@ def measure_value(
     Parameters
     ----------
     name : str
-        One of :data:`MEASURES`. ``"fbeta"`` and ``"f1"`` are one function, the F-beta score
-        ``(1 + b²) tp / (pp + b² (tp + fn))`` with ``b = beta`` (a design showing both passes
-        ``beta = 1`` for ``"f1"``: :func:`measure_beta`).
+        One of :data:`CLOSED_POOL_MEASURES`. ``"fbeta"`` and ``"f1"`` are one function, the
+        F-beta score ``(1 + b²) tp / (pp + b² (tp + fn))`` with ``b = beta`` (a design showing
+        both passes ``beta = 1`` for ``"f1"``: :func:`measure_beta`).
     tp, fn : array_like
         True positives and false negatives (estimated totals; need not be integers).
     pp, n : array_like
@@ -91,7 +91,7 @@ def measure_value(
         elif name == "mcc":
             out = (tp * tn - fp * fn) / np.sqrt(pp * (n - pp) * positives * (n - positives))
         else:
-            raise KeyError(f"unknown measure {name!r}; known: {', '.join(MEASURES)}")
+            raise KeyError(f"unknown measure {name!r}; known: {', '.join(CLOSED_POOL_MEASURES)}")
     return out
 
 

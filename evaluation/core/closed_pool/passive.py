@@ -50,9 +50,10 @@ import numpy as np
 import numpy.typing as npt
 
 from ..intervals import binomial_interval
+from ..measures import OPEN_MEASURES
 from ..results import IntervalEstimate
 from .interface import MeasureEstimates
-from .measures import MEASURES, measure_range, measure_value
+from .measures import CLOSED_POOL_MEASURES, measure_range, measure_value
 from .state import PoolState
 
 __all__ = ["PassiveDesign", "SampleCounts", "passive_estimates", "sample_counts"]
@@ -145,7 +146,7 @@ def _intervals(name: str, s: SampleCounts, level: float) -> tuple[np.ndarray, np
     if name == "mcc":
         lo, hi = _rate_bounds([a, a, d, d], [a + b, a + c, b + d, c + d], level)
         return _mcc_of_rates(lo), _mcc_of_rates(hi), f"{METHOD}/bonferroni-clopper-pearson"
-    raise KeyError(f"unknown measure {name!r}; known: {', '.join(MEASURES)}")
+    raise KeyError(f"unknown measure {name!r}; known: {', '.join(CLOSED_POOL_MEASURES)}")
 
 
 def passive_estimates(
@@ -160,16 +161,16 @@ def passive_estimates(
     level : float, keyword-only
         Confidence level of the intervals.
     measures : sequence of str, keyword-only
-        Names from :data:`.measures.MEASURES`.
+        Names from :data:`evaluation.core.measures.CLOSED_POOL_MEASURES`.
 
     Returns
     -------
     list of Mapping[str, IntervalEstimate]
         Per run, read-only; a 0/0 value is ``nan`` with the interval the counts still give.
     """
-    unknown = [m for m in measures if m not in MEASURES]
+    unknown = [m for m in measures if m not in CLOSED_POOL_MEASURES]
     if unknown:
-        raise ValueError(f"unknown measures {unknown}; known: {', '.join(MEASURES)}")
+        raise ValueError(f"unknown measures {unknown}; known: {', '.join(CLOSED_POOL_MEASURES)}")
     tp, fn, pp = counts.totals()
     m = counts.size
     census = m == counts.n_items
@@ -203,7 +204,7 @@ class PassiveDesign:
         *,
         confidence: float = 0.95,
         target_half_width: float = 0.05,
-        targets: Sequence[str] = ("precision", "recall", "f1"),
+        targets: Sequence[str] = OPEN_MEASURES,
     ) -> None:
         # What every design is built with (interface.PoolDesign); a simple random sample
         # ignores the runs, so it ignores their targets too.

@@ -59,9 +59,10 @@ import numpy as np
 import numpy.typing as npt
 
 from ..intervals import normal_quantile
+from ..measures import OPEN_MEASURES
 from ..results import IntervalEstimate
 from .dirichlet_tree import em_fit, tree_model
-from .measures import MEASURES, measure_gradient, measure_range, measure_value
+from .measures import CLOSED_POOL_MEASURES, measure_gradient, measure_range, measure_value
 
 __all__ = ["AISResult", "ais_published"]
 
@@ -220,7 +221,7 @@ def ais_published(
     *,
     oracle: Callable[[npt.NDArray[np.int64]], npt.ArrayLike],
     budget: int,
-    measures: tuple[str, ...] = ("precision", "recall", "f1"),
+    measures: tuple[str, ...] = OPEN_MEASURES,
     level: float = 0.95,
     beta: float = 1.0,
     tree_depth: int = 8,
@@ -246,7 +247,7 @@ def ais_published(
     budget : int, keyword-only
         Distinct items to verify (capped at the pool size).
     measures : tuple of str, keyword-only
-        Names from :data:`.measures.MEASURES` to report.
+        Names from :data:`evaluation.core.measures.CLOSED_POOL_MEASURES` to report.
     level : float, keyword-only
         Confidence level of the Wald intervals.
     beta : float, keyword-only
@@ -277,9 +278,9 @@ def ais_published(
         raise ValueError("scores and predictions must be 1-d arrays of the pool size")
     if not np.all((scores >= 0.0) & (scores <= 1.0)):
         raise ValueError("scores must lie in [0, 1]")
-    unknown = [m for m in measures if m not in MEASURES]
+    unknown = [m for m in measures if m not in CLOSED_POOL_MEASURES]
     if unknown:
-        raise ValueError(f"unknown measures {unknown}; known: {', '.join(MEASURES)}")
+        raise ValueError(f"unknown measures {unknown}; known: {', '.join(CLOSED_POOL_MEASURES)}")
     if budget < 1 or stage_size < 1 or em_max_iter < 1 or epsilon0 <= 0 or beta < 0:
         raise ValueError("budget, stage_size and em_max_iter must be >= 1, epsilon0 > 0, beta >= 0")
     if bin_transform == "logit":

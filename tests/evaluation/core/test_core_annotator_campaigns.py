@@ -13,9 +13,9 @@ from evaluation.core.designs import make_design
 from evaluation.core.designs.pool import PoolCells, sampled_part
 from evaluation.core.designs.record import SamplingRecord
 from evaluation.core.labels import item_labels
+from evaluation.core.measures import OPEN_MEASURES
 from evaluation.core.results import RoundRecord
 from evaluation.core.state import TaskState
-from evaluation.simulation.campaigns import METRICS
 
 from design_campaigns import (
     campaigns,
@@ -48,7 +48,7 @@ def _coverage(est, truths):
 def _check(est, truths, names, *, min_cover_all, min_cover_each, bias_slack, tiny_cover=None):
     keep = [k for k, name in enumerate(names) if name not in TINY]
     covered = _coverage(est, truths)
-    for m, metric in enumerate(METRICS):
+    for m, metric in enumerate(OPEN_MEASURES):
         if tiny_cover is None:
             # Tiny runs count in the overall coverage unless they have their own floor (the
             # other runs' overall coverage is checked below either way).

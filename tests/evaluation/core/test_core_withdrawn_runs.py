@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 from evaluation.core.designs import make_design
+from evaluation.core.measures import OPEN_MEASURES
 from evaluation.core.state import TaskState
-from evaluation.simulation.campaigns import METRICS, true_scores
+from evaluation.simulation.campaigns import true_scores
 
 from design_campaigns import (
     WITHDRAWAL_KEPT,
@@ -101,7 +102,7 @@ def _problems(dataset, est: np.ndarray) -> list[str]:
     index = {s.name: k for k, s in enumerate(dataset.systems)}
     problems = []
     for k, name in enumerate(WITHDRAWAL_KEPT):
-        for m, metric in enumerate(METRICS):
+        for m, metric in enumerate(OPEN_MEASURES):
             truth = truths[index[name], m]
             value, low, high = est[:, k, m, 0], est[:, k, m, 1], est[:, k, m, 2]
             err = value - truth

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from evaluation.core.designs import make_design
+from evaluation.core.measures import OPEN_MEASURES
 from evaluation.core.ranking import (
     RankIntervals,
     bonferroni_level,
@@ -22,7 +23,7 @@ from evaluation.core.ranking import (
 )
 from evaluation.core.results import IntervalEstimate, RunEstimate
 from evaluation.core.state import TaskState
-from evaluation.simulation.campaigns import METRICS, true_scores
+from evaluation.simulation.campaigns import true_scores
 from evaluation.simulation.datasets import Dataset, System
 
 FAMILY = 0.95
@@ -220,7 +221,7 @@ def ranking_campaigns(
         out["labels"][r] = state.n_labelled
         level = bonferroni_level(family_level, k)
         estimates = design.estimate(state, level=level)
-        for m, metric in enumerate(METRICS):
+        for m, metric in enumerate(OPEN_MEASURES):
             ranks = rank_estimates(estimates, metric, family_level=family_level, runs=order)
             assert ranks.ranked == k
             truth = truths[order, m]
@@ -272,7 +273,7 @@ def test_rank_intervals_hold_jointly_at_the_nominal_level(ranking_simulation):
         f"\nrepeats={repeats} runs={len(dataset.systems)} labels={result['labels'].mean():.0f}"
         f" level/interval={bonferroni_level(FAMILY, len(dataset.systems)):.5f}"
     )
-    for m, metric in enumerate(METRICS):
+    for m, metric in enumerate(OPEN_MEASURES):
         print(
             f"{metric:9s} family coverage {strict[m]:.3f} (any-rank {loose[m]:.3f}); "
             f"all intervals cover {simultaneous[m]:.3f}; marginal {marginal[m]:.4f}; "

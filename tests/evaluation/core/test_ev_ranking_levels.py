@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from evaluation.core.designs import make_design
+from evaluation.core.measures import OPEN_MEASURES
 from evaluation.core.state import TaskState
 
 
@@ -41,7 +42,7 @@ def build_state(design, *, reference: bool, seed: int = 0):
 
 
 def levels_seen(estimates):
-    return {e.metric(m).level for e in estimates for m in ("precision", "recall", "f1")}
+    return {e.metric(m).level for e in estimates for m in OPEN_MEASURES}
 
 
 @pytest.mark.parametrize("name", ["default", "published"])
@@ -54,7 +55,7 @@ def test_every_interval_carries_the_requested_level(name, reference):
         out = design.estimate(state, level=level)
         assert len(out) == state.n_runs
         assert levels_seen(out) == {level}
-        methods |= {e.metric(m).method for e in out for m in ("precision", "recall", "f1")}
+        methods |= {e.metric(m).method for e in out for m in OPEN_MEASURES}
     assert levels_seen(design.estimate(state)) == {0.95}
     # The edge paths were exercised, not just the main one.
     if name == "default":
@@ -72,7 +73,7 @@ def test_higher_levels_widen_and_the_default_is_the_design_confidence(name):
     wide = design.estimate(state, level=0.999)
     widened = 0
     for b, w in zip(base, wide, strict=True):
-        for m in ("precision", "recall", "f1"):
+        for m in OPEN_MEASURES:
             eb, ew = b.metric(m), w.metric(m)
             assert (math.isnan(eb.value) and math.isnan(ew.value)) or eb.value == ew.value
             assert ew.labels_used == eb.labels_used

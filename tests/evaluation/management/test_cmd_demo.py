@@ -10,6 +10,7 @@ from django.contrib.auth import authenticate, get_user_model
 from django.core.management import CommandError, call_command
 from django.test import Client
 
+from evaluation.core.measures import OPEN_MEASURES
 from evaluation.management.commands._demo_processes import Child, Supervisor
 from evaluation.management.commands.demo import (
     DATA_DIR,
@@ -235,7 +236,7 @@ def _assert_covers(snapshot, expected) -> int:
     """Every interval the snapshot shows holds the run's true score; returns how many."""
     shown = 0
     for row in snapshot.rows:
-        for metric, value in zip(("precision", "recall", "f1"), expected[row["name"]], strict=True):
+        for metric, value in zip(OPEN_MEASURES, expected[row["name"]], strict=True):
             cell = row[metric]
             if cell["value"] is None:
                 continue

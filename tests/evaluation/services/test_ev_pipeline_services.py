@@ -10,6 +10,7 @@ from django.utils import timezone
 from annotation.models import VerificationRequest
 from annotation.services import load_gold
 from evaluation.core.designs import CoordinatedPoissonDesign
+from evaluation.core.measures import OPEN_MEASURES
 from evaluation.locks import EngineBusy, engine_lock
 from evaluation.models import Draw, PlanRound
 from evaluation.services import estimate_task, plan_run, watchdog
@@ -106,7 +107,7 @@ def test_runs_reach_scored_and_stored_estimates_equal_the_core(world):
     snapshot = LeaderboardSnapshot.objects.filter(task=task).order_by("-version").first()
     rows, results = direct_estimates(task)
     for run, result in zip(rows, results, strict=True):
-        for metric in ("precision", "recall", "f1"):
+        for metric in OPEN_MEASURES:
             stored = Estimate.objects.get(snapshot=snapshot, run=run, metric=metric)
             est = getattr(result, metric)
             assert (stored.value, stored.low, stored.high, stored.labels_used) == (

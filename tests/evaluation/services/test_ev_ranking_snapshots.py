@@ -9,6 +9,7 @@ import pytest
 
 from annotation.models import VerificationRequest
 from evaluation.core import ENGINE_VERSION
+from evaluation.core.measures import OPEN_MEASURES
 from evaluation.core.ranking import bonferroni_level, rank_intervals
 from evaluation.services import estimate_task, plan_run
 from leaderboard.models import Estimate, LeaderboardSnapshot, Run
@@ -26,7 +27,6 @@ from worlds import truth_world
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-METRICS = ("precision", "recall", "f1")
 N = 1500
 
 
@@ -79,7 +79,7 @@ def check_ranks_match_stored_intervals(snapshot):
     """Ranks recomputed from the stored adjusted intervals equal the stored ranks."""
     ranking = snapshot.details["ranking"]
     rows = snapshot.rows
-    for metric in METRICS:
+    for metric in OPEN_MEASURES:
         values = [np.nan if r[metric]["value"] is None else r[metric]["value"] for r in rows]
         ranked = [r for r in rows if str(r["run"]) in ranking["intervals"]]
         assert len(ranked) == len(rows)
@@ -113,7 +113,7 @@ def test_snapshots_carry_rank_intervals_consistent_with_the_adjusted_intervals(w
     assert ranking["method"] == "bonferroni-simultaneous-intervals"
     assert ranking["family_level"] == task.confidence
     assert ranking["interval_level"] == pytest.approx(bonferroni_level(task.confidence, 3))
-    assert ranking["runs_ranked"] == dict.fromkeys(METRICS, 3)
+    assert ranking["runs_ranked"] == dict.fromkeys(OPEN_MEASURES, 3)
     check_ranks_match_stored_intervals(snapshot)
     by_name = {r["name"]: r for r in snapshot.rows}
     # The two copies are tied; the strong runs are separated from the weak one on precision.
@@ -124,7 +124,7 @@ def test_snapshots_carry_rank_intervals_consistent_with_the_adjusted_intervals(w
     runs, design, state = replay_task(task)
     replayed = design.estimate(state, level=ranking["interval_level"])
     for run, result in zip(runs, replayed, strict=True):
-        for metric in METRICS:
+        for metric in OPEN_MEASURES:
             est = getattr(result, metric)
             assert ranking["intervals"][str(run.pk)][metric] == [est.low, est.high]
     # Nothing changed: no new snapshot, even though the rows now hold ranks.
@@ -171,7 +171,7 @@ def test_failed_runs_are_not_ranked_and_not_counted(world):
     assert failed.pk not in {r["run"] for r in snapshot.rows}
     ranking = snapshot.details["ranking"]
     assert str(failed.pk) not in ranking["intervals"]
-    assert ranking["runs_ranked"] == dict.fromkeys(METRICS, 2)
+    assert ranking["runs_ranked"] == dict.fromkeys(OPEN_MEASURES, 2)
     assert ranking["interval_level"] == pytest.approx(bonferroni_level(task.confidence, 2))
     check_ranks_match_stored_intervals(snapshot)
 
@@ -184,7 +184,7 @@ def test_runs_without_an_estimate_are_unranked(world):
     rows = snapshot.rows
     assert all(r["provisional"] for r in rows)
     assert any(r["precision"]["value"] is None for r in rows)
-    for metric in METRICS:
+    for metric in OPEN_MEASURES:
         finite = [r for r in rows if r[metric]["value"] is not None]
         assert snapshot.details["ranking"]["runs_ranked"][metric] == len(finite)
         for r in rows:

@@ -11,7 +11,12 @@ import numpy as np
 import pytest
 from closed_pools import synthetic_pool, write_closed_pool
 
-from evaluation.core.closed_pool import MEASURES, POOL_DESIGNS, PassiveDesign, measure_range
+from evaluation.core.closed_pool import (
+    CLOSED_POOL_MEASURES,
+    POOL_DESIGNS,
+    PassiveDesign,
+    measure_range,
+)
 from evaluation.simulation.closed_pool_campaigns import (
     CLOSED_POOL_DESIGNS,
     arrival_caps,
@@ -67,7 +72,7 @@ def _campaign(pool, design, budget=20, **kw):
         [0, 1, 2, 3],
         design,
         budget=budget,
-        measures=MEASURES,
+        measures=CLOSED_POOL_MEASURES,
         level=0.95,
         seed=0,
         repeat=0,
@@ -119,11 +124,11 @@ def test_a_design_asking_beyond_its_budget_is_stopped(pool, monkeypatch):
 
 def test_a_census_gives_exact_figures(pool):
     s = simulate_closed_pool(
-        pool, design="passive", budget=pool.n_items, repeats=2, measures=MEASURES
+        pool, design="passive", budget=pool.n_items, repeats=2, measures=CLOSED_POOL_MEASURES
     )
     assert s.labels_mean == pool.n_items and s.budget_scope == "task"
     for row in s.per_system:
-        for m in MEASURES:
+        for m in CLOSED_POOL_MEASURES:
             if math.isnan(row["true"][m]):  # precision and MCC of the run predicting nothing
                 assert row["undefined_share"][m] == 1.0 and row["coverage"][m] == 0.0
                 assert math.isnan(row["mse"][m])
@@ -135,9 +140,11 @@ def test_a_census_gives_exact_figures(pool):
 
 
 def test_no_label_leaves_every_value_undefined_and_uncovered(pool):
-    s = simulate_closed_pool(pool, design="passive", budget=0, repeats=2, measures=MEASURES)
+    s = simulate_closed_pool(
+        pool, design="passive", budget=0, repeats=2, measures=CLOSED_POOL_MEASURES
+    )
     assert s.labels_mean == 0
-    for m in MEASURES:
+    for m in CLOSED_POOL_MEASURES:
         assert s.undefined_share[m] == 1.0 and s.coverage[m] == 0.0
         assert math.isnan(s.mse[m]) and math.isnan(s.bias[m])
         low, high = measure_range(m)
@@ -146,7 +153,7 @@ def test_no_label_leaves_every_value_undefined_and_uncovered(pool):
 
 def test_the_figures_are_those_of_the_campaigns(pool):
     # 20 labels: many values undefined. Recompute every pooled figure from the campaigns.
-    kw = {"budget": 20, "measures": MEASURES, "level": 0.9}
+    kw = {"budget": 20, "measures": CLOSED_POOL_MEASURES, "level": 0.9}
     s = simulate_closed_pool(
         pool,
         design="passive",
@@ -158,12 +165,12 @@ def test_the_figures_are_those_of_the_campaigns(pool):
     campaigns = [
         run_pool_campaign(pool, [0, 1, 2, 3], "passive", seed=3, repeat=r, **kw) for r in range(5)
     ]
-    truth = true_measures(pool, [0, 1, 2, 3], MEASURES)
+    truth = true_measures(pool, [0, 1, 2, 3], CLOSED_POOL_MEASURES)
     value = np.stack([c.values for c in campaigns])
     low, high = np.stack([c.low for c in campaigns]), np.stack([c.high for c in campaigns])
     defined = np.isfinite(value)
     assert 0 < defined.mean() < 1
-    for j, m in enumerate(MEASURES):
+    for j, m in enumerate(CLOSED_POOL_MEASURES):
         ok = defined[..., j]
         err = (value[..., j] - truth[:, j])[ok]
         cov = ok & (low[..., j] - 1e-12 <= truth[:, j]) & (truth[:, j] <= high[..., j] + 1e-12)

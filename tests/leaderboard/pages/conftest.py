@@ -10,6 +10,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
+from evaluation.core.measures import OPEN_MEASURES
 from leaderboard.models import Estimate, LeaderboardSnapshot, Task
 
 from pipeline_support import add_items, add_run, make_task, make_team
@@ -46,7 +47,7 @@ def write_snapshot(
         }
         if run.state in ("scored", "partial"):
             row["outcome"] = run.outcome
-        for metric in ("precision", "recall", "f1"):
+        for metric in OPEN_MEASURES:
             value, low, high = metrics[metric]
             row[metric] = estimate(value, low, high, labels=labels)
         if ranks:
@@ -94,7 +95,7 @@ def write_snapshot(
                 method="wilson",
             )
             for run, metrics, _ in runs
-            for m in ("precision", "recall", "f1")
+            for m in OPEN_MEASURES
         ]
     )
     return snap

@@ -9,6 +9,7 @@ import re
 import pytest
 from django.urls import reverse
 
+from evaluation.core.measures import OPEN_MEASURES
 from leaderboard.models import LeaderboardSnapshot, Task
 
 pytestmark = pytest.mark.django_db
@@ -284,7 +285,7 @@ def test_the_page_and_the_api_list_tied_runs_in_the_same_order(client, board_wor
         board_world["task"], [(runs[k], tied, None) for k in ("b1", "a2", "a1")], version=1
     )
     expected = ["a-one", "a-two", "b-one"]
-    for metric in ("precision", "recall", "f1"):
+    for metric in OPEN_MEASURES:
         page = run_order(client.get(board_url(sort=metric)).content.decode())
         api = client.get(f"/api/tasks/ner/board/?sort={metric}").json()["rows"]
         assert page == [row["name"] for row in api] == expected

@@ -14,7 +14,7 @@ import pytest
 from closed_pools import pool_state, synthetic_pool
 
 from evaluation.core.closed_pool import (
-    MEASURES,
+    CLOSED_POOL_MEASURES,
     POOL_DESIGNS,
     AdaptivePoolDesign,
     PoolDesign,
@@ -32,7 +32,9 @@ from evaluation.core.closed_pool.totals import (
 
 def _true(truth, f):
     tp, fn = np.sum(truth & f), np.sum(truth & ~f)
-    return [float(measure_value(m, tp, fn, pp=np.sum(f), n=truth.size)) for m in MEASURES]
+    return [
+        float(measure_value(m, tp, fn, pp=np.sum(f), n=truth.size)) for m in CLOSED_POOL_MEASURES
+    ]
 
 
 def _campaign(truth, systems, budget, rng, **options):
@@ -56,8 +58,8 @@ def _coverage_and_errors(truth, systems, budget, repeats, seed):
     errors = np.zeros((repeats, *true.shape))
     for r in range(repeats):
         state, design = _campaign(truth, systems, budget, np.random.default_rng([seed, r]))
-        for k, est in enumerate(design.estimate(state, level=0.95, measures=MEASURES)):
-            for j, m in enumerate(MEASURES):
+        for k, est in enumerate(design.estimate(state, level=0.95, measures=CLOSED_POOL_MEASURES)):
+            for j, m in enumerate(CLOSED_POOL_MEASURES):
                 covered[k, j] += math.isnan(true[k, j]) or est[m].covers(true[k, j])
                 errors[r, k, j] = est[m].value - true[k, j]
     return covered / repeats, errors
@@ -148,9 +150,9 @@ def test_every_label_serves_a_run_that_arrives_later():
     truth, systems = synthetic_pool()
     first = {n: systems[n] for n in ("a-good", "d-random")}
     state, design = _campaign(truth, first, 120, np.random.default_rng(4))
-    before = design.estimate(state, level=0.95, measures=MEASURES)
+    before = design.estimate(state, level=0.95, measures=CLOSED_POOL_MEASURES)
     state.add_run(*systems["a-good"], name="a-good-again")
-    after = design.estimate(state, level=0.95, measures=MEASURES)
+    after = design.estimate(state, level=0.95, measures=CLOSED_POOL_MEASURES)
     assert state.n_labelled == 120 and after[2]["f1"].labels_used == 120
     assert dict(after[2]) == dict(after[0])
     assert [dict(e) for e in after[:2]] != [dict(e) for e in before]  # cells now see 3 runs
@@ -163,7 +165,7 @@ def test_a_late_run_unlike_the_others_is_served_by_its_own_round():
     # chosen for the other runs: coverage 0.77 (docs/STATISTICS.md, "Closed pools").
     truth, systems = synthetic_pool()
     true = _true(truth, systems["d-random"][1])
-    covered = np.zeros(len(MEASURES))
+    covered = np.zeros(len(CLOSED_POOL_MEASURES))
     for r in range(100):
         rng = np.random.default_rng([10, r])
         first = {n: systems[n] for n in ("a-good", "b-broad")}
@@ -172,8 +174,8 @@ def test_a_late_run_unlike_the_others_is_served_by_its_own_round():
         while state.n_labelled < 150:
             items = design.plan(state, run, budget=150 - state.n_labelled, rng=rng)
             state.set_labels(items, truth[items])
-        late = design.estimate(state, level=0.95, measures=MEASURES)[run]
-        covered += [late[m].covers(t) for m, t in zip(MEASURES, true, strict=True)]
+        late = design.estimate(state, level=0.95, measures=CLOSED_POOL_MEASURES)[run]
+        covered += [late[m].covers(t) for m, t in zip(CLOSED_POOL_MEASURES, true, strict=True)]
     assert covered.min() / 100 >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / 100)
 
 
@@ -181,7 +183,7 @@ def test_identical_runs_get_identical_estimates():
     truth, systems = synthetic_pool()
     twin = {"a": systems["a-good"], "b": systems["d-random"], "a-again": systems["a-good"]}
     state, design = _campaign(truth, twin, 90, np.random.default_rng(5))
-    first, _, again = design.estimate(state, level=0.95, measures=MEASURES)
+    first, _, again = design.estimate(state, level=0.95, measures=CLOSED_POOL_MEASURES)
     assert dict(first) == dict(again)
 
 
@@ -201,7 +203,7 @@ def test_f1_is_defined_with_an_interval_at_every_budget():
 def test_a_run_predicting_nothing_has_undefined_precision_and_zero_f1():
     truth, systems = synthetic_pool()
     state, design = _campaign(truth, systems, 80, np.random.default_rng(7))
-    nothing = design.estimate(state, level=0.95, measures=MEASURES)[2]
+    nothing = design.estimate(state, level=0.95, measures=CLOSED_POOL_MEASURES)[2]
     assert math.isnan(nothing["precision"].value)
     assert (nothing["precision"].low, nothing["precision"].high) == (0.0, 1.0)
     assert nothing["f1"].value == 0.0 and nothing["recall"].value == 0.0
@@ -211,8 +213,8 @@ def test_every_item_verified_gives_the_exact_values_with_zero_width():
     truth, systems = synthetic_pool()
     state, design = _campaign(truth, systems, truth.size, np.random.default_rng(8))
     assert state.labelled.all()
-    for k, est in enumerate(design.estimate(state, level=0.95, measures=MEASURES)):
-        for m, t in zip(MEASURES, _true(truth, state.runs[k].predictions), strict=True):
+    for k, est in enumerate(design.estimate(state, level=0.95, measures=CLOSED_POOL_MEASURES)):
+        for m, t in zip(CLOSED_POOL_MEASURES, _true(truth, state.runs[k].predictions), strict=True):
             if math.isfinite(t):
                 assert est[m].value == pytest.approx(t, abs=1e-12)
                 assert est[m].low == pytest.approx(t) and est[m].high == pytest.approx(t)
@@ -312,9 +314,9 @@ def test_a_stored_sampling_record_resumes_the_design_exactly():
     stored = design.sampling(state)
     resumed = AdaptivePoolDesign()
     resumed.resume(state, stored)
-    assert [dict(e) for e in resumed.estimate(state, level=0.95, measures=MEASURES)] == [
-        dict(e) for e in design.estimate(state, level=0.95, measures=MEASURES)
-    ]
+    assert [
+        dict(e) for e in resumed.estimate(state, level=0.95, measures=CLOSED_POOL_MEASURES)
+    ] == [dict(e) for e in design.estimate(state, level=0.95, measures=CLOSED_POOL_MEASURES)]
     rng = np.random.default_rng(12)
     nxt = design.plan(state, 3, budget=20, rng=rng)
     assert np.array_equal(resumed.plan(state, 3, budget=20, rng=rng), nxt)

@@ -14,7 +14,7 @@ from closed_pools import pool_state, synthetic_pool
 from scipy import stats
 
 from evaluation.core.closed_pool import (
-    MEASURES,
+    CLOSED_POOL_MEASURES,
     POOL_DESIGNS,
     PassiveDesign,
     PoolDesign,
@@ -111,12 +111,12 @@ def test_intervals_cover_at_least_the_nominal_level(seed):
     truth, systems = synthetic_pool(seed=seed)
     rng = np.random.default_rng([seed, 4])
     repeats = 1000
-    true = [[_true(m, truth, f) for m in MEASURES] for _, f in systems.values()]
-    covered = np.zeros((len(systems), len(MEASURES)))
+    true = [[_true(m, truth, f) for m in CLOSED_POOL_MEASURES] for _, f in systems.values()]
+    covered = np.zeros((len(systems), len(CLOSED_POOL_MEASURES)))
     for _ in range(repeats):
         state, design = _campaign(truth, systems, 80, rng)
-        for k, est in enumerate(design.estimate(state, level=0.95, measures=MEASURES)):
-            for j, m in enumerate(MEASURES):
+        for k, est in enumerate(design.estimate(state, level=0.95, measures=CLOSED_POOL_MEASURES)):
+            for j, m in enumerate(CLOSED_POOL_MEASURES):
                 covered[k, j] += math.isnan(true[k][j]) or est[m].covers(true[k][j])
     assert covered.min() / repeats >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / repeats)
 
@@ -143,7 +143,7 @@ def test_no_positive_sampled():
     # Four negatives, two of them predicted positive: precision and F1 are 0 with a bounded
     # interval that still reaches above 0; recall is 0/0: nan, and its interval the whole range.
     c = sample_counts([0, 0, 0, 0], [1, 1, 0, 0], n_items=100)
-    (est,) = passive_estimates(c, level=0.95, measures=MEASURES)
+    (est,) = passive_estimates(c, level=0.95, measures=CLOSED_POOL_MEASURES)
     assert est["precision"].value == 0.0 and est["f1"].value == 0.0
     assert est["precision"].low == 0.0 and 0.5 < est["precision"].high < 1.0
     assert est["f1"].low == 0.0 and 0.0 < est["f1"].high < 1.0
@@ -161,7 +161,7 @@ def test_a_run_predicting_nothing():
     truth, systems = synthetic_pool()
     state, design = _campaign(truth, systems, 200, np.random.default_rng(6))
     nothing = list(systems).index("c-nothing")
-    est = design.estimate(state, level=0.95, measures=MEASURES)[nothing]
+    est = design.estimate(state, level=0.95, measures=CLOSED_POOL_MEASURES)[nothing]
     assert math.isnan(est["precision"].value)
     assert (est["precision"].low, est["precision"].high) == (0.0, 1.0)
     assert math.isnan(est["mcc"].value)
@@ -176,9 +176,9 @@ def test_every_item_verified_gives_the_exact_values_with_zero_width():
     truth, systems = synthetic_pool()
     state, design = _campaign(truth, systems, truth.size, np.random.default_rng(7))
     assert state.labelled.all()
-    for k, est in enumerate(design.estimate(state, level=0.95, measures=MEASURES)):
+    for k, est in enumerate(design.estimate(state, level=0.95, measures=CLOSED_POOL_MEASURES)):
         f = state.runs[k].predictions
-        for m in MEASURES:
+        for m in CLOSED_POOL_MEASURES:
             t, e = _true(m, truth, f), est[m]
             assert e.method == "census" and e.labels_used == truth.size
             if math.isnan(t):  # precision and MCC of the run predicting nothing

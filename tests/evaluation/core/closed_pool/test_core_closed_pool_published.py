@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evaluation.core.closed_pool import MEASURES, measure_value
+from evaluation.core.closed_pool import CLOSED_POOL_MEASURES, measure_value
 from evaluation.core.closed_pool.published import _proposal, ais_published
 
 CLOSED_POOL = Path(os.environ.get("CLOSED_POOL_DATA", "/work/shared/data/closed-pool"))
@@ -90,7 +90,7 @@ def test_a_budget_of_the_whole_pool_gives_the_exact_values():
         f,
         oracle=oracle,
         budget=40,
-        measures=MEASURES,
+        measures=CLOSED_POOL_MEASURES,
         stage_size=8,
         rng=np.random.default_rng(2),
         **SMALL_TREE,
@@ -98,7 +98,7 @@ def test_a_budget_of_the_whole_pool_gives_the_exact_values():
     assert sorted(asked) == list(range(40))  # every item asked once: a deterministic oracle
     assert result.labels_used == 40 and result.draws >= 40
     tp, fn, pp = _true_totals(truth, f)
-    for name in MEASURES:
+    for name in CLOSED_POOL_MEASURES:
         est = result[name]
         expected = float(measure_value(name, tp, fn, pp=pp, n=40))
         assert est.value == pytest.approx(expected, abs=1e-12)
@@ -113,7 +113,7 @@ def test_a_campaign_spends_exactly_its_budget_and_reports_every_measure():
         f,
         oracle=lambda i: truth[i],
         budget=45,
-        measures=MEASURES,
+        measures=CLOSED_POOL_MEASURES,
         stage_size=20,
         rng=np.random.default_rng(4),
         **SMALL_TREE,
@@ -121,7 +121,7 @@ def test_a_campaign_spends_exactly_its_budget_and_reports_every_measure():
     assert result.labels_used == 45 and result.stages == 3  # 20 + 20 + 5
     assert np.unique(result.items).size == 45 and result.draws == result.counts.sum()
     np.testing.assert_array_equal(result.labels, truth[result.items])
-    assert set(result.estimates) == set(MEASURES)
+    assert set(result.estimates) == set(CLOSED_POOL_MEASURES)
     for name, est in result.estimates.items():
         assert est.labels_used == 45 and est.level == 0.95
         assert est.low <= est.value <= est.high
