@@ -54,8 +54,8 @@ def assert_lock_held(task_id: int, token: str) -> Task:
     """Lock the task row (inside the caller's transaction) and check the lease is ``token``'s.
 
     The task row is locked before any request row the job then writes, the order every answer
-    follows too (``annotation.services.judgments.lock_judgment_set``); ``no_key`` leaves rows that
-    reference the task (leases, runs) free to be inserted meanwhile."""
+    follows too (``annotation.services.judgment_locks.lock_judgment_set``); ``no_key`` leaves
+    rows that reference the task (leases, runs) free to be inserted meanwhile."""
     task = Task.objects.select_for_update(no_key=True).get(pk=task_id)
     if task.engine_lock_token != token:
         raise LockLost(f"task {task_id}: the engine lease expired before the results were written")

@@ -24,7 +24,7 @@ from django.utils import timezone
 from leaderboard.models import Task
 
 from ..models import Assignment, VerificationRequest
-from .judgments import lock_judgment_set
+from .judgment_locks import lock_judgment_set
 
 
 def cancel_requests(*, task: Task, item_ids: Iterable[int]) -> int:

@@ -27,8 +27,10 @@ from leaderboard.models import Item, Task
 
 from ..models import Answer, Assignment, GoldAnswer, Judgment, RequestConflict, VerificationRequest
 from ..selectors import items_answered_since
+from .cancelled import reopen_requests
 from .conflicts import register_request_conflicts
 from .errors import JudgmentError
+from .judgment_locks import lock_judgment_set
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -60,8 +62,6 @@ def request_verification(
         VerificationRequest.objects.filter(item_id__in=item_ids).values_list("item_id", flat=True)
     )
     # Asked for again: a request cancelled when its run was withdrawn is pending once more.
-    from .cancelled import reopen_requests  # it locks through this module
-
     reopen_requests(task=task, item_ids=existing)
     new_ids = [i for i in dict.fromkeys(item_ids) if i not in existing]
     VerificationRequest.objects.bulk_create(
@@ -247,19 +247,6 @@ def lock_annotator(task_id: int, user_id: int) -> bool:
         .values_list("pk", flat=True)
     )
     return bool(list(membership))
-
-
-def lock_judgment_set(task_id: int) -> None:
-    """Lock the task row until the transaction ends, as the next judgment-set version will.
-
-    Lock order: a transaction that writes a task's requests or judgment set locks the task row
-    *before* any of its request rows. The engine's writes do so (they check their lease with the
-    task row locked, then ask requests again), and so do answers and undos through
-    :func:`lock_request`: with one order, an answer and a planning round never deadlock.
-    ``FOR NO KEY UPDATE`` is the lock the version's ``UPDATE`` takes anyway; it leaves rows that
-    merely reference the task (leases, runs) free to be inserted.
-    """
-    list(Task.objects.select_for_update(no_key=True).filter(pk=task_id).values_list("pk"))
 
 
 def lock_request(request_id: int) -> VerificationRequest | None:

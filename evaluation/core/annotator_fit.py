@@ -16,15 +16,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import sparse, special
 
-if TYPE_CHECKING:
-    from .annotators import AnnotatorPrior
-
 __all__ = [
+    "AnnotatorPrior",
     "Fit",
     "Judgments",
     "covariance",
@@ -33,6 +30,32 @@ __all__ = [
     "inverse_information",
     "score_differences",
 ]
+
+
+@dataclass(frozen=True)
+class AnnotatorPrior:
+    """Beta priors of the model, as ``(a, b)`` pseudo-counts of (agree, disagree) answers.
+
+    The defaults put each annotator's sensitivity and specificity at 0.9 before any answer, as
+    much as five answers weigh: annotators of a task are mostly good, a prior far below that
+    (2/3 was tried) drags the error rates up wherever the data say little and over-corrects
+    every rate (measured: +0.018 on a domain of rate 0.6 with annotators of 0.9), and five
+    answers are nothing next to the hundreds a spammer gives before it matters. The class rates'
+    Beta prior is fitted to the data when there are at least ``fit_rate_prior_from`` classes
+    (``rate`` is then where the fit starts and what a normal hyperprior pulls its logarithms
+    towards), and is ``rate`` otherwise.
+    """
+
+    sensitivity: tuple[float, float] = (4.5, 0.5)
+    specificity: tuple[float, float] = (4.5, 0.5)
+    rate: tuple[float, float] = (1.0, 1.0)
+    fit_rate_prior_from: int = 3
+
+    def __post_init__(self) -> None:
+        for name in ("sensitivity", "specificity", "rate"):
+            a, b = getattr(self, name)
+            if not (a > 0 and b > 0 and math.isfinite(a) and math.isfinite(b)):
+                raise ValueError(f"{name} prior must be two positive numbers, got {(a, b)!r}")
 
 
 @dataclass(frozen=True)

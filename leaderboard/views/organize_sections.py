@@ -4,9 +4,10 @@ organizer action returns (:func:`to_section`); and the one banner that shows a r
 the top of its section's page, with a link to what to correct and the input kept
 (:func:`refused`, ``_refusal.html``).
 
-A section's context is built by the module that owns its part (``readiness``,
-``reference_sample``, ``task_roles``, ``task_page``); forms as the organizer sent them replace
-the section's empty ones."""
+What a section shows of a part with views of its own (the checklist, the reference sample, the
+people, the task page) is built in ``section_contexts``, below this module: those views show
+their section again through this module, which must not import them back. Forms as the
+organizer sent them replace the section's empty ones."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from ..forms import (
 from ..models import ReferenceSample, Task
 from ..presenters.refusals import refusal_of
 from ..selectors.readiness import phases as dates_check
-from . import readiness, reference_sample, task_page, task_roles
+from . import section_contexts
 from .common import render_task_page
 
 # The display template's sample item when the task has no item yet (edited on the page).
@@ -60,7 +61,7 @@ def _overview(task: Task) -> dict:
         ).first()
     waiting = [a for a in selectors.approval_requests(task) if a.approved_at is None]
     return {
-        **readiness.readiness_context(task),
+        **section_contexts.readiness_context(task),
         "held_runs": selectors.held_runs(task),  # (views/held_runs.py)
         "waiting_teams": waiting,
         "verifying_draw": verifying,
@@ -89,13 +90,13 @@ def _data(task: Task) -> dict:
     return {
         "upload_forms": forms,
         "uploads": selectors.recent_uploads(task),
-        **reference_sample.reference_sample_context(task),
+        **section_contexts.reference_sample_context(task),
     }
 
 
 def _people(task: Task) -> dict:
     return {
-        **task_roles.organize_people(task),
+        **section_contexts.people_context(task),
         "approval_requests": selectors.approval_requests(task),
         "queue_url": reverse("annotation:queue", args=[task.slug]),
     }
@@ -130,7 +131,7 @@ SECTIONS = {
             "Task page",
             "organize_page_text",
             ORGANIZE + "task_page.html",
-            task_page.organize_context,
+            section_contexts.task_page_context,
         ),
         Section("phases", "Phases", "organize_phases", ORGANIZE + "phases.html", _phases),
         Section("board", "Board", "organize_board", ORGANIZE + "board.html", _board),

@@ -1,5 +1,6 @@
-"""The overview's checklist (``_readiness.html``): what the task needs before it opens
-(:func:`readiness_context`), and its open and close buttons (:func:`set_state_page`)."""
+"""The overview's checklist (``_readiness.html``): its open and close buttons
+(:func:`set_state_page`); what the task needs before it opens is
+``section_contexts.readiness_context``."""
 
 from __future__ import annotations
 
@@ -14,11 +15,6 @@ from . import organize_sections
 
 # What the buttons may ask for: a task goes back to draft only from its settings form.
 BUTTON_STATES = {Task.State.OPEN: "opened: it takes runs", Task.State.CLOSED: "closed"}
-
-
-def readiness_context(task: Task) -> dict:
-    """The checklist as it stands."""
-    return {"readiness": selectors.task_readiness(task)}
 
 
 @login_required

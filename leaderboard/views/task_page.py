@@ -1,6 +1,6 @@
 """The task page (overview, rules, terms, data files), a team's acceptance of the terms, the
 downloads of data files; and the organize pages' Task page section: the page's text with a live
-preview, the acceptances, the data files (:func:`organize_context`)."""
+preview, the acceptances, the data files (``section_contexts.task_page_context``)."""
 
 from __future__ import annotations
 
@@ -27,8 +27,9 @@ from ..services.task_files import (
     task_file_limit,
 )
 from ..services.terms import accept_terms
-from . import organize, organize_sections
+from . import organize_sections
 from .common import render_task_page
+from .organize import JSON_HTML_ESCAPES, save_task_form, upload_to_task
 
 OVERVIEW_PAGE = "leaderboard/task_overview.html"
 
@@ -95,34 +96,6 @@ def task_file_download(request, slug: str, file_id: int):
 
 
 # -- the organize pages' Task page section --------------------------------------------------------
-def organize_context(task: Task) -> dict:
-    """What the Task page section shows: the page's text form, the teams' acceptances of the
-    terms, the data files and the forms to add and change them (a refusal puts the form as sent
-    in place of its empty one: ``page_text_form``, ``task_file_form``, ``changed_file_form``)."""
-    files = list(selectors.task_files(task))
-    return {
-        "page_text_form": TaskPageTextForm(task=task),
-        "terms_digest": selectors.terms_digest(task),
-        "terms_acceptances": list(selectors.terms_acceptances(task)),
-        "task_files": [
-            (
-                task_file,
-                TaskFileForm(
-                    file_required=False,
-                    auto_id=f"id_file{task_file.pk}_%s",
-                    initial={
-                        "kind": task_file.kind,
-                        "title": task_file.title,
-                        "description": task_file.description,
-                    },
-                ),
-            )
-            for task_file in files
-        ],
-        "task_file_form": TaskFileForm(auto_id="id_task_file_%s"),
-    }
-
-
 @login_required
 @require_http_methods(["GET", "POST"])
 def organize_page_text(request, slug: str):
@@ -131,7 +104,7 @@ def organize_page_text(request, slug: str):
     if request.method != "POST":
         return organize_sections.section_page(request, task, "task_page")
     form = TaskPageTextForm(request.POST, task=task)
-    return organize.save_task_form(request, task, form, action="page_text", kept="page_text_form")
+    return save_task_form(request, task, form, action="page_text", kept="page_text_form")
 
 
 @login_required
@@ -142,7 +115,7 @@ def page_text_preview(request):
         raise PermissionDenied("only organizers and task creators preview task pages")
     text = json.dumps({"html": render_markdown(request.POST.get("text", ""))})
     # Markup characters escaped in the JSON, as the display template's preview does.
-    return HttpResponse(text.translate(organize.JSON_HTML_ESCAPES), content_type="application/json")
+    return HttpResponse(text.translate(JSON_HTML_ESCAPES), content_type="application/json")
 
 
 def _file_fields(form: TaskFileForm) -> dict:
@@ -159,7 +132,7 @@ def organize_file_add(request, slug: str):
         )
         return f"Data file added: {added.title} ({added.file_name})."
 
-    return organize.upload_to_task(
+    return upload_to_task(
         request,
         slug,
         load,
@@ -188,7 +161,7 @@ def organize_file_change(request, slug: str, file_id: int):
     def form_class(data, files, **kwargs):
         return TaskFileForm(data, files, file_required=False, **kwargs)
 
-    return organize.upload_to_task(
+    return upload_to_task(
         request,
         slug,
         load,

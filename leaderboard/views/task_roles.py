@@ -14,7 +14,6 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from .. import selectors
 from ..errors import ServiceError
-from ..models import Task
 from ..services.invitation_mail import invite_to_task_by_mail
 from ..services.task_roles import (
     ROLES,
@@ -32,17 +31,6 @@ from .common import mailed_invitations
 # Where the accept page keeps the digest of the invitation a signed-out visitor opened: with
 # REGISTRATION = "invite", sign-up is open to whoever holds a valid one.
 TASK_INVITATION_SESSION_KEY = "task_invitation"
-
-
-def organize_people(task: Task) -> dict:
-    """What the People section shows of the task's people and invitations."""
-    return {
-        "task_annotators": selectors.task_annotators(task),
-        "task_organizers": selectors.task_organizers(task),
-        "task_invitations": selectors.open_task_invitations(task),
-        "invitation_roles": ROLES,
-        "hours": settings.TASK_INVITATION_HOURS,
-    }
 
 
 @login_required
