@@ -85,12 +85,12 @@ class Universe:
 
 
 def _weighted_without_replacement(
-    pool: np.ndarray, k: int, weights: np.ndarray, rng: np.random.Generator
+    items: np.ndarray, k: int, weights: np.ndarray, rng: np.random.Generator
 ) -> np.ndarray:
-    """``k`` items of ``pool`` drawn without replacement with probability ~ ``weights``."""
-    k = min(k, pool.size)
-    keys = rng.standard_exponential(pool.size) / weights  # Efraimidis-Spirakis
-    return pool[np.argpartition(keys, k - 1)[:k]] if k < pool.size else pool.copy()
+    """``k`` items of ``items`` drawn without replacement with probability ~ ``weights``."""
+    k = min(k, items.size)
+    keys = rng.standard_exponential(items.size) / weights  # Efraimidis-Spirakis
+    return items[np.argpartition(keys, k - 1)[:k]] if k < items.size else items.copy()
 
 
 def make_run(
@@ -145,7 +145,7 @@ def answer_by_panel(
     if judgments > len(profiles):
         raise SystemExit("--judgments must not exceed the number of annotators")
     items = np.flatnonzero(state.labels >= 0)
-    candidates = np.flatnonzero(state.in_pool & (state.labels < 0))
+    candidates = np.flatnonzero(state.in_union & (state.labels < 0))
     gold = np.sort(rng.choice(candidates, min(n_gold, candidates.size), replace=False))
     judged = np.concatenate([items, gold])
     # Each item's annotators: the first ``judgments`` of a random permutation of the panel.
@@ -386,7 +386,7 @@ def main(argv=None) -> int:
             "reference": args.reference,
             "seed": args.seed,
             "verified_goal": args.verified,
-            "pool": int(np.count_nonzero(state.in_pool)),
+            "pool": int(np.count_nonzero(state.in_union)),
         },
         "seconds": {k: round(v, 3) for k, v in timer.seconds.items()},
         "campaign": campaign,

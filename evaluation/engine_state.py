@@ -264,7 +264,7 @@ def _up_to_date(task: Task, design, runs: list, run_index: dict, n_items: int) -
 def _nbytes(entry: _CachedTask) -> int:
     """Memory held by a cached entry's arrays (runs, record), not counting shared ones twice."""
     state = entry.state
-    arrays = [state.labels, state.in_pool]
+    arrays = [state.labels, state.in_union]
     for run in state.runs:
         arrays += [run.items, run.scores]
     for extra in state.design_state.values():

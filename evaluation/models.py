@@ -33,7 +33,7 @@ class PlanRound(models.Model):
     details = models.JSONField(default=dict)
     # The judgment set the planner saw (the task's ``labels_version``).
     labels_version = models.PositiveBigIntegerField(default=0)
-    # Judgments each drawn item was asked for at first; the pool cells the round gave a band
+    # Judgments each drawn item was asked for at first; the union cells the round gave a band
     # (``{"cells": [...], "bands": [...]}``) and the answer patterns it switched on
     # (``[[band, [yes, no]], ...]``): with the looks, what replaying the round needs beyond levels.
     judgments = models.PositiveSmallIntegerField(default=1)

@@ -23,7 +23,7 @@ from scipy import sparse, special
 __all__ = [
     "AnnotatorPrior",
     "Fit",
-    "Judgments",
+    "FitInput",
     "covariance",
     "em_fit",
     "evidence",
@@ -71,7 +71,7 @@ class Fit:
     converged: bool
 
 
-def em_fit(data: Judgments, prior: AnnotatorPrior, *, max_iter: int, tol: float) -> Fit:
+def em_fit(data: FitInput, prior: AnnotatorPrior, *, max_iter: int, tol: float) -> Fit:
     """EM from each item's share of "correct" answers until no posterior moves by ``tol``."""
     ar, br = prior.rate
     n_unc, cls, n_cls = data.n_items, data.cls, data.n_classes
@@ -106,7 +106,7 @@ def em_fit(data: Judgments, prior: AnnotatorPrior, *, max_iter: int, tol: float)
     return Fit(mu, se, sp, rho, rate_prior, iterations, converged)
 
 
-def complete_information(fit: Fit, data: Judgments) -> np.ndarray:
+def complete_information(fit: Fit, data: FitInput) -> np.ndarray:
     """The diagonal of the complete-data information of the parameters (logit sensitivities,
     logit specificities, logit class rates): their curvature as if every label were known."""
     a1, b1 = data.sensitivity_prior
@@ -126,7 +126,7 @@ def complete_information(fit: Fit, data: Judgments) -> np.ndarray:
 
 
 def covariance(
-    fit: Fit, data: Judgments, scores: sparse.csr_matrix, complete: np.ndarray
+    fit: Fit, data: FitInput, scores: sparse.csr_matrix, complete: np.ndarray
 ) -> np.ndarray:
     """Covariance of the parameters: the inverse of the observed information (Louis 1982),
     the complete-data information (:func:`complete_information`) minus what the unknown labels
@@ -149,7 +149,7 @@ def covariance(
 
 
 @dataclass(frozen=True)
-class Judgments:
+class FitInput:
     """What EM iterates over and never changes: the judgments on uncertain items (annotator,
     answer, item row, the item's class), the fixed counts from items with a known label, and
     the annotator priors as ``(a, b)`` pseudo-counts."""
@@ -188,7 +188,7 @@ class Judgments:
 
 
 def _m_step(
-    mu: np.ndarray, data: Judgments, rate_prior: tuple[float, float]
+    mu: np.ndarray, data: FitInput, rate_prior: tuple[float, float]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sensitivities, specificities and class rates given the items' posteriors ``mu``."""
     a1, b1 = data.sensitivity_prior
@@ -299,7 +299,7 @@ _RATE_PRIOR_BOUNDS = (0.02, 200.0)
 _RATE_HYPERPRIOR = 2.0
 
 
-def evidence(se: np.ndarray, sp: np.ndarray, data: Judgments) -> np.ndarray:
+def evidence(se: np.ndarray, sp: np.ndarray, data: FitInput) -> np.ndarray:
     """``lambda_x``: the sum of each answer's log-likelihood ratio, correct vs incorrect.
 
     The ratio depends only on the annotator and the answer: a table of ``2 x annotators`` values
@@ -309,7 +309,7 @@ def evidence(se: np.ndarray, sp: np.ndarray, data: Judgments) -> np.ndarray:
     return np.bincount(data.row, weights=llr, minlength=data.n_items)
 
 
-def _posterior(se: np.ndarray, sp: np.ndarray, rho: np.ndarray, data: Judgments) -> np.ndarray:
+def _posterior(se: np.ndarray, sp: np.ndarray, rho: np.ndarray, data: FitInput) -> np.ndarray:
     """``mu_x`` given the parameters: class prior odds times each answer's likelihood ratio."""
     if data.n_items == 0:
         return np.zeros(0)
@@ -318,7 +318,7 @@ def _posterior(se: np.ndarray, sp: np.ndarray, rho: np.ndarray, data: Judgments)
     return mu
 
 
-def score_differences(se: np.ndarray, sp: np.ndarray, data: Judgments) -> sparse.csr_matrix:
+def score_differences(se: np.ndarray, sp: np.ndarray, data: FitInput) -> sparse.csr_matrix:
     """``D``: per uncertain item, complete-data score (label correct) minus (label incorrect)."""
     u_ann, u_row, cls = data.ann, data.row, data.cls
     n_unc, n_ann, n_cls = data.n_items, data.n_annotators, data.n_classes

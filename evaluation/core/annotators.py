@@ -8,13 +8,13 @@ module estimates, from every judgment a task has collected, each annotator's
 * **specificity** ``sp_a = P(says incorrect | item incorrect)``,
 
 jointly with every judged item's probability of being correct, ``mu_x``. Items are grouped in
-*prior classes* (the sampling design passes its pool cells: items a run brought to the pool in
+*prior classes* (the sampling design passes its union cells: items a run brought to the union in
 one score stratum), each with its own rate ``rho_c`` of correct items, so an "incorrect" in a class
 that is nearly all correct is doubted and an "incorrect" in a class that is mostly wrong is not.
 The class rates share a Beta prior whose parameters are fitted to the classes (empirical Bayes):
 with a free rate per class, the answers on items judged once cannot tell "a few correct items"
 from "a lower specificity", and the constraint ``rho_c >= 0`` then pushes the specificity up
-(measured on febrl4: 0.964 for annotators of 0.95, which inflated the pool's correct items by 8%).
+(measured on febrl4: 0.964 for annotators of 0.95, which inflated the union's correct items by 8%).
 Where strata are pure, as they mostly are, the fitted prior is U-shaped and pure classes pin the
 error rates.
 Gold items (known answers) and items with exact labels enter the annotator parameters with their
@@ -51,7 +51,7 @@ from scipy import sparse, special
 
 from .annotator_fit import (
     AnnotatorPrior,
-    Judgments,
+    FitInput,
     complete_information,
     covariance,
     em_fit,
@@ -320,8 +320,8 @@ def _split_judgments(
     is_exact: np.ndarray,
     truth_of_exact: np.ndarray,
     prior: AnnotatorPrior,
-) -> tuple[Judgments, np.ndarray, np.ndarray]:
-    """What EM iterates over (:class:`Judgments`), the uncertain items and their classes."""
+) -> tuple[FitInput, np.ndarray, np.ndarray]:
+    """What EM iterates over (:class:`FitInput`), the uncertain items and their classes."""
     unc_items, row = np.unique(items[~is_exact], return_inverse=True)
     n_unc = unc_items.size
     raw_class = item_class[unc_items]
@@ -335,7 +335,7 @@ def _split_judgments(
     a1, b1 = prior.sensitivity
     a0, b0 = prior.specificity
     # Known-label judgments are fixed counts for every iteration.
-    data = Judgments(
+    data = FitInput(
         ann=u_ann,
         says=u_y,
         row=u_row,

@@ -4,7 +4,7 @@ With exact labels (a perfect oracle, gold items) a verified item's label ``f_x``
 estimator is what it always was. With fallible annotators, the annotator model
 (:mod:`.annotators`) gives each item the log-likelihood ratio ``lambda_x`` of its answers, and an
 estimator of some *domain* (a run's score stratum, the items a run verified with certainty, the
-pool) replaces ``f_x`` by the item's posterior with the domain's own rate ``r_d`` as the prior,
+union) replaces ``f_x`` by the item's posterior with the domain's own rate ``r_d`` as the prior,
 ``z_x = expit(logit r_d + lambda_x)``, where ``r_d`` is the maximum-likelihood rate given the
 annotators' error rates (the weighted EM fixed point ``r_d = sum_d w z / sum_d w``). Then
 ``sum_d w z`` estimates the domain's correct items consistently however mixed the domain is: for

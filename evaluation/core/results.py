@@ -13,7 +13,7 @@ from .measures import OPEN_MEASURES
 
 __all__ = ["Bands", "IntervalEstimate", "Patterns", "Plan", "RoundRecord", "RunEstimate"]
 
-# ``(cells, bands)``: pool cells given a band in a round, and the band each got (arrays when
+# ``(cells, bands)``: union cells given a band in a round, and the band each got (arrays when
 # planned, lists when read back from storage).
 Bands: TypeAlias = tuple[np.ndarray | Sequence[int], np.ndarray | Sequence[int]]
 # ``(band, patterns)`` pairs: answer patterns ``(says correct, says incorrect)`` switched on in a
@@ -117,7 +117,7 @@ class Plan:
         judged them yet): every item of the task whose answers reach a pattern that gets one
         more look (:mod:`evaluation.core.designs.second_looks`).
     bands : tuple
-        ``(cells, bands)``: pool cells the round gave a band (for good).
+        ``(cells, bands)``: union cells the round gave a band (for good).
     patterns : tuple
         ``(band, patterns)`` pairs: answer patterns ``(says correct, says incorrect)`` the round
         switched on in a band.

@@ -120,7 +120,7 @@ class TaskState:
         if n_items < 0:
             raise ValueError("n_items must be >= 0")
         self._labels = np.full(n_items, UNKNOWN, dtype=np.int8)
-        self.in_pool = np.zeros(n_items, dtype=bool)
+        self.in_union = np.zeros(n_items, dtype=bool)
         self.runs: list[RunData] = []
         self.withdrawn: frozenset[int] = frozenset()
         self.reference = ReferenceSample(np.empty(0, np.int64), np.empty(0, np.int64))
@@ -150,7 +150,7 @@ class TaskState:
             raise ValueError("count must be >= 0")
         start = self.n_items
         self._labels = np.concatenate([self._labels, np.full(count, UNKNOWN, np.int8)])
-        self.in_pool = np.concatenate([self.in_pool, np.zeros(count, bool)])
+        self.in_union = np.concatenate([self.in_union, np.zeros(count, bool)])
         self.judged = np.concatenate([self.judged, np.zeros(count, bool)])
         for extra in self.design_state.values():
             grow = getattr(extra, "grow", None)
@@ -257,7 +257,7 @@ class TaskState:
         items.setflags(write=False)
         scores.setflags(write=False)
         self.runs.append(RunData(items, scores, name))
-        self.in_pool[items] = True
+        self.in_union[items] = True
         return len(self.runs) - 1
 
     @property
@@ -265,17 +265,17 @@ class TaskState:
         return len(self.runs)
 
     def withdraw_runs(self, runs: Iterable[int]) -> None:
-        """Withdraw the runs at indices ``runs``: they stay in the state, the pool loses the
+        """Withdraw the runs at indices ``runs``: they stay in the state, the union loses the
         items only withdrawn runs predict.
 
         A withdrawn run keeps its place: every design's record (each item's inclusion
         probability, the strata, the cells, how many runs predict an item) is what the rounds
         planned with it made it, so the weights of every verified item stay right. What changes
-        is the pool (``in_pool``), the union of the runs' predictions that recall's share of
+        is the union (``in_union``) of the runs' predictions that recall's share of
         correct items is taken over: it becomes the union of the other runs', so an item only a
         withdrawn run predicts, whose answer no one will wait for any more, is in no estimate of
-        another run. The pool is still a union of whole runs, fixed before any answer, so the
-        estimators are those of a pool without the withdrawn runs' own items (docs/STATISTICS.md,
+        another run. The union is still one of whole runs, fixed before any answer, so the
+        estimators are those of a union without the withdrawn runs' own items (docs/STATISTICS.md,
         "Withdrawn runs").
 
         Parameters
@@ -288,11 +288,11 @@ class TaskState:
             raise ValueError(f"run indices must lie in [0, {self.n_runs})")
         if withdrawn == self.withdrawn:
             return
-        pool = np.zeros(self.n_items, dtype=bool)
+        union = np.zeros(self.n_items, dtype=bool)
         for index, run in enumerate(self.runs):
             if index not in withdrawn:
-                pool[run.items] = True
-        self.withdrawn, self.in_pool = withdrawn, pool
+                union[run.items] = True
+        self.withdrawn, self.in_union = withdrawn, union
 
     # -- reference sample -------------------------------------------------------------------
     def set_reference(self, items: npt.ArrayLike, groups: npt.ArrayLike | None = None) -> None:
@@ -309,7 +309,7 @@ class TaskState:
     def fork(self) -> TaskState:
         """A working copy that shares the runs' read-only arrays with this state.
 
-        Labels, judgments, the pool, the reference sample and every design's record are copied
+        Labels, judgments, the union, the reference sample and every design's record are copied
         (a record with a ``copy()`` method is asked for one; any other is deep-copied), so
         labelling, planning or estimating on the fork never changes this state. Costs O(items), not
         O(predictions): a service can keep one state per task in memory, bring it up to date
@@ -317,7 +317,7 @@ class TaskState:
         """
         forked = TaskState.__new__(TaskState)
         forked._labels = self._labels.copy()
-        forked.in_pool = self.in_pool.copy()
+        forked.in_union = self.in_union.copy()
         forked.judged = self.judged.copy()
         forked.runs = list(self.runs)
         forked.withdrawn = self.withdrawn

@@ -2,13 +2,13 @@
 when something asks for their items again.
 
 A withdrawn run stays in the engine (its rounds shaped every inclusion probability) but leaves
-the pool that recall is estimated over (:meth:`evaluation.core.state.TaskState.withdraw_runs`):
+the union that recall is estimated over (:meth:`evaluation.core.state.TaskState.withdraw_runs`):
 the items only withdrawn runs predict are in no other run's estimate. Their pending requests, and
 those of no reference candidate, are cancelled after each estimation of an open-world task (with
 the engine lock held, so never while a plan reads the queue); a request an item of another run in
-the pool still needs is kept, as its answers are part of that run's sample.
+the union still needs is kept, as its answers are part of that run's sample.
 
-A run that predicts a cancelled item brings it back into the pool: its first planning round
+A run that predicts a cancelled item brings it back into the union: its first planning round
 reopens the item's request (:func:`reopen_for_run`), so that its sample is complete again once
 the answers come in. Closed pools cancel nothing: every drawn item of a pool is in every run's
 estimates (the pool's positives are counted over all of it).
@@ -34,9 +34,9 @@ log = logging.getLogger(__name__)
 
 def cancel_withdrawn_requests(loaded: LoadedTask, token: str) -> int:
     """Cancel the pending requests that the rounds of the task's withdrawn runs opened (drawn
-    items and looks) on items outside the pool of ``loaded`` and no reference candidate; returns
+    items and looks) on items outside the union of ``loaded`` and no reference candidate; returns
     how many. The runs' states are read as ``loaded`` holds them now (the estimation refreshes
-    them): a run withdrawn after the state was loaded still has its items in that pool, and the
+    them): a run withdrawn after the state was loaded still has its items in that union, and the
     next estimation cancels its requests. ``token``: the caller's engine lease, checked before
     anything is written."""
     withdrawn = [run.pk for run in loaded.runs if run.state == Run.State.WITHDRAWN]
@@ -52,9 +52,9 @@ def cancel_withdrawn_requests(loaded: LoadedTask, token: str) -> int:
         .values_list("item_id", "item__index")
         .distinct()
     )
-    in_pool = loaded.state.in_pool
+    in_union = loaded.state.in_union
     # An item the state does not hold yet belongs to a run accepted since: it is needed.
-    outside = {item_id for item_id, index in rows if index < in_pool.size and not in_pool[index]}
+    outside = {item_id for item_id, index in rows if index < in_union.size and not in_union[index]}
     if not outside:
         return 0
     with transaction.atomic():

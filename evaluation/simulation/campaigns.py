@@ -268,8 +268,8 @@ def simulate(
 def _answerer(dataset, order, annotators, design, rng, state):
     if annotators is None:
         return PerfectOracle(dataset.truth)
-    pool = np.unique(np.concatenate([dataset.systems[i].items for i in order]))
-    gold = choose_gold(dataset.truth, pool, annotators.gold_items, rng)
+    union = np.unique(np.concatenate([dataset.systems[i].items for i in order]))
+    gold = choose_gold(dataset.truth, union, annotators.gold_items, rng)
     state.set_gold(gold, dataset.truth[gold])
     hard = None
     if annotators.hard_share > 0:

@@ -10,7 +10,7 @@ Two kinds of design:
   one task, labels shared by all runs, ``budget`` labels for the whole task. At the ``k``-th of
   ``K`` arrivals the design may bring the task's labels up to ``round(budget * k / K)`` (an
   equal share per arrival; what a design leaves unspent carries over to the next arrival);
-* ``ais-published`` (:func:`evaluation.core.closed_pool.published.ais_published`): paper 000's
+* ``ais-published`` (:func:`evaluation.core.closed_pool.ais_published.ais_published`): paper 000's
   AIS, one run at a time with its own labels, ``budget`` labels *per run* (the task pays
   ``K * budget``).
 
@@ -42,8 +42,8 @@ from typing import Any
 import numpy as np
 
 from ..core.closed_pool import POOL_DESIGNS, MeasureEstimates, PoolState, make_pool_design
+from ..core.closed_pool.ais_published import ais_published
 from ..core.closed_pool.measures import CLOSED_POOL_MEASURES, measure_value
-from ..core.closed_pool.published import ais_published
 from ..core.labels import item_labels
 from ..core.measures import OPEN_MEASURES
 from ..core.state import TaskState

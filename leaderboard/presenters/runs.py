@@ -27,7 +27,9 @@ from .plots import history_chart, pr_curve_chart
 
 
 @dataclass(frozen=True)
-class HistoryPoint:
+class SnapshotEstimate:
+    """One metric of the run as one snapshot published it (drawn as a ``charts.HistoryPoint``)."""
+
     snapshot_version: int
     value: float | None
     low: float
@@ -101,10 +103,10 @@ def run_page(*, run: Run, user, public: bool = False) -> RunPage:
             "snapshot__version",
         )
     )
-    history: dict[str, list[HistoryPoint]] = defaultdict(list)
+    history: dict[str, list[SnapshotEstimate]] = defaultdict(list)
     for v in values:
         history[v["metric"]].append(
-            HistoryPoint(v["snapshot__version"], v["value"], v["low"], v["high"])
+            SnapshotEstimate(v["snapshot__version"], v["value"], v["low"], v["high"])
         )
     snapshot = None
     lines: list[MetricLine] = []

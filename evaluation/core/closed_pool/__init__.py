@@ -5,7 +5,7 @@ oracle (the annotators) verifies sampled items. :mod:`.measures` writes every me
 of a run's true positives and false negatives; :mod:`.state` holds runs and labels;
 :mod:`.interface` says what a multi-system design offers, and :data:`POOL_DESIGNS` lists them by
 name (``ais-published``, one run at a time without shared labels, is a function apart:
-:func:`.published.ais_published`).
+:func:`.ais_published.ais_published`).
 """
 
 from __future__ import annotations

@@ -76,26 +76,26 @@ def recall_from_parts(
     Parameters
     ----------
     theta : ReferenceRatio or None
-        Share of the reference sample inside the (reached) pool; ``None`` without a reference
+        Share of the reference sample inside the (reached) union; ``None`` without a reference
         sample.
     nu_verified : tuple (value, variance, trials) or None
         ``nu`` from the verified items (Horvitz-Thompson ratio); ``None`` when unavailable (no
         correct verified item, or the run is not fully reached by the sample yet).
     nu_reference : ReferenceRatio or None
-        ``nu`` from the reference items inside the pool.
+        ``nu`` from the reference items inside the union.
     simple : ReferenceRatio or None
         Share of the reference sample inside the run: the fallback when ``nu`` is unavailable.
     outside : ReferenceRatio or None
-        ``rho``: share of the reference sample among the run's items outside the pool that
+        ``rho``: share of the reference sample among the run's items outside the union that
         ``theta`` and ``nu`` refer to (``None``: the run lies inside it).
 
     Notes
     -----
-    The two ``nu`` estimates are independent given the pool (one rests on verification draws,
+    The two ``nu`` estimates are independent given the union (one rests on verification draws,
     the other on the reference sample). They are averaged with weights proportional to their
     effective trials, which do not depend on the estimated values, so the weighting adds no bias.
     ``Var(theta nu) = theta^2 Var nu + nu^2 Var theta + Var theta Var nu`` (STATISTICS.md §3.4).
-    ``rho`` counts the run's true items in the part of the pool no verified item speaks for; its
+    ``rho`` counts the run's true items in the part of the union no verified item speaks for; its
     variance is added as if independent (its covariance with ``theta nu``, through the shared
     reference sample, is negative: multinomial cells).
     Without a reference sample recall is not identifiable: the value is ``nan`` and the interval

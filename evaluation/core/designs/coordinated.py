@@ -2,12 +2,12 @@
 
 Why this design (the numbers are in docs/STATISTICS.md and docs/BENCHMARKS.md):
 
-* **One sample for all runs.** Every item ``x`` of the pool carries one inclusion probability
+* **One sample for all runs.** Every item ``x`` of the union carries one inclusion probability
   ``pi(x)``: the largest level any run has asked for it. Raising a level from ``a`` to ``b`` draws
   each not-yet-sampled item with probability ``(b - a) / (1 - a)``, which is the same as keeping
   a permanent uniform number ``u(x)`` per item and sampling it when ``u(x) < pi(x)`` (coordinated
   "permanent random number" sampling, Ohlsson 1995). The verified items are therefore a single
-  Poisson sample of the pool with known ``pi``; *every* run uses *every* verified item it contains,
+  Poisson sample of the union with known ``pi``; *every* run uses *every* verified item it contains,
   weighted by ``1 / pi``. A run identical to an earlier one needs nothing new; a run that overlaps
   earlier ones only pays for the part the earlier levels do not reach (the deterministic-mixture
   idea of STATISTICS.md §4, for sampling without replacement).
@@ -30,17 +30,17 @@ Why this design (the numbers are in docs/STATISTICS.md and docs/BENCHMARKS.md):
   variances floored at the Jeffreys-smoothed binomial value) are turned into an effective number of
   trials and a Clopper-Pearson interval (:func:`..intervals.effective_binomial_interval`), so an
   all-correct sample gives ``[1 - ~3.7/n, 1]`` rather than ``[1, 1]``.
-* **Recall** is ``theta * nu + rho`` (STATISTICS.md §1) over the part of the pool the verified
-  sample speaks for (:func:`.pool.sampled_part`): ``theta`` is the reference sample's share in it,
+* **Recall** is ``theta * nu + rho`` (STATISTICS.md §1) over the part of the union the verified
+  sample speaks for (:func:`.union.sampled_part`): ``theta`` is the reference sample's share in it,
   ``nu`` (the run's share of its correct items) is estimated twice, independently, from the
-  verified items (Hajek ratios within pool cells, §3.2) and from the reference items inside it,
+  verified items (Hajek ratios within union cells, §3.2) and from the reference items inside it,
   combined with weights fixed by their effective sizes, and ``rho`` is the reference sample's
   share in the run's items outside it. **F1** is the plug-in value with a delta-method variance
   that bounds the precision-recall covariance by Cauchy-Schwarz (they share draws, §3.5), so its
   interval errs on the wide side.
 
 * **Fallible annotators.** Labels are posteriors under a Dawid-Skene annotator model fitted to
-  every judgment (:mod:`..annotators`, :mod:`..labels`), with the pool cells as prior classes;
+  every judgment (:mod:`..annotators`, :mod:`..labels`), with the union cells as prior classes;
   every interval adds the labels' and the annotator parameters' uncertainty. A round asks further
   judgments on verified items whose answers are a doubtful pattern in their cell's band, where a
   second look settles more than a new item would (:mod:`.second_looks`), and new items priced at
@@ -70,11 +70,11 @@ from ..sorted_sets import contains
 from ..state import TaskState
 from .common import checked_level as _checked_level
 from .common import f1_estimate, recall_from_parts, validate_common_options
-from .pool import PoolCells, sampled_part
 from .precision import PrecisionParts, stratified_precision
 from .record import SamplingRecord, score_strata
 from .rounds import Looks, ask_looks, draw_round, new_item_noise, scaled_half_width
 from .second_looks import BAND_AFTER
+from .union import UnionCells, sampled_part
 
 __all__ = ["CoordinatedPoissonDesign", "score_strata"]
 
@@ -171,7 +171,7 @@ class CoordinatedPoissonDesign:
 
     def labels(self, state: TaskState, rec: SamplingRecord | None = None) -> ItemLabels:
         """Every item's label view: exact labels, or the annotator model fitted to the judgments
-        with the pool cells as prior classes (cached until labels, judgments or runs change)."""
+        with the union cells as prior classes (cached until labels, judgments or runs change)."""
         rec = self.record(state) if rec is None else rec
         key = (state.labels_version, state.n_runs, state.n_items)
         if rec.labels_cache is None or rec.labels_cache[0] != key:
@@ -470,18 +470,18 @@ class CoordinatedPoissonDesign:
         runs = range(state.n_runs) if runs is None else runs
         known = rec.known(labels)
         known_items = np.flatnonzero(known)
-        # Recall is theta * nu over the part of the pool the verified sample reaches (see
-        # :mod:`.pool`), plus the share of the reference sample in the run's items outside it.
-        pool = sampled_part(
+        # Recall is theta * nu over the part of the union the verified sample reaches (see
+        # :mod:`.union`), plus the share of the reference sample in the run's items outside it.
+        union = sampled_part(
             rec,
-            state.in_pool & (rec.inclusion > 0),
+            state.in_union & (rec.inclusion > 0),
             known_items,
             min_items=BAND_AFTER if labels.noisy else 1,
         )
-        cells = PoolCells.build(rec, pool, known_items, labels)
+        cells = UnionCells.build(rec, union, known_items, labels)
         ref = state.reference
-        ref_in_pool = pool[ref.items] if ref.size else np.zeros(0, bool)
-        theta = reference_ratio(ref, ref_in_pool) if ref.size else None
+        ref_in_union = union[ref.items] if ref.size else np.zeros(0, bool)
+        theta = reference_ratio(ref, ref_in_union) if ref.size else None
         out = []
         for i in runs:
             parts = self._precision(state, rec, i, labels, known, level=level)
@@ -492,10 +492,10 @@ class CoordinatedPoissonDesign:
             outside: ReferenceRatio | None
             if ref.size:
                 in_x = contains(run_items, ref.items)
-                nu_ref = reference_ratio(ref, in_x & ref_in_pool, ref_in_pool)
+                nu_ref = reference_ratio(ref, in_x & ref_in_union, ref_in_union)
                 simple = reference_ratio(ref, in_x)
                 outside = (
-                    reference_ratio(ref, in_x & ~ref_in_pool)
+                    reference_ratio(ref, in_x & ~ref_in_union)
                     if not cells.holds(rec, i, run_items)
                     else None
                 )

@@ -8,7 +8,7 @@ It is the baseline the product is measured against, flaws included (STATISTICS.m
   weights ``w_ij ∝ n_j <p_i, p_j>`` and ``q_i = sum_j w_ij p_j``;
   its variance is ``sum_j (w_ij^2 / n_j) Var_{x~p_j}[p_i f / q_i]`` (empirical), and the
   interval is Wald's;
-* recall is ``theta * nu`` with ``theta`` the share of the reference sample inside the pool and
+* recall is ``theta * nu`` with ``theta`` the share of the reference sample inside the union and
   ``nu`` the self-normalised importance-weighted share of the verified-correct draws inside
   ``X_i``, with the same per-target proposal ``q_i`` (biased upward when ``i`` has disjoint
   neighbours: §3.2); the variance uses the corrected product formula of §3.4;
@@ -223,7 +223,7 @@ class PublishedDesign:
         drawn_runs = [j for j, d in enumerate(rec.draws) if d is not None and d.size]
         draws = [cast(np.ndarray, rec.draws[j]) for j in drawn_runs]  # not None: drawn
         ref = state.reference
-        theta = reference_ratio(ref, state.in_pool[ref.items]) if ref.size else None
+        theta = reference_ratio(ref, state.in_union[ref.items]) if ref.size else None
         out = []
         if not drawn_runs:
             for i in runs:
@@ -290,10 +290,10 @@ def _mixture_recall(
 ) -> RecallParts:
     """Recall ``theta * nu`` of one run from the mixture draws, with a Wald interval.
 
-    ``nu``, the run's share of the pool's correct items, is a ratio of importance-weighted means
+    ``nu``, the run's share of the union's correct items, is a ratio of importance-weighted means
     over the draws (``in_run``: 1 where a draw lies in the run; ``f``: its label; ``inv_q``: one
     over the mixture density; ``weights``, ``owner``, ``draws_per_run``: the mixture weight of
-    each drawing run, the run each draw belongs to, the draws of each); ``theta``, the pool's
+    each drawing run, the run each draw belongs to, the draws of each); ``theta``, the union's
     share of the reference sample (``None`` without one). Variances by the delta method, the two
     factors independent (paper 003).
     """

@@ -52,7 +52,7 @@ class SamplingRecord:
     """What the design has done in one task: inclusion probabilities, requests, strata, rounds.
 
     ``asked`` counts the judgments asked per item (its first ones when drawn, then its looks);
-    ``judgments_asked`` their total: the budget counts judgments. Each pool cell gets a *band*
+    ``judgments_asked`` their total: the budget counts judgments. Each union cell gets a *band*
     once its rate is known (``cell_band``: -1 none yet, then ``LOW``, ``MIXED``, ``HIGH``), and
     ``look_patterns[band]`` are the answer patterns ``(says correct, says incorrect)`` that get
     one more judgment in that band (:mod:`.second_looks`); a band, once given, and a pattern,
@@ -73,7 +73,7 @@ class SamplingRecord:
     strata: list[np.ndarray] = field(default_factory=list)
     rounds: list[int] = field(default_factory=list)
     log: list[dict[str, Any]] = field(default_factory=list)
-    # Pool cell of each item: (first run that predicted it, its stratum there), -1 outside the pool.
+    # Union cell of each item: (first run that predicted it, its stratum there), -1 outside it.
     cell: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     # How many of the recorded runs predict each item.
     votes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
@@ -230,7 +230,7 @@ class SamplingRecord:
         return index // (4 * AGREEMENT_LEVELS), group
 
     def item_band(self, items: np.ndarray) -> np.ndarray:
-        """The band of each item's cell (-1: none yet, or outside the pool)."""
+        """The band of each item's cell (-1: none yet, or outside the union)."""
         cell = self.cell[items]
         return np.where(cell >= 0, self.cell_band[np.maximum(cell, 0)], -1).astype(np.int8)
 

@@ -8,8 +8,8 @@ run being planned) makes the items of other runs' strata collected differently a
 which runs they belong to, which is correlated with their truth, and every estimate that mixes
 them is biased (measured on febrl4: +0.04 on runs of precision 0.8; :mod:`..labels`).
 
-So looks follow rules that every estimator can respect. Each pool cell (the items one run brought
-to the pool in one score stratum) gets a **band** once a few of its items are answered and its
+So looks follow rules that every estimator can respect. Each union cell (the items one run brought
+to the union in one score stratum) gets a **band** once a few of its items are answered and its
 rate is known: ``LOW`` (mostly incorrect), ``MIXED`` or ``HIGH`` (mostly correct). Within a band,
 an item gets one more judgment exactly when its answers so far are a pattern ``(says correct,
 says incorrect)`` that is doubtful at the band's typical rate: a single "incorrect" in a ``HIGH``

@@ -1,4 +1,4 @@
-"""Simulation checks of the ``default`` design with fallible annotators, and of the pool that
+"""Simulation checks of the ``default`` design with fallible annotators, and of the union that
 recall rests on: unbiasedness within Monte-Carlo error and coverage, final and at stop.
 
 The synthetic task of every edge case (tests/support/design_campaigns.py) is answered by panels of
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from evaluation.core.designs import make_design
-from evaluation.core.designs.pool import PoolCells, sampled_part
 from evaluation.core.designs.record import SamplingRecord
+from evaluation.core.designs.union import UnionCells, sampled_part
 from evaluation.core.labels import item_labels
 from evaluation.core.measures import OPEN_MEASURES
 from evaluation.core.results import RoundRecord
@@ -130,10 +130,10 @@ def test_perfect_annotators_cost_little_more_than_a_perfect_oracle(synthetic):
 
 
 def test_recall_of_runs_with_novel_items_nobody_verified_rests_on_the_reference():
-    """A late run brings 20 novel items (2 correct) that its light level never drew. Their pool
+    """A late run brings 20 novel items (2 correct) that its light level never drew. Their union
     cell used to borrow the run's stratum rate (0.9, from the shared items), which put 18 correct
-    items in the pool that are not there and biased every run's recall (measured on febrl4:
-    -0.004 with a perfect oracle). The pool that ``nu`` is a share of is now the part the
+    items in the union that are not there and biased every run's recall (measured on febrl4:
+    -0.004 with a perfect oracle). The union that ``nu`` is a share of is now the part the
     verified items speak for, and the reference sample counts the rest: with a census of the
     first run and a complete reference sample, both recalls are exact."""
     n = 130
@@ -166,11 +166,11 @@ def test_sampled_part_keeps_cells_with_enough_verified_items():
     rec.grow(8)
     rec.add_run(np.arange(6), np.array([0, 0, 0, 1, 1, 1], np.int8))
     rec.add_run(np.arange(8), np.zeros(8, np.int8))  # items 6 and 7 are its own cell
-    pool = np.ones(8, bool)
+    union = np.ones(8, bool)
     known = np.array([0, 1, 3, 6])
-    assert sampled_part(rec, pool, known).tolist() == [True] * 8
-    assert sampled_part(rec, pool, known, min_items=2).tolist() == [True] * 3 + [False] * 5
-    assert not sampled_part(rec, pool, np.empty(0, np.int64)).any()
+    assert sampled_part(rec, union, known).tolist() == [True] * 8
+    assert sampled_part(rec, union, known, min_items=2).tolist() == [True] * 3 + [False] * 5
+    assert not sampled_part(rec, union, np.empty(0, np.int64)).any()
 
 
 @pytest.mark.parametrize(
@@ -193,11 +193,11 @@ def test_a_run_is_held_by_the_pool_exactly_when_every_item_of_it_is(unreached, k
     state.set_labels(known, np.ones(len(known), np.int8))
     labels = item_labels(state, item_class=rec.cell)
     known_items = rec.known_items(labels)
-    pool = sampled_part(rec, state.in_pool & (rec.inclusion > 0), known_items)
-    cells = PoolCells.build(rec, pool, known_items, labels)
+    union = sampled_part(rec, state.in_union & (rec.inclusion > 0), known_items)
+    cells = UnionCells.build(rec, union, known_items, labels)
     for run in runs:
         items = state.runs[run].items
-        assert cells.holds(rec, run, items) == pool[items].all() == held[run]
+        assert cells.holds(rec, run, items) == union[items].all() == held[run]
 
 
 @pytest.mark.slow

@@ -18,7 +18,7 @@ def test_new_state_is_empty_and_unknown():
     assert state.n_items == 4
     assert state.labels.dtype == np.int8
     assert state.labels.tolist() == [UNKNOWN] * 4 == [-1] * 4
-    assert state.in_pool.tolist() == [False] * 4
+    assert state.in_union.tolist() == [False] * 4
     assert state.n_labelled == 0
     assert state.n_runs == 0
     assert state.reference.size == 0
@@ -40,7 +40,7 @@ def test_add_items_returns_new_ids_and_grows_arrays():
     assert ids.tolist() == [3, 4, 5, 6]
     assert state.n_items == 7
     assert state.labels.tolist() == [-1, 1, -1, -1, -1, -1, -1]
-    assert state.in_pool.shape == (7,)
+    assert state.in_union.shape == (7,)
     assert state.add_items(0).tolist() == []
     assert state.n_items == 7
 
@@ -118,15 +118,15 @@ def test_add_run_sorts_items_and_scores_follow():
     assert run.items.dtype == np.int64 and run.scores.dtype == np.float64
     assert run.name == "sys-a"
     assert run.size == 4
-    assert state.in_pool.tolist() == [i in (0, 2, 7, 9) for i in range(10)]
+    assert state.in_union.tolist() == [i in (0, 2, 7, 9) for i in range(10)]
     # the caller's arrays are untouched and still writable
     assert items.tolist() == [7, 2, 9, 0] and items.flags.writeable
     assert scores.tolist() == [0.7, 0.2, 0.9, 0.0] and scores.flags.writeable
-    # second run: index 1, pool is the union
+    # second run: index 1, in_union is the union of both runs
     assert state.add_run([1, 2]) == 1
     assert state.n_runs == 2
     assert state.runs[1].scores.tolist() == [1.0, 1.0]  # default score
-    assert int(state.in_pool.sum()) == 5
+    assert int(state.in_union.sum()) == 5
 
 
 def test_run_arrays_are_read_only():
@@ -148,7 +148,7 @@ def test_duplicate_items_in_a_run_are_rejected():
     with pytest.raises(ValueError, match="same item twice"):
         state.add_run([1, 3, 1], [0.1, 0.2, 0.3])
     assert state.n_runs == 0
-    assert not state.in_pool.any()
+    assert not state.in_union.any()
 
 
 @pytest.mark.parametrize("bad", [-0.01, 1.0001, float("nan"), float("inf"), -float("inf")])
@@ -185,7 +185,7 @@ def test_run_items_out_of_range_are_rejected(items):
     with pytest.raises(ValueError, match=r"\[0, 3\)"):
         state.add_run(items)
     assert state.n_runs == 0
-    assert not state.in_pool.any()
+    assert not state.in_union.any()
 
 
 def test_items_added_later_can_be_used():
@@ -194,7 +194,7 @@ def test_items_added_later_can_be_used():
         state.add_run([2])
     state.add_items(1)
     state.add_run([2])
-    assert state.in_pool.tolist() == [False, False, True]
+    assert state.in_union.tolist() == [False, False, True]
 
 
 # --------------------------------------------------------------------------- reference

@@ -1,4 +1,4 @@
-"""Withdrawn runs in the engine (``TaskState.withdraw_runs``): the record stays, the pool loses
+"""Withdrawn runs in the engine (``TaskState.withdraw_runs``): the record stays, the union loses
 the items only withdrawn runs predict, and the other runs' estimates stay valid when those items
 are never answered (their requests are cancelled). docs/STATISTICS.md, "Withdrawn runs".
 
@@ -46,16 +46,16 @@ def test_withdrawal_keeps_the_record_and_leaves_the_others_items_in_the_pool():
     )
     state.withdraw_runs([w])
     assert state.withdrawn == {w}
-    assert state.in_pool.tolist() == [True, True, True, True, False, False, False, False]
+    assert state.in_union.tolist() == [True, True, True, True, False, False, False, False]
     assert np.array_equal(record.inclusion, inclusion)
     assert np.array_equal(record.requested, requested)
     assert np.array_equal(record.asked, asked)
     forked = state.fork()
-    assert forked.withdrawn == {w} and np.array_equal(forked.in_pool, state.in_pool)
+    assert forked.withdrawn == {w} and np.array_equal(forked.in_union, state.in_union)
     state.withdraw_runs([w])  # again: nothing changes
-    assert state.in_pool.tolist()[:6] == [True] * 4 + [False] * 2
-    later = state.add_run([5, 6])  # a later run brings its items back into the pool
-    assert state.in_pool.tolist() == [True] * 4 + [False, True, True, False]
+    assert state.in_union.tolist()[:6] == [True] * 4 + [False] * 2
+    later = state.add_run([5, 6])  # a later run brings its items back into the union
+    assert state.in_union.tolist() == [True] * 4 + [False, True, True, False]
     assert later not in state.withdrawn and a not in state.withdrawn
     with pytest.raises(ValueError):
         state.withdraw_runs([7])
@@ -66,8 +66,8 @@ def test_a_withdrawal_leaves_every_other_precision_as_it_was_bit_for_bit(synthet
     kept = sorted(runs.values())
     after = design.estimate(state, runs=kept)
     back = state.fork()
-    back.withdrawn, back.in_pool = frozenset(), back.in_pool.copy()
-    back.in_pool[state.runs[w].items] = True
+    back.withdrawn, back.in_union = frozenset(), back.in_union.copy()
+    back.in_union[state.runs[w].items] = True
     before = design.estimate(back, runs=kept)
     for a, b in zip(after, before, strict=True):
         assert a.precision == b.precision
@@ -75,24 +75,24 @@ def test_a_withdrawal_leaves_every_other_precision_as_it_was_bit_for_bit(synthet
 
 def test_the_other_runs_estimates_do_not_read_the_withdrawn_runs_own_items(synthetic):
     """Answered or not, the items only the withdrawn run predicts change no estimate of another
-    run once it is withdrawn: cancelling their requests cannot bias them. Left in the pool, they
+    run once it is withdrawn: cancelling their requests cannot bias them. Left in the union, they
     would: the same answers change the other runs' recall."""
     design, state, w, runs = withdrawal_campaign(synthetic, seed=5)
     kept = sorted(runs.values())
-    own = state.runs[w].items[~state.in_pool[state.runs[w].items]]
+    own = state.runs[w].items[~state.in_union[state.runs[w].items]]
     unanswered = own[~state.verified[own]]
     assert unanswered.size  # its second round's own items were never answered
     answered = state.fork()
     answered.set_labels(unanswered, synthetic.truth[unanswered])
     assert design.estimate(answered, runs=kept) == design.estimate(state, runs=kept)
-    # In the pool, the same answers move the other runs' recall.
-    in_pool = answered.fork()
-    in_pool.in_pool = in_pool.in_pool.copy()
-    in_pool.in_pool[state.runs[w].items] = True
+    # In the union, the same answers move the other runs' recall.
+    in_union = answered.fork()
+    in_union.in_union = in_union.in_union.copy()
+    in_union.in_union[state.runs[w].items] = True
     not_answered = state.fork()
-    not_answered.in_pool = in_pool.in_pool
+    not_answered.in_union = in_union.in_union
     recall = [
-        [e.recall.value for e in design.estimate(s, runs=kept)] for s in (in_pool, not_answered)
+        [e.recall.value for e in design.estimate(s, runs=kept)] for s in (in_union, not_answered)
     ]
     assert recall[0] != recall[1]
 
@@ -124,7 +124,7 @@ def test_withdrawing_a_run_leaves_the_others_unbiased_and_covered(synthetic):
     here; at 4 of them a check fails by chance far less than once in 1,000 runs (coverage: at
     least 0.958 measured over 1,000 campaigns, so 0.90 is 4 standard deviations away).
 
-    Cancelling the withdrawn run's requests while its items stay in the pool (the run not
+    Cancelling the withdrawn run's requests while its items stay in the union (the run not
     withdrawn in the engine) biases ``near_one_scored``'s recall by +0.026 (1,000 campaigns:
     se 0.001, coverage 0.886): the items left unanswered are not a random part of their cells.
     """

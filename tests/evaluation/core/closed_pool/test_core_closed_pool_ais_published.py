@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from evaluation.core.closed_pool import CLOSED_POOL_MEASURES, measure_value
-from evaluation.core.closed_pool.published import _proposal, ais_published
+from evaluation.core.closed_pool.ais_published import _proposal, ais_published
 
 CLOSED_POOL = Path(os.environ.get("CLOSED_POOL_DATA", "/work/shared/data/closed-pool"))
 SMALL_TREE = {"tree_depth": 2, "n_bins": 4, "bin_transform": "identity"}
