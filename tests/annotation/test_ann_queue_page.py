@@ -12,9 +12,10 @@ from django.urls import reverse
 
 from annotation.models import AnnotatorPause, GoldAnswer, GoldItem, VerificationRequest
 from annotation.services import pause_annotator, request_verification, submit_judgment
-from leaderboard.models import LabelModelFit, LeaderboardSnapshot
+from leaderboard.models import LabelModelFit
 
 from pipeline_support import add_items, annotator, make_task
+from worlds import stored_snapshot
 
 pytestmark = pytest.mark.django_db
 
@@ -107,17 +108,13 @@ def test_organizer_sees_depth_throughput_agreement_and_annotators(client, world)
 
 def _fitted(task, label_model: dict, annotators: list) -> None:
     """Snapshot v3 with ``label_model`` in its details, and the annotator fit stored with it."""
-    snapshot = LeaderboardSnapshot.objects.create(
-        task=task,
+    snapshot = stored_snapshot(
+        task,
         version=3,
         engine_version="1.3",
-        design="default",
         labels_version=11,
-        reference_version=0,
         n_labels=5,
-        n_reference=0,
         confidence=0.9,
-        rows=[],
         details={"label_model": label_model},
     )
     LabelModelFit.objects.create(

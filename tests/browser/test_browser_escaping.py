@@ -3,12 +3,12 @@ loaded (anonymous, team member, organizer) and ``window.__xss`` stays undefined.
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.utils import timezone
 
 from evaluation.core.measures import OPEN_MEASURES
-from leaderboard.models import Estimate, LeaderboardSnapshot, RunEvent, Task
+from leaderboard.models import Estimate, RunEvent, Task
 
 from pipeline_support import add_items, add_run, make_task, make_team
+from worlds import stored_snapshot
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -60,19 +60,15 @@ def hostile():
         for i, r in enumerate(runs)
     ]
     for version, published in ((1, True), (2, False)):
-        snap = LeaderboardSnapshot.objects.create(
-            task=task,
+        snap = stored_snapshot(
+            task,
+            rows,
             version=version,
+            published=published,
             engine_version=SCRIPT,
-            design="default",
             labels_version=1,
             reference_version=1,
             n_labels=4,
-            n_reference=0,
-            confidence=0.95,
-            published=published,
-            published_at=timezone.now() if published else None,
-            rows=rows,
             details={"ranking": {"method": BREAKOUT}},
         )
         Estimate.objects.bulk_create(

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.utils import timezone
 
 from evaluation.core.measures import OPEN_MEASURES
 from leaderboard.services.tokens import create_token
+
+from worlds import stored_snapshot
 
 PASSWORD = "alice-pw"
 
@@ -37,7 +38,7 @@ def sent(monkeypatch):
 def cli_world(transactional_db, sent):
     from types import SimpleNamespace
 
-    from leaderboard.models import LeaderboardSnapshot, Run, Task
+    from leaderboard.models import Run, Task
     from leaderboard.services.tasks import create_task
     from leaderboard.services.teams import create_team
 
@@ -62,19 +63,9 @@ def cli_world(transactional_db, sent):
         n_verified=8,
     )
     estimate = {"value": 0.618, "low": 0.568, "high": 0.668, "labels_used": 8, "method": "wilson"}
-    snapshot = LeaderboardSnapshot.objects.create(
-        task=task,
-        version=1,
-        engine_version="test",
-        design="default",
-        labels_version=8,
-        reference_version=0,
-        n_labels=8,
-        n_reference=0,
-        confidence=0.95,
-        published=True,
-        published_at=timezone.now(),
-        rows=[
+    snapshot = stored_snapshot(
+        task,
+        [
             {
                 "run": scored.pk,
                 "name": "baseline",
@@ -89,6 +80,8 @@ def cli_world(transactional_db, sent):
                 "f1": estimate,
             }
         ],
+        labels_version=8,
+        n_labels=8,
     )
     from leaderboard.models import Estimate
 

@@ -10,6 +10,8 @@ from django.core.exceptions import ValidationError
 
 from leaderboard.models import Run, RunEvent
 
+from worlds import stored_snapshot
+
 pytestmark = pytest.mark.django_db
 
 
@@ -53,16 +55,12 @@ def test_stored_snapshots_get_their_reference_documents_where_still_known(task):
     task.save()
 
     def snapshot(version, reference_version, n_reference):
-        return LeaderboardSnapshot.objects.create(
-            task=task,
+        return stored_snapshot(
+            task,
             version=version,
             engine_version="e",
-            design="default",
-            labels_version=0,
             reference_version=reference_version,
-            n_labels=0,
             n_reference=n_reference,
-            confidence=0.95,
         )
 
     current, older, none = snapshot(1, 2, 5), snapshot(2, 1, 4), snapshot(3, 0, 0)

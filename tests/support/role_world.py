@@ -17,6 +17,8 @@ from evaluation.core.measures import OPEN_MEASURES
 from evaluation.management.commands.demo import ORGANIZER_PERMISSIONS, VIEWABLE_APPS
 from leaderboard.models import Item, OrganizerUpload, key_digest
 
+from worlds import stored_snapshot
+
 # -- a task with two teams, an annotator, two organizers, published and held snapshots ----------
 # Markers that must never reach a participant or the public (checked in the responses' text).
 HELD_VALUE = 0.31415926
@@ -73,7 +75,6 @@ def build_world(password: str = "pw-secret-123"):
         Estimate,
         Item,
         LabelModelFit,
-        LeaderboardSnapshot,
         ReferenceItem,
         Run,
         Task,
@@ -202,28 +203,9 @@ def build_world(password: str = "pw-secret-123"):
         )
     snapshots = []
     for version, value, published in ((1, PUBLISHED_VALUE, True), (2, HELD_VALUE, False)):
-        snapshot = LeaderboardSnapshot.objects.create(
-            task=task,
-            version=version,
-            engine_version="test-1",
-            design="default",
-            labels_version=6,
-            reference_version=1,
-            n_labels=6,
-            n_reference=3,
-            confidence=0.95,
-            published=published,
-            published_at=now if published else None,
-            details={
-                "label_model": {
-                    "method": "dawid-skene-2class/em-map/louis",
-                    "judgments": 6,
-                    "items": 6,
-                    "annotators": 1,
-                    "converged": True,
-                }
-            },
-            rows=[
+        snapshot = stored_snapshot(
+            task,
+            [
                 {
                     "run": run.pk,
                     "name": run.name,
@@ -237,6 +219,23 @@ def build_world(password: str = "pw-secret-123"):
                 }
                 for run in runs.values()
             ],
+            version=version,
+            published=published,
+            engine_version="test-1",
+            labels_version=6,
+            reference_version=1,
+            n_labels=6,
+            n_reference=3,
+            published_at=now if published else None,
+            details={
+                "label_model": {
+                    "method": "dawid-skene-2class/em-map/louis",
+                    "judgments": 6,
+                    "items": 6,
+                    "annotators": 1,
+                    "converged": True,
+                }
+            },
         )
         Estimate.objects.bulk_create(
             [

@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from django.utils import timezone
 
-from leaderboard.models import Item, ReferenceItem, Run, Task, Team
+from leaderboard.models import Item, LeaderboardSnapshot, ReferenceItem, Run, Task, Team
 
 from pipeline_support import add_items, add_run, make_task
 
@@ -86,24 +87,30 @@ def random_runs(
     ]
 
 
-def stored_snapshot(task: Task, rows: list[dict], *, version: int = 1, published: bool = True):
-    """A snapshot of ``task`` stored with ``rows`` as given (the page tests' ``write_snapshot``
-    writes whole estimates), published unless told otherwise."""
-    from django.utils import timezone
-
-    from leaderboard.models import LeaderboardSnapshot
-
+def stored_snapshot(
+    task: Task,
+    rows: list | None = None,
+    *,
+    version: int = 1,
+    published: bool = True,
+    **fields,
+) -> LeaderboardSnapshot:
+    """A snapshot of ``task`` stored with ``rows`` as given (no estimates: a test that reads them
+    writes its own, as the page tests' ``write_snapshot`` does), published now unless told
+    otherwise, as the board service publishes one. ``fields`` set any other column (``details``,
+    ``n_labels``, ``design``, ``confidence``, ``published_at``...) over the empty bookkeeping of a
+    task nothing was verified in yet."""
+    stored = {
+        "engine_version": "test",
+        "design": "default",
+        "labels_version": 0,
+        "reference_version": 0,
+        "n_labels": 0,
+        "n_reference": 0,
+        "confidence": 0.95,
+        "published_at": timezone.now() if published else None,
+        **fields,
+    }
     return LeaderboardSnapshot.objects.create(
-        task=task,
-        version=version,
-        engine_version="test",
-        design="default",
-        labels_version=0,
-        reference_version=0,
-        n_labels=0,
-        n_reference=0,
-        confidence=0.95,
-        rows=rows,
-        published=published,
-        published_at=timezone.now() if published else None,
+        task=task, version=version, rows=rows or [], published=published, **stored
     )

@@ -10,9 +10,11 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
-from leaderboard.models import LeaderboardSnapshot, Run
+from leaderboard.models import Run
 from leaderboard.services.board import apply_due_phases
 from leaderboard.services.tasks import update_task
+
+from worlds import stored_snapshot
 
 pytestmark = pytest.mark.django_db
 
@@ -112,17 +114,7 @@ def test_publishing_by_hand_after_the_deadline_is_not_undone_by_the_job(api, tas
 
 
 def test_the_board_state_reports_the_deadline_hold_before_the_job(api, task, organizer):
-    LeaderboardSnapshot.objects.create(
-        task=task,
-        version=1,
-        engine_version="e",
-        design="default",
-        labels_version=1,
-        reference_version=0,
-        n_labels=0,
-        n_reference=0,
-        confidence=0.95,
-    )
+    stored_snapshot(task, engine_version="e", labels_version=1)
     update_task(task=task, submissions_close_at=timezone.now() - HOUR)
     state = api(organizer).post(f"{TASK}hold/", {}, format="json").json()
     assert state == {"task": "linkage", "board_held": True, "latest_published": 1}

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.utils import timezone
 
 from evaluation.core.measures import OPEN_MEASURES
-from leaderboard.models import Estimate, LeaderboardSnapshot, Task
+from leaderboard.models import Estimate, Task
 
 from pipeline_support import add_items, add_run, make_task, make_team
+from worlds import stored_snapshot
 
 
 def estimate(value, low, high, labels=40, method="wilson"):
@@ -65,20 +65,17 @@ def write_snapshot(
                 "interval_level": 0.95,
             }
         }
-    snap = LeaderboardSnapshot.objects.create(
-        task=task,
+    snap = stored_snapshot(
+        task,
+        rows,
         version=version,
+        published=published,
         engine_version="engine-7",
-        design="default",
         labels_version=version * 10,
         reference_version=1,
         n_labels=labels,
         n_reference=reference[0],
         n_reference_documents=reference[1],
-        confidence=0.95,
-        published=published,
-        published_at=timezone.now() if published else None,
-        rows=rows,
         details=details or {},
     )
     Estimate.objects.bulk_create(

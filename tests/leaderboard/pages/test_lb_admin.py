@@ -48,6 +48,7 @@ from leaderboard.services.terms import accept_terms
 from leaderboard.services.tokens import create_token
 
 from pipeline_support import add_items, add_run, annotator, make_task, make_team
+from worlds import stored_snapshot
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sent_messages")]
 
@@ -86,17 +87,13 @@ def data():
     submit_judgment(
         request_id=VerificationRequest.objects.get().pk, annotator=annotator(task), answer="correct"
     )
-    snap = LeaderboardSnapshot.objects.create(
-        task=task,
-        version=1,
+    snap = stored_snapshot(
+        task,
         engine_version="t",
-        design="default",
         labels_version=1,
         reference_version=1,
         n_labels=1,
         n_reference=1,
-        confidence=0.95,
-        rows=[],
     )
     Estimate.objects.create(
         snapshot=snap,

@@ -7,10 +7,11 @@ from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from leaderboard.models import Estimate, LeaderboardSnapshot, Run, RunEvent, Task
+from leaderboard.models import Estimate, Run, RunEvent, Task
 from leaderboard.services.ingest import ingest_run
 
 from pipeline_support import add_items, add_run, make_task, make_team
+from worlds import stored_snapshot
 
 pytestmark = pytest.mark.django_db
 
@@ -62,18 +63,16 @@ def snapshot(task, runs_f1, version=1, published=True):
         }
         for run, f1 in runs_f1
     ]
-    snap = LeaderboardSnapshot.objects.create(
-        task=task,
+    snap = stored_snapshot(
+        task,
+        rows,
         version=version,
+        published=published,
         engine_version="x",
-        design="default",
         labels_version=1,
         reference_version=1,
         n_labels=40,
         n_reference=12,
-        confidence=0.95,
-        published=published,
-        rows=rows,
     )
     for run, f1 in runs_f1:
         for m, v in (("precision", 0.8), ("recall", 0.6), ("f1", f1)):

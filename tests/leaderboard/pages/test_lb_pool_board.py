@@ -10,11 +10,12 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from leaderboard.models import Estimate, LeaderboardSnapshot, Run, Task
+from leaderboard.models import Estimate, Run, Task
 from leaderboard.services.tasks import create_task
 from leaderboard.services.teams import create_team
 
 from pipeline_support import open_unchecked
+from worlds import stored_snapshot
 
 pytestmark = pytest.mark.django_db
 
@@ -53,17 +54,13 @@ def pool_board():
         }
         for run, f1, mcc, rank in ((runs[0], 0.4, -0.3, 2), (runs[1], 0.8, 0.6, 1))
     ]
-    snapshot = LeaderboardSnapshot.objects.create(
-        task=task,
-        version=1,
+    snapshot = stored_snapshot(
+        task,
+        rows,
         engine_version="e",
         design="adaptive",
         labels_version=3,
-        reference_version=0,
         n_labels=120,
-        n_reference=0,
-        confidence=0.95,
-        rows=rows,
         details={"closed_pool": {"measures": ["f1", "mcc"]}},
     )
     for row, run in zip(rows, runs, strict=True):

@@ -14,6 +14,7 @@ from leaderboard.services.tasks import create_task
 from leaderboard.services.teams import create_team
 
 from pipeline_support import open_unchecked
+from worlds import stored_snapshot
 
 pytestmark = pytest.mark.django_db
 
@@ -65,18 +66,15 @@ def snapshot(task, runs, version: int, *, published: bool, marker: float):
         }
         for run in runs
     ]
-    snap = LeaderboardSnapshot.objects.create(
-        task=task,
+    snap = stored_snapshot(
+        task,
+        rows,
         version=version,
+        published=published,
         engine_version="e",
         design="adaptive",
         labels_version=version,
-        reference_version=0,
         n_labels=120,
-        n_reference=0,
-        confidence=0.95,
-        published=published,
-        rows=rows,
         details={"closed_pool": {"measures": MEASURES, "f_beta": 0.5}},
     )
     for row, run in zip(rows, runs, strict=True):

@@ -22,6 +22,7 @@ from leaderboard.services.runs import SubmissionError, submit_run
 from leaderboard.services.tasks import TaskSettingsError, create_task, update_task
 
 from pipeline_support import PipelineDriver, add_items, add_run, annotator, answer_all, make_team
+from worlds import stored_snapshot
 
 pytestmark = pytest.mark.django_db
 
@@ -45,17 +46,12 @@ def submit(make_upload):
 
 
 def snapshot(task, version: int, *, published: bool) -> LeaderboardSnapshot:
-    return LeaderboardSnapshot.objects.create(
-        task=task,
+    return stored_snapshot(
+        task,
         version=version,
-        engine_version="e",
-        design="default",
-        labels_version=version,
-        reference_version=0,
-        n_labels=0,
-        n_reference=0,
-        confidence=0.95,
         published=published,
+        engine_version="e",
+        labels_version=version,
     )
 
 
