@@ -152,11 +152,12 @@ def check_open(task: Task, now: datetime | None = None) -> None:
             "task_closed", f"task {task.slug!r} is {state}: it accepts runs only while it is open"
         )
     # A run before the pool could not be scored, and would block the pool's upload.
-    if task.kind == Task.Kind.CLOSED_POOL and not task.n_items:
+    if task.kind == Task.Kind.CLOSED_POOL and not task.has_pool:
+        loading = " (an upload of it is being stored)" if task.pool_loading else ""
         raise SubmissionError(
             "no_pool",
-            f"task {task.slug!r} has no pool yet: its organizers upload it before runs are "
-            "accepted; nothing was stored or counted",
+            f"task {task.slug!r} has no pool yet{loading}: its organizers upload it before runs "
+            "are accepted; nothing was stored or counted",
         )
     now = now or timezone.now()
     phase = phases.submission_phase(task, now)
