@@ -177,15 +177,13 @@ def main(argv=None) -> int:
         from django.core.management import call_command
         from django.db import connection
 
+        from annotation.services import load_organizer_upload
         from leaderboard import jobs
-        from leaderboard.models import Run
+        from leaderboard.models import OrganizerUpload, Run, Task
         from leaderboard.services.ingest import submit_and_ingest
+        from leaderboard.services.organizer_uploads import receive_upload
         from leaderboard.services.tasks import create_task
         from leaderboard.services.teams import create_team
-
-        from annotation.services import load_organizer_upload
-        from leaderboard.models import OrganizerUpload, Task
-        from leaderboard.services.organizer_uploads import receive_upload
 
         call_command("migrate", verbosity=0, interactive=False)
         jobs._send = lambda *a, **k: None  # no Celery messages from a benchmark

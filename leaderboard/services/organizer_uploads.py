@@ -70,7 +70,8 @@ MAX_FILE_NAME_LENGTH = 255
 
 # A kind's loader reads the upload's stored file(s) and stores the items they name in short
 # transactions (outside any transaction), and returns the write that makes them what the file
-# holds, run in the transaction that records the upload loaded; it returns the counts to record. Either raises a ServiceError for a file or a task that refuses.
+# holds, run in the transaction that records the upload loaded; it returns the counts to record.
+# Either raises a ServiceError for a file or a task that refuses.
 Store = Callable[[], dict[str, int]]
 Loader = Callable[[OrganizerUpload, IO[bytes], "IO[bytes] | None"], Store]
 

@@ -44,7 +44,8 @@ def store_reference(
 ) -> int:
     """Replace the task's reference sample with a read file's items (one transaction, the task
     row locked, refused again while a draw is verified); return how many there are. ``indices``:
-    what :func:`.reference_candidates.stage_items` returned (staged here if not given, outside a transaction)."""
+    what :func:`.reference_candidates.stage_items` returned (staged here, in short transactions,
+    if not given)."""
     if indices is None:
         indices = stage_items(task=task, parsed=parsed)
     with transaction.atomic():

@@ -11,9 +11,10 @@ do a reference file and a completed draw that replaces the sample.
 
 An upload stores the items it names that are new (with their payloads) in short transactions
 (:func:`.items.ensure_items_in_batches`), then replaces every candidate in one transaction; a
-refused file stores nothing the product reads as candidates (only items no run predicts yet), and so does an upload while a sample is being verified
-(its documents' candidates would change under it) or, unless confirmed, one that would end a
-frame with complete draws (the next draw can then only replace the sample).
+refused file stores nothing the product reads as candidates (only items no run predicts yet), and
+so does an upload while a sample is being verified (its documents' candidates would change under
+it) or, unless confirmed, one that would end a frame with complete draws (the next draw can then
+only replace the sample).
 """
 
 from __future__ import annotations

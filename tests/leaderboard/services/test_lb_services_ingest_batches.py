@@ -8,14 +8,13 @@ import io
 
 import numpy as np
 import pytest
+from item_batches import seen_from_elsewhere
 
 from leaderboard.models import Item, Run, RunPredictions
 from leaderboard.services import items as item_services
 from leaderboard.services.ingest import ingest_run, submit_and_ingest
 from leaderboard.services.runs import submit_run
 from leaderboard.services.withdrawal import withdraw_run
-
-from item_batches import seen_from_elsewhere
 
 # Seven keys, the first already an item of the task (so a batch is never its first keys).
 KEYS = ["k3", "k1", "k6", "k0", "k5", "k2", "k4"]

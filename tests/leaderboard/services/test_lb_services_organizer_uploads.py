@@ -145,7 +145,7 @@ def test_a_load_is_all_or_nothing_and_a_task_that_changed_since_rejects_it(
     # One pool upload at a time (its items are stored in several transactions).
     with pytest.raises(PoolError) as info:
         receive(pool_task, organizer, "pool", b"c\n")
-    assert info.value.code == "pool_upload_waiting" and "upload %d" % first.pk in str(info.value)
+    assert info.value.code == "pool_upload_waiting" and f"upload {first.pk}" in str(info.value)
     # The pool uploaded another way (the command line) before the worker loads this one.
     upload_pool(task=pool_task, user="manage.py", upload=io.BytesIO(b"c\n"))
     first = loaded(first)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 
 import pytest
+from item_batches import seen_from_elsewhere
 
 from annotation.services import load_organizer_upload
 from leaderboard.models import Item, OrganizerUpload, ReferenceCandidate, ReferenceItem, Task
@@ -16,7 +17,6 @@ from leaderboard.services import items as item_services
 from leaderboard.services.organizer_uploads import receive_upload
 from leaderboard.services.runs import SubmissionError, check_open
 
-from item_batches import seen_from_elsewhere
 from pipeline_support import make_task
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -106,7 +106,7 @@ def test_a_pool_half_stored_is_not_the_pool_and_the_retry_gives_exactly_the_file
     assert not takes_runs(pool_task)
     check = pool_readiness(pool_task)
     assert not check.ok and check.state.startswith("being stored (4 items so far)")
-    with pytest.raises(SubmissionError, match="has no pool yet .an upload of it is being stored"):
+    with pytest.raises(SubmissionError, match=r"has no pool yet \(an upload of it is being stored"):
         check_open(pool_task)
     before_each_insert(calls.append)
     assert load_organizer_upload(upload.pk) == "loaded"  # the redelivered message
