@@ -5,7 +5,8 @@ worker parses and loads it.
 :func:`receive_upload` (the web request) refuses what the task cannot take now, then copies the
 file to Django's default storage through a :class:`~leaderboard.ingestion.Receiver`: its size
 and decompressed size under the task's upload limit, its lines under
-``ORGANIZER_UPLOAD_MAX_LINES`` and each line under ``ORGANIZER_UPLOAD_MAX_LINE_BYTES``, its head
+``ORGANIZER_UPLOAD_MAX_LINES`` (or the task's line limit for runs, if higher:
+:func:`.runs.line_limit`) and each line under ``ORGANIZER_UPLOAD_MAX_LINE_BYTES``, its head
 sniffed for the wrong format; a refused file keeps nothing. The upload is recorded ``received``
 and a worker is asked, on commit, to load it.
 
@@ -56,7 +57,7 @@ from .reference_candidates import (
     stage_items,
     store_candidates,
 )
-from .runs import SubmissionError, check_size, upload_limit
+from .runs import SubmissionError, check_size, line_limit, upload_limit
 from .stored_files import forget_stored, store_upload
 
 if TYPE_CHECKING:
@@ -168,6 +169,10 @@ def _store(task: Task, kind: str, upload: IO[bytes], file_name: str) -> tuple[st
     if callable(seekable) and seekable():
         upload.seek(0)
     name = f"{settings.ORGANIZER_UPLOAD_DIR}/{task.pk}/{uuid.uuid4().hex}.upload"
+    # A pool as large as the task's runs may be is not refused by the site's default.
+    max_lines, lines_why = line_limit(task)
+    if max_lines < settings.ORGANIZER_UPLOAD_MAX_LINES:
+        max_lines, lines_why = settings.ORGANIZER_UPLOAD_MAX_LINES, ""
     try:
         stored, received = store_upload(
             upload,
@@ -175,8 +180,9 @@ def _store(task: Task, kind: str, upload: IO[bytes], file_name: str) -> tuple[st
             max_bytes=upload_limit(task),
             kind=kind,
             file_name=file_name,
-            max_lines=settings.ORGANIZER_UPLOAD_MAX_LINES,
+            max_lines=max_lines,
             max_line_bytes=settings.ORGANIZER_UPLOAD_MAX_LINE_BYTES,
+            lines_why=lines_why,
         )
     except UploadRejected as exc:
         raise SubmissionError(

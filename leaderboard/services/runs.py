@@ -107,6 +107,27 @@ def upload_limit(task: Task) -> int:
     return upload_limits(task).max_bytes
 
 
+# A file has one line per record (a prediction, a pool key, ...); only blank lines at its end may
+# come on top (an editor's, a script's), so a file with more lines than the task's records plus
+# these is refused as it is received, not after a worker read it: all that stops is one with more
+# than this many blank lines at its end, which nobody needs.
+TRAILING_BLANK_LINES = 1_000
+
+
+def line_limit(task: Task) -> tuple[int, str]:
+    """The most lines a run (or an organizer's file) of ``task`` may have, and why: its
+    ``max_predictions_per_run`` (a closed pool's run scores every pool item, however many),
+    plus :data:`TRAILING_BLANK_LINES`."""
+    records = task.max_predictions_per_run
+    if task.kind == Task.Kind.CLOSED_POOL:
+        records = max(records, task.n_items)
+    why = (
+        f" (task {task.slug!r} takes at most {records:,} predictions or keys per file, one per "
+        f"line, and up to {TRAILING_BLANK_LINES:,} blank lines at its end)"
+    )
+    return records + TRAILING_BLANK_LINES, why
+
+
 def check_size(*, task: Task, size: int | None) -> None:
     """Refuse an upload whose size (as received) is already over the task's limit."""
     limit = upload_limit(task)
@@ -337,8 +358,15 @@ def _store(upload: IO[bytes], *, task: Task, file_name: str) -> tuple[str, Recei
     limit, or whose head shows the wrong format); return the stored name."""
     kind = "pool_run" if task.kind == Task.Kind.CLOSED_POOL else "run"
     name = f"{settings.UPLOAD_DIR}/{task.pk}/{uuid.uuid4().hex}.upload"
+    max_lines, lines_why = line_limit(task)
     return store_upload(
-        upload, name=name, max_bytes=upload_limit(task), kind=kind, file_name=file_name
+        upload,
+        name=name,
+        max_bytes=upload_limit(task),
+        kind=kind,
+        file_name=file_name,
+        max_lines=max_lines,
+        lines_why=lines_why,
     )
 
 
