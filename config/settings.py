@@ -576,18 +576,14 @@ ACCOUNT_AUTHENTICATED_LOGIN_REDIRECTS = False
 # allauth's own rate limits, counted in CACHES["throttle"] like the site's brakes (the app's
 # ready() points them there: the default cache is per process without Redis). They bound the mail
 # a password holder can have sent: a verification mail (at a sign-in to an unverified account, the
-# address page's re-send, a new address) at most once per ACCOUNT_EMAIL_CONFIRMATION_COOLDOWN
+# address page's re-send, a new address) at most once per VERIFICATION_MAIL_COOLDOWN
 # seconds and VERIFICATION_MAILS_PER_DAY times a day per address; changes of addresses per user;
 # reset mails per address on top of PASSWORD_RESET_LIMIT. Failed sign-ins are the site's brake's
 # (leaderboard.services.sign_in, per account), not allauth's (per login as typed, issue 29 N12).
-ACCOUNT_EMAIL_CONFIRMATION_COOLDOWN = int(
-    os.environ.get("ACCOUNT_EMAIL_CONFIRMATION_COOLDOWN", "180")
-)
+VERIFICATION_MAIL_COOLDOWN = int(os.environ.get("VERIFICATION_MAIL_COOLDOWN", "180"))
 VERIFICATION_MAILS_PER_DAY = int(os.environ.get("VERIFICATION_MAILS_PER_DAY", "10"))
 ACCOUNT_RATE_LIMITS = {
-    "confirm_email": (
-        f"1/{ACCOUNT_EMAIL_CONFIRMATION_COOLDOWN}s/key,{VERIFICATION_MAILS_PER_DAY}/d/key"
-    ),
+    "confirm_email": (f"1/{VERIFICATION_MAIL_COOLDOWN}s/key,{VERIFICATION_MAILS_PER_DAY}/d/key"),
     "manage_email": "10/m/user,30/h/user",
     "reset_password": "20/m/ip,5/m/key",
     "login_failed": None,

@@ -38,7 +38,7 @@ class VerifiedEmailStage(EmailVerificationStage):
 def say_no_verification_mail(request: HttpRequest, email: str) -> None:
     """allauth skips a verification mail silently past its rate limit (``confirm_email``, issue
     29): say so, rather than let the page suggest a new mail is on its way."""
-    minutes = max(1, settings.ACCOUNT_EMAIL_CONFIRMATION_COOLDOWN // 60)
+    minutes = max(1, settings.VERIFICATION_MAIL_COOLDOWN // 60)
     messages.warning(
         request,
         f"No new verification mail was sent to {email}: one was sent less than {minutes} "

@@ -1,5 +1,5 @@
 """allauth's rate limits are on (issue 29): a password holder cannot have verification mails
-sent without end. One mail per address per cooldown (``ACCOUNT_EMAIL_CONFIRMATION_COOLDOWN``)
+sent without end. One mail per address per cooldown (``VERIFICATION_MAIL_COOLDOWN``)
 and ``VERIFICATION_MAILS_PER_DAY`` a day, whatever asks for it (a sign-in to an unverified
 account, the address page's re-send); past them no mail goes and the page says so; the counts are
 shared by every web process (``CACHES["throttle"]``)."""
