@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import logging
 import os
-import uuid
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from datetime import datetime, timedelta
@@ -57,8 +56,8 @@ from .reference_candidates import (
     stage_items,
     store_candidates,
 )
-from .runs import SubmissionError, check_size, line_limit, upload_limit
-from .stored_files import forget_stored, store_upload
+from .runs import SubmissionError, check_size, store_task_upload
+from .stored_files import forget_stored
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -168,21 +167,16 @@ def _store(task: Task, kind: str, upload: IO[bytes], file_name: str) -> tuple[st
     seekable = getattr(upload, "seekable", None)
     if callable(seekable) and seekable():
         upload.seek(0)
-    name = f"{settings.ORGANIZER_UPLOAD_DIR}/{task.pk}/{uuid.uuid4().hex}.upload"
-    # A pool as large as the task's runs may be is not refused by the site's default.
-    max_lines, lines_why = line_limit(task)
-    if max_lines < settings.ORGANIZER_UPLOAD_MAX_LINES:
-        max_lines, lines_why = settings.ORGANIZER_UPLOAD_MAX_LINES, ""
     try:
-        stored, received = store_upload(
+        # The site's line cap, or the task's line limit if more: a pool as large as its runs.
+        stored, received = store_task_upload(
             upload,
-            name=name,
-            max_bytes=upload_limit(task),
+            task=task,
+            directory=settings.ORGANIZER_UPLOAD_DIR,
             kind=kind,
             file_name=file_name,
-            max_lines=max_lines,
+            min_lines=settings.ORGANIZER_UPLOAD_MAX_LINES,
             max_line_bytes=settings.ORGANIZER_UPLOAD_MAX_LINE_BYTES,
-            lines_why=lines_why,
         )
     except UploadRejected as exc:
         raise SubmissionError(

@@ -353,20 +353,39 @@ def check_duplicate(*, task: Task, team: Team, sha256: str) -> None:
         )
 
 
-def _store(upload: IO[bytes], *, task: Task, file_name: str) -> tuple[str, Receiver]:
-    """Copy the upload to storage through a :class:`Receiver` (which refuses a file over the
-    limit, or whose head shows the wrong format); return the stored name."""
-    kind = "pool_run" if task.kind == Task.Kind.CLOSED_POOL else "run"
-    name = f"{settings.UPLOAD_DIR}/{task.pk}/{uuid.uuid4().hex}.upload"
+def store_task_upload(
+    upload: IO[bytes],
+    *,
+    task: Task,
+    directory: str,
+    kind: str,
+    file_name: str,
+    min_lines: int = 0,
+    max_line_bytes: int | None = None,
+) -> tuple[str, Receiver]:
+    """Copy an upload to ``task`` (a run, an organizer's file) to storage under ``directory``
+    through a :class:`Receiver`, which refuses it past the task's upload limit, its line limit
+    (:func:`line_limit`, or ``min_lines`` if more), a line over ``max_line_bytes``, or when its
+    head shows the wrong format for ``kind``; return the stored name and the receiver."""
     max_lines, lines_why = line_limit(task)
+    if max_lines < min_lines:
+        max_lines, lines_why = min_lines, ""
     return store_upload(
         upload,
-        name=name,
+        name=f"{directory}/{task.pk}/{uuid.uuid4().hex}.upload",
         max_bytes=upload_limit(task),
         kind=kind,
         file_name=file_name,
         max_lines=max_lines,
+        max_line_bytes=max_line_bytes,
         lines_why=lines_why,
+    )
+
+
+def _store(upload: IO[bytes], *, task: Task, file_name: str) -> tuple[str, Receiver]:
+    kind = "pool_run" if task.kind == Task.Kind.CLOSED_POOL else "run"
+    return store_task_upload(
+        upload, task=task, directory=settings.UPLOAD_DIR, kind=kind, file_name=file_name
     )
 
 
