@@ -1,4 +1,5 @@
-"""How long other writers wait on SQLite while a maximum-size run is ingested (issue 29, N9).
+"""How long other writers wait on SQLite while a maximum-size run is ingested (issue 29, N9), or a
+closed pool of that size is loaded.
 
 Target: while a worker validates and stores a run of the task's maximum size (5,000,000
 predictions by default), another process's writes (a sign-in's ``last_login``, in its own
@@ -13,7 +14,10 @@ What it does
    from before the first ingestion until after the last.
 3. In this process, as the worker does (:func:`leaderboard.services.ingest.submit_and_ingest`):
    ``new``, a run of ``--lines`` keys none of which is an item yet (the task's first run), then
-   ``known``, the gzip of a second run over the same keys from the other team (every key known).
+   ``known``, the gzip of a second run over the same keys from the other team (every key known);
+   then ``pool``, a closed pool of ``--lines`` keys (the first run's keys, one per line) received
+   and loaded as an organizer's upload is (:func:`annotation.services.load_organizer_upload`,
+   the worker's job). ``--phases`` runs some of them.
 4. The probe's longest write wait, its 99th percentile and the failed writes (``database is
    locked`` after the 20 s timeout), per phase; the same for reads. And the ingestion's own
    write transactions (``BEGIN IMMEDIATE`` to ``COMMIT``, which is how long SQLite's write lock
@@ -148,6 +152,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--lines", type=int, default=5_000_000)
     ap.add_argument("--json", metavar="OUT", help="write the results as JSON to OUT")
+    ap.add_argument("--phases", default="new,known,pool", help="comma-separated, in this order")
     ap.add_argument(
         "--probe", nargs=4, metavar=("DB", "USER", "OUT", "STOP"), help=argparse.SUPPRESS
     )
@@ -172,9 +177,11 @@ def main(argv=None) -> int:
         from django.core.management import call_command
         from django.db import connection
 
+        from annotation.services import load_organizer_upload
         from leaderboard import jobs
-        from leaderboard.models import Run
+        from leaderboard.models import OrganizerUpload, Run, Task
         from leaderboard.services.ingest import submit_and_ingest
+        from leaderboard.services.organizer_uploads import receive_upload
         from leaderboard.services.tasks import create_task
         from leaderboard.services.teams import create_team
 
@@ -192,7 +199,10 @@ def main(argv=None) -> int:
         time.sleep(3.0)  # the probe's Django set-up, then a quiet baseline
         phases = {}
         clock = TransactionClock(connection)
+        wanted = args.phases.split(",")
         for phase, path, team in (("new", plain, teams[0]), ("known", packed, teams[1])):
+            if phase not in wanted:
+                continue
             clock.take()
             started = time.time()
             with open(path, "rb") as fh:
@@ -204,6 +214,32 @@ def main(argv=None) -> int:
                 "start": started,
                 "stop": time.time(),
                 "n_new_items": run.n_new_items,
+                "transactions": clock.take(),
+            }
+            time.sleep(1.0)
+        if "pool" in wanted:
+            pool_file = os.path.join(tmp, "pool.tsv")
+            with open(plain, "rb") as src, open(pool_file, "wb") as dst:
+                dst.writelines(line.split(b"\t", 1)[0] + b"\n" for line in src)
+            pool_task = create_task(
+                slug="bench-pool-wait",
+                title="Pool wait",
+                kind=Task.Kind.CLOSED_POOL,
+            )
+            organizer = get_user_model().objects.create_user("bench-organizer")
+            clock.take()
+            started = time.time()
+            with open(pool_file, "rb") as fh:
+                upload = receive_upload(
+                    task=pool_task, user=organizer, kind="pool", upload=fh, file_name="pool.tsv"
+                )
+            assert load_organizer_upload(upload.pk) == OrganizerUpload.State.LOADED
+            pool_task.refresh_from_db()
+            assert pool_task.has_pool and pool_task.n_items == args.lines
+            phases["pool"] = {
+                "start": started,
+                "stop": time.time(),
+                "n_new_items": pool_task.n_items,
                 "transactions": clock.take(),
             }
             time.sleep(1.0)

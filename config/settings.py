@@ -519,7 +519,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "leaderboard.api.schema.ApiSchema",
     # One error body for both JSON APIs (the REST API and the annotation queue's).
     "EXCEPTION_HANDLER": "leaderboard.api.errors.exception_handler",
 }
@@ -573,9 +573,21 @@ ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = True
 ACCOUNT_LOGOUT_REDIRECT_URL = "home"
 # The sign-in page stays open to a signed-in user (to sign in as someone else).
 ACCOUNT_AUTHENTICATED_LOGIN_REDIRECTS = False
-# allauth's own rate limits count in the default cache, which is per process without Redis: the
-# one brake of every account form is leaderboard.services.sign_in, counting in CACHES["throttle"].
-ACCOUNT_RATE_LIMITS = False
+# allauth's own rate limits, counted in CACHES["throttle"] like the site's brakes (the app's
+# ready() points them there: the default cache is per process without Redis). They bound the mail
+# a password holder can have sent: a verification mail (at a sign-in to an unverified account, the
+# address page's re-send, a new address) at most once per VERIFICATION_MAIL_COOLDOWN
+# seconds and VERIFICATION_MAILS_PER_DAY times a day per address; changes of addresses per user;
+# reset mails per address on top of PASSWORD_RESET_LIMIT. Failed sign-ins are the site's brake's
+# (leaderboard.services.sign_in, per account), not allauth's (per login as typed, issue 29 N12).
+VERIFICATION_MAIL_COOLDOWN = int(os.environ.get("VERIFICATION_MAIL_COOLDOWN", "180"))
+VERIFICATION_MAILS_PER_DAY = int(os.environ.get("VERIFICATION_MAILS_PER_DAY", "10"))
+ACCOUNT_RATE_LIMITS = {
+    "confirm_email": (f"1/{VERIFICATION_MAIL_COOLDOWN}s/key,{VERIFICATION_MAILS_PER_DAY}/d/key"),
+    "manage_email": "10/m/user,30/h/user",
+    "reset_password": "20/m/ip,5/m/key",
+    "login_failed": None,
+}
 # Sign-ups and password-reset requests allowed per client address (and reset mails per address
 # asked for) in ACCOUNT_ATTEMPT_WINDOW seconds.
 SIGNUP_LIMIT = int(os.environ.get("SIGNUP_LIMIT", "10"))

@@ -6,6 +6,7 @@ from django.urls import include, path
 from annotation import rest_urls as annotation_rest_urls
 from leaderboard.api import urls as api_urls
 from leaderboard.views.accounts import (
+    AddressesView,
     ThrottledLoginView,
     ThrottledPasswordResetView,
     ThrottledSignupView,
@@ -20,6 +21,7 @@ urlpatterns = [
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/signup/", ThrottledSignupView.as_view(), name="signup"),
     path("accounts/password/reset/", ThrottledPasswordResetView.as_view(), name="password_reset"),
+    path("accounts/email/", AddressesView.as_view(), name="account_email"),
     path("accounts/", include("allauth.urls")),
     # The REST API: the leaderboard's routes (its catch-all 404 last) after the annotation app's
     # (the gold upload), one namespace.

@@ -6,6 +6,7 @@ class LeaderboardConfig(AppConfig):
     verbose_name = "Leaderboard"
 
     def ready(self) -> None:
+        _count_allauth_limits_with_the_brakes()
         from allauth.account.models import EmailAddress
         from django.contrib.auth import get_user_model
         from django.db.models.signals import m2m_changed, post_save, pre_save
@@ -33,3 +34,14 @@ class LeaderboardConfig(AppConfig):
             sender=Team.members.through,
             dispatch_uid="leaderboard.record_ended_memberships",
         )
+
+
+def _count_allauth_limits_with_the_brakes() -> None:
+    """allauth counts its rate limits (``ACCOUNT_RATE_LIMITS``) in the default cache, which is
+    per process without Redis (each web process would allow the limit again): count them in
+    ``CACHES["throttle"]``, shared by every process, as the site's own brakes are."""
+    from allauth.core.internal import ratelimit
+    from django.core.cache import caches
+    from django.utils.connection import ConnectionProxy
+
+    ratelimit.cache = ConnectionProxy(caches, "throttle")

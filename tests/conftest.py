@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-pytest_plugins = ["live_services", "object_store", "hypothesis_profiles"]
+pytest_plugins = ["live_services", "object_store", "hypothesis_profiles", "item_batches"]
 
 T = TypeVar("T")
 

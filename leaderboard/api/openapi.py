@@ -1,5 +1,6 @@
 """OpenAPI helpers: the error body on every documented error, paginated lists, CSV responses;
-the renderers of the API (JSON, the browsable HTML pages, CSV)."""
+the renderers of the API (JSON, the browsable HTML pages, CSV). The schema class is
+``schema.ApiSchema``."""
 
 from __future__ import annotations
 

@@ -69,10 +69,10 @@ class Receiver:
     task's data file, only its raw size counts), and with ``kind`` (one of
     :data:`~.sniffing.KINDS`; ``file_name`` tells JSON Lines) ``wrong_format`` once its head
     shows the wrong format (:meth:`finish` judges a shorter file). With ``max_lines`` or
-    ``max_line_bytes`` (an organizer's upload), ``too_large`` once the (decompressed) text has
-    more lines, or a longer line, than that. After :meth:`finish`: ``n_bytes``, ``sha256`` (of
-    the bytes as received), ``content_sha256`` (of the content: :class:`ContentHash`),
-    ``compressed``, ``n_lines``.
+    ``max_line_bytes`` (an organizer's upload, a run), ``too_large`` once the (decompressed) text
+    has more lines (``lines_why`` says why that many, in the refusal), or a longer line, than
+    that. After :meth:`finish`: ``n_bytes``, ``sha256`` (of the bytes as received),
+    ``content_sha256`` (of the content: :class:`ContentHash`), ``compressed``, ``n_lines``.
     """
 
     def __init__(
@@ -85,9 +85,11 @@ class Receiver:
         inflate: bool = True,
         max_lines: int | None = None,
         max_line_bytes: int | None = None,
+        lines_why: str = "",
     ):
         self._stream = stream
         self.max_lines, self.max_line_bytes = max_lines, max_line_bytes
+        self.lines_why = lines_why  # what the line limit is, for the refusal
         self.n_lines = 0  # complete lines so far (newlines), then with a last unended one
         self._line_bytes = 0  # bytes of the line not ended yet
         self.max_bytes = max_bytes
@@ -211,7 +213,10 @@ class Receiver:
         raise UploadRejected([Problem(line, message)], 1, code="too_large", n_bytes=self.n_bytes)
 
     def _too_many_lines(self) -> None:
-        message = f"the file has more than the limit of {self.max_lines:,} lines; reading stopped"
+        message = (
+            f"the file has more than the limit of {self.max_lines:,} lines{self.lines_why}; "
+            "reading stopped"
+        )
         raise UploadRejected([Problem(None, message)], 1, code="too_large", n_bytes=self.n_bytes)
 
     def _sniff(self, data: bytes, *, complete: bool = False) -> None:

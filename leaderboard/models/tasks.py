@@ -278,6 +278,9 @@ class Task(UniqueByLook, models.Model):
     # Engine bookkeeping.
     seed = models.BigIntegerField(default=_new_seed, editable=False)
     n_items = models.PositiveBigIntegerField(default=0, editable=False)
+    # A closed pool's items are stored in short transactions: while this is set its items are
+    # not the pool yet (an upload is storing them, or one stopped half-way), see has_pool.
+    pool_loading = models.BooleanField(default=False, editable=False)
     # Version of the task's judgment set: every counted judgment, gold answer and withdrawal
     # bumps it, and records the version it made (``seq``, ``withdrawn_seq``).
     labels_version = models.PositiveBigIntegerField(default=0, editable=False)
@@ -297,6 +300,11 @@ class Task(UniqueByLook, models.Model):
 
     def __str__(self) -> str:
         return self.slug
+
+    @property
+    def has_pool(self) -> bool:
+        """A closed pool's items are all stored (runs are taken and scored on them)."""
+        return bool(self.n_items) and not self.pool_loading
 
 
 class Item(models.Model):

@@ -173,6 +173,13 @@ def reference_sample(task: Task) -> Check:
 def pool(task: Task) -> Check:
     """A closed pool's items: runs are accepted only once they are uploaded."""
     n = task.n_items
+    if task.pool_loading:
+        return POOL.check(
+            task,
+            ok=False,
+            state=f"being stored ({n:,} items so far), or an upload stopped half-way: runs are "
+            "refused until it is loaded; see Uploads, and upload the pool again if it was rejected",
+        )
     if not n:
         return POOL.check(
             task, ok=False, state="not uploaded: upload every item key; runs are refused until then"

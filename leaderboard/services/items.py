@@ -4,9 +4,10 @@ Allocation happens with the task row locked (``select_for_update``), in the call
 so two uploads can never hand out the same index. New items are inserted in bulk with plain SQL
 (``executemany`` on SQLite, ``COPY`` on PostgreSQL): a million new keys take a few seconds, where
 model instances and ``bulk_create`` would take several times as long (see bench/ingest_run.py).
-A run's items are inserted in short transactions (:func:`ensure_items_in_batches`): on SQLite a
-transaction holds the whole database's write lock, and five million keys in one held every other
-writer for ~40 s (issue 29, N9).
+A run's items, and those of an organizer's pool, reference sample and candidates files, are
+inserted in short transactions (:func:`ensure_items_in_batches`): on SQLite a transaction holds
+the whole database's write lock, and five million keys in one held every other writer for ~40 s
+(issue 29, N9).
 """
 
 from __future__ import annotations
@@ -87,7 +88,8 @@ def ensure_items_in_batches(
     batch_size: int | None = None,
     on_batch: Callable[[int], bool] = lambda n_new: True,
 ) -> np.ndarray | None:
-    """:func:`ensure_items` (without ``fill_payloads``) in short transactions, for a run's keys.
+    """:func:`ensure_items` (without ``fill_payloads``) in short transactions, for a run's or an
+    organizer upload's keys.
 
     The keys that are items already are read first, outside any transaction and in short reads;
     then the new keys are inserted in batches of at most ``batch_size`` (:data:`BATCH_ITEMS`)
@@ -142,6 +144,14 @@ def ensure_items_in_batches(
         return new_indices
     known.update(zip(unseen, new_indices.tolist(), strict=True))
     return np.fromiter(map(known.__getitem__, keys), dtype=np.int64, count=len(keys))
+
+
+def fill_missing_payloads(*, task: Task, payloads: Mapping[str, object]) -> None:
+    """Give the task's items that have no payload the one in ``payloads`` (the organizer's
+    reference files: items a run brought have none); inside the caller's transaction."""
+    if payloads:
+        n_items = Task.objects.values_list("n_items", flat=True).get(pk=task.pk)
+        _fill_payloads(task.pk, payloads, set(), n_items)
 
 
 def _let_other_writers_in() -> None:

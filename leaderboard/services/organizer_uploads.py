@@ -5,14 +5,17 @@ worker parses and loads it.
 :func:`receive_upload` (the web request) refuses what the task cannot take now, then copies the
 file to Django's default storage through a :class:`~leaderboard.ingestion.Receiver`: its size
 and decompressed size under the task's upload limit, its lines under
-``ORGANIZER_UPLOAD_MAX_LINES`` and each line under ``ORGANIZER_UPLOAD_MAX_LINE_BYTES``, its head
+``ORGANIZER_UPLOAD_MAX_LINES`` (or the task's line limit for runs, if higher:
+:func:`.runs.line_limit`) and each line under ``ORGANIZER_UPLOAD_MAX_LINE_BYTES``, its head
 sniffed for the wrong format; a refused file keeps nothing. The upload is recorded ``received``
 and a worker is asked, on commit, to load it.
 
 :func:`load_upload` (the worker's job, ``evaluation.load_upload``) is safe to repeat: it moves
 the upload to ``parsing``, reads the stored file outside any transaction, then in one
 transaction with the upload's row locked stores what the file holds (the kind's own all-or-nothing
-write) and records ``loaded`` with its counts, or ``rejected`` with the first
+write; the items a pool, reference sample or candidates file names are stored before it, in short
+transactions: items nothing reads as the pool, sample or candidates until then) and records
+``loaded`` with its counts, or ``rejected`` with the first
 ``ORGANIZER_UPLOAD_PROBLEMS`` problems and their total. A retried or duplicated message finds the
 upload settled and does nothing; one that finds it ``parsing`` (a worker died) starts over. The
 stored files are deleted once it is settled. An upload that waits past
@@ -28,7 +31,6 @@ from __future__ import annotations
 
 import logging
 import os
-import uuid
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from datetime import datetime, timedelta
@@ -45,16 +47,17 @@ from ..errors import ServiceError
 from ..ingestion import Problem, UploadRejected, human_bytes
 from ..models import OrganizerUpload, Task
 from ..selectors import reference_size
-from .pool import check_pool_upload, read_pool, store_pool
+from .pool import PoolError, check_pool_upload, finish_pool, read_pool, stage_pool
 from .reference import read_reference, store_reference
 from .reference_candidates import (
     check_candidates_upload,
     read_candidates,
     refuse_while_verifying,
+    stage_items,
     store_candidates,
 )
-from .runs import SubmissionError, check_size, upload_limit
-from .stored_files import forget_stored, store_upload
+from .runs import SubmissionError, check_size, store_task_upload
+from .stored_files import forget_stored
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -65,9 +68,10 @@ Kind = OrganizerUpload.Kind
 State = OrganizerUpload.State
 MAX_FILE_NAME_LENGTH = 255
 
-# A kind's loader reads the upload's stored file(s) (outside any transaction) and returns the
-# write that stores what they hold, run in the transaction that records the upload loaded; it
-# returns the counts to record. Either raises a ServiceError for a file or a task that refuses.
+# A kind's loader reads the upload's stored file(s) and stores the items they name in short
+# transactions (outside any transaction), and returns the write that makes them what the file
+# holds, run in the transaction that records the upload loaded; it returns the counts to record.
+# Either raises a ServiceError for a file or a task that refuses.
 Store = Callable[[], dict[str, int]]
 Loader = Callable[[OrganizerUpload, IO[bytes], "IO[bytes] | None"], Store]
 
@@ -85,15 +89,18 @@ def _load_pool(upload: OrganizerUpload, stream: IO[bytes], payloads: IO[bytes] |
         payloads=payloads,
         payloads_name=upload.payloads_name,
     )
-    return lambda: {"items": store_pool(task=task, content=content, user=_owner(upload))}
+    stage_pool(task=task, content=content)
+    return lambda: {"items": finish_pool(task=task, content=content, user=_owner(upload))}
 
 
 def _load_reference(upload: OrganizerUpload, stream: IO[bytes], _: IO[bytes] | None) -> Store:
     task = upload.task
     parsed = read_reference(task=task, upload=stream, file_name=upload.file_name)
+    refuse_while_verifying(task)
+    indices = stage_items(task=task, parsed=parsed)
 
     def store() -> dict[str, int]:
-        store_reference(task=task, parsed=parsed, user=_owner(upload))
+        store_reference(task=task, parsed=parsed, user=_owner(upload), indices=indices)
         size = reference_size(task)  # an item without a group is a document of its own
         return {"items": size.items, "documents": size.documents, "reference_version": size.version}
 
@@ -103,10 +110,14 @@ def _load_reference(upload: OrganizerUpload, stream: IO[bytes], _: IO[bytes] | N
 def _load_candidates(upload: OrganizerUpload, stream: IO[bytes], _: IO[bytes] | None) -> Store:
     task = upload.task
     parsed = read_candidates(task=task, upload=stream, file_name=upload.file_name)
+    confirm = bool(upload.options.get("confirm"))
+    check_candidates_upload(task, confirm=confirm)
+    indices = stage_items(task=task, parsed=parsed)
 
     def store() -> dict[str, int]:
-        confirm = bool(upload.options.get("confirm"))
-        loaded = store_candidates(task=task, parsed=parsed, user=_owner(upload), confirm=confirm)
+        loaded = store_candidates(
+            task=task, parsed=parsed, user=_owner(upload), confirm=confirm, indices=indices
+        )
         return {"candidates": loaded.candidates, "documents": loaded.documents}
 
     return store
@@ -123,10 +134,26 @@ def _check_can_take(task: Task, kind: str, options: Mapping[str, Any]) -> None:
     """What the kind's own service refuses before reading a file (and again when storing it)."""
     if kind == Kind.POOL:
         check_pool_upload(task)
+        _refuse_a_second_pool(task)
     elif kind == Kind.REFERENCE:
         refuse_while_verifying(task)
     elif kind == Kind.CANDIDATES:
         check_candidates_upload(task, confirm=bool(options.get("confirm")))
+
+
+def _refuse_a_second_pool(task: Task) -> None:
+    """One pool upload at a time: a pool's items are stored in several transactions, and two
+    files stored at once would mix their keys (both would then be rejected)."""
+    waiting = OrganizerUpload.objects.filter(
+        task=task, kind=Kind.POOL, state__in=(State.RECEIVED, State.PARSING)
+    ).first()
+    if waiting is not None:
+        raise PoolError(
+            f"a pool upload of task {task.slug!r} ({waiting.file_name or 'a file'}, upload "
+            f"{waiting.pk}) is waiting to be loaded: wait until it is loaded or rejected "
+            "(see Uploads); nothing was stored",
+            code="pool_upload_waiting",
+        )
 
 
 def _file_name(upload: IO[bytes], file_name: str) -> str:
@@ -140,15 +167,15 @@ def _store(task: Task, kind: str, upload: IO[bytes], file_name: str) -> tuple[st
     seekable = getattr(upload, "seekable", None)
     if callable(seekable) and seekable():
         upload.seek(0)
-    name = f"{settings.ORGANIZER_UPLOAD_DIR}/{task.pk}/{uuid.uuid4().hex}.upload"
     try:
-        stored, received = store_upload(
+        # The site's line cap, or the task's line limit if more: a pool as large as its runs.
+        stored, received = store_task_upload(
             upload,
-            name=name,
-            max_bytes=upload_limit(task),
+            task=task,
+            directory=settings.ORGANIZER_UPLOAD_DIR,
             kind=kind,
             file_name=file_name,
-            max_lines=settings.ORGANIZER_UPLOAD_MAX_LINES,
+            min_lines=settings.ORGANIZER_UPLOAD_MAX_LINES,
             max_line_bytes=settings.ORGANIZER_UPLOAD_MAX_LINE_BYTES,
         )
     except UploadRejected as exc:

@@ -7,6 +7,13 @@ optional second file (JSON Lines ``{"key", "payload"}``) gives the payloads anno
 go through the upload parser (line-numbered problems, gzip, size limits); a payload for a key
 that is not in the pool is refused with its line. Items get indices ``0 .. n - 1`` in file order:
 a closed-pool run's scores are stored in that order (:mod:`.pool_runs`).
+
+The items are stored in short transactions (:func:`.items.ensure_items_in_batches`), so that other
+writers on SQLite wait about a second at most while a five-million-key pool loads (issue 29).
+Meanwhile ``Task.pool_loading`` is set and the items are not the pool (``Task.has_pool``): runs
+are refused, and the last transaction clears it once every key is stored. A load that stops
+half-way leaves the flag set: the same file sent again goes on from the items stored (they are
+its first keys, in order); another file first deletes them.
 """
 
 from __future__ import annotations
@@ -20,9 +27,9 @@ from django.db import transaction
 from ..errors import ServiceError
 from ..ingestion import ParsedPool, Problem, parse_pool_file
 from ..ingestion.fields import _shown
-from ..models import Run, Task
+from ..models import Item, Run, Task
 from ..selectors import NOT_COUNTED
-from .items import ensure_items
+from .items import all_item_indices, ensure_items_in_batches
 from .runs import SubmissionError, parse_task_file
 
 if TYPE_CHECKING:
@@ -34,7 +41,8 @@ logger = logging.getLogger(__name__)
 class PoolError(ServiceError):
     """A pool upload the task cannot take now: ``not_closed_pool`` (an open task) or
     ``pool_exists`` (the pool was uploaded, or a run still counts: one received before runs
-    were refused without a pool; rejected and failed runs never block it); both 409."""
+    were refused without a pool; rejected and failed runs never block it) or
+    ``pool_upload_waiting`` (another pool upload waits to be loaded); all 409."""
 
     code = "pool_exists"
     http_status = 409
@@ -50,7 +58,7 @@ def _check_can_take(task: Task) -> None:
             f"task {task.slug!r} is an open task: only a closed-pool task has a pool",
             code="not_closed_pool",
         )
-    if task.n_items:
+    if task.has_pool:
         raise PoolError(
             f"task {task.slug!r} already has its pool ({task.n_items:,} items): a pool is "
             "uploaded once, and its runs are scored on it"
@@ -111,14 +119,54 @@ def read_pool(
     return PoolContent(keys=pool.keys, payloads=_payloads(pool, extra))
 
 
-def store_pool(*, task: Task, content: PoolContent, user: User | str) -> int:
-    """Create ``task``'s pool items from a read pool file (one transaction, the task row locked
-    and :class:`PoolError` checked again); return how many."""
+def stage_pool(*, task: Task, content: PoolContent) -> None:
+    """Store the items of a read pool file in short transactions, with ``task.pool_loading``
+    set (outside any transaction: each batch commits); :func:`finish_pool` makes them the pool.
+    Raises :class:`PoolError` if the task cannot take the pool now."""
+    _claim(task, content.keys)
+    ensure_items_in_batches(task=task, keys=content.keys, payloads=content.payloads)
+
+
+def _claim(task: Task, keys: list[str]) -> None:
+    """Set ``pool_loading`` (the task row locked, :class:`PoolError` checked again); delete the
+    items a half-stored upload of another file left (they are not its first keys in order)."""
+    seen = Task.objects.values_list("n_items", flat=True).get(pk=task.pk)
+    # Read outside the transaction (short reads): a retry of the same file goes on from them.
+    left = all_item_indices(task=task) if seen else {}
+    same_file = len(left) <= len(keys) and all(keys[i] == key for key, i in left.items())
     with transaction.atomic():
         locked = Task.objects.select_for_update().get(pk=task.pk)
         _check_can_take(locked)
-        ensure_items(task=locked, keys=content.keys, payloads=content.payloads)
-    task.n_items = locked.n_items
+        if locked.n_items != seen:
+            raise PoolError(
+                f"another upload of task {task.slug!r}'s pool is being stored: wait until it is "
+                "loaded or rejected, then upload the pool again if it is still needed"
+            )
+        if seen and not same_file:
+            logger.info("task %s: %d items of an unfinished pool deleted", task.slug, seen)
+            Item.objects.filter(task_id=task.pk).delete()
+            locked.n_items = 0
+        locked.pool_loading = True
+        locked.save(update_fields=["n_items", "pool_loading"])
+    task.n_items, task.pool_loading = locked.n_items, True
+
+
+def finish_pool(*, task: Task, content: PoolContent, user: User | str) -> int:
+    """Make the items :func:`stage_pool` stored ``task``'s pool (one short transaction, the
+    task row locked); return how many. Raises :class:`PoolError` if they are not exactly the
+    file's keys (another upload stored items meanwhile) or the pool is there already."""
+    with transaction.atomic():
+        locked = Task.objects.select_for_update().get(pk=task.pk)
+        _check_can_take(locked)
+        if not locked.pool_loading or locked.n_items != len(content.keys):
+            raise PoolError(
+                f"task {task.slug!r} holds {locked.n_items:,} items where this pool has "
+                f"{len(content.keys):,}: another upload stored items at the same time; upload "
+                "the pool again (the items stored are not taken as the pool)"
+            )
+        locked.pool_loading = False
+        locked.save(update_fields=["pool_loading"])
+    task.n_items, task.pool_loading = locked.n_items, False
     logger.info(
         "pool of task %s uploaded by %s: %d items, %d with payloads",
         task.slug,
@@ -127,6 +175,13 @@ def store_pool(*, task: Task, content: PoolContent, user: User | str) -> int:
         len(content.payloads),
     )
     return len(content.keys)
+
+
+def store_pool(*, task: Task, content: PoolContent, user: User | str) -> int:
+    """Create ``task``'s pool items from a read pool file (:func:`stage_pool`, then
+    :func:`finish_pool`); return how many."""
+    stage_pool(task=task, content=content)
+    return finish_pool(task=task, content=content, user=user)
 
 
 def check_pool_upload(task: Task) -> None:

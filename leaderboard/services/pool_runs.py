@@ -48,7 +48,7 @@ def read_pool_run(
     """Parse ``run``'s file and order it by the pool; raise :class:`UploadRejected` with the
     problems by line (keys outside the pool) and of the whole file (pool items left out)."""
     task = run.task
-    if not task.n_items:
+    if not task.has_pool:
         raise UploadRejected(
             [Problem(None, "the task's pool has not been uploaded yet: no run can be scored")], 1
         )

@@ -1,8 +1,11 @@
 """The reference sample of a task (true items, with their group), uploaded by an organizer or
 built in the product from a sample of documents (:func:`replace_reference`, the one write path).
 
-An upload replaces the whole sample in one transaction and bumps ``Task.reference_version``; recall
-estimates depend on it, so the task is re-estimated if it has runs. A refused file stores nothing.
+An upload first stores the items it names that are new in short transactions
+(:func:`.items.ensure_items_in_batches`: they are items no run predicts yet, as a run's are while it
+is validated), then replaces the whole sample in one transaction and bumps
+``Task.reference_version``; recall estimates depend on it, so the task is re-estimated if it has
+runs. A refused file stores nothing the product reads as its sample.
 An uploaded sample was not drawn from the task's candidates: it starts a new sampling frame (a
 draw can replace it, not add to it), and it is refused while a draw is being verified (the draw
 would write over it).
@@ -14,13 +17,14 @@ import logging
 from collections.abc import Sequence
 from typing import IO, TYPE_CHECKING
 
+import numpy as np
 from django.db import transaction
 
 from .. import jobs
 from ..ingestion import ParsedReference, parse_reference_file
 from ..models import ReferenceItem, Run, Task
-from .items import ensure_items, item_ids
-from .reference_candidates import refuse_while_verifying
+from .items import fill_missing_payloads, item_ids
+from .reference_candidates import refuse_while_verifying, stage_items
 from .runs import parse_task_file
 
 if TYPE_CHECKING:
@@ -35,15 +39,19 @@ def read_reference(*, task: Task, upload: IO[bytes], file_name: str = "") -> Par
     return parse_task_file(task, upload, file_name, parse_reference_file)
 
 
-def store_reference(*, task: Task, parsed: ParsedReference, user: User | str) -> int:
+def store_reference(
+    *, task: Task, parsed: ParsedReference, user: User | str, indices: np.ndarray | None = None
+) -> int:
     """Replace the task's reference sample with a read file's items (one transaction, the task
-    row locked, refused again while a draw is verified); return how many there are."""
+    row locked, refused again while a draw is verified); return how many there are. ``indices``:
+    what :func:`.reference_candidates.stage_items` returned (staged here, in short transactions,
+    if not given)."""
+    if indices is None:
+        indices = stage_items(task=task, parsed=parsed)
     with transaction.atomic():
         locked = Task.objects.select_for_update().get(pk=task.pk)
         refuse_while_verifying(locked)
-        indices = ensure_items(
-            task=locked, keys=parsed.keys, payloads=parsed.payloads, fill_payloads=True
-        )
+        fill_missing_payloads(task=locked, payloads=parsed.payloads)
         replace_reference(
             task=locked, item_ids=item_ids(task=locked, indices=indices), groups=parsed.groups
         )

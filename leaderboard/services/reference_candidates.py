@@ -9,10 +9,12 @@ the frame took, and the sample is the true candidates of every complete draw of 
 candidates start a new frame (the documents drawn so far are drawn from other candidates), and so
 do a reference file and a completed draw that replaces the sample.
 
-An upload replaces every candidate in one transaction, creating the items it names (with their
-payloads); a refused file stores nothing, and so does an upload while a sample is being verified
-(its documents' candidates would change under it) or, unless confirmed, one that would end a
-frame with complete draws (the next draw can then only replace the sample).
+An upload stores the items it names that are new (with their payloads) in short transactions
+(:func:`.items.ensure_items_in_batches`), then replaces every candidate in one transaction; a
+refused file stores nothing the product reads as candidates (only items no run predicts yet), and
+so does an upload while a sample is being verified (its documents' candidates would change under
+it) or, unless confirmed, one that would end a frame with complete draws (the next draw can then
+only replace the sample).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import logging
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
+import numpy as np
 from django.db import transaction
 from django.template.defaultfilters import pluralize
 
@@ -29,7 +32,7 @@ from ..errors import ServiceError
 from ..ingestion import ParsedReference, parse_candidate_file
 from ..models import ReferenceCandidate, ReferenceSample, Task
 from ..selectors import frame_draws
-from .items import ensure_items, item_ids
+from .items import ensure_items_in_batches, fill_missing_payloads, item_ids
 from .runs import parse_task_file
 
 if TYPE_CHECKING:
@@ -121,18 +124,34 @@ def read_candidates(*, task: Task, upload: IO[bytes], file_name: str = "") -> Pa
     return parse_task_file(task, upload, file_name, parse_candidate_file)
 
 
+def stage_items(*, task: Task, parsed: ParsedReference) -> np.ndarray:
+    """Store the items a read reference sample or candidates file names that are new, in short
+    transactions (outside any transaction: each batch commits); their indices in file order.
+    Items no run predicts yet, as a run's are while it is validated: nothing reads them as a
+    sample or candidates until the file's last transaction."""
+    indices = ensure_items_in_batches(task=task, keys=parsed.keys, payloads=parsed.payloads)
+    assert indices is not None  # no on_batch to stop it
+    return indices
+
+
 def store_candidates(
-    *, task: Task, parsed: ParsedReference, user: User | str, confirm: bool = False
+    *,
+    task: Task,
+    parsed: ParsedReference,
+    user: User | str,
+    confirm: bool = False,
+    indices: np.ndarray | None = None,
 ) -> CandidatesLoaded:
     """Replace the task's candidates with a read file's, starting a new sampling frame (one
-    transaction, the task row locked, :func:`check_candidates_upload` again)."""
+    transaction, the task row locked, :func:`check_candidates_upload` again). ``indices``: the
+    file's items, stored beforehand in short transactions (here, if not given)."""
+    if indices is None:
+        indices = stage_items(task=task, parsed=parsed)
     with transaction.atomic():
         locked = Task.objects.select_for_update().get(pk=task.pk)
         refuse_while_verifying(locked)  # again, with the task locked: a draw may have won
         refuse_ending_a_frame(locked, confirm=confirm)
-        indices = ensure_items(
-            task=locked, keys=parsed.keys, payloads=parsed.payloads, fill_payloads=True
-        )
+        fill_missing_payloads(task=locked, payloads=parsed.payloads)
         ids = item_ids(task=locked, indices=indices)
         ReferenceCandidate.objects.filter(task=locked).delete()
         ReferenceCandidate.objects.bulk_create(

@@ -107,6 +107,27 @@ def upload_limit(task: Task) -> int:
     return upload_limits(task).max_bytes
 
 
+# A file has one line per record (a prediction, a pool key, ...); only blank lines at its end may
+# come on top (an editor's, a script's), so a file with more lines than the task's records plus
+# these is refused as it is received, not after a worker read it: all that stops is one with more
+# than this many blank lines at its end, which nobody needs.
+TRAILING_BLANK_LINES = 1_000
+
+
+def line_limit(task: Task) -> tuple[int, str]:
+    """The most lines a run (or an organizer's file) of ``task`` may have, and why: its
+    ``max_predictions_per_run`` (a closed pool's run scores every pool item, however many),
+    plus :data:`TRAILING_BLANK_LINES`."""
+    records = task.max_predictions_per_run
+    if task.kind == Task.Kind.CLOSED_POOL:
+        records = max(records, task.n_items)
+    why = (
+        f" (task {task.slug!r} takes at most {records:,} predictions or keys per file, one per "
+        f"line, and up to {TRAILING_BLANK_LINES:,} blank lines at its end)"
+    )
+    return records + TRAILING_BLANK_LINES, why
+
+
 def check_size(*, task: Task, size: int | None) -> None:
     """Refuse an upload whose size (as received) is already over the task's limit."""
     limit = upload_limit(task)
@@ -152,11 +173,12 @@ def check_open(task: Task, now: datetime | None = None) -> None:
             "task_closed", f"task {task.slug!r} is {state}: it accepts runs only while it is open"
         )
     # A run before the pool could not be scored, and would block the pool's upload.
-    if task.kind == Task.Kind.CLOSED_POOL and not task.n_items:
+    if task.kind == Task.Kind.CLOSED_POOL and not task.has_pool:
+        loading = " (an upload of it is being stored)" if task.pool_loading else ""
         raise SubmissionError(
             "no_pool",
-            f"task {task.slug!r} has no pool yet: its organizers upload it before runs are "
-            "accepted; nothing was stored or counted",
+            f"task {task.slug!r} has no pool yet{loading}: its organizers upload it before runs "
+            "are accepted; nothing was stored or counted",
         )
     now = now or timezone.now()
     phase = phases.submission_phase(task, now)
@@ -331,13 +353,39 @@ def check_duplicate(*, task: Task, team: Team, sha256: str) -> None:
         )
 
 
-def _store(upload: IO[bytes], *, task: Task, file_name: str) -> tuple[str, Receiver]:
-    """Copy the upload to storage through a :class:`Receiver` (which refuses a file over the
-    limit, or whose head shows the wrong format); return the stored name."""
-    kind = "pool_run" if task.kind == Task.Kind.CLOSED_POOL else "run"
-    name = f"{settings.UPLOAD_DIR}/{task.pk}/{uuid.uuid4().hex}.upload"
+def store_task_upload(
+    upload: IO[bytes],
+    *,
+    task: Task,
+    directory: str,
+    kind: str,
+    file_name: str,
+    min_lines: int = 0,
+    max_line_bytes: int | None = None,
+) -> tuple[str, Receiver]:
+    """Copy an upload to ``task`` (a run, an organizer's file) to storage under ``directory``
+    through a :class:`Receiver`, which refuses it past the task's upload limit, its line limit
+    (:func:`line_limit`, or ``min_lines`` if more), a line over ``max_line_bytes``, or when its
+    head shows the wrong format for ``kind``; return the stored name and the receiver."""
+    max_lines, lines_why = line_limit(task)
+    if max_lines < min_lines:
+        max_lines, lines_why = min_lines, ""
     return store_upload(
-        upload, name=name, max_bytes=upload_limit(task), kind=kind, file_name=file_name
+        upload,
+        name=f"{directory}/{task.pk}/{uuid.uuid4().hex}.upload",
+        max_bytes=upload_limit(task),
+        kind=kind,
+        file_name=file_name,
+        max_lines=max_lines,
+        max_line_bytes=max_line_bytes,
+        lines_why=lines_why,
+    )
+
+
+def _store(upload: IO[bytes], *, task: Task, file_name: str) -> tuple[str, Receiver]:
+    kind = "pool_run" if task.kind == Task.Kind.CLOSED_POOL else "run"
+    return store_task_upload(
+        upload, task=task, directory=settings.UPLOAD_DIR, kind=kind, file_name=file_name
     )
 
 

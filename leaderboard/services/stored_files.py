@@ -30,10 +30,12 @@ def store_upload(
     file_name: str = "",
     max_lines: int | None = None,
     max_line_bytes: int | None = None,
+    lines_why: str = "",
 ) -> tuple[str, Receiver]:
     """Copy ``upload`` to storage as ``name`` through a :class:`Receiver` (``max_bytes``;
     ``inflate``: whether gzip data counts decompressed; ``kind`` and ``file_name``: the layout
-    its head is sniffed for; ``max_lines``, ``max_line_bytes``: the text's caps, if any); return
+    its head is sniffed for; ``max_lines``, ``max_line_bytes``: the text's caps, if any, and
+    ``lines_why`` what the line cap is); return
     the stored name and the receiver (size, SHA-256, lines). Over a limit, or in the wrong
     format, it raises ``UploadRejected`` and nothing stays stored; when the storage fails
     (``OSError``: a full disk, an unreachable object store), it raises
@@ -46,6 +48,7 @@ def store_upload(
         file_name=file_name,
         max_lines=max_lines,
         max_line_bytes=max_line_bytes,
+        lines_why=lines_why,
     )
     try:
         # A Receiver is file-like as far as storage backends read one.

@@ -29,6 +29,7 @@ from ..services.sign_in import (
     count_attempt,
     failure_keys,
 )
+from .account_stages import say_no_verification_mail
 
 
 def _signed_in(response) -> bool:
@@ -91,6 +92,17 @@ class ThrottledPasswordResetView(BrakedFormMixin, allauth_views.PasswordResetVie
 
     brake = PASSWORD_RESET
     name_field = "email"
+
+
+class AddressesView(allauth_views.EmailView):
+    """allauth's address page; a re-sent verification mail its rate limit skips says so."""
+
+    def _action_send(self, request, *args, **kwargs):
+        response = super()._action_send(request, *args, **kwargs)
+        address = self._get_email_address(request)
+        if address is not None and not self._did_send_verification_email:
+            say_no_verification_mail(request, address.email)
+        return response
 
 
 def limit_failed_logins(view):

@@ -4,7 +4,9 @@ a stopped clock; and ``lb_world``, the world of the permission matrices (API and
 from __future__ import annotations
 
 import io
+import time
 from datetime import datetime, timedelta
+from types import SimpleNamespace
 
 import account_support
 import pytest
@@ -37,6 +39,30 @@ class Clock:
 def clock(monkeypatch) -> Clock:
     """A stopped clock that the test moves (``clock.move(hours=2)``)."""
     return Clock(monkeypatch)
+
+
+class RateLimitClock:
+    """The clock of allauth's rate limits (``ACCOUNT_RATE_LIMITS``) held still, moved by
+    :meth:`move`: a test crosses a limit's window without sleeping."""
+
+    def __init__(self, monkeypatch):
+        from allauth.core.internal import ratelimit
+
+        self.now = time.time()
+        monkeypatch.setattr(
+            ratelimit,
+            "time",
+            SimpleNamespace(time=lambda: self.now, monotonic=time.monotonic, sleep=time.sleep),
+        )
+
+    def move(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def rate_limit_clock(monkeypatch) -> RateLimitClock:
+    """allauth's rate-limit clock, stopped; ``rate_limit_clock.move(181)`` crosses a cooldown."""
+    return RateLimitClock(monkeypatch)
 
 
 class SentJobs(list):

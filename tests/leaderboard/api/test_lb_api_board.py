@@ -338,3 +338,28 @@ def test_a_lost_database_is_a_json_503_with_retry_after(api, lb_world, monkeypat
     body = response.json()["error"]
     assert body["code"] == "unavailable" and "retry" in body["message"]
     assert "secret-host" not in response.content.decode()
+
+
+def test_every_operation_of_both_apis_documents_the_unverified_email_answer(api, lb_world):
+    # Every view on ApiView refuses a signed-in account whose address is not verified (403
+    # unverified_email), whatever else it answers: the schema says so on each operation.
+    schema = api().get("/api/schema/?format=json").json()
+    operations = {
+        (method, path): operation
+        for path, methods in schema["paths"].items()
+        for method, operation in methods.items()
+        if method in {"get", "post", "put", "patch", "delete"}
+    }
+    assert any(path.startswith("/annotate/api/") for _, path in operations)
+    missing = [
+        key
+        for key, operation in operations.items()
+        if "unverified_email" not in operation["responses"].get("403", {}).get("description", "")
+    ]
+    assert missing == []
+    error = {"$ref": "#/components/schemas/Error"}
+    for operation in operations.values():
+        assert operation["responses"]["403"]["content"]["application/json"]["schema"] == error
+    # A 403 an operation documents already keeps its own text, with this one added.
+    upload = operations[("post", "/api/tasks/{slug}/runs/")]["responses"]["403"]["description"]
+    assert upload.startswith("Not allowed for this user.") and "unverified_email" in upload

@@ -15,6 +15,7 @@ from rest_framework.throttling import ScopedRateThrottle
 from leaderboard.api import views as api_views
 from leaderboard.models import Item, ReferenceSample, Run, RunPredictions, Task
 from leaderboard.services import ingest
+from leaderboard.services import runs as runs_service
 from leaderboard.services.ingest import ingest_run
 from leaderboard.services.tasks import create_task
 from leaderboard.services.teams import create_team
@@ -453,3 +454,50 @@ def test_reference_upload_refusals(api, task, organizer, participant, team):
     body = error(upload(api(organizer), b"a\n", url=REFERENCE), 409, "sample_in_progress")
     assert "is being verified" in body["message"]
     assert not Item.objects.exists()
+
+
+def test_a_run_with_more_lines_than_the_task_takes_is_refused_as_it_is_received(
+    api, task, team, participant, monkeypatch, sent_jobs
+):
+    # The line limit follows the task: its predictions per run plus 1,000 blank lines at the end.
+    monkeypatch.setattr(runs_service, "TRAILING_BLANK_LINES", 2)
+    Task.objects.filter(pk=task.pk).update(max_predictions_per_run=3)
+    client = api(participant)
+    assert upload(client, RUN + b"\n\n").status_code == 202  # 3 + 2 lines: received
+    body = error(upload(client, RUN + b"\n\n\n"), 413, "too_large")
+    assert body["problems"] == [
+        {
+            "line": None,
+            "message": "the file has more than the limit of 5 lines (task 'linkage' takes at most "
+            "3 predictions or keys per file, one per line, and up to 2 blank lines at its end); "
+            "reading stopped",
+        }
+    ]
+    assert Run.objects.get(pk=body["run"]).state == Run.State.REJECTED
+    assert error(upload(client, b"".join(b"k%d\t0.5\n" % i for i in range(6))), 413, "too_large")
+    gzipped = gzip.compress(b"".join(b"k%d\t0.5\n" % i for i in range(6)))
+    assert error(upload(client, gzipped, file_name="run.tsv.gz"), 413, "too_large")
+
+
+def test_a_task_taking_more_predictions_than_the_organizers_default_takes_a_pool_that_large(
+    api, organizer, settings, media_root
+):
+    # ORGANIZER_UPLOAD_MAX_LINES is the site's default cap; a task whose runs may be larger
+    # takes a pool as large as its runs may be.
+    settings.ORGANIZER_UPLOAD_MAX_LINES = 10
+    create_task(
+        slug="big-pool",
+        title="Big pool",
+        organizers=[organizer],
+        kind=Task.Kind.CLOSED_POOL,
+        max_predictions_per_run=20,
+    )
+    client = api(organizer)
+    url = "/api/tasks/big-pool/pool/"
+    keys = b"".join(b"p%d\n" % i for i in range(20))
+    too_many = keys + b"\n" * (runs_service.TRAILING_BLANK_LINES + 1)
+    refused = client.post(url, {"file": run_file(too_many, "pool.tsv")}, format="multipart")
+    assert refused.status_code == 413
+    assert "takes at most 20 predictions or keys per file" in refused.json()["error"]["message"]
+    response = client.post(url, {"file": run_file(keys, "pool.tsv")}, format="multipart")
+    assert loaded(client, response)["counts"] == {"items": 20}

@@ -905,6 +905,7 @@ MATRIX = [
     # allauth's sign-out page asks for a POST (its form); signed out, there is nothing to ask.
     ("GET", "/accounts/logout/", None, (REDIRECT, 200, 200, 200, 200, 200, 200, 200, 200)),
     ("GET", "/accounts/password/change/", None, (LOGIN, 200, 200, 200, 200, 200, 200, 200, 200)),
+    ("GET", "/accounts/email/", None, (LOGIN,) + (200,) * 8),
     # Each person's own mail settings.
     ("GET", "/accounts/notifications/", None, (LOGIN,) + (200,) * 8),
     ("POST", "/accounts/notifications/", {"on": "run_finished"}, (LOGIN,) + (REDIRECT,) * 8),

@@ -5,11 +5,10 @@ crash between batches and a retry give exactly the run; nobody sees a partial ru
 from __future__ import annotations
 
 import io
-import threading
 
 import numpy as np
 import pytest
-from django.db import connection
+from item_batches import seen_from_elsewhere
 
 from leaderboard.models import Item, Run, RunPredictions
 from leaderboard.services import items as item_services
@@ -32,22 +31,6 @@ def upload_file(text: str) -> io.BytesIO:
     stream = io.BytesIO(text.encode())
     stream.name = "run.tsv"
     return stream
-
-
-@pytest.fixture
-def before_each_insert(monkeypatch):
-    """``before_each_insert(hook)``: ``hook(keys)`` runs before each step of a batch inserts its
-    keys (it may raise: the batch is rolled back)."""
-    real = item_services._insert
-
-    def install(hook) -> None:
-        def insert(task_id, keys, start, payloads):
-            hook(keys)
-            real(task_id, keys, start, payloads)
-
-        monkeypatch.setattr(item_services, "_insert", insert)
-
-    return install
 
 
 def received(task, team, participant) -> Run:
@@ -118,25 +101,17 @@ def test_batches_are_committed_one_by_one_and_nobody_sees_a_partial_run(
     run = received(task, team, participant)
     seen = []
 
-    def look_from_elsewhere() -> None:
-        """What another process sees (its own connection) while a batch is being written."""
-        try:
-            stored = Run.objects.get(pk=run.pk)
-            seen.append(
-                (
-                    Item.objects.filter(task=task).count(),
-                    stored.state,
-                    stored.n_predictions,
-                    RunPredictions.objects.filter(run=run).exists(),
-                )
-            )
-        finally:
-            connection.close()
+    def committed_state() -> tuple:
+        stored = Run.objects.get(pk=run.pk)
+        return (
+            Item.objects.filter(task=task).count(),
+            stored.state,
+            stored.n_predictions,
+            RunPredictions.objects.filter(run=run).exists(),
+        )
 
     def look(keys) -> None:
-        reader = threading.Thread(target=look_from_elsewhere)
-        reader.start()
-        reader.join()
+        seen.append(seen_from_elsewhere(committed_state))
 
     before_each_insert(look)
     assert ingest_run(run.pk) == Run.State.QUEUED

@@ -16,6 +16,7 @@ from django.utils import timezone
 from leaderboard.models import Item, Run, RunEvent, RunPredictions, Task
 from leaderboard.selectors import quota_for
 from leaderboard.services import ingest
+from leaderboard.services import runs as runs_service
 from leaderboard.services.ingest import ingest_run, submit_and_ingest
 from leaderboard.services.items import ensure_items
 from leaderboard.services.lifecycle import fail_run
@@ -570,3 +571,24 @@ def test_validation_reports_its_progress_on_the_run(
     share = 100 * SNIFF_BYTES // len(text)
     assert len(seen) > 10 and seen[0] == f"{share}% of the file read (16 KiB, 6 lines)"
     assert all("% of the file read" in r for r in seen)
+
+
+def test_the_line_limit_follows_the_tasks_predictions_per_run(task, team, participant, media_root):
+    # At most max_predictions_per_run lines plus TRAILING_BLANK_LINES: refused as received.
+    Task.objects.filter(pk=task.pk).update(max_predictions_per_run=4)
+    task.refresh_from_db()
+    limit = 4 + runs_service.TRAILING_BLANK_LINES
+    assert runs_service.line_limit(task)[0] == limit
+    four = "".join(f"k{i}\t0.5\n" for i in range(4))
+    at_the_limit = submit(task, team, participant, four + "\n" * (limit - 4))
+    assert at_the_limit.state == Run.State.QUEUED and at_the_limit.n_predictions == 4
+    with pytest.raises(SubmissionError) as over:
+        submit(task, team, participant, four + "\n" * (limit - 3), file_name="other.tsv")
+    assert over.value.code == "too_large"
+    assert f"more than the limit of {limit:,} lines (task 'linkage' takes at most 4" in str(
+        over.value.problems[0]
+    )
+    # A task that takes more than the organizers' default cap is not refused before it.
+    Task.objects.filter(pk=task.pk).update(max_predictions_per_run=6_000_000)
+    task.refresh_from_db()
+    assert runs_service.line_limit(task)[0] == 6_000_000 + runs_service.TRAILING_BLANK_LINES
