@@ -13,6 +13,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from evaluation.core.task_design import DesignSettings
+
 from ..lookalikes import lookalike_digests
 
 
@@ -295,6 +297,22 @@ class Task(UniqueByLook, models.Model):
 
     def __str__(self) -> str:
         return self.slug
+
+    def design_settings(self) -> DesignSettings:
+        """The settings that configure the task's engine design (``evaluation.core.task_design``
+        builds it; options that are not an object are left to the validator to refuse)."""
+        options = self.design_options if isinstance(self.design_options, dict) else {}
+        return DesignSettings(
+            kind=self.kind,
+            design=self.design,
+            options=options,
+            target_half_width=self.target_half_width,
+            confidence=self.confidence,
+            label_budget=self.label_budget,
+            judgments_per_item=self.judgments_per_item,
+            measures=tuple(self.measures or ()),
+            f_beta=self.f_beta,
+        )
 
 
 class Item(models.Model):
