@@ -3,7 +3,7 @@ sample."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django import forms
 from django.contrib import admin
@@ -20,6 +20,8 @@ from ..models import (
 from ..selectors import is_organizer, organized_tasks, task_readiness
 from ..services.task_validation import task_settings_problems
 from ..services.tasks import FROZEN_ONCE_RUNS, mark_late_runs
+from ..task_settings import groups
+from ..task_settings import names as names_of
 from .base import OrganizerScopedAdmin, RecordAdmin
 
 
@@ -100,72 +102,15 @@ class TaskAdmin(admin.ModelAdmin):
         "estimate_requested_at",
         "engine_lock_until",
     )
-    readonly_fields = (*engine_fields, "hold_applied_for", "reveal_applied_for")
-    fieldsets = (
-        (None, {"fields": ("slug", "title", "state", "kind", "measures", "f_beta")}),
-        ("Task page", {"fields": ("description", "rules", "terms", "data_access")}),
-        (
-            "Annotation",
-            {
-                "fields": (
-                    "question",
-                    "display_template",
-                    "judgments_per_item",
-                    "label_budget",
-                    "annotators",
-                )
-            },
-        ),
-        ("Targets", {"fields": ("target_half_width", "confidence", "design", "design_options")}),
-        (
-            "Quality control",
-            {
-                "fields": (
-                    "annotator_daily_cap",
-                    "gold_rate",
-                    "gold_min_accuracy",
-                    "gold_min_answers",
-                )
-            },
-        ),
-        (
-            "Submission limits",
-            {
-                "fields": (
-                    "max_runs_per_team",
-                    "max_runs_per_team_per_day",
-                    "max_upload_bytes",
-                    "max_predictions_per_run",
-                )
-            },
-        ),
-        (
-            "Phases (UTC)",
-            {
-                "fields": (
-                    "submissions_open_at",
-                    "submissions_close_at",
-                    "accept_late_runs",
-                    "reveal_at",
-                    "hold_applied_for",
-                    "reveal_applied_for",
-                )
-            },
-        ),
-        (
-            "Teams",
-            {
-                "fields": (
-                    "team_approval",
-                    "annotators_may_compete",
-                    "allowed_email_domains",
-                    "blocked_email_domains",
-                )
-            },
-        ),
-        ("Publication", {"fields": ("board_held",)}),
-        ("People", {"fields": ("organizers",)}),
-        ("Engine (read-only)", {"classes": ("collapse",), "fields": engine_fields}),
+    # Which deadline's hold and which reveal the phases have applied (their bookkeeping).
+    phase_fields = ("hold_applied_for", "reveal_applied_for")
+    readonly_fields = (*engine_fields, *phase_fields)
+    # Every setting, in its group (leaderboard.task_settings), then the people and the
+    # bookkeeping (Any: the stubs' fieldset type is a TypedDict a derived dict does not match).
+    fieldsets: ClassVar[Any] = (
+        *((legend, {"fields": names}) for legend, names in groups(names_of())),
+        ("People", {"fields": ("organizers", "annotators")}),
+        ("Bookkeeping (read-only)", {"classes": ("collapse",), "fields": readonly_fields}),
     )
 
     def get_queryset(self, request):

@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 
 from evaluation.core.task_design import MAX_JUDGMENTS_PER_ITEM
 
-from .. import page_text
+from .. import page_text, task_settings
 from ..models import Run, Task
 from ..selectors import Readiness, task_readiness
 from .task_validation import PAGE_TEXT_FIELDS, TaskSettingsError, check_task_settings
@@ -32,15 +32,11 @@ __all__ = [
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
-# Settings an organizer may set; the engine's bookkeeping fields are not editable.
-TASK_FIELDS = frozenset(
-    field.name
-    for field in Task._meta.concrete_fields
-    if field.editable and not field.primary_key and field.name not in ("state", "created_at")
-) | {"state"}
+# Settings an organizer may set (the settings table's); the engine's bookkeeping is not one.
+TASK_FIELDS = frozenset(task_settings.names())
 # Changing these once runs exist would change what earlier estimates meant (f_beta: what the
-# stored "fbeta" estimates are).
-FROZEN_ONCE_RUNS = frozenset({"design", "design_options", "kind", "f_beta"})
+# stored "fbeta" estimates are): the settings table marks them.
+FROZEN_ONCE_RUNS = task_settings.FROZEN_ONCE_RUNS
 
 
 class TaskNotReady(TaskSettingsError):
