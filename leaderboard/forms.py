@@ -9,6 +9,7 @@ from django import forms
 from django.forms.models import fields_for_model, model_to_dict
 
 from evaluation.core.closed_pool import MEASURES
+from evaluation.core.task_design import design_names
 
 from . import task_settings
 from .models import Run, Task, TaskFile, Team
@@ -145,6 +146,13 @@ SETTINGS_PAGE_FIELDS = task_settings.names("settings")
 SETTING_GROUPS = task_settings.groups(TASK_SETTING_FIELDS)
 
 
+def _set_help(form: forms.Form) -> None:
+    """Give the form's fields the settings table's help text, where it has one."""
+    for name, field in form.fields.items():
+        if name in task_settings.BY_NAME and task_settings.BY_NAME[name].help:
+            field.help_text = task_settings.BY_NAME[name].help
+
+
 def _set_rows(form: forms.Form, **attrs: str) -> None:
     """Give the form's text areas their height from the settings table (and ``attrs``)."""
     for name, field in form.fields.items():
@@ -158,16 +166,23 @@ class TaskFieldsForm(ServiceErrorsForm):
     changed (``leaderboard.views.organize.save_task_form``)."""
 
     def changed_settings(self) -> dict:
+        # A disabled field keeps its value, but Django's JSONField says it changed whenever its
+        # input was sent at all.
         return {
-            name: self.cleaned_data[name] for name in self.changed_data if name in self.cleaned_data
+            name: self.cleaned_data[name]
+            for name in self.changed_data
+            if name in self.cleaned_data and not self.fields[name].disabled
         }
 
 
 class TaskSettingsForm(TaskFieldsForm):
     """The task's organizer-editable settings (``field_names``: those of one section; all by
-    default); ``update_task`` validates them as a whole."""
+    default) that apply to its kind; ``update_task`` validates them as a whole. The design is
+    picked from its kind's (any name sent goes to the validator, which says why it refuses
+    one); the settings frozen once runs exist are shown disabled then."""
 
     def __init__(self, *args, task: Task, field_names=TASK_SETTING_FIELDS, **kwargs):
+        field_names = [n for n in field_names if task.kind in task_settings.BY_NAME[n].kinds]
         initial = model_to_dict(task, fields=field_names)
         for name in PHASE_DATE_FIELDS:
             # Shown to the minute: a date set to the second (API) that comes back unedited is
@@ -178,6 +193,19 @@ class TaskSettingsForm(TaskFieldsForm):
         super().__init__(*args, **kwargs)
         self.fields.update(fields_for_model(Task, fields=field_names))
         _set_rows(self)
+        _set_help(self)
+        if "design" in self.fields:
+            names = dict.fromkeys((*design_names(task.kind), task.design))  # a stored one too
+            self.fields["design"] = forms.CharField(
+                max_length=Task._meta.get_field("design").max_length,
+                widget=forms.Select(choices=[(name, name) for name in names]),
+                help_text=self.fields["design"].help_text,
+            )
+        frozen = task_settings.FROZEN_ONCE_RUNS & set(self.fields)
+        if frozen and task.pk is not None and task.runs.exists():
+            for name in frozen:
+                self.fields[name].disabled = True
+                self.fields[name].help_text += " Fixed: the task has runs."
         for name in PHASE_DATE_FIELDS:
             if name not in self.fields:
                 continue

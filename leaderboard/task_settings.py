@@ -26,7 +26,8 @@ class TaskSetting:
     ``public`` (anyone who sees the task reads it, its organizers write it), ``organizers``
     (only they read and write it) or empty (not in the API); the admin's task form has every
     setting. ``frozen_once_runs``: cannot change once the task has runs (what earlier estimates
-    meant would change); ``rows``: a text area's height on the pages."""
+    meant would change); ``rows``: a text area's height on the pages; ``help``: the pages' help
+    text where the model's is not enough."""
 
     name: str
     group: str
@@ -36,6 +37,7 @@ class TaskSetting:
     api: str = "public"
     frozen_once_runs: bool = False
     rows: int | None = None
+    help: str = ""
 
 
 S = TaskSetting
@@ -45,7 +47,6 @@ TASK_SETTINGS: tuple[TaskSetting, ...] = (
     S("title", ANNOTATORS_SEE, section="settings", on_create_page=True),
     S("kind", "Task", on_create_page=True, frozen_once_runs=True),
     S("measures", "Task", on_create_page=True),
-    S("f_beta", "Task", kinds=(Task.Kind.CLOSED_POOL.value,), frozen_once_runs=True),
     S("description", "Task page", section="page_text", on_create_page=True, rows=7),
     S("rules", "Task page", section="page_text", rows=7),
     S("terms", "Task page", section="page_text", rows=7),
@@ -57,8 +58,31 @@ TASK_SETTINGS: tuple[TaskSetting, ...] = (
     S("confidence", PRECISION, section="settings", on_create_page=True),
     S("label_budget", PRECISION, section="settings", on_create_page=True),
     S("judgments_per_item", PRECISION, section="settings", on_create_page=True),
-    S("design", PRECISION, frozen_once_runs=True),
-    S("design_options", PRECISION, api="organizers", frozen_once_runs=True),
+    S(
+        "design",
+        PRECISION,
+        section="settings",
+        frozen_once_runs=True,
+        help="How items are drawn for verification and runs estimated (docs/STATISTICS.md): an "
+        "open task's default design; a closed pool's adaptive one (default names it too).",
+    ),
+    S(
+        "design_options",
+        PRECISION,
+        section="settings",
+        api="organizers",
+        frozen_once_runs=True,
+        rows=2,
+        help='The design\'s own options as a JSON object, e.g. {"round_size": 50} ({}: its '
+        "defaults; docs/STATISTICS.md lists them).",
+    ),
+    S(
+        "f_beta",
+        PRECISION,
+        kinds=(Task.Kind.CLOSED_POOL.value,),
+        section="settings",
+        frozen_once_runs=True,
+    ),
     S("annotator_daily_cap", "Annotators", section="settings", api=""),
     S("gold_rate", "Annotators", section="settings", api=""),
     S("gold_min_accuracy", "Annotators", section="settings", api=""),

@@ -23,6 +23,7 @@ __all__ = [
     "POOL_DESIGN_NAMES",
     "DesignSettings",
     "closed_pool_design",
+    "design_names",
     "design_problem",
     "open_world_design",
 ]
@@ -157,6 +158,11 @@ def closed_pool_design(settings: DesignSettings) -> PoolDesign:
         target_half_width=settings.target_half_width,
         **options,
     )
+
+
+def design_names(kind: str) -> tuple[str, ...]:
+    """The designs a task of ``kind`` may name (``"open"`` or ``"closed_pool"``), sorted."""
+    return tuple(sorted(POOL_DESIGN_NAMES if kind == CLOSED_POOL else SERVICE_DESIGNS))
 
 
 def design_problem(settings: DesignSettings) -> tuple[str, str] | None:

@@ -55,7 +55,10 @@ def test_the_forms_the_api_and_the_admin_take_their_settings_from_the_table():
     task = Task(slug="t", title="T")
     assert tuple(TaskCreateForm().fields) == names(create=True)
     assert tuple(TaskPageTextForm(task=task).fields) == TASK_PAGE_TEXT_FIELDS
-    assert tuple(TaskSettingsForm(task=task).fields) == names("settings", "phases")
+    for_open = tuple(name for name in names("settings", "phases") if name != "f_beta")
+    assert tuple(TaskSettingsForm(task=task).fields) == for_open
+    pool = Task(slug="p", title="P", kind=Task.Kind.CLOSED_POOL)
+    assert tuple(TaskSettingsForm(task=pool).fields) == names("settings", "phases")
     assert [name for _, group in SETTING_GROUPS for name in group] == list(
         names("settings", "phases")
     )
