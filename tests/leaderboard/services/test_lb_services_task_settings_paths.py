@@ -1,12 +1,13 @@
 """Every way of setting a task's settings accepts and refuses the same ones, by the same field
 and with the same message: the service (``create_task`` / ``update_task``), the organizer pages
-(new task, Settings and Phases sections), the API (``POST /api/tasks/``, ``PATCH``) and the
-admin's task form. One table of cases; each case goes through every path that offers all of its
-settings (the new-task page offers no design, say), when creating a task and when changing a
-draft."""
+(new task, Settings and Phases sections), the API (``POST /api/tasks/``, ``PATCH``), the
+admin's task form and ``manage.py create_task``. One table of cases; each case goes through
+every path that offers all of its settings (the new-task page offers no state, say), when
+creating a task and when changing a draft."""
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -16,6 +17,7 @@ import pytest
 from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
+from django.core.management import CommandError, call_command
 from django.forms.models import model_to_dict
 from django.test import RequestFactory
 from rest_framework.test import APIClient
@@ -157,7 +159,21 @@ CASES = [
     case("an unknown kind", OPEN, ["kind"], own_words=True, kind="sometimes"),
 ]
 
-PATHS = ("service", "page", "api", "admin")
+PATHS = ("service", "page", "api", "admin", "command")
+# The settings ``manage.py create_task`` takes, by its options' names.
+COMMAND_OPTIONS = {
+    "description": "--description",
+    "question": "--question",
+    "target_half_width": "--target-half-width",
+    "confidence": "--confidence",
+    "label_budget": "--budget",
+    "judgments_per_item": "--judgments-per-item",
+    "kind": "--kind",
+    "measures": "--measures",
+    "f_beta": "--f-beta",
+    "max_runs_per_team": "--max-runs-per-team",
+    "max_runs_per_team_per_day": "--max-runs-per-team-per-day",
+}
 
 
 def organizer():
@@ -315,6 +331,28 @@ def _admin(user, case: Case, task: Task | None) -> dict[str, list[str]]:
     return {name: list(messages) for name, messages in form.errors.items()}
 
 
+def _command(user, case: Case, task: Task | None) -> dict[str, list[str]] | None:
+    """``manage.py create_task`` (None: changing a task, or a setting it does not take)."""
+    settings = {"kind": case.kind, **case.settings}
+    if task is not None or not set(settings) <= {"slug", *COMMAND_OPTIONS}:
+        return None
+    slug = _for("command", settings).pop("slug", "made-by-command")
+    argv = [slug, "--title", "Made", "--organizer", user.get_username()]
+    for name, value in settings.items():
+        if name in COMMAND_OPTIONS:
+            text = ",".join(value) if isinstance(value, list) else str(value)
+            argv += [COMMAND_OPTIONS[name], text]
+    try:
+        call_command("create_task", *argv, stdout=io.StringIO())
+    except CommandError as exc:
+        refused = exc.__context__  # the service's error, which the command words for people
+        if isinstance(refused, TaskSettingsError):
+            return refused.field_errors
+        option = next(n for n, o in COMMAND_OPTIONS.items() if f"argument {o}:" in str(exc))
+        return {option: [str(exc)]}  # argparse's own check of a choice
+    return {}
+
+
 def _draft(kind: str, path: str) -> Task:
     return create_task(slug=f"draft-{path}", title="Draft", kind=kind)
 
@@ -333,7 +371,8 @@ def test_every_path_accepts_and_refuses_the_same_settings(client, case, creating
         if path == "page":
             result = _page(client, user, case, task)
         else:
-            result = {"service": _service, "api": _api, "admin": _admin}[path](user, case, task)
+            drive = {"service": _service, "api": _api, "admin": _admin, "command": _command}
+            result = drive[path](user, case, task)
         if result is not None:
             outcomes[path] = result
     refused = {path: set(errors) for path, errors in outcomes.items()}
