@@ -23,24 +23,15 @@ from leaderboard.task_settings import BY_NAME, TASK_SETTINGS, names
 
 pytestmark = pytest.mark.django_db
 
-# A task's fields that are not settings: the engine's and the phases' bookkeeping, the slug's
-# lookalike keys, when it was made.
+# A task's fields that are not settings: the engine's and the phases' bookkeeping (the admin
+# shows it read-only), the slug's lookalike keys, the engine's lease token, when it was made.
 NOT_SETTINGS = {
     "id",
     "slug_key",
     "slug_shape_key",
-    "seed",
-    "n_items",
-    "labels_version",
-    "reference_version",
-    "reference_frame",
-    "estimate_pending",
-    "estimate_requested_at",
     "engine_lock_token",
-    "engine_lock_until",
-    "hold_applied_for",
-    "reveal_applied_for",
     "created_at",
+    *TaskAdmin.readonly_fields,
 }
 
 
