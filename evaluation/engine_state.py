@@ -34,8 +34,8 @@ from evaluation.core.designs import ServiceDesign
 from evaluation.core.designs.interface import ServiceRecord
 from evaluation.core.results import RoundRecord
 from evaluation.core.state import TaskState
+from evaluation.core.task_design import open_world_design
 from leaderboard.models import ReferenceItem, Run, RunPredictions, Task
-from leaderboard.services.tasks import task_design
 
 from .models import Draw, Look, PlanRound
 
@@ -173,7 +173,7 @@ def load_task_state(task: Task) -> LoadedTask:
     # Further looks go up to one judgment per annotator at work (who answered on the task and
     # is not paused), so that a look never waits for someone who is not there.
     at_work = working_annotators(task=task)
-    design = task_design(task, annotators=at_work)
+    design = open_world_design(task.design_settings(), annotators=at_work)
     run_index = {run.pk: i for i, run in enumerate(runs)}
     cached = _up_to_date(task, design, runs, run_index, int(n_items))
     state = cached.state.fork()

@@ -24,8 +24,8 @@ from evaluation.core.closed_pool import PoolState
 from evaluation.core.closed_pool.adaptive import AdaptivePoolDesign, PoolSampling
 from evaluation.core.labels import item_labels
 from evaluation.core.state import TaskState
+from evaluation.core.task_design import closed_pool_design
 from leaderboard.models import PoolRunOutputs, Run, Task
-from leaderboard.services.tasks import pool_design
 
 from .engine_state import engine_runs, load_answers
 from .models import Draw, PlanRound, PoolSamplingRecord
@@ -109,7 +109,7 @@ def load_pool_state(task: Task) -> LoadedPool:
         )
     )
     _set_labels(state, task, labels_version, drawn)
-    design = pool_design(task)
+    design = closed_pool_design(task.design_settings())
     if not isinstance(design, AdaptivePoolDesign):
         raise ValueError(f"the pipeline keeps no sampling record for design {design.name!r}")
     design.resume(state, PoolSampling(permanent_numbers(task, state.n_items), inclusion))

@@ -9,7 +9,9 @@ from django import forms
 from django.forms.models import fields_for_model, model_to_dict
 
 from evaluation.core.closed_pool import CLOSED_POOL_MEASURES
+from evaluation.core.task_design import design_names
 
+from . import task_settings
 from .models import Run, Task, TaskFile, Team
 from .services.sign_in import normalized_login
 
@@ -130,70 +132,33 @@ class RunDetailsForm(ServiceErrorsForm):
         )
 
 
-# The settings an organizer edits on the task page. Hold/publish are buttons of their own; the
-# design is fixed at creation (and frozen once runs exist), so it stays in the admin. The task
-# page's text (overview, rules, terms) has a form of its own, TaskPageTextForm.
-TASK_SETTING_FIELDS = (
-    "title",
-    "question",
-    "display_template",
-    "state",
-    "target_half_width",
-    "confidence",
-    "label_budget",
-    "judgments_per_item",
-    "annotator_daily_cap",
-    "gold_rate",
-    "gold_min_accuracy",
-    "gold_min_answers",
-    "max_runs_per_team",
-    "max_runs_per_team_per_day",
-    "max_upload_bytes",
-    "max_predictions_per_run",
-    "submissions_open_at",
-    "submissions_close_at",
-    "accept_late_runs",
-    "reveal_at",
-    "team_approval",
-    "annotators_may_compete",
-    "allowed_email_domains",
-    "blocked_email_domains",
-)
+# The settings an organizer edits on the organize pages' Settings and Phases sections
+# (leaderboard.task_settings says which): hold/publish are buttons of their own, the task page's
+# text (overview, rules, terms) has a form of its own, TaskPageTextForm.
+TASK_SETTING_FIELDS = task_settings.names("settings", "phases")
 # Shown and read in UTC (the site's time zone); an ISO 8601 offset (+02:00) is honoured too.
 DATE_INPUT_FORMAT = "%Y-%m-%d %H:%M"
 PHASE_DATE_FIELDS = ("submissions_open_at", "submissions_close_at", "reveal_at")
 # The organize pages' Phases section edits these; its Settings section the others.
-PHASE_FIELDS = ("submissions_open_at", "submissions_close_at", "accept_late_runs", "reveal_at")
-SETTINGS_PAGE_FIELDS = tuple(name for name in TASK_SETTING_FIELDS if name not in PHASE_FIELDS)
+PHASE_FIELDS = task_settings.names("phases")
+SETTINGS_PAGE_FIELDS = task_settings.names("settings")
 # The settings in groups, as the Settings section shows them (each setting in one group).
-SETTING_GROUPS = (
-    ("What annotators see", ("title", "question", "display_template")),
-    ("State", ("state",)),
-    (
-        "Precision and labels",
-        ("target_half_width", "confidence", "label_budget", "judgments_per_item"),
-    ),
-    ("Annotators", ("annotator_daily_cap", "gold_rate", "gold_min_accuracy", "gold_min_answers")),
-    (
-        "Runs",
-        (
-            "max_runs_per_team",
-            "max_runs_per_team_per_day",
-            "max_upload_bytes",
-            "max_predictions_per_run",
-        ),
-    ),
-    ("Phases", PHASE_FIELDS),
-    (
-        "Teams",
-        (
-            "team_approval",
-            "annotators_may_compete",
-            "allowed_email_domains",
-            "blocked_email_domains",
-        ),
-    ),
-)
+SETTING_GROUPS = task_settings.groups(TASK_SETTING_FIELDS)
+
+
+def _set_help(form: forms.Form) -> None:
+    """Give the form's fields the settings table's help text, where it has one."""
+    for name, field in form.fields.items():
+        if name in task_settings.BY_NAME and task_settings.BY_NAME[name].help:
+            field.help_text = task_settings.BY_NAME[name].help
+
+
+def _set_rows(form: forms.Form, **attrs: str) -> None:
+    """Give the form's text areas their height from the settings table (and ``attrs``)."""
+    for name, field in form.fields.items():
+        rows = task_settings.BY_NAME[name].rows if name in task_settings.BY_NAME else None
+        if rows is not None and isinstance(field.widget, forms.Textarea):
+            field.widget.attrs.update({"rows": rows, **attrs})
 
 
 class TaskFieldsForm(ServiceErrorsForm):
@@ -201,16 +166,23 @@ class TaskFieldsForm(ServiceErrorsForm):
     changed (``leaderboard.views.organize.save_task_form``)."""
 
     def changed_settings(self) -> dict:
+        # A disabled field keeps its value, but Django's JSONField says it changed whenever its
+        # input was sent at all.
         return {
-            name: self.cleaned_data[name] for name in self.changed_data if name in self.cleaned_data
+            name: self.cleaned_data[name]
+            for name in self.changed_data
+            if name in self.cleaned_data and not self.fields[name].disabled
         }
 
 
 class TaskSettingsForm(TaskFieldsForm):
     """The task's organizer-editable settings (``field_names``: those of one section; all by
-    default); ``update_task`` validates them as a whole."""
+    default) that apply to its kind; ``update_task`` validates them as a whole. The design is
+    picked from its kind's (any name sent goes to the validator, which says why it refuses
+    one); the settings frozen once runs exist are shown disabled then."""
 
     def __init__(self, *args, task: Task, field_names=TASK_SETTING_FIELDS, **kwargs):
+        field_names = [n for n in field_names if task.kind in task_settings.BY_NAME[n].kinds]
         initial = model_to_dict(task, fields=field_names)
         for name in PHASE_DATE_FIELDS:
             # Shown to the minute: a date set to the second (API) that comes back unedited is
@@ -220,10 +192,20 @@ class TaskSettingsForm(TaskFieldsForm):
         kwargs.setdefault("initial", initial)
         super().__init__(*args, **kwargs)
         self.fields.update(fields_for_model(Task, fields=field_names))
-        for name in {"question", "display_template"} & set(self.fields):
-            self.fields[name].widget.attrs["rows"] = 3
-        for name in {"allowed_email_domains", "blocked_email_domains"} & set(self.fields):
-            self.fields[name].widget.attrs["rows"] = 2
+        _set_rows(self)
+        _set_help(self)
+        if "design" in self.fields:
+            names = dict.fromkeys((*design_names(task.kind), task.design))  # a stored one too
+            self.fields["design"] = forms.CharField(
+                max_length=Task._meta.get_field("design").max_length,
+                widget=forms.Select(choices=[(name, name) for name in names]),
+                help_text=self.fields["design"].help_text,
+            )
+        frozen = task_settings.FROZEN_ONCE_RUNS & set(self.fields)
+        if frozen and task.pk is not None and task.runs.exists():
+            for name in frozen:
+                self.fields[name].disabled = True
+                self.fields[name].help_text += " Fixed: the task has runs."
         for name in PHASE_DATE_FIELDS:
             if name not in self.fields:
                 continue
@@ -243,20 +225,7 @@ class TaskSettingsForm(TaskFieldsForm):
 
 
 # What an organizer sets when creating a task on its page; the rest is on the organize page.
-TASK_CREATE_FIELDS = (
-    "slug",
-    "title",
-    "kind",
-    "description",
-    "question",
-    "display_template",
-    "target_half_width",
-    "confidence",
-    "label_budget",
-    "judgments_per_item",
-    "max_runs_per_team",
-    "max_runs_per_team_per_day",
-)
+TASK_CREATE_FIELDS = task_settings.names(create=True)
 
 
 class TaskCreateForm(ServiceErrorsForm):
@@ -272,8 +241,9 @@ class TaskCreateForm(ServiceErrorsForm):
         ].help_text = (
             "Letters, digits, hyphens and underscores: the task's address, /tasks/<slug>/."
         )
-        for name in ("description", "question", "display_template"):
-            self.fields[name].widget.attrs["rows"] = 3
+        for field in self.fields.values():  # a compact page: every text area is small here
+            if isinstance(field.widget, forms.Textarea):
+                field.widget.attrs["rows"] = 3
         self.fields["measures"] = forms.MultipleChoiceField(
             choices=[(m, m) for m in CLOSED_POOL_MEASURES],
             required=False,
@@ -291,7 +261,7 @@ class TaskCreateForm(ServiceErrorsForm):
 
 
 # The task page's text and who may download its data files: a form of the organize page.
-TASK_PAGE_TEXT_FIELDS = ("description", "rules", "terms", "data_access")
+TASK_PAGE_TEXT_FIELDS = task_settings.names("page_text")
 
 
 class TaskPageTextForm(TaskFieldsForm):
@@ -303,8 +273,7 @@ class TaskPageTextForm(TaskFieldsForm):
         super().__init__(*args, **kwargs)
         self.fields.update(fields_for_model(Task, fields=TASK_PAGE_TEXT_FIELDS))
         self.fields["description"].label = "Overview"
-        for name in ("description", "rules", "terms"):
-            self.fields[name].widget.attrs.update({"rows": 7, "data-markdown-preview": "1"})
+        _set_rows(self, **{"data-markdown-preview": "1"})
 
 
 class TaskFileForm(ServiceErrorsForm):

@@ -47,10 +47,10 @@ from annotation.models import VerificationRequest
 from annotation.selectors import annotators_left
 from annotation.services import ask_again
 from evaluation.core.candidates import CandidateLabels, candidate_labels
+from evaluation.core.task_design import MAX_JUDGMENTS_PER_ITEM
 from leaderboard.models import ReferenceCandidate, ReferenceItem, ReferenceSample, Task
 from leaderboard.selectors import reference_size, sample_is_drawn
 from leaderboard.services.reference import replace_reference
-from leaderboard.services.tasks import MAX_JUDGMENTS_PER_ITEM
 
 from ..engine_state import LoadedTask
 from ..locks import assert_lock_held

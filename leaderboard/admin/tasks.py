@@ -3,7 +3,7 @@ sample."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django import forms
 from django.contrib import admin
@@ -18,7 +18,10 @@ from ..models import (
     Task,
 )
 from ..selectors import is_organizer, organized_tasks, task_readiness
-from ..services.tasks import PHASE_DATE_FIELDS, mark_late_runs, phase_date_problems, task_design
+from ..services.task_validation import task_settings_problems
+from ..services.tasks import FROZEN_ONCE_RUNS, mark_late_runs
+from ..task_settings import groups
+from ..task_settings import names as names_of
 from .base import OrganizerScopedAdmin, RecordAdmin
 
 
@@ -34,14 +37,16 @@ class TaskAdminForm(forms.ModelForm):
 
     def _check_opening(self, data: Any) -> None:
         """Opening here checks the task's readiness checklist, as the organize page does."""
-        if data.get("state") != Task.State.OPEN or self.instance.state == Task.State.OPEN:
+        if data.get("state") != Task.State.OPEN:
             return
-        if self.instance.pk is None:
+        if self.instance.pk is None:  # (a new instance is "open" by the model's default)
             self.add_error(
                 "state",
                 "a new task starts as a draft: open it once its checklist (organize page) is "
                 "complete",
             )
+            return
+        if self.instance.state == Task.State.OPEN:
             return
         # The stored task with the settings sent (the instance takes them after clean()).
         changed = Task.objects.get(pk=self.instance.pk)
@@ -57,31 +62,15 @@ class TaskAdminForm(forms.ModelForm):
     def clean(self):
         data: Any = super().clean()  # the cleaned data (a ModelForm's is never None)
         self._check_opening(data)
-        design = data.get("design", getattr(self.instance, "design", None))
-        options = data.get("design_options", getattr(self.instance, "design_options", None))
-        dated = Task(**{name: data.get(name) for name in PHASE_DATE_FIELDS})
-        for name, messages in phase_date_problems(dated).items():
-            if name in self.fields and name not in self.errors:
-                self.add_error(name, messages)
-        if self.errors or design is None:
-            return data
-        if not isinstance(options, dict):
-            self.add_error("design_options", "must be a JSON object")
-            return data
-        try:
-            task_design(
-                Task(
-                    design=design,
-                    design_options=options,
-                    target_half_width=data.get("target_half_width"),
-                    confidence=data.get("confidence"),
-                    label_budget=data.get("label_budget"),
-                    judgments_per_item=data.get("judgments_per_item") or 1,
-                )
-            )
-        except (TypeError, ValueError) as exc:
-            self.add_error("design_options" if options else "design", str(exc))
         return data
+
+    def _post_clean(self) -> None:
+        # The instance has taken the settings sent and passed the model's checks: the rest is
+        # the one validator's, as for the service, the pages and the API.
+        super()._post_clean()  # type: ignore[misc]  # a private hook the stubs leave out
+        for name, messages in task_settings_problems(self.instance, validate_unique=False).items():
+            if name not in self.errors:
+                self.add_error(name if name in self.fields else None, messages)
 
 
 @admin.register(Task)
@@ -113,60 +102,15 @@ class TaskAdmin(admin.ModelAdmin):
         "estimate_requested_at",
         "engine_lock_until",
     )
-    readonly_fields = (*engine_fields, "hold_applied_for", "reveal_applied_for")
-    fieldsets = (
-        (None, {"fields": ("slug", "title", "description", "state")}),
-        (
-            "Annotation",
-            {
-                "fields": (
-                    "question",
-                    "display_template",
-                    "judgments_per_item",
-                    "label_budget",
-                    "annotators",
-                )
-            },
-        ),
-        ("Targets", {"fields": ("target_half_width", "confidence", "design", "design_options")}),
-        (
-            "Quality control",
-            {
-                "fields": (
-                    "annotator_daily_cap",
-                    "gold_rate",
-                    "gold_min_accuracy",
-                    "gold_min_answers",
-                )
-            },
-        ),
-        (
-            "Submission limits",
-            {
-                "fields": (
-                    "max_runs_per_team",
-                    "max_runs_per_team_per_day",
-                    "max_upload_bytes",
-                    "max_predictions_per_run",
-                )
-            },
-        ),
-        (
-            "Phases (UTC)",
-            {
-                "fields": (
-                    "submissions_open_at",
-                    "submissions_close_at",
-                    "accept_late_runs",
-                    "reveal_at",
-                    "hold_applied_for",
-                    "reveal_applied_for",
-                )
-            },
-        ),
-        ("Publication", {"fields": ("board_held",)}),
-        ("People", {"fields": ("organizers",)}),
-        ("Engine (read-only)", {"classes": ("collapse",), "fields": engine_fields}),
+    # Which deadline's hold and which reveal the phases have applied (their bookkeeping).
+    phase_fields = ("hold_applied_for", "reveal_applied_for")
+    readonly_fields = (*engine_fields, *phase_fields)
+    # Every setting, in its group (leaderboard.task_settings), then the people and the
+    # bookkeeping (Any: the stubs' fieldset type is a TypedDict a derived dict does not match).
+    fieldsets: ClassVar[Any] = (
+        *((legend, {"fields": names}) for legend, names in groups(names_of())),
+        ("People", {"fields": ("organizers", "annotators")}),
+        ("Bookkeeping (read-only)", {"classes": ("collapse",), "fields": readonly_fields}),
     )
 
     def get_queryset(self, request):
@@ -182,10 +126,14 @@ class TaskAdmin(admin.ModelAdmin):
         return obj._runs
 
     def get_readonly_fields(self, request, obj=None):
-        # Once runs exist, a new design would change what earlier estimates meant.
+        # As the service: once runs exist, a new design, kind or beta would change what earlier
+        # estimates meant; once items exist, the kind stays.
+        frozen: set[str] = set()
         if obj is not None and obj.runs.exists():
-            return (*self.readonly_fields, "design", "design_options")
-        return self.readonly_fields
+            frozen |= FROZEN_ONCE_RUNS
+        if obj is not None and obj.n_items:
+            frozen.add("kind")
+        return (*self.readonly_fields, *sorted(frozen))
 
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)

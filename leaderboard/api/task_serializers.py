@@ -6,43 +6,16 @@ from __future__ import annotations
 from django.urls import reverse
 from rest_framework import serializers
 
-from .. import phases
+from .. import phases, task_settings
 from ..models import Task
 from ..page_text import text_digest
 from ..selectors import REFERENCE_MIN_DOCUMENTS, REFERENCE_MIN_ITEMS, reference_size, task_readiness
 from .serializers import RefuseUnknownFields, _absolute
 
-PUBLIC_TASK_FIELDS = (
-    "slug",
-    "title",
-    "description",
-    "rules",
-    "terms",
-    "data_access",
-    "question",
-    "display_template",
-    "state",
-    "kind",
-    "measures",
-    "f_beta",
-    "target_half_width",
-    "confidence",
-    "label_budget",
-    "judgments_per_item",
-    "design",
-    "max_runs_per_team",
-    "max_runs_per_team_per_day",
-    "max_upload_bytes",
-    "max_predictions_per_run",
-    "submissions_open_at",
-    "submissions_close_at",
-    "accept_late_runs",
-    "reveal_at",
-    "team_approval",
-    "annotators_may_compete",
-    "allowed_email_domains",
-    "blocked_email_domains",
-)
+# What anyone who sees the task reads (its organizers also the organizers' settings), and what
+# its organizers write: leaderboard.task_settings says which.
+PUBLIC_TASK_FIELDS = task_settings.names(api="public")
+ORGANIZER_TASK_FIELDS = task_settings.names(api="organizers")
 
 
 class ReadinessCheckSerializer(serializers.Serializer):
@@ -134,7 +107,7 @@ class TaskSerializer(serializers.ModelSerializer):
     def to_representation(self, task: Task) -> dict:
         data = super().to_representation(task)
         if self.context.get("organizer"):
-            data["design_options"] = task.design_options
+            data.update({name: getattr(task, name) for name in ORGANIZER_TASK_FIELDS})
             data["readiness"] = ReadinessSerializer(task_readiness(task)).data
             # The reference sample's size beside its version (open-world tasks).
             data["reference_sample"] = (
@@ -165,4 +138,4 @@ class TaskWriteSerializer(RefuseUnknownFields, serializers.ModelSerializer):
 
     class Meta:
         model = Task
-        fields = (*PUBLIC_TASK_FIELDS, "design_options")
+        fields = (*PUBLIC_TASK_FIELDS, *ORGANIZER_TASK_FIELDS)

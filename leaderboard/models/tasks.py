@@ -14,6 +14,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from evaluation.core.measures import OPEN_MEASURES
+from evaluation.core.task_design import DesignSettings
 
 from ..lookalikes import lookalike_digests
 
@@ -305,6 +306,21 @@ class Task(UniqueByLook, models.Model):
     def has_pool(self) -> bool:
         """A closed pool's items are all stored (runs are taken and scored on them)."""
         return bool(self.n_items) and not self.pool_loading
+    def design_settings(self) -> DesignSettings:
+        """The settings that configure the task's engine design (``evaluation.core.task_design``
+        builds it; options that are not an object are left to the validator to refuse)."""
+        options = self.design_options if isinstance(self.design_options, dict) else {}
+        return DesignSettings(
+            kind=self.kind,
+            design=self.design,
+            options=options,
+            target_half_width=self.target_half_width,
+            confidence=self.confidence,
+            label_budget=self.label_budget,
+            judgments_per_item=self.judgments_per_item,
+            measures=tuple(self.measures or ()),
+            f_beta=self.f_beta,
+        )
 
 
 class Item(models.Model):

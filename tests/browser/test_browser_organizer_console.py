@@ -107,6 +107,17 @@ def test_create_a_task_with_a_live_preview_then_upload_gold(
     banner.get_by_role("link", name="Blocked email domains", exact=True).click()
     page.wait_for_function("document.activeElement.id === 'id_blocked_email_domains'")
     assert page.locator("label[for=id_blocked_email_domains]").evaluate(IN_FIRST_VIEWPORT)
+    # The design is chosen here too: an option the engine refuses is shown as the others are.
+    page.goto(page.url.split("#")[0])  # (a fragment left by the link would scroll past the top)
+    assert page.locator("#id_design option").all_inner_texts() == ["default"]
+    page.fill("#id_design_options", '{"growth": 1}')
+    page.click("form#settings-form button[type=submit]")
+    banner.wait_for()
+    assert banner.evaluate(IN_FIRST_VIEWPORT)
+    assert "growth > 1" in banner.inner_text()
+    assert page.input_value("#id_design_options") == '{"growth": 1}'
+    banner.get_by_role("link", name="Design options", exact=True).click()
+    page.wait_for_function("document.activeElement.id === 'id_design_options'")
 
     page.locator("nav.subnav").get_by_role("link", name="Data").click()
     page.wait_for_url("**/tasks/console-task/organize/data/")

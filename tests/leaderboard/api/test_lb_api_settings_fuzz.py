@@ -31,7 +31,8 @@ from leaderboard.api.task_serializers import TaskSerializer
 from leaderboard.display_templates import validate_display_template
 from leaderboard.forms import TASK_SETTING_FIELDS
 from leaderboard.models import Task
-from leaderboard.services.tasks import _validate, create_task
+from leaderboard.services.task_validation import check_task_settings
+from leaderboard.services.tasks import create_task
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
@@ -218,7 +219,7 @@ RAW = [
 def assert_invariants(task: Task) -> None:
     """What the service promises of every stored task."""
     task.refresh_from_db()
-    _validate(task, exclude_unique=True)  # raises TaskSettingsError if not
+    check_task_settings(task, validate_unique=False)  # raises TaskSettingsError if not
     assert validate_display_template(task.display_template) == []
     assert isinstance(task.design_options, dict)
     JSONRenderer().render(TaskSerializer(task, context={"organizer": True}).data)

@@ -52,8 +52,13 @@ from worlds import stored_snapshot
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("sent_messages")]
 
-# The task form's quality-control fields (the checkbox ``board_held`` is left unticked).
-QC_FIELDS = {
+# The task form's kind, measures, data access and quality-control fields (the checkbox
+# ``board_held`` is left unticked).
+MORE_SETTINGS = {
+    "kind": "open",
+    "measures": '["precision", "recall", "f1"]',
+    "f_beta": 1.0,
+    "data_access": "terms_accepted",
     "annotator_daily_cap": "",
     "gold_rate": 0.05,
     "gold_min_accuracy": 0.7,
@@ -209,7 +214,7 @@ def test_organizer_sees_only_their_tasks(client, data):
             "slug": "mine",
             "title": "Mine",
             "description": "",
-            "state": "open",
+            "state": "draft",
             "question": "Q?",
             "display_template": "",
             "judgments_per_item": 1,
@@ -222,7 +227,7 @@ def test_organizer_sees_only_their_tasks(client, data):
             "max_runs_per_team_per_day": 5,
             "max_upload_bytes": 1000,
             "max_predictions_per_run": 1000,
-            **QC_FIELDS,
+            **MORE_SETTINGS,
         },
     )
     assert response.status_code == 302, response.content.decode()[:3000]
@@ -249,7 +254,7 @@ def test_task_admin_validates_the_design_and_freezes_it_once_runs_exist(client, 
         "max_runs_per_team_per_day": 5,
         "max_upload_bytes": 1000,
         "max_predictions_per_run": 1000,
-        **QC_FIELDS,
+        **MORE_SETTINGS,
     }
     response = client.post(reverse("admin:leaderboard_task_add"), form)
     assert response.status_code == 200 and "unknown design" in response.content.decode()
@@ -326,7 +331,7 @@ def _task_form(task, **changes) -> dict:
         "max_upload_bytes": 1000,
         "max_predictions_per_run": 1000,
         "accept_late_runs": "on",
-        **QC_FIELDS,
+        **MORE_SETTINGS,
     }
     for name in ("submissions_open_at", "submissions_close_at", "reveal_at"):
         day, _, time = changes.pop(name, " ").partition(" ")
@@ -338,7 +343,7 @@ def test_task_admin_validates_the_dates_and_marks_runs_after_a_moved_deadline(cl
     client.force_login(get_user_model().objects.create_superuser("root", password="x"))
     url = reverse("admin:leaderboard_task_change", args=[data.pk])
     html = client.get(url).content.decode()
-    assert "Phases (UTC)" in html and 'name="submissions_close_at_0"' in html
+    assert "Phases" in html and 'name="submissions_close_at_0"' in html
     response = client.post(
         url,
         _task_form(data, submissions_close_at="2026-12-08 10:00", reveal_at="2026-12-07 10:00"),
@@ -383,3 +388,17 @@ def test_task_admin_opens_a_task_only_when_its_checklist_is_complete(client, dat
     )
     assert response.status_code == 302, response.content.decode()[:3000]
     assert Task.objects.get(pk=draft.pk).state == Task.State.OPEN
+
+
+def test_task_admin_creates_a_task_as_a_draft_as_the_service_does(client, data):
+    # A new task has none of what opening needs: the service refuses to create it open, and so
+    # does the admin (it used to accept it, its model's default state being open).
+    client.force_login(get_user_model().objects.create_superuser("root", password="x"))
+    form = {**_task_form(Task(slug="fresh", title="Fresh", state="open")), "design": "default"}
+    response = client.post(reverse("admin:leaderboard_task_add"), form)
+    assert response.status_code == 200
+    assert "a new task starts as a draft" in response.content.decode()
+    assert not Task.objects.filter(slug="fresh").exists()
+    response = client.post(reverse("admin:leaderboard_task_add"), {**form, "state": "draft"})
+    assert response.status_code == 302, response.content.decode()[:3000]
+    assert Task.objects.get(slug="fresh").state == Task.State.DRAFT

@@ -174,6 +174,18 @@ REFUSALS = {
         "id_confidence",
         'value="Kept title"',
     ),
+    "settings with a design option the engine refuses": (
+        lambda task: (
+            "/tasks/t/organize/settings/",
+            settings_data(task, design_options='{"growth": 1}', title="Kept title"),
+        ),
+        400,
+        "settings",
+        "The settings were not saved",
+        "growth > 1",
+        "id_design_options",
+        "{&quot;growth&quot;: 1}",
+    ),
     "settings opening a task that is not ready": (
         lambda task: (
             "/tasks/t/organize/settings/",
@@ -472,3 +484,47 @@ def test_an_open_task_that_falls_short_is_not_a_refusal(org_client, task):
     open_unchecked(task)
     page = org_client.get("/tasks/t/organize/").content.decode()
     assert "although its checklist falls short" in page and "error-box" not in page
+
+
+# -- the design, chosen on the Settings section like every other setting ------------------------
+
+
+def design_choices(page: str) -> list[str]:
+    select = re.search(r'<select name="design"[^>]*>(.*?)</select>', page, re.S)
+    return re.findall(r'<option value="([^"]*)"', select.group(1))
+
+
+def test_the_settings_offer_the_designs_of_the_tasks_kind(org_client, task, organizer):
+    page = org_client.get("/tasks/t/organize/settings/").content.decode()
+    assert design_choices(page) == ["default"]
+    assert 'name="design_options"' in page and 'name="f_beta"' not in page
+    create_task(slug="p", title="P", kind=Task.Kind.CLOSED_POOL, organizers=[organizer])
+    page = org_client.get("/tasks/p/organize/settings/").content.decode()
+    assert design_choices(page) == ["adaptive", "default"]
+    assert 'name="f_beta"' in page
+
+
+def test_a_closed_pools_design_and_options_are_saved_from_the_settings(org_client, organizer):
+    pool = create_task(slug="p", title="P", kind=Task.Kind.CLOSED_POOL, organizers=[organizer])
+    data = {
+        **settings_data(pool),
+        "design": "adaptive",
+        "design_options": '{"round_size": 20}',
+        "f_beta": "2",
+    }
+    response = org_client.post("/tasks/p/organize/settings/", data, follow=True)
+    assert "Settings saved: design, design_options, f_beta" in response.content.decode()
+    pool.refresh_from_db()
+    assert (pool.design, pool.design_options, pool.f_beta) == ("adaptive", {"round_size": 20}, 2)
+
+
+def test_the_design_is_shown_fixed_once_the_task_has_runs(org_client, task):
+    add_run(task, make_team("A team"), [0])
+    page = org_client.get("/tasks/t/organize/settings/").content.decode()
+    assert re.search(r'<select name="design"[^>]*disabled', page)
+    assert "Fixed: the task has runs." in page
+    data = settings_data(task, design="published", design_options='{"growth": 3}')
+    response = org_client.post("/tasks/t/organize/settings/", data, follow=True)
+    assert "Nothing changed." in response.content.decode()
+    task.refresh_from_db()
+    assert (task.design, task.design_options) == ("default", {})

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
+from evaluation.core.task_design import closed_pool_design
 from leaderboard.models import Run, Task
-from leaderboard.services.tasks import TaskSettingsError, create_task, pool_design, update_task
+from leaderboard.services.tasks import TaskSettingsError, create_task, update_task
 from leaderboard.services.teams import create_team
 
 pytestmark = pytest.mark.django_db
@@ -23,7 +24,7 @@ def test_beta_defaults_to_one_and_reaches_the_design():
     assert pool_task().f_beta == 1.0
     task = Task.objects.get(slug="fb")
     update_task(task=task, f_beta=2.0)
-    design = pool_design(Task.objects.get(slug="fb"))
+    design = closed_pool_design(Task.objects.get(slug="fb").design_settings())
     assert design.beta == 2.0 and design.targets == ("f1", "fbeta")
 
 

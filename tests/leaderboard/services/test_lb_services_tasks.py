@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth import get_user_model
 
+from evaluation.core.task_design import open_world_design
 from leaderboard.models import Run, Task
 from leaderboard.services.tasks import (
     TaskSettingsError,
     create_task,
     set_task_state,
-    task_design,
     update_task,
 )
 from leaderboard.services.teams import TeamError, add_team_member, create_team
@@ -64,12 +64,12 @@ def test_the_engine_design_follows_the_tasks_judgments_per_item_and_its_annotato
     # Judgments per item is the minimum a new item gets; further looks go up to one judgment
     # per annotator at work, at most five, and never below the minimum.
     task = create_task(slug="many", title="Many", judgments_per_item=7)
-    design = task_design(task, annotators=3)
+    design = open_world_design(task.design_settings(), annotators=3)
     assert (design.judgments_per_item, design.max_judgments_per_item) == (7, 7)
     task = create_task(slug="few", title="Few", judgments_per_item=1)
-    assert task_design(task, annotators=3).max_judgments_per_item == 3
-    assert task_design(task, annotators=40).max_judgments_per_item == 5
-    assert task_design(task, annotators=0).max_judgments_per_item == 1
+    assert open_world_design(task.design_settings(), annotators=3).max_judgments_per_item == 3
+    assert open_world_design(task.design_settings(), annotators=40).max_judgments_per_item == 5
+    assert open_world_design(task.design_settings(), annotators=0).max_judgments_per_item == 1
 
 
 def test_unknown_and_read_only_settings_are_refused():
