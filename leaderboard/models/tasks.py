@@ -306,6 +306,7 @@ class Task(UniqueByLook, models.Model):
     def has_pool(self) -> bool:
         """A closed pool's items are all stored (runs are taken and scored on them)."""
         return bool(self.n_items) and not self.pool_loading
+
     def design_settings(self) -> DesignSettings:
         """The settings that configure the task's engine design (``evaluation.core.task_design``
         builds it; options that are not an object are left to the validator to refuse)."""
