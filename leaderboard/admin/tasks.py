@@ -95,6 +95,7 @@ class TaskAdmin(admin.ModelAdmin):
     engine_fields = (
         "seed",
         "n_items",
+        "pool_loading",
         "labels_version",
         "reference_version",
         "reference_frame",
