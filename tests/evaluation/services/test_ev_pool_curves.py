@@ -22,6 +22,7 @@ def driver(monkeypatch):
     return PipelineDriver(monkeypatch)
 
 
+@pytest.mark.slow
 def test_every_snapshot_stores_each_runs_curve_through_its_own_estimates(driver):
     world = pool_world(
         target_half_width=0.2, measures=("precision", "recall", "f1", "fbeta"), f_beta=2.0

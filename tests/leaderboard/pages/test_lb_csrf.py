@@ -414,6 +414,7 @@ def _settings_in(env: dict) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_default_settings_are_safe_and_production_settings_are_strict():
     dev = _settings_in({})
     assert dev["DEBUG"] is False and dev["X_FRAME_OPTIONS"] == "DENY"
