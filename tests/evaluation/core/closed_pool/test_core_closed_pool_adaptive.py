@@ -331,7 +331,8 @@ def test_a_stored_sampling_record_resumes_the_design_exactly():
         AdaptivePoolDesign().sampling(state)
 
 
-@pytest.mark.parametrize("beta", [0.5, pytest.param(2.0, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("beta", [0.5, 2.0])
+@pytest.mark.slow
 def test_f_beta_intervals_cover_like_f1s(beta):
     # 200 campaigns of 80 labels of the 400-item pool (12 positives), the design built with the
     # task's beta and targeting F-beta. Coverage of F-beta for every run >= 0.904 (as F1's in
