@@ -31,7 +31,7 @@ from leaderboard.forms import PHASE_FIELDS, TASK_SETTING_FIELDS
 from leaderboard.models import Item, Task
 
 from pipeline_support import without_clock_times
-from role_world import build_page_world
+from role_world import build_page_world, matrix_cells
 
 pytestmark = pytest.mark.django_db
 
@@ -931,11 +931,7 @@ MATRIX = [
         (200, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT),
     ),
 ]
-CELLS = [
-    pytest.param(method, path, body, role, expected[i], id=f"{method} {path} {role}")
-    for method, path, body, expected in MATRIX
-    for i, role in enumerate(ROLES)
-]
+CELLS = matrix_cells(MATRIX, ROLES)
 
 
 def forbidden_for(world, role: str, path: str) -> list[str]:
