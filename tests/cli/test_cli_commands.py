@@ -116,6 +116,7 @@ def test_submit_a_valid_file_then_status(live_server, cli_world, client_home, ca
     assert code == 0 and f"run {run.pk} 'bm25' (Alpha, task linkage): {run.state}" in out
 
 
+@pytest.mark.slow
 def test_submit_a_large_file_shows_progress_and_streams(
     live_server, cli_world, client_home, capsys, sent
 ):

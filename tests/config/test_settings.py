@@ -82,6 +82,7 @@ def run_probe(repo_root: Path, **env: str) -> subprocess.CompletedProcess:
 # --- the settings as actually loaded --------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_defaults_are_sqlite_and_filesystem_broker(repo_root: Path) -> None:
     loaded = load_settings(repo_root, DJANGO_SECRET_KEY="only-the-key-set")
     assert loaded["database"]["ENGINE"] == "django.db.backends.sqlite3"
@@ -97,6 +98,7 @@ def test_defaults_are_sqlite_and_filesystem_broker(repo_root: Path) -> None:
     assert loaded["celery_main"] == "leaderboard"
 
 
+@pytest.mark.slow
 def test_environment_overrides_reach_django_and_celery(repo_root: Path) -> None:
     loaded = load_settings(
         repo_root,
@@ -165,6 +167,7 @@ def test_the_demo_hands_its_key_to_the_processes_it_starts(tmp_path: Path) -> No
     assert processes.env()["DJANGO_SECRET_KEY"] == settings.SECRET_KEY == TEST_SECRET_KEY
 
 
+@pytest.mark.slow
 def test_manage_py_check_passes_with_defaults(repo_root: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in SETTINGS_ENV}
     env["DJANGO_SECRET_KEY"] = "a-key-of-this-deployment"

@@ -198,6 +198,7 @@ def test_reference_size_zero(capsys, design):
     assert 0 < out["half_width_median"]["recall"] <= 0.5
 
 
+@pytest.mark.slow
 def test_module_entry_point_runs_in_a_subprocess():
     proc = subprocess.run(
         [sys.executable, "-m", "evaluation.simulate", str(SLICE), "--json", *SMALL, "--seed", "3"],

@@ -9,6 +9,7 @@ import io
 from datetime import timedelta
 
 import numpy as np
+import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 
@@ -18,6 +19,42 @@ from evaluation.management.commands.demo import ORGANIZER_PERMISSIONS, VIEWABLE_
 from leaderboard.models import Item, OrganizerUpload, key_digest
 
 from worlds import stored_snapshot
+
+# -- the matrices' cells -----------------------------------------------------------------------
+# Asked in every row by ``make test-fast`` too: a participant of the other team, an organizer of
+# another task and a staff user organizing another task (staff status grants no organizer rights),
+# the roles a leak or a missing check reaches first.
+ALWAYS_ASKED = ("pb", "other_org", "staff_org")
+
+
+def matrix_cells(matrix, roles) -> list:
+    """A permission matrix's cells as pytest parameters ``(method, path, body, role, expected)``,
+    one per row and role, with ids ``"METHOD path role"``.
+
+    ``make test`` asks every cell. ``make test-fast`` asks a representative part, about half of the
+    cells (the others are marked ``slow``): in every row, the first role (in ``roles`` order) with
+    each outcome the row expects, and the roles of ``ALWAYS_ASKED``. So every row and every
+    outcome is asked on every run, and each cell fails alone when its rule breaks.
+    """
+    cells = []
+    for method, path, body, expected in matrix:
+        outcomes = set()
+        for role, outcome in zip(roles, expected, strict=True):
+            representative = outcome not in outcomes or role in ALWAYS_ASKED
+            outcomes.add(outcome)
+            cells.append(
+                pytest.param(
+                    method,
+                    path,
+                    body,
+                    role,
+                    outcome,
+                    id=f"{method} {path} {role}",
+                    marks=() if representative else pytest.mark.slow,
+                )
+            )
+    return cells
+
 
 # -- a task with two teams, an annotator, two organizers, published and held snapshots ----------
 # Markers that must never reach a participant or the public (checked in the responses' text).

@@ -9,16 +9,23 @@ an instance in memory does not change the next test's (as ``TestCase.setUpTestDa
 
 Only for worlds used by non-transactional tests: a ``transactional_db`` or ``live_server`` test
 would flush the database under the open transaction.
+
+``signed_in(users)`` signs each user in once, while the world is built, and ``session_client(key)``
+hands a cell a client carrying that session: signing in for every cell (a session written, its
+key cycled, ``last_login`` saved) was a third of a page cell's time. A cell that signs out or
+changes a password changes the session inside its own transaction, rolled back after it.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.db import transaction
+from django.test import Client
 
 
 def shared_world(build: Callable[[], Any]) -> Any:
@@ -36,3 +43,21 @@ def shared_world(build: Callable[[], Any]) -> Any:
 def copied_world(world: Any) -> Any:
     """A copy of a shared world for one test (its model instances included)."""
     return copy.deepcopy(world)
+
+
+def signed_in(users: Mapping[str, Any]) -> dict[str, str]:
+    """A session key for each of ``users`` (by name), signed in as ``Client.force_login`` does."""
+    keys = {}
+    for name, user in users.items():
+        client = Client()
+        client.force_login(user)
+        keys[name] = client.cookies[settings.SESSION_COOKIE_NAME].value
+    return keys
+
+
+def session_client(session_key: str | None) -> Client:
+    """A test client in the session ``session_key`` (from :func:`signed_in`); signed out if None."""
+    client = Client()
+    if session_key is not None:
+        client.cookies[settings.SESSION_COOKIE_NAME] = session_key
+    return client

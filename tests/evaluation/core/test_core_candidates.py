@@ -188,6 +188,7 @@ def test_two_annotators_who_are_always_right_complete_every_draw_exactly(rate):
         assert outcome.judgments <= 2 * outcome.candidates
 
 
+@pytest.mark.slow
 def test_resolved_candidates_of_fallible_annotators_are_wrong_less_often_than_the_confidence():
     # Five annotators right 90% of the time, 10% of the candidates true, confidence 0.95: 40
     # draws of 60 (seed 7). Measured: 40 of the 2,391 resolved candidates misclassified, 1.7%

@@ -48,7 +48,7 @@ def _bounds_only_precision(seed, run_truth, *, accuracy, level=0.95):
     return parts.estimate
 
 
-@pytest.mark.parametrize("correct_share", [1.0, 0.8])
+@pytest.mark.parametrize("correct_share", [pytest.param(1.0, marks=pytest.mark.slow), 0.8])
 def test_bounds_of_a_run_verified_only_with_certainty_cover_with_fallible_annotators(
     correct_share,
 ):

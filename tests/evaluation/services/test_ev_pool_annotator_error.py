@@ -30,6 +30,7 @@ pytestmark = pytest.mark.django_db(transaction=True, reset_sequences=True)
 FINAL = {Run.State.SCORED, Run.State.PARTIAL}
 
 
+@pytest.mark.slow
 def test_fallible_annotators_get_looks_and_the_intervals_cover(monkeypatch):
     driver = PipelineDriver(monkeypatch)
     world = pool_world(target_half_width=0.2, gold_rate=0.1, positives=16)
@@ -76,6 +77,7 @@ def test_fallible_annotators_get_looks_and_the_intervals_cover(monkeypatch):
     assert sum(covered) >= 7, covered
 
 
+@pytest.mark.slow
 def test_answers_that_come_in_while_a_plan_chooses_its_looks_are_not_asked_again(monkeypatch):
     """A plan reads the answers at one version, then what is still pending. Answers that come in
     between made a look rest on an outdated count: the plan asked again an item every annotator

@@ -22,6 +22,7 @@ def driver(monkeypatch):
     return PipelineDriver(monkeypatch)
 
 
+@pytest.mark.slow
 def test_every_snapshot_stores_each_runs_curve_through_its_own_estimates(driver):
     world = pool_world(
         target_half_width=0.2, measures=("precision", "recall", "f1", "fbeta"), f_beta=2.0
@@ -67,6 +68,7 @@ def test_every_snapshot_stores_each_runs_curve_through_its_own_estimates(driver)
         assert recall[0] == pytest.approx(1.0, abs=0.05) and np.all(np.diff(recall) <= 1e-3)
 
 
+@pytest.mark.slow
 def test_f_beta_is_estimated_at_the_tasks_beta_beside_f1(driver):
     world = pool_world(target_half_width=0.2, measures=("f1", "fbeta"), f_beta=0.5)
     settle(driver, world)

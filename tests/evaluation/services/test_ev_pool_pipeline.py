@@ -61,6 +61,7 @@ def settle_served(driver: PipelineDriver, world, limit: int = 300) -> int:
     raise AssertionError("the pipeline did not settle")
 
 
+@pytest.mark.slow
 def test_three_runs_are_estimated_from_shared_rounds(driver):
     world = pool_world(
         target_half_width=0.2, measures=("precision", "recall", "f1", "mcc"), gold_rate=0.2
@@ -97,6 +98,7 @@ def test_three_runs_are_estimated_from_shared_rounds(driver):
     assert set(stored.values_list("metric", flat=True)) == {"precision", "recall", "f1", "mcc"}
 
 
+@pytest.mark.slow
 def test_the_stored_record_resumes_exactly_what_one_long_lived_design_would_draw(driver):
     world = pool_world(target_half_width=0.15)
     settle(driver, world)

@@ -86,6 +86,7 @@ def test_at_default_settings_the_sample_is_exactly_the_true_candidates(task, dri
     )
 
 
+@pytest.mark.slow
 def test_a_further_draw_adds_documents_not_drawn_yet_to_the_sample(task, driver):
     people = [(annotator(task, "one"), 1.0), (annotator(task, "two"), 1.0)]
     first = draw_reference_sample(task=task, user=None, size=10, seed=1)
@@ -109,6 +110,7 @@ def test_a_further_draw_adds_documents_not_drawn_yet_to_the_sample(task, driver)
     )
 
 
+@pytest.mark.slow
 def test_a_draw_that_replaces_the_sample_stands_alone(task, driver):
     people = [(annotator(task, "one"), 1.0), (annotator(task, "two"), 1.0)]
     first = draw_reference_sample(task=task, user=None, size=10, seed=1)
@@ -151,6 +153,7 @@ def test_a_candidate_that_can_get_no_further_judgment_is_listed_and_a_gold_answe
     assert sample.state == "complete" and reference(task) == truth
 
 
+@pytest.mark.slow
 def test_an_annotator_who_joins_gives_the_looks_the_sample_waits_for(task, driver):
     organizer = get_user_model().objects.create_user("org")
     sample = draw_reference_sample(task=task, user=None, size=10, seed=2026)
@@ -167,6 +170,7 @@ def test_an_annotator_who_joins_gives_the_looks_the_sample_waits_for(task, drive
     assert reference(task) == expected(sample)
 
 
+@pytest.mark.slow
 def test_a_look_is_asked_once_however_often_the_estimation_runs(task, driver):
     sample = draw_reference_sample(task=task, user=None, size=10, seed=2026)
     one, _ = annotator(task, "one"), annotator(task, "two")
@@ -188,6 +192,7 @@ def test_a_look_is_asked_once_however_often_the_estimation_runs(task, driver):
     )
 
 
+@pytest.mark.slow
 def test_the_check_is_safe_to_run_twice_on_the_same_answers(task, driver):
     sample = draw_reference_sample(task=task, user=None, size=10, seed=2026)
     people = [(annotator(task, "one"), 1.0), (annotator(task, "two"), 1.0)]

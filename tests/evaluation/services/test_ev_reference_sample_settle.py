@@ -39,6 +39,7 @@ def settled_flags(task) -> dict[str, bool]:
     return dict(ReferenceItem.objects.filter(task=task).values_list("item__key", "settled"))
 
 
+@pytest.mark.slow
 def test_a_settled_draw_completes_with_its_stuck_candidates_as_their_answers_stand(task, driver):
     # Two fallible annotators (right 95% and 90% of the time) disagree on some candidates and
     # agree on others without convincing the model at 0.95: eleven stuck (seed 0).
@@ -89,6 +90,7 @@ def test_a_lone_annotators_correct_answers_stay_true_when_settled(task, driver):
     assert lone and all(entry["true"] and entry["posterior"] < 0.5 for entry in lone)
 
 
+@pytest.mark.slow
 def test_the_request_stands_while_an_annotator_who_joins_gives_looks(task, driver):
     organizer = get_user_model().objects.create_user("org")
     task.organizers.add(organizer)

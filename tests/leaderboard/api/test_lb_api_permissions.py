@@ -18,6 +18,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from leaderboard.models import ApiToken, Run, Task
 
 from pipeline_support import without_clock_times
+from role_world import matrix_cells
 
 pytestmark = pytest.mark.django_db
 
@@ -489,11 +490,7 @@ MATRIX = [
     ("GET", "/api/runs/x1/", None, (404, 404, 404, 404, 404, 404, 404, 404, 404)),
     ("POST", "/api/nothing/here/", None, (404, 404, 404, 404, 404, 404, 404, 404, 404)),
 ]
-CELLS = [
-    pytest.param(method, path, body, role, statuses[i], id=f"{method} {path} {role}")
-    for method, path, body, statuses in MATRIX
-    for i, role in enumerate(ROLES)
-]
+CELLS = matrix_cells(MATRIX, ROLES)
 
 
 def forbidden_for(world, role: str) -> list[str]:

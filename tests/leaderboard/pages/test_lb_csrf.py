@@ -16,12 +16,16 @@ import secrets
 import subprocess
 import sys
 import uuid
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.test import Client
+from django.utils import timezone
+from shared_world import copied_world, shared_world
 from test_lb_pages_permissions import (
     candidates_body,
     gold_body,
@@ -74,8 +78,7 @@ def _fresh_cache():
     cache.clear()
 
 
-@pytest.fixture
-def world(db, sent_jobs):
+def build_csrf_world():
     world = build_page_world()
     ann = world.users["annotator"]
     # Two answers per item, so the annotator's answer below does not decide it (undo stays open).
@@ -90,6 +93,20 @@ def world(db, sent_jobs):
     world.done = uuid.uuid4()
     answer_assignment(annotator=ann, token=done.token, client_id=world.done, answer="correct")
     world.live = live.token
+    return world
+
+
+built_csrf_world = shared_world(build_csrf_world)
+
+
+@pytest.fixture
+def world(db, sent_jobs, built_csrf_world):
+    world = copied_world(built_csrf_world)
+    # The module's tests may take longer than a lease: each starts with the live one just renewed,
+    # as it was when the world was built for every test.
+    Assignment.objects.filter(token=world.live).update(
+        expires_at=timezone.now() + timedelta(seconds=settings.ANNOTATION_LEASE_SECONDS)
+    )
     return world
 
 
@@ -414,6 +431,7 @@ def _settings_in(env: dict) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_default_settings_are_safe_and_production_settings_are_strict():
     dev = _settings_in({})
     assert dev["DEBUG"] is False and dev["X_FRAME_OPTIONS"] == "DENY"

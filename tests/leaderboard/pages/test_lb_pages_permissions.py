@@ -25,13 +25,13 @@ from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.forms.models import model_to_dict
 from django.test import Client
-from shared_world import copied_world, shared_world
+from shared_world import copied_world, session_client, shared_world, signed_in
 
 from leaderboard.forms import PHASE_FIELDS, TASK_SETTING_FIELDS
 from leaderboard.models import Item, Task
 
 from pipeline_support import without_clock_times
-from role_world import build_page_world
+from role_world import build_page_world, matrix_cells
 
 pytestmark = pytest.mark.django_db
 
@@ -46,7 +46,13 @@ def _fresh_cache():
     cache.clear()
 
 
-built_page_world = shared_world(build_page_world)
+def build_signed_in_page_world():
+    world = build_page_world()
+    world.sessions = signed_in(world.users)
+    return world
+
+
+built_page_world = shared_world(build_signed_in_page_world)
 
 
 @pytest.fixture
@@ -926,11 +932,7 @@ MATRIX = [
         (200, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT, REDIRECT),
     ),
 ]
-CELLS = [
-    pytest.param(method, path, body, role, expected[i], id=f"{method} {path} {role}")
-    for method, path, body, expected in MATRIX
-    for i, role in enumerate(ROLES)
-]
+CELLS = matrix_cells(MATRIX, ROLES)
 
 
 def forbidden_for(world, role: str, path: str) -> list[str]:
@@ -1002,7 +1004,7 @@ def test_page_matrix(world, method, path, body, role, expected):
         **world.team_refs,
         **world.files,
     )
-    client = client_for(world, role)
+    client = session_client(world.sessions.get(role))
     data = body(world) if callable(body) else body
     response = client.get(path) if method == "GET" else client.post(path, data or {})
     text = text_of(response)

@@ -81,6 +81,7 @@ def throttle_backend(request, settings, transactional_db):
     return {"REDIS_URL": redis_server.url}
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_another_process_failures_and_requests_count_here(throttle_backend, settings, monkeypatch):
     settings.LOGIN_FAILURE_LIMIT = LIMIT

@@ -120,6 +120,7 @@ def test_inclusion_probabilities_never_fall_and_cover_every_verified_item():
     assert state.labelled.all()
 
 
+@pytest.mark.slow
 def test_the_first_round_samples_items_at_their_aimed_probabilities():
     # 1,000 first rounds of 40 of 400 items: each item's frequency of being taken against its
     # aimed pi (averaged over the repeats: a fixed-size round scales the proposal to the
@@ -230,6 +231,7 @@ def test_labels_the_design_did_not_choose_are_refused():
         AdaptivePoolDesign().estimate(state, level=0.95, measures=("f2",))
 
 
+@pytest.mark.slow
 def test_intervals_cover_and_the_bias_shrinks_with_labels():
     # 200 campaigns at 80 and at 160 labels of the 400-item pool (12 positives). Coverage of
     # every measure for every run >= 0.95 - 3 sqrt(0.95 0.05 / 200) = 0.904. The estimator
@@ -332,6 +334,7 @@ def test_a_stored_sampling_record_resumes_the_design_exactly():
 
 
 @pytest.mark.parametrize("beta", [0.5, 2.0])
+@pytest.mark.slow
 def test_f_beta_intervals_cover_like_f1s(beta):
     # 200 campaigns of 80 labels of the 400-item pool (12 positives), the design built with the
     # task's beta and targeting F-beta. Coverage of F-beta for every run >= 0.904 (as F1's in

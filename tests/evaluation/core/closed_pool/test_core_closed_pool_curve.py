@@ -137,6 +137,7 @@ def test_a_run_predicting_nothing_has_its_operating_point_above_every_score():
     assert isinstance(curve, PrecisionRecallCurve)
 
 
+@pytest.mark.slow
 def test_curve_points_by_simulation_coverage_and_bias_like_the_estimators():
     # 200 campaigns at 80 and at 160 labels; three fixed thresholds of the good run (its score
     # quantiles 0.5, 0.9, 0.97: true precision 0.06 / 0.29 / 0.77, recall 1 / 1 / 0.83).
