@@ -49,7 +49,6 @@ def _record(campaign: str, line: dict) -> None:
 
 if "pytest" in sys.modules:
     import pytest
-
     from seeded_campaigns import (
         demo_campaign,
         demo_true_scores,
@@ -125,6 +124,7 @@ if "pytest" in sys.modules:
         from reference_samples import annotate, draft_with_candidates
 
         from annotation.services import draw_reference_sample, settle_reference_sample
+
         from pipeline_support import PipelineDriver, annotator
 
         driver = PipelineDriver(monkeypatch)
