@@ -25,6 +25,7 @@ Usage::
     STUDY_SEEDS=100 .venv/bin/python -m pytest -p tests.conftest -p no:randomly -q \\
         bench/serving_order_study.py -k demo
     .venv/bin/python bench/serving_order_study.py --summary
+    .venv/bin/python bench/serving_order_study.py --power demo=4 pool=3
 """
 
 from __future__ import annotations
@@ -180,7 +181,18 @@ def summary() -> None:
                     over = sum(
                         any(abs(c["value"] - c["true"]) >= 0.25 for c in r[which]) for r in rows
                     )
-                    print(f"    largest |error| {err:.3f}; campaigns with an error >= 0.25: {over}")
+                    errors = [c["value"] - c["true"] for c in cells]
+                    mean = sum(errors) / len(errors)
+                    sd = math.sqrt(sum((e - mean) ** 2 for e in errors) / (len(errors) - 1))
+                    # Normal tails of one interval's error, times the nine of a campaign.
+                    tail = 9 * (
+                        0.5 * math.erfc((0.25 - mean) / (sd * math.sqrt(2)))
+                        + 0.5 * math.erfc((0.25 + mean) / (sd * math.sqrt(2)))
+                    )
+                    print(
+                        f"    largest |error| {err:.3f}; campaigns with an error >= 0.25: {over}; "
+                        f"error mean {mean:+.4f} sd {sd:.4f}: P(some |error| >= 0.25) ~ {tail:.1e}"
+                    )
     path = RESULTS / "serving_order-settle.jsonl"
     if path.exists():
         lines = [json.loads(line) for line in path.open()]
@@ -196,5 +208,62 @@ def summary() -> None:
             )
 
 
+def _misses(cells: list[dict], shift: float = 0.0) -> int:
+    """Intervals of one campaign that miss the truth, estimates (and intervals) moved by
+    ``shift``: what a test allowing k misses sees of an estimator biased by ``shift``."""
+    return sum(
+        not (c["low"] + shift - 1e-9 <= c["true"] <= c["high"] + shift + 1e-9) for c in cells
+    )
+
+
+def allowed_at(cells: list[list[dict]], rate: float = 1e-3) -> str:
+    """The fewest misses per campaign exceeded with probability at most ``rate``: a
+    beta-binomial (misses cluster within a campaign: its intervals share answers and the
+    reference sample) fitted by moments to the campaigns' misses, and the binomial at the
+    pooled miss rate for comparison."""
+    from scipy.stats import betabinom, binom
+
+    n = max(len(c) for c in cells)
+    misses = [_misses(c) for c in cells]
+    mean = sum(misses) / len(misses)
+    var = sum((m - mean) ** 2 for m in misses) / max(len(misses) - 1, 1)
+    p = mean / n
+    k_binom = next(k for k in range(n + 1) if binom.sf(k, n, p) <= rate)
+    binom_var = n * p * (1 - p)
+    if p in (0.0, 1.0) or var <= binom_var:
+        return f"misses per campaign mean {mean:.2f} var {var:.2f}: binomial k={k_binom}"
+    # Var = n p (1-p) (1 + (n-1) rho), rho = 1 / (a + b + 1).
+    rho = (var / binom_var - 1) / (n - 1)
+    total = 1 / rho - 1
+    a, b = p * total, (1 - p) * total
+    k_bb = next(k for k in range(n + 1) if betabinom.sf(k, n, a, b) <= rate)
+    return (
+        f"misses per campaign mean {mean:.2f} var {var:.2f} (binomial {binom_var:.2f}), "
+        f"intra-campaign correlation {rho:.3f}: P(misses > k) <= {rate} from k={k_bb} "
+        f"(beta-binomial), k={k_binom} (binomial)"
+    )
+
+
+def power(campaign: str, allowed: int) -> None:
+    """How many campaigns miss more than ``allowed`` intervals (the test's shown and final
+    snapshots together for the demo), as they are and with every estimate moved by a bias."""
+    path = RESULTS / f"serving_order-{campaign}.jsonl"
+    lines = [json.loads(line) for line in path.open()]
+    for arm in ARMS:
+        rows = [line for line in lines if line["arm"] == arm]
+        cells = [r.get("shown", []) + r["last"] for r in rows]
+        print(f"{campaign} {arm:9} {allowed_at(cells)}")
+        for shift in (0.0, -0.02, 0.02, -0.05, 0.05, -0.1, 0.1, -0.2, 0.2):
+            over = sum(_misses(c, shift) > allowed for c in cells)
+            print(
+                f"{campaign} {arm:9} bias {shift:+.2f}: {over} of {len(rows)} campaigns miss "
+                f"more than {allowed}"
+            )
+
+
 if __name__ == "__main__" and "--summary" in sys.argv:
     summary()
+if __name__ == "__main__" and "--power" in sys.argv:
+    for spec in sys.argv[sys.argv.index("--power") + 1 :]:
+        name, allowed = spec.split("=")
+        power(name, int(allowed))
