@@ -159,16 +159,21 @@ def fallible_pool_campaign(driver, *, seed: int = 0) -> PoolCampaign:
     )
     people = [(world.annotator, 0.9)] + [(annotator(task, f"ann-{k}"), 0.9) for k in range(3)]
     keys = {f"k{i}" for i in positives}
-    served = random.Random(3 + 1000 * seed)
-    for _ in range(60):
-        driver.drain()
-        if {r.state for r in Run.objects.filter(task=task)} <= FINAL_RUN_STATES:
-            break
-        if not answer_what_is_served(task, people, keys, served):
-            driver.drain()
+    answer_until_final(task, driver, people, keys, random.Random(3 + 1000 * seed))
     runs = list(Run.objects.filter(task=task).order_by("id"))
     snapshot = LeaderboardSnapshot.objects.filter(task=task).order_by("-version").first()
     return PoolCampaign(world, runs, snapshot)
+
+
+def answer_until_final(task: Task, driver, people, keys: set[str], rng, passes: int = 60) -> None:
+    """Run the pipeline and let ``people`` answer what is served (right about ``keys``, the true
+    items, with their accuracy) until every run of ``task`` is final, or ``passes`` are done."""
+    for _ in range(passes):
+        driver.drain()
+        if {r.state for r in Run.objects.filter(task=task)} <= FINAL_RUN_STATES:
+            return
+        if not answer_what_is_served(task, people, keys, rng):
+            driver.drain()
 
 
 def pool_intervals(campaign: PoolCampaign) -> list[Interval]:

@@ -12,7 +12,12 @@ import random
 
 import numpy as np
 import pytest
-from seeded_campaigns import FINAL_RUN_STATES, fallible_pool_campaign, pool_intervals
+from seeded_campaigns import (
+    FINAL_RUN_STATES,
+    answer_until_final,
+    fallible_pool_campaign,
+    pool_intervals,
+)
 
 from annotation.models import VerificationRequest
 from evaluation.core.closed_pool.label_noise import LOOK_ANNOTATORS
@@ -89,12 +94,7 @@ def test_answers_that_come_in_while_a_plan_chooses_its_looks_are_not_asked_again
         return loaded
 
     monkeypatch.setattr(pool_planning, "load_pool_state", answers_come_in_meanwhile)
-    for _ in range(60):
-        driver.drain()
-        if {r.state for r in Run.objects.filter(task=task)} <= FINAL_RUN_STATES:
-            break
-        if not answer_what_is_served(task, people, keys, served):
-            driver.drain()
+    answer_until_final(task, driver, people, keys, served)
     runs = list(Run.objects.filter(task=task))
     assert {r.state for r in runs} <= FINAL_RUN_STATES, [(r.name, r.state, r.reason) for r in runs]
     assert sum(raced) > 0  # the race happened
