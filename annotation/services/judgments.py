@@ -12,6 +12,7 @@ resolution stay consistent however many annotators answer at once.
 
 from __future__ import annotations
 
+import random
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -64,6 +65,7 @@ def request_verification(
     # Asked for again: a request cancelled when its run was withdrawn is pending once more.
     reopen_requests(task=task, item_ids=existing)
     new_ids = [i for i in dict.fromkeys(item_ids) if i not in existing]
+    new_ids = serving_order(task=task, priority=priority, item_ids=new_ids)
     VerificationRequest.objects.bulk_create(
         [
             VerificationRequest(
@@ -92,6 +94,17 @@ def request_verification(
     if len(new_ids) >= FRESH_STATISTICS_AT:
         _refresh_statistics()
     return len(new_ids)
+
+
+def serving_order(*, task: Task, priority: int, item_ids: list[int]) -> list[int]:
+    """The order a round's new requests are created in, so served in (the queue serves by
+    ``(priority, id)``): a shuffle of ``item_ids`` seeded by the task and the round
+    (``priority``), reproducible. Served in the items' order, their keys came in sequence and
+    a gold item mixed in was the one out of it (issue 29, N4); which items are drawn is
+    unchanged."""
+    order = list(item_ids)
+    random.Random(f"{task.seed}:requests:{priority}").shuffle(order)
+    return order
 
 
 # A batch this large can change the queue tables' statistics enough that PostgreSQL, planning

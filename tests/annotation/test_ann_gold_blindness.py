@@ -22,6 +22,7 @@ from annotation.services import (
     request_verification,
     undo_answer,
 )
+from leaderboard.models import Item
 from leaderboard.services.tokens import rotate_token
 
 from pipeline_support import add_items, annotator, make_task
@@ -204,3 +205,87 @@ def test_gold_counts_only_where_it_is_served():
     task.gold_rate = 0.0
     task.save(update_fields=["gold_rate"])
     assert annotator_progress(task=task, annotator=annotator(task, "ann"))["remaining"] == 12
+
+
+def test_a_round_is_served_in_no_order_of_its_items_keys():
+    # Served in the items' order, a round's items came with their keys in sequence and a gold
+    # item mixed in was the one out of it. A round of 30 comes in a shuffled order (that a
+    # shuffle is in key order by chance: 1 in 30!), the same one every time for the same round.
+    task = make_task(slug="order", judgments_per_item=1, gold_rate=0.0, seed=3)
+    items = add_items(task, 30)
+    request_verification(task=task, item_ids=[it.pk for it in items], priority=5)
+    user = annotator(task, "ann")
+    served = []
+    while len(served) < 30:
+        (lease,) = claim_assignments(task=task, annotator=user).assignments
+        served.append(lease.request.item.index)
+        answer_assignment(
+            annotator=user, token=lease.token, client_id=uuid.uuid4(), answer="correct"
+        )
+    assert sorted(served) == list(range(30)) and served != sorted(served)
+    again = make_task(slug="order-again", judgments_per_item=1, gold_rate=0.0, seed=3)
+    request_verification(task=again, item_ids=[it.pk for it in add_items(again, 30)], priority=5)
+    assert [
+        item.index for item in Item.objects.filter(task=again).order_by("verification_request__id")
+    ] == served
+
+
+def _longest_ascending_run(keys: list[int]) -> int:
+    """Length of the longest increasing subsequence of ``keys`` (patience sorting)."""
+    import bisect
+
+    tails: list[int] = []
+    for key in keys:
+        at = bisect.bisect_left(tails, key)
+        tails[at : at + 1] = [key]
+    return len(tails)
+
+
+def test_gold_mixed_into_a_round_is_not_the_item_out_of_sequence():
+    # Items 0-39 in key order; every fourth one is gold, the rest one round's requests. Served in
+    # the items' order, the real items' keys ascended and each gold item broke the sequence (the
+    # items outside the longest ascending run were exactly the gold ones). Shuffled, the real
+    # items' own keys are out of sequence: their longest ascending run is short (about
+    # 2*sqrt(30) = 11 for a random order), and gold comes at the positions the claim's rng draws.
+    task = make_task(
+        slug="gold-order",
+        judgments_per_item=1,
+        gold_rate=0.25,
+        gold_min_answers=1000,
+        seed=3,
+        annotator_daily_cap=100,
+    )
+    items = add_items(task, 40)
+    gold = {it.index for it in items[::4]}
+    for it in items[::4]:
+        GoldItem.objects.create(task=task, item=it, answer=True)
+    request_verification(
+        task=task, item_ids=[it.pk for it in items if it.index not in gold], priority=5
+    )
+    user = annotator(task, "ann")
+    served = []
+    while True:
+        claim = claim_assignments(task=task, annotator=user)
+        if not claim.assignments:
+            break
+        (lease,) = claim.assignments
+        served.append((lease.request or lease.gold).item.index)
+        answer_assignment(
+            annotator=user, token=lease.token, client_id=uuid.uuid4(), answer="correct"
+        )
+    real = [i for i in served if i not in gold]
+    assert sorted(real) == sorted(set(range(40)) - gold)
+    assert _longest_ascending_run(real) <= len(real) // 2, real
+    assert {i for i in served if i in gold}, "gold was served alongside the round"
+    # In key order, what breaks the ascending run of all served keys is just the gold.
+    assert set(served) - set(_ascending_keep(served)) != gold & set(served)
+
+
+def _ascending_keep(keys: list[int]) -> list[int]:
+    """The keys a reader keeps reading ``keys`` left to right, dropping each one lower than the
+    last kept: the items that look "in sequence" to someone who expects ascending keys."""
+    kept: list[int] = []
+    for key in keys:
+        if not kept or key > kept[-1]:
+            kept.append(key)
+    return kept

@@ -85,15 +85,16 @@ def test_a_request_opened_again_covers_the_teams_of_runs_that_came_while_it_was_
     # pending to register.
     run = add_run(task, make_team("Late", late), [0, 1], name="late-run")
     assert register_run_conflicts(run=run) == 0
+    answered_first, answered_last = answers  # in the order they were served
     # A further look on the first item (the planner passes every run's items) ...
     ask_again(
         task=task,
-        item_ids=[items[0].pk],
+        item_ids=[answered_first],
         seen_version=Task.objects.get(pk=task.pk).labels_version,
         run_items=[(run.team_id, run.predictions.arrays()[0])],
     )
-    # ... and an undone answer on the second re-open them: still never for the late team.
-    undo_answer(annotator=first, client_id=answers[items[1].pk].record.client_id)
+    # ... and an undone answer on the last re-open them: still never for the late team.
+    undo_answer(annotator=first, client_id=answers[answered_last].record.client_id)
     assert set(
         RequestConflict.objects.filter(team=run.team).values_list("request__item__index", flat=True)
     ) == {0, 1}

@@ -37,10 +37,10 @@ def candidates_file(documents=DOCUMENTS) -> io.BytesIO:
     return upload
 
 
-def draft_with_candidates() -> Task:
+def draft_with_candidates(slug: str = "t") -> Task:
     """A new task as the new-task page makes it (a draft, default settings), with the
     candidates of ``DOCUMENTS``."""
-    task = make_task(state=Task.State.DRAFT)
+    task = make_task(state=Task.State.DRAFT, slug=slug)
     upload_candidates(task=task, user="test", upload=candidates_file())
     return task
 

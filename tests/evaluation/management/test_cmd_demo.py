@@ -9,11 +9,10 @@ import pytest
 from django.contrib.auth import authenticate, get_user_model
 from django.core.management import CommandError, call_command
 from django.test import Client
+from seeded_campaigns import DEMO_ANSWERS, demo_campaign, demo_true_scores, snapshot_intervals
 
-from evaluation.core.measures import OPEN_MEASURES
 from evaluation.management.commands._demo_processes import Child, Supervisor
 from evaluation.management.commands.demo import (
-    DATA_DIR,
     REFERENCE_SIZE,
     RUNS,
     TASK_SLUG,
@@ -21,10 +20,16 @@ from evaluation.management.commands.demo import (
     blind_payload,
 )
 from leaderboard import selectors
-from leaderboard.models import Item, LeaderboardSnapshot, ReferenceItem, Run, Task
+from leaderboard.models import Item, ReferenceItem, Run, Task
 
-# What ``make run`` lets the simulated annotators answer (``demo --answer 150``).
-DEMO_ANSWERS = 150
+# How many of the demo board's intervals (after its 150 answers and at the end: 24) may miss
+# their run's true score. Measured over 35 seeded campaigns with the queue's shuffled serving
+# order (`STUDY_SEEDS=50 python -m pytest -p tests.conftest bench/serving_order_study.py -k demo`
+# then `python bench/serving_order_study.py --power demo=8`; docs/BENCHMARKS.md): coverage
+# 98.8% and 97.9%, 0.40 misses per campaign (variance 1.01: misses cluster, intervals share
+# answers and the reference sample); a beta-binomial fitted to it exceeds 8 with probability
+# <= 0.001. A bias of 0.05 on every estimate makes 29 (+) to 34 (-) of the 35 campaigns miss more.
+DEMO_MISSES_ALLOWED = 8
 
 pytestmark = pytest.mark.django_db
 
@@ -217,40 +222,6 @@ def test_supervisor_stops_on_request(tmp_path):
     assert child.proc.returncode is not None
 
 
-def _true_scores(truth: set[str]) -> dict[str, tuple[float, float, float]]:
-    """Precision, recall and F1 of each demo run on the slice."""
-    scores = {}
-    for _, _, system, name in RUNS:
-        keys = [
-            line.split("\t")[0]
-            for line in (DATA_DIR / "systems" / f"{system}.tsv").open()
-            if line.strip()
-        ]
-        hits = sum(k in truth for k in keys)
-        precision, recall = hits / len(keys), hits / len(truth)
-        scores[name] = (precision, recall, 2 * precision * recall / (precision + recall))
-    return scores
-
-
-def _assert_covers(snapshot, expected) -> int:
-    """Every interval the snapshot shows holds the run's true score; returns how many."""
-    shown = 0
-    for row in snapshot.rows:
-        for metric, value in zip(OPEN_MEASURES, expected[row["name"]], strict=True):
-            cell = row[metric]
-            if cell["value"] is None:
-                continue
-            assert cell["low"] - 1e-9 <= value <= cell["high"] + 1e-9, (
-                snapshot.version,
-                row["name"],
-                metric,
-                value,
-                cell,
-            )
-            shown += 1
-    return shown
-
-
 @pytest.mark.slow
 # Ids from 1, as in a fresh `make run`: the queue's mix of gold items is seeded by annotator id,
 # so the answers (and the board) are the demo's own, whatever ran before in this process.
@@ -258,61 +229,23 @@ def _assert_covers(snapshot, expected) -> int:
 def test_the_demos_intervals_cover_the_slices_true_scores(monkeypatch):
     """The demo answers with simulated annotators who are wrong 5% of the time: its board must
     still tell the truth. Driven in-process (planning, answering, estimating) as ``make run``
-    does: the first ``DEMO_ANSWERS`` answers, then on until every run is final. Every interval of
-    the snapshot shown after the demo's answers, and of the final one, must hold the run's true
-    score on the slice."""
-    from evaluation.management.commands.demo import SIMULATED_ANNOTATORS
+    does: the first ``DEMO_ANSWERS`` answers, then on until every run is final.
 
+    Its 95% intervals must hold the runs' true scores on the slice, as 95% intervals do: nearly
+    all of them, not every one on one seed (which answers the campaign gets depends on the
+    queue's serving order, shuffled per round: issue 29, N4); at most DEMO_MISSES_ALLOWED,
+    set from the measured coverage."""
     from pipeline_support import PipelineDriver
 
-    driver = PipelineDriver(monkeypatch)
-    demo()
-    task = Task.objects.get(slug=TASK_SLUG)
-    truth = {line.strip() for line in (DATA_DIR / "truth.tsv").open() if line.strip()}
-    expected = _true_scores(truth)
-
-    def answer(seed: int, limit: int | None) -> int:
-        args = ["--limit", str(limit)] if limit is not None else []
-        out = StringIO()
-        call_command(
-            "simulate_annotators",
-            TASK_SLUG,
-            "--truth",
-            str(DATA_DIR / "truth.tsv"),
-            "--accuracy",
-            "0.95",
-            "--seed",
-            str(seed),
-            "--annotators",
-            str(SIMULATED_ANNOTATORS),
-            *args,
-            stdout=out,
-        )
-        return int(out.getvalue().split()[1])
-
-    given, passes = 0, 0
-    while given < DEMO_ANSWERS:
-        driver.drain()
-        passes += 1
-        answered = answer(passes, DEMO_ANSWERS - given)
-        assert answered or passes < 50, "the demo's queue ran dry"
-        given += answered
-    driver.drain()
-    shown = LeaderboardSnapshot.objects.filter(task=task).order_by("-version").first()
-    assert shown.details["label_model"]["judgments"] == DEMO_ANSWERS
-    assert _assert_covers(shown, expected) >= 4
-    final = {"scored", "partial", "failed"}
-    for _ in range(60):
-        if set(Run.objects.filter(task=task).values_list("state", flat=True)) <= final:
-            break
-        passes += 1
-        answer(passes, None)
-        driver.drain()
-    else:
-        raise AssertionError("the demo's runs did not finish")
-    last = LeaderboardSnapshot.objects.filter(task=task).order_by("-version").first()
-    assert {r["state"] for r in last.rows} <= {"scored", "partial"}
-    assert _assert_covers(last, expected) == 3 * len(RUNS)
+    played = demo_campaign(PipelineDriver(monkeypatch))
+    truth = demo_true_scores()
+    assert played.shown.details["label_model"]["judgments"] == DEMO_ANSWERS
+    shown = snapshot_intervals(played.shown, truth)
+    last = snapshot_intervals(played.last, truth)
+    assert {r["state"] for r in played.last.rows} <= {"scored", "partial"}
+    assert len(shown) >= 4 and len(last) == 3 * len(RUNS)
+    missed = [i for i in shown + last if not i.covers]
+    assert len(missed) <= DEMO_MISSES_ALLOWED, missed
     board = Client().get(f"/tasks/{TASK_SLUG}/").content.decode()
     assert board.count("Labels corrected for annotator error") == 1
 
