@@ -6,6 +6,8 @@ from typing import cast
 
 from allauth.account.forms import LoginForm
 from django import forms
+from django.db import models
+from django.forms.fields import InvalidJSONInput
 from django.forms.models import fields_for_model, model_to_dict
 
 from evaluation.core.closed_pool import CLOSED_POOL_MEASURES
@@ -14,6 +16,36 @@ from evaluation.core.task_design import design_names
 from . import task_settings
 from .models import Run, Task, TaskFile, Team
 from .services.sign_in import normalized_login
+
+
+class NestingSafeJSONField(forms.JSONField):
+    """A JSON form field that refuses input nested too deep to decode (``json.loads`` raises
+    ``RecursionError`` there, which Django's field lets through as a 500)."""
+
+    def to_python(self, value):
+        try:
+            return super().to_python(value)
+        except RecursionError:
+            raise forms.ValidationError("is nested too deeply", code="invalid") from None
+
+    def bound_data(self, data, initial):
+        try:
+            return super().bound_data(data, initial)
+        except RecursionError:  # shown back as typed, as invalid JSON is
+            return InvalidJSONInput(data)
+
+
+def task_formfield(model_field, **kwargs):
+    """The form field of one of a task's fields, as ``fields_for_model`` would make it, but
+    JSON decoded safely (``formfield_callback`` of the task's forms and the admin's)."""
+    if isinstance(model_field, models.JSONField):
+        kwargs.setdefault("form_class", NestingSafeJSONField)
+    return model_field.formfield(**kwargs)
+
+
+def task_fields(names) -> dict:
+    """The form fields of the task's fields ``names``."""
+    return fields_for_model(Task, fields=names, formfield_callback=task_formfield)
 
 
 class SignInForm(LoginForm):
@@ -191,7 +223,7 @@ class TaskSettingsForm(TaskFieldsForm):
                 initial[name] = initial[name].replace(second=0, microsecond=0)
         kwargs.setdefault("initial", initial)
         super().__init__(*args, **kwargs)
-        self.fields.update(fields_for_model(Task, fields=field_names))
+        self.fields.update(task_fields(field_names))
         _set_rows(self)
         _set_help(self)
         if "design" in self.fields:
@@ -235,7 +267,7 @@ class TaskCreateForm(ServiceErrorsForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields.update(fields_for_model(Task, fields=TASK_CREATE_FIELDS))
+        self.fields.update(task_fields(TASK_CREATE_FIELDS))
         self.fields[
             "slug"
         ].help_text = (
@@ -271,7 +303,7 @@ class TaskPageTextForm(TaskFieldsForm):
     def __init__(self, *args, task: Task, **kwargs):
         kwargs.setdefault("initial", model_to_dict(task, fields=TASK_PAGE_TEXT_FIELDS))
         super().__init__(*args, **kwargs)
-        self.fields.update(fields_for_model(Task, fields=TASK_PAGE_TEXT_FIELDS))
+        self.fields.update(task_fields(TASK_PAGE_TEXT_FIELDS))
         self.fields["description"].label = "Overview"
         _set_rows(self, **{"data-markdown-preview": "1"})
 

@@ -8,8 +8,10 @@ from typing import Any, ClassVar
 from django import forms
 from django.contrib import admin
 from django.contrib.auth import get_user_model
+from django.db import models
 from django.db.models import Count, Q
 
+from ..forms import NestingSafeJSONField
 from ..models import (
     Item,
     ReferenceCandidate,
@@ -125,6 +127,11 @@ class TaskAdmin(admin.ModelAdmin):
     @admin.display(description="runs", ordering="_runs")
     def run_count(self, obj):
         return obj._runs
+
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        if isinstance(db_field, models.JSONField):  # decoded safely, as on the organize pages
+            kwargs.setdefault("form_class", NestingSafeJSONField)
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
 
     def get_readonly_fields(self, request, obj=None):
         # As the service: once runs exist, a new design, kind or beta would change what earlier

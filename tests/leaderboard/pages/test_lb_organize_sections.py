@@ -186,6 +186,18 @@ REFUSALS = {
         "id_design_options",
         "{&quot;growth&quot;: 1}",
     ),
+    "settings with design options nested too deeply to decode": (
+        lambda task: (
+            "/tasks/t/organize/settings/",
+            settings_data(task, design_options="[" * 5000 + "]" * 5000, title="Kept title"),
+        ),
+        400,
+        "settings",
+        "The settings were not saved",
+        "is nested too deeply",
+        "id_design_options",
+        'value="Kept title"',
+    ),
     "settings opening a task that is not ready": (
         lambda task: (
             "/tasks/t/organize/settings/",
