@@ -235,37 +235,8 @@ def test_organizer_sees_only_their_tasks(client, data):
     assert Judgment.objects.count() == 1
 
 
-def test_task_admin_validates_the_design_and_freezes_it_once_runs_exist(client, data):
-    client.force_login(get_user_model().objects.create_superuser("root", password="x"))
-    form = {
-        "slug": "d",
-        "title": "D",
-        "description": "",
-        "state": "open",
-        "question": "Q?",
-        "display_template": "",
-        "judgments_per_item": 1,
-        "label_budget": "",
-        "target_half_width": 0.05,
-        "confidence": 0.95,
-        "design": "nonsense",
-        "design_options": "{}",
-        "max_runs_per_team": 20,
-        "max_runs_per_team_per_day": 5,
-        "max_upload_bytes": 1000,
-        "max_predictions_per_run": 1000,
-        **MORE_SETTINGS,
-    }
-    response = client.post(reverse("admin:leaderboard_task_add"), form)
-    assert response.status_code == 200 and "unknown design" in response.content.decode()
-    assert not Task.objects.filter(slug="d").exists()
-    html = client.get(reverse("admin:leaderboard_task_change", args=[data.pk])).content.decode()
-    assert 'name="design"' not in html  # read-only: the task has runs
-
-
-def test_task_admin_refuses_design_options_nested_too_deeply_to_decode(client):
-    # json.loads raises RecursionError there, which Django's JSON form field let through (a 500).
-    client.force_login(get_user_model().objects.create_superuser("root", password="x"))
+def task_add_form(**changes):
+    """The admin's add-task form of a draft task "d", with ``changes``."""
     form = {
         "slug": "d",
         "title": "D",
@@ -278,13 +249,30 @@ def test_task_admin_refuses_design_options_nested_too_deeply_to_decode(client):
         "target_half_width": 0.05,
         "confidence": 0.95,
         "design": "default",
-        "design_options": "[" * 5000 + "]" * 5000,
+        "design_options": "{}",
         "max_runs_per_team": 20,
         "max_runs_per_team_per_day": 5,
         "max_upload_bytes": 1000,
         "max_predictions_per_run": 1000,
         **MORE_SETTINGS,
     }
+    return {**form, **changes}
+
+
+def test_task_admin_validates_the_design_and_freezes_it_once_runs_exist(client, data):
+    client.force_login(get_user_model().objects.create_superuser("root", password="x"))
+    form = task_add_form(state="open", design="nonsense")
+    response = client.post(reverse("admin:leaderboard_task_add"), form)
+    assert response.status_code == 200 and "unknown design" in response.content.decode()
+    assert not Task.objects.filter(slug="d").exists()
+    html = client.get(reverse("admin:leaderboard_task_change", args=[data.pk])).content.decode()
+    assert 'name="design"' not in html  # read-only: the task has runs
+
+
+def test_task_admin_refuses_design_options_nested_too_deeply_to_decode(client):
+    # json.loads raises RecursionError there, which Django's JSON form field let through (a 500).
+    client.force_login(get_user_model().objects.create_superuser("root", password="x"))
+    form = task_add_form(design_options="[" * 5000 + "]" * 5000)
     response = client.post(reverse("admin:leaderboard_task_add"), form)
     assert response.status_code == 200 and "is nested too deeply" in response.content.decode()
     assert not Task.objects.filter(slug="d").exists()
