@@ -11,13 +11,15 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from leaderboard.services import items as item_services
-
 
 @pytest.fixture
 def before_each_insert(monkeypatch):
     """``before_each_insert(hook)``: ``hook(keys)`` runs before each step of a batch inserts its
     keys (it may raise: the batch is rolled back)."""
+    # Imported here: this module is a plugin of tests/conftest.py, loaded before Django is set
+    # up when the conftest is loaded early (``-p tests.conftest``, bench/serving_order_study.py).
+    from leaderboard.services import items as item_services
+
     real = item_services._insert
 
     def install(hook) -> None:
