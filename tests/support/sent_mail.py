@@ -33,7 +33,17 @@ def use_file_mail(settings, directory: Path) -> Path:
     return directory
 
 
+# What Django's file backend writes after each message: a file holds every message sent
+# through one connection (several invitations sent at once share one).
+MESSAGE_END = "\n" + "-" * 79 + "\n"
+
+
 def mail_files(directory: Path) -> list[str]:
-    """The text of every mail written to ``directory``, oldest first."""
+    """The text of every mail written to ``directory``, one per message, oldest first."""
     files = sorted(Path(directory).glob("*.log"), key=lambda path: path.stat().st_mtime_ns)
-    return [path.read_text() for path in files]
+    return [
+        message + MESSAGE_END
+        for path in files
+        for message in path.read_text().split(MESSAGE_END)
+        if message.strip()
+    ]
