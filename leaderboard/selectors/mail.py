@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..models import MailKind, MailOptOut
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
-def mail_preferences(user) -> dict[str, bool]:
+
+def mail_preferences(user: User) -> dict[str, bool]:
     """Whether ``user`` gets each kind of notification (on unless they turned it off), in the
     order of :class:`~leaderboard.models.MailKind`."""
     off = set(MailOptOut.objects.filter(user=user).values_list("kind", flat=True))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db.models import Count, Q, QuerySet, Sum
@@ -23,6 +24,9 @@ from ..models import (
 from .roles import teams_of
 
 QUOTA_WINDOW = timedelta(hours=24)
+
+if TYPE_CHECKING:
+    from .roles import AnyUser
 
 
 # Runs that do not count against a quota: refused at upload, or failed by the platform (refunded).
@@ -124,7 +128,7 @@ def refunded_runs(*, task: Task, team: Team) -> QuerySet[Run]:
     return Run.objects.filter(task=task, team=team, quota_refunded=True)
 
 
-def quotas_for_user(*, task: Task, user) -> list[tuple[Team, Quota, int]]:
+def quotas_for_user(*, task: Task, user: AnyUser) -> list[tuple[Team, Quota, int]]:
     """For each of the user's teams: its quota on the task and how many runs were refunded."""
     return [
         (team, quota_for(task=task, team=team), refunded_runs(task=task, team=team).count())

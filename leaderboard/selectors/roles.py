@@ -5,6 +5,8 @@ verified) is :func:`has_verified_email`."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, TypeAlias, TypedDict, TypeGuard
+
 from allauth.account.models import EmailAddress
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
@@ -20,15 +22,26 @@ from ..models import (
     Team,
 )
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
 
-def has_verified_email(user) -> bool:
+    # Whoever a request is from: the selectors answer for the signed-out too.
+    AnyUser: TypeAlias = User | AnonymousUser
+
+
+def signed_in(user: AnyUser | None) -> TypeGuard[User]:
+    """Whether ``user`` is an account (not the signed-out visitor, not nobody)."""
+    return bool(getattr(user, "is_authenticated", False))
+
+
+def has_verified_email(user: AnyUser) -> bool:
     """Whether ``user`` may act (hold an API token, make or join a team, submit a run, accept an
     invitation, claim or answer items): one of their addresses is verified, or they have none
     to verify (an account an administrator made without one, ``createsuperuser``, the admin,
     the demo: vouched for by whoever made it). Sign-up always asks for an address, so every
     account made by sign-up waits for its verification. The sign-in page's rule too
     (``leaderboard.views.account_stages``)."""
-    if not getattr(user, "is_authenticated", False):
+    if not signed_in(user):
         return False
     verified = list(EmailAddress.objects.filter(user=user).values_list("verified", flat=True))
     return any(verified) if verified else not user.email
@@ -41,40 +54,40 @@ class UnverifiedEmail(ServiceError, PermissionDenied):
     code = "unverified_email"
     http_status = 403
 
-    def __init__(self, user) -> None:
-        address = user.email or "your email address"
+    def __init__(self, user: AnyUser) -> None:
+        address = (user.email if signed_in(user) else "") or "your email address"
         super().__init__(
             f"verify your email address first: open the link in the mail sent to {address}. "
             f"To have it sent again, sign in at {settings.SITE_URL}{reverse('login')}."
         )
 
 
-def check_verified_email(user) -> None:
+def check_verified_email(user: AnyUser) -> None:
     """Raise :class:`UnverifiedEmail` unless ``user`` may act (:func:`has_verified_email`)."""
     if not has_verified_email(user):
         raise UnverifiedEmail(user)
 
 
-def organized_tasks(user) -> QuerySet[Task]:
+def organized_tasks(user: AnyUser) -> QuerySet[Task]:
     """The tasks ``user`` organizes: the one rule for organizer rights, used by both APIs, the
     pages and the admin. Only a task's organizer list grants them (superusers hold them on every
     task); staff status grants none (it opens the admin, which shows these tasks only)."""
-    if not getattr(user, "is_authenticated", False):
+    if not signed_in(user):
         return Task.objects.none()
     if user.is_superuser:
         return Task.objects.all()
     return Task.objects.filter(organizers=user)
 
 
-def is_organizer(*, task: Task, user) -> bool:
+def is_organizer(*, task: Task, user: AnyUser) -> bool:
     return organized_tasks(user).filter(pk=task.pk).exists()
 
 
-def can_create_tasks(user) -> bool:
+def can_create_tasks(user: AnyUser) -> bool:
     """Whether ``user`` may create a task (and so organize it): the one rule of the pages and
     the API. ``settings.TASK_CREATION``: ``"role"`` (staff, or the permission
     ``leaderboard.add_task`` an admin grants once) or ``"anyone"`` (every signed-in user)."""
-    if not getattr(user, "is_authenticated", False):
+    if not signed_in(user):
         return False
     if settings.TASK_CREATION == "anyone":
         return True
@@ -88,25 +101,31 @@ def sample_payload(task: Task) -> object | None:
     return next((payload for payload in payloads[:50] if payload), None)
 
 
-def may_set_up_tasks(user) -> bool:
+def may_set_up_tasks(user: AnyUser) -> bool:
     """Whether ``user`` may use the organizers' set-up tools that touch no task (the display
     template preview): those who may create tasks or organize one."""
     return can_create_tasks(user) or organized_tasks(user).exists()
 
 
-def annotated_tasks(user) -> QuerySet[Task]:
+def annotated_tasks(user: AnyUser) -> QuerySet[Task]:
     """The tasks ``user`` annotates, in any state (a closed task may still have runs to
     verify; an annotator of a draft sees it in the annotation app only)."""
-    if not getattr(user, "is_authenticated", False):
+    if not signed_in(user):
         return Task.objects.none()
     return Task.objects.filter(annotators=user)
 
 
-def is_annotator(*, task: Task, user) -> bool:
+def is_annotator(*, task: Task, user: AnyUser) -> bool:
     return annotated_tasks(user).filter(pk=task.pk).exists()
 
 
-def user_roles(user) -> dict[str, QuerySet]:
+class UserRoles(TypedDict):
+    teams: QuerySet[Team]
+    organized: QuerySet[Task]
+    annotated: QuerySet[Task]
+
+
+def user_roles(user: AnyUser) -> UserRoles:
     """What a signed-in user is: their teams, the tasks they organize and annotate."""
     return {
         "teams": teams_of(user),
@@ -115,22 +134,22 @@ def user_roles(user) -> dict[str, QuerySet]:
     }
 
 
-def may_edit_run(*, run: Run, user) -> bool:
+def may_edit_run(*, run: Run, user: AnyUser) -> bool:
     """Whether ``user`` may change the run's public details: its team's members (and
     superusers)."""
-    if not getattr(user, "is_authenticated", False):
+    if not signed_in(user):
         return False
     return user.is_superuser or run.team.members.filter(pk=user.pk).exists()
 
 
-def may_withdraw_run(*, run: Run, user) -> bool:
+def may_withdraw_run(*, run: Run, user: AnyUser) -> bool:
     """Whether ``user`` may withdraw the run: its team's members and the task's organizers."""
-    if not getattr(user, "is_authenticated", False):
+    if not signed_in(user):
         return False
     return is_organizer(task=run.task, user=user) or (run.team.members.filter(pk=user.pk).exists())
 
 
-def api_token_of(user) -> ApiToken | None:
+def api_token_of(user: User) -> ApiToken | None:
     """The user's API token (its digest and creation time; the key itself is not stored)."""
     return ApiToken.objects.filter(user=user).first()
 
@@ -140,7 +159,7 @@ def api_token_for_key(key: str) -> ApiToken | None:
     return ApiToken.objects.select_related("user").filter(digest=ApiToken.digest_of(key)).first()
 
 
-def teams_of(user) -> QuerySet[Team]:
-    if not getattr(user, "is_authenticated", False):
+def teams_of(user: AnyUser) -> QuerySet[Team]:
+    if not signed_in(user):
         return Team.objects.none()
     return Team.objects.filter(members=user).order_by("name")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from allauth.account.models import EmailAddress
 from django.contrib.auth import get_user_model
@@ -26,7 +26,12 @@ from ..models import (
     TeamDeparture,
     TeamInvitation,
 )
-from .roles import teams_of
+from .roles import signed_in, teams_of
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+    from .roles import AnyUser
 
 
 class TeamNotFound(Http404):
@@ -36,7 +41,7 @@ class TeamNotFound(Http404):
         super().__init__(f"you are in no team {team_id}")
 
 
-def team_for(*, team_id: int, user) -> Team:
+def team_for(*, team_id: int, user: AnyUser) -> Team:
     """The team ``team_id`` if ``user`` is a member of it: only members see a team's page,
     members, invitations and runs (an organizer sees the runs of their tasks' boards)."""
     team = teams_of(user).filter(pk=team_id).first()
@@ -65,7 +70,7 @@ def team_invitation_for(*, team: Team, invitation_id: int) -> TeamInvitation:
     return invitation
 
 
-def team_member_for(*, team: Team, user_id: int):
+def team_member_for(*, team: Team, user_id: int) -> User:
     """The member of ``team`` whose id is ``user_id`` (404 if none)."""
     member = team.members.filter(pk=user_id).first()
     if member is None:
@@ -99,11 +104,11 @@ def approvals_of(*, task: Task, teams: Iterable[Team]) -> dict[int, TeamApproval
     return {approval.team_id: approval for approval in approvals}
 
 
-def task_annotators(task: Task) -> QuerySet:
+def task_annotators(task: Task) -> QuerySet[User]:
     return task.annotators.order_by("username")
 
 
-def task_organizers(task: Task) -> QuerySet:
+def task_organizers(task: Task) -> QuerySet[User]:
     return task.organizers.order_by("username")
 
 
@@ -122,7 +127,7 @@ def task_invitation_for(*, task: Task, invitation_id: int) -> TaskInvitation:
     return invitation
 
 
-def task_member_for(*, task: Task, role: Literal["annotator", "organizer"], user_id: int):
+def task_member_for(*, task: Task, role: Literal["annotator", "organizer"], user_id: int) -> User:
     """The ``role`` (annotator, organizer) of ``task`` whose id is ``user_id`` (404 if none)."""
     people = task.annotators if role == "annotator" else task.organizers
     person = people.filter(pk=user_id).first()
@@ -141,7 +146,7 @@ class AnnotatorConflict:
 
 
 def annotator_conflicts(
-    *, task: Task | None = None, team: Team | None = None, user=None
+    *, task: Task | None = None, team: Team | None = None, user: User | None = None
 ) -> list[AnnotatorConflict]:
     """Where a person would both annotate a task and be a member of a team with runs on it, on
     tasks that do not allow it (``Task.annotators_may_compete`` off); the one rule of the three
@@ -163,7 +168,7 @@ def annotator_conflicts(
         if team is not None:
             runs = runs.filter(team=team)
         pairs = set(runs.values_list("task_id", "team_id").distinct())
-    if user is not None and not getattr(user, "is_authenticated", False):
+    if user is not None and not signed_in(user):
         return []
     if not pairs:
         return []
@@ -189,7 +194,7 @@ def _departed_during(task: Task) -> QuerySet[TeamDeparture]:
     return TeamDeparture.objects.filter(left_at__gte=task.created_at)
 
 
-def conflicted_teams(*, task: Task, user) -> QuerySet[Team]:
+def conflicted_teams(*, task: Task, user: User) -> QuerySet[Team]:
     """The teams whose items ``user`` never verifies on ``task``: those they are a member of,
     and those they were a member of at any time since the task was created. Conflicts follow
     membership history, so leaving (or being removed from) a team does not open its items."""
@@ -209,7 +214,7 @@ def conflicted_memberships(*, task: Task, user_ids: Iterable[int]) -> set[tuple[
     }
 
 
-def verified_email_domains(user) -> set[str]:
+def verified_email_domains(user: AnyUser) -> set[str]:
     """The domains of ``user``'s verified email addresses (a task's domain policy reads them),
     normalised as an address is where it enters (a row stored before that rule too)."""
     addresses = EmailAddress.objects.filter(user=user, verified=True)

@@ -11,7 +11,7 @@ import copy
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
@@ -26,16 +26,19 @@ from ..models import (
     RunEvent,
     Task,
 )
-from .roles import annotated_tasks, is_annotator, is_organizer, organized_tasks, teams_of
+from .roles import annotated_tasks, is_annotator, is_organizer, organized_tasks, signed_in, teams_of
 from .task_page import terms_accepted, terms_digest
 
+if TYPE_CHECKING:
+    from .roles import AnyUser
 
-def visible_tasks(user) -> QuerySet[Task]:
+
+def visible_tasks(user: AnyUser) -> QuerySet[Task]:
     """Open and closed tasks for everyone; drafts only for their organizers."""
     return Task.objects.filter(_visible(user))
 
 
-def _visible(user) -> Q:
+def _visible(user: AnyUser) -> Q:
     public = Q(state__in=[Task.State.OPEN, Task.State.CLOSED])
     return public | Q(pk__in=organized_tasks(user).values("pk"))
 
@@ -65,7 +68,7 @@ class TaskForbidden(PermissionDenied):
         self.task, self.role = task, role
 
 
-def task_for(slug: str, user, *, role: Role = "viewer") -> Task:
+def task_for(slug: str, user: AnyUser, *, role: Role = "viewer") -> Task:
     """The task called ``slug`` as ``user`` reaches it in ``role``; every task-by-slug lookup
     of the pages, both APIs and the annotation app is this one.
 
@@ -87,7 +90,7 @@ def task_for(slug: str, user, *, role: Role = "viewer") -> Task:
     return task
 
 
-def runs_visible_to(*, task: Task, user) -> QuerySet[Run]:
+def runs_visible_to(*, task: Task, user: AnyUser) -> QuerySet[Run]:
     """All runs of the task for its organizers; otherwise the runs of the user's teams, as
     stored (what they may be shown of each: :func:`runs_seen_by`)."""
     runs = Run.objects.filter(task=task).select_related("team").order_by("-id")
@@ -102,11 +105,11 @@ def held_runs(task: Task) -> QuerySet[Run]:
     return Run.objects.filter(task=task, state=Run.State.HELD).select_related("team").order_by("id")
 
 
-def run_for(*, run_id: int, user) -> Run | None:
+def run_for(*, run_id: int, user: AnyUser) -> Run | None:
     """The run as ``user`` may see it (:func:`runs_seen_by`), with its ``visible_events``, if
     they are a member of its team or an organizer of its task; else ``None``."""
     run = Run.objects.select_related("task", "team").filter(pk=run_id).first()
-    if run is None or not getattr(user, "is_authenticated", False):
+    if run is None or not signed_in(user):
         return None
     organizer = is_organizer(task=run.task, user=user)
     if not (organizer or run.team.members.filter(pk=user.pk).exists()):
@@ -130,7 +133,7 @@ LABEL_FREE_STATES = frozenset(
 )
 
 
-def public_run_for(*, run_id: int, user) -> Run | None:
+def public_run_for(*, run_id: int, user: AnyUser) -> Run | None:
     """The run as anyone who may see its task sees it on the board, if it is listed on the
     latest published snapshot (what the public board shows) and not withdrawn; else ``None``.
 
@@ -157,7 +160,7 @@ def public_run_for(*, run_id: int, user) -> Run | None:
 
 
 def runs_seen_by(
-    *, task: Task, user, states=(), team: str | None = None
+    *, task: Task, user: AnyUser, states: Iterable[str] = (), team: str | None = None
 ) -> QuerySet[Run] | list[Run]:
     """The task's runs ``user`` may see (:func:`runs_visible_to`), newest first, as they may see
     them, optionally only in ``states`` (as shown) or of the team named ``team``.
@@ -182,30 +185,33 @@ def runs_seen_by(
     ]
 
 
-def _as_seen_by(runs, *, task: Task, organizer: bool, with_events: bool = False) -> list[Run]:
-    runs = [copy.copy(run) for run in runs]
+def _as_seen_by(
+    runs: Iterable[Run], *, task: Task, organizer: bool, with_events: bool = False
+) -> list[Run]:
+    copies = [copy.copy(run) for run in runs]
     as_of = not organizer and phases.board_held(task)
     events: dict[int, list[RunEvent]] = defaultdict(list)
     if as_of or with_events:
-        for event in RunEvent.objects.filter(run__in=[r.pk for r in runs]).order_by("id"):
+        for event in RunEvent.objects.filter(run__in=[r.pk for r in copies]).order_by("id"):
             events[event.run_id].append(event)
     snapshot = latest_published_snapshot(task) if as_of else None
     rows = {
         row.get("run"): row for row in (snapshot.rows if snapshot else []) if isinstance(row, dict)
     }
-    for run in runs:
+    for run in copies:
         shown = events[run.pk]
         if not organizer:
-            run.n_new_items = None
+            # Hidden from participants: how many items a run brought is the organizers' to know.
+            run.n_new_items = None  # type: ignore[assignment]
         if as_of:
             shown = _as_of_snapshot(run, shown, snapshot, rows.get(run.pk, {}))
         if with_events:
             run.visible_events = shown
-    return runs
+    return copies
 
 
 def _as_of_snapshot(
-    run: Run, events: list[RunEvent], snapshot: LeaderboardSnapshot | None, row: dict
+    run: Run, events: list[RunEvent], snapshot: LeaderboardSnapshot | None, row: dict[str, Any]
 ) -> list[RunEvent]:
     """Set ``run``'s progress as of ``snapshot``; returns the events logged up to it."""
     cutoff = snapshot.created_at if snapshot is not None else None
@@ -236,7 +242,7 @@ def latest_published_snapshot(task: Task) -> LeaderboardSnapshot | None:
     return published_snapshots(task).select_related("task").order_by("-version").first()
 
 
-def snapshots_visible_to(*, task: Task, user) -> QuerySet[LeaderboardSnapshot]:
+def snapshots_visible_to(*, task: Task, user: AnyUser) -> QuerySet[LeaderboardSnapshot]:
     """Published snapshots, newest first; the task's organizers also see held ones."""
     snapshots = (
         LeaderboardSnapshot.objects.filter(task=task)
@@ -246,12 +252,12 @@ def snapshots_visible_to(*, task: Task, user) -> QuerySet[LeaderboardSnapshot]:
     return snapshots.select_related("task").order_by("-version")
 
 
-def snapshot_for(*, task: Task, version: int, user) -> LeaderboardSnapshot | None:
+def snapshot_for(*, task: Task, version: int, user: AnyUser) -> LeaderboardSnapshot | None:
     """Snapshot ``version`` of the task if ``user`` may see it (held ones: organizers only)."""
     return snapshots_visible_to(task=task, user=user).filter(version=version).first()
 
 
-def run_estimates_visible_to(*, run: Run, user) -> QuerySet[Estimate]:
+def run_estimates_visible_to(*, run: Run, user: AnyUser) -> QuerySet[Estimate]:
     """The run's estimates across snapshots, oldest first: published ones, held ones too for
     the task's organizers. The caller has already checked that ``user`` may see the run."""
     visible = snapshots_visible_to(task=run.task, user=user)
@@ -263,7 +269,7 @@ def run_estimates_visible_to(*, run: Run, user) -> QuerySet[Estimate]:
 
 
 def run_curve_visible_to(
-    *, run: Run, user, snapshot: LeaderboardSnapshot | None = None
+    *, run: Run, user: AnyUser, snapshot: LeaderboardSnapshot | None = None
 ) -> RunCurve | None:
     """The run's precision-recall curve from the newest snapshot ``user`` may see (from
     ``snapshot`` if given and visible), under the rules of its scores
@@ -279,7 +285,7 @@ def run_curve_visible_to(
     )
 
 
-def without_withdrawn(task: Task, rows: Iterable[dict]) -> list[dict]:
+def without_withdrawn(task: Task, rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Snapshot ``rows`` of ``task`` less those of runs withdrawn since: what a board lists (a
     snapshot's downloads are its record as computed, and keep them)."""
     withdrawn = set(
@@ -288,11 +294,13 @@ def without_withdrawn(task: Task, rows: Iterable[dict]) -> list[dict]:
     return [row for row in rows if not (isinstance(row, dict) and row.get("run") in withdrawn)]
 
 
-def board_order(rows: Iterable[dict], metric: str, *, descending: bool = True) -> list[dict]:
+def board_order(
+    rows: Iterable[dict[str, Any]], metric: str, *, descending: bool = True
+) -> list[dict[str, Any]]:
     """Snapshot rows by ``metric``'s value (highest first, or lowest), rows without one last,
     ties by run name then run id: the one board order of the pages and the API."""
 
-    def key(row: dict):
+    def key(row: dict[str, Any]) -> tuple[bool, float, str, int]:
         cell = row.get(metric)
         value = cell.get("value") if isinstance(cell, dict) else None
         signed = 0.0 if value is None else (-value if descending else value)
@@ -309,14 +317,14 @@ class DataAccess:
     reason: str = ""
 
 
-def data_access_for(*, task: Task, user) -> DataAccess:
+def data_access_for(*, task: Task, user: AnyUser) -> DataAccess:
     """Who may download the task's data files, by the task's ``data_access``: ``public``
     (anyone who may see the task), ``signed_in``, or ``terms_accepted`` (members of a team that
     accepted the task's current terms; any signed-in person while it has none). Its organizers
     always may. The caller has already checked that ``user`` may see the task."""
     if task.data_access == Task.DataAccess.PUBLIC or is_organizer(task=task, user=user):
         return DataAccess(True)
-    if not getattr(user, "is_authenticated", False):
+    if not signed_in(user):
         return DataAccess(False, "sign in to download the task's files")
     if task.data_access == Task.DataAccess.SIGNED_IN or not terms_digest(task):
         return DataAccess(True)
