@@ -73,8 +73,8 @@ TASK_SETTINGS: tuple[TaskSetting, ...] = (
         api="organizers",
         frozen_once_runs=True,
         rows=2,
-        help='The design\'s own options as a JSON object, e.g. {"round_size": 50} ({}: its '
-        "defaults; docs/STATISTICS.md lists them).",
+        help='The design\'s own options as a JSON object, e.g. {"min_batch": 32} (an open task) '
+        'or {"round_size": 50} (a closed pool); {}: its defaults (docs/STATISTICS.md lists them).',
     ),
     S(
         "f_beta",
@@ -83,10 +83,10 @@ TASK_SETTINGS: tuple[TaskSetting, ...] = (
         section="settings",
         frozen_once_runs=True,
     ),
-    S("annotator_daily_cap", "Annotators", section="settings", api=""),
-    S("gold_rate", "Annotators", section="settings", api=""),
-    S("gold_min_accuracy", "Annotators", section="settings", api=""),
-    S("gold_min_answers", "Annotators", section="settings", api=""),
+    S("annotator_daily_cap", "Annotators", section="settings", api="organizers"),
+    S("gold_rate", "Annotators", section="settings", api="organizers"),
+    S("gold_min_accuracy", "Annotators", section="settings", api="organizers"),
+    S("gold_min_answers", "Annotators", section="settings", api="organizers"),
     S("max_runs_per_team", "Runs", section="settings", on_create_page=True),
     S("max_runs_per_team_per_day", "Runs", section="settings", on_create_page=True),
     S("max_upload_bytes", "Runs", section="settings"),

@@ -175,10 +175,14 @@ class Task(UniqueByLook, models.Model):
 
     # What every run's estimates must reach.
     target_half_width = models.FloatField(
-        default=0.05, validators=[MinValueValidator(0.001), MaxValueValidator(0.5)]
+        default=0.05,
+        validators=[MinValueValidator(0.001), MaxValueValidator(0.5)],
+        help_text="The interval half-width every run's estimates should reach.",
     )
     confidence = models.FloatField(
-        default=0.95, validators=[MinValueValidator(0.5), MaxValueValidator(0.999)]
+        default=0.95,
+        validators=[MinValueValidator(0.5), MaxValueValidator(0.999)],
+        help_text="The confidence level of every interval the board shows.",
     )
     label_budget = models.PositiveIntegerField(
         null=True,
@@ -216,10 +220,20 @@ class Task(UniqueByLook, models.Model):
     )
 
     # Submission limits, per team.
-    max_runs_per_team = models.PositiveIntegerField(default=20)
-    max_runs_per_team_per_day = models.PositiveIntegerField(default=5)
-    max_upload_bytes = models.PositiveBigIntegerField(default=512 * 1024 * 1024)
-    max_predictions_per_run = models.PositiveIntegerField(default=5_000_000)
+    max_runs_per_team = models.PositiveIntegerField(
+        default=20, help_text="Runs a team may submit in all (a run refunded does not count)."
+    )
+    max_runs_per_team_per_day = models.PositiveIntegerField(
+        default=5, help_text="Runs a team may submit in 24 hours."
+    )
+    max_upload_bytes = models.PositiveBigIntegerField(
+        default=512 * 1024 * 1024,
+        help_text="The largest run file, in bytes (a gzipped file: once decompressed), within the "
+        "site's own limit.",
+    )
+    max_predictions_per_run = models.PositiveIntegerField(
+        default=5_000_000, help_text="The most predictions (lines) one run may hold."
+    )
 
     team_approval = models.BooleanField(
         default=False,

@@ -3,12 +3,19 @@ draft (``open_task`` opens it once its checklist is complete)."""
 
 from __future__ import annotations
 
+import argparse
+from typing import Any
+
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
+from django.db.models import BooleanField
 
 from leaderboard.models import Task
 from leaderboard.services.tasks import TaskSettingsError, create_task
+from leaderboard.task_settings import BY_NAME as TASK_SETTINGS_BY_NAME
+from leaderboard.task_settings import TASK_SETTINGS, TaskSetting
 
 
 def users_named(names: list[str], role: str) -> list:
@@ -26,57 +33,65 @@ def users_named(names: list[str], role: str) -> list:
     return [found[n] for n in names]
 
 
+# Options named otherwise than their setting (kept for the scripts that use them).
+ALIASES = {"label_budget": ("--budget",)}
+# Set by the command's own arguments, or not at creation.
+NOT_OPTIONS = {"slug", "title", "board_held"}
+
+
+def setting_options() -> list[TaskSetting]:
+    """The task settings the command takes as ``--options``: every row of the settings table
+    but those above, so a new setting is an option without touching this file."""
+    return [s for s in TASK_SETTINGS if s.name not in NOT_OPTIONS]
+
+
+def _option(setting: TaskSetting) -> str:
+    return "--" + setting.name.replace("_", "-")
+
+
+def _help(setting: TaskSetting) -> str:
+    field = Task._meta.get_field(setting.name)
+    text = setting.help or str(field.help_text) or str(field.verbose_name).capitalize()
+    if setting.name == "measures":
+        text += " Comma-separated (or a JSON list)."
+    elif setting.name == "state":
+        return (
+            "default: draft; a new task has nothing of what opening needs yet, so open it "
+            "with `open_task SLUG` after loading its data"
+        )
+    if field.has_default() and not callable(field.default) and field.default not in ("", None):
+        text += f" (default {field.default})"
+    return text.replace("%", "%%")
+
+
+def setting_value(name: str, text: str) -> Any:
+    """``text`` (as typed) as the value of the setting ``name``, read as its page form would
+    read it; a ``CommandError`` naming the option if it cannot be."""
+    if name == "measures" and not text.lstrip().startswith("["):
+        return [m.strip() for m in text.split(",") if m.strip()]
+    form_field = Task._meta.get_field(name).formfield(required=False)
+    try:
+        return form_field.clean(text)
+    except ValidationError as exc:
+        option = _option(TASK_SETTINGS_BY_NAME[name])
+        raise CommandError(f"{option}: {' '.join(exc.messages)}") from None
+
+
 class Command(BaseCommand):
     help = "Create a shared task (its organizers and annotators must already have accounts)."
 
     def add_arguments(self, parser):
         parser.add_argument("slug", help="short name used in URLs, e.g. febrl-2025")
         parser.add_argument("--title", required=True)
-        parser.add_argument("--description", default="")
-        parser.add_argument("--question", help="shown to annotators above every item")
-        parser.add_argument(
-            "--target-half-width",
-            type=float,
-            help="interval half-width every run should reach (default 0.05)",
-        )
-        parser.add_argument("--confidence", type=float, help="confidence level (default 0.95)")
-        parser.add_argument(
-            "--budget",
-            type=int,
-            help="most judgments the task may ask of annotators, gold answers "
-            "included (default: no limit)",
-        )
-        parser.add_argument(
-            "--judgments-per-item",
-            type=int,
-            help="judgments each new item gets at first; the planner may ask "
-            "more where answers are doubtful (default 1)",
-        )
-        parser.add_argument(
-            "--state",
-            choices=Task.State.values,
-            default=Task.State.DRAFT,
-            help="default: draft; a new task has nothing of what opening needs yet, so open it "
-            "with `open_task SLUG` after loading its data",
-        )
-        parser.add_argument(
-            "--kind",
-            choices=Task.Kind.values,
-            help="open (default) or closed_pool: the organizer uploads the pool (load_pool) "
-            "and every run scores every pool item",
-        )
-        parser.add_argument(
-            "--measures",
-            help="comma-separated measures the board shows (default precision,recall,f1; "
-            "closed pools also accuracy, balanced_accuracy, mcc, fbeta)",
-        )
-        parser.add_argument(
-            "--f-beta",
-            type=float,
-            help="the beta of the measure fbeta (default 1; shown as F0.5, F2, ...)",
-        )
-        parser.add_argument("--max-runs-per-team", type=int)
-        parser.add_argument("--max-runs-per-team-per-day", type=int)
+        for setting in setting_options():
+            field = Task._meta.get_field(setting.name)
+            options: dict[str, Any] = {"dest": setting.name, "help": _help(setting)}
+            if isinstance(field, BooleanField):
+                options["action"] = argparse.BooleanOptionalAction
+            elif field.choices:
+                options["choices"] = [value for value, _ in field.choices]
+            parser.add_argument(_option(setting), *ALIASES.get(setting.name, ()), **options)
+        parser.set_defaults(state=Task.State.DRAFT)
         parser.add_argument(
             "--organizer", action="append", default=[], metavar="USERNAME", help="may be repeated"
         )
@@ -87,25 +102,13 @@ class Command(BaseCommand):
     def handle(self, *args, slug, title, organizer, annotator, **options):
         organizers = users_named(organizer, "organizer")
         annotators = users_named(annotator, "annotator")
-        settings = {
-            "description": options["description"],
-            "state": options["state"],
-            "question": options["question"],
-            "target_half_width": options["target_half_width"],
-            "confidence": options["confidence"],
-            "label_budget": options["budget"],
-            "judgments_per_item": options["judgments_per_item"],
-            "kind": options["kind"],
-            "measures": (
-                [m.strip() for m in options["measures"].split(",") if m.strip()]
-                if options["measures"] is not None
-                else None
-            ),
-            "f_beta": options["f_beta"],
-            "max_runs_per_team": options["max_runs_per_team"],
-            "max_runs_per_team_per_day": options["max_runs_per_team_per_day"],
-        }
-        settings = {k: v for k, v in settings.items() if v is not None}
+        settings = {}
+        for setting in setting_options():
+            value = options[setting.name]
+            if isinstance(value, str) and setting.name not in ("state", "kind", "data_access"):
+                value = setting_value(setting.name, value)
+            if value is not None:
+                settings[setting.name] = value
         try:
             with transaction.atomic():
                 task = create_task(slug=slug, title=title, organizers=organizers, **settings)

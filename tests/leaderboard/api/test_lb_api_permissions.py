@@ -693,3 +693,28 @@ def test_token_key_is_shown_once_and_works(api, lb_world):
     assert status["exists"] is True and "key" not in status
     assert created["key"] not in api(user).get("/api/token/").content.decode()
     assert Run.objects.filter(team=lb_world.teams["A"]).count() == 1
+
+
+QUALITY_CONTROL = ("annotator_daily_cap", "gold_rate", "gold_min_accuracy", "gold_min_answers")
+
+
+def test_the_annotators_quality_control_is_read_and_set_by_organizers_only(api, lb_world):
+    """How often gold items are served and when an annotator is paused: the organizers' to read
+    and change through the API (as on the Settings section), nobody else's to see."""
+    organizer = api(lb_world.users["org"])
+    assert set(QUALITY_CONTROL) <= set(organizer.get("/api/tasks/main/").json())
+    for role in ("pa", "annotator", "other_org"):
+        seen = api(lb_world.users[role]).get("/api/tasks/main/").json()
+        assert not set(QUALITY_CONTROL) & set(seen), role
+    changed = organizer.patch(
+        "/api/tasks/main/", {"gold_rate": 0.2, "gold_min_answers": 5}, format="json"
+    )
+    assert changed.status_code == 200, changed.content[:300]
+    assert (changed.json()["gold_rate"], changed.json()["gold_min_answers"]) == (0.2, 5)
+    refused = organizer.patch("/api/tasks/main/", {"gold_rate": 1.5}, format="json")
+    assert refused.status_code == 400 and "gold_rate" in refused.json()["error"]["message"]
+    lb_world.task.refresh_from_db()
+    assert lb_world.task.gold_rate == 0.2
+    assert api(lb_world.users["pa"]).patch(
+        "/api/tasks/main/", {"gold_rate": 0}, format="json"
+    ).status_code in (403, 404)

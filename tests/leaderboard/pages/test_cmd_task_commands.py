@@ -1,5 +1,6 @@
 """`create_task`, `load_reference` and `submit_run` management commands, incl. their errors."""
 
+import re
 from io import StringIO
 
 import pytest
@@ -69,6 +70,60 @@ def test_create_task_with_all_settings(users):
     assert list(task.organizers.all()) == [users["org"]]
     assert list(task.annotators.all()) == [users["ann"]]
     assert "created task 'febrl'" in out
+
+
+def test_create_task_takes_every_setting_of_the_settings_table(users):
+    """The options come from the settings table: settings the command never listed by hand
+    (gold, phases, teams, design) are set, each read as its page form reads it."""
+    call(
+        "create_task",
+        "full",
+        "--title",
+        "Full",
+        "--label-budget",
+        "800",
+        "--gold-rate",
+        "0.1",
+        "--gold-min-answers",
+        "4",
+        "--annotator-daily-cap",
+        "300",
+        "--submissions-close-at",
+        "2030-01-02T12:00:00Z",
+        "--team-approval",
+        "--no-accept-late-runs",
+        "--allowed-email-domains",
+        "uni.example",
+        "--design-options",
+        '{"min_batch": 32}',
+        "--measures",
+        '["precision"]',
+        "--data-access",
+        "public",
+    )
+    task = Task.objects.get(slug="full")
+    assert (task.label_budget, task.gold_rate, task.gold_min_answers) == (800, 0.1, 4)
+    assert task.annotator_daily_cap == 300
+    assert task.submissions_close_at.isoformat() == "2030-01-02T12:00:00+00:00"
+    assert (task.team_approval, task.accept_late_runs) == (True, False)
+    assert task.allowed_email_domains == "uni.example"
+    assert task.design_options == {"min_batch": 32}
+    assert (task.measures, task.data_access) == (["precision"], "public")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--gold-rate", "lots"], "--gold-rate: Enter a number."),
+        (["--submissions-open-at", "tomorrow"], "--submissions-open-at: Enter a valid date/time."),
+        (["--design-options", "{round_size: 4"], "--design-options: Enter a valid JSON."),
+        (["--gold-rate", "1.5"], "gold_rate"),
+    ],
+)
+def test_create_task_refuses_a_value_its_form_would_refuse(users, args, message):
+    with pytest.raises(CommandError, match=re.escape(message)):
+        call("create_task", "bad", "--title", "Bad", *args)
+    assert not Task.objects.filter(slug="bad").exists()
 
 
 def test_create_task_defaults():
