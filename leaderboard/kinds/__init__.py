@@ -6,7 +6,7 @@ run file holds and how it is read, what the board publishes and how the pages wo
 from __future__ import annotations
 
 from ..models import Task
-from .base import RunContent, TaskKind
+from .base import RunContent, RunFile, TaskKind
 from .closed_pool import ClosedPool
 from .open_world import OpenWorld
 
@@ -20,4 +20,4 @@ def kind_for(task: Task) -> TaskKind:
     return KINDS.get(task.kind, DEFAULT_KIND)
 
 
-__all__ = ["KINDS", "RunContent", "TaskKind", "kind_for"]
+__all__ = ["KINDS", "RunContent", "RunFile", "TaskKind", "kind_for"]

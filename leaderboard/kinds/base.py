@@ -11,12 +11,28 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import IO, ClassVar
 
 import numpy as np
 
 from ..models import Run, Task
 from ..selectors import Check, Readiness
+
+Progress = Callable[[int, int], None] | None
+
+
+@dataclass(frozen=True)
+class RunFile:
+    """What a run file of a kind is: ``upload``, its format as the receiver names it
+    (``leaderboard.ingestion``: ``run``, ``pool_run``); ``records``, what the task's limit counts
+    in it; its line format on the submit page (``format_html``) and the task page
+    (``overview_html``), safe HTML."""
+
+    upload: str
+    records: str
+    format_html: str
+    overview_html: str
 
 
 class RunContent(ABC):
@@ -54,11 +70,11 @@ class TaskKind(ABC):
     """The product's wing of one kind of task (``Task.Kind``).
 
     What the organizer supplies: :attr:`uploads` (the Data section's upload forms, in order) and
-    :attr:`readiness` (the checklist before opening, in order); whether the task has a pool or a
-    reference sample. What a run file holds: :attr:`run_upload` (the receiver's name for its
-    format), the words for it on the submit and overview pages, :meth:`read_run` (the worker's
-    parser). What it publishes: :attr:`measures` (those it may show), :meth:`board_measures`
-    (those it shows), and whether a run page has a precision-recall curve."""
+    :attr:`readiness_checks` (the checklist before opening, in order); whether the task has a
+    pool or a reference sample. What a run file holds: :attr:`run_file` (its format's name and
+    the pages' words for it) and :meth:`read_run` (the worker's parser). What it publishes:
+    :attr:`measures` (those it may show), :meth:`board_measures` (those it shows), and whether
+    a run page has a precision-recall curve."""
 
     value: ClassVar[str]  # the Task.Kind value
     called: ClassVar[str]  # what a task of this kind is, in a sentence: "an open task"
@@ -68,10 +84,7 @@ class TaskKind(ABC):
     has_curves: ClassVar[bool] = False
     uploads: ClassVar[tuple[str, ...]]
     readiness_checks: ClassVar[tuple[Callable[[Task], Check], ...]]
-    run_upload: ClassVar[str]
-    run_records: ClassVar[str]  # what a run's limit counts: "predictions", "lines"
-    run_format_html: ClassVar[str]  # the submit page's line format (safe HTML)
-    run_format_overview_html: ClassVar[str]  # the task page's
+    run_file: ClassVar[RunFile]
 
     def readiness(self, task: Task) -> Readiness:
         """``task``'s checklist as its settings (those set on the object, saved or not) and its
@@ -96,13 +109,7 @@ class TaskKind(ABC):
         return False
 
     @abstractmethod
-    def read_run(
-        self,
-        run: Run,
-        stream: IO[bytes],
-        *,
-        max_bytes: int,
-        progress: Callable[[int, int], None] | None = None,
-    ) -> RunContent:
-        """Parse ``run``'s stored file (a worker's job, outside any transaction); raise
+    def read_run(self, run: Run, stream: IO[bytes], progress: Progress = None) -> RunContent:
+        """Parse ``run``'s stored file under the task's upload limits (a worker's job, outside
+        any transaction; ``progress(bytes_read, lines_read)`` after every block); raise
         ``UploadRejected`` with its problems."""

@@ -11,7 +11,6 @@ read: a team whose run predicts an item positive never verifies it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import IO
 
 import numpy as np
@@ -23,9 +22,9 @@ from evaluation.core.measures import OPEN_MEASURES
 from ..ingestion import MAX_PROBLEMS, Problem, UploadRejected, parse_pool_run_file
 from ..ingestion.fields import _shown
 from ..models import Item, PoolRunOutputs, Run, RunPredictions, Task
-from ..selectors import all_item_indices
+from ..selectors import all_item_indices, upload_limits
 from ..selectors.readiness import closed_pool_annotators, gold, phases, pool
-from .base import RunContent, TaskKind
+from .base import Progress, RunContent, RunFile, TaskKind
 
 # Pool keys a refusal names as examples of the items a run left out.
 MISSING_EXAMPLES = 3
@@ -72,15 +71,17 @@ class ClosedPool(TaskKind):
     has_curves = True
     uploads = ("pool", "gold")
     readiness_checks = (pool, gold, closed_pool_annotators, phases)
-    run_upload = "pool_run"
-    run_records = "lines"
-    run_format_html = mark_safe(
-        "One line per pool item, every one of them: "
-        "<code>key&lt;TAB&gt;score&lt;TAB&gt;label</code>, scores in [0, 1], labels 0 or 1."
-    )
-    run_format_overview_html = mark_safe(
-        "A run has one line per pool item, every one of them: "
-        "<code>key&lt;TAB&gt;score&lt;TAB&gt;label</code>."
+    run_file = RunFile(
+        "pool_run",
+        "lines",
+        format_html=mark_safe(
+            "One line per pool item, every one of them: "
+            "<code>key&lt;TAB&gt;score&lt;TAB&gt;label</code>, scores in [0, 1], labels 0 or 1."
+        ),
+        overview_html=mark_safe(
+            "A run has one line per pool item, every one of them: "
+            "<code>key&lt;TAB&gt;score&lt;TAB&gt;label</code>."
+        ),
     )
 
     def board_measures(self, task: Task) -> tuple[str, ...]:
@@ -102,14 +103,7 @@ class ClosedPool(TaskKind):
             "runs are accepted; nothing was stored or counted",
         )
 
-    def read_run(
-        self,
-        run: Run,
-        stream: IO[bytes],
-        *,
-        max_bytes: int,
-        progress: Callable[[int, int], None] | None = None,
-    ) -> PoolRun:
+    def read_run(self, run: Run, stream: IO[bytes], progress: Progress = None) -> PoolRun:
         """Parse ``run``'s file and order it by the pool; raise :class:`UploadRejected` with the
         problems by line (keys outside the pool) and of the whole file (pool items left out)."""
         task = run.task
@@ -121,7 +115,7 @@ class ClosedPool(TaskKind):
         parsed = parse_pool_run_file(
             stream,
             file_name=run.file_name,
-            max_bytes=max_bytes,
+            max_bytes=upload_limits(task).max_bytes,
             max_items=max(task.max_predictions_per_run, task.n_items),
             progress=progress,
         )

@@ -3,7 +3,7 @@ the task's items, recall rests on a reference sample the organizers upload or dr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import IO
 
 import numpy as np
@@ -14,8 +14,9 @@ from evaluation.core.measures import OPEN_MEASURES
 
 from ..ingestion import ParsedRun, parse_run_file
 from ..models import Run, RunPredictions, Task
+from ..selectors import upload_limits
 from ..selectors.readiness import gold, open_world_annotators, phases, reference_sample
-from .base import RunContent, TaskKind
+from .base import Progress, RunContent, RunFile, TaskKind
 
 
 class OpenWorldRun(RunContent):
@@ -56,30 +57,25 @@ class OpenWorld(TaskKind):
     has_reference_sample = True
     uploads = ("reference", "gold")
     readiness_checks = (open_world_annotators, reference_sample, gold, phases)
-    run_upload = "run"
-    run_records = "predictions"
-    run_format_html = mark_safe(
-        "One prediction per line: <code>key&lt;TAB&gt;score</code>, scores in [0, 1]."
-    )
-    run_format_overview_html = mark_safe(
-        "A run has one prediction per line: <code>key&lt;TAB&gt;score</code>, scores in [0, 1]."
+    run_file = RunFile(
+        "run",
+        "predictions",
+        format_html=mark_safe(
+            "One prediction per line: <code>key&lt;TAB&gt;score</code>, scores in [0, 1]."
+        ),
+        overview_html=mark_safe(
+            "A run has one prediction per line: <code>key&lt;TAB&gt;score</code>, scores in [0, 1]."
+        ),
     )
 
     def design_name_checked_alone(self, task: Task) -> bool:
         return task.design not in SERVICE_DESIGNS
 
-    def read_run(
-        self,
-        run: Run,
-        stream: IO[bytes],
-        *,
-        max_bytes: int,
-        progress: Callable[[int, int], None] | None = None,
-    ) -> OpenWorldRun:
+    def read_run(self, run: Run, stream: IO[bytes], progress: Progress = None) -> OpenWorldRun:
         parsed = parse_run_file(
             stream,
             file_name=run.file_name,
-            max_bytes=max_bytes,
+            max_bytes=upload_limits(run.task).max_bytes,
             max_predictions=run.task.max_predictions_per_run,
             progress=progress,
         )

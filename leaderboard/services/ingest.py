@@ -35,7 +35,7 @@ from ..models import Run, Task
 from .held_runs import hold_run, junk_screen, was_held
 from .items import ensure_items_in_batches
 from .lifecycle import fail_run, transition_run
-from .runs import SubmissionError, submit_run, upload_limit
+from .runs import SubmissionError, submit_run
 from .stored_files import forget_stored_on_commit
 
 WAITING = (Run.State.RECEIVED, Run.State.VALIDATING)
@@ -80,9 +80,7 @@ def ingest_received(run: Run) -> UploadRejected | None:
         return None
     try:
         with default_storage.open(run.upload, "rb") as stream:
-            content = kind_for(run.task).read_run(
-                run, stream, max_bytes=upload_limit(run.task), progress=_Progress(run)
-            )
+            content = kind_for(run.task).read_run(run, stream, _Progress(run))
     except UploadRejected as exc:
         _reject(run, exc)
         return exc

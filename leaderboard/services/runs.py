@@ -381,7 +381,7 @@ def _store(upload: IO[bytes], *, task: Task, file_name: str) -> tuple[str, Recei
         upload,
         task=task,
         directory=settings.UPLOAD_DIR,
-        kind=kind_for(task).run_upload,
+        kind=kind_for(task).run_file.upload,
         file_name=file_name,
     )
 

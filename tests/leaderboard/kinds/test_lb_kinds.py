@@ -41,7 +41,7 @@ def test_what_the_wings_say_of_their_kind():
     assert (closed_pool.has_reference_sample, closed_pool.has_pool) == (False, True)
     assert open_world.uploads == ("reference", "gold")
     assert closed_pool.uploads == ("pool", "gold")
-    assert (open_world.run_upload, closed_pool.run_upload) == ("run", "pool_run")
+    assert (open_world.run_file.upload, closed_pool.run_file.upload) == ("run", "pool_run")
     assert open_world.measures == OPEN_MEASURES and closed_pool.measures == CLOSED_POOL_MEASURES
     assert not open_world.has_curves and closed_pool.has_curves
 
@@ -115,4 +115,4 @@ def test_outside_the_wings_the_product_names_a_task_kind_only_where_allowed():
 @pytest.mark.parametrize("template", ["submit.html", "task_overview.html"])
 def test_the_pages_take_a_run_files_words_from_the_kind(template):
     text = (REPO_ROOT / "leaderboard/templates/leaderboard" / template).read_text()
-    assert "task.kind" not in text and "{{ kind.run_format" in text
+    assert "task.kind" not in text and "{{ kind.run_file." in text
