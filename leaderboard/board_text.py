@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from evaluation.core.measures import OPEN_MEASURES
 
+from .kinds import kind_for
 from .models import LeaderboardSnapshot, Run, Task
 from .selectors import REFERENCE_MIN_DOCUMENTS, REFERENCE_MIN_ITEMS, ReferenceSize
 
@@ -174,12 +175,11 @@ class SnapshotTerms:
         ``task``'s when there is no snapshot; a snapshot from before the target was stored is
         read against the task's current target."""
         if snapshot is None:
-            pool = task.kind == Task.Kind.CLOSED_POOL
-            measures = tuple(task.measures or ()) if pool else ()
+            kind = kind_for(task)
             return cls(
                 target=task.target_half_width,
-                measures=measures or OPEN_MEASURES,
-                closed_pool=pool,
+                measures=kind.board_measures(task),
+                closed_pool=kind.has_pool,
             )
         details = snapshot.details if details is None else details
         details = details if isinstance(details, dict) else {}

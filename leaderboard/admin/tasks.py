@@ -12,6 +12,7 @@ from django.db import models
 from django.db.models import Count, Q
 
 from ..forms import NestingSafeJSONField
+from ..kinds import kind_for
 from ..models import (
     Item,
     ReferenceCandidate,
@@ -19,7 +20,7 @@ from ..models import (
     ReferenceSample,
     Task,
 )
-from ..selectors import is_organizer, organized_tasks, task_readiness
+from ..selectors import is_organizer, organized_tasks
 from ..services.task_validation import task_settings_problems
 from ..services.tasks import FROZEN_ONCE_RUNS, mark_late_runs
 from ..task_settings import groups
@@ -56,7 +57,7 @@ class TaskAdminForm(forms.ModelForm):
         for name in self.changed_data:
             if name in concrete and name in data:
                 setattr(changed, name, data[name])
-        readiness = task_readiness(changed)
+        readiness = kind_for(changed).readiness(changed)
         if not readiness.ready:
             missing = "; ".join(f"{c.label}: {c.state}" for c in readiness.missing)
             self.add_error("state", f"not ready to open: {missing}")

@@ -11,12 +11,12 @@ from rest_framework.response import Response
 
 from .. import phases
 from ..exports import verified_items_json_chunks, verified_items_rows
+from ..kinds import kind_for
 from ..selectors import (
     label_spend,
     latest_published_snapshot,
     quotas_for_user,
     runs_visible_to,
-    task_readiness,
     upload_limits,
 )
 from ..services.board import hold_board, publish_board
@@ -50,7 +50,7 @@ class ReadinessView(ApiView):
     @extend_schema(responses=with_errors({200: ReadinessSerializer}, 401, 403, 404))
     def get(self, request, slug: str):
         task = self.organized_task(slug)
-        return Response(ReadinessSerializer(task_readiness(task)).data)
+        return Response(ReadinessSerializer(kind_for(task).readiness(task)).data)
 
 
 class HoldBoardView(ApiView):

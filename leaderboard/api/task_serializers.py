@@ -7,9 +7,10 @@ from django.urls import reverse
 from rest_framework import serializers
 
 from .. import phases, task_settings
+from ..kinds import kind_for
 from ..models import Task
 from ..page_text import text_digest
-from ..selectors import REFERENCE_MIN_DOCUMENTS, REFERENCE_MIN_ITEMS, reference_size, task_readiness
+from ..selectors import REFERENCE_MIN_DOCUMENTS, REFERENCE_MIN_ITEMS, reference_size
 from .serializers import RefuseUnknownFields, _absolute
 
 # What anyone who sees the task reads (its organizers also the organizers' settings), and what
@@ -108,11 +109,12 @@ class TaskSerializer(serializers.ModelSerializer):
         data = super().to_representation(task)
         if self.context.get("organizer"):
             data.update({name: getattr(task, name) for name in ORGANIZER_TASK_FIELDS})
-            data["readiness"] = ReadinessSerializer(task_readiness(task)).data
+            kind = kind_for(task)
+            data["readiness"] = ReadinessSerializer(kind.readiness(task)).data
             # The reference sample's size beside its version (open-world tasks).
             data["reference_sample"] = (
                 ReferenceSizeSerializer(reference_size(task)).data
-                if task.kind == Task.Kind.OPEN
+                if kind.has_reference_sample
                 else None
             )
         return data

@@ -19,6 +19,7 @@ from evaluation.core.measures import OPEN_MEASURES
 
 from .. import phases, selectors
 from ..board_text import ReferenceSupport, SnapshotTerms
+from ..kinds import kind_for
 from ..models import LeaderboardSnapshot, Run, Task
 from .cells import METRIC_LABELS, MetricCell, RankInterval, metric_labels
 from .plots import interval_plot
@@ -199,13 +200,6 @@ class Board:
         return ", ".join(parts)
 
 
-def board_metrics(task: Task) -> tuple[str, ...]:
-    """The columns of ``task``'s board: a closed pool's chosen measures, else the three."""
-    if task.kind == Task.Kind.CLOSED_POOL and task.measures:
-        return tuple(task.measures)
-    return OPEN_MEASURES
-
-
 def parse_sort(value, metrics: tuple[str, ...] = OPEN_MEASURES) -> str:
     if value in metrics:
         return value
@@ -367,7 +361,7 @@ def build_board(
     """The board of ``snapshot`` (loaded without its rows). Its key covers the immutable
     snapshot, the sort and the runs' current names and links, so a cached body is never stale.
     """
-    metrics = board_metrics(task)
+    metrics = kind_for(task).board_measures(task)
     sort = parse_sort(sort, metrics)
     live = _live_runs(task)
     labels = metric_labels(task)

@@ -20,8 +20,9 @@ from evaluation.core.measures import OPEN_MEASURES
 from .. import selectors
 from ..board_text import ReferenceSupport, RunWords, SnapshotTerms
 from ..ingestion import human_bytes
+from ..kinds import kind_for
 from ..models import LeaderboardSnapshot, Run, RunEvent, Task, Team
-from .board import STATE_LABELS, board_metrics, parse_sort, safe_link
+from .board import STATE_LABELS, parse_sort, safe_link
 from .cells import MetricCell, RankInterval, metric_labels
 from .plots import history_chart, pr_curve_chart
 
@@ -122,7 +123,7 @@ def run_page(*, run: Run, user, public: bool = False) -> RunPage:
             ranks = {}
         latest = {v["metric"]: v for v in values if v["snapshot_id"] == newest}
         labels = metric_labels(run.task)
-        for metric in board_metrics(run.task):
+        for metric in kind_for(run.task).board_measures(run.task):
             if metric not in latest:
                 continue
             lines.append(
@@ -136,7 +137,7 @@ def run_page(*, run: Run, user, public: bool = False) -> RunPage:
                 )
             )
     curve_svg, curve_points = "", 0
-    if snapshot is not None and run.task.kind == Task.Kind.CLOSED_POOL:
+    if snapshot is not None and kind_for(run.task).has_curves:
         curve = selectors.run_curve_visible_to(run=run, user=user, snapshot=snapshot)
         if curve is not None:
             curve_svg, curve_points = pr_curve_chart(curve.data)
@@ -239,7 +240,7 @@ def my_runs(*, task: Task, user, sort: str | None = None) -> MyRuns:
     newest first, or by ``sort`` (one of the task's measures) as the board orders its rows
     (``selectors.board_order``: highest first, runs without a published value last, then
     newest first). Raises ``ValueError`` for a ``sort`` the task does not show."""
-    metrics = board_metrics(task)
+    metrics = kind_for(task).board_measures(task)
     if sort is not None and sort != parse_sort(sort, metrics):
         raise ValueError(f"Unknown sort {sort!r}: use one of {', '.join(metrics)}.")
     runs = list(selectors.runs_seen_by(task=task, user=user))

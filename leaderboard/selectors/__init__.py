@@ -1,10 +1,12 @@
 """Reads of the leaderboard app: who a user is (:mod:`.roles`), who sees what
 (:mod:`.visibility`, the only place that decides it), teams and a task's people (:mod:`.teams`),
-quotas and spend (:mod:`.quotas`), whether a task is ready to open (:mod:`.readiness`), the mail a
+quotas and spend (:mod:`.quotas`), a task's items by key (:mod:`.items`), the checks a task may
+need before it opens (:mod:`.readiness`; its kind lists them: ``leaderboard.kinds``), the mail a
 person gets (:mod:`.mail`), a task's terms and data files (:mod:`.task_page`). Callers import from
 the package.
 """
 
+from .items import all_item_indices, item_indices_below, item_indices_between
 from .mail import mail_preferences
 from .quotas import (
     NOT_COUNTED,
@@ -28,7 +30,7 @@ from .quotas import (
     upload_limits,
     withdrawal_refunds,
 )
-from .readiness import Check, Readiness, task_readiness
+from .readiness import Check, Readiness
 from .roles import (
     UnverifiedEmail,
     annotated_tasks,
@@ -129,6 +131,7 @@ __all__ = [
     "TeamTerms",
     "UnverifiedEmail",
     "UploadLimits",
+    "all_item_indices",
     "annotated_tasks",
     "annotator_conflicts",
     "api_token_for_key",
@@ -148,6 +151,8 @@ __all__ = [
     "held_runs",
     "is_annotator",
     "is_organizer",
+    "item_indices_below",
+    "item_indices_between",
     "label_spend",
     "latest_published_snapshot",
     "mail_preferences",
@@ -183,7 +188,6 @@ __all__ = [
     "task_invitation_for",
     "task_member_for",
     "task_organizers",
-    "task_readiness",
     "team_approved",
     "team_for",
     "team_invitation_for",

@@ -1,17 +1,17 @@
-"""Whether a task is ready to open: its checklist, by what the task's kind needs.
+"""The checks a task may need before it opens: its checklist is the ones its kind lists
+(``leaderboard.kinds``, ``TaskKind.readiness``).
 
 Each need is a :class:`Check` with its state in words, whether it blocks opening and where it is
-done (the organize pages' section and anchor, the API's endpoint). What a kind needs is one entry of
-:data:`NEEDS_BY_KIND`: an open-world task its annotators and a reference sample (when its board
-shows recall), a closed pool its pool and the annotators its further looks need; both their gold
-items (when the gold rate is above 0) and their dates (informational). Opening a task that is
-not ready is refused with this list (``leaderboard.services.tasks.set_task_state``); the organize
-page and the task's API show it to organizers.
+done (the organize pages' section and anchor, the API's endpoint): an open-world task needs its
+annotators and a reference sample (when its board shows recall), a closed pool its pool and the
+annotators its further looks need; both their gold items (when the gold rate is above 0) and
+their dates (informational). Opening a task that is not ready is refused with this list
+(``leaderboard.services.tasks.set_task_state``); the organize page and the task's API show it to
+organizers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -74,12 +74,6 @@ class Readiness:
             "ready": self.ready,
             "checks": [{**asdict(check), "missing": check.missing} for check in self.checks],
         }
-
-
-def task_readiness(task: Task) -> Readiness:
-    """``task``'s checklist as its settings (those set on the object, saved or not) and its
-    stored data stand now (``task`` itself is saved)."""
-    return Readiness(tuple(need(task) for need in NEEDS_BY_KIND[task.kind]))
 
 
 @dataclass(frozen=True)
@@ -238,10 +232,3 @@ def phases(task: Task, now: datetime | None = None) -> Check:
             late = "marked after the deadline" if task.accept_late_runs else "refused"
             state += f"; the deadline has passed: runs would be {late}"
     return PHASES.check(task, ok=ok, state=state, blocking=False)
-
-
-# What each kind of task needs, in the order an organizer does it.
-NEEDS_BY_KIND: dict[str, tuple[Callable[[Task], Check], ...]] = {
-    Task.Kind.OPEN: (open_world_annotators, reference_sample, gold, phases),
-    Task.Kind.CLOSED_POOL: (pool, gold, closed_pool_annotators, phases),
-}

@@ -22,21 +22,20 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import numpy as np
 from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import transaction
 from django.db.models import F
 
 from .. import jobs
-from ..ingestion import ParsedRun, UploadRejected, human_bytes, parse_run_file
+from ..ingestion import UploadRejected, human_bytes
 from ..ingestion.screening import KeyScreen
-from ..models import Run, RunPredictions, Task
+from ..kinds import RunContent, kind_for
+from ..models import Run, Task
 from .held_runs import hold_run, junk_screen, was_held
 from .items import ensure_items_in_batches
 from .lifecycle import fail_run, transition_run
-from .pool_runs import PoolRunArrays, read_pool_run, store_pool_run
-from .runs import SubmissionError, submit_run, upload_limit
+from .runs import SubmissionError, submit_run
 from .stored_files import forget_stored_on_commit
 
 WAITING = (Run.State.RECEIVED, Run.State.VALIDATING)
@@ -79,31 +78,22 @@ def ingest_received(run: Run) -> UploadRejected | None:
     """
     if not _start(run):
         return None
-    parsed: ParsedRun | PoolRunArrays
     try:
         with default_storage.open(run.upload, "rb") as stream:
-            if run.task.kind == Task.Kind.CLOSED_POOL:
-                parsed = read_pool_run(run, stream, progress=_Progress(run))
-            else:
-                parsed = parse_run_file(
-                    stream,
-                    file_name=run.file_name,
-                    max_bytes=upload_limit(run.task),
-                    max_predictions=run.task.max_predictions_per_run,
-                    progress=_Progress(run),
-                )
+            content = kind_for(run.task).read_run(run, stream, _Progress(run))
     except UploadRejected as exc:
         _reject(run, exc)
         return exc
     except FileNotFoundError:
         _lost(run)
         return None
-    if isinstance(parsed, ParsedRun) and not was_held(run):  # a released run is not held again
-        screen = junk_screen(run.task, parsed.keys)
+    keys = content.screened_keys
+    if keys is not None and not was_held(run):  # a released run is not held again
+        screen = junk_screen(run.task, keys)
         if screen.junk:
-            _hold(run, screen, parsed.keys)
+            _hold(run, screen, keys)
             return None
-    _store(run, parsed)
+    _store(run, content)
     return None
 
 
@@ -164,37 +154,33 @@ def _lost(run: Run) -> None:
     run.refresh_from_db()
 
 
-def _store(run: Run, parsed: ParsedRun | PoolRunArrays) -> None:
-    if isinstance(parsed, PoolRunArrays):
-        _store_pool_run(run, parsed)
-        return
-    indices = ensure_items_in_batches(
-        task=run.task,
-        keys=parsed.keys,
-        payloads=parsed.payloads,
-        on_batch=lambda n_new: _count_new_items(run, n_new),
-    )
-    if indices is None:  # the run left `validating` meanwhile
-        return
-    order = np.argsort(indices, kind="stable")
+def _store(run: Run, content: RunContent) -> None:
+    indices = None
+    if content.new_items is not None:
+        keys, payloads = content.new_items
+        indices = ensure_items_in_batches(
+            task=run.task,
+            keys=keys,
+            payloads=payloads,
+            on_batch=lambda n_new: _count_new_items(run, n_new),
+        )
+        if indices is None:  # the run left `validating` meanwhile
+            return
     with transaction.atomic():
         Task.objects.select_for_update().only("pk").get(pk=run.task_id)
         current = _locked(run)
         if current is None:
             return
-        RunPredictions.objects.create(
-            run=current, items=indices[order].tobytes(), scores=parsed.scores[order].tobytes()
-        )
-        # How many items are new says whether another team predicted them: not in the reason.
+        content.store(current, indices)
+        reason, fields = content.queued()
         transition_run(
             current,
             Run.State.QUEUED,
-            f"{len(parsed):,} predictions",
-            n_predictions=len(parsed),
-            file_format=parsed.format,
+            reason,
+            n_predictions=len(content),
+            file_format=content.format,
             upload="",
-            errors=[],  # a released run's examples of malformed keys: its events keep why
-            error_count=0,
+            **fields,
         )
         forget_stored_on_commit(run.upload)
         jobs.enqueue_plan(current.pk)
@@ -209,26 +195,6 @@ def _count_new_items(run: Run, n_new: int) -> bool:
         return False
     Run.objects.filter(pk=run.pk).update(n_new_items=F("n_new_items") + n_new)
     return True
-
-
-def _store_pool_run(run: Run, outputs: PoolRunArrays) -> None:
-    with transaction.atomic():
-        current = _locked(run)
-        if current is None:
-            return
-        store_pool_run(current, outputs)
-        transition_run(
-            current,
-            Run.State.QUEUED,
-            f"{len(outputs):,} pool items scored, {outputs.predicted_positives:,} predicted "
-            "positive",
-            n_predictions=len(outputs),
-            file_format=outputs.format,
-            upload="",
-        )
-        forget_stored_on_commit(run.upload)
-        jobs.enqueue_plan(current.pk)
-    run.refresh_from_db()
 
 
 class _Progress:

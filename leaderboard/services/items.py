@@ -23,6 +23,7 @@ from django.db import connection, transaction
 from django.db.models import Field
 
 from ..models import Item, Task
+from ..selectors import item_indices_below, item_indices_between
 
 INSERT_BATCH = 50_000
 LOOKUP_CHUNK = 500  # keys per ``key IN (...)`` query (well under every backend's limit)
@@ -38,10 +39,6 @@ INSERT_STEP = 2_000
 # 100 ms (SQLite's busy handler), so without a pause the next batch always took the lock first
 # and other writers waited out their 20 s timeout (bench/ingest_writer_wait.py).
 SQLITE_TURN_SECONDS = 0.1
-# Items read per query when reading a whole task's items: each query is a statement of its own,
-# so on SQLite (rollback journal) no read holds its shared lock, which blocks every writer's
-# commit, for longer than one range of the ``(task, index)`` index.
-READ_RANGE = 50_000
 
 _T = TypeVar("_T")
 
@@ -120,7 +117,7 @@ def ensure_items_in_batches(
             locked = Task.objects.select_for_update().only("pk", "n_items").get(pk=task.pk)
             start = locked.n_items
             if start > seen:  # another upload added items since
-                known.update(_indices_between(task.pk, seen, start))
+                known.update(item_indices_between(task.pk, seen, start))
             end = min(len(unseen), done + (batch_size or BATCH_ITEMS))
             deadline = time.monotonic() + BATCH_SECONDS
             n_new = 0
@@ -206,30 +203,11 @@ def _known_indices(task_id: int, keys: Sequence[str], n_items: int) -> dict[str,
     if n_items == 0:
         return known
     if len(keys) * LOOKUP_RATIO >= n_items:
-        return _all_indices(task_id, n_items)
+        return item_indices_below(task_id, n_items)
     items = Item.objects.filter(task_id=task_id)
     for chunk in _chunks(list(dict.fromkeys(keys)), LOOKUP_CHUNK):
         known.update(items.filter(key__in=chunk).values_list("key", "index"))
     return known
-
-
-def all_item_indices(*, task: Task) -> dict[str, int]:
-    """``key -> index`` for every item of ``task`` (read in short queries)."""
-    n_items = Task.objects.values_list("n_items", flat=True).get(pk=task.pk)
-    return _all_indices(task.pk, n_items)
-
-
-def _all_indices(task_id: int, n_items: int) -> dict[str, int]:
-    known: dict[str, int] = {}
-    for low in range(0, n_items, READ_RANGE):
-        known.update(_indices_between(task_id, low, min(n_items, low + READ_RANGE)))
-    return known
-
-
-def _indices_between(task_id: int, low: int, high: int) -> dict[str, int]:
-    """``key -> index`` for the task's items with ``low <= index < high`` (one query)."""
-    rows = Item.objects.filter(task_id=task_id, index__gte=low, index__lt=high)
-    return dict(rows.values_list("key", "index"))
 
 
 def _dump(payload: object) -> str | None:

@@ -6,7 +6,7 @@ The pool file lists every item key (one per line, or JSON Lines ``{"key", "paylo
 optional second file (JSON Lines ``{"key", "payload"}``) gives the payloads annotators see. Both
 go through the upload parser (line-numbered problems, gzip, size limits); a payload for a key
 that is not in the pool is refused with its line. Items get indices ``0 .. n - 1`` in file order:
-a closed-pool run's scores are stored in that order (:mod:`.pool_runs`).
+a closed-pool run's scores are stored in that order (``leaderboard.kinds.closed_pool``).
 
 The items are stored in short transactions (:func:`.items.ensure_items_in_batches`), so that other
 writers on SQLite wait about a second at most while a five-million-key pool loads (issue 29).
@@ -27,9 +27,10 @@ from django.db import transaction
 from ..errors import ServiceError
 from ..ingestion import ParsedPool, Problem, parse_pool_file
 from ..ingestion.fields import _shown
+from ..kinds import kind_for
 from ..models import Item, Run, Task
-from ..selectors import NOT_COUNTED
-from .items import all_item_indices, ensure_items_in_batches
+from ..selectors import NOT_COUNTED, all_item_indices
+from .items import ensure_items_in_batches
 from .runs import SubmissionError, parse_task_file
 
 if TYPE_CHECKING:
@@ -53,9 +54,10 @@ def _parse(task: Task, upload: IO[bytes], file_name: str) -> ParsedPool:
 
 
 def _check_can_take(task: Task) -> None:
-    if task.kind != Task.Kind.CLOSED_POOL:
+    kind = kind_for(task)
+    if not kind.has_pool:
         raise PoolError(
-            f"task {task.slug!r} is an open task: only a closed-pool task has a pool",
+            f"task {task.slug!r} is {kind.called}: only a closed-pool task has a pool",
             code="not_closed_pool",
         )
     if task.has_pool:

@@ -30,6 +30,7 @@ from django.template.defaultfilters import pluralize
 from .. import jobs
 from ..errors import ServiceError
 from ..ingestion import ParsedReference, parse_candidate_file
+from ..kinds import kind_for
 from ..models import ReferenceCandidate, ReferenceSample, Task
 from ..selectors import frame_draws
 from .items import ensure_items_in_batches, fill_missing_payloads, item_ids
@@ -64,8 +65,8 @@ class CandidatesLoaded:
 
 
 def check_reference_task(task: Task) -> None:
-    """Refuse a closed-pool task: only open-world tasks have a reference sample."""
-    if task.kind == Task.Kind.CLOSED_POOL:
+    """Refuse a task whose kind has no reference sample (a closed pool: recall is over it)."""
+    if not kind_for(task).has_reference_sample:
         raise ReferenceSampleError(
             "a closed-pool task has no reference sample (recall is over its pool)",
             code="not_open_world",

@@ -23,6 +23,7 @@ from .. import jobs, phases
 from ..email_domains import matches, parse_domains
 from ..errors import ServiceError
 from ..ingestion import Problem, Receiver, UploadRejected, human_bytes
+from ..kinds import kind_for
 from ..models import Run, Task, Team
 from ..selectors import (
     Quota,
@@ -118,9 +119,7 @@ def line_limit(task: Task) -> tuple[int, str]:
     """The most lines a run (or an organizer's file) of ``task`` may have, and why: its
     ``max_predictions_per_run`` (a closed pool's run scores every pool item, however many),
     plus :data:`TRAILING_BLANK_LINES`."""
-    records = task.max_predictions_per_run
-    if task.kind == Task.Kind.CLOSED_POOL:
-        records = max(records, task.n_items)
+    records = kind_for(task).records_per_run(task)
     why = (
         f" (task {task.slug!r} takes at most {records:,} predictions or keys per file, one per "
         f"line, and up to {TRAILING_BLANK_LINES:,} blank lines at its end)"
@@ -164,22 +163,17 @@ def parse_task_file(
 
 
 def check_open(task: Task, now: datetime | None = None) -> None:
-    """Refuse a run the task does not take at ``now``: it is not open, it is a closed pool
-    without its pool, its submission window has not started, or its deadline has passed and it
-    refuses late runs."""
+    """Refuse a run the task does not take at ``now``: it is not open, its kind refuses runs
+    now (a closed pool without its pool), its submission window has not started, or its deadline
+    has passed and it refuses late runs."""
     if task.state != Task.State.OPEN:
         state = "still a draft" if task.state == Task.State.DRAFT else task.state
         raise SubmissionError(
             "task_closed", f"task {task.slug!r} is {state}: it accepts runs only while it is open"
         )
-    # A run before the pool could not be scored, and would block the pool's upload.
-    if task.kind == Task.Kind.CLOSED_POOL and not task.has_pool:
-        loading = " (an upload of it is being stored)" if task.pool_loading else ""
-        raise SubmissionError(
-            "no_pool",
-            f"task {task.slug!r} has no pool yet{loading}: its organizers upload it before runs "
-            "are accepted; nothing was stored or counted",
-        )
+    refused = kind_for(task).runs_refused(task)
+    if refused is not None:
+        raise SubmissionError(*refused)
     now = now or timezone.now()
     phase = phases.submission_phase(task, now)
     if phase == "not_open":
@@ -383,9 +377,12 @@ def store_task_upload(
 
 
 def _store(upload: IO[bytes], *, task: Task, file_name: str) -> tuple[str, Receiver]:
-    kind = "pool_run" if task.kind == Task.Kind.CLOSED_POOL else "run"
     return store_task_upload(
-        upload, task=task, directory=settings.UPLOAD_DIR, kind=kind, file_name=file_name
+        upload,
+        task=task,
+        directory=settings.UPLOAD_DIR,
+        kind=kind_for(task).run_file.upload,
+        file_name=file_name,
     )
 
 

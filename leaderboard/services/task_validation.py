@@ -12,15 +12,13 @@ from datetime import datetime
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from evaluation.core.closed_pool import CLOSED_POOL_MEASURES
-from evaluation.core.designs import SERVICE_DESIGNS
-from evaluation.core.measures import OPEN_MEASURES
 from evaluation.core.task_design import design_problem
 
 from .. import page_text
 from ..display_templates import validate_display_template
 from ..email_domains import invalid_domains
 from ..errors import InvalidFields
+from ..kinds import kind_for
 from ..models import Task
 
 # The task page's Markdown (leaderboard.page_text).
@@ -80,7 +78,7 @@ def task_settings_problems(task: Task, *, validate_unique: bool = True) -> dict[
     settings = task.design_settings()
     # An open task's design name is checked whatever else is wrong; the design as a whole only
     # once the settings it is built from are right.
-    name_only = task.kind != Task.Kind.CLOSED_POOL and task.design not in SERVICE_DESIGNS
+    name_only = kind_for(task).design_name_checked_alone(task)
     if not errors or name_only:
         problem = design_problem(settings)
         if problem is not None:
@@ -93,11 +91,11 @@ def _measure_problems(task: Task) -> list[str]:
     measures = task.measures
     if not isinstance(measures, list) or not all(isinstance(m, str) for m in measures):
         return ["must be a list of measure names"]
-    allowed = CLOSED_POOL_MEASURES if task.kind == Task.Kind.CLOSED_POOL else OPEN_MEASURES
-    unknown = [m for m in measures if m not in allowed]
+    kind = kind_for(task)
+    unknown = [m for m in measures if m not in kind.measures]
     if unknown:
-        what = "a closed pool" if task.kind == Task.Kind.CLOSED_POOL else "an open task"
-        return [f"{', '.join(map(repr, unknown))}: {what} shows only {', '.join(allowed)}"]
+        allowed = ", ".join(kind.measures)
+        return [f"{', '.join(map(repr, unknown))}: {kind.called} shows only {allowed}"]
     if not measures:
         return ["pick at least one measure"]
     if len(set(measures)) != len(measures):

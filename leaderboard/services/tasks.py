@@ -1,7 +1,7 @@
 """Writes of tasks: create and configure tasks, open and close them, add organizers.
 
 A task starts as a draft; it opens (from draft, or again once closed) only when its readiness
-checklist (``leaderboard.selectors.task_readiness``) has nothing missing."""
+checklist (its kind's, ``leaderboard.kinds.TaskKind.readiness``) has nothing missing."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ from django.db import IntegrityError, transaction
 from evaluation.core.task_design import MAX_JUDGMENTS_PER_ITEM
 
 from .. import page_text, task_settings
+from ..kinds import kind_for
 from ..models import Run, Task
-from ..selectors import Readiness, task_readiness
+from ..selectors import Readiness
 from .task_validation import PAGE_TEXT_FIELDS, TaskSettingsError, check_task_settings
 
 __all__ = [
@@ -159,7 +160,7 @@ def mark_late_runs(task: Task) -> None:
 
 
 def _check_ready(task: Task, *, creating: bool = False) -> None:
-    readiness = task_readiness(task)
+    readiness = kind_for(task).readiness(task)
     if not readiness.ready:
         raise TaskNotReady(task, readiness, creating=creating)
 

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from .. import phases, presenters, selectors
 from ..exports import snapshot_csv_rows
 from ..exports import snapshot_json as snapshot_json_data
+from ..kinds import kind_for
 from ..services.board import hold_board, publish_board
 from . import organize_sections
 from .common import csv_download, json_download, render_task_page
@@ -29,7 +30,7 @@ def home(request):
 
 
 def _sort_or_400(request, task):
-    metrics = presenters.board.board_metrics(task)
+    metrics = kind_for(task).board_measures(task)
     sort = request.GET.get("sort", presenters.board.parse_sort(None, metrics))
     if sort not in metrics:
         return None, HttpResponseBadRequest(

@@ -10,12 +10,14 @@ from django.urls import reverse
 
 from .. import presenters, selectors
 from ..exports import csv_lines
+from ..kinds import kind_for
 
 
 def render_task_page(
     request, template: str, task, context: dict, *, organizer: bool | None = None, status=200
 ) -> HttpResponse:
-    """A page of one task: its context always has ``task``, ``is_organizer`` (the task's
+    """A page of one task: its context always has ``task``, ``kind`` (its kind's wing,
+    ``leaderboard.kinds``: the words the pages use for its runs), ``is_organizer`` (the task's
     navigation shows the organizer's links) and ``phases`` (its dates, in the header);
     ``organizer`` when the view already knows it."""
     if organizer is None:
@@ -25,6 +27,7 @@ def render_task_page(
         template,
         {
             "task": task,
+            "kind": kind_for(task),
             "is_organizer": organizer,
             "phases": presenters.task_phases(task),
             **context,

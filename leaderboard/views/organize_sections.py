@@ -28,6 +28,7 @@ from ..forms import (
     PoolUploadForm,
     TaskSettingsForm,
 )
+from ..kinds import kind_for
 from ..models import ReferenceSample, Task
 from ..presenters.refusals import refusal_of
 from ..selectors.readiness import phases as dates_check
@@ -55,7 +56,8 @@ def _overview(task: Task) -> dict:
     reference draw being verified (stuck candidates included); the budget and the board in
     short."""
     verifying = None
-    if task.kind == Task.Kind.OPEN:
+    has_reference_sample = kind_for(task).has_reference_sample
+    if has_reference_sample:
         verifying = ReferenceSample.objects.filter(
             task=task, state=ReferenceSample.State.VERIFYING
         ).first()
@@ -67,7 +69,7 @@ def _overview(task: Task) -> dict:
         "verifying_draw": verifying,
         "budget": presenters.budget_summary(task),
         "hold": presenters.hold_status(task),
-        "reference": selectors.reference_size(task) if task.kind == Task.Kind.OPEN else None,
+        "reference": selectors.reference_size(task) if has_reference_sample else None,
     }
 
 
@@ -82,10 +84,9 @@ def _data(task: Task) -> dict:
     """The uploads the task takes (a refused file is never kept), the latest ones with their
     state and first problems, and the reference sample built in the product
     (``reference_sample.py``)."""
-    kinds = ("pool", "gold") if task.kind == Task.Kind.CLOSED_POOL else ("reference", "gold")
     forms = {
         kind: (PoolUploadForm if kind == "pool" else OrganizerUploadForm)(auto_id=f"id_{kind}_%s")
-        for kind in kinds
+        for kind in kind_for(task).uploads
     }
     return {
         "upload_forms": forms,

@@ -11,19 +11,20 @@ from django.conf import settings
 
 from .. import selectors
 from ..forms import CandidatesUploadForm, ReferenceSampleDrawForm, TaskFileForm, TaskPageTextForm
+from ..kinds import kind_for
 from ..models import Task
 from ..services.task_roles import ROLES
 
 
 def readiness_context(task: Task) -> dict:
     """The checklist as it stands."""
-    return {"readiness": selectors.task_readiness(task)}
+    return {"readiness": kind_for(task).readiness(task)}
 
 
 def reference_sample_context(task: Task, draw_form: ReferenceSampleDrawForm | None = None) -> dict:
     """What the Data section shows of the reference sample built in the product (nothing for a
-    closed-pool task, which has no reference sample)."""
-    if task.kind == Task.Kind.CLOSED_POOL:
+    kind of task without one: a closed pool)."""
+    if not kind_for(task).has_reference_sample:
         return {"reference_sample": None}
     return {
         "reference_sample": selectors.reference_sample_status(task),

@@ -1,4 +1,4 @@
-"""The readiness checklist (``leaderboard.selectors.task_readiness``): each check for each kind
+"""The readiness checklist (``leaderboard.kinds.TaskKind.readiness``): each check for each kind
 of task, what it says in words, whether it blocks opening, and where it is done."""
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ from django.utils import timezone
 
 from annotation.models import GoldItem
 from evaluation.core.closed_pool.label_noise import LOOK_ANNOTATORS
+from leaderboard.kinds import kind_for
 from leaderboard.models import ReferenceItem, ReferenceSample, Task
-from leaderboard.selectors import REFERENCE_MIN_DOCUMENTS, REFERENCE_MIN_ITEMS, task_readiness
+from leaderboard.selectors import REFERENCE_MIN_DOCUMENTS, REFERENCE_MIN_ITEMS
 
 from pipeline_support import add_items, annotator, make_task, satisfy_checklist
 
@@ -19,7 +20,7 @@ pytestmark = pytest.mark.django_db
 
 
 def checks(task: Task) -> dict:
-    return {check.key: check for check in task_readiness(task).checks}
+    return {check.key: check for check in kind_for(task).readiness(task).checks}
 
 
 def add_reference(task: Task, n: int, documents: int) -> None:
@@ -34,7 +35,7 @@ def add_reference(task: Task, n: int, documents: int) -> None:
 
 def test_a_new_open_world_task_lists_its_needs_in_order_and_is_not_ready():
     task = make_task(state=Task.State.DRAFT)
-    readiness = task_readiness(task)
+    readiness = kind_for(task).readiness(task)
     assert [c.key for c in readiness.checks] == ["annotators", "reference_sample", "gold", "phases"]
     assert not readiness.ready
     assert [c.key for c in readiness.missing] == ["annotators", "reference_sample", "gold"]
@@ -58,7 +59,12 @@ def test_a_new_open_world_task_lists_its_needs_in_order_and_is_not_ready():
 
 def test_a_closed_pool_needs_its_pool_and_the_annotators_of_its_looks():
     task = make_task(kind=Task.Kind.CLOSED_POOL, gold_rate=0.0)
-    assert [c.key for c in task_readiness(task).checks] == ["pool", "gold", "annotators", "phases"]
+    assert [c.key for c in kind_for(task).readiness(task).checks] == [
+        "pool",
+        "gold",
+        "annotators",
+        "phases",
+    ]
     found = checks(task)
     assert found["pool"].state == "not uploaded: upload every item key; runs are refused until then"
     assert (found["pool"].page, found["pool"].api) == (
@@ -75,7 +81,7 @@ def test_a_closed_pool_needs_its_pool_and_the_annotators_of_its_looks():
     assert (found["pool"].ok, found["pool"].state) == (True, "3 items")
     assert not found["annotators"].ok
     annotator(task, "last")
-    readiness = task_readiness(task)
+    readiness = kind_for(task).readiness(task)
     assert readiness.ready and checks(task)["annotators"].state == f"{LOOK_ANNOTATORS} annotators"
 
 
@@ -123,7 +129,7 @@ def test_a_board_without_recall_needs_no_reference_sample():
     check = checks(task)["reference_sample"]
     assert (check.ok, check.blocking) == (True, False)
     assert check.state == "not needed: the board shows no recall or F1"
-    assert "reference_sample" not in {c.key for c in task_readiness(task).missing}
+    assert "reference_sample" not in {c.key for c in kind_for(task).readiness(task).missing}
 
 
 def test_gold_items_are_needed_by_the_gold_rate_up_to_the_answers_an_annotator_is_judged_on():
@@ -164,9 +170,9 @@ def test_dates_are_information_and_a_passed_deadline_is_pointed_out():
     assert not check.ok and not check.missing
     assert check.state.startswith("runs from opening until ")
     assert check.state.endswith("; the deadline has passed: runs would be refused")
-    assert task_readiness(task).missing == tuple(
+    assert kind_for(task).readiness(task).missing == tuple(
         c
-        for c in task_readiness(task).checks
+        for c in kind_for(task).readiness(task).checks
         if c.key in ("annotators", "reference_sample", "gold")
     )
 
@@ -174,7 +180,7 @@ def test_dates_are_information_and_a_passed_deadline_is_pointed_out():
 @pytest.mark.parametrize("kind", [Task.Kind.OPEN, Task.Kind.CLOSED_POOL])
 def test_a_task_given_what_its_list_asks_is_ready(kind):
     task = satisfy_checklist(make_task(kind=kind))
-    readiness = task_readiness(task)
+    readiness = kind_for(task).readiness(task)
     assert readiness.ready and readiness.missing == ()
     assert readiness.as_dict()["ready"] is True
     assert {c["key"] for c in readiness.as_dict()["checks"]} == {c.key for c in readiness.checks}

@@ -23,8 +23,8 @@ from annotation.services import (
 )
 from evaluation import services
 from evaluation.core.closed_pool.label_noise import LOOK_ANNOTATORS
+from leaderboard.kinds import kind_for
 from leaderboard.models import Item, Run, RunPredictions, Task, Team
-from leaderboard.selectors import task_readiness
 from leaderboard.services.ingest import ingest_run
 from leaderboard.services.invitation_mail import send_invitation_mail
 from leaderboard.services.notifications import send_notifications
@@ -115,7 +115,7 @@ def satisfy_checklist(task: Task) -> Task:
     from leaderboard.selectors import REFERENCE_MIN_ITEMS
     from leaderboard.selectors.readiness import gold_needed
 
-    missing = {check.key for check in task_readiness(task).missing}
+    missing = {check.key for check in kind_for(task).readiness(task).missing}
     if "annotators" in missing:
         for i in range(max(LOOK_ANNOTATORS, task.judgments_per_item)):
             annotator(task, f"{task.slug}-annotator-{i}")
@@ -135,7 +135,7 @@ def satisfy_checklist(task: Task) -> Task:
         GoldItem.objects.bulk_create(
             [GoldItem(task=task, item=item, answer=i % 2 == 0) for i, item in enumerate(items)]
         )
-    assert task_readiness(task).ready, task_readiness(task).missing
+    assert kind_for(task).readiness(task).ready, kind_for(task).readiness(task).missing
     return task
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
+from leaderboard.kinds import kind_for
 from leaderboard.models import Task
-from leaderboard.selectors import Readiness, task_readiness
+from leaderboard.selectors import Readiness
 from leaderboard.services.tasks import TaskNotReady, set_task_state
 
 
@@ -36,7 +37,7 @@ class Command(BaseCommand):
         task = Task.objects.filter(slug=slug).first()
         if task is None:
             raise CommandError(f"no task with slug {slug!r}")
-        readiness = task_readiness(task)
+        readiness = kind_for(task).readiness(task)
         verdict = "ready to open" if readiness.ready else "not ready to open"
         self.stdout.write(f"task {task.slug!r} ({task.state}): {verdict}")
         self.stdout.write("\n".join(checklist_lines(readiness)))

@@ -20,6 +20,7 @@ from evaluation.management.commands.demo import (
     blind_payload,
 )
 from leaderboard import selectors
+from leaderboard.kinds import kind_for
 from leaderboard.models import Item, ReferenceItem, Run, Task
 
 # How many of the demo board's intervals (after its 150 answers and at the end: 24) may miss
@@ -62,7 +63,7 @@ def test_demo_sets_up_task_items_reference_and_runs(django_capture_on_commit_cal
     assert {r.team.name for r in runs} == {"Team Alice", "Team Bob"}
     assert sorted(sent) == sorted(("evaluation.plan_run", [r.pk]) for r in runs)
     assert set(task.annotators.values_list("username", flat=True)) == {"annotator", "annotator2"}
-    assert selectors.task_readiness(task).ready and "febrl-demo opened" in out
+    assert kind_for(task).readiness(task).ready and "febrl-demo opened" in out
     assert set(task.organizers.values_list("username", flat=True)) == {"organizer"}
     assert authenticate(username="alice", password="alice-demo") is not None
     assert get_user_model().objects.get(username="admin").is_superuser

@@ -13,8 +13,8 @@ from django.utils import timezone
 from rest_framework.throttling import ScopedRateThrottle
 
 from leaderboard.api import views as api_views
+from leaderboard.kinds import open_world
 from leaderboard.models import Item, ReferenceSample, Run, RunPredictions, Task
-from leaderboard.services import ingest
 from leaderboard.services import runs as runs_service
 from leaderboard.services.ingest import ingest_run
 from leaderboard.services.tasks import create_task
@@ -181,9 +181,9 @@ def test_upload_a_run(api, task, team, participant, sent_jobs, django_capture_on
 def test_an_upload_is_answered_before_it_is_parsed(api, task, team, participant, monkeypatch):
     """A big file cannot hold a web worker: the request stores it, a worker parses it."""
     calls = []
-    real = ingest.parse_run_file
+    real = open_world.parse_run_file
     monkeypatch.setattr(
-        ingest, "parse_run_file", lambda *a, **kw: calls.append(1) or real(*a, **kw)
+        open_world, "parse_run_file", lambda *a, **kw: calls.append(1) or real(*a, **kw)
     )
     response = upload(api(participant), b"".join(b"key-%d\t0.5\n" % i for i in range(5000)))
     assert response.status_code == 202 and response.json()["state"] == "received"

@@ -134,6 +134,23 @@ def test_the_checklist_links_lead_to_the_element_where_each_need_is_done(
         assert f'id="{anchor}"' in target.content.decode(), (key, link)
 
 
+@pytest.mark.parametrize(
+    ("kind", "theirs", "not_theirs"),
+    [
+        (Task.Kind.OPEN, ("glance-reference", "upload-reference", "reference-sample"), ("pool",)),
+        (Task.Kind.CLOSED_POOL, ("glance-pool", "upload-pool"), ("reference",)),
+    ],
+)
+def test_the_overview_and_data_show_what_the_tasks_kind_is_supplied_with(
+    org_client, organizer, kind, theirs, not_theirs
+):
+    create_task(slug="c", title="C", organizers=[organizer], kind=kind)
+    pages = [org_client.get(f"/tasks/c/organize/{path}").content.decode() for path in ("", "data/")]
+    ids = set(re.findall(r'id="([\w-]+)"', "".join(pages)))
+    assert set(theirs) <= ids and 'id="upload-gold"' in pages[1]
+    assert not [i for i in ids if any(word in i for word in not_theirs)]
+
+
 # -- refusals: one banner, at the top, linking to what to correct, the input kept ---------------
 
 

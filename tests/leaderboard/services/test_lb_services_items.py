@@ -10,6 +10,7 @@ import pytest
 from django.db import close_old_connections, connection
 
 from leaderboard.models import Item, Task
+from leaderboard.selectors import items as item_selectors
 from leaderboard.services import items as item_services
 from leaderboard.services.items import ensure_items, ensure_items_in_batches, item_ids
 
@@ -27,7 +28,7 @@ def test_new_keys_get_consecutive_indices_in_order_of_first_appearance(task):
 @pytest.mark.parametrize("ratio", [8, 10**9])  # whole-task map / chunked key lookups
 def test_known_keys_and_payloads_either_lookup(task, monkeypatch, ratio):
     monkeypatch.setattr(item_services, "LOOKUP_RATIO", ratio)
-    monkeypatch.setattr(item_services, "READ_RANGE", 3)  # the whole task read in several queries
+    monkeypatch.setattr(item_selectors, "READ_RANGE", 3)  # the whole task read in several queries
     monkeypatch.setattr(item_services, "LOOKUP_CHUNK", 2)
     ensure_items(task=task, keys=[f"k{i}" for i in range(10)], payloads={"k1": {"p": 1}})
     indices = ensure_items(

@@ -13,6 +13,7 @@ from django.contrib.auth import get_user_model
 from django.core.files.storage import default_storage
 from django.utils import timezone
 
+from leaderboard.kinds import open_world
 from leaderboard.models import Item, Run, RunEvent, RunPredictions, Task
 from leaderboard.selectors import quota_for
 from leaderboard.services import ingest
@@ -123,10 +124,10 @@ def test_the_plan_is_sent_only_after_commit(
 def test_the_request_only_receives_the_file_and_a_worker_validates_it(
     task, team, participant, sent_jobs, monkeypatch, django_capture_on_commit_callbacks
 ):
-    real = ingest.parse_run_file
+    real = open_world.parse_run_file
     parsed_in = []
     monkeypatch.setattr(
-        ingest, "parse_run_file", lambda *a, **kw: parsed_in.append("worker") or real(*a, **kw)
+        open_world, "parse_run_file", lambda *a, **kw: parsed_in.append("worker") or real(*a, **kw)
     )
     with django_capture_on_commit_callbacks(execute=True):
         run = submit_run(
