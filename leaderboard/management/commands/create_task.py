@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
-from django.db.models import BooleanField
+from django.db.models import BooleanField, Field
 
 from leaderboard.models import Task
 from leaderboard.services.tasks import TaskSettingsError, create_task
@@ -45,12 +45,18 @@ def setting_options() -> list[TaskSetting]:
     return [s for s in TASK_SETTINGS if s.name not in NOT_OPTIONS]
 
 
+def _model_field(name: str) -> Field[Any, Any]:
+    field = Task._meta.get_field(name)
+    assert isinstance(field, Field)  # every setting is a column of Task
+    return field
+
+
 def _option(setting: TaskSetting) -> str:
     return "--" + setting.name.replace("_", "-")
 
 
 def _help(setting: TaskSetting) -> str:
-    field = Task._meta.get_field(setting.name)
+    field = _model_field(setting.name)
     text = setting.help or str(field.help_text) or str(field.verbose_name).capitalize()
     if setting.name == "measures":
         text += " Comma-separated (or a JSON list)."
@@ -69,7 +75,8 @@ def setting_value(name: str, text: str) -> Any:
     read it; a ``CommandError`` naming the option if it cannot be."""
     if name == "measures" and not text.lstrip().startswith("["):
         return [m.strip() for m in text.split(",") if m.strip()]
-    form_field = Task._meta.get_field(name).formfield(required=False)
+    form_field = _model_field(name).formfield(required=False)
+    assert form_field is not None  # every setting has a page form field
     try:
         return form_field.clean(text)
     except ValidationError as exc:
@@ -84,7 +91,7 @@ class Command(BaseCommand):
         parser.add_argument("slug", help="short name used in URLs, e.g. febrl-2025")
         parser.add_argument("--title", required=True)
         for setting in setting_options():
-            field = Task._meta.get_field(setting.name)
+            field = _model_field(setting.name)
             options: dict[str, Any] = {"dest": setting.name, "help": _help(setting)}
             if isinstance(field, BooleanField):
                 options["action"] = argparse.BooleanOptionalAction
