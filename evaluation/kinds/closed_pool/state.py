@@ -27,8 +27,8 @@ from evaluation.core.state import TaskState
 from evaluation.core.task_design import closed_pool_design
 from leaderboard.models import PoolRunOutputs, Run, Task
 
-from .engine_state import engine_runs, load_answers
-from .models import Draw, PlanRound, PoolSamplingRecord
+from ...models import Draw, PlanRound, PoolSamplingRecord
+from ..engine_rows import engine_runs, load_answers
 
 # The seed stream of a closed pool's permanent numbers, beside the task's seed.
 POOL_STREAM = 15
