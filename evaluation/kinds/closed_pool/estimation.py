@@ -8,7 +8,7 @@ estimation end ``scored`` (every measure within the target, or the pool exhauste
 (the budget or the round limit stopped them first).
 
 With every new snapshot each listed run's estimated precision-recall curve
-(:func:`evaluation.core.closed_pool.precision_recall_curve`, pointwise intervals at the task's
+(:meth:`evaluation.core.closed_pool.PoolDesign.curve`, pointwise intervals at the task's
 confidence) is stored beside it as a ``RunCurve``: it costs a pass over the pool per threshold,
 so it is made here, in the worker, and the run page only reads it.
 """
@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from django.db import transaction
 
-from evaluation.core.closed_pool import MeasureEstimates, precision_recall_curve
+from evaluation.core.closed_pool import MeasureEstimates
 from evaluation.core.closed_pool.label_noise import LOOK_ANNOTATORS
 from evaluation.core.labels import ItemLabels
 from evaluation.core.ranking import RankIntervals, bonferroni_level, rank_intervals
@@ -219,8 +219,8 @@ def _store_curves(
             RunCurve(
                 snapshot=snapshot,
                 run=loaded.runs[i],
-                data=precision_recall_curve(
-                    loaded.design, loaded.state, i, level=level, points=CURVE_POINTS
+                data=loaded.design.curve(
+                    loaded.state, i, level=level, points=CURVE_POINTS
                 ).as_dict(),
             )
             for i in listed
