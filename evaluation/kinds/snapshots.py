@@ -91,6 +91,24 @@ def snapshot_row(
     return row
 
 
+def unchanged(
+    task: Task,
+    rows: list[dict[str, Any]],
+    *,
+    labels_version: int,
+    reference_version: int | None = None,
+) -> bool:
+    """Whether ``task``'s latest snapshot already holds ``rows`` on the same judgment set (and
+    reference sample, when ``reference_version`` is given): then no new one is written."""
+    latest = task.snapshots.order_by("-version").first()
+    return (
+        latest is not None
+        and latest.labels_version == labels_version
+        and (reference_version is None or latest.reference_version == reference_version)
+        and latest.rows == rows
+    )
+
+
 def store_snapshot(
     task: Task,
     *,

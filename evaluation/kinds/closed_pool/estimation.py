@@ -40,6 +40,7 @@ from ..snapshots import (
     snapshot_row,
     store_label_fit,
     store_snapshot,
+    unchanged,
 )
 from .state import LoadedPool, load_pool_state
 
@@ -163,12 +164,7 @@ def _store_snapshot(
         snapshot_row(run, by_metric, rank_entry(ranks, i))
         for i, (run, by_metric) in zip(listed, estimates, strict=True)
     ]
-    latest = task.snapshots.order_by("-version").first()
-    if (
-        latest is not None
-        and latest.labels_version == loaded.labels_version
-        and latest.rows == rows
-    ):
+    if unchanged(task, rows, labels_version=loaded.labels_version):
         return None
     labels = loaded.design.labels(loaded.state)
     snapshot = store_snapshot(

@@ -31,6 +31,7 @@ from ..snapshots import (
     snapshot_row,
     store_label_fit,
     store_snapshot,
+    unchanged,
 )
 from .reference_sample import update_reference_sample
 from .state import LoadedTask, load_task_state
@@ -168,8 +169,12 @@ def _store_snapshot(
         snapshot_row(run, by_metric, rank_entry(ranking.ranks, i))
         for (i, _), (run, by_metric) in zip(listed, estimates, strict=True)
     ]
-    latest = task.snapshots.order_by("-version").first()
-    if latest is not None and _same(latest, loaded, rows):
+    if unchanged(
+        task,
+        rows,
+        labels_version=loaded.labels_version,
+        reference_version=loaded.reference_version,
+    ):
         return None
     labels = loaded.design.labels(loaded.state)
     snapshot = store_snapshot(
@@ -189,14 +194,6 @@ def _store_snapshot(
     )
     store_label_fit(task, snapshot, labels, level=float(loaded.design.confidence))
     return snapshot
-
-
-def _same(latest: LeaderboardSnapshot, loaded: LoadedTask, rows: list[dict[str, Any]]) -> bool:
-    return (
-        latest.labels_version == loaded.labels_version
-        and latest.reference_version == loaded.reference_version
-        and latest.rows == rows
-    )
 
 
 def _ranking_details(ranking: _Ranking, loaded: LoadedTask) -> dict[str, Any]:
