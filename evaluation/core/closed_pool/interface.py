@@ -3,7 +3,7 @@
 A closed-pool task's runs arrive one by one; every label verified for one run is there for all
 of them. A design is asked, at each arrival (and again while budget is left), which items to
 verify next, and at any time for every run's measures with intervals. The simulations
-(:mod:`evaluation.simulation.closed_pool_campaigns`) and the pipeline
+(:mod:`evaluation.simulation.closed_pool.campaigns`) and the pipeline
 (:mod:`evaluation.kinds.closed_pool`) drive designs through this interface only, so a new design
 is one more entry in :data:`evaluation.core.closed_pool.POOL_DESIGNS`. What only the pipeline
 needs (the annotator model's labels, further looks, a sampling record to store and resume from,
