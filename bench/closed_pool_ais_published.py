@@ -1,7 +1,7 @@
 """Error and coverage of ``ais-published`` (paper 000's AIS, one run at a time) on a closed pool.
 
 The campaigns are those of ``python -m evaluation.simulate POOL --design ais-published``
-(:mod:`evaluation.simulation.closed_pool_campaigns`: ``--budget`` distinct labels per run, no
+(:mod:`evaluation.simulation.closed_pool.campaigns`: ``--budget`` distinct labels per run, no
 label shared across runs; campaign ``r`` of system ``i`` uses
 ``numpy.random.default_rng([seed, i, r])``); this script adds the AIS options the command line
 does not offer (Dirichlet-tree depth, what the bins are cut on, the known ``pp``) and records the
@@ -23,8 +23,8 @@ import sys
 
 from _util import code_version, machine
 
-from evaluation.simulate_closed_pool import closed_pool_request, format_closed_pool_table
-from evaluation.simulation.closed_pool_campaigns import simulate_closed_pool
+from evaluation.simulation.closed_pool.campaigns import simulate_closed_pool
+from evaluation.simulation.closed_pool.command import closed_pool_request, format_closed_pool_table
 from evaluation.simulation.closed_pool_data import load_closed_pool
 
 DEFAULT_POOL = "/work/shared/data/closed-pool/abt-buy"

@@ -499,7 +499,7 @@ def main(argv=None) -> int:
         workers[0].stop()
         shutil.copy(workers[0].log_path, os.path.join(args.tmp, "campaign-kept.log"))
 
-        from evaluation.engine_state import forget_cached_states
+        from evaluation.kinds.open_world.state import forget_cached_states
         from evaluation.services import estimate_task
 
         log("re-estimation in this process")

@@ -25,8 +25,8 @@ import time
 
 from _util import format_hotspots, machine, peak_rss_mib, profile_call
 
-from evaluation.simulation.campaigns import simulate
 from evaluation.simulation.datasets import load_dataset
+from evaluation.simulation.open_world.campaigns import simulate
 
 DEFAULT_DATASET = "/work/shared/data/febrl4"
 TARGET_SECONDS = 2.0

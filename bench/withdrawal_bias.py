@@ -34,7 +34,7 @@ from _util import REPO, machine
 sys.path.insert(0, os.path.join(REPO, "tests", "support"))
 
 from evaluation.core.measures import OPEN_MEASURES
-from evaluation.simulation.campaigns import true_scores
+from evaluation.simulation.open_world.campaigns import true_scores
 
 from design_campaigns import (
     WITHDRAWAL_ARMS,

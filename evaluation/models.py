@@ -1,9 +1,9 @@
 """The sampling record of a task, persisted: every planning round, every item it drew or looked at.
 
 Together with the runs' predictions and the verified labels, these rows are everything the engine
-needs to rebuild its state exactly (:func:`evaluation.engine_state.load_task_state`): the inclusion
-probability of every item is the replay of the rounds' per-stratum levels, and the drawn items are
-the sample. Rows are append-only.
+needs to rebuild its state exactly (:func:`evaluation.kinds.open_world.state.load_task_state`):
+the inclusion probability of every item is the replay of the rounds' per-stratum levels, and the
+drawn items are the sample. Rows are append-only.
 """
 
 from __future__ import annotations

@@ -4,27 +4,21 @@ Runs simulated evaluation campaigns on a labelled data set (``truth.tsv``, ``sys
 ``items.jsonl``) and reports labels spent, target attainment, coverage, interval widths and bias.
 With ``--annotators`` a panel of fallible annotators answers instead of a perfect oracle, a share
 of all judgments goes to gold items, and judgments and the coverage at stop are reported too.
-A closed-pool data set (a directory with ``items.tsv``) runs closed-pool campaigns instead
-(:mod:`evaluation.simulate_closed_pool`).
+A closed-pool data set (a directory with ``items.tsv``) runs closed-pool campaigns instead. This
+module is the command's frame: it reads the command line and hands it to the data set's kind
+(:func:`evaluation.simulation.kinds.kind_of_dataset`), whose wing checks the options, runs its
+campaigns and prints them (:mod:`evaluation.simulation.open_world.command`,
+:mod:`evaluation.simulation.closed_pool.command`).
 Exit codes: 0 success, 2 bad arguments or a malformed data set (the message names file and line).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import sys
 
-from evaluation.core.designs import DESIGNS
 from evaluation.core.intervals import INTERVAL_METHODS
-from evaluation.core.measures import OPEN_MEASURES
-from evaluation.simulate_closed_pool import closed_pool_request, format_closed_pool_table
-from evaluation.simulation.annotators import parse_annotators
-from evaluation.simulation.campaigns import Annotators, SimulationSummary, simulate
-from evaluation.simulation.closed_pool_campaigns import CLOSED_POOL_DESIGNS, simulate_closed_pool
-from evaluation.simulation.closed_pool_data import is_closed_pool, load_closed_pool
-from evaluation.simulation.datasets import DatasetError, load_dataset
+from evaluation.simulation.kinds import SIMULATION_KINDS, kind_of_dataset
 
 __all__ = ["main"]
 
@@ -42,11 +36,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--design",
-        choices=[*sorted(DESIGNS), *CLOSED_POOL_DESIGNS],
+        choices=[design for kind in SIMULATION_KINDS for design in kind.designs],
         default=None,
-        help=f"sampling design: {', '.join(sorted(DESIGNS))} (default: default) on an "
-        f"open-world data set, {', '.join(CLOSED_POOL_DESIGNS)} (default: adaptive) on a "
-        "closed pool",
+        help="sampling design: "
+        + ", ".join(
+            f"{', '.join(kind.designs)} (default: {kind.default_design}) on {kind.description}"
+            for kind in SIMULATION_KINDS
+        ),
     )
     p.add_argument(
         "--systems",
@@ -128,261 +124,10 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-# Open-world defaults of the options a closed pool refuses (None tells "not given").
-_OPEN_WORLD_DEFAULTS = {"target_half_width": 0.05, "reference_size": 300, "gold_rate": 0.05}
-_OPEN_WORLD_ONLY = ("target_half_width", "reference_size", "interval", "hard_items")
-_CLOSED_POOL_OPTIONS = (
-    "design",
-    "measures",
-    "budget",
-    "systems",
-    "repeats",
-    "seed",
-    "confidence",
-    "annotators",
-    "gold_rate",
-)
-
-
-def _check_common(args) -> str | None:
-    if args.repeats < 1:
-        return "--repeats must be at least 1"
-    if not 0 < args.confidence < 1:
-        return "--confidence must lie strictly between 0 and 1"
-    if args.budget is not None and args.budget < 0:
-        return "--budget must be at least 0"
-    return None
-
-
-def _check(args) -> str | None:
-    if args.design not in DESIGNS:
-        return f"--design {args.design} is for closed pools (a data set with items.tsv)"
-    if args.measures is not None:
-        return "--measures applies to closed pools only (a data set with items.tsv)"
-    if args.systems is not None:
-        try:
-            args.systems = int(args.systems)
-        except ValueError:
-            return "--systems must be a number of systems on an open-world data set"
-        if args.systems < 1:
-            return "--systems must be at least 1"
-    if problem := _check_common(args):
-        return problem
-    if not 0 < args.target_half_width < 0.5:
-        return "--target-half-width must lie strictly between 0 and 0.5"
-    if args.reference_size < 0:
-        return "--reference-size must be at least 0"
-    if args.interval is not None and args.design != "default":
-        return "--interval applies to the default design only (published uses Wald intervals)"
-    if not 0 <= args.gold_rate < 1:
-        return "--gold-rate must lie in [0, 1)"
-    if args.annotators is not None:
-        try:
-            parse_annotators(args.annotators)
-        except ValueError as exc:
-            return f"--annotators: {exc}"
-    if args.hard_items is not None:
-        if args.annotators is None:
-            return "--hard-items needs --annotators"
-        try:
-            share, accuracy = _hard_items(args.hard_items)
-        except ValueError:
-            return "--hard-items must be SHARE:ACCURACY, e.g. 0.1:0.7"
-        if not (0 < share < 1 and 0 <= accuracy <= 1):
-            return "--hard-items: the share must lie in (0, 1) and the accuracy in [0, 1]"
-    return None
-
-
-def _hard_items(text: str) -> tuple[float, float]:
-    share, accuracy = text.split(":")
-    return float(share), float(accuracy)
-
-
-class _ProgressBar:
-    def __init__(self, stream):
-        self.stream = stream
-
-    def __call__(self, done: int, total: int) -> None:
-        width = 30
-        filled = int(width * done / total)
-        bar = "#" * filled + "-" * (width - filled)
-        self.stream.write(f"\r[{bar}] {done}/{total} repeats")
-        if done == total:
-            self.stream.write("\n")
-        self.stream.flush()
-
-
-def _fmt(x: float, digits: int = 4) -> str:
-    return "nan" if not math.isfinite(x) else f"{x:.{digits}f}"
-
-
-def format_table(summary: SimulationSummary, *, per_system: bool = False) -> str:
-    """The readable report printed without ``--json``."""
-    s = summary
-    lines = [
-        f"design {s.design} on {s.dataset}: {s.systems} systems x {s.repeats} repeats "
-        f"(seed {s.seed}), target half-width {s.target_half_width} at {s.confidence:.0%}, "
-        f"reference sample {s.reference_size}",
-        f"labels per repeat: {s.labels_mean:.1f} (sd {s.labels_sd:.1f})    "
-        f"target met: {s.target_met:.3f}    rounds per repeat: {s.rounds_mean:.1f}    "
-        f"{s.seconds:.1f} s",
-    ]
-    noisy = s.annotators is not None
-    if noisy:
-        lines.append(
-            f"annotators {s.annotators}, gold rate {s.gold_rate}: judgments per repeat "
-            f"{s.judgments_mean:.1f} ({s.gold_judgments_mean:.1f} on gold)"
-        )
-        if s.hard_items is not None:
-            lines.append(
-                f"hard items: {s.hard_items[0]:.0%} of items, on which every annotator "
-                f"is right with probability {s.hard_items[1]}"
-            )
-    lines += [
-        "",
-        f"{'metric':<10} {'coverage':>9} {'median half-width':>18} {'bias':>9} "
-        f"{'(se)':>8}" + (f" {'cov. at stop':>13} {'bias at stop':>13}" if noisy else ""),
-    ]
-    for m in OPEN_MEASURES:
-        row = (
-            f"{m:<10} {_fmt(s.coverage[m], 3):>9} {_fmt(s.half_width_median[m]):>18} "
-            f"{_fmt(s.bias[m]):>9} {_fmt(s.bias_se.get(m, math.nan)):>8}"
-        )
-        if noisy:
-            row += f" {_fmt(s.coverage_at_stop[m], 3):>13} {_fmt(s.bias_at_stop[m]):>13}"
-        lines.append(row)
-    if per_system:
-        lines += [
-            "",
-            f"{'system':<32} {'cells':>5} {'cov P':>6} {'cov R':>6} {'cov F1':>6} "
-            f"{'hw P':>7} {'bias P':>8} {'bias R':>8}",
-        ]
-        for row in s.per_system:
-            c, h, b = row["coverage"], row["half_width_median"], row["bias"]
-            lines.append(
-                f"{row['system'][:32]:<32} {row['cells']:>5} {c['precision']:>6.2f} "
-                f"{c['recall']:>6.2f} {c['f1']:>6.2f} {h['precision']:>7.4f} "
-                f"{_fmt(b['precision']):>8} {_fmt(b['recall']):>8}"
-            )
-    return "\n".join(lines)
-
-
-def _finite(value):
-    """JSON has no NaN: non-finite numbers become ``null``."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
-
-
-def _refuse(parser: argparse.ArgumentParser, problem: str) -> int:
-    parser.print_usage(sys.stderr)
-    print(f"error: {problem}", file=sys.stderr)
-    return 2
-
-
-def _load(loader, path: str):
-    """The data set at ``path``, or ``None`` once its problems are printed."""
-    try:
-        return loader(path)
-    except DatasetError as exc:
-        print(f"error: malformed data set: {exc}", file=sys.stderr)
-        return None
-
-
-def _simulate_and_report(args, run, table) -> int:
-    """``run(progress)`` the campaigns, then print their summary as JSON or as ``table``."""
-    progress = None if args.json or not sys.stderr.isatty() else _ProgressBar(sys.stderr)
-    try:
-        summary = run(progress)
-    except KeyboardInterrupt:
-        print("\ninterrupted", file=sys.stderr)
-        return 130
-    if args.json:
-        out = summary.as_dict()
-        if not args.per_system:
-            out.pop("per_system")
-        print(json.dumps(_finite(out), allow_nan=False))
-    else:
-        print(table(summary, per_system=args.per_system))
-    return 0
-
-
-def _main_closed_pool(args, parser: argparse.ArgumentParser) -> int:
-    if problem := _check_common(args):
-        return _refuse(parser, problem)
-    data = _load(load_closed_pool, args.dataset)
-    if data is None:
-        return 2
-    for attr in _OPEN_WORLD_ONLY:
-        if getattr(args, attr) is not None:
-            flag = "--" + attr.replace("_", "-")
-            return _refuse(parser, f"{flag} applies to open-world data sets, not to a closed pool")
-    try:
-        request = closed_pool_request(
-            data, **{name: getattr(args, name) for name in _CLOSED_POOL_OPTIONS}
-        )
-    except ValueError as exc:
-        return _refuse(parser, str(exc))
-    return _simulate_and_report(
-        args,
-        lambda progress: simulate_closed_pool(data, **request, progress=progress),
-        format_closed_pool_table,
-    )
-
-
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    if is_closed_pool(args.dataset):
-        return _main_closed_pool(args, parser)
-    args.design = args.design or "default"
-    for key, value in _OPEN_WORLD_DEFAULTS.items():
-        if getattr(args, key) is None:
-            setattr(args, key, value)
-    problem = _check(args)
-    if problem:
-        return _refuse(parser, problem)
-    dataset = _load(load_dataset, args.dataset)
-    if dataset is None:
-        return 2
-    if not dataset.truth.any():
-        print(f"error: {args.dataset}: truth.tsv lists no correct item", file=sys.stderr)
-        return 2
-    options = {}
-    if args.interval is not None:
-        options["interval"] = args.interval
-    if args.budget is not None:
-        options["budget"] = args.budget
-    annotators = None
-    if args.annotators is not None:
-        hard_share, hard_accuracy = _hard_items(args.hard_items) if args.hard_items else (0.0, 0.5)
-        annotators = Annotators(
-            args.annotators,
-            gold_rate=args.gold_rate,
-            hard_share=hard_share,
-            hard_accuracy=hard_accuracy,
-        )
-    return _simulate_and_report(
-        args,
-        lambda progress: simulate(
-            dataset,
-            design=args.design,
-            systems=args.systems,
-            repeats=args.repeats,
-            seed=args.seed,
-            target_half_width=args.target_half_width,
-            confidence=args.confidence,
-            reference_size=args.reference_size,
-            design_options=options,
-            progress=progress,
-            annotators=annotators,
-        ),
-        format_table,
-    )
+    return kind_of_dataset(args.dataset).command(args, parser)
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ class DrawOutcome:
     posterior is above one half, unless that overrules every answer) is wrong, resolved or not;
     ``misclassified_resolved`` those among the resolved ones, ``misclassified_exhausted`` those
     among the exhausted ones (what an organizer's settling of the stuck candidates decides:
-    ``evaluation.services.reference_sample``). ``complete``: every
+    ``evaluation.kinds.open_world.reference_sample``). ``complete``: every
     candidate resolved (otherwise ``exhausted`` of them are doubtful with every judgment they
     can get). ``labelled_true`` candidates are labelled true (the sample the draw writes once
     its stuck candidates are settled), ``false_in`` of them wrongly, ``false_in_exhausted`` of

@@ -16,8 +16,8 @@ from evaluation.core.results import Plan
 from evaluation.core.state import TaskState
 from evaluation.simulate import main
 from evaluation.simulation.annotators import AnnotatorPanel
-from evaluation.simulation.campaigns import simulate
 from evaluation.simulation.datasets import load_dataset
+from evaluation.simulation.open_world.campaigns import simulate
 
 SLICE = Path(__file__).resolve().parents[1] / "data" / "febrl4_slice"
 SYSTEM_NAMES = sorted(p.stem for p in (SLICE / "systems").glob("*.tsv"))

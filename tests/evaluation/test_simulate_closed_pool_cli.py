@@ -1,4 +1,5 @@
-"""``python -m evaluation.simulate`` on a closed pool (``evaluation.simulate_closed_pool``).
+"""``python -m evaluation.simulate`` on a closed pool
+(``evaluation.simulation.closed_pool.command``).
 
 Every test runs on a tiny synthetic pool (400 items, 4 systems) written to ``tmp_path``.
 """

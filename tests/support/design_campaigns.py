@@ -13,8 +13,9 @@ import numpy as np
 from evaluation.core.designs import make_design
 from evaluation.core.measures import OPEN_MEASURES
 from evaluation.core.state import TaskState
-from evaluation.simulation.campaigns import Annotators, run_repeat, true_scores
+from evaluation.simulation.campaigns import Annotators
 from evaluation.simulation.datasets import Dataset, System
+from evaluation.simulation.open_world.campaigns import run_repeat, true_scores
 
 
 def synthetic_dataset(seed: int = 0) -> Dataset:

@@ -2,8 +2,8 @@
 on a draft task (``DOCUMENTS``, their truth), annotators answering the draws through the real
 queue and pipeline (``annotate``), what a draw's sample should be (``expected``) and is
 (``reference``); and a draw completed as the estimation does, without annotators
-(``complete_latest``: ``evaluation.services.reference_sample.complete_draw``, the estimation's
-own write)."""
+(``complete_latest``: ``evaluation.kinds.open_world.reference_sample.complete_draw``, the
+estimation's own write)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import random
 
 from django.db import transaction
 
-from evaluation.services.reference_sample import complete_draw
+from evaluation.kinds.open_world.reference_sample import complete_draw
 from leaderboard.models import ReferenceCandidate, ReferenceItem, ReferenceSample, Task
 from leaderboard.services.reference_candidates import upload_candidates
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from .adaptive import AdaptivePoolDesign
-from .curve import PrecisionRecallCurve, precision_recall_curve
-from .interface import MeasureEstimates, PoolDesign
+from .curve import PrecisionRecallCurve
+from .interface import MeasureEstimates, PoolDesign, PoolSampling
 from .measures import (
     CLOSED_POOL_MEASURES,
     f_beta_label,
@@ -34,6 +34,7 @@ __all__ = [
     "PassiveDesign",
     "PoolDesign",
     "PoolRun",
+    "PoolSampling",
     "PoolState",
     "PrecisionRecallCurve",
     "f_beta_label",
@@ -42,7 +43,6 @@ __all__ = [
     "measure_gradient",
     "measure_range",
     "measure_value",
-    "precision_recall_curve",
 ]
 
 # Multi-system designs by name: each class implements PoolDesign (labels shared by all runs).

@@ -45,7 +45,8 @@ from ..intervals import effective_binomial_interval, misclassified_interval
 from ..measures import OPEN_MEASURES
 from ..results import IntervalEstimate
 from .cells import CellRates, RankCells, cell_rates, rank_cells
-from .interface import MeasureEstimates
+from .curve import PrecisionRecallCurve, assemble_curve, curve_points, score_threshold_totals
+from .interface import MeasureEstimates, PoolSampling
 from .label_noise import PoolLabels, looks_due, pool_labels
 from .measures import (
     CLOSED_POOL_MEASURES,
@@ -63,18 +64,9 @@ from .totals import (
     verified_weights,
 )
 
-__all__ = ["AdaptivePoolDesign", "PoolSampling"]
+__all__ = ["AdaptivePoolDesign"]
 
 METHOD = "cell-posterior"
-
-
-@dataclass(frozen=True, eq=False)
-class PoolSampling:
-    """What a closed-pool task stores to go on sampling: per item, its permanent uniform number
-    and its inclusion probability so far."""
-
-    permanent: npt.NDArray[np.float64]
-    inclusion: npt.NDArray[np.float64]
 
 
 @dataclass(eq=False)
@@ -327,6 +319,40 @@ class AdaptivePoolDesign:
         clear "no"; :func:`.label_noise.looks_due`): asked before the next round, they cost no
         new item. Empty with exact labels."""
         return looks_due(state.answers, state.labelled)
+
+    def curve(
+        self,
+        state: PoolState,
+        run: int,
+        *,
+        level: float,
+        points: int = 30,
+        thresholds: npt.ArrayLike | None = None,
+    ) -> PrecisionRecallCurve:
+        """Run ``run``'s estimated precision-recall curve (:mod:`.curve`): each threshold's
+        predictions estimated as a run is, from the cells' rates (and, with fallible annotators,
+        the run's labels), pointwise at ``level``.
+
+        Costs a pass over the pool and ``O(points * cells)`` (about 0.1 s a run on 700,000
+        items): compute it where the estimation runs (the worker), and store it.
+        """
+        t, own = curve_points(state, run, level=level, points=points, thresholds=thresholds)
+        record = self._record(state, None)
+        cells, rates, labels = self._model(state, record)
+        predictions = state.runs[run].predictions
+        run_labels = labels.for_run(predictions) if labels is not None else None
+        totals = score_threshold_totals(
+            state, cells, rates, record.inclusion, state.runs[run].scores, t, labels=run_labels
+        )
+        used = state.n_labelled
+        estimates = [
+            (
+                self._interval("precision", totals, k, state.n_items, level, used),
+                self._interval("recall", totals, k, state.n_items, level, used),
+            )
+            for k in range(t.size)
+        ]
+        return assemble_curve(t, own, estimates, level=level, labels_used=used)
 
     def _gradient_scale(self, state: PoolState, totals: PoolTotals) -> npt.NDArray[np.float64]:
         """Per item: the root of every run's weighted squared gradients of its targets there."""

@@ -1,7 +1,10 @@
 """A run's estimated precision-recall curve on a closed pool, from the shared labels.
 
 The run's scores ``s`` define, for every threshold ``t``, the predictions ``s >= t``; each is a run
-of its own as far as the estimator is concerned: its true positives ``tp(t)`` (positives with
+of its own as far as the estimator is concerned. A design draws the curve with its own estimator
+(:meth:`.interface.PoolDesign.curve`); the passive design's is its simple random sample's counts
+at each threshold (:meth:`.passive.PassiveDesign.curve`). The adaptive design's: its true
+positives ``tp(t)`` (positives with
 ``s >= t``) and false negatives ``fn(t)`` (positives with ``s < t``) are estimated exactly as the
 adaptive design estimates a run's totals (:func:`.adaptive.prediction_totals`: verified positives
 plus, per cell, the unverified items times the rate of the domain's items there, from the
@@ -23,13 +26,14 @@ J. Davis and M. Goadrich, "The relationship between precision-recall and ROC cur
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from .adaptive import AdaptivePoolDesign
+from ..results import IntervalEstimate
 from .cells import CellRates, RankCells
 from .label_noise import RunLabelValues
 from .state import PoolState
@@ -37,9 +41,10 @@ from .totals import PoolTotals, domain_total, totals_of, verified_weights, weigh
 
 __all__ = [
     "PrecisionRecallCurve",
+    "assemble_curve",
+    "curve_points",
     "curve_thresholds",
     "operating_threshold",
-    "precision_recall_curve",
     "score_threshold_totals",
 ]
 
@@ -222,41 +227,19 @@ def score_threshold_totals(
     )
 
 
-def precision_recall_curve(
-    design: AdaptivePoolDesign,
+def curve_points(
     state: PoolState,
     run: int,
     *,
     level: float,
     points: int = 30,
     thresholds: npt.ArrayLike | None = None,
-) -> PrecisionRecallCurve:
-    """Run ``run``'s estimated precision-recall curve with pointwise intervals at ``level``.
+) -> tuple[npt.NDArray[np.float64], float | None]:
+    """The thresholds of run ``run``'s curve and its own operating threshold (or ``None``), for
+    a design's ``curve`` (:meth:`.interface.PoolDesign.curve`, whose parameters these are).
 
-    Parameters
-    ----------
-    design : AdaptivePoolDesign
-        The design that chose ``state``'s verified items (planned on it or resumed).
-    state : PoolState
-        The pool, its runs and its labels.
-    run : int
-        Index of the run in ``state``.
-    level : float, keyword-only
-        Pointwise confidence level.
-    points : int, keyword-only
-        Quantile thresholds of the run's scores (:func:`curve_thresholds`); the run's own
-        operating threshold is added when its predictions are ``scores >= t``.
-    thresholds : array_like, optional, keyword-only
-        Thresholds to use instead.
-
-    Returns
-    -------
-    PrecisionRecallCurve
-
-    Notes
-    -----
-    Costs a pass over the pool and ``O(points * cells)`` (:func:`score_threshold_totals`; about
-    0.1 s a run on 700,000 items): compute it where the estimation runs (the worker), store it.
+    Raises ``IndexError`` for a run ``state`` does not hold and ``ValueError`` for a ``level``
+    outside (0, 1).
     """
     if not 0 <= run < state.n_runs:
         raise IndexError(f"no run {run} in a state of {state.n_runs} runs")
@@ -264,42 +247,38 @@ def precision_recall_curve(
         raise ValueError("level must lie strictly between 0 and 1")
     scores = state.runs[run].scores
     own = operating_threshold(scores, state.runs[run].predictions)
-    t = (
+    t: npt.NDArray[np.float64] = (
         curve_thresholds(scores, points=points, include=own)
         if thresholds is None
         else np.unique(np.asarray(thresholds, dtype=float))
     )
-    record = design._record(state, None)
-    cells, rates, labels = design._model(state, record)
-    run_labels = labels.for_run(state.runs[run].predictions) if labels is not None else None
-    totals = score_threshold_totals(
-        state, cells, rates, record.inclusion, scores, t, labels=run_labels
-    )
-    used = state.n_labelled
-    columns: dict[str, list[float]] = {
-        key: [] for key in ("p", "p_low", "p_high", "r", "r_low", "r_high")
-    }
-    methods = set()
-    for k in range(t.size):
-        for name, key in (("precision", "p"), ("recall", "r")):
-            est = design._interval(name, totals, k, state.n_items, level, used)
-            columns[key].append(est.value)
-            columns[f"{key}_low"].append(est.low)
-            columns[f"{key}_high"].append(est.high)
-            if est.method != "undefined":
-                methods.add(est.method)
-    hit = np.flatnonzero(t == own) if own is not None else np.empty(0, np.int64)
-    at = int(hit[0]) if hit.size else None
+    return t, own
+
+
+def assemble_curve(
+    thresholds: npt.NDArray[np.float64],
+    own: float | None,
+    estimates: Sequence[tuple[IntervalEstimate, IntervalEstimate]],
+    *,
+    level: float,
+    labels_used: int,
+) -> PrecisionRecallCurve:
+    """The curve of ``estimates`` (per threshold, its precision and recall estimates); its
+    method names the first defined estimate's (``pointwise/<method>``)."""
+    methods = {e.method for pair in estimates for e in pair if e.method != "undefined"}
+    hit = np.flatnonzero(thresholds == own) if own is not None else np.empty(0, np.int64)
+    precision = [p for p, _ in estimates]
+    recall = [r for _, r in estimates]
     return PrecisionRecallCurve(
-        thresholds=tuple(float(x) for x in t),
-        precision=tuple(columns["p"]),
-        precision_low=tuple(columns["p_low"]),
-        precision_high=tuple(columns["p_high"]),
-        recall=tuple(columns["r"]),
-        recall_low=tuple(columns["r_low"]),
-        recall_high=tuple(columns["r_high"]),
+        thresholds=tuple(float(x) for x in thresholds),
+        precision=tuple(e.value for e in precision),
+        precision_low=tuple(e.low for e in precision),
+        precision_high=tuple(e.high for e in precision),
+        recall=tuple(e.value for e in recall),
+        recall_low=tuple(e.low for e in recall),
+        recall_high=tuple(e.high for e in recall),
         level=float(level),
         method="/".join([METHOD, *sorted(methods)[:1]]),
-        labels_used=used,
-        operating_point=at,
+        labels_used=labels_used,
+        operating_point=int(hit[0]) if hit.size else None,
     )

@@ -52,7 +52,9 @@ import numpy.typing as npt
 from ..intervals import binomial_interval
 from ..measures import OPEN_MEASURES
 from ..results import IntervalEstimate
-from .interface import MeasureEstimates
+from .curve import PrecisionRecallCurve, assemble_curve, curve_points
+from .interface import MeasureEstimates, PoolSampling
+from .label_noise import PoolLabels
 from .measures import CLOSED_POOL_MEASURES, measure_range, measure_value
 from .state import PoolState
 
@@ -194,7 +196,9 @@ class PassiveDesign:
 
     At each call of :meth:`plan` it draws ``budget`` unverified items uniformly (all that are
     left when fewer remain); it ignores the runs, so the verified items stay one simple random
-    sample of the pool whatever the arrivals.
+    sample of the pool whatever the arrivals. It takes the verified labels as they are (no
+    annotator model, no further looks) and keeps no sampling record: every call reads the
+    state's labels alone.
     """
 
     name = "passive"
@@ -235,3 +239,48 @@ class PassiveDesign:
             n_items=state.n_items,
         )
         return passive_estimates(counts, level=level, measures=measures)
+
+    def labels(self, state: PoolState) -> PoolLabels | None:
+        """``None``: the verified labels are taken as they are."""
+        return None
+
+    def looks(self, state: PoolState) -> npt.NDArray[np.int64]:
+        """None: the design asks no further judgment."""
+        return np.empty(0, np.int64)
+
+    def sampling(self, state: PoolState) -> PoolSampling:
+        """The record of a simple random sample of ``m`` of the ``N`` items: no permanent numbers
+        (zeros; the draws use the ``rng`` of :meth:`plan`), every item's inclusion probability
+        ``m / N``."""
+        share = state.n_labelled / state.n_items if state.n_items else 0.0
+        return PoolSampling(np.zeros(state.n_items), np.full(state.n_items, share))
+
+    def resume(self, state: PoolState, sampling: PoolSampling) -> None:
+        """Nothing to resume (the design keeps no record); ``sampling`` must be of the pool."""
+        n = state.n_items
+        if np.shape(sampling.permanent) != (n,) or np.shape(sampling.inclusion) != (n,):
+            raise ValueError(f"a sampling record of the pool's {n} items is needed")
+
+    def curve(
+        self,
+        state: PoolState,
+        run: int,
+        *,
+        level: float,
+        points: int = 30,
+        thresholds: npt.ArrayLike | None = None,
+    ) -> PrecisionRecallCurve:
+        """Run ``run``'s precision-recall curve: each threshold's predictions ``scores >= t``
+        estimated as a run is (:func:`passive_estimates` of their counts on the sample),
+        pointwise at ``level``."""
+        t, own = curve_points(state, run, level=level, points=points, thresholds=thresholds)
+        verified = state.labelled
+        scores = state.runs[run].scores[verified]
+        counts = sample_counts(
+            state.labels[verified] == 1,
+            (scores[np.newaxis, :] >= t[:, np.newaxis]).reshape(t.size, -1),
+            n_items=state.n_items,
+        )
+        rows = passive_estimates(counts, level=level, measures=("precision", "recall"))
+        estimates = [(row["precision"], row["recall"]) for row in rows]
+        return assemble_curve(t, own, estimates, level=level, labels_used=state.n_labelled)

@@ -4,9 +4,9 @@ The service keeps no engine object between jobs. Each job rebuilds the task's st
 (runs, judgments, gold answers, the reference sample), replays every stored planning round into
 the design's sampling record, and then asks the design to plan one run or to estimate them all.
 A design can run a task only if it can do all of that; the simulations
-(:mod:`evaluation.simulation.campaigns`) need less (``plan`` and ``estimate`` on a live state),
-which is why paper 003's ``published`` design, which draws with replacement and keeps no
-replayable record, is a simulation baseline and not a task setting.
+(:mod:`evaluation.simulation.open_world.campaigns`) need less (``plan`` and ``estimate`` on a
+live state), which is why paper 003's ``published`` design, which draws with replacement and
+keeps no replayable record, is a simulation baseline and not a task setting.
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from evaluation.core.measures import OPEN_MEASURES
-from evaluation.simulation.campaigns import simulate
 from evaluation.simulation.datasets import load_dataset
+from evaluation.simulation.open_world.campaigns import simulate
 
 from design_campaigns import (
     campaigns,

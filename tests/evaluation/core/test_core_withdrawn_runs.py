@@ -17,7 +17,7 @@ import pytest
 from evaluation.core.designs import make_design
 from evaluation.core.measures import OPEN_MEASURES
 from evaluation.core.state import TaskState
-from evaluation.simulation.campaigns import true_scores
+from evaluation.simulation.open_world.campaigns import true_scores
 
 from design_campaigns import (
     WITHDRAWAL_KEPT,

@@ -23,8 +23,8 @@ from evaluation.core.ranking import (
 )
 from evaluation.core.results import IntervalEstimate, RunEstimate
 from evaluation.core.state import TaskState
-from evaluation.simulation.campaigns import true_scores
 from evaluation.simulation.datasets import Dataset, System
+from evaluation.simulation.open_world.campaigns import true_scores
 
 FAMILY = 0.95
 

@@ -23,7 +23,7 @@ from annotation.services import (
     undo_answer,
 )
 from evaluation.core import ENGINE_VERSION
-from evaluation.engine_state import load_task_state
+from evaluation.kinds.open_world.state import load_task_state
 from evaluation.models import Draw, Look, PlanRound
 from evaluation.services import estimate_task
 from leaderboard.models import LabelModelFit, LeaderboardSnapshot, Run

@@ -78,7 +78,7 @@ def test_answers_that_come_in_while_a_plan_chooses_its_looks_are_not_asked_again
     had answered, which nobody could ever be given (it stayed pending after every run was
     scored, as CI once saw). Here every plan that finds answers out has them all come in just
     after it read the answers."""
-    from evaluation.services import pool_planning
+    from evaluation.kinds.closed_pool import planning as pool_planning
 
     driver = PipelineDriver(monkeypatch)
     world = pool_world(target_half_width=0.2, gold_rate=0.1)

@@ -8,7 +8,7 @@ import pytest
 from test_ev_pool_pipeline import settle
 
 from evaluation.core.closed_pool import measure_value
-from evaluation.services.pool_estimation import CURVE_POINTS
+from evaluation.kinds.closed_pool.estimation import CURVE_POINTS
 from leaderboard.models import Estimate, LeaderboardSnapshot, Run, RunCurve
 
 from pipeline_support import PipelineDriver

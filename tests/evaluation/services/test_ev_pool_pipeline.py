@@ -10,12 +10,11 @@ import pytest
 
 from annotation.models import VerificationRequest
 from annotation.services import load_gold
-from evaluation.core.closed_pool import AdaptivePoolDesign, PoolState
-from evaluation.core.closed_pool.adaptive import PoolSampling
+from evaluation.core.closed_pool import AdaptivePoolDesign, PoolSampling, PoolState
 from evaluation.core.state import TaskState
-from evaluation.engine_state import load_answers
+from evaluation.kinds.closed_pool.state import load_pool_state, permanent_numbers
+from evaluation.kinds.engine_rows import load_answers
 from evaluation.models import Draw, PlanRound, PoolSamplingRecord
-from evaluation.pool_state import load_pool_state, permanent_numbers
 from evaluation.services import plan_run
 from leaderboard.board_text import SnapshotTerms
 from leaderboard.models import Estimate, LeaderboardSnapshot, PoolRunOutputs, Run

@@ -193,7 +193,7 @@ def test_runs_without_an_estimate_are_unranked(world):
 
 
 def test_a_run_failing_while_the_engine_runs_is_left_out_of_the_ranks(world, monkeypatch):
-    from evaluation.services import estimation
+    from evaluation.kinds.open_world import estimation
 
     task = world["task"]
     for run in world["runs"]:

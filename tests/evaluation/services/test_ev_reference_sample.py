@@ -28,9 +28,9 @@ from annotation.services import (
     load_gold,
     submit_judgment,
 )
-from evaluation.engine_state import load_task_state
+from evaluation.kinds.open_world.reference_sample import update_reference_sample
+from evaluation.kinds.open_world.state import load_task_state
 from evaluation.locks import engine_lock
-from evaluation.services.reference_sample import update_reference_sample
 from leaderboard.models import Item, Task
 from leaderboard.services.reference_candidates import upload_candidates
 from leaderboard.services.task_roles import accept_task_invitation, invite_to_task

@@ -179,7 +179,7 @@ def test_a_withdrawal_during_planning_rolls_the_round_back(world, monkeypatch):
     kept.refresh_from_db()
     assert kept.state == Run.State.PLANNING
     rounds = PlanRound.objects.filter(run=kept).count()
-    from evaluation.services import planning
+    from evaluation.kinds.open_world import planning
 
     loaded_state = planning.load_task_state
 

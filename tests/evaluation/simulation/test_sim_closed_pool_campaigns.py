@@ -17,7 +17,7 @@ from evaluation.core.closed_pool import (
     PassiveDesign,
     measure_range,
 )
-from evaluation.simulation.closed_pool_campaigns import (
+from evaluation.simulation.closed_pool.campaigns import (
     CLOSED_POOL_DESIGNS,
     arrival_caps,
     run_pool_campaign,

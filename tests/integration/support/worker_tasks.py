@@ -14,10 +14,10 @@ atomically) and then sleeps, so that a test can wait for the file and ``kill -9`
 there, deterministically:
 
 ``FAULT_PAUSE_AT=store_round``
-    after ``evaluation.services.planning._store_round`` wrote a ``PlanRound``, its ``Draw`` rows
-    and the ``VerificationRequest`` rows (marker: ``run``, ``round``, ``items``).
+    after ``evaluation.kinds.open_world.planning._store_round`` wrote a ``PlanRound``, its
+    ``Draw`` rows and the ``VerificationRequest`` rows (marker: ``run``, ``round``, ``items``).
 ``FAULT_PAUSE_AT=estimate_store``
-    after the engine ran and ``evaluation.services.estimation._store_snapshot`` wrote the
+    after the engine ran and ``evaluation.kinds.open_world.estimation._store_snapshot`` wrote the
     snapshot and its ``Estimate`` rows (marker: ``task``, ``version``, ``estimates``).
 
 The worker pauses once per marker file (later jobs run normally). ``FAULT_PAUSE_SECONDS``
@@ -72,7 +72,7 @@ def _pause(point: str, **details) -> None:
 
 
 def _install_store_round_pause() -> None:
-    from evaluation.services import planning
+    from evaluation.kinds.open_world import planning
 
     original = planning._store_round
 
@@ -87,7 +87,7 @@ def _install_store_round_pause() -> None:
 
 
 def _install_estimate_store_pause() -> None:
-    from evaluation.services import estimation
+    from evaluation.kinds.open_world import estimation
     from leaderboard.models import Estimate
 
     original = estimation._store_snapshot

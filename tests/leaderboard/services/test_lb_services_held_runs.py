@@ -14,7 +14,7 @@ import pytest
 from django.core.files.storage import default_storage
 from django.utils import timezone
 
-from evaluation.engine_state import ENGINE_STATES
+from evaluation.kinds.engine_rows import ENGINE_STATES
 from evaluation.services import watchdog
 from leaderboard.models import Item, Run, RunEvent, RunPredictions, Task
 from leaderboard.selectors import held_runs, quota_for, run_for

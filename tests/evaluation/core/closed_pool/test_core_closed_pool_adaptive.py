@@ -18,11 +18,11 @@ from evaluation.core.closed_pool import (
     POOL_DESIGNS,
     AdaptivePoolDesign,
     PoolDesign,
+    PoolSampling,
     PoolState,
     make_pool_design,
     measure_value,
 )
-from evaluation.core.closed_pool.adaptive import PoolSampling
 from evaluation.core.closed_pool.totals import (
     PoolTotals,
     _floored_first_shape,

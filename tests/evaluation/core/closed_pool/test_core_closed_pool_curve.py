@@ -12,12 +12,7 @@ import numpy as np
 import pytest
 from closed_pools import synthetic_pool
 
-from evaluation.core.closed_pool import (
-    AdaptivePoolDesign,
-    PoolState,
-    PrecisionRecallCurve,
-    precision_recall_curve,
-)
+from evaluation.core.closed_pool import AdaptivePoolDesign, PoolState, PrecisionRecallCurve
 from evaluation.core.closed_pool.curve import (
     curve_thresholds,
     operating_threshold,
@@ -56,7 +51,7 @@ def test_the_curve_passes_through_the_runs_own_estimates():
     state, design = _campaign(truth, systems, 90, np.random.default_rng(3))
     estimates = design.estimate(state, level=0.9, measures=("precision", "recall"))
     for run in (0, 1, 3):  # runs whose predictions are score >= t (c-nothing: see below)
-        curve = precision_recall_curve(design, state, run, level=0.9, points=25)
+        curve = design.curve(state, run, level=0.9, points=25)
         k = curve.operating_point
         assert k is not None
         scores, f = systems[state.runs[run].name]
@@ -79,7 +74,7 @@ def test_every_item_verified_gives_the_true_curve_exactly():
     truth, systems = synthetic_pool()
     state, design = _campaign(truth, systems, truth.size, np.random.default_rng(8))
     assert state.labelled.all()
-    curve = precision_recall_curve(design, state, 0, level=0.95, points=40)
+    curve = design.curve(state, 0, level=0.95, points=40)
     scores = state.runs[0].scores
     precision, recall = _true_curve(truth, scores, curve.thresholds)
     defined = np.isfinite(precision)
@@ -127,7 +122,7 @@ def test_thresholds_are_score_quantiles_with_the_operating_threshold():
 def test_a_run_predicting_nothing_has_its_operating_point_above_every_score():
     truth, systems = synthetic_pool()
     state, design = _campaign(truth, systems, 60, np.random.default_rng(2))
-    curve = precision_recall_curve(design, state, 2, level=0.95)
+    curve = design.curve(state, 2, level=0.95)
     k = curve.operating_point
     assert k == len(curve) - 1
     assert math.isnan(curve.precision[k]) and curve.recall[k] == 0.0
@@ -162,7 +157,7 @@ def test_curve_points_by_simulation_coverage_and_bias_like_the_estimators():
         covered = np.zeros((3, 2))
         for r in range(repeats):
             state, design = _campaign(truth, systems, budget, np.random.default_rng([budget, r]))
-            curve = precision_recall_curve(design, state, 0, level=0.95, thresholds=thresholds)
+            curve = design.curve(state, 0, level=0.95, thresholds=thresholds)
             values[r] = np.stack([curve.precision, curve.recall], axis=1)
             low = np.stack([curve.precision_low, curve.recall_low], axis=1)
             high = np.stack([curve.precision_high, curve.recall_high], axis=1)
@@ -183,6 +178,6 @@ def test_the_curve_needs_a_known_run_and_a_level():
     truth, systems = synthetic_pool()
     state, design = _campaign(truth, systems, 40, np.random.default_rng(1))
     with pytest.raises(IndexError):
-        precision_recall_curve(design, state, 9, level=0.95)
+        design.curve(state, 9, level=0.95)
     with pytest.raises(ValueError, match="level"):
-        precision_recall_curve(design, state, 0, level=1.0)
+        design.curve(state, 0, level=1.0)

@@ -18,6 +18,7 @@ from evaluation.core.closed_pool import (
     POOL_DESIGNS,
     PassiveDesign,
     PoolDesign,
+    PoolSampling,
     PoolState,
     make_pool_design,
     measure_range,
@@ -193,3 +194,76 @@ def test_unknown_measures_are_refused():
     state, design = _campaign(truth, systems, 10, np.random.default_rng(8))
     with pytest.raises(ValueError, match="unknown measures"):
         design.estimate(state, level=0.95, measures=("f2",))
+
+
+# --- what the pipeline asks of every design (interface.PoolDesign), the passive way ---------
+
+
+def test_every_design_offers_what_the_pipeline_calls():
+    for cls in POOL_DESIGNS.values():
+        for method in ("plan", "estimate", "labels", "looks", "sampling", "resume", "curve"):
+            assert callable(getattr(cls, method)), (cls.name, method)
+
+
+def test_passive_takes_labels_as_they_are_and_asks_no_look():
+    truth, systems = synthetic_pool()
+    state, design = _campaign(truth, systems, 60, np.random.default_rng(4))
+    assert design.labels(state) is None
+    looks = design.looks(state)
+    assert looks.dtype == np.int64 and looks.size == 0
+
+
+def test_passives_sampling_record_is_the_share_verified_and_resumes_on_its_pool_only():
+    truth, systems = synthetic_pool()
+    state, design = _campaign(truth, systems, 60, np.random.default_rng(4))
+    sampling = design.sampling(state)
+    assert np.array_equal(sampling.inclusion, np.full(400, 60 / 400))
+    assert np.array_equal(sampling.permanent, np.zeros(400))
+    resumed = PassiveDesign()
+    resumed.resume(state, sampling)
+    again = resumed.estimate(state, level=0.9, measures=("f1",))
+    assert repr(again) == repr(design.estimate(state, level=0.9, measures=("f1",)))  # nan != nan
+    with pytest.raises(ValueError, match="sampling record of the pool's 400 items"):
+        resumed.resume(state, PoolSampling(np.zeros(3), np.zeros(3)))
+
+
+def test_passives_curve_passes_through_the_runs_own_estimates():
+    truth, systems = synthetic_pool()
+    state, design = _campaign(truth, systems, 120, np.random.default_rng(5))
+    estimates = design.estimate(state, level=0.9, measures=("precision", "recall"))
+    for run in (0, 1, 3):  # c-nothing predicts nothing: no threshold gives its predictions
+        curve = design.curve(state, run, level=0.9, points=20)
+        k = curve.operating_point
+        assert k is not None and curve.labels_used == 120
+        assert curve.method == "pointwise/passive-srs/clopper-pearson"
+        own = estimates[run]
+        for name, (value, low, high) in {
+            "precision": (curve.precision, curve.precision_low, curve.precision_high),
+            "recall": (curve.recall, curve.recall_low, curve.recall_high),
+        }.items():
+            assert (value[k], low[k], high[k]) == pytest.approx(
+                (own[name].value, own[name].low, own[name].high), nan_ok=True
+            )
+
+
+def test_passives_curve_is_the_true_curve_once_every_item_is_verified():
+    truth, systems = synthetic_pool()
+    state, design = _campaign(truth, systems, 400, np.random.default_rng(6))
+    scores = systems["a-good"][0]
+    curve = design.curve(state, 0, level=0.95, points=30)
+    for k, t in enumerate(curve.thresholds):
+        f = scores >= t
+        tp = np.sum(truth & f)
+        assert curve.recall[k] == pytest.approx(tp / truth.sum())
+        assert curve.recall_low[k] == curve.recall_high[k] == curve.recall[k]
+        if f.any():
+            assert curve.precision[k] == pytest.approx(tp / f.sum())
+
+
+def test_passives_curve_refuses_a_run_or_level_it_cannot_draw():
+    truth, systems = synthetic_pool()
+    state, design = _campaign(truth, systems, 30, np.random.default_rng(7))
+    with pytest.raises(IndexError, match="no run 9"):
+        design.curve(state, 9, level=0.95)
+    with pytest.raises(ValueError, match="level must lie strictly between 0 and 1"):
+        design.curve(state, 0, level=1.0)

@@ -10,29 +10,30 @@ annotators exactly as an open task's are. Before a new round, every verified ite
 are not a clear "no" is asked again (the design's looks,
 :func:`evaluation.core.closed_pool.label_noise.looks_due`), as far as the budget allows. While
 answers are out, the run waits: estimation moves it on when they are in
-(:mod:`.pool_estimation`).
+(:mod:`.estimation`).
 """
 
 from __future__ import annotations
 
 import logging
-import math
 
 import numpy as np
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.services import ask_again, register_run_conflicts, request_verification
+from annotation.services import ask_again, register_run_conflicts
 from evaluation.core import ENGINE_VERSION
 from leaderboard.jobs import enqueue_estimate
-from leaderboard.models import Item, Run
+from leaderboard.models import Run
 from leaderboard.selectors import label_spend
 from leaderboard.services.lifecycle import transition_run
 
-from ..locks import assert_lock_held
-from ..models import Draw, PlanRound, PoolSamplingRecord
-from ..pool_state import LoadedPool, load_pool_state
+from ...locks import assert_lock_held
+from ...models import PlanRound, PoolSamplingRecord
+from ..rounds import item_pks, queue_drawn_items
+from ..values import half_width_text, stored_value
+from .state import LoadedPool, load_pool_state
 
 log = logging.getLogger(__name__)
 
@@ -46,10 +47,11 @@ def run_half_widths(loaded: LoadedPool, index: int) -> dict[str, float]:
     return {m: float(estimates[m].half_width) for m in task.measures}
 
 
-def plan_pool_locked(run: Run, token: str) -> str:
+def plan_locked(run: Run, token: str) -> str:
     """Plan the next round for ``run`` of a closed-pool task (the caller holds the engine lock).
 
-    Returns ``"waiting"``, ``"sample"`` or ``"estimating"`` (see ``plan_run``).
+    Returns ``"waiting"``, ``"sample"``, ``"estimating"`` or ``"skipped"`` (see
+    :func:`evaluation.services.plan_run`).
     """
     task = run.task
     loaded = load_pool_state(task)
@@ -108,7 +110,7 @@ def plan_pool_locked(run: Run, token: str) -> str:
                 run,
                 Run.State.AWAITING_LABELS,
                 f"round {round_no}: {items.size} pool items sent for verification "
-                f"(widest interval ±{_fmt(widest)} now, target ±{target:g})",
+                f"(widest interval ±{half_width_text(widest)} now, target ±{target:g})",
                 rounds=round_no,
                 outcome="sample",
                 n_requested=run.n_requested + int(items.size),
@@ -145,11 +147,7 @@ def _affordable_looks(loaded: LoadedPool) -> np.ndarray:
 
 
 def _ask_looks(loaded: LoadedPool, looks: np.ndarray) -> int:
-    pks = dict(
-        Item.objects.filter(task_id=loaded.task.pk, index__in=looks.tolist()).values_list(
-            "index", "pk"
-        )
-    )
+    pks = item_pks(loaded.task.pk, looks.tolist())
     asked = ask_again(
         task=loaded.task,
         item_ids=[pks[int(i)] for i in looks],
@@ -186,8 +184,11 @@ def _store_round(
         round=round_no,
         status="sample",
         n_items=int(items.size),
-        current_half_width=_finite(max(widths.values())),
-        details={"closed_pool": True, "half_widths": {m: _finite(w) for m, w in widths.items()}},
+        current_half_width=stored_value(max(widths.values())),
+        details={
+            "closed_pool": True,
+            "half_widths": {m: stored_value(w) for m, w in widths.items()},
+        },
         labels_version=loaded.labels_version,
         engine_version=ENGINE_VERSION,
         judgments=task.judgments_per_item,
@@ -201,29 +202,13 @@ def _store_round(
             "updated_at": timezone.now(),
         },
     )
-    pks = dict(
-        Item.objects.filter(task_id=task.pk, index__in=items.tolist()).values_list("index", "pk")
-    )
-    Draw.objects.bulk_create(
-        [
-            Draw(plan_round=plan_round, item_id=pks[int(i)], inclusion=float(inclusion[i]))
-            for i in items
-        ],
-        batch_size=2000,
-    )
-    request_verification(
-        task=task,
-        item_ids=[pks[int(i)] for i in items],
+    queue_drawn_items(
+        task,
+        plan_round,
+        items,
+        inclusion[items],
+        item_pks(task.pk, items.tolist()),
         judgments=task.judgments_per_item,
-        priority=plan_round.pk,
         run_items=_positives(loaded),
     )
     return plan_round
-
-
-def _finite(x: float) -> float | None:
-    return float(x) if math.isfinite(x) else None
-
-
-def _fmt(x: float) -> str:
-    return f"{x:.3f}" if math.isfinite(x) else "∞"

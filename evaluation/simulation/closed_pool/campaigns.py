@@ -19,7 +19,7 @@ draws for system ``i`` (its position in the pool's file order) from ``default_rn
 as ``bench/closed_pool_ais_published.py`` always did, so a system's figures do not depend on
 which other systems are simulated.
 
-With annotators (:class:`.campaigns.Annotators`, multi-system designs only), each drawn item is
+With annotators (:class:`..campaigns.Annotators`, multi-system designs only), each drawn item is
 judged by the panel (gold items mixed in at the gold rate, from their own random stream so the
 design draws what it draws with an oracle), and its label is what the product takes: the
 annotator model fitted to every judgment so far, the answers' evidence deciding
@@ -34,22 +34,21 @@ and MSE over the defined values, the share of undefined values, the median half-
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..core.closed_pool import POOL_DESIGNS, MeasureEstimates, PoolState, make_pool_design
-from ..core.closed_pool.ais_published import ais_published
-from ..core.closed_pool.measures import CLOSED_POOL_MEASURES, measure_value
-from ..core.labels import item_labels
-from ..core.measures import OPEN_MEASURES
-from ..core.state import TaskState
-from .annotators import AnnotatorPanel, choose_gold
-from .campaigns import Annotators, sample_sd
-from .closed_pool_data import ClosedPoolData
+from ...core.closed_pool import POOL_DESIGNS, MeasureEstimates, PoolState, make_pool_design
+from ...core.closed_pool.ais_published import ais_published
+from ...core.closed_pool.measures import CLOSED_POOL_MEASURES, measure_value
+from ...core.labels import item_labels
+from ...core.measures import OPEN_MEASURES
+from ...core.state import TaskState
+from ..annotators import AnnotatorPanel, choose_gold
+from ..campaigns import Annotators, Progress, repeat_campaigns, sample_sd
+from ..closed_pool_data import ClosedPoolData
 
 __all__ = [
     "CLOSED_POOL_DESIGNS",
@@ -298,7 +297,7 @@ def simulate_closed_pool(
     confidence: float = 0.95,
     design_options: Mapping[str, Any] | None = None,
     annotators: Annotators | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
 ) -> ClosedPoolSummary:
     """Run ``repeats`` campaigns of ``design`` and summarise them (module docstring).
 
@@ -319,26 +318,22 @@ def simulate_closed_pool(
     if not order:
         raise ValueError("no system to simulate")
     truth = true_measures(data, order, measures)
-    started = time.perf_counter()
-    campaigns = []
-    for r in range(repeats):
-        campaigns.append(
-            run_pool_campaign(
-                data,
-                order,
-                design,
-                budget=budget,
-                measures=measures,
-                level=confidence,
-                seed=seed,
-                repeat=r,
-                design_options=design_options,
-                annotators=annotators,
-            )
-        )
-        if progress is not None:
-            progress(r + 1, repeats)
-    seconds = round(time.perf_counter() - started, 3)
+    campaigns, seconds = repeat_campaigns(
+        repeats,
+        lambda r: run_pool_campaign(
+            data,
+            order,
+            design,
+            budget=budget,
+            measures=measures,
+            level=confidence,
+            seed=seed,
+            repeat=r,
+            design_options=design_options,
+            annotators=annotators,
+        ),
+        progress,
+    )
     figures = _figures(campaigns, truth, measures)
     labels = np.array([c.labels for c in campaigns], dtype=float)
     names = tuple(data.systems[i].name for i in order)
@@ -354,7 +349,7 @@ def simulate_closed_pool(
         confidence=confidence,
         labels_mean=float(labels.mean()),
         labels_sd=sample_sd(labels),
-        seconds=seconds,
+        seconds=round(seconds, 3),
         per_system=_per_system(names, truth, measures, figures),
         annotators=None if annotators is None else annotators.spec,
         gold_rate=None if annotators is None else annotators.gold_rate,

@@ -23,12 +23,12 @@ from __future__ import annotations
 import json
 from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import numpy as np
+import numpy.typing as npt
 from django.conf import settings
-from django.db.models import QuerySet
 
-from annotation.models import GoldAnswer, GoldItem, Judgment
 from annotation.selectors import stuck_items, working_annotators
 from evaluation.core.designs import ServiceDesign
 from evaluation.core.designs.interface import ServiceRecord
@@ -37,70 +37,8 @@ from evaluation.core.state import TaskState
 from evaluation.core.task_design import open_world_design
 from leaderboard.models import ReferenceItem, Run, RunPredictions, Task
 
-from .models import Draw, Look, PlanRound
-
-# Runs whose predictions are in the engine: accepted ones, whatever happened to them since (a
-# failed or withdrawn run's earlier rounds still shaped every inclusion probability). A run
-# failed or withdrawn before it was accepted has no predictions and never enters
-# (:func:`engine_runs`).
-ENGINE_STATES = (
-    Run.State.QUEUED,
-    Run.State.PLANNING,
-    Run.State.AWAITING_LABELS,
-    Run.State.ESTIMATING,
-    Run.State.SCORED,
-    Run.State.PARTIAL,
-    Run.State.FAILED,
-    Run.State.WITHDRAWN,
-)
-
-
-def engine_runs(task: Task) -> QuerySet[Run]:
-    """The task's runs in the engine, in submission order: accepted (their predictions stored),
-    whatever happened to them since."""
-    return (
-        Run.objects.filter(task=task, state__in=ENGINE_STATES, predictions__isnull=False)
-        .select_related("team")
-        .order_by("id")
-    )
-
-
-def load_answers(state: TaskState, task: Task, version: int) -> None:
-    """The task's judgment set of ``version``: counted judgments and gold answers with
-    ``seq <= version`` not withdrawn by then; gold items' answers as exact."""
-    live = {"seq__lte": version}
-    judged = list(
-        Judgment.objects.filter(request__task=task, **live)
-        .exclude(withdrawn_seq__lte=version)
-        .values_list("seq", "request__item__index", "annotator_id", "answer")
-    )
-    gold_answers = list(
-        GoldAnswer.objects.filter(gold__task=task, **live)
-        .exclude(withdrawn_seq__lte=version)
-        .values_list("seq", "gold__item__index", "annotator_id", "answer")
-    )
-    # In the order they were given: the same set always gives the same state, bit for bit. An
-    # annotator counts once per item (a gold item can also have been drawn): the first answer.
-    rows, seen = [], set()
-    for _, index, annotator, answer in sorted(judged + gold_answers):
-        if (index, annotator) not in seen:
-            seen.add((index, annotator))
-            rows.append((index, annotator, answer))
-    if rows:
-        state.add_judgments(
-            [r[0] for r in rows],
-            [r[1] for r in rows],
-            [r[2] == GoldAnswer.Answer.CORRECT for r in rows],
-        )
-    # Gold items are not versioned: one loaded after the item count was read may name an item
-    # the state does not hold yet (no run of this state predicts it); it counts from the next load.
-    gold = list(
-        GoldItem.objects.filter(task=task, item__index__lt=state.n_items).values_list(
-            "item__index", "answer"
-        )
-    )
-    if gold:
-        state.set_gold([g[0] for g in gold], [g[1] for g in gold])
+from ...models import Draw, Look, PlanRound
+from ..engine_rows import engine_runs, load_answers
 
 
 @dataclass
@@ -204,12 +142,14 @@ def load_task_state(task: Task) -> LoadedTask:
 class _CachedTask:
     """The immutable-input part of a task's state: runs and the record replayed from rounds."""
 
-    config: tuple
+    config: tuple[object, ...]
     state: TaskState
-    run_keys: list = field(default_factory=list)  # (pk, created_at, n_predictions) per run
-    round_keys: list = field(default_factory=list)  # (PlanRound pk, created_at), replay order
-    rounds: list = field(default_factory=list)  # RoundRecord per replayed round
-    round_runs: list = field(default_factory=list)  # Run.pk per replayed round
+    # (pk, created_at, n_predictions) per run
+    run_keys: list[tuple[int, datetime, int]] = field(default_factory=list)
+    # (PlanRound pk, created_at), replay order
+    round_keys: list[tuple[int, datetime]] = field(default_factory=list)
+    rounds: list[RoundRecord] = field(default_factory=list)  # per replayed round
+    round_runs: list[int] = field(default_factory=list)  # Run.pk per replayed round
 
 
 _cache: OrderedDict[int, _CachedTask] = OrderedDict()
@@ -222,7 +162,7 @@ def forget_cached_states() -> None:
     _cache.clear()
 
 
-def _config(task: Task) -> tuple:
+def _config(task: Task) -> tuple[object, ...]:
     # Creation times tell a task, run or round from another that reuses its id (a restored or
     # re-created database).
     return (
@@ -235,7 +175,9 @@ def _config(task: Task) -> tuple:
     )
 
 
-def _up_to_date(task: Task, design, runs: list, run_index: dict, n_items: int) -> _CachedTask:
+def _up_to_date(
+    task: Task, design: ServiceDesign, runs: list[Run], run_index: dict[int, int], n_items: int
+) -> _CachedTask:
     budget = settings.ENGINE_STATE_CACHE_MB * 2**20
     entry = _cache.pop(task.pk, None)
     run_keys = [(run.pk, run.created_at, run.n_predictions) for run in runs]
@@ -279,7 +221,9 @@ def _nbytes(entry: _CachedTask) -> int:
     return sum(a.nbytes for a in arrays)
 
 
-def _add_runs(entry: _CachedTask, runs: list, run_keys: list, n_items: int) -> None:
+def _add_runs(
+    entry: _CachedTask, runs: list[Run], run_keys: list[tuple[int, datetime, int]], n_items: int
+) -> None:
     state = entry.state
     if n_items > state.n_items:
         state.add_items(n_items - state.n_items)
@@ -298,9 +242,11 @@ def _add_runs(entry: _CachedTask, runs: list, run_keys: list, n_items: int) -> N
 _NONE = np.empty(0, np.int64)
 
 
-def _items_by_round(model, round_ids: list) -> dict:
+def _items_by_round(
+    model: type[Draw] | type[Look], round_ids: list[int]
+) -> dict[int, npt.NDArray[np.int64]]:
     """Sorted item indices per round of a per-item table (draws, looks)."""
-    found = defaultdict(list)
+    found: defaultdict[int, list[int]] = defaultdict(list)
     rows = (
         model.objects.filter(plan_round_id__in=round_ids)
         .values_list("plan_round_id", "item__index")
@@ -311,7 +257,9 @@ def _items_by_round(model, round_ids: list) -> dict:
     return {pk: np.sort(np.array(v, dtype=np.int64)) for pk, v in found.items()}
 
 
-def _replay_new_rounds(entry: _CachedTask, task: Task, design, run_index: dict) -> bool:
+def _replay_new_rounds(
+    entry: _CachedTask, task: Task, design: ServiceDesign, run_index: dict[int, int]
+) -> bool:
     """Replay the rounds stored since ``entry`` was last brought up to date; ``False`` when the
     stored rounds do not extend the replayed ones (the entry must be rebuilt)."""
     stored = list(

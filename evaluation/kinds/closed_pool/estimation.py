@@ -1,14 +1,14 @@
 """Estimating a closed-pool task: every run's measures with intervals, ranks, a snapshot.
 
-Called by ``estimate_task`` with the engine lock held. The adaptive design estimates each of the
-task's measures for every run from the shared labels (docs/STATISTICS.md, "Closed pools"); rank
-intervals per measure rest on intervals at the Bonferroni level for the runs ranked, as an open
-task's do. Runs whose answers are all in are planned again; runs in final estimation end
-``scored`` (every measure within the target, or the pool exhausted) or ``partial`` (the budget or
-the round limit stopped them first).
+Called by :func:`evaluation.services.estimate_task` with the engine lease held. The adaptive design
+estimates each of the task's measures for every run from the shared labels (docs/STATISTICS.md,
+"Closed pools"); rank intervals per measure rest on intervals at the Bonferroni level for the runs
+ranked, as an open task's do. Runs whose answers are all in are planned again; runs in final
+estimation end ``scored`` (every measure within the target, or the pool exhausted) or ``partial``
+(the budget or the round limit stopped them first).
 
 With every new snapshot each listed run's estimated precision-recall curve
-(:func:`evaluation.core.closed_pool.precision_recall_curve`, pointwise intervals at the task's
+(:meth:`evaluation.core.closed_pool.PoolDesign.curve`, pointwise intervals at the task's
 confidence) is stored beside it as a ``RunCurve``: it costs a pass over the pool per threshold,
 so it is made here, in the worker, and the run page only reads it.
 """
@@ -23,34 +23,46 @@ from typing import Any
 import numpy as np
 from django.db import transaction
 
-from evaluation.core.closed_pool import MeasureEstimates, precision_recall_curve
+from evaluation.core.closed_pool import MeasureEstimates
 from evaluation.core.closed_pool.label_noise import LOOK_ANNOTATORS
 from evaluation.core.labels import ItemLabels
 from evaluation.core.ranking import RankIntervals, bonferroni_level, rank_intervals
-from leaderboard.jobs import enqueue_plan
-from leaderboard.models import LeaderboardSnapshot, Run, RunCurve, Task
-from leaderboard.services.lifecycle import transition_run
+from leaderboard.models import LeaderboardSnapshot, RunCurve, Task
 
-from ..locks import assert_lock_held
-from ..models import Draw
-from ..pool_state import LoadedPool, load_pool_state
-from .snapshots import (
+from ...locks import assert_lock_held
+from ...models import Draw
+from ..progress import final_state, move_runs_on
+from ..snapshots import (
     label_details,
     listed_indices,
+    rank_entry,
     ranked_indices,
     snapshot_row,
     store_label_fit,
     store_snapshot,
+    unchanged,
 )
+from .state import LoadedPool, load_pool_state
 
 # Thresholds of a run's precision-recall curve (quantiles of its scores, plus its own).
 CURVE_POINTS = 30
+# How a run's final state is worded (:func:`..progress.final_state`): by its widest interval.
+FINAL_REASONS = {
+    "met": "every measure within ±{width:.3f} (target ±{target:g})",
+    "budget_exhausted": (
+        "the task's budget ({budget} judgments) is spent; the widest interval "
+        "is ±{width:.3f}, the target ±{target:g}"
+    ),
+    "gave_up": (
+        "stopped after {rounds} planning rounds; the widest interval is ±{width:.3f}, "
+        "the target ±{target:g}"
+    ),
+}
 
 
-# What every closed-pool snapshot says of its labels (shown with the board's methods).
-def estimate_pool_locked(task: Task, token: str) -> LeaderboardSnapshot | None:
+def estimate_locked(task: Task, token: str) -> LeaderboardSnapshot | None:
     """Estimate every run of closed-pool ``task``, move runs on and store a snapshot if anything
-    changed (the caller holds the engine lock); returns the snapshot or ``None``."""
+    changed (the caller holds the engine lease); returns the snapshot or ``None``."""
     if not task.n_items:
         return None  # no pool yet: no run can have been accepted
     loaded = load_pool_state(task)
@@ -88,36 +100,16 @@ def _widest(result: MeasureEstimates) -> float:
 def _move_runs_on(
     loaded: LoadedPool, results: list[MeasureEstimates], counts: dict[int, tuple[int, int]]
 ) -> None:
+    # One round serves the whole pool: a run's answers are in when nothing anyone can answer
+    # is still out.
     waiting = loaded.pending().size
-    for index, run in enumerate(loaded.runs):
-        run.refresh_from_db()
-        requested, verified = counts.get(run.pk, (0, 0))
-        fields = {"n_requested": requested, "n_verified": verified}
-        if run.state == Run.State.AWAITING_LABELS and not waiting:
-            transition_run(
-                run, Run.State.PLANNING, "answers are in: planning the next round", **fields
-            )
-            enqueue_plan(run.pk)
-        elif run.state == Run.State.ESTIMATING:
-            state, reason = _final_state(run, _widest(results[index]), loaded.task)
-            transition_run(run, state, reason, **fields)
-        elif (run.n_requested, run.n_verified) != (requested, verified):
-            Run.objects.filter(pk=run.pk).update(**fields)
-            run.n_requested, run.n_verified = requested, verified
-
-
-def _final_state(run: Run, widest: float, task: Task) -> tuple[str, str]:
-    target = task.target_half_width
-    if run.outcome in ("met", "exhausted") or widest <= target:
-        return Run.State.SCORED, f"every measure within ±{widest:.3f} (target ±{target:g})"
-    if run.outcome == "budget_exhausted":
-        return Run.State.PARTIAL, (
-            f"the task's budget ({task.label_budget} judgments) is spent; the widest interval "
-            f"is ±{widest:.3f}, the target ±{target:g}"
-        )
-    return Run.State.PARTIAL, (
-        f"stopped after {run.rounds} planning rounds; the widest interval is ±{widest:.3f}, "
-        f"the target ±{target:g}"
+    move_runs_on(
+        loaded.runs,
+        counts=lambda run: counts.get(run.pk, (0, 0)),
+        answers_in=lambda index: not waiting,
+        final_state=lambda index, run: final_state(
+            run, _widest(results[index]), loaded.task, FINAL_REASONS
+        ),
     )
 
 
@@ -169,15 +161,10 @@ def _store_snapshot(
     ranks, ranking = _ranks(loaded, results, ranked_indices(loaded.runs), measures)
     estimates = [(loaded.runs[i], {m: results[i][m] for m in measures}) for i in listed]
     rows = [
-        snapshot_row(run, by_metric, _rank_entry(ranks, i))
+        snapshot_row(run, by_metric, rank_entry(ranks, i))
         for i, (run, by_metric) in zip(listed, estimates, strict=True)
     ]
-    latest = task.snapshots.order_by("-version").first()
-    if (
-        latest is not None
-        and latest.labels_version == loaded.labels_version
-        and latest.rows == rows
-    ):
+    if unchanged(task, rows, labels_version=loaded.labels_version):
         return None
     labels = loaded.design.labels(loaded.state)
     snapshot = store_snapshot(
@@ -228,23 +215,10 @@ def _store_curves(
             RunCurve(
                 snapshot=snapshot,
                 run=loaded.runs[i],
-                data=precision_recall_curve(
-                    loaded.design, loaded.state, i, level=level, points=CURVE_POINTS
+                data=loaded.design.curve(
+                    loaded.state, i, level=level, points=CURVE_POINTS
                 ).as_dict(),
             )
             for i in listed
         ]
     )
-
-
-def _rank_entry(
-    ranks: dict[str, RankIntervals], index: int
-) -> dict[str, dict[str, int | None] | None]:
-    entry: dict[str, dict[str, int | None] | None] = {}
-    for m, intervals in ranks.items():
-        if index not in intervals.runs:
-            entry[m] = None  # a baseline: listed, not ranked
-            continue
-        best, worst = intervals.of(index)
-        entry[m] = None if best is None else {"best": best, "worst": worst}
-    return entry

@@ -26,8 +26,8 @@ from annotation.models import VerificationRequest
 from annotation.services import cancel_requests, cancelled_items, reopen_requests
 from leaderboard.models import ReferenceCandidate, Run
 
-from ..engine_state import LoadedTask
-from ..locks import assert_lock_held
+from ...locks import assert_lock_held
+from .state import LoadedTask
 
 log = logging.getLogger(__name__)
 

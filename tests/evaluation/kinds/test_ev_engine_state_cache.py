@@ -15,8 +15,8 @@ import pytest
 
 from annotation.models import GoldAnswer, Judgment
 from annotation.services import load_gold, undo_answer
-from evaluation import engine_state
-from evaluation.engine_state import forget_cached_states, load_task_state
+from evaluation.kinds.open_world import state as engine_state
+from evaluation.kinds.open_world.state import forget_cached_states, load_task_state
 from evaluation.models import Look, PlanRound
 from leaderboard.models import Item, ReferenceItem, Task
 

@@ -52,8 +52,8 @@ from leaderboard.models import ReferenceCandidate, ReferenceItem, ReferenceSampl
 from leaderboard.selectors import reference_size, sample_is_drawn
 from leaderboard.services.reference import replace_reference
 
-from ..engine_state import LoadedTask
-from ..locks import assert_lock_held
+from ...locks import assert_lock_held
+from .state import LoadedTask
 
 logger = logging.getLogger(__name__)
 

@@ -1,30 +1,92 @@
 """The closed-pool side of ``python -m evaluation.simulate``: its options and its table.
 
-A data set directory with ``items.tsv`` is a closed pool (:mod:`.simulation.closed_pool_data`);
+A data set directory with ``items.tsv`` is a closed pool (:mod:`..closed_pool_data`);
 :func:`closed_pool_request` turns the command line into the arguments of
-:func:`evaluation.simulation.closed_pool_campaigns.simulate_closed_pool`, refusing the options
-that belong to open-world campaigns, and :func:`format_closed_pool_table` prints the result.
+:func:`.campaigns.simulate_closed_pool`, refusing the options that belong to open-world
+campaigns, and :func:`format_closed_pool_table` prints the result. :data:`CLOSED_POOL_COMMAND`
+is the kind's entry in the command's registry (:mod:`..kinds`).
 """
 
 from __future__ import annotations
 
-import math
+import argparse
 from typing import Any
 
-from evaluation.core.closed_pool import CLOSED_POOL_MEASURES
-from evaluation.core.measures import OPEN_MEASURES
-from evaluation.simulation.annotators import parse_annotators
-from evaluation.simulation.campaigns import Annotators
-from evaluation.simulation.closed_pool_campaigns import (
+from ...core.closed_pool import CLOSED_POOL_MEASURES
+from ...core.measures import OPEN_MEASURES
+from ..annotators import parse_annotators
+from ..campaigns import Annotators
+from ..closed_pool_data import ClosedPoolData, is_closed_pool, load_closed_pool
+from ..command import check_common, load, number_text, refuse, simulate_and_report
+from .campaigns import (
     CLOSED_POOL_DESIGNS,
     PER_RUN_BUDGET_DESIGNS,
     ClosedPoolSummary,
+    simulate_closed_pool,
 )
-from evaluation.simulation.closed_pool_data import ClosedPoolData
 
-__all__ = ["DEFAULT_BUDGET", "closed_pool_request", "format_closed_pool_table"]
+__all__ = [
+    "CLOSED_POOL_COMMAND",
+    "DEFAULT_BUDGET",
+    "ClosedPoolCommand",
+    "closed_pool_request",
+    "format_closed_pool_table",
+]
 
 DEFAULT_BUDGET = 2000
+# The options of open-world campaigns, which a closed pool refuses.
+_OPEN_WORLD_ONLY = ("target_half_width", "reference_size", "interval", "hard_items")
+# The options a closed pool's campaigns take.
+_CLOSED_POOL_OPTIONS = (
+    "design",
+    "measures",
+    "budget",
+    "systems",
+    "repeats",
+    "seed",
+    "confidence",
+    "annotators",
+    "gold_rate",
+)
+
+
+class ClosedPoolCommand:
+    """``python -m evaluation.simulate`` on a closed pool (:class:`..kinds.SimulationKind`)."""
+
+    name = "closed_pool"
+    designs = CLOSED_POOL_DESIGNS
+    default_design = "adaptive"
+    description = "a closed pool"
+
+    def holds(self, path: str) -> bool:
+        return is_closed_pool(path)
+
+    def command(self, args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+        if problem := check_common(args):
+            return refuse(parser, problem)
+        data = load(load_closed_pool, args.dataset)
+        if data is None:
+            return 2
+        for attr in _OPEN_WORLD_ONLY:
+            if getattr(args, attr) is not None:
+                flag = "--" + attr.replace("_", "-")
+                return refuse(
+                    parser, f"{flag} applies to open-world data sets, not to a closed pool"
+                )
+        try:
+            request = closed_pool_request(
+                data, **{name: getattr(args, name) for name in _CLOSED_POOL_OPTIONS}
+            )
+        except ValueError as exc:
+            return refuse(parser, str(exc))
+        return simulate_and_report(
+            args,
+            lambda progress: simulate_closed_pool(data, **request, progress=progress),
+            format_closed_pool_table,
+        )
+
+
+CLOSED_POOL_COMMAND = ClosedPoolCommand()
 
 
 def _systems(text: str | None, data: ClosedPoolData) -> list[int]:
@@ -66,7 +128,7 @@ def closed_pool_request(
     the option at fault. ``annotators`` (with ``gold_rate``, default 0.05): a panel of
     fallible annotators instead of the oracle, for the multi-system designs.
     """
-    design = design or "adaptive"
+    design = design or ClosedPoolCommand.default_design
     if design not in CLOSED_POOL_DESIGNS:
         raise ValueError(
             f"--design {design} is an open-world design; on a closed pool choose one of "
@@ -106,10 +168,6 @@ def _annotators(spec: str | None, gold_rate: float | None, design: str) -> Annot
     return Annotators(spec, gold_rate=rate)
 
 
-def _num(x: float, style: str = ".4f") -> str:
-    return "nan" if x is None or not math.isfinite(x) else format(x, style)
-
-
 def format_closed_pool_table(summary: ClosedPoolSummary, *, per_system: bool = False) -> str:
     """The readable report printed without ``--json``."""
     s = summary
@@ -140,10 +198,11 @@ def format_closed_pool_table(summary: ClosedPoolSummary, *, per_system: bool = F
     ]
     for m in s.measures:
         lines.append(
-            f"{m:<18} {_num(s.coverage[m], '.3f'):>8} {_num(s.coverage_lowest[m], '.3f'):>7} "
-            f"{_num(s.half_width_median[m]):>18} {_num(s.bias[m]):>9} "
-            f"{_num(s.bias_se[m]):>8} {_num(s.mse[m], '.2e'):>9} "
-            f"{_num(s.undefined_share[m], '.3f'):>9}"
+            f"{m:<18} {number_text(s.coverage[m], '.3f'):>8} "
+            f"{number_text(s.coverage_lowest[m], '.3f'):>7} "
+            f"{number_text(s.half_width_median[m]):>18} {number_text(s.bias[m]):>9} "
+            f"{number_text(s.bias_se[m]):>8} {number_text(s.mse[m], '.2e'):>9} "
+            f"{number_text(s.undefined_share[m], '.3f'):>9}"
         )
     if per_system:
         lines += [
@@ -154,9 +213,11 @@ def format_closed_pool_table(summary: ClosedPoolSummary, *, per_system: bool = F
         for row in s.per_system:
             for m in s.measures:
                 lines.append(
-                    f"{row['system'][:24]:<24} {m:<18} {_num(row['true'][m]):>7} "
-                    f"{_num(row['coverage'][m], '.3f'):>8} "
-                    f"{_num(row['half_width_median'][m]):>10} {_num(row['bias'][m]):>9} "
-                    f"{_num(row['mse'][m], '.2e'):>9} {_num(row['undefined_share'][m], '.3f'):>9}"
+                    f"{row['system'][:24]:<24} {m:<18} {number_text(row['true'][m]):>7} "
+                    f"{number_text(row['coverage'][m], '.3f'):>8} "
+                    f"{number_text(row['half_width_median'][m]):>10} "
+                    f"{number_text(row['bias'][m]):>9} "
+                    f"{number_text(row['mse'][m], '.2e'):>9} "
+                    f"{number_text(row['undefined_share'][m], '.3f'):>9}"
                 )
     return "\n".join(lines)

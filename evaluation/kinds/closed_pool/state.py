@@ -20,15 +20,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from annotation.selectors import pending_items, stuck_items, working_annotators
-from evaluation.core.closed_pool import PoolState
-from evaluation.core.closed_pool.adaptive import AdaptivePoolDesign, PoolSampling
+from evaluation.core.closed_pool import PoolDesign, PoolSampling, PoolState
 from evaluation.core.labels import item_labels
 from evaluation.core.state import TaskState
 from evaluation.core.task_design import closed_pool_design
 from leaderboard.models import PoolRunOutputs, Run, Task
 
-from .engine_state import engine_runs, load_answers
-from .models import Draw, PlanRound, PoolSamplingRecord
+from ...models import Draw, PlanRound, PoolSamplingRecord
+from ..engine_rows import engine_runs, load_answers
 
 # The seed stream of a closed pool's permanent numbers, beside the task's seed.
 POOL_STREAM = 15
@@ -45,7 +44,7 @@ class LoadedPool:
 
     task: Task
     state: PoolState
-    design: AdaptivePoolDesign
+    design: PoolDesign
     runs: list[Run]  # engine run index -> Run
     run_index: dict[int, int]  # Run.pk -> engine run index
     labels_version: int
@@ -110,8 +109,6 @@ def load_pool_state(task: Task) -> LoadedPool:
     )
     _set_labels(state, task, labels_version, drawn)
     design = closed_pool_design(task.design_settings())
-    if not isinstance(design, AdaptivePoolDesign):
-        raise ValueError(f"the pipeline keeps no sampling record for design {design.name!r}")
     design.resume(state, PoolSampling(permanent_numbers(task, state.n_items), inclusion))
     return LoadedPool(
         task,

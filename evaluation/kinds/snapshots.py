@@ -9,7 +9,6 @@ organizers' view).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,9 +18,12 @@ from django.utils import timezone
 
 from evaluation.core import ENGINE_VERSION
 from evaluation.core.labels import ItemLabels
+from evaluation.core.ranking import RankIntervals
 from evaluation.core.results import IntervalEstimate
 from leaderboard.models import Estimate, LabelModelFit, LeaderboardSnapshot, Run, Task
 from leaderboard.services.board import snapshot_publication
+
+from .values import stored_value
 
 # Per listed run: the run and its estimates by metric name.
 RunEstimates = Sequence[tuple[Run, Mapping[str, IntervalEstimate]]]
@@ -41,9 +43,19 @@ def ranked_indices(runs: Sequence[Run]) -> list[int]:
     return [i for i in listed_indices(runs) if not runs[i].baseline]
 
 
-def stored_value(x: float) -> float | None:
-    """A value as stored in JSON and in ``Estimate.value``: ``None`` for nan."""
-    return float(x) if math.isfinite(x) else None
+def rank_entry(
+    ranks: Mapping[str, RankIntervals], index: int
+) -> dict[str, dict[str, int | None] | None]:
+    """Run ``index``'s rank interval per metric of ``ranks``, as its row stores it: ``None`` for
+    a run that is listed without a rank (a baseline) or has no value to rank."""
+    entry: dict[str, dict[str, int | None] | None] = {}
+    for metric, intervals in ranks.items():
+        if index not in intervals.runs:
+            entry[metric] = None  # a baseline: listed, not ranked
+            continue
+        best, worst = intervals.of(index)
+        entry[metric] = None if best is None else {"best": best, "worst": worst}
+    return entry
 
 
 def snapshot_row(
@@ -77,6 +89,24 @@ def snapshot_row(
         # The planner's verdict that ended the run: the board says what stopped a partial one.
         row["outcome"] = run.outcome
     return row
+
+
+def unchanged(
+    task: Task,
+    rows: list[dict[str, Any]],
+    *,
+    labels_version: int,
+    reference_version: int | None = None,
+) -> bool:
+    """Whether ``task``'s latest snapshot already holds ``rows`` on the same judgment set (and
+    reference sample, when ``reference_version`` is given): then no new one is written."""
+    latest = task.snapshots.order_by("-version").first()
+    return (
+        latest is not None
+        and latest.labels_version == labels_version
+        and (reference_version is None or latest.reference_version == reference_version)
+        and latest.rows == rows
+    )
 
 
 def store_snapshot(

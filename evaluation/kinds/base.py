@@ -1,0 +1,41 @@
+"""What the pipeline's frame asks of a kind of task: :class:`KindEngine`."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from leaderboard.models import LeaderboardSnapshot, Run, Task
+
+
+class KindEngine(Protocol):
+    """The engine wing of one kind of task.
+
+    The frame (:func:`evaluation.services.plan_run`, :func:`evaluation.services.estimate_task`)
+    takes the task's engine lease, re-reads the run or task and handles failures; the wing does
+    the rest under that lease. Every write it makes re-checks the lease
+    (:func:`evaluation.locks.assert_lock_held`) in its own transaction, so a job that outlived
+    its lease writes nothing.
+
+    Attributes
+    ----------
+    kind : str
+        The ``Task.Kind`` value the wing serves.
+    """
+
+    kind: str
+
+    def plan(self, run: Run, token: str) -> str:
+        """Plan ``run``'s next round (a run in a plannable state; the lease ``token`` held).
+
+        Returns what happened: ``"waiting"`` (answers are still out), ``"sample"`` (items were
+        sent for verification, or it is planned again), ``"estimating"`` (no further round:
+        the run goes to final estimation) or ``"skipped"`` (another worker stored the round).
+        Raises ``ValueError`` or ``FloatingPointError`` when the engine refuses the stored state
+        (the frame fails the run).
+        """
+        ...
+
+    def estimate(self, task: Task, token: str) -> LeaderboardSnapshot | None:
+        """Estimate every run of ``task`` (the lease ``token`` held), move its runs on, and
+        store a snapshot if anything it rests on changed; returns that snapshot or ``None``."""
+        ...
