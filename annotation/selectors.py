@@ -284,7 +284,7 @@ def stuck_items(*, task: Task) -> set[int]:
     given: each has answered or skipped it, answered it as gold, or conflicts with it.
 
     They stay pending for organizers to decide (add annotators, lift a pause); meanwhile they do
-    not hold a run back (:meth:`evaluation.engine_state.LoadedTask.pending_in_run`).
+    not hold a run back (:meth:`evaluation.kinds.open_world.state.LoadedTask.pending_in_run`).
     """
     active = _active_annotators(task)
     requests = VerificationRequest.objects.filter(

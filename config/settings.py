@@ -432,9 +432,9 @@ PIPELINE_STUCK_SECONDS = float(os.environ.get("PIPELINE_STUCK_SECONDS", "600"))
 PIPELINE_MAX_ATTEMPTS = int(os.environ.get("PIPELINE_MAX_ATTEMPTS", "3"))
 # How long one worker may hold a task's engine lock (plan and estimate run one at a time per task).
 ENGINE_LOCK_SECONDS = float(os.environ.get("ENGINE_LOCK_SECONDS", "900"))
-# Memory (MiB) each worker process may keep for the run-and-round part of its tasks' engine
-# states (evaluation.engine_state): about 16 bytes per prediction plus 50 per item, least recently
-# used task evicted first, the current one always kept. 0 rebuilds the state for every job.
+# Memory (MiB) each worker process may keep for the run-and-round part of its tasks' engine states
+# (evaluation.kinds.open_world.state): about 16 bytes per prediction plus 50 per item, least
+# recently used task evicted first, the current one always kept. 0 rebuilds the state for every job.
 ENGINE_STATE_CACHE_MB = float(os.environ.get("ENGINE_STATE_CACHE_MB", "4096"))
 # A run that needs more planning rounds than this ends `partial`.
 PIPELINE_MAX_ROUNDS = int(os.environ.get("PIPELINE_MAX_ROUNDS", "60"))

@@ -1,8 +1,8 @@
 """Requests no run or reference sample needs any more: cancelled, and pending again when asked.
 
 A run withdrawn by its team or an organizer (``leaderboard.services.withdrawal``) leaves the
-planner; the estimation then cancels the requests its rounds opened that no other run in the
-pool and no reference candidate still needs (``evaluation.services.withdrawals``). A cancelled
+planner; the estimation then cancels the requests its rounds opened that no other run in the union
+and no reference candidate still needs (``evaluation.kinds.open_world.withdrawals``). A cancelled
 request is never handed out; its live leases end (an answer sent on one is kept, late, and not
 counted, as after any lost lease); answers already given stay in the judgment set. It keeps its
 ``judgments_required``: the sampling record asked them, and the record never changes.

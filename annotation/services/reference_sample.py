@@ -9,7 +9,7 @@ candidate of them through the verification queue
 (:func:`~annotation.services.judgments.request_verification`, like any planned item). The
 estimation resolves their labels with the annotator model, asks further looks at doubtful ones
 and, once every one is resolved, writes the reference sample
-(``evaluation.services.reference_sample``).
+(``evaluation.kinds.open_world.reference_sample``).
 
 Draws add up. A draw takes its documents from those no complete draw of the task's sampling
 frame took, and its true candidates are added to the sample: successive simple random samples
@@ -246,7 +246,7 @@ def settle_reference_sample(*, task: Task, by: User | None) -> ReferenceSample:
     Taken only while every candidate of the draw still in doubt is stuck, as the latest
     estimation recorded it (no first judgment or further look is awaited). The request is
     recorded on the draw and an estimation asked for: it completes the draw
-    (``evaluation.services.reference_sample``), or, should a look have become possible since
+    (``evaluation.kinds.open_world.reference_sample``), or, should a look have become possible since
     (an annotator joined), asks it first and completes the draw once the candidates still in
     doubt are stuck again. Idempotent: a draw already asked to settle is returned unchanged.
     Permission (organizers of the task) is checked by the caller. Raises

@@ -403,7 +403,7 @@ class ReferenceSample(models.Model):
     can be drawn again and audited), and where its verification stands.
 
     ``verifying`` until every candidate of the drawn documents is resolved at the task's
-    confidence (``evaluation.services.reference_sample``); then ``complete``: the reference
+    confidence (``evaluation.kinds.open_world.reference_sample``); then ``complete``: the reference
     sample becomes the true candidates of every complete draw of its sampling ``frame`` (a draw
     marked ``replace`` starts a new frame, so its own), written as ``reference_version``; or
     ``cancelled`` by an organizer while verifying (the reference sample is left as it was). At

@@ -1,10 +1,10 @@
 """Withdrawing a run (its team, the task's organizers) and marking a baseline (organizers).
 
-A withdrawn run leaves the board and the planner for good. It stays in the engine: its rounds
-shaped every item's inclusion probability, so the record that weighs every verified item keeps
-them (``evaluation.engine_state``); the pool that recall is estimated over no longer holds the
+A withdrawn run leaves the board and the planner for good. It stays in the engine: its rounds shaped
+every item's inclusion probability, so the record that weighs every verified item keeps them
+(``evaluation.kinds.open_world.state``); the union that recall is estimated over no longer holds the
 items only it predicts, and the estimation this enqueues drops it from the board and cancels the
-requests nothing needs any more (``evaluation.services.withdrawals``; docs/STATISTICS.md,
+requests nothing needs any more (``evaluation.kinds.open_world.withdrawals``; docs/STATISTICS.md,
 "Withdrawn runs"). Answers already given stay.
 
 Quota: a run withdrawn before anything was asked of annotators for it and before any snapshot
