@@ -4,46 +4,50 @@ Two runs of one task are estimated from one sample: the items they share are ver
 weigh in both estimates, and their recall rests on one reference sample. The difference of two
 runs' measures therefore has far less variance than the sum of their two variances when they
 share most of their items. This module gives, per measure, the joint covariance of the ``K``
-runs' estimates, from which the estimate and interval of every difference follow
+runs' estimates (their values: the design's precision, the reference sample's share for
+recall, F1 of the two), from which the estimate and interval of every difference follow
 (:meth:`PairedDifferences.difference`) and the simultaneous rank intervals of
 :func:`.ranking.paired_rank_intervals`.
 
 Method
 ------
-Each run's *marginal* standard error ``s_a`` is the one its own interval implies,
-``(high - low) / (2 z)`` at the interval's level: every term the marginal estimator carries
-(the design variance under the adaptive, sequential sampling, the floors of pure strata, the
-borrowed rate of an unsampled stratum, the labels' and the annotators' uncertainty) is kept.
-What the marginals do not say is how two runs' errors move together; that is the correlation
-``r_ab`` of two linear (Horvitz-Thompson type) statistics over the same sample:
+* **precision**: the design's estimate of run ``a`` is, to first order, ``sum_x c_ax e_ax``
+  over its verified items, ``c_ax`` the derivative of the estimate with respect to the item's
+  label and ``e_ax`` the label minus its post-stratum's Hajek rate (:class:`PrecisionParts`).
+  Over the one Poisson sample both runs use, the covariance of two runs' errors is estimated by
+  ``sum_x (1 - pi_x) c_ax e_ax c_bx e_bx`` over the items they share, plus
+  ``sum_x c_ax c_bx v_x`` for the labels' own uncertainty (``v_x`` the posterior variance of an
+  item judged by fallible annotators, 0 for exact labels): the same linearisation the marginal
+  variance rests on, with the runs' own strata, weights and the design's inclusion
+  probabilities. Each run's variance is its marginal one, ``((high - low) / 2z)^2`` at its
+  interval's level, with every term the marginal estimator carries (the floors of pure strata,
+  the borrowed rate of an unsampled stratum, the annotators' parameters), but at least its
+  linearised part; what is not in the linearised covariance counts as independent between
+  runs, which can only widen a difference's interval.
+* **recall**: the difference of two runs' recall is estimated by the difference of their shares
+  of the reference sample (a uniform sample of true items, exact): ``R_a - R_b`` is the share of
+  the sample in ``a`` and not in ``b`` minus the reverse, so only the reference items the runs
+  disagree on count, with the cluster-robust variance over the sample's groups (documents), plus
+  half a reference item of doubt per run (so that two runs no sampled item separates, or a run
+  of a few items that holds none of the sample, keep a variance). This ignores the verified
+  items' evidence on recall (which the board's value uses), and is unbiased and free of the
+  annotators' errors whatever the design did.
+* **F1**: ``F(P_a, R_a)`` with ``R_a`` the reference share, by the delta method on the joint
+  influence: ``dF/dP`` through the precision covariance and ``dF/dR`` through the recall one.
+  The reference sample is drawn apart from the verified sample, so the two are independent.
 
-* **precision**: run ``a``'s estimate is, to first order, ``sum_x 1[x in a] y_x / (|a| pi_x)``
-  over the verified sample of the union. Over the same Poisson sample the covariance of two
-  such statistics is ``sum_x 1[x in a] 1[x in b] e_x / (|a| |b|)`` with
-  ``e_x = (1 - pi_x) / pi_x * q_x (1 - q_x) + v_x``: ``q_x`` the Jeffreys-smoothed rate of the
-  item's union cell (the design's prior class, a fixed property of the item), ``v_x`` the
-  posterior variance of its label (0 for exact labels). Only the items two runs share move both
-  estimates, so runs that share only pure (all-correct) cells are nearly uncorrelated, and runs
-  that differ only on a few uncertain items are nearly perfectly correlated.
-* **recall**: the part both runs' recall rest on is the reference sample; with group (document)
-  totals ``t_ag = sum_{j in g} (1[j in a] - p_a)`` the covariance is ``sum_g t_ag t_bg``, the
-  cluster-robust covariance of the two shares (``p_a`` the run's share of the sample).
-* **F1**: the delta method on the joint influence, ``dF/dP`` times the precision direction plus
-  ``dF/dR`` times the recall direction, each scaled to the run's marginal standard error.
-
-The covariance of the estimates is then ``S = D R D`` with ``D = diag(s)`` and ``R`` the
-correlation of these directions (a Gram matrix, so ``S`` is positive semi-definite), and the
-difference ``a - b`` has variance ``s_a^2 + s_b^2 - 2 r_ab s_a s_b``; its interval is normal.
-Runs with identical item sets have identical true measures: their difference is exactly 0.
+The covariance of the ``K`` estimates is positive semi-definite (linearised Gram matrices plus a
+non-negative diagonal), so every pair's difference, and every set of differences at once
+(:func:`.ranking.paired_rank_intervals`), has a normal approximation. Runs with identical item
+sets have identical true measures: their difference is exactly 0.
 
 What it rests on
 ----------------
-The marginal estimators' validity (docs/STATISTICS.md), and the correlation being estimated
-from directions that are not more alike than the estimators' errors are. The directions use the
-union's cells, not each run's post-strata, so two runs that stratify the same items differently
-are taken as more alike than they are; this is checked by simulation
-(``tests/evaluation/core/test_core_paired.py``, docs/STATISTICS.md "Rank intervals from paired
-differences"), not proven.
+The marginal precision intervals' validity under the adaptive design (docs/STATISTICS.md: the
+stopping rule's effect is measured, not proven zero), a normal approximation for each
+difference, and the reference sample being a uniform sample of the true items. Checked by
+simulation (``tests/evaluation/core/test_core_paired.py``; docs/STATISTICS.md "Rank intervals
+from paired differences").
 """
 
 from __future__ import annotations
@@ -56,9 +60,8 @@ from typing import Protocol
 import numpy as np
 from scipy import sparse
 
+from .designs.precision import PrecisionParts
 from .intervals import normal_quantile
-from .labels import ItemLabels
-from .measures import OPEN_MEASURES
 from .results import IntervalEstimate, RunEstimate
 from .sorted_sets import contains
 from .state import TaskState
@@ -66,20 +69,12 @@ from .state import TaskState
 __all__ = ["PairedDifferences", "joint_covariance", "paired_differences"]
 
 METHOD = "paired-normal"
-# Inclusion probabilities below this count as this in the correlation's weights (an item a run
-# predicts has pi > 0 once the run is planned; a run not planned yet has items at 0).
-_MIN_INCLUSION = 1e-3
-
-
-class _Record(Protocol):
-    inclusion: np.ndarray
-    cell: np.ndarray
 
 
 class _Design(Protocol):
-    def record(self, state: TaskState) -> _Record: ...
-
-    def labels(self, state: TaskState) -> ItemLabels: ...
+    def precision_parts(
+        self, state: TaskState, runs: Sequence[int] | None = None
+    ) -> list[PrecisionParts]: ...
 
     def estimate(
         self, state: TaskState, runs: Sequence[int] | None = None, *, level: float | None = None
@@ -98,6 +93,7 @@ class PairedDifferences:
         ``"precision"``, ``"recall"`` or ``"f1"``.
     values : numpy.ndarray
         Point estimate per run (``nan``: undefined, the run takes part in no difference).
+        Precision is the design's; recall the run's share of the reference sample; F1 of the two.
     covariance : numpy.ndarray
         ``K x K`` covariance of the estimates (positive semi-definite).
     identical : numpy.ndarray of bool
@@ -138,27 +134,28 @@ class PairedDifferences:
         return IntervalEstimate(value, low, high, level, self.method, 0)
 
 
-def joint_covariance(standard_errors: np.ndarray, directions: np.ndarray) -> np.ndarray:
-    """``D R D``: the marginal standard errors with the correlation of the runs' directions.
+def joint_covariance(variances: np.ndarray, linearised: np.ndarray) -> np.ndarray:
+    """The linearised covariance with each run's own variance on the diagonal.
 
     Parameters
     ----------
-    standard_errors : numpy.ndarray
-        Per run (``K``), finite and ``>= 0``.
-    directions : numpy.ndarray
-        ``K x K`` Gram matrix of the runs' influence directions (positive semi-definite).
+    variances : numpy.ndarray
+        Per run (``K``): the marginal variance (``nan`` or infinite: the run is unranked and
+        gets its linearised variance).
+    linearised : numpy.ndarray
+        ``K x K`` Gram matrix of the runs' linearised errors (positive semi-definite).
 
     Returns
     -------
     numpy.ndarray
-        ``K x K`` covariance; a run with a zero direction is uncorrelated with the others.
+        ``K x K``: ``linearised`` with its diagonal raised to ``variances`` where those are
+        larger; the excess counts as independent between runs.
     """
-    norm = np.sqrt(np.maximum(np.diag(directions), 0.0))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        corr = directions / np.outer(norm, norm)
-    corr = np.where(np.outer(norm, norm) > 0, np.clip(corr, -1.0, 1.0), 0.0)
-    np.fill_diagonal(corr, 1.0)
-    return corr * np.outer(standard_errors, standard_errors)
+    out = np.array(linearised, dtype=float, copy=True)
+    diag = np.diag(out)
+    own = np.where(np.isfinite(variances), variances, diag)
+    np.fill_diagonal(out, np.maximum(diag, own))
+    return out
 
 
 def paired_differences(
@@ -173,7 +170,7 @@ def paired_differences(
     Parameters
     ----------
     design
-        The design that sampled ``state`` (``default``: it offers ``record``, ``labels`` and
+        The design that sampled ``state`` (``default``: it offers ``precision_parts`` and
         ``estimate``).
     state : TaskState
     runs : sequence of int, optional
@@ -188,10 +185,9 @@ def paired_differences(
 
     References
     ----------
-    Horvitz, D. G. and Thompson, D. J. (1952). A generalization of sampling without replacement
-    from a finite universe. JASA 47, 663-685.
     Sarndal, C.-E., Swensson, B. and Wretman, J. (1992). Model Assisted Survey Sampling,
-    chapters 5 (the covariance of two estimators from one sample) and 11 (domains).
+    sections 5.10 (the covariance of two estimators from one sample) and 7.6 (post-strata).
+    Agresti, A. (2013). Categorical Data Analysis, 3rd ed., section 11.1 (paired proportions).
     """
     runs = list(range(state.n_runs)) if runs is None else [int(r) for r in runs]
     if estimates is None:
@@ -199,104 +195,90 @@ def paired_differences(
     if len(estimates) != len(runs):
         raise ValueError("one estimate per run is needed")
     items = [state.runs[r].items for r in runs]
-    rec = design.record(state)
-    labels = design.labels(state)
-    members = _membership(items, state.n_items)
-    p_dir = _precision_directions(members, rec.inclusion, rec.cell, labels)
-    r_dir = _recall_directions(items, state)
     identical = _identical(items)
-    out: dict[str, PairedDifferences] = {}
-    se: dict[str, np.ndarray] = {}
-    values: dict[str, np.ndarray] = {}
-    for m in OPEN_MEASURES:
-        values[m], se[m] = _marginals([e.metric(m) for e in estimates])
-    f_dir = _f1_directions(p_dir, r_dir, values, se)
-    for m, gram in (("precision", p_dir), ("recall", r_dir), ("f1", f_dir)):
-        cov = joint_covariance(np.nan_to_num(se[m], nan=0.0), gram)
-        out[m] = PairedDifferences(tuple(runs), m, values[m], cov, identical)
-    return out
+    ids = tuple(runs)
+    p_values = np.array([e.precision.value for e in estimates], dtype=float)
+    p_var = np.array([_variance(e.precision) for e in estimates])
+    p_cov = joint_covariance(p_var, _precision_gram(design.precision_parts(state, runs), state))
+    r_values, r_cov = _reference_shares(items, state)
+    f_values, f_cov = _f1_joint(p_values, p_cov, r_values, r_cov)
+    return {
+        "precision": PairedDifferences(ids, "precision", p_values, p_cov, identical),
+        "recall": PairedDifferences(ids, "recall", r_values, r_cov, identical),
+        "f1": PairedDifferences(ids, "f1", f_values, f_cov, identical),
+    }
 
 
-def _marginals(picked: Sequence[IntervalEstimate]) -> tuple[np.ndarray, np.ndarray]:
-    """Values and the normal-equivalent standard errors of the marginal intervals."""
-    values = np.array([e.value for e in picked], dtype=float)
-    se = np.array(
-        [(e.high - e.low) / (2.0 * normal_quantile(e.level)) for e in picked], dtype=float
-    )
-    return values, se
+def _variance(estimate: IntervalEstimate) -> float:
+    """The normal-equivalent variance of a marginal interval, ``((high - low) / 2z)^2``."""
+    if not math.isfinite(estimate.value):
+        return math.nan
+    return ((estimate.high - estimate.low) / (2.0 * normal_quantile(estimate.level))) ** 2
 
 
-def _membership(items: Sequence[np.ndarray], n_items: int) -> sparse.csr_matrix:
-    """``K x n_items`` sparse 0/1 matrix: which items each run predicts."""
-    indptr = np.concatenate([[0], np.cumsum([a.size for a in items])])
-    indices = np.concatenate(items) if items else np.empty(0, np.int64)
-    data = np.ones(indices.size)
-    return sparse.csr_matrix((data, indices, indptr), shape=(len(items), n_items))
-
-
-def _precision_directions(
-    members: sparse.csr_matrix, inclusion: np.ndarray, cell: np.ndarray, labels: ItemLabels
-) -> np.ndarray:
-    """Gram matrix of the runs' precision influence over the items (module docstring)."""
-    pi = np.clip(inclusion, _MIN_INCLUSION, 1.0)
-    rate = _cell_rates(cell, labels)
-    label_var = np.where(labels.verified, labels.variance, 0.0)
-    e = (1.0 - pi) / pi * rate * (1.0 - rate) + label_var
-    sizes = np.asarray(members.sum(axis=1)).ravel()
-    scaled = sparse.diags(1.0 / np.maximum(sizes, 1.0)) @ members
-    gram = scaled @ sparse.diags(e) @ scaled.T
-    return np.asarray(gram.todense())
-
-
-def _cell_rates(cell: np.ndarray, labels: ItemLabels) -> np.ndarray:
-    """Per item: the Jeffreys-smoothed share correct among the verified items of its cell."""
-    n_cells = int(cell.max(initial=-1)) + 2  # slot 0 for items outside every cell
-    slot = cell + 1
-    verified = labels.verified
-    correct = np.bincount(slot[verified], weights=labels.value[verified], minlength=n_cells)
-    count = np.bincount(slot[verified], minlength=n_cells)
-    rates: np.ndarray = ((correct + 0.5) / (count + 1.0))[slot]
-    return rates
-
-
-def _recall_directions(items: Sequence[np.ndarray], state: TaskState) -> np.ndarray:
-    """Gram matrix of the runs' centred shares of the reference sample, by group totals."""
-    ref = state.reference
-    k = len(items)
-    if ref.size == 0:
+def _precision_gram(parts: Sequence[PrecisionParts], state: TaskState) -> np.ndarray:
+    """Gram matrix of the runs' linearised precision errors: design part (sampled items, each
+    ``sqrt(1 - pi) c e``) and label part (every verified item, ``c sqrt(v)``)."""
+    n = state.n_items
+    rows, cols, data = [], [], []
+    for a, part in enumerate(parts):
+        pi = part.inclusion
+        design = np.sqrt(np.clip(1.0 - pi, 0.0, 1.0)) * part.coefficients * part.residuals
+        label = part.coefficients * np.sqrt(np.maximum(part.variances, 0.0))
+        for offset, values in ((0, design), (n, label)):
+            keep = values != 0.0
+            rows.append(np.full(int(keep.sum()), a))
+            cols.append(part.items[keep] + offset)
+            data.append(values[keep])
+    k = len(parts)
+    if not rows:
         return np.zeros((k, k))
-    _, group = np.unique(ref.groups, return_inverse=True)
-    n_groups = int(group.max()) + 1
-    totals = np.zeros((k, n_groups))
-    for a, run_items in enumerate(items):
-        inside = contains(run_items, ref.items).astype(float)
-        totals[a] = np.bincount(group, weights=inside - inside.mean(), minlength=n_groups)
-    return np.asarray(totals @ totals.T / (ref.size * ref.size))
-
-
-def _f1_directions(
-    p_dir: np.ndarray,
-    r_dir: np.ndarray,
-    values: dict[str, np.ndarray],
-    se: dict[str, np.ndarray],
-) -> np.ndarray:
-    """Gram matrix of F1's joint influence: ``dF/dP`` and ``dF/dR`` times the precision and
-    recall directions, each scaled to its marginal standard error (the two directions live on
-    different coordinates, the sampled items and the reference sample)."""
-    p, r = values["precision"], values["recall"]
-    total = p + r
-    with np.errstate(invalid="ignore", divide="ignore"):
-        dp = np.where(total > 0, 2.0 * r * r / (total * total), 0.0)
-        dr = np.where(total > 0, 2.0 * p * p / (total * total), 0.0)
-    wp = np.nan_to_num(dp * se["precision"] / _norms(p_dir))
-    wr = np.nan_to_num(dr * se["recall"] / _norms(r_dir))
-    gram: np.ndarray = np.outer(wp, wp) * p_dir + np.outer(wr, wr) * r_dir
+    m = sparse.csr_matrix(
+        (np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))), shape=(k, 2 * n)
+    )
+    gram: np.ndarray = np.asarray((m @ m.T).todense())
     return gram
 
 
-def _norms(gram: np.ndarray) -> np.ndarray:
-    norm = np.sqrt(np.maximum(np.diag(gram), 0.0))
-    return np.where(norm > 0, norm, np.inf)
+def _reference_shares(
+    items: Sequence[np.ndarray], state: TaskState
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each run's share of the reference sample and their cluster-robust joint covariance."""
+    ref = state.reference
+    k = len(items)
+    if ref.size == 0:
+        return np.full(k, math.nan), np.zeros((k, k))
+    _, group = np.unique(ref.groups, return_inverse=True)
+    n_groups = int(group.max()) + 1
+    inside = np.array([contains(run_items, ref.items) for run_items in items], dtype=float)
+    shares = inside.mean(axis=1)
+    totals = np.stack(
+        [np.bincount(group, weights=row - row.mean(), minlength=n_groups) for row in inside]
+    )
+    n = ref.size
+    scale = n_groups / max(n_groups - 1, 1) / (n * n)
+    cov: np.ndarray = totals @ totals.T * scale
+    # Half a reference item of doubt on each run's own side (Jeffreys' half count): a run that
+    # holds none of the sample (a run of a few items) has a share of exactly 0 and a variance of
+    # 0 otherwise, and so has the difference of two runs that no sampled item separates.
+    cov[np.diag_indices(k)] += 0.5 / (n * n)
+    return shares, cov
+
+
+def _f1_joint(
+    p: np.ndarray, p_cov: np.ndarray, r: np.ndarray, r_cov: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """F1 of each run and its delta-method joint covariance (precision and recall independent:
+    they rest on two samples drawn apart)."""
+    total = p + r
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = np.where(total > 0, 2.0 * p * r / total, 0.0)
+        dp = np.where(total > 0, 2.0 * r * r / (total * total), 0.0)
+        dr = np.where(total > 0, 2.0 * p * p / (total * total), 0.0)
+    value = np.where(np.isfinite(total), value, math.nan)
+    dp, dr = np.nan_to_num(dp), np.nan_to_num(dr)
+    cov: np.ndarray = np.outer(dp, dp) * p_cov + np.outer(dr, dr) * r_cov
+    return value, cov
 
 
 def _identical(items: Sequence[np.ndarray]) -> np.ndarray:
