@@ -62,6 +62,16 @@ def synthetic_dataset(seed: int = 0) -> Dataset:
     return Dataset("synthetic", "", keys, truth, built, int(truth.sum()))
 
 
+def plan_until_done(design, state, run, truth, rng, max_rounds=200) -> None:
+    """Plan ``run`` round after round, answering every drawn item from ``truth``."""
+    for _ in range(max_rounds):
+        plan = design.plan(state, run, rng=rng)
+        if plan.items.size:
+            state.set_labels(plan.items, truth[plan.items].astype(int))
+        if plan.done:
+            return
+
+
 def ranking_dataset(seed: int = 0) -> Dataset:
     """Runs that share items, with close and tied truths (precision and recall)."""
     rng = np.random.default_rng(seed)

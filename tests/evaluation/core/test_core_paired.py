@@ -18,7 +18,7 @@ from evaluation.core.measures import OPEN_MEASURES
 from evaluation.core.paired import PairedDifferences, joint_covariance, paired_differences
 from evaluation.core.state import TaskState
 from evaluation.simulation.rank_campaigns import campaign_truth, rank_campaign
-from tests.support.design_campaigns import synthetic_dataset
+from tests.support.design_campaigns import plan_until_done, synthetic_dataset
 
 # -- arithmetic ------------------------------------------------------------------------------
 
@@ -60,13 +60,7 @@ def planned_state(runs, truth, *, reference, seed=0, **options):
     state.set_reference(reference)
     rng = np.random.default_rng(seed)
     for items in runs:
-        run = state.add_run(items)
-        for _ in range(200):
-            plan = design.plan(state, run, rng=rng)
-            if plan.items.size:
-                state.set_labels(plan.items, truth[plan.items].astype(int))
-            if plan.done:
-                break
+        plan_until_done(design, state, state.add_run(items), truth, rng)
     return design, state
 
 

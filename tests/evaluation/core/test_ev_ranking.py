@@ -25,7 +25,7 @@ from evaluation.core.results import IntervalEstimate, RunEstimate
 from evaluation.core.state import TaskState
 from evaluation.simulation.campaigns import true_scores
 from evaluation.simulation.datasets import Dataset, System
-from tests.support.design_campaigns import ranking_dataset
+from tests.support.design_campaigns import plan_until_done, ranking_dataset
 
 FAMILY = 0.95
 
@@ -139,16 +139,6 @@ def test_rank_estimates_reads_one_metric_and_checks_the_level():
 
 
 # -- simulation ------------------------------------------------------------------------------
-
-
-def plan_until_done(design, state, run, truth, rng, max_rounds=200) -> None:
-    """Plan ``run`` round after round, answering every drawn item from ``truth``."""
-    for _ in range(max_rounds):
-        plan = design.plan(state, run, rng=rng)
-        if plan.items.size:
-            state.set_labels(plan.items, truth[plan.items].astype(int))
-        if plan.done:
-            return
 
 
 def true_rank_range(truth: np.ndarray):
