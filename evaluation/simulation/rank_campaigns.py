@@ -15,12 +15,13 @@ difference intervals are scored against the truth:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.designs import make_design
+from ..core.designs import CoordinatedPoissonDesign
 from ..core.measures import OPEN_MEASURES
 from ..core.paired import PairedDifferences, paired_differences
 from ..core.ranking import (
@@ -45,7 +46,7 @@ class RankCampaign:
     (``order[r]`` is the system of run ``r``) and the judgments (or labels) it took."""
 
     state: TaskState
-    design: object
+    design: CoordinatedPoissonDesign
     order: np.ndarray
     judgments: int
 
@@ -76,7 +77,7 @@ def rank_campaign(
     options = dict(design_options or {})
     if annotators is not None:
         options.setdefault("max_judgments_per_item", len(annotators.profiles))
-    design = make_design("default", **options)
+    design = CoordinatedPoissonDesign(**options)
     rng = np.random.default_rng(list(seed))
     campaign_rng = np.random.default_rng([*seed, 1])
     total = len(dataset.systems)
@@ -147,13 +148,21 @@ def campaign_ranks(
     family_level: float = 0.95,
     method: str = "max-t",
     rng_seed: int = 0,
+    seconds: dict[str, float] | None = None,
 ) -> tuple[dict[str, RankIntervals], dict[str, RankIntervals], dict[str, PairedDifferences]]:
-    """Per measure: Bonferroni's rank intervals, the paired ones, and the paired differences."""
+    """Per measure: Bonferroni's rank intervals, the paired ones, and the paired differences.
+
+    ``seconds``, when given, accumulates the time of the estimates (``"estimate"``), of the
+    paired differences (``"paired"``) and of the paired rank intervals (``"ranks"``)."""
     state, design = campaign.state, campaign.design
     k = state.n_runs
+    clock = _Clock(seconds)
     estimates = design.estimate(state, level=bonferroni_level(family_level, k))
+    clock("estimate")
     paired = paired_differences(design, state, estimates=estimates)
+    clock("paired")
     bonferroni = {m: rank_estimates(estimates, m, family_level=family_level) for m in OPEN_MEASURES}
+    clock(None)
     by_pairs = {
         m: paired_rank_intervals(
             paired[m],
@@ -163,7 +172,22 @@ def campaign_ranks(
         )
         for m in OPEN_MEASURES
     }
+    clock("ranks")
     return bonferroni, by_pairs, paired
+
+
+class _Clock:
+    """Adds the time since the last call to ``seconds[name]`` (``None``: not counted)."""
+
+    def __init__(self, seconds: dict[str, float] | None):
+        self.seconds = seconds
+        self.last = time.perf_counter()
+
+    def __call__(self, name: str | None) -> None:
+        now = time.perf_counter()
+        if self.seconds is not None and name is not None:
+            self.seconds[name] = self.seconds.get(name, 0.0) + now - self.last
+        self.last = now
 
 
 def campaign_truth(dataset: Dataset, campaign: RankCampaign) -> np.ndarray:
