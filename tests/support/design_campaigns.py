@@ -6,6 +6,9 @@ The synthetic task: precision near 1 (with constant and with informative scores)
 run disjoint from all others with uninformative scores, an identical copy, a nested run that
 brings no new item, runs of 1, 3 and 5 items, and true items no run predicts (so ``theta < 1``).
 Runs arrive in a random order each repeat.
+
+Also the ranking task of the rank-interval tests (``ranking_dataset``: a near-identical twin, a
+close overlapping run, an identical copy, a small run, a disjoint run) and ``plan_until_done``.
 """
 
 import numpy as np
