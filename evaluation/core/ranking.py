@@ -1,4 +1,5 @@
-"""Rank intervals per run from simultaneous (Bonferroni) confidence intervals.
+"""Rank intervals per run: from simultaneous (Bonferroni) confidence intervals of each run, or
+from every pairwise difference at once (:func:`paired_rank_intervals`, below).
 
 A leaderboard position is itself an estimate. This module turns per-run intervals into a *rank
 interval* per run, ``[best, worst]``, such that with probability at least ``family_level`` every
@@ -39,6 +40,18 @@ Assumptions and conservativeness
   interval's level.
 * A run with an undefined metric (``nan``: no verified item yet, or recall without a reference
   sample) is unranked and not counted in ``K``.
+
+From paired differences
+-----------------------
+Runs share most of their items and the reference sample, so the difference of two runs has far
+less variance than two marginal intervals imply. :func:`paired_rank_intervals` takes the joint
+normal of the runs' estimates (:mod:`.paired`) and claims every pairwise order at once: run
+``j`` is above run ``i`` when ``(v_j - v_i) / se_ji`` exceeds the ``family_level`` quantile of the
+maximum ``|T|`` over all pairs (simulated from the joint normal), or by Holm's step-down over
+the pairs. On the event that every difference lies within its simultaneous interval, every
+claimed order is true, and the same counting gives ``[best, worst]``. It rests on the joint
+normal being right (marginal intervals that hold, and the correlations of :mod:`.paired`),
+which Bonferroni does not need; the simulations measure it (docs/STATISTICS.md).
 """
 
 from __future__ import annotations
@@ -48,12 +61,25 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from scipy import stats
 
+from .intervals import normal_quantile
+from .paired import PairedDifferences
 from .results import RunEstimate
 
-__all__ = ["RankIntervals", "bonferroni_level", "rank_estimates", "rank_intervals"]
+__all__ = [
+    "PAIRED_METHODS",
+    "RankIntervals",
+    "bonferroni_level",
+    "paired_rank_intervals",
+    "rank_estimates",
+    "rank_intervals",
+]
 
 METHOD = "bonferroni-simultaneous-intervals"
+# Simultaneous tests of every pairwise difference: the max-|t| quantile of the joint normal
+# (by simulation), or Holm's step-down over the pairs' p-values (any dependence).
+PAIRED_METHODS = {"max-t": "paired-differences-max-t", "holm": "paired-differences-holm"}
 
 
 def bonferroni_level(family_level: float, k: int) -> float:
@@ -80,11 +106,13 @@ class RankIntervals:
     ranked : int
         ``K``, the number of ranked runs.
     level : float
-        Confidence level of each interval the ranks rest on (``1 - alpha / K`` or higher).
+        Confidence level of each interval the ranks rest on (``1 - alpha / K`` or higher; from
+        paired differences, the two-sided level each pair was tested at).
     family_level : float
         Probability, at least, that every ranked run's true rank lies in its rank interval.
     method : str
-        The procedure, ``"bonferroni-simultaneous-intervals"``.
+        The procedure, ``"bonferroni-simultaneous-intervals"``, or one of
+        :data:`PAIRED_METHODS` (``"paired-differences-max-t"``, ``"paired-differences-holm"``).
     """
 
     runs: tuple[object, ...]
@@ -157,14 +185,24 @@ def rank_intervals(
     lo, hi = low[ranked], high[ranked]
     if np.isnan(lo).any() or np.isnan(hi).any():
         raise ValueError("a ranked run has a nan interval bound")
-    better = (lo[None, :] > hi[:, None]).sum(axis=1)  # row i: runs j with low_j > high_i
-    worse = (hi[None, :] < lo[:, None]).sum(axis=1)  # row i: runs j with high_j < low_i
-    best: list[int | None] = [None] * values.size
-    worst: list[int | None] = [None] * values.size
+    best, worst = _ranks_from_order(lo[None, :] > hi[:, None], ranked)
+    return RankIntervals(runs, best, worst, k, float(level), float(family_level))
+
+
+def _ranks_from_order(
+    above: np.ndarray, ranked: np.ndarray
+) -> tuple[tuple[int | None, ...], tuple[int | None, ...]]:
+    """``best`` and ``worst`` per run from ``above[i, j]``: run ``j`` is significantly better
+    than run ``i`` (over the ranked runs only); ``None`` for unranked runs."""
+    k = int(np.count_nonzero(ranked))
+    better = above.sum(axis=1)
+    worse = above.sum(axis=0)
+    best: list[int | None] = [None] * ranked.size
+    worst: list[int | None] = [None] * ranked.size
     for pos, i in enumerate(np.flatnonzero(ranked)):
         best[i] = int(1 + better[pos])
         worst[i] = int(k - worse[pos])
-    return RankIntervals(runs, tuple(best), tuple(worst), k, float(level), float(family_level))
+    return tuple(best), tuple(worst)
 
 
 def rank_estimates(
@@ -194,3 +232,125 @@ def rank_estimates(
         level=level,
         runs=ids,
     )
+
+
+def paired_rank_intervals(
+    paired: PairedDifferences,
+    *,
+    family_level: float,
+    method: str = "max-t",
+    rng: np.random.Generator | None = None,
+    draws: int = 20_000,
+) -> RankIntervals:
+    """Rank intervals from every pairwise difference, claimed at once at ``family_level``.
+
+    Parameters
+    ----------
+    paired : PairedDifferences
+        The joint normal of the runs' estimates of one measure (:mod:`.paired`).
+    family_level : float
+        Probability, at least, that every claimed order is right at once.
+    method : str
+        ``"max-t"``: run ``j`` is above run ``i`` when ``d_ji / se_ji`` exceeds the
+        ``family_level`` quantile of ``max |T|`` over every pair under the joint normal
+        (simulated with ``rng``, ``draws`` draws). ``"holm"``: Holm's step-down over the pairs'
+        two-sided normal p-values, valid whatever the dependence.
+    rng : numpy.random.Generator, optional
+        For ``"max-t"`` (default: seed 0, so the same data give the same ranks).
+
+    Returns
+    -------
+    RankIntervals
+        ``level`` is the two-sided level each pair was effectively tested at (for Holm, that of
+        its first step). Identical runs (difference exactly 0) are never ordered.
+
+    Notes
+    -----
+    On the event that every difference lies within its simultaneous interval, every claimed
+    order is true, so every run's true rank range ``[1 + #truly better, K - #truly worse]`` lies
+    in ``[best, worst]``.
+
+    References
+    ----------
+    Holm, S. (1979). A simple sequentially rejective multiple test procedure. Scand. J. Statist.
+    6, 65-70. Hothorn, T., Bretz, F. and Westfall, P. (2008). Simultaneous inference in general
+    parametric models. Biometrical Journal 50, 346-363.
+    """
+    if method not in PAIRED_METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {sorted(PAIRED_METHODS)}")
+    bonferroni_level(family_level, 1)  # checks the level
+    ranked = np.isfinite(paired.values)
+    idx = np.flatnonzero(ranked)
+    d = paired.differences[np.ix_(idx, idx)]
+    se = paired.standard_errors[np.ix_(idx, idx)]
+    # A difference known exactly (both runs' measures are, with every item verified by exact
+    # labels) orders its runs whenever it is not 0; identical runs never separate.
+    testable = np.triu(~paired.identical[np.ix_(idx, idx)], 1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = np.where(testable | testable.T, d / se, 0.0)
+    t = np.nan_to_num(t, nan=0.0, posinf=np.inf, neginf=-np.inf)
+    if method == "max-t":
+        cov = paired.covariance[np.ix_(idx, idx)]
+        crit = _max_t_quantile(cov, testable & (se > 0), family_level, rng, draws)
+        # above[i, j]: run j significantly better than run i (t[j, i] beyond the quantile).
+        above = crit < t.T
+        level = 2.0 * float(stats.norm.cdf(crit)) - 1.0
+    else:
+        above, level = _holm(t, testable, 1.0 - family_level)
+    best, worst = _ranks_from_order(above, ranked)
+    return RankIntervals(
+        paired.runs,
+        best,
+        worst,
+        int(idx.size),
+        level,
+        float(family_level),
+        PAIRED_METHODS[method],
+    )
+
+
+def _max_t_quantile(
+    cov: np.ndarray,
+    testable: np.ndarray,
+    family_level: float,
+    rng: np.random.Generator | None,
+    draws: int,
+) -> float:
+    """The ``family_level`` quantile of ``max |Z_a - Z_b| / se_ab`` over the testable pairs."""
+    a, b = np.nonzero(testable)
+    if a.size == 0:
+        return normal_quantile(family_level)
+    rng = np.random.default_rng(0) if rng is None else rng
+    # A square root that survives a semi-definite covariance (identical runs).
+    vals, vecs = np.linalg.eigh(cov)
+    root = vecs * np.sqrt(np.clip(vals, 0.0, None))
+    z = rng.standard_normal((draws, cov.shape[0])) @ root.T
+    var = np.diag(cov)
+    se = np.sqrt(np.maximum(var[a] + var[b] - 2.0 * cov[a, b], 0.0))
+    biggest = np.zeros(draws)
+    for start in range(0, a.size, 2048):  # pairs in blocks: draws x 2048 floats at a time
+        s = slice(start, start + 2048)
+        t = np.abs(z[:, a[s]] - z[:, b[s]]) / se[s]
+        np.maximum(biggest, t.max(axis=1), out=biggest)
+    return float(np.quantile(biggest, family_level))
+
+
+def _holm(t: np.ndarray, testable: np.ndarray, alpha: float) -> tuple[np.ndarray, float]:
+    """Holm's step-down over the testable pairs: ``above[i, j]`` (run ``j`` above run ``i``),
+    and the level of the first step."""
+    a, b = np.nonzero(testable)
+    above = np.zeros(t.shape, dtype=bool)
+    m = a.size
+    if m == 0:
+        return above, 1.0 - alpha
+    p = 2.0 * stats.norm.sf(np.abs(t[a, b]))
+    order = np.argsort(p, kind="stable")
+    passed = p[order] <= alpha / (m - np.arange(m))
+    rejected = order[: int(np.argmin(passed)) if not passed.all() else m]
+    for pair in rejected:
+        i, j = a[pair], b[pair]
+        if t[i, j] > 0:  # run i above run j
+            above[j, i] = True
+        else:
+            above[i, j] = True
+    return above, 1.0 - alpha / m

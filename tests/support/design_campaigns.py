@@ -6,6 +6,9 @@ The synthetic task: precision near 1 (with constant and with informative scores)
 run disjoint from all others with uninformative scores, an identical copy, a nested run that
 brings no new item, runs of 1, 3 and 5 items, and true items no run predicts (so ``theta < 1``).
 Runs arrive in a random order each repeat.
+
+Also the ranking task of the rank-interval tests (``ranking_dataset``: a near-identical twin, a
+close overlapping run, an identical copy, a small run, a disjoint run) and ``plan_until_done``.
 """
 
 import numpy as np
@@ -61,6 +64,52 @@ def synthetic_dataset(seed: int = 0) -> Dataset:
     )
     keys = np.array([f"item-{i}" for i in range(total)], dtype=object)
     return Dataset("synthetic", "", keys, truth, built, int(truth.sum()))
+
+
+def plan_until_done(design, state, run, truth, rng, max_rounds=200) -> None:
+    """Plan ``run`` round after round, answering every drawn item from ``truth``."""
+    for _ in range(max_rounds):
+        plan = design.plan(state, run, rng=rng)
+        if plan.items.size:
+            state.set_labels(plan.items, truth[plan.items].astype(int))
+        if plan.done:
+            return
+
+
+def ranking_dataset(seed: int = 0) -> Dataset:
+    """Runs that share items, with close and tied truths (precision and recall)."""
+    rng = np.random.default_rng(seed)
+    n_true, n_false, n_disjoint = 3000, 6000, 500
+    total = n_true + n_false + n_disjoint
+    truth = np.zeros(total, bool)
+    truth[:n_true] = True
+    t = rng.permutation(n_true)
+    f = n_true + rng.permutation(n_false)
+    d = np.arange(n_true + n_false, total)
+    truth[d[:400]] = True
+
+    def scores(items):
+        return np.where(truth[items], rng.beta(6, 2, items.size), rng.beta(2, 6, items.size))
+
+    runs = {}
+    top = np.concatenate([t[:920], f[:80]])
+    runs["top"] = top
+    runs["top_twin"] = np.concatenate([top[10:], t[2900:2910]])  # near-identical, 10 swapped
+    runs["close"] = np.concatenate([t[300:1200], f[40:140]])  # shares 620 items with top
+    runs["mid"] = np.concatenate([t[1000:1900], f[200:500]])
+    runs["mid_copy"] = runs["mid"]  # identical: tied in truth on every metric
+    runs["low"] = np.concatenate([t[1800:2120], f[500:980]])
+    runs["small"] = np.concatenate([t[2500:2528], f[1000:1012]])
+    runs["disjoint"] = d
+    scored = {
+        name: (np.sort(items).astype(np.int64), scores(np.sort(items)))
+        for name, items in runs.items()
+        if name != "mid_copy"
+    }
+    scored["mid_copy"] = scored["mid"]  # the same submission twice
+    built = tuple(System(name, *scored[name]) for name in sorted(scored))
+    keys = np.array([f"k{i}" for i in range(total)], dtype=object)
+    return Dataset("ranking", "", keys, truth, built, int(truth.sum()))
 
 
 def campaigns(dataset, design_name, repeats, seed, reference_size=200, annotators=None, **options):

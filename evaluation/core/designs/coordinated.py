@@ -456,6 +456,18 @@ class CoordinatedPoissonDesign:
         return view
 
     # -- estimation -------------------------------------------------------------------------
+    def precision_parts(
+        self, state: TaskState, runs: Sequence[int] | None = None
+    ) -> list[PrecisionParts]:
+        """Each run's precision with its per-item pieces (verified items, coefficients,
+        residuals, inclusion probabilities), as :meth:`estimate` computes it: what
+        :mod:`..paired` correlates across runs."""
+        rec = self.record(state)
+        labels = self.labels(state, rec)
+        known = rec.known(labels)
+        runs = range(state.n_runs) if runs is None else runs
+        return [self._precision(state, rec, i, labels, known) for i in runs]
+
     def estimate(
         self, state: TaskState, runs: Sequence[int] | None = None, *, level: float | None = None
     ) -> list[RunEstimate]:

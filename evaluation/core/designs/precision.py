@@ -36,8 +36,11 @@ class PrecisionParts:
     the run sees them (:meth:`..labels.ItemLabels.in_domains`), ``coefficients`` the derivative of
     the estimate with respect to each label, ``inclusion`` their inclusion probabilities and
     ``inflation`` the factor ``1 / (1 - gamma)^2`` by which their stratum's variance grows for
-    the labels' uncertainty. ``variance`` is the total; ``parameter_variance`` its part due to
-    the annotators' estimated error rates (0 with exact labels), which more items do not reduce.
+    the labels' uncertainty, ``residuals`` each label minus its post-stratum's Hajek rate (0 for
+    items sampled with certainty: the estimate's error is, to first order, the sum of
+    ``coefficients * residuals``, which :mod:`..paired` correlates across runs).
+    ``variance`` is the total; ``parameter_variance`` its part due to the annotators' estimated
+    error rates (0 with exact labels), which more items do not reduce.
     """
 
     estimate: IntervalEstimate
@@ -56,6 +59,7 @@ class PrecisionParts:
     inclusion: np.ndarray = field(default_factory=lambda: np.empty(0))
     inflation: np.ndarray = field(default_factory=lambda: np.empty(0))
     parameter_variance: float = 0.0
+    residuals: np.ndarray = field(default_factory=lambda: np.empty(0))
 
     @property
     def sampled(self) -> int:
@@ -300,7 +304,15 @@ def _poststratified(
         unsampled=bool(fit.unsampled.any()),
         coefficients=coefficients,
         parameter_variance=param_var,
+        residuals=_residuals(view, fit),
     )
+
+
+def _residuals(view: RunLabels, fit: _SampledStrata) -> np.ndarray:
+    """Each verified item's label minus its post-stratum's Hajek rate (0 for certain items)."""
+    out = np.zeros(view.items.size)
+    out[~view.certain] = view.z[~view.certain] - fit.rate[fit.h]
+    return out
 
 
 def _label_coefficients(view: RunLabels, fit: _SampledStrata, n: int) -> np.ndarray:
@@ -358,6 +370,7 @@ def _parts(
     coefficients: np.ndarray,
     unsampled: bool = False,
     parameter_variance: float = 0.0,
+    residuals: np.ndarray | None = None,
 ) -> PrecisionParts:
     """The run's precision with the per-item pieces of ``view`` the planner reads."""
     return PrecisionParts(
@@ -374,6 +387,7 @@ def _parts(
         inclusion=view.inclusion,
         inflation=view.item_inflation(),
         parameter_variance=parameter_variance,
+        residuals=np.zeros(view.items.size) if residuals is None else residuals,
     )
 
 

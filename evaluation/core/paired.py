@@ -1,0 +1,293 @@
+"""Paired differences of runs: the joint normal of every run's precision, recall and F1.
+
+Two runs of one task are estimated from one sample: the items they share are verified once and
+weigh in both estimates, and their recall rests on one reference sample. The difference of two
+runs' measures therefore has far less variance than the sum of their two variances when they
+share most of their items. This module gives, per measure, the joint covariance of the ``K``
+runs' estimates (their values: the design's precision, the reference sample's share for
+recall, F1 of the two), from which the estimate and interval of every difference follow
+(:meth:`PairedDifferences.difference`) and the simultaneous rank intervals of
+:func:`.ranking.paired_rank_intervals`.
+
+Method
+------
+* **precision**: the design's estimate of run ``a`` is, to first order, ``sum_x c_ax e_ax``
+  over its verified items, ``c_ax`` the derivative of the estimate with respect to the item's
+  label and ``e_ax`` the label minus its post-stratum's Hajek rate (:class:`PrecisionParts`).
+  Over the one Poisson sample both runs use, the covariance of two runs' errors is estimated by
+  ``sum_x (1 - pi_x) c_ax e_ax c_bx e_bx`` over the items they share, plus
+  ``sum_x c_ax c_bx v_x`` for the labels' own uncertainty (``v_x`` the posterior variance of an
+  item judged by fallible annotators, 0 for exact labels): the same linearisation the marginal
+  variance rests on, with the runs' own strata, weights and the design's inclusion
+  probabilities. Each run's variance is its marginal one, ``((high - low) / 2z)^2`` at its
+  interval's level, with every term the marginal estimator carries (the floors of pure strata,
+  the borrowed rate of an unsampled stratum, the annotators' parameters), but at least its
+  linearised part; what is not in the linearised covariance counts as independent between
+  runs, which can only widen a difference's interval.
+* **recall**: the difference of two runs' recall is estimated by the difference of their shares
+  of the reference sample (a uniform sample of true items, exact): ``R_a - R_b`` is the share of
+  the sample in ``a`` and not in ``b`` minus the reverse, so only the reference items the runs
+  disagree on count, with the cluster-robust variance over the sample's groups (documents), plus
+  half a reference item of doubt per run (so that two runs no sampled item separates, or a run
+  of a few items that holds none of the sample, keep a variance). This ignores the verified
+  items' evidence on recall (which the board's value uses), and is unbiased and free of the
+  annotators' errors whatever the design did.
+* **F1**: ``F(P_a, R_a)`` with ``R_a`` the reference share, by the delta method on the joint
+  influence: ``dF/dP`` through the precision covariance and ``dF/dR`` through the recall one.
+  The reference sample is drawn apart from the verified sample, so the two are independent.
+
+The covariance of the ``K`` estimates is positive semi-definite (linearised Gram matrices plus a
+non-negative diagonal), so every pair's difference, and every set of differences at once
+(:func:`.ranking.paired_rank_intervals`), has a normal approximation. Runs with identical item
+sets have identical true measures: their difference is exactly 0.
+
+What it rests on
+----------------
+The marginal precision intervals' validity under the adaptive design (docs/STATISTICS.md: the
+stopping rule's effect is measured, not proven zero), a normal approximation for each
+difference, and the reference sample being a uniform sample of the true items. Checked by
+simulation (``tests/evaluation/core/test_core_paired.py``; docs/STATISTICS.md "Rank intervals
+from paired differences").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+from scipy import sparse
+
+from .designs.precision import PrecisionParts
+from .intervals import normal_quantile
+from .results import IntervalEstimate, RunEstimate
+from .sorted_sets import contains
+from .state import TaskState
+
+__all__ = ["PairedDifferences", "joint_covariance", "paired_differences"]
+
+METHOD = "paired-normal"
+
+
+class _Design(Protocol):
+    def precision_parts(
+        self, state: TaskState, runs: Sequence[int] | None = None
+    ) -> list[PrecisionParts]: ...
+
+    def estimate(
+        self, state: TaskState, runs: Sequence[int] | None = None, *, level: float | None = None
+    ) -> list[RunEstimate]: ...
+
+
+@dataclass(frozen=True)
+class PairedDifferences:
+    """The joint normal of ``K`` runs' estimates of one measure.
+
+    Attributes
+    ----------
+    runs : tuple
+        Run identifiers, in order.
+    measure : str
+        ``"precision"``, ``"recall"`` or ``"f1"``.
+    values : numpy.ndarray
+        Point estimate per run (``nan``: undefined, the run takes part in no difference).
+        Precision is the design's; recall the run's share of the reference sample; F1 of the two.
+    covariance : numpy.ndarray
+        ``K x K`` covariance of the estimates (positive semi-definite).
+    identical : numpy.ndarray of bool
+        ``K x K``: the two runs predict the same items, so every difference is exactly 0.
+    method : str
+        ``"paired-normal"``.
+    """
+
+    runs: tuple[object, ...]
+    measure: str
+    values: np.ndarray
+    covariance: np.ndarray
+    identical: np.ndarray
+    method: str = METHOD
+
+    @property
+    def differences(self) -> np.ndarray:
+        """``K x K``: ``values[a] - values[b]`` (exactly 0 for identical runs)."""
+        d = self.values[:, None] - self.values[None, :]
+        return np.where(self.identical, 0.0, d)
+
+    @property
+    def standard_errors(self) -> np.ndarray:
+        """``K x K``: standard error of each difference (0 for identical runs)."""
+        var = np.diag(self.covariance)
+        v = var[:, None] + var[None, :] - 2.0 * self.covariance
+        return np.where(self.identical, 0.0, np.sqrt(np.maximum(v, 0.0)))
+
+    def difference(self, a: object, b: object, *, level: float) -> IntervalEstimate:
+        """Estimate and normal interval at ``level`` of ``measure(a) - measure(b)``."""
+        i, j = self.runs.index(a), self.runs.index(b)
+        value = float(self.differences[i, j])
+        se = float(self.standard_errors[i, j])
+        if not math.isfinite(value):
+            return IntervalEstimate(math.nan, -1.0, 1.0, level, "bounds-only", 0)
+        half = normal_quantile(level) * se
+        low, high = max(value - half, -1.0), min(value + half, 1.0)
+        return IntervalEstimate(value, low, high, level, self.method, 0)
+
+
+def joint_covariance(variances: np.ndarray, linearised: np.ndarray) -> np.ndarray:
+    """The linearised covariance with each run's own variance on the diagonal.
+
+    Parameters
+    ----------
+    variances : numpy.ndarray
+        Per run (``K``): the marginal variance (``nan`` or infinite: the run is unranked and
+        gets its linearised variance).
+    linearised : numpy.ndarray
+        ``K x K`` Gram matrix of the runs' linearised errors (positive semi-definite).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``K x K``: ``linearised`` with its diagonal raised to ``variances`` where those are
+        larger; the excess counts as independent between runs.
+    """
+    out = np.array(linearised, dtype=float, copy=True)
+    diag = np.diag(out)
+    own = np.where(np.isfinite(variances), variances, diag)
+    np.fill_diagonal(out, np.maximum(diag, own))
+    return out
+
+
+def paired_differences(
+    design: _Design,
+    state: TaskState,
+    runs: Sequence[int] | None = None,
+    *,
+    estimates: Sequence[RunEstimate] | None = None,
+) -> dict[str, PairedDifferences]:
+    """The joint normal of ``runs``' precision, recall and F1 under ``design``.
+
+    Parameters
+    ----------
+    design
+        The design that sampled ``state`` (``default``: it offers ``precision_parts`` and
+        ``estimate``).
+    state : TaskState
+    runs : sequence of int, optional
+        Run indices (default: every run).
+    estimates : sequence of RunEstimate, optional
+        ``design.estimate(state, runs)`` when already computed (any level).
+
+    Returns
+    -------
+    dict
+        Measure name to :class:`PairedDifferences`.
+
+    References
+    ----------
+    Sarndal, C.-E., Swensson, B. and Wretman, J. (1992). Model Assisted Survey Sampling,
+    sections 5.10 (the covariance of two estimators from one sample) and 7.6 (post-strata).
+    Agresti, A. (2013). Categorical Data Analysis, 3rd ed., section 11.1 (paired proportions).
+    """
+    runs = list(range(state.n_runs)) if runs is None else [int(r) for r in runs]
+    if estimates is None:
+        estimates = design.estimate(state, runs)
+    if len(estimates) != len(runs):
+        raise ValueError("one estimate per run is needed")
+    items = [state.runs[r].items for r in runs]
+    identical = _identical(items)
+    ids = tuple(runs)
+    p_values = np.array([e.precision.value for e in estimates], dtype=float)
+    p_var = np.array([_variance(e.precision) for e in estimates])
+    p_cov = joint_covariance(p_var, _precision_gram(design.precision_parts(state, runs), state))
+    r_values, r_cov = _reference_shares(items, state)
+    f_values, f_cov = _f1_joint(p_values, p_cov, r_values, r_cov)
+    return {
+        "precision": PairedDifferences(ids, "precision", p_values, p_cov, identical),
+        "recall": PairedDifferences(ids, "recall", r_values, r_cov, identical),
+        "f1": PairedDifferences(ids, "f1", f_values, f_cov, identical),
+    }
+
+
+def _variance(estimate: IntervalEstimate) -> float:
+    """The normal-equivalent variance of a marginal interval, ``((high - low) / 2z)^2``."""
+    if not math.isfinite(estimate.value):
+        return math.nan
+    return ((estimate.high - estimate.low) / (2.0 * normal_quantile(estimate.level))) ** 2
+
+
+def _precision_gram(parts: Sequence[PrecisionParts], state: TaskState) -> np.ndarray:
+    """Gram matrix of the runs' linearised precision errors: design part (sampled items, each
+    ``sqrt(1 - pi) c e``) and label part (every verified item, ``c sqrt(v)``)."""
+    n = state.n_items
+    rows, cols, data = [], [], []
+    for a, part in enumerate(parts):
+        pi = part.inclusion
+        design = np.sqrt(np.clip(1.0 - pi, 0.0, 1.0)) * part.coefficients * part.residuals
+        label = part.coefficients * np.sqrt(np.maximum(part.variances, 0.0))
+        for offset, values in ((0, design), (n, label)):
+            keep = values != 0.0
+            rows.append(np.full(int(keep.sum()), a))
+            cols.append(part.items[keep] + offset)
+            data.append(values[keep])
+    k = len(parts)
+    if not rows:
+        return np.zeros((k, k))
+    m = sparse.csr_matrix(
+        (np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))), shape=(k, 2 * n)
+    )
+    gram: np.ndarray = np.asarray((m @ m.T).todense())
+    return gram
+
+
+def _reference_shares(
+    items: Sequence[np.ndarray], state: TaskState
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each run's share of the reference sample and their cluster-robust joint covariance."""
+    ref = state.reference
+    k = len(items)
+    if ref.size == 0:
+        return np.full(k, math.nan), np.zeros((k, k))
+    _, group = np.unique(ref.groups, return_inverse=True)
+    n_groups = int(group.max()) + 1
+    inside = np.array([contains(run_items, ref.items) for run_items in items], dtype=float)
+    shares = inside.mean(axis=1)
+    totals = np.stack(
+        [np.bincount(group, weights=row - row.mean(), minlength=n_groups) for row in inside]
+    )
+    n = ref.size
+    scale = n_groups / max(n_groups - 1, 1) / (n * n)
+    cov: np.ndarray = totals @ totals.T * scale
+    # Half a reference item of doubt on each run's own side (Jeffreys' half count): a run that
+    # holds none of the sample (a run of a few items) has a share of exactly 0 and a variance of
+    # 0 otherwise, and so has the difference of two runs that no sampled item separates.
+    cov[np.diag_indices(k)] += 0.5 / (n * n)
+    return shares, cov
+
+
+def _f1_joint(
+    p: np.ndarray, p_cov: np.ndarray, r: np.ndarray, r_cov: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """F1 of each run and its delta-method joint covariance (precision and recall independent:
+    they rest on two samples drawn apart)."""
+    total = p + r
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = np.where(total > 0, 2.0 * p * r / total, 0.0)
+        dp = np.where(total > 0, 2.0 * r * r / (total * total), 0.0)
+        dr = np.where(total > 0, 2.0 * p * p / (total * total), 0.0)
+    value = np.where(np.isfinite(total), value, math.nan)
+    dp, dr = np.nan_to_num(dp), np.nan_to_num(dr)
+    cov: np.ndarray = np.outer(dp, dp) * p_cov + np.outer(dr, dr) * r_cov
+    return value, cov
+
+
+def _identical(items: Sequence[np.ndarray]) -> np.ndarray:
+    """``K x K``: the runs predict the same item sets."""
+    k = len(items)
+    same = np.eye(k, dtype=bool)
+    keys = [(a.size, hash(a.tobytes())) for a in items]
+    for i in range(k):
+        for j in range(i + 1, k):
+            if keys[i] == keys[j] and np.array_equal(items[i], items[j]):
+                same[i, j] = same[j, i] = True
+    return same
