@@ -31,7 +31,7 @@ from _util import code_version, machine
 from evaluation.core.measures import OPEN_MEASURES
 from evaluation.simulation.campaigns import Annotators
 from evaluation.simulation.datasets import load_dataset
-from evaluation.simulation.rank_campaigns import (
+from evaluation.simulation.open_world.rank_campaigns import (
     RANK_METHODS,
     campaign_ranks,
     campaign_truth,

@@ -17,7 +17,7 @@ from evaluation.core.intervals import normal_quantile
 from evaluation.core.measures import OPEN_MEASURES
 from evaluation.core.paired import PairedDifferences, joint_covariance, paired_differences
 from evaluation.core.state import TaskState
-from evaluation.simulation.rank_campaigns import campaign_truth, rank_campaign
+from evaluation.simulation.open_world.rank_campaigns import campaign_truth, rank_campaign
 
 from design_campaigns import plan_until_done, synthetic_dataset
 

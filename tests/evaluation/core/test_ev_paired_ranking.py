@@ -9,7 +9,7 @@ import pytest
 from evaluation.core.measures import OPEN_MEASURES
 from evaluation.core.paired import PairedDifferences
 from evaluation.core.ranking import PAIRED_METHODS, RankIntervals, paired_rank_intervals
-from evaluation.simulation.rank_campaigns import (
+from evaluation.simulation.open_world.rank_campaigns import (
     campaign_ranks,
     campaign_truth,
     rank_campaign,

@@ -21,19 +21,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.designs import CoordinatedPoissonDesign
-from ..core.measures import OPEN_MEASURES
-from ..core.paired import PairedDifferences, paired_differences
-from ..core.ranking import (
+from ...core.designs import CoordinatedPoissonDesign
+from ...core.measures import OPEN_MEASURES
+from ...core.paired import PairedDifferences, paired_differences
+from ...core.ranking import (
     RankIntervals,
     bonferroni_level,
     paired_rank_intervals,
     rank_estimates,
 )
-from ..core.state import TaskState
-from .annotators import AnnotatorPanel, PerfectOracle, choose_gold
-from .campaigns import Annotators, true_scores
-from .datasets import Dataset
+from ...core.state import TaskState
+from ..annotators import AnnotatorPanel, PerfectOracle, choose_gold
+from ..campaigns import Annotators
+from ..datasets import Dataset
+from .campaigns import true_scores
 
 __all__ = ["RankCampaign", "RankScores", "rank_campaign", "score_ranks", "true_rank_ranges"]
 
