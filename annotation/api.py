@@ -1,7 +1,7 @@
 """The annotator page's JSON API: claim, heartbeat, release, answer, undo, progress.
 
 Session (with CSRF) or token authentication. Every error has the REST API's body
-(``leaderboard.api.errors``) with a 4xx status (503 for a lost database); the views only validate,
+(``site_platform.api.errors``) with a 4xx status (503 for a lost database); the views only validate,
 call one service or selector, and serialise.
 """
 
@@ -12,10 +12,10 @@ from rest_framework import exceptions, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
-from leaderboard.api.openapi import errors
 from leaderboard.api.views import ApiView
 from leaderboard.models import Task
 from leaderboard.selectors import TaskForbidden, task_for
+from site_platform.api.openapi import errors
 
 from . import serializers as s
 from .selectors import annotator_progress

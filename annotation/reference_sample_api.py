@@ -15,9 +15,9 @@ from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
-from leaderboard.api.openapi import with_errors
 from leaderboard.api.reference_sample_views import ReferenceSampleSerializer
 from leaderboard.api.views import ApiView
+from site_platform.api.openapi import with_errors
 
 from .serializers import StrictSerializer
 from .services import cancel_reference_sample, draw_reference_sample, settle_reference_sample

@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.contrib import admin
 from django.db.models import Count, Q
 
+from site_platform.admin import SuperusersOnly, ViewOnly
+
 from ..models import (
     ApiToken,
     Run,
@@ -15,7 +17,7 @@ from ..models import (
     TeamInvitation,
 )
 from ..selectors import organized_tasks
-from .base import OrganizerScopedAdmin, SuperusersOnly, ViewOnly
+from .base import OrganizerScopedAdmin
 
 
 @admin.register(Team)

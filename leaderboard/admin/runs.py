@@ -8,6 +8,8 @@ from django.db import models
 from django.db.models.functions import Length
 from django.utils import timezone
 
+from site_platform.admin import ReadOnlyInline, ViewOnly
+
 from ..models import (
     Estimate,
     LabelModelFit,
@@ -18,7 +20,7 @@ from ..models import (
     RunEvent,
     RunPredictions,
 )
-from .base import ReadOnlyInline, RecordAdmin, ViewOnly
+from .base import RecordAdmin
 
 
 class RunEventInline(ReadOnlyInline):

@@ -11,10 +11,11 @@ from rest_framework import exceptions
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
+from site_platform.api.openapi import with_errors
+
 from ..models import Run
 from ..selectors import is_organizer
 from ..services.held_runs import reject_held_run, release_run
-from .openapi import with_errors
 from .serializers import RunDetailSerializer
 from .views import ApiView
 

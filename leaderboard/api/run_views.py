@@ -7,8 +7,9 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
+from site_platform.api.openapi import with_errors
+
 from ..services.withdrawal import set_baseline, withdraw_run
-from .openapi import with_errors
 from .serializers import BaselineSerializer, RunDetailSerializer
 from .views import ApiView
 

@@ -18,6 +18,9 @@ from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
+from site_platform.api.openapi import with_errors
+from site_platform.api.serializers import RefuseUnknownFields
+
 from ..selectors import (
     open_task_invitations,
     task_annotators,
@@ -35,8 +38,6 @@ from ..services.task_roles import (
     remove_organizer,
     revoke_task_invitation,
 )
-from .openapi import with_errors
-from .serializers import RefuseUnknownFields
 from .team_views import MailInvitationsSerializer, mailed_data
 from .views import ApiView
 

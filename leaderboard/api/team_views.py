@@ -19,6 +19,9 @@ from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
+from site_platform.api.openapi import with_errors
+from site_platform.api.serializers import RefuseUnknownFields
+
 from ..selectors import (
     approval_request,
     approval_requests,
@@ -40,8 +43,6 @@ from ..services.teams import (
     request_approval,
     revoke_team_invitation,
 )
-from .openapi import with_errors
-from .serializers import RefuseUnknownFields
 from .views import ApiView
 
 

@@ -14,10 +14,11 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
+from site_platform.api.openapi import with_errors
+
 from ..models import OrganizerUpload
 from ..selectors import organizer_upload, recent_uploads
 from ..services.organizer_uploads import receive_upload
-from .openapi import with_errors
 from .permissions import IsTaskOrganizer
 from .views import ApiView
 

@@ -4,7 +4,7 @@ The board, snapshots and run history are in ``board_views``; organizer actions i
 ``organizer_views``; tokens and the caller in ``account_views``.
 
 Each view validates its input, calls one service or selector and serialises the result. Every
-error has the same JSON body (``leaderboard.api.errors``).
+error has the same JSON body (``site_platform.api.errors``).
 
 Uploads are never read into memory: Django spools them to temporary files past
 ``FILE_UPLOAD_MAX_MEMORY_SIZE``. A run upload is only copied to storage here (hashed, its sizes
@@ -14,18 +14,15 @@ already over the task's limit is refused before its body is read.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
-
 import django_filters
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import exceptions, serializers, status
-from rest_framework.pagination import BasePagination
 from rest_framework.permissions import IsAuthenticated
-from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
-from rest_framework.settings import api_settings
-from rest_framework.views import APIView
+
+from site_platform.api.openapi import PAGE, page_of, with_errors
+from site_platform.api.views import JsonApiView
 
 from ..board_text import RunWords
 from ..ingestion import human_bytes
@@ -43,7 +40,6 @@ from ..selectors import (
 from ..services.board import update_run_details
 from ..services.runs import SubmissionError, submit_upload, upload_limit
 from ..services.tasks import create_task, update_task
-from .openapi import PAGE, page_of, with_errors
 from .permissions import CanCreateTasksOrReadOnly, IsTaskOrganizerOrReadOnly
 from .serializers import (
     RunDetailSerializer,
@@ -57,43 +53,16 @@ from .task_serializers import TaskSerializer, TaskWriteSerializer
 MULTIPART_SLACK = 1024 * 1024
 
 
-# The base of view mixins: to the type checker, the APIView they are mixed into.
-if TYPE_CHECKING:
-    ViewMixinBase = APIView
-else:
-    ViewMixinBase = object
-
-
-# The base of the views of both APIs: CSV requests get JSON errors, pagination, lookups. Errors
-# are answered by ``leaderboard.api.errors`` (the project's exception handler). A comment, not a
-# docstring: the schema would describe every view without a docstring of its own with it.
-class ApiView(APIView):
+# The base of the views of both APIs: the platform's (``site_platform.api.views``) with the
+# site's one rule for accounts and the lookups of tasks and runs. A comment, not a docstring:
+# the schema would describe every view without a docstring of its own with it.
+class ApiView(JsonApiView):
     def perform_authentication(self, request):
         # The API's one place for who may act: a signed-in account (a token, a session) whose
         # address is not verified is refused every request (403 unverified_email), so a token
         # it holds from before does not work either. Anonymous callers read as before.
         if request.user.is_authenticated:
             check_verified_email(request.user)
-
-    def finalize_response(self, request, response, *args, **kwargs):
-        # Error bodies are JSON even when CSV was asked for (``?format=csv``).
-        renderer = getattr(request, "accepted_renderer", None)
-        if (
-            isinstance(response, Response)
-            and response.status_code >= 400
-            and renderer is not None
-            and renderer.format not in ("json", "api")
-        ):
-            request.accepted_renderer = JSONRenderer()
-            request.accepted_media_type = JSONRenderer.media_type
-        return super().finalize_response(request, response, *args, **kwargs)
-
-    def paginated(self, queryset, serializer_class, **context):
-        # The setting names a class; api_settings imports it (its stubs say str).
-        paginator = cast("type[BasePagination]", api_settings.DEFAULT_PAGINATION_CLASS)()
-        page: list[Any] | None = paginator.paginate_queryset(queryset, self.request, view=self)
-        data = serializer_class(page, many=True, context={"request": self.request, **context}).data
-        return paginator.get_paginated_response(data)
 
     def run(self, run_id: int) -> Run:
         """The run if the user may see it, else 404 (not 403: run ids do not tell what exists)."""
@@ -316,17 +285,3 @@ class RunDetailView(ApiView):
         update_run_details(run=run, **fields.validated_data)
         context = {"request": request, "words": self.run_words(run.task)}
         return Response(RunDetailSerializer(run, context=context).data)
-
-
-class UnknownEndpointView(ApiView):
-    """Any other path under ``/api/`` or ``/annotate/api/``: 404 with the error body (not the
-    HTML page)."""
-
-    permission_classes = []
-    authentication_classes = []
-    schema = None
-
-    def unknown(self, request, *args, **kwargs):
-        raise exceptions.NotFound(f"there is no API endpoint {request.path!r}")
-
-    get = post = put = patch = delete = head = unknown

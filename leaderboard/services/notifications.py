@@ -26,8 +26,9 @@ from django.conf import settings
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
+from site_platform.errors import ServiceError
+
 from .. import jobs
-from ..errors import ServiceError
 from ..models import MailKind, MailOptOut, Notification, Run, RunEvent, Task, TeamApproval
 from ..selectors import mail_preferences, run_for
 from .mail import send_site_mail, site_link

@@ -42,8 +42,9 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from site_platform.errors import ServiceError
+
 from .. import jobs
-from ..errors import ServiceError
 from ..ingestion import Problem, UploadRejected, human_bytes
 from ..models import OrganizerUpload, Task
 from ..selectors import reference_size

@@ -24,7 +24,8 @@ from typing import IO, TYPE_CHECKING
 
 from django.db import transaction
 
-from ..errors import ServiceError
+from site_platform.errors import ServiceError
+
 from ..ingestion import ParsedPool, Problem, parse_pool_file
 from ..ingestion.fields import _shown
 from ..kinds import kind_for

@@ -19,9 +19,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from site_platform.errors import ServiceError
+
 from .. import jobs, phases
 from ..email_domains import matches, parse_domains
-from ..errors import ServiceError
 from ..ingestion import Problem, Receiver, UploadRejected, human_bytes
 from ..kinds import kind_for
 from ..models import Run, Task, Team

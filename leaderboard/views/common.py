@@ -1,15 +1,13 @@
-"""Helpers every page view uses: a task's page, file downloads, invitations just mailed."""
+"""Helpers every page view uses: a task's page, invitations just mailed (downloads are the
+platform's, ``site_platform.downloads``)."""
 
 from __future__ import annotations
 
-import json
-
-from django.http import HttpResponse, StreamingHttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 
 from .. import presenters, selectors
-from ..exports import csv_lines
 from ..kinds import kind_for
 
 
@@ -34,20 +32,6 @@ def render_task_page(
         },
         status=status,
     )
-
-
-def csv_download(rows, filename: str) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(csv_lines(rows), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
-
-
-def json_download(data, filename: str) -> HttpResponse:
-    response = HttpResponse(
-        json.dumps(data, ensure_ascii=False), content_type="application/json; charset=utf-8"
-    )
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
 
 
 def mailed_invitations(request, issued, view: str) -> list[dict]:

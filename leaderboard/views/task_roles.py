@@ -12,8 +12,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from site_platform.errors import ServiceError
+
 from .. import selectors
-from ..errors import ServiceError
 from ..services.invitation_mail import invite_to_task_by_mail
 from ..services.task_roles import (
     ROLES,

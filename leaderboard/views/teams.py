@@ -13,8 +13,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from site_platform.errors import ServiceError, with_headers
+
 from .. import selectors
-from ..errors import ServiceError, with_headers
 from ..services.invitation_mail import invite_to_team_by_mail
 from ..services.teams import (
     TeamError,

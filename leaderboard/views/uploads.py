@@ -23,7 +23,8 @@ from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle, ScopedRateThrottle
 from rest_framework.views import APIView
 
-from ..errors import retry_after
+from site_platform.errors import retry_after
+
 from ..ingestion import human_bytes
 from ..services.runs import SubmissionError, upload_limit
 
