@@ -93,17 +93,17 @@ class ApiView(JsonApiView):
         limit = upload_limit(task)
         if declared > limit + MULTIPART_SLACK:
             raise SubmissionError(
-                "too_large",
                 f"the request is {human_bytes(declared)}, over "
                 f"the limit of {human_bytes(limit)} for task "
                 f"{task.slug!r}",
+                code="too_large",
             )
 
     def upload(self):
         upload = self.request.FILES.get("file")
         if upload is None:
             raise SubmissionError(
-                "missing_file", "no file: send it as the multipart form field `file`"
+                "no file: send it as the multipart form field `file`", code="missing_file"
             )
         return upload
 

@@ -90,8 +90,8 @@ def _payloads(pool: ParsedPool, payloads: ParsedPool | None) -> dict[str, object
     ]
     if problems:
         raise SubmissionError(
-            "rejected",
             f"rejected: {len(problems):,} payload keys are not in the pool (first: {problems[0]})",
+            code="rejected",
             problems=problems[:50],
             total=len(problems),
         )

@@ -56,7 +56,7 @@ def error_of(response, status: int, code: str) -> dict:
     ],
 )
 def test_submission_errors_carry_their_status(code, status):
-    exc = SubmissionError(code, "refused", problems=[Problem(3, "bad score")], total=7)
+    exc = SubmissionError("refused", code=code, problems=[Problem(3, "bad score")], total=7)
     body = error_of(handled(exc), status, code)
     assert body == {
         "code": code,
@@ -131,7 +131,9 @@ def test_a_rejected_runs_id_is_in_the_body():
     class Saved:
         pk = 42
 
-    assert handled(SubmissionError("duplicate", "again", run=Saved())).data["error"]["run"] == 42
+    assert (
+        handled(SubmissionError("again", code="duplicate", run=Saved())).data["error"]["run"] == 42
+    )
 
 
 # -- DRF's and Django's exceptions ---------------------------------------------------------------
