@@ -24,7 +24,6 @@ from site_platform.api.serializers import RefuseUnknownFields
 from ..selectors import (
     open_task_invitations,
     task_annotators,
-    task_for,
     task_invitation_for,
     task_member_for,
     task_organizers,
@@ -93,7 +92,7 @@ class TaskPeopleView(ApiView):
 
     @extend_schema(responses=with_errors({200: TaskPeopleSerializer}, 401, 403, 404))
     def get(self, request, slug: str):
-        task = task_for(slug, request.user, role="organizer")
+        task = self.organized_task(slug)
         return Response(
             TaskPeopleSerializer(
                 {
@@ -113,7 +112,7 @@ class TaskInvitationListView(ApiView):
 
     @extend_schema(responses=with_errors({200: TaskInvitationSerializer(many=True)}, 401, 403, 404))
     def get(self, request, slug: str):
-        task = task_for(slug, request.user, role="organizer")
+        task = self.organized_task(slug)
         return Response(TaskInvitationSerializer(open_task_invitations(task), many=True).data)
 
     @extend_schema(
@@ -121,7 +120,7 @@ class TaskInvitationListView(ApiView):
         responses=with_errors({201: IssuedTaskInvitationSerializer}, 400, 401, 403, 404),
     )
     def post(self, request, slug: str):
-        task = task_for(slug, request.user, role="organizer")
+        task = self.organized_task(slug)
         body = TaskInviteSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         issued = invite_to_task(task=task, role=body.validated_data["role"], by=request.user)
@@ -147,7 +146,7 @@ class TaskInvitationMailView(ApiView):
         ),
     )
     def post(self, request, slug: str):
-        task = task_for(slug, request.user, role="organizer")
+        task = self.organized_task(slug)
         body = TaskMailInvitationsSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         issued = invite_to_task_by_mail(
@@ -173,7 +172,7 @@ class TaskInvitationDetailView(ApiView):
 
     @extend_schema(request=None, responses=with_errors({204: None}, 401, 403, 404))
     def delete(self, request, slug: str, invitation_id: int):
-        task = task_for(slug, request.user, role="organizer")
+        task = self.organized_task(slug)
         revoke_task_invitation(
             invitation=task_invitation_for(task=task, invitation_id=invitation_id)
         )
@@ -187,7 +186,7 @@ class TaskAnnotatorView(ApiView):
 
     @extend_schema(request=None, responses=with_errors({204: None}, 401, 403, 404))
     def delete(self, request, slug: str, user_id: int):
-        task = task_for(slug, request.user, role="organizer")
+        task = self.organized_task(slug)
         person = task_member_for(task=task, role="annotator", user_id=user_id)
         remove_annotator(task=task, user=person)
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -200,7 +199,7 @@ class TaskOrganizerView(ApiView):
 
     @extend_schema(request=None, responses=with_errors({204: None}, 401, 403, 404, 409))
     def delete(self, request, slug: str, user_id: int):
-        task = task_for(slug, request.user, role="organizer")
+        task = self.organized_task(slug)
         person = task_member_for(task=task, role="organizer", user_id=user_id)
         remove_organizer(task=task, user=person)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -287,7 +287,7 @@ class TaskTeamsView(ApiView):
 
     @extend_schema(responses=with_errors({200: ApprovalSerializer(many=True)}, 401, 403, 404))
     def get(self, request, slug: str):
-        task = task_for(slug, request.user, role="organizer")
+        task = self.organized_task(slug)
         return Response(ApprovalSerializer(approval_requests(task), many=True).data)
 
 
@@ -298,7 +298,7 @@ class TeamApproveView(ApiView):
 
     @extend_schema(request=None, responses=with_errors({200: ApprovalSerializer}, 401, 403, 404))
     def post(self, request, slug: str, team_id: int):
-        task = task_for(slug, request.user, role="organizer")
+        task = self.organized_task(slug)
         team = approval_request(task=task, team_id=team_id).team
         return Response(
             ApprovalSerializer(approve_team(task=task, team=team, by=request.user)).data

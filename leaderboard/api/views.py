@@ -18,7 +18,7 @@ import django_filters
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import exceptions, serializers, status
-from rest_framework.permissions import IsAuthenticated
+from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 
 from site_platform.api.openapi import PAGE, page_of, with_errors
@@ -28,6 +28,7 @@ from ..board_text import RunWords
 from ..ingestion import human_bytes
 from ..models import Run, Task
 from ..selectors import (
+    TaskForbidden,
     check_verified_email,
     is_organizer,
     may_edit_run,
@@ -40,7 +41,7 @@ from ..selectors import (
 from ..services.board import update_run_details
 from ..services.runs import SubmissionError, submit_upload, upload_limit
 from ..services.tasks import create_task, update_task
-from .permissions import CanCreateTasksOrReadOnly, IsTaskOrganizerOrReadOnly
+from .permissions import CanCreateTasksOrReadOnly
 from .serializers import (
     RunDetailSerializer,
     RunDetailsSerializer,
@@ -76,9 +77,18 @@ class ApiView(JsonApiView):
         snapshot the caller may see (as their runs' states are: ``runs_seen_by``)."""
         return RunWords.of(task, snapshots_visible_to(task=task, user=self.request.user).first())
 
-    def organized_task(self, slug: str) -> Task:
-        """The task if the user may see it (else 404) and organizes it (else 403)."""
-        return task_for(slug, self.request.user, role="organizer")
+    def organized_task(self, slug: str, *, refusal: str | None = None) -> Task:
+        """The task if the user may see it (else 404) and organizes it (else 403, ``refusal``
+        when given; 401 when the caller is not signed in): the API's one check of organizer
+        rights."""
+        try:
+            return task_for(slug, self.request.user, role="organizer")
+        except TaskForbidden as forbidden:
+            if not self.request.user.is_authenticated:
+                self.permission_denied(self.request)  # 401 asking for credentials
+            if refusal is not None:
+                raise exceptions.PermissionDenied(refusal) from forbidden
+            raise
 
     def task(self, slug: str) -> Task:
         """The task if the user may see it, else 404 naming the slug."""
@@ -166,7 +176,9 @@ class TaskDetailView(ApiView):
     """``GET``: a task's public settings (its organizers also see its ``readiness``). ``PATCH``:
     change them (its organizers)."""
 
-    permission_classes = [IsTaskOrganizerOrReadOnly]
+    # Reading: anyone who may see the task (an unknown slug is 404 to every caller, before
+    # any question of credentials); changing: ``organized_task``.
+    permission_classes = [AllowAny]
 
     @extend_schema(responses=with_errors({200: TaskSerializer}, 404))
     def get(self, request, slug: str):
@@ -185,8 +197,7 @@ class TaskDetailView(ApiView):
         "is saved then.",
     )
     def patch(self, request, slug: str):
-        task = self.task(slug)
-        self.check_object_permissions(request, task)
+        task = self.organized_task(slug)
         serializer = TaskWriteSerializer(task, data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
         update_task(task=task, **serializer.validated_data)
