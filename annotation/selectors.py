@@ -72,20 +72,8 @@ def open_requests_for(*, task: Task, annotator) -> QuerySet[VerificationRequest]
     (conflicts excluded)."""
     return (
         VerificationRequest.objects.filter(task=task, state=VerificationRequest.State.PENDING)
-        .filter(
-            ~Exists(
-                Judgment.objects.filter(
-                    request=OuterRef("pk"), annotator=annotator, withdrawn_at=None
-                )
-            )
-        )
-        .filter(
-            ~Exists(
-                GoldAnswer.objects.filter(
-                    gold__item=OuterRef("item_id"), annotator=annotator, withdrawn_at=None
-                )
-            )
-        )
+        .filter(_not_answered_by(annotator, Judgment, request=OuterRef("pk")))
+        .filter(_not_answered_by(annotator, GoldAnswer, gold__item=OuterRef("item_id")))
         .filter(
             ~Exists(
                 RequestConflict.objects.filter(
@@ -101,21 +89,15 @@ def open_gold_for(*, task: Task, annotator) -> QuerySet[GoldItem]:
     by them, nor judged by them as a request."""
     return (
         GoldItem.objects.filter(task=task)
-        .filter(
-            ~Exists(
-                GoldAnswer.objects.filter(
-                    gold=OuterRef("pk"), annotator=annotator, withdrawn_at=None
-                )
-            )
-        )
-        .filter(
-            ~Exists(
-                Judgment.objects.filter(
-                    request__item=OuterRef("item_id"), annotator=annotator, withdrawn_at=None
-                )
-            )
-        )
+        .filter(_not_answered_by(annotator, GoldAnswer, gold=OuterRef("pk")))
+        .filter(_not_answered_by(annotator, Judgment, request__item=OuterRef("item_id")))
     )
+
+
+def _not_answered_by(annotator, answers: type[Judgment] | type[GoldAnswer], **outer):
+    """A condition: ``annotator`` has no live (not withdrawn) answer among ``answers`` matching
+    ``outer`` (lookups of the outer row)."""
+    return ~Exists(answers.objects.filter(annotator=annotator, withdrawn_at=None, **outer))
 
 
 def remaining_items(*, task: Task, annotator) -> int:

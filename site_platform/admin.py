@@ -1,7 +1,10 @@
 """Admin bases of every app: what only superusers see, rows shown but never added or changed
-here, and read-only inlines."""
+here, read-only inlines, and list columns of annotated values."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 from django.contrib import admin
 
@@ -50,3 +53,14 @@ class ReadOnlyInline(admin.TabularInline):
 
     def has_add_permission(self, request, obj=None):
         return False
+
+
+def annotated_column(annotation: str, description: str) -> Callable[[Any, Any], Any]:
+    """A list column showing the value the admin's queryset annotates each row with, and
+    sorting by it: ``member_count = annotated_column("_members", "members")``."""
+
+    @admin.display(description=description, ordering=annotation)
+    def column(model_admin: Any, obj: Any) -> Any:
+        return getattr(obj, annotation)
+
+    return column
