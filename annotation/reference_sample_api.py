@@ -62,15 +62,14 @@ class ReferenceSampleDrawView(ApiView):
     )
     def post(self, request, slug: str):
         task = self.organized_task(slug)
-        fields = DrawSerializer(data=request.data)
-        fields.is_valid(raise_exception=True)
+        fields = self.validated(DrawSerializer)
         sample = draw_reference_sample(
             task=task,
             user=request.user,
-            size=fields.validated_data["size"],
-            seed=fields.validated_data.get("seed"),
-            replace=fields.validated_data["replace"],
-            confirm=fields.validated_data["confirm"],
+            size=fields["size"],
+            seed=fields.get("seed"),
+            replace=fields["replace"],
+            confirm=fields["confirm"],
         )
         return Response(ReferenceSampleSerializer(sample).data, status=status.HTTP_201_CREATED)
 

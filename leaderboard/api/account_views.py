@@ -170,7 +170,6 @@ class MailPreferencesView(ApiView):
         responses=with_errors({200: MailPreferencesSerializer}, 400, 401),
     )
     def patch(self, request):
-        body = MailPreferencesSerializer(data=request.data, partial=True)
-        body.is_valid(raise_exception=True)
-        preferences = set_mail_preferences(user=request.user, **body.validated_data)
+        body = self.validated(MailPreferencesSerializer, partial=True)
+        preferences = set_mail_preferences(user=request.user, **body)
         return Response(MailPreferencesSerializer(preferences).data)

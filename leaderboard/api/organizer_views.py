@@ -78,9 +78,8 @@ class PublishBoardView(ApiView):
     )
     def post(self, request, slug: str):
         task = self.organized_task(slug)
-        options = PublishSerializer(data=request.data)
-        options.is_valid(raise_exception=True)
-        publish_board(task=task, release_hold=options.validated_data["release_hold"])
+        options = self.validated(PublishSerializer)
+        publish_board(task=task, release_hold=options["release_hold"])
         return Response(board_state(task))
 
 

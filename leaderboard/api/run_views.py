@@ -42,7 +42,6 @@ class RunBaselineView(ApiView):
     )
     def post(self, request, run_id: int):
         run = self.run(run_id)
-        fields = BaselineSerializer(data=request.data)
-        fields.is_valid(raise_exception=True)
-        set_baseline(run=run, by=request.user, baseline=fields.validated_data["baseline"])
+        fields = self.validated(BaselineSerializer)
+        set_baseline(run=run, by=request.user, baseline=fields["baseline"])
         return Response(RunDetailSerializer(self.run(run.pk), context={"request": request}).data)

@@ -83,11 +83,10 @@ class TaskTermsView(ApiView):
     )
     def post(self, request, slug: str):
         task = self.task(slug)
-        fields = TermsAcceptSerializer(data=request.data)
-        fields.is_valid(raise_exception=True)
-        team = resolve_team(user=request.user, team=fields.validated_data["team"] or None)
+        fields = self.validated(TermsAcceptSerializer)
+        team = resolve_team(user=request.user, team=fields["team"] or None)
         acceptance, created = accept_terms(
-            task=task, team=team, user=request.user, digest=fields.validated_data["digest"]
+            task=task, team=team, user=request.user, digest=fields["digest"]
         )
         data = TermsAcceptanceSerializer(acceptance, context={"digest": acceptance.digest}).data
         return Response(data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)

@@ -121,9 +121,8 @@ class TaskInvitationListView(ApiView):
     )
     def post(self, request, slug: str):
         task = self.organized_task(slug)
-        body = TaskInviteSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        issued = invite_to_task(task=task, role=body.validated_data["role"], by=request.user)
+        body = self.validated(TaskInviteSerializer)
+        issued = invite_to_task(task=task, role=body["role"], by=request.user)
         url = request.build_absolute_uri(reverse("task_join", args=[issued.key]))
         return Response(
             {**TaskInvitationSerializer(issued.invitation).data, "key": issued.key, "url": url},
@@ -147,13 +146,12 @@ class TaskInvitationMailView(ApiView):
     )
     def post(self, request, slug: str):
         task = self.organized_task(slug)
-        body = TaskMailInvitationsSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
+        body = self.validated(TaskMailInvitationsSerializer)
         issued = invite_to_task_by_mail(
             task=task,
-            role=body.validated_data["role"],
+            role=body["role"],
             by=request.user,
-            addresses=body.validated_data["emails"],
+            addresses=body["emails"],
         )
         links = mailed_data(request, issued, "task_join")
         return Response(
@@ -215,7 +213,6 @@ class TaskInvitationAcceptView(ApiView):
         responses=with_errors({200: AcceptedSerializer}, 400, 401, 404, 409, 410),
     )
     def post(self, request):
-        body = AcceptSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        invitation = accept_task_invitation(key=body.validated_data["key"], user=request.user)
+        body = self.validated(AcceptSerializer)
+        invitation = accept_task_invitation(key=body["key"], user=request.user)
         return Response(AcceptedSerializer(invitation).data)

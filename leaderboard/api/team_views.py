@@ -137,9 +137,8 @@ class TeamListView(ApiView):
         request=TeamCreateSerializer, responses=with_errors({201: TeamSerializer}, 400, 401, 409)
     )
     def post(self, request):
-        body = TeamCreateSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        team = create_team(name=body.validated_data["name"], members=[request.user])
+        body = self.validated(TeamCreateSerializer)
+        team = create_team(name=body["name"], members=[request.user])
         return Response(team_data(team), status=status.HTTP_201_CREATED)
 
 
@@ -191,11 +190,8 @@ class TeamInvitationMailView(ApiView):
     )
     def post(self, request, team_id: int):
         team = team_for(team_id=team_id, user=request.user)
-        body = MailInvitationsSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        issued = invite_to_team_by_mail(
-            team=team, by=request.user, addresses=body.validated_data["emails"]
-        )
+        body = self.validated(MailInvitationsSerializer)
+        issued = invite_to_team_by_mail(team=team, by=request.user, addresses=body["emails"])
         return Response(
             MailedInvitationSerializer(mailed_data(request, issued, "team_join"), many=True).data,
             status=status.HTTP_201_CREATED,
@@ -250,9 +246,8 @@ class TeamJoinView(ApiView):
         responses=with_errors({200: TeamSerializer}, 400, 401, 404, 409, 410),
     )
     def post(self, request):
-        body = JoinSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        team = join_team(key=body.validated_data["key"], user=request.user)
+        body = self.validated(JoinSerializer)
+        team = join_team(key=body["key"], user=request.user)
         return Response(team_data(team))
 
 

@@ -165,9 +165,8 @@ class TaskListView(ApiView):
         "for a task with no data yet.",
     )
     def post(self, request):
-        serializer = TaskWriteSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        task = create_task(organizers=[request.user], **serializer.validated_data)
+        settings = self.validated(TaskWriteSerializer)
+        task = create_task(organizers=[request.user], **settings)
         data = TaskSerializer(task, context={"request": request, "organizer": True}).data
         return Response(data, status=status.HTTP_201_CREATED)
 
@@ -198,9 +197,7 @@ class TaskDetailView(ApiView):
     )
     def patch(self, request, slug: str):
         task = self.organized_task(slug)
-        serializer = TaskWriteSerializer(task, data=request.data, partial=True)
-        serializer.is_valid(raise_exception=True)
-        update_task(task=task, **serializer.validated_data)
+        update_task(task=task, **self.validated(TaskWriteSerializer, instance=task, partial=True))
         return Response(TaskSerializer(task, context={"request": request, "organizer": True}).data)
 
 
@@ -254,16 +251,15 @@ class TaskRunsView(ApiView):
         task = self.task(slug)
         self.check_declared_size(task)
         upload = self.upload()
-        fields = RunUploadSerializer(data=request.data)
-        fields.is_valid(raise_exception=True)
+        fields = self.validated(RunUploadSerializer)
         run = submit_upload(
             task=task,
             user=request.user,
             upload=upload,
-            team=fields.validated_data["team"] or None,
+            team=fields["team"] or None,
             file_name=upload.name,
-            name=fields.validated_data["name"],
-            description=fields.validated_data["description"],
+            name=fields["name"],
+            description=fields["description"],
         )
         data = RunSerializer(run, context={"request": request}).data
         return Response(data, status=status.HTTP_202_ACCEPTED, headers={"Location": data["url"]})
@@ -291,8 +287,6 @@ class RunDetailView(ApiView):
             )
         if not isinstance(request.data, dict):
             raise exceptions.ValidationError({"non_field_errors": ["send a JSON object"]})
-        fields = RunDetailsSerializer(data=request.data, partial=True)
-        fields.is_valid(raise_exception=True)
-        update_run_details(run=run, **fields.validated_data)
+        update_run_details(run=run, **self.validated(RunDetailsSerializer, partial=True))
         context = {"request": request, "words": self.run_words(run.task)}
         return Response(RunDetailSerializer(run, context=context).data)

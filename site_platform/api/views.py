@@ -1,5 +1,5 @@
-"""The base of the views of both APIs: error bodies stay JSON when CSV was asked for,
-pagination, CSV exports, and the answer to a path no endpoint has."""
+"""The base of the views of both APIs: error bodies stay JSON when CSV was asked for, a body
+validated by a serializer, pagination, CSV exports, and the answer to a path no endpoint has."""
 
 from __future__ import annotations
 
@@ -40,6 +40,13 @@ class JsonApiView(APIView):
             request.accepted_renderer = JSONRenderer()
             request.accepted_media_type = JSONRenderer.media_type
         return super().finalize_response(request, response, *args, **kwargs)
+
+    def validated(self, serializer_class, **kwargs):
+        """The request's body as ``serializer_class`` (with ``kwargs``: ``instance``,
+        ``partial``) validates it; else 400 listing the problems by field."""
+        serializer = serializer_class(data=self.request.data, **kwargs)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
 
     def paginated(self, queryset, serializer_class, **context):
         # The setting names a class; api_settings imports it (its stubs say str).
