@@ -1,11 +1,17 @@
-"""Helpers every page view uses: a task's page, invitations just mailed (downloads are the
-platform's, ``site_platform.downloads``)."""
+"""Helpers every page view uses: a task's page, an invitation link's page, invitations just
+mailed (downloads are the platform's, ``site_platform.downloads``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
 from django.http import HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
+
+from site_platform.errors import ServiceError
 
 from .. import presenters, selectors
 from ..kinds import kind_for
@@ -45,3 +51,35 @@ def mailed_invitations(request, issued, view: str) -> list[dict]:
         }
         for one in issued
     ]
+
+
+def invitation_page(
+    request,
+    *,
+    template: str,
+    session_key: str,
+    error: type[ServiceError],
+    check: Callable[[], Any],
+    accept: Callable[[], HttpResponse],
+    context: Callable[[Any], dict],
+) -> HttpResponse:
+    """The page of an invitation link (to a team, to a role on a task). GET: ``check()`` finds
+    the invitation, shown with ``context(invitation)``; a visitor not signed in has it kept in
+    the session under ``session_key`` (its digest, never the key) for after signing up. POST:
+    ``accept()`` uses it up and answers (a visitor not signed in is sent to sign in first).
+    ``error``: the refusal of both, shown on the page with its status."""
+    if request.method == "POST" and not request.user.is_authenticated:
+        return redirect(f"{reverse('login')}?next={request.path}")
+    try:
+        if request.method == "POST":
+            return accept()
+        invitation = check()
+    except error as exc:
+        return render(request, template, {"error": exc}, status=exc.http_status)
+    if not request.user.is_authenticated:
+        request.session[session_key] = invitation.digest  # never the key itself
+    return render(
+        request,
+        template,
+        {**context(invitation), "registration_closed": settings.REGISTRATION == "closed"},
+    )
