@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from leaderboard.admin import ReadOnlyInline, RecordAdmin
+from leaderboard.admin import RecordAdmin
+from site_platform.admin import ReadOnlyInline
 
 from .models import (
     AnnotatorPause,

@@ -1,7 +1,7 @@
 """The annotator page's JSON API: claim, heartbeat, release, answer, undo, progress.
 
 Session (with CSRF) or token authentication. Every error has the REST API's body
-(``leaderboard.api.errors``) with a 4xx status (503 for a lost database); the views only validate,
+(``site_platform.api.errors``) with a 4xx status (503 for a lost database); the views only validate,
 call one service or selector, and serialise.
 """
 
@@ -12,10 +12,10 @@ from rest_framework import exceptions, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
-from leaderboard.api.openapi import errors
 from leaderboard.api.views import ApiView
 from leaderboard.models import Task
 from leaderboard.selectors import TaskForbidden, task_for
+from site_platform.api.openapi import errors
 
 from . import serializers as s
 from .selectors import annotator_progress
@@ -62,12 +62,10 @@ class QueueAPIView(ApiView):
         "not_acceptable": "error",
     }
 
-    def valid(self, serializer_class):
-        serializer = serializer_class(data=self.request.data)
+    def validated(self, serializer_class, **kwargs):
         if not isinstance(self.request.data, dict):
             raise exceptions.ValidationError("the body must be a JSON object")
-        serializer.is_valid(raise_exception=True)
-        return serializer.validated_data
+        return super().validated(serializer_class, **kwargs)
 
     def task(self, slug: str, *, check_annotator: bool = True) -> Task:
         try:
@@ -90,7 +88,7 @@ class ClaimView(QueueAPIView):
     )
     def post(self, request, slug: str):
         task = self.task(slug, check_annotator=False)  # the service checks it
-        data = self.valid(s.ClaimIn)
+        data = self.validated(s.ClaimIn)
         claim = claim_assignments(
             task=task, annotator=request.user, count=data["count"], holding=data["holding"]
         )
@@ -120,7 +118,7 @@ class HeartbeatView(QueueAPIView):
         summary="Renew your leases (revives an expired one whose slot is still free)",
     )
     def post(self, request):
-        data = self.valid(s.TokensIn)
+        data = self.validated(s.TokensIn)
         rows = heartbeat(annotator=request.user, tokens=data["tokens"])
         return Response({"assignments": [{**r, "token": str(r["token"])} for r in rows]})
 
@@ -134,7 +132,7 @@ class ReleaseView(QueueAPIView):
         summary="Give your leases back at once (the page is closing)",
     )
     def post(self, request):
-        release(annotator=request.user, tokens=self.valid(s.TokensIn)["tokens"])
+        release(annotator=request.user, tokens=self.validated(s.TokensIn)["tokens"])
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -156,7 +154,7 @@ class AnswerView(QueueAPIView):
         summary="Answer the item of a lease; idempotent by `client_id`",
     )
     def post(self, request):
-        data = self.valid(s.AnswerIn)
+        data = self.validated(s.AnswerIn)
         result = answer_assignment(annotator=request.user, **data)
         return Response(
             {

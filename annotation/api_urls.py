@@ -2,7 +2,7 @@
 
 from django.urls import path, re_path
 
-from leaderboard.api.views import UnknownEndpointView
+from site_platform.api.views import UnknownEndpointView
 
 from . import api
 

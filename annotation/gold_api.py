@@ -12,9 +12,9 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 
-from leaderboard.api.openapi import with_errors
 from leaderboard.api.upload_views import ACCEPTED, OrganizerUploadView
 from leaderboard.models import OrganizerUpload
+from site_platform.api.openapi import with_errors
 
 GOLD_REQUEST = inline_serializer(
     "GoldUpload",

@@ -15,9 +15,9 @@ from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
-from leaderboard.api.openapi import with_errors
 from leaderboard.api.reference_sample_views import ReferenceSampleSerializer
 from leaderboard.api.views import ApiView
+from site_platform.api.openapi import with_errors
 
 from .serializers import StrictSerializer
 from .services import cancel_reference_sample, draw_reference_sample, settle_reference_sample
@@ -62,15 +62,14 @@ class ReferenceSampleDrawView(ApiView):
     )
     def post(self, request, slug: str):
         task = self.organized_task(slug)
-        fields = DrawSerializer(data=request.data)
-        fields.is_valid(raise_exception=True)
+        fields = self.validated(DrawSerializer)
         sample = draw_reference_sample(
             task=task,
             user=request.user,
-            size=fields.validated_data["size"],
-            seed=fields.validated_data.get("seed"),
-            replace=fields.validated_data["replace"],
-            confirm=fields.validated_data["confirm"],
+            size=fields["size"],
+            seed=fields.get("seed"),
+            replace=fields["replace"],
+            confirm=fields["confirm"],
         )
         return Response(ReferenceSampleSerializer(sample).data, status=status.HTTP_201_CREATED)
 

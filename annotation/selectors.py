@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TypedDict
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import BooleanField, Count, Exists, F, OuterRef, Q, QuerySet, Value
 from django.utils import timezone
 
 from leaderboard.models import LabelModelFit, Task
@@ -72,20 +72,8 @@ def open_requests_for(*, task: Task, annotator) -> QuerySet[VerificationRequest]
     (conflicts excluded)."""
     return (
         VerificationRequest.objects.filter(task=task, state=VerificationRequest.State.PENDING)
-        .filter(
-            ~Exists(
-                Judgment.objects.filter(
-                    request=OuterRef("pk"), annotator=annotator, withdrawn_at=None
-                )
-            )
-        )
-        .filter(
-            ~Exists(
-                GoldAnswer.objects.filter(
-                    gold__item=OuterRef("item_id"), annotator=annotator, withdrawn_at=None
-                )
-            )
-        )
+        .filter(_not_answered_by(annotator, Judgment, request=OuterRef("pk")))
+        .filter(_not_answered_by(annotator, GoldAnswer, gold__item=OuterRef("item_id")))
         .filter(
             ~Exists(
                 RequestConflict.objects.filter(
@@ -101,21 +89,15 @@ def open_gold_for(*, task: Task, annotator) -> QuerySet[GoldItem]:
     by them, nor judged by them as a request."""
     return (
         GoldItem.objects.filter(task=task)
-        .filter(
-            ~Exists(
-                GoldAnswer.objects.filter(
-                    gold=OuterRef("pk"), annotator=annotator, withdrawn_at=None
-                )
-            )
-        )
-        .filter(
-            ~Exists(
-                Judgment.objects.filter(
-                    request__item=OuterRef("item_id"), annotator=annotator, withdrawn_at=None
-                )
-            )
-        )
+        .filter(_not_answered_by(annotator, GoldAnswer, gold=OuterRef("pk")))
+        .filter(_not_answered_by(annotator, Judgment, request__item=OuterRef("item_id")))
     )
+
+
+def _not_answered_by(annotator, answers: type[Judgment] | type[GoldAnswer], **outer):
+    """A condition: ``annotator`` has no live (not withdrawn) answer among ``answers`` matching
+    ``outer`` (lookups of the outer row)."""
+    return ~Exists(answers.objects.filter(annotator=annotator, withdrawn_at=None, **outer))
 
 
 def remaining_items(*, task: Task, annotator) -> int:
@@ -433,78 +415,32 @@ def answers_export_rows(*, task: Task) -> Iterator[tuple]:
     longer held); gold answers carry whether they matched the known answer.
     """
     yield ANSWER_EXPORT_HEADER
-    judgments = (
-        Judgment.objects.filter(request__task=task)
-        .order_by("created_at", "id")
-        .values_list(
-            "request__item__key",
-            "annotator__username",
-            "answer",
-            "counted",
-            "justification",
-            "seconds_spent",
-            "created_at",
-            "withdrawn_at",
-            "client_id",
-            "late",
-        )
+    judgments = Judgment.objects.filter(request__task=task).annotate(
+        export_counted=F("counted"), export_correct=Value(None, output_field=BooleanField())
     )
-    for (
-        key,
-        user,
-        answer,
-        counted,
-        why,
-        seconds,
-        at,
-        withdrawn,
-        client_id,
-        late,
-    ) in judgments.iterator(chunk_size=2000):
-        yield (
-            "judgment",
-            key,
-            user,
-            answer,
-            counted,
-            None,
-            why,
-            seconds,
-            at,
-            withdrawn,
-            client_id,
-            late,
-        )
-    gold = (
-        GoldAnswer.objects.filter(gold__task=task)
-        .order_by("created_at", "id")
-        .values_list(
-            "gold__item__key",
-            "annotator__username",
-            "answer",
-            "correct",
-            "justification",
-            "seconds_spent",
-            "created_at",
-            "withdrawn_at",
-            "client_id",
-            "late",
-        )
+    yield from _export_rows("judgment", judgments, item_key="request__item__key")
+    gold = GoldAnswer.objects.filter(gold__task=task).annotate(
+        export_counted=Value(False, output_field=BooleanField()), export_correct=F("correct")
     )
-    for key, user, answer, correct, why, seconds, at, withdrawn, client_id, late in gold.iterator(
-        chunk_size=2000
-    ):
-        yield (
-            "gold",
-            key,
-            user,
-            answer,
-            False,
-            correct,
-            why,
-            seconds,
-            at,
-            withdrawn,
-            client_id,
-            late,
-        )
+    yield from _export_rows("gold", gold, item_key="gold__item__key")
+
+
+def _export_rows(kind: str, answers, *, item_key: str) -> Iterator[tuple]:
+    """``answers`` (annotated with ``export_counted`` and ``export_correct``: a gold answer
+    never counts as a judgment, a judgment has no known answer) as rows of the answers export,
+    oldest first, streamed."""
+    rows = answers.order_by("created_at", "id").values_list(
+        item_key,
+        "annotator__username",
+        "answer",
+        "export_counted",
+        "export_correct",
+        "justification",
+        "seconds_spent",
+        "created_at",
+        "withdrawn_at",
+        "client_id",
+        "late",
+    )
+    for row in rows.iterator(chunk_size=2000):
+        yield (kind, *row)

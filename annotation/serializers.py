@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 from rest_framework import serializers
 
-from leaderboard.api.serializers import RefuseUnknownFields
+from site_platform.api.serializers import RefuseUnknownFields
 
 from .display import item_display
 from .models import Answer

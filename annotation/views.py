@@ -12,18 +12,17 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.http import StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from leaderboard import selectors as leaderboard_selectors
-from leaderboard.errors import ServiceError
-from leaderboard.exports import csv_lines
 from leaderboard.forms import ReferenceSampleDrawForm
 from leaderboard.views.organize import receive_from_page, upload_to_task
 from leaderboard.views.organize_sections import refused, to_section
+from site_platform.downloads import csv_download
+from site_platform.errors import ServiceError
 
 from . import selectors, services
 
@@ -75,10 +74,7 @@ def queue(request, slug: str):
 def answers_csv(request, slug: str):
     """Every answer of the task as CSV (organizers only), streamed."""
     task = leaderboard_selectors.task_for(slug, request.user, role="organizer")
-    response = StreamingHttpResponse(
-        csv_lines(selectors.answers_export_rows(task=task)), content_type="text/csv; charset=utf-8"
-    )
-    response["Content-Disposition"] = f'attachment; filename="{task.slug}-answers.csv"'
+    response = csv_download(selectors.answers_export_rows(task=task), f"{task.slug}-answers.csv")
     response["X-Content-Type-Options"] = "nosniff"
     return response
 

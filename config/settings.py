@@ -498,7 +498,7 @@ REST_FRAMEWORK = {
     # DRF's defaults, the browsable pages made to fit the Content-Security-Policy.
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
-        "leaderboard.api.openapi.BrowsableAPIRenderer",
+        "site_platform.api.openapi.BrowsableAPIRenderer",
     ],
     # DRF's throttles, counting in CACHES["throttle"] (shared by every web process).
     "DEFAULT_THROTTLE_CLASSES": [
@@ -521,7 +521,7 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "leaderboard.api.schema.ApiSchema",
     # One error body for both JSON APIs (the REST API and the annotation queue's).
-    "EXCEPTION_HANDLER": "leaderboard.api.errors.exception_handler",
+    "EXCEPTION_HANDLER": "site_platform.api.errors.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "On-demand evaluation leaderboard API",
@@ -534,10 +534,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": "/api/",
-    "PREPROCESSING_HOOKS": ["leaderboard.api.openapi.only_json_apis"],
+    "PREPROCESSING_HOOKS": ["leaderboard.api.schema.only_json_apis"],
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "leaderboard.api.openapi.throttled_everywhere",
+        "site_platform.api.openapi.throttled_everywhere",
     ],
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {

@@ -6,7 +6,8 @@ from __future__ import annotations
 from django.contrib import admin
 from django.db.models import Count
 
-from leaderboard.admin import OrganizerScopedAdmin, ViewOnly
+from leaderboard.admin import OrganizerScopedAdmin
+from site_platform.admin import ViewOnly
 
 from .models import Draw, Look, PlanRound, PoolSamplingRecord
 

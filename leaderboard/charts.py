@@ -221,12 +221,7 @@ def history_svg(points: Sequence[HistoryPoint], *, width: int = 320, height: int
     out = _open(width, height, summary, "lb-history")
     out.append(f'<g {_FONT} font-size="10" fill="{_INK}">')
     if not usable:
-        out.append(
-            f'<text x="{_num(width / 2)}" y="{_num(height / 2 + 3)}" '
-            f'text-anchor="middle" fill="{_MUTED}">no estimate yet</text>'
-        )
-        out.append("</g></svg>")
-        return "\n".join(out)
+        return _closed_with_note(out, width / 2, height / 2 + 3, "no estimate yet")
 
     # Every usable point has finite numbers (filtered above).
     lows = [_clamp01(min(cast(float, p.low), cast(float, p.high))) for p in usable]
@@ -353,12 +348,7 @@ def pr_curve_svg(
         f'transform="rotate(-90 12 {_num((top + bottom) / 2)})">Precision</text>'
     )
     if not usable:
-        out.append(
-            f'<text x="{_num((left + right) / 2)}" y="{_num((top + bottom) / 2)}" '
-            f'text-anchor="middle" fill="{_MUTED}">no curve yet</text>'
-        )
-        out.append("</g></svg>")
-        return "\n".join(out)
+        return _closed_with_note(out, (left + right) / 2, (top + bottom) / 2, "no curve yet")
     path = " ".join(
         f"{'M' if i == 0 else 'L'}{_num(x_of(cast(float, p.recall)))},"
         f"{_num(y_of(cast(float, p.precision)))}"
@@ -396,5 +386,14 @@ def pr_curve_svg(
             f'fill="{colour}" stroke="{colour}"/>'
         )
         out.append("</g>")
+    out.append("</g></svg>")
+    return "\n".join(out)
+
+
+def _closed_with_note(out: list[str], x: float, y: float, note: str) -> str:
+    """The chart begun in ``out`` with only ``note`` at ``(x, y)`` (nothing to draw yet)."""
+    out.append(
+        f'<text x="{_num(x)}" y="{_num(y)}" text-anchor="middle" fill="{_MUTED}">{note}</text>'
+    )
     out.append("</g></svg>")
     return "\n".join(out)

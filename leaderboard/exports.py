@@ -12,14 +12,12 @@ latest estimation stored (:class:`~leaderboard.models.LabelModelFit`).
 
 from __future__ import annotations
 
-import csv
-import io
 import json
-import re
-from collections.abc import Iterable, Iterator
-from datetime import datetime
+from collections.abc import Iterator
 
 import numpy as np
+
+from site_platform.downloads import csv_cell
 
 from .board_text import RECALL_MEASURES, SnapshotTerms, rank_of, rank_text
 from .board_text import snapshot_measures as _measures_of
@@ -40,31 +38,6 @@ ROW_FIELDS = (
 )
 VERIFIED_ITEM_FIELDS = ("key", "posterior", "judgments", "says_correct", "verified_at")
 ITEM_CHUNK = 2000
-# A spreadsheet opening the CSV runs a cell starting with one of these as a formula ("CSV
-# injection"): user text (run and team names, item keys, justifications) gets a leading ``'``.
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-PLAIN_NUMBER = re.compile(r"[-+]?\d+(\.\d+)?([eE][-+]?\d+)?")
-
-
-def neutralize_formula(text: str) -> str:
-    """``text`` as a spreadsheet shows it: inert. Plain numbers (``-0.5``) stay as they are."""
-    if text.startswith(FORMULA_START) and not PLAIN_NUMBER.fullmatch(text):
-        return "'" + text
-    return text
-
-
-def _cell(value) -> str:
-    """How one value is written in a CSV cell: booleans as true/false, missing as empty, text
-    that a spreadsheet would run as a formula prefixed with ``'``."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, str):
-        return neutralize_formula(value)
-    return str(value)
 
 
 def snapshot_metrics(snapshot: LeaderboardSnapshot) -> tuple[str, ...]:
@@ -138,16 +111,16 @@ def snapshot_csv_rows(snapshot: LeaderboardSnapshot) -> Iterator[list[str]]:
     metrics = snapshot_metrics(snapshot)
     flagged = _flagged_metrics(snapshot)
     for row in _rows_marked(snapshot):
-        cells = [_cell(snapshot.version), *(_cell(row.get(f)) for f in ROW_FIELDS)]
+        cells = [csv_cell(snapshot.version), *(csv_cell(row.get(f)) for f in ROW_FIELDS)]
         for metric in metrics:
             estimate = row.get(metric) or {}
-            cells += [_cell(estimate.get(field)) for field in METRIC_FIELDS]
-        cells += [_cell((row.get(m) or {}).get("reference_too_small")) for m in flagged]
+            cells += [csv_cell(estimate.get(field)) for field in METRIC_FIELDS]
+        cells += [csv_cell((row.get(m) or {}).get("reference_too_small")) for m in flagged]
         if ranked:
             ranks = row.get("rank") or {}
             for metric in metrics:
                 rank = ranks.get(metric) or {}
-                cells += [_cell(rank.get(key)) for key in ("text", "best", "worst")]
+                cells += [csv_cell(rank.get(key)) for key in ("text", "best", "worst")]
         yield cells
 
 
@@ -170,7 +143,7 @@ def snapshot_json(snapshot: LeaderboardSnapshot) -> dict:
     return {
         "task": snapshot.task.slug,
         "version": snapshot.version,
-        "created_at": _cell(snapshot.created_at),
+        "created_at": csv_cell(snapshot.created_at),
         "published": snapshot.published,
         "published_at": snapshot.published_at.isoformat() if snapshot.published_at else None,
         "engine_version": snapshot.engine_version,
@@ -218,8 +191,8 @@ def verified_items(task: Task) -> Iterator[tuple]:
 
 def verified_items_rows(task: Task) -> Iterator[list]:
     """The task's verified items as rows (header first): key, posterior, judgments,
-    says_correct, verified_at (a datetime, or ``None``); :func:`csv_lines` writes them as CSV
-    cells. Streams from the database in chunks."""
+    says_correct, verified_at (a datetime, or ``None``); ``site_platform.downloads.csv_lines``
+    writes them as CSV cells. Streams from the database in chunks."""
     yield list(VERIFIED_ITEM_FIELDS)
     for values in verified_items(task):
         yield list(values)
@@ -240,14 +213,3 @@ def verified_items_json_chunks(task: Task) -> Iterator[str]:
         yield ("" if first else ", ") + json.dumps(item)
         first = False
     yield "]}\n"
-
-
-def csv_lines(rows: Iterable[Iterable]) -> Iterator[str]:
-    """Each row as one CSV line (``\\r\\n`` ended), e.g. for a ``StreamingHttpResponse``."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    for row in rows:
-        writer.writerow([_cell(value) for value in row])
-        yield buffer.getvalue()
-        buffer.seek(0)
-        buffer.truncate(0)

@@ -187,5 +187,16 @@ def test_the_apps_layers_put_every_module_of_evaluation_but_core_above_annotatio
     assert inside["exhaustive"] is True and inside["layers"][-1] == "core"
     pipeline = {f"evaluation.{name}" for name in _names(inside["layers"][0])}
     assert _names(apps["layers"][0]) == pipeline
-    assert apps["layers"][1:] == ["annotation", "leaderboard", "evaluation.core"]
+    assert apps["layers"][1:] == ["annotation", "leaderboard", "site_platform", "evaluation.core"]
     assert "ignore_imports" not in apps
+
+
+def test_the_platform_imports_no_project_app() -> None:
+    """The platform (``site_platform``) is what the apps stand on: its own contract forbids it
+    every app, and the apps' layers put it under ``leaderboard``."""
+    platform = _contract("The platform imports no project app")
+    assert platform["source_modules"] == ["site_platform"]
+    assert {"config", "evaluation", "annotation", "leaderboard"} <= set(
+        platform["forbidden_modules"]
+    )
+    assert "ignore_imports" not in platform

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from leaderboard.errors import ServiceError
+from site_platform.errors import ServiceError
 
 
 class JudgmentError(ServiceError):

@@ -20,7 +20,6 @@ from typing import IO, TYPE_CHECKING, cast
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from leaderboard.errors import ServiceError
 from leaderboard.ingestion import SNIFF_BYTES, Problem, sniff_head
 from leaderboard.ingestion.fields import _shown
 from leaderboard.ingestion.reading import _GZIP_MAGIC as GZIP_MAGIC
@@ -28,6 +27,7 @@ from leaderboard.models import Item, Task
 from leaderboard.selectors import is_organizer
 from leaderboard.services.reference_candidates import recheck_reference_sample
 from leaderboard.services.runs import check_size
+from site_platform.errors import ServiceError
 
 from ..models import AnnotatorPause, Assignment, GoldAnswer, GoldItem
 from .errors import JudgmentError

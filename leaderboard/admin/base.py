@@ -1,6 +1,7 @@
 """The organizer-scoped admin classes: a model admin that shows only the rows of the tasks the
-user organizes (and offers only those tasks in its filters), the superusers-only admins, and
-read-only records and inlines for what the pipeline writes."""
+user organizes (and offers only those tasks in its filters), and read-only records for what the
+pipeline writes. The generic bases (superusers only, view only, read-only inlines) are the
+platform's, ``site_platform.admin``."""
 
 from __future__ import annotations
 
@@ -56,55 +57,9 @@ class OrganizerScopedAdmin(admin.ModelAdmin):
         )
 
 
-class SuperusersOnly:
-    """A model admin mixin for what is no organizer's business (who holds an API token, who was
-    mailed, who invited whom): staff who are not superusers neither see it in the admin's index
-    nor open its pages (403), and its rows are none for them should a page be reached anyway."""
-
-    def has_module_permission(self, request):
-        return request.user.is_superuser
-
-    def has_view_permission(self, request, obj=None):
-        return request.user.is_superuser
-
-    def has_change_permission(self, request, obj=None):
-        return request.user.is_superuser and super().has_change_permission(request, obj)  # type: ignore[misc]
-
-    def has_delete_permission(self, request, obj=None):
-        return request.user.is_superuser and super().has_delete_permission(request, obj)  # type: ignore[misc]
-
-    def get_queryset(self, request):
-        rows = super().get_queryset(request)  # type: ignore[misc]
-        return rows if request.user.is_superuser else rows.none()
-
-
 class RecordAdmin(OrganizerScopedAdmin):
     """Rows only the product writes (through validation, the pipeline or the annotator pages):
     the admin shows them, and changes what its fields allow, but never adds one."""
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-
-class ViewOnly:
-    """A model admin mixin: rows made elsewhere (by their users, on the pages, through the API)
-    are shown, never added or changed here; deleting one, where allowed, revokes it."""
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-
-class ReadOnlyInline(admin.TabularInline):
-    """Rows shown under their parent as they were recorded: none added, changed or deleted."""
-
-    extra = 0
-    can_delete = False
-
-    def get_readonly_fields(self, request, obj=None):
-        return self.fields
 
     def has_add_permission(self, request, obj=None):
         return False

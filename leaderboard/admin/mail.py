@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from site_platform.admin import SuperusersOnly, ViewOnly
+
 from ..models import MailOptOut, Notification
-from .base import SuperusersOnly, ViewOnly
 
 
 @admin.register(Notification)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.contrib import admin
 from django.db.models import Count, Q
 
+from site_platform.admin import SuperusersOnly, ViewOnly, annotated_column
+
 from ..models import (
     ApiToken,
     Run,
@@ -15,7 +17,7 @@ from ..models import (
     TeamInvitation,
 )
 from ..selectors import organized_tasks
-from .base import OrganizerScopedAdmin, SuperusersOnly, ViewOnly
+from .base import OrganizerScopedAdmin
 
 
 @admin.register(Team)
@@ -37,13 +39,8 @@ class TeamAdmin(admin.ModelAdmin):
             _runs=Count("runs", distinct=True, filter=Q(runs__task__in=tasks)),
         )
 
-    @admin.display(description="members", ordering="_members")
-    def member_count(self, obj):
-        return obj._members
-
-    @admin.display(description="runs", ordering="_runs")
-    def run_count(self, obj):
-        return obj._runs
+    member_count = annotated_column("_members", "members")
+    run_count = annotated_column("_runs", "runs")
 
 
 @admin.register(ApiToken)

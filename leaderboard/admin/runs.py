@@ -8,6 +8,8 @@ from django.db import models
 from django.db.models.functions import Length
 from django.utils import timezone
 
+from site_platform.admin import ReadOnlyInline, ViewOnly, annotated_column
+
 from ..models import (
     Estimate,
     LabelModelFit,
@@ -18,7 +20,7 @@ from ..models import (
     RunEvent,
     RunPredictions,
 )
-from .base import ReadOnlyInline, RecordAdmin, ViewOnly
+from .base import RecordAdmin
 
 
 class RunEventInline(ReadOnlyInline):
@@ -108,13 +110,8 @@ class RunPredictionsAdmin(RecordAdmin):
     def prediction_count(self, obj):
         return obj.run.n_predictions
 
-    @admin.display(description="items (bytes)", ordering="_items_bytes")
-    def items_size(self, obj):
-        return obj._items_bytes
-
-    @admin.display(description="scores (bytes)", ordering="_scores_bytes")
-    def scores_size(self, obj):
-        return obj._scores_bytes
+    items_size = annotated_column("_items_bytes", "items (bytes)")
+    scores_size = annotated_column("_scores_bytes", "scores (bytes)")
 
 
 @admin.register(PoolRunOutputs)
@@ -136,13 +133,8 @@ class PoolRunOutputsAdmin(RecordAdmin):
             .annotate(_scores_bytes=Length("scores"), _labels_bytes=Length("labels"))
         )
 
-    @admin.display(description="scores (bytes)", ordering="_scores_bytes")
-    def scores_size(self, obj):
-        return obj._scores_bytes
-
-    @admin.display(description="labels (bytes)", ordering="_labels_bytes")
-    def labels_size(self, obj):
-        return obj._labels_bytes
+    scores_size = annotated_column("_scores_bytes", "scores (bytes)")
+    labels_size = annotated_column("_labels_bytes", "labels (bytes)")
 
 
 class EstimateInline(ReadOnlyInline):

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from django.contrib import admin
 
+from site_platform.admin import ViewOnly
+
 from ..models import OrganizerUpload, TaskFile, TermsAcceptance
-from .base import RecordAdmin, ViewOnly
+from .base import RecordAdmin
 
 
 class _Record(ViewOnly, RecordAdmin):

@@ -11,6 +11,8 @@ from django.contrib.auth import get_user_model
 from django.db import models
 from django.db.models import Count, Q
 
+from site_platform.admin import annotated_column
+
 from ..forms import NestingSafeJSONField
 from ..kinds import kind_for
 from ..models import (
@@ -125,9 +127,7 @@ class TaskAdmin(admin.ModelAdmin):
             .annotate(_runs=Count("runs", distinct=True))
         )
 
-    @admin.display(description="runs", ordering="_runs")
-    def run_count(self, obj):
-        return obj._runs
+    run_count = annotated_column("_runs", "runs")
 
     def formfield_for_dbfield(self, db_field, request, **kwargs):
         if isinstance(db_field, models.JSONField):  # decoded safely, as on the organize pages

@@ -15,6 +15,9 @@ from rest_framework import exceptions, status
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 
+from site_platform.api.openapi import with_errors
+from site_platform.api.views import ViewMixinBase
+
 from ..selectors import api_token_of, mail_preferences, user_roles
 from ..services.notifications import set_mail_preferences
 from ..services.sign_in import (
@@ -29,7 +32,6 @@ from ..services.tokens import (
     revoke_token,
     rotate_token,
 )
-from .openapi import with_errors
 from .serializers import (
     CredentialsSerializer,
     MailPreferencesSerializer,
@@ -37,7 +39,7 @@ from .serializers import (
     TokenKeySerializer,
     TokenStatusSerializer,
 )
-from .views import ApiView, ViewMixinBase
+from .views import ApiView
 
 
 class TokenWriteMixin(ViewMixinBase):
@@ -168,7 +170,6 @@ class MailPreferencesView(ApiView):
         responses=with_errors({200: MailPreferencesSerializer}, 400, 401),
     )
     def patch(self, request):
-        body = MailPreferencesSerializer(data=request.data, partial=True)
-        body.is_valid(raise_exception=True)
-        preferences = set_mail_preferences(user=request.user, **body.validated_data)
+        body = self.validated(MailPreferencesSerializer, partial=True)
+        preferences = set_mail_preferences(user=request.user, **body)
         return Response(MailPreferencesSerializer(preferences).data)

@@ -7,19 +7,17 @@ only; everyone else gets 404 for them, as for a version that does not exist.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions
-from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 
 from evaluation.core.closed_pool import CLOSED_POOL_MEASURES
 from evaluation.core.measures import OPEN_MEASURES
+from site_platform.api.openapi import FORMAT, PAGE, errors, page_of, with_errors
+from site_platform.api.views import CsvExportMixin
 
-from ..exports import csv_lines, snapshot_csv_rows, snapshot_json, snapshot_metrics
+from ..exports import snapshot_csv_rows, snapshot_json, snapshot_metrics
 from ..models import LeaderboardSnapshot
 from ..selectors import (
     board_order,
@@ -35,8 +33,7 @@ from .board_serializers import (
     SnapshotSerializer,
     SnapshotSummarySerializer,
 )
-from .openapi import FORMAT, PAGE, BrowsableAPIRenderer, CSVRenderer, errors, page_of, with_errors
-from .views import ApiView, ViewMixinBase
+from .views import ApiView
 
 SORT = OpenApiParameter(
     "sort",
@@ -58,25 +55,6 @@ SNAPSHOT_RESPONSES = {
     (200, "application/json"): SnapshotSerializer,
     (200, "text/csv"): OpenApiTypes.STR,
 }
-
-
-class CsvExportMixin(ViewMixinBase):
-    """Views that answer ``?format=csv`` (or ``Accept: text/csv``) with a streamed CSV file."""
-
-    renderer_classes: Sequence[type[BaseRenderer]] = [
-        JSONRenderer,
-        BrowsableAPIRenderer,
-        CSVRenderer,
-    ]
-
-    def wants_csv(self) -> bool:
-        return getattr(self.request.accepted_renderer, "format", None) == "csv"
-
-    @staticmethod
-    def csv_response(rows, file_name: str) -> StreamingHttpResponse:
-        response = StreamingHttpResponse(csv_lines(rows), content_type="text/csv; charset=utf-8")
-        response["Content-Disposition"] = f'attachment; filename="{file_name}"'
-        return response
 
 
 def sorted_rows(

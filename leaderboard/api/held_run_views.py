@@ -7,14 +7,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import exceptions
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
+from site_platform.api.openapi import with_errors
+
 from ..models import Run
-from ..selectors import is_organizer
 from ..services.held_runs import reject_held_run, release_run
-from .openapi import with_errors
 from .serializers import RunDetailSerializer
 from .views import ApiView
 
@@ -27,10 +26,10 @@ class HeldRunActionView(ApiView):
     def organized_run(self, run_id: int) -> Run:
         """The run if the user may see it (else 404) and organizes its task (else 403)."""
         run = self.run(run_id)
-        if not is_organizer(task=run.task, user=self.request.user):
-            raise exceptions.PermissionDenied(
-                f"only the organizers of task {run.task.slug!r} may release or reject its runs"
-            )
+        slug = run.task.slug
+        self.organized_task(
+            slug, refusal=f"only the organizers of task {slug!r} may release or reject its runs"
+        )
         return run
 
     @extend_schema(

@@ -3,11 +3,14 @@ spend, the export of verified items; and every caller's submission quota."""
 
 from __future__ import annotations
 
-from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
+
+from site_platform.api.openapi import FORMAT, errors, with_errors
+from site_platform.api.views import CsvExportMixin
+from site_platform.downloads import json_chunks_download
 
 from .. import phases
 from ..exports import verified_items_json_chunks, verified_items_rows
@@ -26,8 +29,6 @@ from .board_serializers import (
     QuotaSerializer,
     SpendSerializer,
 )
-from .board_views import CsvExportMixin
-from .openapi import FORMAT, errors, with_errors
 from .task_serializers import ReadinessSerializer
 from .views import ApiView
 
@@ -77,9 +78,8 @@ class PublishBoardView(ApiView):
     )
     def post(self, request, slug: str):
         task = self.organized_task(slug)
-        options = PublishSerializer(data=request.data)
-        options.is_valid(raise_exception=True)
-        publish_board(task=task, release_hold=options.validated_data["release_hold"])
+        options = self.validated(PublishSerializer)
+        publish_board(task=task, release_hold=options["release_hold"])
         return Response(board_state(task))
 
 
@@ -135,11 +135,9 @@ class VerifiedItemsExportView(CsvExportMixin, ApiView):
         task = self.organized_task(slug)
         if self.wants_csv():
             return self.csv_response(verified_items_rows(task), f"{task.slug}-verified-items.csv")
-        response = StreamingHttpResponse(
-            verified_items_json_chunks(task), content_type="application/json"
+        return json_chunks_download(
+            verified_items_json_chunks(task), f"{task.slug}-verified-items.json"
         )
-        response["Content-Disposition"] = f'attachment; filename="{task.slug}-verified-items.json"'
-        return response
 
 
 class QuotaView(ApiView):

@@ -1,10 +1,11 @@
-"""Who may do what through the API (object permissions take a :class:`~leaderboard.models.Task`)."""
+"""Who may create tasks through the API. Organizer rights are checked by the views, by one
+method: ``ApiView.organized_task`` (``task_for(..., role="organizer")``)."""
 
 from __future__ import annotations
 
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
-from ..selectors import can_create_tasks, is_organizer
+from ..selectors import can_create_tasks
 
 
 class CanCreateTasksOrReadOnly(BasePermission):
@@ -14,20 +15,3 @@ class CanCreateTasksOrReadOnly(BasePermission):
 
     def has_permission(self, request, view) -> bool:
         return request.method in SAFE_METHODS or can_create_tasks(request.user)
-
-
-class IsTaskOrganizer(BasePermission):
-    """The organizers of the task (``leaderboard.selectors.is_organizer``)."""
-
-    message = "only the organizers of this task may do this"
-
-    def has_object_permission(self, request, view, obj) -> bool:
-        if not is_organizer(task=obj, user=request.user):
-            self.message = f"only the organizers of task {obj.slug!r} may do this"
-            return False
-        return True
-
-
-class IsTaskOrganizerOrReadOnly(IsTaskOrganizer):
-    def has_object_permission(self, request, view, obj) -> bool:
-        return request.method in SAFE_METHODS or super().has_object_permission(request, view, obj)

@@ -6,8 +6,9 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 
+from site_platform.api.openapi import with_errors
+
 from ..models import OrganizerUpload
-from .openapi import with_errors
 from .upload_views import ACCEPTED, OrganizerUploadView
 
 POOL_REQUEST = inline_serializer(

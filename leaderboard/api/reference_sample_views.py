@@ -11,9 +11,10 @@ from rest_framework import serializers
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
+from site_platform.api.openapi import with_errors
+
 from ..models import OrganizerUpload
 from ..selectors import reference_sample_status
-from .openapi import with_errors
 from .task_serializers import ReferenceSizeSerializer
 from .upload_views import ACCEPTED, OrganizerUploadView
 from .views import ApiView

@@ -7,8 +7,9 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
+from site_platform.api.openapi import with_errors
+
 from ..services.withdrawal import set_baseline, withdraw_run
-from .openapi import with_errors
 from .serializers import BaselineSerializer, RunDetailSerializer
 from .views import ApiView
 
@@ -41,7 +42,6 @@ class RunBaselineView(ApiView):
     )
     def post(self, request, run_id: int):
         run = self.run(run_id)
-        fields = BaselineSerializer(data=request.data)
-        fields.is_valid(raise_exception=True)
-        set_baseline(run=run, by=request.user, baseline=fields.validated_data["baseline"])
+        fields = self.validated(BaselineSerializer)
+        set_baseline(run=run, by=request.user, baseline=fields["baseline"])
         return Response(RunDetailSerializer(self.run(run.pk), context={"request": request}).data)

@@ -1,5 +1,6 @@
 """The API's schema class (``DEFAULT_SCHEMA_CLASS``): drf-spectacular's ``AutoSchema`` with the
-answers its views give that no view declares (the 403 of unverified accounts). In a module of its
+answers its views give that no view declares (the 403 of unverified accounts), and which paths
+it documents. In a module of its
 own: drf-spectacular's schema module reads the REST framework's settings, whose renderers are in
 ``openapi``."""
 
@@ -36,3 +37,12 @@ class ApiSchema(AutoSchema):
         elif UNVERIFIED_TEXT not in documented.get("description", ""):
             documented["description"] = f"{documented.get('description', '')} Or {UNVERIFIED_TEXT}"
         return operation
+
+
+API_PREFIXES = ("/api/", "/annotate/api/")
+
+
+def only_json_apis(endpoints):
+    """Preprocessing hook: the schema documents the REST API under ``/api/`` and the annotation
+    queue's JSON API under ``/annotate/api/`` (not the pages, nor the catch-all 404 routes)."""
+    return [endpoint for endpoint in endpoints if endpoint[0].startswith(API_PREFIXES)]

@@ -1,42 +1,19 @@
-"""What the API shows of runs and accounts and what it accepts, the one error body, and the
-mixin every writable serializer uses. A task's settings are in :mod:`.task_serializers`,
-snapshots, estimates and quotas in :mod:`.board_serializers`."""
+"""What the API shows of runs and accounts and what it accepts (the error body and the mixin
+every writable serializer uses are the platform's, ``site_platform.api.serializers``). A task's
+settings are in :mod:`.task_serializers`, snapshots, estimates and quotas in
+:mod:`.board_serializers`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from django.urls import reverse
 from rest_framework import serializers
+
+from site_platform.api.serializers import RefuseUnknownFields
 
 from ..board_text import RunWords, SnapshotTerms
 from ..models import Run, RunEvent, Task, Team
 
 MAX_ERRORS_SHOWN = 50
-
-
-if TYPE_CHECKING:
-    _MixinBase = serializers.Serializer
-else:
-    _MixinBase = object
-
-
-class RefuseUnknownFields(_MixinBase):
-    """Serializer mixin: a body field the serializer does not know is refused (400, naming it),
-    never silently dropped: a misspelt setting must not look applied. For every writable
-    serializer of the leaderboard and annotation APIs."""
-
-    # Sent with the fields but read by the view (e.g. an upload's ``file``).
-    also_accepted: tuple[str, ...] = ()
-
-    def to_internal_value(self, data: Any) -> Any:
-        if hasattr(data, "keys"):
-            known = [*self.fields, *self.also_accepted]
-            unknown = sorted(set(data.keys()) - set(known))
-            if unknown:
-                message = f"unknown field (accepted: {', '.join(known)})"
-                raise serializers.ValidationError({name: [message] for name in unknown})
-        return super().to_internal_value(data)
 
 
 def _absolute(request, url: str) -> str:
@@ -197,30 +174,6 @@ class RunDetailsSerializer(RefuseUnknownFields, serializers.Serializer):
     name = serializers.CharField(required=False, allow_blank=True)
     description = serializers.CharField(required=False, allow_blank=True)
     link = serializers.CharField(required=False, allow_blank=True)
-
-
-# -- error body (documentation of the shape every error of both APIs has) -----------------------
-class ProblemSerializer(serializers.Serializer):
-    line = serializers.IntegerField(allow_null=True)
-    message = serializers.CharField()
-
-
-class ErrorDetailSerializer(serializers.Serializer):
-    code = serializers.CharField(help_text="What went wrong, for programs (see docs/API.md).")
-    message = serializers.CharField(help_text="What went wrong, for people.")
-    problems = ProblemSerializer(many=True, help_text="The first problems, by field or line.")
-    total = serializers.IntegerField(help_text="How many problems there are in all.")
-    run = serializers.JSONField(
-        allow_null=True,
-        help_text=(
-            "The run the error concerns (a rejected upload, the run with a duplicate file), else "
-            "null."
-        ),
-    )
-
-
-class ErrorSerializer(serializers.Serializer):
-    error = ErrorDetailSerializer()
 
 
 # -- tokens and the caller ----------------------------------------------------------------------

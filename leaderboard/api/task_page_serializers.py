@@ -6,8 +6,10 @@ from __future__ import annotations
 from django.urls import reverse
 from rest_framework import serializers
 
+from site_platform.api.serializers import RefuseUnknownFields
+
 from ..models import TaskFile, TermsAcceptance
-from .serializers import RefuseUnknownFields, _absolute
+from .serializers import _absolute
 
 
 class TeamTermsSerializer(serializers.Serializer):

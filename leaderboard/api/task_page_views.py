@@ -10,7 +10,9 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
-from ..file_responses import DOWNLOAD_TYPES, OCTET_STREAM, task_file_response
+from site_platform.api.openapi import errors, with_errors
+from site_platform.downloads import DOWNLOAD_TYPES, OCTET_STREAM, stored_file_response
+
 from ..ingestion import human_bytes
 from ..models import TaskFile
 from ..selectors import (
@@ -31,7 +33,6 @@ from ..services.task_files import (
     task_file_limit,
 )
 from ..services.terms import accept_terms
-from .openapi import errors, with_errors
 from .task_page_serializers import (
     TaskFileFieldsSerializer,
     TaskFileSerializer,
@@ -82,11 +83,10 @@ class TaskTermsView(ApiView):
     )
     def post(self, request, slug: str):
         task = self.task(slug)
-        fields = TermsAcceptSerializer(data=request.data)
-        fields.is_valid(raise_exception=True)
-        team = resolve_team(user=request.user, team=fields.validated_data["team"] or None)
+        fields = self.validated(TermsAcceptSerializer)
+        team = resolve_team(user=request.user, team=fields["team"] or None)
         acceptance, created = accept_terms(
-            task=task, team=team, user=request.user, digest=fields.validated_data["digest"]
+            task=task, team=team, user=request.user, digest=fields["digest"]
         )
         data = TermsAcceptanceSerializer(acceptance, context={"digest": acceptance.digest}).data
         return Response(data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
@@ -241,4 +241,6 @@ class TaskFileDownloadView(ApiView):
             if not request.user.is_authenticated:
                 raise exceptions.NotAuthenticated(access.reason)
             raise exceptions.PermissionDenied(access.reason)
-        return task_file_response(task_file)
+        return stored_file_response(
+            task_file.stored, file_name=task_file.file_name, size=task_file.size
+        )

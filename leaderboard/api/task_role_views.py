@@ -18,10 +18,12 @@ from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
+from site_platform.api.openapi import with_errors
+from site_platform.api.serializers import RefuseUnknownFields
+
 from ..selectors import (
     open_task_invitations,
     task_annotators,
-    task_for,
     task_invitation_for,
     task_member_for,
     task_organizers,
@@ -35,8 +37,6 @@ from ..services.task_roles import (
     remove_organizer,
     revoke_task_invitation,
 )
-from .openapi import with_errors
-from .serializers import RefuseUnknownFields
 from .team_views import MailInvitationsSerializer, mailed_data
 from .views import ApiView
 
@@ -92,7 +92,7 @@ class TaskPeopleView(ApiView):
 
     @extend_schema(responses=with_errors({200: TaskPeopleSerializer}, 401, 403, 404))
     def get(self, request, slug: str):
-        task = task_for(slug, request.user, role="organizer")
+        task = self.organized_task(slug)
         return Response(
             TaskPeopleSerializer(
                 {
@@ -112,7 +112,7 @@ class TaskInvitationListView(ApiView):
 
     @extend_schema(responses=with_errors({200: TaskInvitationSerializer(many=True)}, 401, 403, 404))
     def get(self, request, slug: str):
-        task = task_for(slug, request.user, role="organizer")
+        task = self.organized_task(slug)
         return Response(TaskInvitationSerializer(open_task_invitations(task), many=True).data)
 
     @extend_schema(
@@ -120,10 +120,9 @@ class TaskInvitationListView(ApiView):
         responses=with_errors({201: IssuedTaskInvitationSerializer}, 400, 401, 403, 404),
     )
     def post(self, request, slug: str):
-        task = task_for(slug, request.user, role="organizer")
-        body = TaskInviteSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        issued = invite_to_task(task=task, role=body.validated_data["role"], by=request.user)
+        task = self.organized_task(slug)
+        body = self.validated(TaskInviteSerializer)
+        issued = invite_to_task(task=task, role=body["role"], by=request.user)
         url = request.build_absolute_uri(reverse("task_join", args=[issued.key]))
         return Response(
             {**TaskInvitationSerializer(issued.invitation).data, "key": issued.key, "url": url},
@@ -146,14 +145,13 @@ class TaskInvitationMailView(ApiView):
         ),
     )
     def post(self, request, slug: str):
-        task = task_for(slug, request.user, role="organizer")
-        body = TaskMailInvitationsSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
+        task = self.organized_task(slug)
+        body = self.validated(TaskMailInvitationsSerializer)
         issued = invite_to_task_by_mail(
             task=task,
-            role=body.validated_data["role"],
+            role=body["role"],
             by=request.user,
-            addresses=body.validated_data["emails"],
+            addresses=body["emails"],
         )
         links = mailed_data(request, issued, "task_join")
         return Response(
@@ -172,7 +170,7 @@ class TaskInvitationDetailView(ApiView):
 
     @extend_schema(request=None, responses=with_errors({204: None}, 401, 403, 404))
     def delete(self, request, slug: str, invitation_id: int):
-        task = task_for(slug, request.user, role="organizer")
+        task = self.organized_task(slug)
         revoke_task_invitation(
             invitation=task_invitation_for(task=task, invitation_id=invitation_id)
         )
@@ -186,7 +184,7 @@ class TaskAnnotatorView(ApiView):
 
     @extend_schema(request=None, responses=with_errors({204: None}, 401, 403, 404))
     def delete(self, request, slug: str, user_id: int):
-        task = task_for(slug, request.user, role="organizer")
+        task = self.organized_task(slug)
         person = task_member_for(task=task, role="annotator", user_id=user_id)
         remove_annotator(task=task, user=person)
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -199,7 +197,7 @@ class TaskOrganizerView(ApiView):
 
     @extend_schema(request=None, responses=with_errors({204: None}, 401, 403, 404, 409))
     def delete(self, request, slug: str, user_id: int):
-        task = task_for(slug, request.user, role="organizer")
+        task = self.organized_task(slug)
         person = task_member_for(task=task, role="organizer", user_id=user_id)
         remove_organizer(task=task, user=person)
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -215,7 +213,6 @@ class TaskInvitationAcceptView(ApiView):
         responses=with_errors({200: AcceptedSerializer}, 400, 401, 404, 409, 410),
     )
     def post(self, request):
-        body = AcceptSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        invitation = accept_task_invitation(key=body.validated_data["key"], user=request.user)
+        body = self.validated(AcceptSerializer)
+        invitation = accept_task_invitation(key=body["key"], user=request.user)
         return Response(AcceptedSerializer(invitation).data)

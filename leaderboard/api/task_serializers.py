@@ -6,12 +6,14 @@ from __future__ import annotations
 from django.urls import reverse
 from rest_framework import serializers
 
+from site_platform.api.serializers import RefuseUnknownFields
+
 from .. import phases, task_settings
 from ..kinds import kind_for
 from ..models import Task
 from ..page_text import text_digest
 from ..selectors import REFERENCE_MIN_DOCUMENTS, REFERENCE_MIN_ITEMS, reference_size
-from .serializers import RefuseUnknownFields, _absolute
+from .serializers import _absolute
 
 # What anyone who sees the task reads (its organizers also the organizers' settings), and what
 # its organizers write: leaderboard.task_settings says which.

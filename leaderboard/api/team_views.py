@@ -19,6 +19,9 @@ from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
+from site_platform.api.openapi import with_errors
+from site_platform.api.serializers import RefuseUnknownFields
+
 from ..selectors import (
     approval_request,
     approval_requests,
@@ -40,8 +43,6 @@ from ..services.teams import (
     request_approval,
     revoke_team_invitation,
 )
-from .openapi import with_errors
-from .serializers import RefuseUnknownFields
 from .views import ApiView
 
 
@@ -136,9 +137,8 @@ class TeamListView(ApiView):
         request=TeamCreateSerializer, responses=with_errors({201: TeamSerializer}, 400, 401, 409)
     )
     def post(self, request):
-        body = TeamCreateSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        team = create_team(name=body.validated_data["name"], members=[request.user])
+        body = self.validated(TeamCreateSerializer)
+        team = create_team(name=body["name"], members=[request.user])
         return Response(team_data(team), status=status.HTTP_201_CREATED)
 
 
@@ -190,11 +190,8 @@ class TeamInvitationMailView(ApiView):
     )
     def post(self, request, team_id: int):
         team = team_for(team_id=team_id, user=request.user)
-        body = MailInvitationsSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        issued = invite_to_team_by_mail(
-            team=team, by=request.user, addresses=body.validated_data["emails"]
-        )
+        body = self.validated(MailInvitationsSerializer)
+        issued = invite_to_team_by_mail(team=team, by=request.user, addresses=body["emails"])
         return Response(
             MailedInvitationSerializer(mailed_data(request, issued, "team_join"), many=True).data,
             status=status.HTTP_201_CREATED,
@@ -249,9 +246,8 @@ class TeamJoinView(ApiView):
         responses=with_errors({200: TeamSerializer}, 400, 401, 404, 409, 410),
     )
     def post(self, request):
-        body = JoinSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        team = join_team(key=body.validated_data["key"], user=request.user)
+        body = self.validated(JoinSerializer)
+        team = join_team(key=body["key"], user=request.user)
         return Response(team_data(team))
 
 
@@ -286,7 +282,7 @@ class TaskTeamsView(ApiView):
 
     @extend_schema(responses=with_errors({200: ApprovalSerializer(many=True)}, 401, 403, 404))
     def get(self, request, slug: str):
-        task = task_for(slug, request.user, role="organizer")
+        task = self.organized_task(slug)
         return Response(ApprovalSerializer(approval_requests(task), many=True).data)
 
 
@@ -297,7 +293,7 @@ class TeamApproveView(ApiView):
 
     @extend_schema(request=None, responses=with_errors({200: ApprovalSerializer}, 401, 403, 404))
     def post(self, request, slug: str, team_id: int):
-        task = task_for(slug, request.user, role="organizer")
+        task = self.organized_task(slug)
         team = approval_request(task=task, team_id=team_id).team
         return Response(
             ApprovalSerializer(approve_team(task=task, team=team, by=request.user)).data

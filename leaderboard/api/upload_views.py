@@ -14,11 +14,11 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
+from site_platform.api.openapi import with_errors
+
 from ..models import OrganizerUpload
 from ..selectors import organizer_upload, recent_uploads
 from ..services.organizer_uploads import receive_upload
-from .openapi import with_errors
-from .permissions import IsTaskOrganizer
 from .views import ApiView
 
 REFERENCE_REQUEST = inline_serializer(
@@ -84,14 +84,13 @@ class OrganizerUploadView(ApiView):
     """The base of the organizer upload views: its organizers, the upload throttle and size
     checks, then the upload received for a worker (:func:`accepted`)."""
 
-    permission_classes = [IsAuthenticated, IsTaskOrganizer]
+    permission_classes = [IsAuthenticated]
     throttle_scope = "uploads"
 
     def receive(self, slug: str, kind: str, fields=None) -> Response:
         """Receive the request's ``file`` as an upload of ``kind``; ``fields()``: the service's
         other arguments, read once the requester may upload."""
-        task = self.task(slug)
-        self.check_object_permissions(self.request, task)
+        task = self.organized_task(slug)
         self.check_declared_size(task)
         upload = self.upload()
         more = fields() if fields is not None else {}

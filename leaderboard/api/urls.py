@@ -9,6 +9,8 @@ from csp.decorators import csp_update
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from site_platform.api.views import UnknownEndpointView
+
 from . import (
     account_views,
     board_views,
@@ -182,5 +184,5 @@ urlpatterns = [
         name="docs",
     ),
     # Last: every other path under /api/ gets the JSON error body, not the HTML 404 page.
-    re_path(r"^[\s\S]*$", views.UnknownEndpointView.as_view(), name="unknown"),
+    re_path(r"^[\s\S]*$", UnknownEndpointView.as_view(), name="unknown"),
 ]

@@ -4,7 +4,7 @@ The board, snapshots and run history are in ``board_views``; organizer actions i
 ``organizer_views``; tokens and the caller in ``account_views``.
 
 Each view validates its input, calls one service or selector and serialises the result. Every
-error has the same JSON body (``leaderboard.api.errors``).
+error has the same JSON body (``site_platform.api.errors``).
 
 Uploads are never read into memory: Django spools them to temporary files past
 ``FILE_UPLOAD_MAX_MEMORY_SIZE``. A run upload is only copied to storage here (hashed, its sizes
@@ -14,23 +14,21 @@ already over the task's limit is refused before its body is read.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
-
 import django_filters
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import exceptions, serializers, status
-from rest_framework.pagination import BasePagination
-from rest_framework.permissions import IsAuthenticated
-from rest_framework.renderers import JSONRenderer
+from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
-from rest_framework.settings import api_settings
-from rest_framework.views import APIView
+
+from site_platform.api.openapi import PAGE, page_of, with_errors
+from site_platform.api.views import JsonApiView
 
 from ..board_text import RunWords
 from ..ingestion import human_bytes
 from ..models import Run, Task
 from ..selectors import (
+    TaskForbidden,
     check_verified_email,
     is_organizer,
     may_edit_run,
@@ -43,8 +41,7 @@ from ..selectors import (
 from ..services.board import update_run_details
 from ..services.runs import SubmissionError, submit_upload, upload_limit
 from ..services.tasks import create_task, update_task
-from .openapi import PAGE, page_of, with_errors
-from .permissions import CanCreateTasksOrReadOnly, IsTaskOrganizerOrReadOnly
+from .permissions import CanCreateTasksOrReadOnly
 from .serializers import (
     RunDetailSerializer,
     RunDetailsSerializer,
@@ -57,43 +54,16 @@ from .task_serializers import TaskSerializer, TaskWriteSerializer
 MULTIPART_SLACK = 1024 * 1024
 
 
-# The base of view mixins: to the type checker, the APIView they are mixed into.
-if TYPE_CHECKING:
-    ViewMixinBase = APIView
-else:
-    ViewMixinBase = object
-
-
-# The base of the views of both APIs: CSV requests get JSON errors, pagination, lookups. Errors
-# are answered by ``leaderboard.api.errors`` (the project's exception handler). A comment, not a
-# docstring: the schema would describe every view without a docstring of its own with it.
-class ApiView(APIView):
+# The base of the views of both APIs: the platform's (``site_platform.api.views``) with the
+# site's one rule for accounts and the lookups of tasks and runs. A comment, not a docstring:
+# the schema would describe every view without a docstring of its own with it.
+class ApiView(JsonApiView):
     def perform_authentication(self, request):
         # The API's one place for who may act: a signed-in account (a token, a session) whose
         # address is not verified is refused every request (403 unverified_email), so a token
         # it holds from before does not work either. Anonymous callers read as before.
         if request.user.is_authenticated:
             check_verified_email(request.user)
-
-    def finalize_response(self, request, response, *args, **kwargs):
-        # Error bodies are JSON even when CSV was asked for (``?format=csv``).
-        renderer = getattr(request, "accepted_renderer", None)
-        if (
-            isinstance(response, Response)
-            and response.status_code >= 400
-            and renderer is not None
-            and renderer.format not in ("json", "api")
-        ):
-            request.accepted_renderer = JSONRenderer()
-            request.accepted_media_type = JSONRenderer.media_type
-        return super().finalize_response(request, response, *args, **kwargs)
-
-    def paginated(self, queryset, serializer_class, **context):
-        # The setting names a class; api_settings imports it (its stubs say str).
-        paginator = cast("type[BasePagination]", api_settings.DEFAULT_PAGINATION_CLASS)()
-        page: list[Any] | None = paginator.paginate_queryset(queryset, self.request, view=self)
-        data = serializer_class(page, many=True, context={"request": self.request, **context}).data
-        return paginator.get_paginated_response(data)
 
     def run(self, run_id: int) -> Run:
         """The run if the user may see it, else 404 (not 403: run ids do not tell what exists)."""
@@ -107,9 +77,18 @@ class ApiView(APIView):
         snapshot the caller may see (as their runs' states are: ``runs_seen_by``)."""
         return RunWords.of(task, snapshots_visible_to(task=task, user=self.request.user).first())
 
-    def organized_task(self, slug: str) -> Task:
-        """The task if the user may see it (else 404) and organizes it (else 403)."""
-        return task_for(slug, self.request.user, role="organizer")
+    def organized_task(self, slug: str, *, refusal: str | None = None) -> Task:
+        """The task if the user may see it (else 404) and organizes it (else 403, ``refusal``
+        when given; 401 when the caller is not signed in): the API's one check of organizer
+        rights."""
+        try:
+            return task_for(slug, self.request.user, role="organizer")
+        except TaskForbidden as forbidden:
+            if not self.request.user.is_authenticated:
+                self.permission_denied(self.request)  # 401 asking for credentials
+            if refusal is not None:
+                raise exceptions.PermissionDenied(refusal) from forbidden
+            raise
 
     def task(self, slug: str) -> Task:
         """The task if the user may see it, else 404 naming the slug."""
@@ -124,17 +103,17 @@ class ApiView(APIView):
         limit = upload_limit(task)
         if declared > limit + MULTIPART_SLACK:
             raise SubmissionError(
-                "too_large",
                 f"the request is {human_bytes(declared)}, over "
                 f"the limit of {human_bytes(limit)} for task "
                 f"{task.slug!r}",
+                code="too_large",
             )
 
     def upload(self):
         upload = self.request.FILES.get("file")
         if upload is None:
             raise SubmissionError(
-                "missing_file", "no file: send it as the multipart form field `file`"
+                "no file: send it as the multipart form field `file`", code="missing_file"
             )
         return upload
 
@@ -186,9 +165,8 @@ class TaskListView(ApiView):
         "for a task with no data yet.",
     )
     def post(self, request):
-        serializer = TaskWriteSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        task = create_task(organizers=[request.user], **serializer.validated_data)
+        settings = self.validated(TaskWriteSerializer)
+        task = create_task(organizers=[request.user], **settings)
         data = TaskSerializer(task, context={"request": request, "organizer": True}).data
         return Response(data, status=status.HTTP_201_CREATED)
 
@@ -197,7 +175,9 @@ class TaskDetailView(ApiView):
     """``GET``: a task's public settings (its organizers also see its ``readiness``). ``PATCH``:
     change them (its organizers)."""
 
-    permission_classes = [IsTaskOrganizerOrReadOnly]
+    # Reading: anyone who may see the task (an unknown slug is 404 to every caller, before
+    # any question of credentials); changing: ``organized_task``.
+    permission_classes = [AllowAny]
 
     @extend_schema(responses=with_errors({200: TaskSerializer}, 404))
     def get(self, request, slug: str):
@@ -216,11 +196,8 @@ class TaskDetailView(ApiView):
         "is saved then.",
     )
     def patch(self, request, slug: str):
-        task = self.task(slug)
-        self.check_object_permissions(request, task)
-        serializer = TaskWriteSerializer(task, data=request.data, partial=True)
-        serializer.is_valid(raise_exception=True)
-        update_task(task=task, **serializer.validated_data)
+        task = self.organized_task(slug)
+        update_task(task=task, **self.validated(TaskWriteSerializer, instance=task, partial=True))
         return Response(TaskSerializer(task, context={"request": request, "organizer": True}).data)
 
 
@@ -274,16 +251,15 @@ class TaskRunsView(ApiView):
         task = self.task(slug)
         self.check_declared_size(task)
         upload = self.upload()
-        fields = RunUploadSerializer(data=request.data)
-        fields.is_valid(raise_exception=True)
+        fields = self.validated(RunUploadSerializer)
         run = submit_upload(
             task=task,
             user=request.user,
             upload=upload,
-            team=fields.validated_data["team"] or None,
+            team=fields["team"] or None,
             file_name=upload.name,
-            name=fields.validated_data["name"],
-            description=fields.validated_data["description"],
+            name=fields["name"],
+            description=fields["description"],
         )
         data = RunSerializer(run, context={"request": request}).data
         return Response(data, status=status.HTTP_202_ACCEPTED, headers={"Location": data["url"]})
@@ -311,22 +287,6 @@ class RunDetailView(ApiView):
             )
         if not isinstance(request.data, dict):
             raise exceptions.ValidationError({"non_field_errors": ["send a JSON object"]})
-        fields = RunDetailsSerializer(data=request.data, partial=True)
-        fields.is_valid(raise_exception=True)
-        update_run_details(run=run, **fields.validated_data)
+        update_run_details(run=run, **self.validated(RunDetailsSerializer, partial=True))
         context = {"request": request, "words": self.run_words(run.task)}
         return Response(RunDetailSerializer(run, context=context).data)
-
-
-class UnknownEndpointView(ApiView):
-    """Any other path under ``/api/`` or ``/annotate/api/``: 404 with the error body (not the
-    HTML page)."""
-
-    permission_classes = []
-    authentication_classes = []
-    schema = None
-
-    def unknown(self, request, *args, **kwargs):
-        raise exceptions.NotFound(f"there is no API endpoint {request.path!r}")
-
-    get = post = put = patch = delete = head = unknown

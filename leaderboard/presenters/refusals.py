@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ServiceError
+from site_platform.errors import ServiceError
 
 # Said when the refused request carried a file: a browser never fills a file input again.
 FILE_AGAIN = "A file is not kept after a refusal: choose it again."

@@ -13,7 +13,8 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.urls import reverse
 
-from ..errors import ServiceError
+from site_platform.errors import ServiceError
+
 from ..models import (
     ApiToken,
     Item,

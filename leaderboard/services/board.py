@@ -17,8 +17,9 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from site_platform.errors import InvalidFields
+
 from .. import phases
-from ..errors import InvalidFields
 from ..models import LeaderboardSnapshot, Run, Task
 from .notifications import release_held_notifications
 

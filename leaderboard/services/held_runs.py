@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 
 from django.db import transaction
 
+from site_platform.errors import ServiceError
+
 from .. import jobs
-from ..errors import ServiceError
 from ..ingestion.screening import KeyScreen, KnownKeys, screen_keys
 from ..models import Item, Run, RunEvent, Task
 from .items import known_keys

@@ -61,8 +61,8 @@ def submit_and_ingest(**submission: Any) -> Run:
     rejected = ingest_received(run)
     if rejected is not None:
         raise SubmissionError(
-            rejected.code,
             rejected.summary,
+            code=rejected.code,
             problems=rejected.problems,
             total=rejected.total,
             run=run,

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from django.utils import timezone
 
-from ..errors import ServiceError
+from site_platform.errors import ServiceError
+
 from ..models import Invitation, key_digest
 
 if TYPE_CHECKING:

@@ -20,14 +20,15 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
+from site_platform.errors import ServiceError
+
 from .. import jobs
-from ..errors import ServiceError
 from ..models import MailKind, MailOptOut, Notification, Run, RunEvent, Task, TeamApproval
 from ..selectors import mail_preferences, run_for
 from .mail import send_site_mail, site_link
@@ -156,22 +157,18 @@ def _deliver_run_event(
     if visible.intersection(later):
         return State.SKIPPED, "superseded by a later state of the run"
     run = event.run
-    send_site_mail(
-        to=person.email,
-        template="run_finished",
-        context={
-            "person": person,
-            "run": run,
-            "task": run.task,
-            "state": event.state,
-            "reason": event.reason,
-            "problems": run.errors[:PROBLEMS_IN_MAIL] if event.state == Run.State.REJECTED else [],
-            "n_problems": run.error_count,
-            "run_link": site_link("run_detail", run.pk),
-            "board_link": site_link("task_board", run.task.slug),
-        },
+    return _mailed(
+        person,
+        "run_finished",
+        run=run,
+        task=run.task,
+        state=event.state,
+        reason=event.reason,
+        problems=run.errors[:PROBLEMS_IN_MAIL] if event.state == Run.State.REJECTED else [],
+        n_problems=run.error_count,
+        run_link=site_link("run_detail", run.pk),
+        board_link=site_link("task_board", run.task.slug),
     )
-    return State.SENT, ""
 
 
 def _deliver_approval(approval: TeamApproval, person: User) -> tuple[str, str]:
@@ -179,17 +176,19 @@ def _deliver_approval(approval: TeamApproval, person: User) -> tuple[str, str]:
         return State.SKIPPED, "its recipient no longer organizes the task"
     if approval.approved_at is not None:
         return State.SKIPPED, "already approved"
-    send_site_mail(
-        to=person.email,
-        template="team_request",
-        context={
-            "person": person,
-            "approval": approval,
-            "task": approval.task,
-            "team": approval.team,
-            "organize_link": site_link("task_organize", approval.task.slug),
-        },
+    return _mailed(
+        person,
+        "team_request",
+        approval=approval,
+        task=approval.task,
+        team=approval.team,
+        organize_link=site_link("task_organize", approval.task.slug),
     )
+
+
+def _mailed(person: User, template: str, **context: Any) -> tuple[str, str]:
+    """Mail ``person`` the ``template`` (its context: ``person`` and ``context``): sent."""
+    send_site_mail(to=person.email, template=template, context={"person": person, **context})
     return State.SENT, ""
 
 

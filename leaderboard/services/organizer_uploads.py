@@ -42,8 +42,9 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from site_platform.errors import ServiceError
+
 from .. import jobs
-from ..errors import ServiceError
 from ..ingestion import Problem, UploadRejected, human_bytes
 from ..models import OrganizerUpload, Task
 from ..selectors import reference_size
@@ -180,7 +181,10 @@ def _store(task: Task, kind: str, upload: IO[bytes], file_name: str) -> tuple[st
         )
     except UploadRejected as exc:
         raise SubmissionError(
-            exc.code, f"{exc.summary}; nothing was stored", problems=exc.problems, total=exc.total
+            f"{exc.summary}; nothing was stored",
+            code=exc.code,
+            problems=exc.problems,
+            total=exc.total,
         ) from None
     return stored, received.n_bytes, received.sha256
 

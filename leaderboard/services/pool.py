@@ -24,7 +24,8 @@ from typing import IO, TYPE_CHECKING
 
 from django.db import transaction
 
-from ..errors import ServiceError
+from site_platform.errors import ServiceError
+
 from ..ingestion import ParsedPool, Problem, parse_pool_file
 from ..ingestion.fields import _shown
 from ..kinds import kind_for
@@ -89,8 +90,8 @@ def _payloads(pool: ParsedPool, payloads: ParsedPool | None) -> dict[str, object
     ]
     if problems:
         raise SubmissionError(
-            "rejected",
             f"rejected: {len(problems):,} payload keys are not in the pool (first: {problems[0]})",
+            code="rejected",
             problems=problems[:50],
             total=len(problems),
         )

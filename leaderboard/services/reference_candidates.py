@@ -27,8 +27,9 @@ import numpy as np
 from django.db import transaction
 from django.template.defaultfilters import pluralize
 
+from site_platform.errors import ServiceError
+
 from .. import jobs
-from ..errors import ServiceError
 from ..ingestion import ParsedReference, parse_candidate_file
 from ..kinds import kind_for
 from ..models import ReferenceCandidate, ReferenceSample, Task

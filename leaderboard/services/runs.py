@@ -19,9 +19,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from site_platform.errors import ServiceError
+
 from .. import jobs, phases
 from ..email_domains import matches, parse_domains
-from ..errors import ServiceError
 from ..ingestion import Problem, Receiver, UploadRejected, human_bytes
 from ..kinds import kind_for
 from ..models import Run, Task, Team
@@ -84,9 +85,9 @@ class SubmissionError(ServiceError):
 
     def __init__(
         self,
-        code: str,
         message: str,
         *,
+        code: str,
         problems: list[Problem] | None = None,
         total: int = 0,
         run: Run | None = None,
@@ -132,9 +133,9 @@ def check_size(*, task: Task, size: int | None) -> None:
     limit = upload_limit(task)
     if size is not None and size > limit:
         raise SubmissionError(
-            "too_large",
             f"the file is {human_bytes(size)}, over the limit "
             f"of {human_bytes(limit)} for task {task.slug!r}",
+            code="too_large",
         )
 
 
@@ -158,7 +159,7 @@ def parse_task_file(
         )
     except UploadRejected as exc:
         raise SubmissionError(
-            exc.code, exc.summary, problems=exc.problems, total=exc.total
+            exc.summary, code=exc.code, problems=exc.problems, total=exc.total
         ) from None
 
 
@@ -169,28 +170,30 @@ def check_open(task: Task, now: datetime | None = None) -> None:
     if task.state != Task.State.OPEN:
         state = "still a draft" if task.state == Task.State.DRAFT else task.state
         raise SubmissionError(
-            "task_closed", f"task {task.slug!r} is {state}: it accepts runs only while it is open"
+            f"task {task.slug!r} is {state}: it accepts runs only while it is open",
+            code="task_closed",
         )
     refused = kind_for(task).runs_refused(task)
     if refused is not None:
-        raise SubmissionError(*refused)
+        code, message = refused
+        raise SubmissionError(message, code=code)
     now = now or timezone.now()
     phase = phases.submission_phase(task, now)
     if phase == "not_open":
         opens = task.submissions_open_at
         assert opens is not None  # "not_open" means a start time is set
         raise SubmissionError(
-            "not_open_yet",
             f"task {task.slug!r} accepts runs from {_utc(opens)} (in {_in(opens, now)}); "
             "nothing was stored or counted",
+            code="not_open_yet",
         )
     if phase == "after_deadline" and not task.accept_late_runs:
         closes = task.submissions_close_at
         assert closes is not None  # "after_deadline" means a deadline is set
         raise SubmissionError(
-            "deadline_passed",
             f"the submission window of task {task.slug!r} closed at {_utc(closes)} and its "
             "organizers accept no runs after the deadline; nothing was stored or counted",
+            code="deadline_passed",
         )
 
 
@@ -200,16 +203,16 @@ def _utc(moment: datetime) -> str:
 
 def check_member(*, team: Team, user: User) -> None:
     if not team.members.filter(pk=user.pk).exists():
-        raise SubmissionError("not_team_member", f"you are not a member of team {team.name!r}")
+        raise SubmissionError(f"you are not a member of team {team.name!r}", code="not_team_member")
 
 
 def check_approved(*, task: Task, team: Team) -> None:
     """Refuse a team an organizer has not approved, on a task that needs approval."""
     if not team_approved(task=task, team=team):
         raise SubmissionError(
-            "team_not_approved",
             f"team {team.name!r} is not approved for task {task.slug!r} yet: ask to take part "
             "on the task's submit page, and an organizer approves",
+            code="team_not_approved",
         )
 
 
@@ -217,10 +220,10 @@ def check_terms(*, task: Task, team: Team) -> None:
     """Refuse a team that has not accepted the task's current terms (if it has terms)."""
     if not terms_accepted(task=task, team=team):
         raise SubmissionError(
-            "terms_not_accepted",
             f"team {team.name!r} has not accepted the current terms of task {task.slug!r}: a "
             f"member accepts them on the task's submit page (/tasks/{task.slug}/submit/) or "
             "through the API (POST /api/tasks/<slug>/terms/); nothing was stored or counted",
+            code="terms_not_accepted",
         )
 
 
@@ -231,10 +234,10 @@ def check_no_annotator(*, task: Task, team: Team) -> None:
     if conflicts:
         names = ", ".join(c.user.get_username() for c in conflicts)
         raise SubmissionError(
-            "annotator_in_team",
             f"team {team.name!r} has a member who annotates task {task.slug!r} ({names}): a "
             "person may not both annotate a task and compete in it (its organizers may allow "
             "it)",
+            code="annotator_in_team",
         )
 
 
@@ -249,14 +252,14 @@ def check_email_domain(*, task: Task, user: User) -> None:
     for domain in domains:
         if matches(domain, blocked):
             raise SubmissionError(
-                "email_domain_blocked",
                 f"people with an email address at {domain} may not submit to task {task.slug!r}",
+                code="email_domain_blocked",
             )
     if allowed and not any(matches(domain, allowed) for domain in domains):
         raise SubmissionError(
-            "email_domain_not_allowed",
             f"task {task.slug!r} takes runs only from people with a verified email address at "
             f"{', '.join(allowed)}",
+            code="email_domain_not_allowed",
         )
 
 
@@ -271,9 +274,9 @@ def check_quota(*, task: Task, team: Team, now: datetime | None = None) -> Quota
     quota = quota_for(task=task, team=team, now=now)
     if quota.total_exhausted:
         raise SubmissionError(
-            "over_quota",
             f"team {team.name!r} has used all {quota.limit_total} runs allowed per team on task "
             f"{task.slug!r} (rejected and failed runs do not count)",
+            code="over_quota",
         )
     if quota.daily_exhausted:
         when = ""
@@ -283,9 +286,9 @@ def check_quota(*, task: Task, team: Team, now: datetime | None = None) -> Quota
                 f"{_in(quota.next_slot_at, now)})"
             )
         raise SubmissionError(
-            "over_quota",
             f"team {team.name!r} has submitted {quota.used_today} runs to task {task.slug!r} in "
             f"the last 24 hours, the limit is {quota.limit_today} per day{when}",
+            code="over_quota",
         )
     return quota
 
@@ -302,19 +305,19 @@ def resolve_team(*, user: User, team: str | int | None = None) -> Team:
             ref.isdigit() and Team.objects.filter(pk=int(ref)).exists()
         )
         if known:
-            raise SubmissionError("not_team_member", f"you are not a member of team {ref!r}")
-        raise SubmissionError("invalid", f"there is no team {ref!r}")
+            raise SubmissionError(f"you are not a member of team {ref!r}", code="not_team_member")
+        raise SubmissionError(f"there is no team {ref!r}", code="invalid")
     if not teams:
         raise SubmissionError(
-            "not_team_member",
             "you are in no team: make one (/teams/) or join one by an invitation link",
+            code="not_team_member",
         )
     if len(teams) > 1:
         names = ", ".join(repr(t.name) for t in teams)
         raise SubmissionError(
-            "invalid",
             f"you are in several teams ({names}): say which one "
             "the run is for with the `team` field",
+            code="invalid",
         )
     return teams[0]
 
@@ -323,7 +326,7 @@ def _clean_name(name: str) -> str:
     name = (name or "").strip()
     if len(name) > MAX_NAME_LENGTH:
         raise SubmissionError(
-            "invalid", f"the run name is longer than {MAX_NAME_LENGTH} characters"
+            f"the run name is longer than {MAX_NAME_LENGTH} characters", code="invalid"
         )
     return name
 
@@ -339,10 +342,10 @@ def check_duplicate(*, task: Task, team: Team, sha256: str) -> None:
     first = counted_runs(task=task, team=team).filter(sha256=sha256).order_by("pk").first()
     if first is not None:
         raise SubmissionError(
-            "duplicate",
             f"this file was already submitted as run {first.pk} ({first.name!r}, "
             f"{first.state}): the same content is not evaluated twice, and nothing "
             "was stored or counted",
+            code="duplicate",
             run=first,
         )
 
@@ -442,7 +445,7 @@ def submit_run(
                 error_count=exc.total,
             )
         raise SubmissionError(
-            exc.code, exc.summary, problems=exc.problems, total=exc.total, run=run
+            exc.summary, code=exc.code, problems=exc.problems, total=exc.total, run=run
         ) from None
     try:
         with transaction.atomic():

@@ -32,8 +32,9 @@ from django.http import HttpRequest
 from rest_framework.request import Request
 from rest_framework.throttling import BaseThrottle
 
+from site_platform.errors import ServiceError, retry_after
+
 from ..email_domains import normalize_email
-from ..errors import ServiceError, retry_after
 
 REFUSED = "Too many failed sign-ins. Wait a few minutes and try again."
 

@@ -10,7 +10,8 @@ from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import transaction
 
-from ..errors import StorageUnavailable
+from site_platform.errors import StorageUnavailable
+
 from ..ingestion import READ_SIZE, Receiver
 
 log = logging.getLogger(__name__)

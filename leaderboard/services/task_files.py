@@ -1,5 +1,5 @@
 """A task's data files: its organizers add, change (replace the content, retitle) and delete
-them; participants download them (``leaderboard.file_responses``, under the task's
+them; participants download them (``site_platform.downloads``, under the task's
 ``data_access``: ``leaderboard.selectors.data_access_for``).
 
 Files are kept in Django's default storage (so an object store can be plugged in), under a name
@@ -18,7 +18,8 @@ from typing import IO, TYPE_CHECKING, Any, cast
 from django.conf import settings
 from django.db import transaction
 
-from ..errors import InvalidFields, ServiceError
+from site_platform.errors import InvalidFields, ServiceError
+
 from ..ingestion import UploadRejected, human_bytes
 from ..models import Task, TaskFile
 from .stored_files import forget_stored, forget_stored_on_commit, store_upload

@@ -13,11 +13,11 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from evaluation.core.task_design import design_problem
+from site_platform.errors import InvalidFields
 
 from .. import page_text
 from ..display_templates import validate_display_template
 from ..email_domains import invalid_domains
-from ..errors import InvalidFields
 from ..kinds import kind_for
 from ..models import Task
 

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from ..errors import ServiceError
+from site_platform.errors import ServiceError
+
 from ..models import Task, Team, TermsAcceptance
 from ..selectors import terms_acceptance, terms_digest
 

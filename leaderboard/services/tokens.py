@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
-from ..errors import ServiceError
+from site_platform.errors import ServiceError
+
 from ..models import ApiToken
 from ..selectors import check_verified_email
 

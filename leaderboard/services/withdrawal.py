@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING
 
 from django.db import transaction
 
+from site_platform.errors import ServiceError
+
 from .. import jobs
-from ..errors import ServiceError
 from ..models import PoolRunOutputs, Run, RunPredictions, Task
 from ..selectors import is_organizer, may_withdraw_run, withdrawal_refunds
 from .lifecycle import transition_run

@@ -16,7 +16,8 @@ from django.contrib import messages
 from django.http import HttpResponse
 from django.shortcuts import redirect
 
-from ..errors import with_headers
+from site_platform.errors import with_headers
+
 from ..services.sign_in import (
     PASSWORD_RESET,
     SIGN_IN,

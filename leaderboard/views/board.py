@@ -9,13 +9,15 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from site_platform.downloads import csv_download, json_download
+
 from .. import phases, presenters, selectors
 from ..exports import snapshot_csv_rows
 from ..exports import snapshot_json as snapshot_json_data
 from ..kinds import kind_for
 from ..services.board import hold_board, publish_board
 from . import organize_sections
-from .common import csv_download, json_download, render_task_page
+from .common import render_task_page
 
 
 def home(request):

@@ -1,15 +1,19 @@
-"""Helpers every page view uses: a task's page, file downloads, invitations just mailed."""
+"""Helpers every page view uses: a task's page, an invitation link's page, invitations just
+mailed (downloads are the platform's, ``site_platform.downloads``)."""
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable
+from typing import Any
 
-from django.http import HttpResponse, StreamingHttpResponse
-from django.shortcuts import render
+from django.conf import settings
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
 from django.urls import reverse
 
+from site_platform.errors import ServiceError
+
 from .. import presenters, selectors
-from ..exports import csv_lines
 from ..kinds import kind_for
 
 
@@ -36,20 +40,6 @@ def render_task_page(
     )
 
 
-def csv_download(rows, filename: str) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(csv_lines(rows), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
-
-
-def json_download(data, filename: str) -> HttpResponse:
-    response = HttpResponse(
-        json.dumps(data, ensure_ascii=False), content_type="application/json; charset=utf-8"
-    )
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    return response
-
-
 def mailed_invitations(request, issued, view: str) -> list[dict]:
     """The invitations just sent by mail, as the page shows them once: each address and its
     link (``view``: the page where the link is used), should a mail not arrive."""
@@ -61,3 +51,35 @@ def mailed_invitations(request, issued, view: str) -> list[dict]:
         }
         for one in issued
     ]
+
+
+def invitation_page(
+    request,
+    *,
+    template: str,
+    session_key: str,
+    error: type[ServiceError],
+    check: Callable[[], Any],
+    accept: Callable[[], HttpResponse],
+    context: Callable[[Any], dict],
+) -> HttpResponse:
+    """The page of an invitation link (to a team, to a role on a task). GET: ``check()`` finds
+    the invitation, shown with ``context(invitation)``; a visitor not signed in has it kept in
+    the session under ``session_key`` (its digest, never the key) for after signing up. POST:
+    ``accept()`` uses it up and answers (a visitor not signed in is sent to sign in first).
+    ``error``: the refusal of both, shown on the page with its status."""
+    if request.method == "POST" and not request.user.is_authenticated:
+        return redirect(f"{reverse('login')}?next={request.path}")
+    try:
+        if request.method == "POST":
+            return accept()
+        invitation = check()
+    except error as exc:
+        return render(request, template, {"error": exc}, status=exc.http_status)
+    if not request.user.is_authenticated:
+        request.session[session_key] = invitation.digest  # never the key itself
+    return render(
+        request,
+        template,
+        {**context(invitation), "registration_closed": settings.REGISTRATION == "closed"},
+    )

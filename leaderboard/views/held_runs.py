@@ -10,8 +10,9 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.views.decorators.http import require_POST
 
+from site_platform.errors import ServiceError
+
 from .. import selectors
-from ..errors import ServiceError
 from ..models import Run
 from ..services.held_runs import reject_held_run, release_run
 from .organize_sections import refused, to_section

@@ -15,9 +15,11 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from site_platform.downloads import csv_download
+from site_platform.errors import ServiceError
+
 from .. import selectors
 from ..display_templates import preview_display
-from ..errors import ServiceError
 from ..exports import verified_items_rows
 from ..forms import (
     PHASE_FIELDS,
@@ -32,7 +34,6 @@ from ..models import OrganizerUpload, Task
 from ..services.organizer_uploads import receive_upload
 from ..services.tasks import TaskNotReady, TaskSettingsError, create_task, update_task
 from . import organize_sections as sections
-from .common import csv_download
 from .uploads import refused_upload
 
 NEW_TASK_PAGE = "leaderboard/task_new.html"

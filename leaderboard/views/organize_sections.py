@@ -19,8 +19,9 @@ from django.http import HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 
+from site_platform.errors import ServiceError, with_headers
+
 from .. import presenters, selectors
-from ..errors import ServiceError, with_headers
 from ..forms import (
     PHASE_FIELDS,
     SETTINGS_PAGE_FIELDS,

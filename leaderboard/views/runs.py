@@ -11,8 +11,9 @@ from django.http import Http404, HttpResponseBadRequest
 from django.shortcuts import redirect
 from django.views.decorators.http import require_http_methods, require_POST
 
+from site_platform.errors import ServiceError, with_headers
+
 from .. import presenters, selectors
-from ..errors import ServiceError, with_headers
 from ..forms import RunDetailsForm, RunUploadForm
 from ..services.board import RunDetailsError, update_run_details
 from ..services.runs import submit_run

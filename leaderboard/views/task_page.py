@@ -14,9 +14,10 @@ from django.http import HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from site_platform.downloads import stored_file_response
+from site_platform.errors import ServiceError, with_headers
+
 from .. import selectors
-from ..errors import ServiceError, with_headers
-from ..file_responses import task_file_response
 from ..forms import TaskFileForm, TaskPageTextForm, TermsAcceptForm
 from ..models import Task
 from ..page_text import render_markdown
@@ -90,7 +91,9 @@ def task_file_download(request, slug: str, file_id: int):
         error = ServiceError(access.reason, code="terms_not_accepted", http_status=403)
         return _overview(request, task, error=error)
     try:
-        return task_file_response(task_file)
+        return stored_file_response(
+            task_file.stored, file_name=task_file.file_name, size=task_file.size
+        )
     except ServiceError as exc:  # the file storage failing (503)
         return _overview(request, task, error=exc)
 

@@ -5,15 +5,15 @@ refused action shows the section again with the refusal at its top and its statu
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from site_platform.errors import ServiceError
+
 from .. import selectors
-from ..errors import ServiceError
 from ..services.invitation_mail import invite_to_task_by_mail
 from ..services.task_roles import (
     ROLES,
@@ -26,7 +26,7 @@ from ..services.task_roles import (
     revoke_task_invitation,
 )
 from . import organize_sections
-from .common import mailed_invitations
+from .common import invitation_page, mailed_invitations
 
 # Where the accept page keeps the digest of the invitation a signed-out visitor opened: with
 # REGISTRATION = "invite", sign-up is open to whoever holds a valid one.
@@ -104,28 +104,19 @@ def task_organizer_remove(request, slug: str, user_id: int):
 
 @require_http_methods(["GET", "POST"])
 def task_join(request, key: str):
-    if request.method == "POST" and not request.user.is_authenticated:
-        return redirect(f"{reverse('login')}?next={request.path}")
-    try:
-        if request.method == "POST":
-            invitation = accept_task_invitation(key=key, user=request.user)
-            messages.success(
-                request, f"You are now an {invitation.role} of {invitation.task.title}."
-            )
-            if invitation.role == "organizer":
-                return redirect("task_organize", slug=invitation.task.slug)
-            return redirect("annotation:task", slug=invitation.task.slug)
-        invitation = check_task_invitation(key=key, user=request.user)
-    except TaskRoleError as exc:
-        return render(request, "leaderboard/task_join.html", {"error": exc}, status=exc.http_status)
-    if not request.user.is_authenticated:
-        request.session[TASK_INVITATION_SESSION_KEY] = invitation.digest  # never the key itself
-    return render(
+    def accept():
+        invitation = accept_task_invitation(key=key, user=request.user)
+        messages.success(request, f"You are now an {invitation.role} of {invitation.task.title}.")
+        if invitation.role == "organizer":
+            return redirect("task_organize", slug=invitation.task.slug)
+        return redirect("annotation:task", slug=invitation.task.slug)
+
+    return invitation_page(
         request,
-        "leaderboard/task_join.html",
-        {
-            "invitation": invitation,
-            "task": invitation.task,
-            "registration_closed": settings.REGISTRATION == "closed",
-        },
+        template="leaderboard/task_join.html",
+        session_key=TASK_INVITATION_SESSION_KEY,
+        error=TaskRoleError,
+        check=lambda: check_task_invitation(key=key, user=request.user),
+        accept=accept,
+        context=lambda invitation: {"invitation": invitation, "task": invitation.task},
     )

@@ -6,15 +6,15 @@ status."""
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from site_platform.errors import ServiceError, with_headers
+
 from .. import selectors
-from ..errors import ServiceError, with_headers
 from ..services.invitation_mail import invite_to_team_by_mail
 from ..services.teams import (
     TeamError,
@@ -29,7 +29,7 @@ from ..services.teams import (
 )
 from ..services.teams import leave_team as leave
 from . import organize_sections
-from .common import mailed_invitations
+from .common import invitation_page, mailed_invitations
 
 # Where the join page keeps the digest of the invitation a signed-out visitor opened: with
 # REGISTRATION = "invite", sign-up is open to whoever holds a valid one.
@@ -135,22 +135,19 @@ def team_member_remove(request, team_id: int, user_id: int):
 
 @require_http_methods(["GET", "POST"])
 def team_join(request, key: str):
-    if request.method == "POST" and not request.user.is_authenticated:
-        return redirect(f"{reverse('login')}?next={request.path}")
-    try:
-        if request.method == "POST":
-            team = join_team(key=key, user=request.user)
-            messages.success(request, f"You joined {team.name}.")
-            return redirect("team_detail", team_id=team.pk)
-        invitation = check_invitation(key=key, user=request.user)
-    except TeamError as exc:
-        return render(request, "leaderboard/join.html", {"error": exc}, status=exc.http_status)
-    if not request.user.is_authenticated:
-        request.session[INVITATION_SESSION_KEY] = invitation.digest  # never the key itself
-    return render(
+    def accept():
+        team = join_team(key=key, user=request.user)
+        messages.success(request, f"You joined {team.name}.")
+        return redirect("team_detail", team_id=team.pk)
+
+    return invitation_page(
         request,
-        "leaderboard/join.html",
-        {"team": invitation.team, "registration_closed": settings.REGISTRATION == "closed"},
+        template="leaderboard/join.html",
+        session_key=INVITATION_SESSION_KEY,
+        error=TeamError,
+        check=lambda: check_invitation(key=key, user=request.user),
+        accept=accept,
+        context=lambda invitation: {"team": invitation.team},
     )
 
 

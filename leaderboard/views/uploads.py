@@ -23,7 +23,8 @@ from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle, ScopedRateThrottle
 from rest_framework.views import APIView
 
-from ..errors import retry_after
+from site_platform.errors import retry_after
+
 from ..ingestion import human_bytes
 from ..services.runs import SubmissionError, upload_limit
 
@@ -40,8 +41,8 @@ def refused_upload(request, task, *, limit: int | None = None) -> SubmissionErro
     wait = upload_throttle_wait(request)
     if wait is not None:
         return SubmissionError(
-            "throttled",
             f"too many uploads: try again in {math.ceil(wait)} s; nothing was stored",
+            code="throttled",
             headers=retry_after(wait),
         )
     limit = upload_limit(task) if limit is None else limit
@@ -53,8 +54,8 @@ def refused_upload(request, task, *, limit: int | None = None) -> SubmissionErro
     if over or (request.FILES is not None and upload_too_large(request)):  # FILES: read it
         size = f"the request is {human_bytes(declared)}, " if declared else ""
         return SubmissionError(
-            "too_large",
             f"{size}over the limit of {human_bytes(limit)} for this task; nothing was stored",
+            code="too_large",
         )
     return None
 

@@ -270,6 +270,9 @@ def test_answers_export_lists_every_answer_for_organizers_only(client, world):
     assert len(judgments) == 7 and len(gold) == 4
     assert {r["annotator"] for r in judgments} == {"alice", "bob<b>", "carol"}
     assert sorted(r["gold_correct"] for r in gold) == ["false", "true", "true", "true"]
+    # A judgment has no known answer; a gold answer never counts as a judgment.
+    assert {r["gold_correct"] for r in judgments} == {""}
+    assert {r["counted"] for r in gold} == {"false"}
     carol = next(r for r in judgments if r["annotator"] == "carol")
     assert carol["counted"] == "false"  # the item had resolved: kept, not counted
     assert all(r["item_key"].startswith("k") for r in rows)

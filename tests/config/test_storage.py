@@ -13,9 +13,9 @@ from django.core.files.storage import default_storage
 
 from config.settings import storage_config_from_env
 from config.storage import ObjectStorage, ObjectStoreError, StreamedObject
-from leaderboard.errors import StorageUnavailable
 from leaderboard.ingestion import UploadRejected
 from leaderboard.services.stored_files import store_upload
+from site_platform.errors import StorageUnavailable
 
 BUCKET_ENV = {
     "S3_BUCKET": "leaderboard-files",

@@ -1,4 +1,4 @@
-"""The one error type of the services (``leaderboard.errors``)."""
+"""The one error type of the services (``site_platform.errors``)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 
 import annotation.services
 import leaderboard.services
-from leaderboard.errors import ServiceError, retry_after
 from leaderboard.services.lifecycle import IllegalTransition
+from site_platform.errors import ServiceError, retry_after
 
 # Not a refusal of a request but a bug (or a stale message: ``RunWithdrawn`` among them): a 500,
 # never an error body.

@@ -13,7 +13,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.services import GoldFileError, upload_gold
-from leaderboard.models import Task
+from leaderboard.management.commands._helpers import task_named
+from site_platform.commands import existing_file
 
 
 class Command(BaseCommand):
@@ -27,11 +28,8 @@ class Command(BaseCommand):
         parser.add_argument("file", type=Path, help="the gold file (UTF-8)")
 
     def handle(self, *args, slug, file, **options):
-        task = Task.objects.filter(slug=slug).first()
-        if task is None:
-            raise CommandError(f"no task with slug {slug!r}")
-        if not file.is_file():
-            raise CommandError(f"gold file not found: {file}")
+        task = task_named(slug)
+        existing_file(file, "gold file")
         try:
             with file.open("rb") as f:
                 loaded = upload_gold(task=task, upload=f)

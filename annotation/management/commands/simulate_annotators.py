@@ -19,7 +19,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Judgment
 from annotation.services import JudgmentError, answer_assignment, claim_assignments
-from leaderboard.models import Task
+from leaderboard.management.commands._helpers import task_named
+from site_platform.commands import existing_file
 
 
 def read_truth(path: Path) -> set[str]:
@@ -96,11 +97,8 @@ class Command(BaseCommand):
             raise CommandError("--annotators must be at least 1")
         if limit is not None and limit < 0:
             raise CommandError("--limit must not be negative")
-        task = Task.objects.filter(slug=slug).first()
-        if task is None:
-            raise CommandError(f"no task with slug {slug!r}")
-        if not truth.is_file():
-            raise CommandError(f"truth file not found: {truth}")
+        task = task_named(slug)
+        existing_file(truth, "truth file")
         true_keys = read_truth(truth)
         users = self._annotators(task, prefix, annotators)
         if task.judgments_per_item > annotators:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from leaderboard.management.commands.create_task import users_named
 from leaderboard.selectors import UnverifiedEmail
 from leaderboard.services.tokens import rotate_token
+from site_platform.commands import users_named
 
 
 class Command(BaseCommand):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
@@ -16,22 +15,7 @@ from leaderboard.models import Task
 from leaderboard.services.tasks import TaskSettingsError, create_task
 from leaderboard.task_settings import BY_NAME as TASK_SETTINGS_BY_NAME
 from leaderboard.task_settings import TASK_SETTINGS, TaskSetting
-
-
-def users_named(names: list[str], role: str) -> list:
-    """The users called ``names``; one CommandError naming every unknown one."""
-    User = get_user_model()
-    found = {
-        u.get_username(): u for u in User.objects.filter(**{f"{User.USERNAME_FIELD}__in": names})
-    }
-    missing = [n for n in names if n not in found]
-    if missing:
-        raise CommandError(
-            f"no user named {', '.join(map(repr, missing))} (--{role}); create "
-            "the account first, e.g. with `manage.py createsuperuser` or the admin"
-        )
-    return [found[n] for n in names]
-
+from site_platform.commands import users_named
 
 # Options named otherwise than their setting (kept for the scripts that use them).
 ALIASES = {"label_budget": ("--budget",)}

@@ -8,11 +8,10 @@ from pathlib import Path
 from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 
-from leaderboard.errors import ServiceError
-from leaderboard.models import Task
+from leaderboard.management.commands._helpers import task_named
 from leaderboard.services.pool import upload_pool
-
-from ._errors import report_problems
+from site_platform.commands import existing_file, report_problems
+from site_platform.errors import ServiceError
 
 
 class Command(BaseCommand):
@@ -28,12 +27,10 @@ class Command(BaseCommand):
         parser.add_argument("--payloads", type=Path, help="JSON Lines: {key, payload} per line")
 
     def handle(self, *args, slug, file, payloads, **options):
-        task = Task.objects.filter(slug=slug).first()
-        if task is None:
-            raise CommandError(f"no task with slug {slug!r}")
+        task = task_named(slug)
         for path in (file, payloads):
-            if path is not None and not path.is_file():
-                raise CommandError(f"file not found: {path}")
+            if path is not None:
+                existing_file(path)
         try:
             with ExitStack() as stack:
                 f = stack.enter_context(file.open("rb"))

@@ -7,13 +7,12 @@ from pathlib import Path
 from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 
-from leaderboard.errors import ServiceError
-from leaderboard.models import Task
+from leaderboard.management.commands._helpers import task_named
 from leaderboard.selectors import reference_size
 from leaderboard.services.reference import upload_reference
 from leaderboard.services.runs import SubmissionError
-
-from ._errors import report_problems
+from site_platform.commands import existing_file, report_problems
+from site_platform.errors import ServiceError
 
 
 class Command(BaseCommand):
@@ -27,11 +26,8 @@ class Command(BaseCommand):
         parser.add_argument("file", type=Path)
 
     def handle(self, *args, slug, file, **options):
-        task = Task.objects.filter(slug=slug).first()
-        if task is None:
-            raise CommandError(f"no task with slug {slug!r}")
-        if not file.is_file():
-            raise CommandError(f"file not found: {file}")
+        task = task_named(slug)
+        existing_file(file)
         try:
             with file.open("rb") as f:
                 upload_reference(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from leaderboard.kinds import kind_for
+from leaderboard.management.commands._helpers import task_named
 from leaderboard.models import Task
 from leaderboard.selectors import Readiness
 from leaderboard.services.tasks import TaskNotReady, set_task_state
@@ -34,9 +35,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, slug, check, **options):
-        task = Task.objects.filter(slug=slug).first()
-        if task is None:
-            raise CommandError(f"no task with slug {slug!r}")
+        task = task_named(slug)
         readiness = kind_for(task).readiness(task)
         verdict = "ready to open" if readiness.ready else "not ready to open"
         self.stdout.write(f"task {task.slug!r} ({task.state}): {verdict}")

@@ -8,11 +8,11 @@ from django.contrib.auth import get_user_model
 from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 
-from leaderboard.models import Run, Task, Team
+from leaderboard.management.commands._helpers import task_named
+from leaderboard.models import Run, Team
 from leaderboard.services.ingest import submit_and_ingest
 from leaderboard.services.runs import SubmissionError
-
-from ._errors import report_problems
+from site_platform.commands import existing_file, report_problems
 
 
 class Command(BaseCommand):
@@ -31,9 +31,7 @@ class Command(BaseCommand):
         parser.add_argument("--description", default="")
 
     def handle(self, *args, slug, file, team, user, name, description, **options):
-        task = Task.objects.filter(slug=slug).first()
-        if task is None:
-            raise CommandError(f"no task with slug {slug!r}")
+        task = task_named(slug)
         team_obj = Team.objects.filter(name=team).first()
         if team_obj is None:
             raise CommandError(f"no team named {team!r}")
@@ -41,8 +39,7 @@ class Command(BaseCommand):
         user_obj = User.objects.filter(**{User.USERNAME_FIELD: user}).first()
         if user_obj is None:
             raise CommandError(f"no user named {user!r}")
-        if not file.is_file():
-            raise CommandError(f"file not found: {file}")
+        existing_file(file)
         try:
             with file.open("rb") as f:
                 run = submit_and_ingest(

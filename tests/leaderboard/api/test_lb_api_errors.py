@@ -1,4 +1,4 @@
-"""The one exception handler of both APIs (``leaderboard.api.errors``): every exception family
+"""The one exception handler of both APIs (``site_platform.api.errors``): every exception family
 becomes one body, with its status, code and headers; the annotation queue's API keeps its own
 names for DRF's errors; a lost database is one 503 with ``Retry-After`` on both APIs."""
 
@@ -14,9 +14,7 @@ from rest_framework.test import APIClient
 
 from annotation.api import QueueAPIView
 from annotation.services import GoldFileError, JudgmentError
-from leaderboard.api.errors import exception_handler
 from leaderboard.api.views import ApiView
-from leaderboard.errors import DatabaseUnavailable, ServiceError
 from leaderboard.ingestion import Problem
 from leaderboard.services.board import RunDetailsError
 from leaderboard.services.runs import SubmissionError
@@ -24,6 +22,8 @@ from leaderboard.services.sign_in import SignInRefused
 from leaderboard.services.tasks import TaskSettingsError
 from leaderboard.services.teams import TeamError
 from leaderboard.services.tokens import TokenExists
+from site_platform.api.errors import exception_handler
+from site_platform.errors import DatabaseUnavailable, ServiceError
 
 BODY_KEYS = {"code", "message", "problems", "total", "run"}
 
@@ -56,7 +56,7 @@ def error_of(response, status: int, code: str) -> dict:
     ],
 )
 def test_submission_errors_carry_their_status(code, status):
-    exc = SubmissionError(code, "refused", problems=[Problem(3, "bad score")], total=7)
+    exc = SubmissionError("refused", code=code, problems=[Problem(3, "bad score")], total=7)
     body = error_of(handled(exc), status, code)
     assert body == {
         "code": code,
@@ -131,7 +131,9 @@ def test_a_rejected_runs_id_is_in_the_body():
     class Saved:
         pk = 42
 
-    assert handled(SubmissionError("duplicate", "again", run=Saved())).data["error"]["run"] == 42
+    assert (
+        handled(SubmissionError("again", code="duplicate", run=Saved())).data["error"]["run"] == 42
+    )
 
 
 # -- DRF's and Django's exceptions ---------------------------------------------------------------

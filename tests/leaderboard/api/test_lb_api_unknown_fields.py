@@ -1,6 +1,6 @@
 """Unknown fields in a body are refused (400 naming them, in the API's one error body) and
 nothing changes; never silently dropped. One mechanism for every writable serializer of the
-leaderboard and annotation APIs (``leaderboard.api.serializers.RefuseUnknownFields``)."""
+leaderboard and annotation APIs (``site_platform.api.serializers.RefuseUnknownFields``)."""
 
 from __future__ import annotations
 

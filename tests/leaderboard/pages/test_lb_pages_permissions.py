@@ -1264,7 +1264,7 @@ def test_csv_downloads_neutralise_formula_cells(world):
     ],
 )
 def test_formula_neutralisation_of_one_cell(text, written):
-    from leaderboard.exports import neutralize_formula
+    from site_platform.downloads import neutralize_formula
 
     assert neutralize_formula(text) == written
 

@@ -10,7 +10,6 @@ import io
 import pytest
 from django.core.files.storage import default_storage
 
-from leaderboard.errors import InvalidFields
 from leaderboard.models import TaskFile
 from leaderboard.services.task_files import (
     TaskFileError,
@@ -18,6 +17,7 @@ from leaderboard.services.task_files import (
     change_task_file,
     delete_task_file,
 )
+from site_platform.errors import InvalidFields
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("media_root")]
 

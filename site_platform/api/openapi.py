@@ -1,6 +1,6 @@
 """OpenAPI helpers: the error body on every documented error, paginated lists, CSV responses;
-the renderers of the API (JSON, the browsable HTML pages, CSV). The schema class is
-``schema.ApiSchema``."""
+the renderers of both APIs (JSON, the browsable HTML pages, CSV). The schema class and what it
+documents are the leaderboard's (``leaderboard.api.schema``)."""
 
 from __future__ import annotations
 
@@ -82,9 +82,6 @@ class BrowsableAPIRenderer(renderers.BrowsableAPIRenderer):
         return context
 
 
-API_PREFIXES = ("/api/", "/annotate/api/")
-
-
 def throttled_everywhere(result, generator, request, public):
     """Postprocessing hook: every operation may answer 429 (the default throttles apply to every
     view, anonymous callers sharing one budget per address), so every operation documents it,
@@ -98,9 +95,3 @@ def throttled_everywhere(result, generator, request, public):
             if method in {"get", "post", "put", "patch", "delete"}:
                 operation.setdefault("responses", {}).setdefault("429", too_many)
     return result
-
-
-def only_json_apis(endpoints):
-    """Preprocessing hook: the schema documents the REST API under ``/api/`` and the annotation
-    queue's JSON API under ``/annotate/api/`` (not the pages, nor the catch-all 404 routes)."""
-    return [endpoint for endpoint in endpoints if endpoint[0].startswith(API_PREFIXES)]

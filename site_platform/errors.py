@@ -5,7 +5,7 @@ A service refuses a request by raising a :class:`ServiceError`: ``code`` (for pr
 problems found (``{"line", "message"}``, the first ones; ``total`` counts them all) and extra
 fields of the error body. A family sets its code and status as class attributes, or a status for
 each of its codes in ``statuses``. The APIs turn every error into one body
-(``leaderboard.api.errors``); the pages render the message with the same status and headers
+(``site_platform.api.errors``); the pages render the message with the same status and headers
 (:func:`with_headers`).
 
 No DRF here: the services of every app import it (annotation sits above leaderboard).

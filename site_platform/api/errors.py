@@ -5,7 +5,7 @@ Every error, of the REST API and of the annotation queue's API, has one body::
     {"error": {"code": "...", "message": "...", "problems": [{"line": 7, "message": "..."}],
                "total": 1, "run": null}}
 
-A :class:`~leaderboard.errors.ServiceError` brings its code, status, headers, problems and
+A :class:`~site_platform.errors.ServiceError` brings its code, status, headers, problems and
 extra fields; DRF's exceptions (validation, authentication, throttling with ``Retry-After``,
 not found, method not allowed, parsing, media types), Django's ``Http404`` and
 ``PermissionDenied``, and a lost database (503 with ``Retry-After``) become one. Anything else is
