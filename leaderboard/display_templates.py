@@ -68,6 +68,19 @@ def _check_labels(spec: dict, problems: list[str]) -> None:
         problems.append(f'"label" must be text of 1 to {MAX_NAME_CHARS} characters.')
 
 
+def _check_layout(spec: dict, layout: str, problems: list[str]) -> None:
+    if layout == "pair":
+        if spec.get("left", "left") == spec.get("right", "right"):
+            problems.append('"left" and "right" must name different fields.')
+        titles = spec.get("titles")
+        if titles is not None and not (
+            isinstance(titles, list) and len(titles) == 2 and all(_is_name(t) for t in titles)
+        ):
+            problems.append('"titles" must be a list of two labels.')
+    if layout == "text" and "field" not in spec:
+        problems.append('The text layout needs "field": the payload field holding the text.')
+
+
 def validate_display_template(text: str) -> list[str]:
     """Problems with a display template (empty list: valid). Blank text is valid (automatic)."""
     if text is None or not str(text).strip():
@@ -95,16 +108,7 @@ def validate_display_template(text: str) -> list[str]:
     for key in ("left", "right", "field", "highlight"):
         if key in spec and not _is_name(spec[key]):
             problems.append(f'"{key}" must be a field name of 1 to {MAX_NAME_CHARS} characters.')
-    if layout == "pair":
-        if spec.get("left", "left") == spec.get("right", "right"):
-            problems.append('"left" and "right" must name different fields.')
-        titles = spec.get("titles")
-        if titles is not None and not (
-            isinstance(titles, list) and len(titles) == 2 and all(_is_name(t) for t in titles)
-        ):
-            problems.append('"titles" must be a list of two labels.')
-    if layout == "text" and "field" not in spec:
-        problems.append('The text layout needs "field": the payload field holding the text.')
+    _check_layout(spec, layout, problems)
     _check_fields(spec, problems)
     _check_labels(spec, problems)
     return problems

@@ -36,7 +36,7 @@ class HeldRunActionView(ApiView):
         request=None, responses=with_errors({200: RunDetailSerializer}, 401, 403, 404, 409)
     )
     def post(self, request, run_id: int):
-        self.service(run=self.organized_run(run_id), user=request.user)
+        self.service(run=self.organized_run(run_id))
         return Response(RunDetailSerializer(self.run(run_id), context={"request": request}).data)
 
 

@@ -219,7 +219,7 @@ class _Keys:
     payloads = True
     missing: object = None
 
-    def from_text(self, text: object) -> None:
+    def from_text(self, text: object) -> None:  # noqa: ARG002 (a field's reader's signature)
         raise _Bad(f"expected {self.layout}")
 
     from_json = from_text

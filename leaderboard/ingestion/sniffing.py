@@ -99,7 +99,7 @@ def sniff_head(head: bytes, *, kind: str, file_name: str = "", complete: bool) -
     texts = [text for _, text in lines]
     if any("\t" in text for text in texts):
         return _header_problem(spec, [text.split("\t") for text in texts])
-    return _csv_problem(spec, texts) or _space_problem(spec, lines) or _key_header(spec, texts)
+    return _csv_problem(spec, texts) or _space_problem(spec, lines) or _key_header(texts)
 
 
 def _wide_encoding(head: bytes) -> str | None:
@@ -179,7 +179,7 @@ def _header_problem(spec, rows: list[list[str]]) -> Problem | None:
     return Problem(1, f"this looks like a header line ({shown}): remove it")
 
 
-def _key_header(spec, texts: list[str]) -> Problem | None:
+def _key_header(texts: list[str]) -> Problem | None:
     """Line 1 of a file of keys alone (no tab anywhere) that is a key column's name."""
     names = _names([texts[0]])
     if len(texts) < 2 or names is None or names[0] not in KEY_NAMES:

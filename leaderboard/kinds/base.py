@@ -91,7 +91,7 @@ class TaskKind(ABC):
         stored data stand now (``task`` itself is saved)."""
         return Readiness(tuple(check(task) for check in self.readiness_checks))
 
-    def board_measures(self, task: Task) -> tuple[str, ...]:
+    def board_measures(self, task: Task) -> tuple[str, ...]:  # noqa: ARG002 (a wing's may read it)
         """The columns of ``task``'s board."""
         return self.measures
 
@@ -99,11 +99,11 @@ class TaskKind(ABC):
         """The most records (lines) a run of ``task`` may hold."""
         return task.max_predictions_per_run
 
-    def runs_refused(self, task: Task) -> tuple[str, str] | None:
+    def runs_refused(self, task: Task) -> tuple[str, str] | None:  # noqa: ARG002 (as above)
         """Why the open ``task`` takes no run now, as an error code and message; or ``None``."""
         return None
 
-    def design_name_checked_alone(self, task: Task) -> bool:
+    def design_name_checked_alone(self, task: Task) -> bool:  # noqa: ARG002 (as above)
         """Whether the validator checks ``task``'s design name even when other settings are
         wrong (the design as a whole is checked once they are right)."""
         return False

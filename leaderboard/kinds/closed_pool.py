@@ -45,7 +45,7 @@ class PoolRun(RunContent):
     def __len__(self) -> int:
         return int(self.scores.size)
 
-    def store(self, run: Run, indices: np.ndarray | None) -> None:
+    def store(self, run: Run, indices: np.ndarray | None) -> None:  # noqa: ARG002 (RunContent's)
         PoolRunOutputs.objects.create(
             run=run, scores=self.scores.tobytes(), labels=self.labels.tobytes()
         )

@@ -25,7 +25,7 @@ from .lifecycle import transition_run
 from .stored_files import forget_stored_on_commit
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import User
+    pass
 
 KNOWN_SAMPLE = 5_000  # the task's item keys (the first by index) that tell what keys look like
 RELEASED = "released by the organizers; waiting to be validated again"
@@ -71,7 +71,7 @@ def hold_run(run: Run, screen: KeyScreen, keys: list[str]) -> None:
     )
 
 
-def release_run(*, run: Run, user: User) -> Run:
+def release_run(*, run: Run) -> Run:
     """Release a held run: it is validated again (no longer screened) and queued as usual.
     Idempotent: a run already released is returned as it is."""
     with transaction.atomic():
@@ -85,7 +85,7 @@ def release_run(*, run: Run, user: User) -> Run:
     return run
 
 
-def reject_held_run(*, run: Run, user: User) -> Run:
+def reject_held_run(*, run: Run) -> Run:
     """Reject a held run: it uses no quota, and its file is deleted. Idempotent: a held run
     already rejected is returned as it is."""
     with transaction.atomic():

@@ -83,7 +83,7 @@ def ensure_items_in_batches(
     keys: Sequence[str],
     payloads: Mapping[str, object] | None = None,
     batch_size: int | None = None,
-    on_batch: Callable[[int], bool] = lambda n_new: True,
+    on_batch: Callable[[int], bool] = lambda _n_new: True,
 ) -> np.ndarray | None:
     """:func:`ensure_items` (without ``fill_payloads``) in short transactions, for a run's or an
     organizer upload's keys.

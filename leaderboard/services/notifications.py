@@ -137,14 +137,12 @@ def _deliver(notification: Notification) -> tuple[str, str]:
     if MailOptOut.objects.filter(user=person, kind=notification.kind).exists():
         return State.SKIPPED, "turned off by its recipient"
     if notification.run_event is not None:
-        return _deliver_run_event(notification, notification.run_event, person)
+        return _deliver_run_event(notification.run_event, person)
     assert notification.approval is not None  # a notification has one event (a constraint)
     return _deliver_approval(notification.approval, person)
 
 
-def _deliver_run_event(
-    notification: Notification, event: RunEvent, person: User
-) -> tuple[str, str]:
+def _deliver_run_event(event: RunEvent, person: User) -> tuple[str, str]:
     seen = run_for(run_id=event.run_id, user=person)
     if seen is None:
         return State.SKIPPED, "its recipient no longer sees the run"

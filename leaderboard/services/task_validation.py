@@ -53,25 +53,8 @@ def task_settings_problems(task: Task, *, validate_unique: bool = True) -> dict[
         task.full_clean(validate_unique=validate_unique)
     except ValidationError as exc:
         errors.update(exc.message_dict)
-    if task.slug in RESERVED_SLUGS:
-        errors.setdefault("slug", []).append(f"{task.slug!r} is reserved: choose another slug")
-    if not isinstance(task.design_options, dict):
-        errors.setdefault("design_options", []).append("must be a JSON object")
-    for name in ("allowed_email_domains", "blocked_email_domains"):
-        bad = invalid_domains(getattr(task, name) or "")
-        if bad:
-            errors.setdefault(name, []).append(f"not a domain name: {', '.join(bad[:5])}")
-    measure_problems = _measure_problems(task)
-    if measure_problems:
-        errors.setdefault("measures", []).extend(measure_problems)
-    for name in PAGE_TEXT_FIELDS:
-        if len(getattr(task, name) or "") > page_text.MAX_CHARS:
-            errors.setdefault(name, []).append(
-                f"at most {page_text.MAX_CHARS:,} characters (link to longer documents)"
-            )
-    display_problems = validate_display_template(task.display_template)
-    if display_problems:
-        errors.setdefault("display_template", []).extend(display_problems)
+    for name, messages in _value_problems(task):
+        errors.setdefault(name, []).extend(messages)
     for name, messages in phase_date_problems(task).items():
         if name not in errors:  # unparseable: full_clean has said so
             errors[name] = messages
@@ -85,6 +68,27 @@ def task_settings_problems(task: Task, *, validate_unique: bool = True) -> dict[
             where, message = problem
             errors.setdefault(where, []).append(message)
     return errors
+
+
+def _value_problems(task: Task) -> list[tuple[str, list[str]]]:
+    """The checks the model's fields do not make, in order, as ``(field, messages)``."""
+    found = []
+    if task.slug in RESERVED_SLUGS:
+        found.append(("slug", [f"{task.slug!r} is reserved: choose another slug"]))
+    if not isinstance(task.design_options, dict):
+        found.append(("design_options", ["must be a JSON object"]))
+    for name in ("allowed_email_domains", "blocked_email_domains"):
+        bad = invalid_domains(getattr(task, name) or "")
+        if bad:
+            found.append((name, [f"not a domain name: {', '.join(bad[:5])}"]))
+    found.append(("measures", _measure_problems(task)))
+    for name in PAGE_TEXT_FIELDS:
+        if len(getattr(task, name) or "") > page_text.MAX_CHARS:
+            found.append(
+                (name, [f"at most {page_text.MAX_CHARS:,} characters (link to longer documents)"])
+            )
+    found.append(("display_template", validate_display_template(task.display_template)))
+    return [(name, messages) for name, messages in found if messages]
 
 
 def _measure_problems(task: Task) -> list[str]:

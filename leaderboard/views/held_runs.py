@@ -25,7 +25,7 @@ def _act(request, slug: str, run_id: int, *, action: str):
         raise Http404(f"task {task.slug} has no run {run_id}")
     service = release_run if action == "release" else reject_held_run
     try:
-        service(run=run, user=request.user)
+        service(run=run)
     except ServiceError as exc:
         return refused(request, task, action, exc)
     done = (

@@ -215,7 +215,7 @@ def _estimate(
     return IntervalEstimate(value, low, high, level, METHOD, labels), False
 
 
-def ais_published(
+def ais_published(  # noqa: C901 (the published algorithm step by step, as its paper writes it)
     scores: npt.ArrayLike,
     predictions: npt.ArrayLike,
     *,

@@ -165,7 +165,7 @@ class TreeModel:
         return joint
 
 
-def _pruned_tree(
+def _pruned_tree(  # noqa: C901 (one walk over the tree's levels)
     slots_used: npt.NDArray[np.bool_], depth: int, branching: int
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Pruned, collapsed tree over the occupied leaf slots of a complete tree.

@@ -240,11 +240,11 @@ class PassiveDesign:
         )
         return passive_estimates(counts, level=level, measures=measures)
 
-    def labels(self, state: PoolState) -> PoolLabels | None:
+    def labels(self, state: PoolState) -> PoolLabels | None:  # noqa: ARG002 (the protocol's)
         """``None``: the verified labels are taken as they are."""
         return None
 
-    def looks(self, state: PoolState) -> npt.NDArray[np.int64]:
+    def looks(self, state: PoolState) -> npt.NDArray[np.int64]:  # noqa: ARG002 (the protocol's)
         """None: the design asks no further judgment."""
         return np.empty(0, np.int64)
 

@@ -76,7 +76,7 @@ def estimate_locked(task: Task, token: str) -> LeaderboardSnapshot | None:
         task = assert_lock_held(task.pk, token)
         counts = _counts(loaded)
         _move_runs_on(loaded, results, counts)
-        return _store_snapshot(task, loaded, results, counts)
+        return _store_snapshot(task, loaded, results)
 
 
 def _counts(loaded: LoadedPool) -> dict[int, tuple[int, int]]:
@@ -106,7 +106,7 @@ def _move_runs_on(
     move_runs_on(
         loaded.runs,
         counts=lambda run: counts.get(run.pk, (0, 0)),
-        answers_in=lambda index: not waiting,
+        answers_in=lambda _index: not waiting,
         final_state=lambda index, run: final_state(
             run, _widest(results[index]), loaded.task, FINAL_REASONS
         ),
@@ -151,10 +151,7 @@ def _ranks(
 
 
 def _store_snapshot(
-    task: Task,
-    loaded: LoadedPool,
-    results: list[MeasureEstimates],
-    counts: dict[int, tuple[int, int]],
+    task: Task, loaded: LoadedPool, results: list[MeasureEstimates]
 ) -> LeaderboardSnapshot | None:
     measures = list(task.measures)
     listed = listed_indices(loaded.runs)

@@ -220,7 +220,6 @@ def simulate(
     summary = _summarise(
         dataset,
         design,
-        systems,
         repeats,
         seed,
         target_half_width,
@@ -337,7 +336,7 @@ def _with_judgments(
 
 
 def _summarise(
-    dataset, design, systems, repeats, seed, target, confidence, reference_size, outcomes, seconds
+    dataset, design, repeats, seed, target, confidence, reference_size, outcomes, seconds
 ) -> SimulationSummary:
     labels = np.array([o.labels for o in outcomes], dtype=float)
     est = np.concatenate([o.estimates for o in outcomes])  # (cells, metric, 3)

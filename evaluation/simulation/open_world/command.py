@@ -98,21 +98,35 @@ def check_options(args: argparse.Namespace) -> str | None:
         return f"--design {args.design} is for closed pools (a data set with items.tsv)"
     if args.measures is not None:
         return "--measures applies to closed pools only (a data set with items.tsv)"
-    if args.systems is not None:
-        try:
-            args.systems = int(args.systems)
-        except ValueError:
-            return "--systems must be a number of systems on an open-world data set"
-        if args.systems < 1:
-            return "--systems must be at least 1"
-    if problem := check_common(args):
-        return problem
+    return (
+        _check_systems(args)
+        or check_common(args)
+        or _check_targets(args)
+        or _check_annotators(args)
+    )
+
+
+def _check_systems(args: argparse.Namespace) -> str | None:
+    if args.systems is None:
+        return None
+    try:
+        args.systems = int(args.systems)
+    except ValueError:
+        return "--systems must be a number of systems on an open-world data set"
+    return "--systems must be at least 1" if args.systems < 1 else None
+
+
+def _check_targets(args: argparse.Namespace) -> str | None:
     if not 0 < args.target_half_width < 0.5:
         return "--target-half-width must lie strictly between 0 and 0.5"
     if args.reference_size < 0:
         return "--reference-size must be at least 0"
     if args.interval is not None and args.design != "default":
         return "--interval applies to the default design only (published uses Wald intervals)"
+    return None
+
+
+def _check_annotators(args: argparse.Namespace) -> str | None:
     if not 0 <= args.gold_rate < 1:
         return "--gold-rate must lie in [0, 1)"
     if args.annotators is not None:
@@ -120,15 +134,16 @@ def check_options(args: argparse.Namespace) -> str | None:
             parse_annotators(args.annotators)
         except ValueError as exc:
             return f"--annotators: {exc}"
-    if args.hard_items is not None:
-        if args.annotators is None:
-            return "--hard-items needs --annotators"
-        try:
-            share, accuracy = _hard_items(args.hard_items)
-        except ValueError:
-            return "--hard-items must be SHARE:ACCURACY, e.g. 0.1:0.7"
-        if not (0 < share < 1 and 0 <= accuracy <= 1):
-            return "--hard-items: the share must lie in (0, 1) and the accuracy in [0, 1]"
+    if args.hard_items is None:
+        return None
+    if args.annotators is None:
+        return "--hard-items needs --annotators"
+    try:
+        share, accuracy = _hard_items(args.hard_items)
+    except ValueError:
+        return "--hard-items must be SHARE:ACCURACY, e.g. 0.1:0.7"
+    if not (0 < share < 1 and 0 <= accuracy <= 1):
+        return "--hard-items: the share must lie in (0, 1) and the accuracy in [0, 1]"
     return None
 
 

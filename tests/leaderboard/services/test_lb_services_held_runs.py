@@ -179,7 +179,7 @@ def test_a_released_run_is_validated_again_and_queued(
 ):
     run = held(febrl, team, participant)
     stored = run.upload
-    release_run(run=run, user=organizer)
+    release_run(run=run)
     assert run.state == Run.State.RECEIVED
     assert run.reason == "released by the organizers; waiting to be validated again"
     assert sent_jobs == [("evaluation.ingest_run", [run.pk])]
@@ -199,7 +199,7 @@ def test_a_released_run_is_validated_again_and_queued(
     ]
     assert list(held_runs(febrl)) == []
     # Released twice, or its validation message delivered twice: nothing more happens.
-    release_run(run=run, user=organizer)
+    release_run(run=run)
     assert ingest_run(run.pk) == Run.State.QUEUED
     assert run.state == Run.State.QUEUED and sent_jobs.names().count("evaluation.ingest_run") == 1
     assert not default_storage.exists(stored)  # deleted once queued (on commit)
@@ -209,13 +209,13 @@ def test_only_a_held_run_can_be_released_or_rejected(febrl, team, participant, o
     run = submitted(febrl, team, participant, SYSTEM.read_text(), "run.tsv")
     for action in (release_run, reject_held_run):
         with pytest.raises(HeldRunError) as info:
-            action(run=run, user=organizer)
+            action(run=run)
         assert (info.value.code, info.value.http_status) == ("not_held", 409)
         assert info.value.message.startswith(f"run {run.pk} is queued, not held")
     released = held(febrl, team, participant)
-    release_run(run=released, user=organizer)
+    release_run(run=released)
     with pytest.raises(HeldRunError):
-        reject_held_run(run=released, user=organizer)  # released: no longer held
+        reject_held_run(run=released)  # released: no longer held
     run.refresh_from_db()
     assert run.state == Run.State.QUEUED
 
@@ -224,7 +224,7 @@ def test_only_a_held_run_can_be_released_or_rejected(febrl, team, participant, o
 def test_a_rejected_held_run_uses_no_quota(febrl, team, participant, organizer, sent_jobs):
     run = held(febrl, team, participant)
     stored = run.upload
-    reject_held_run(run=run, user=organizer)
+    reject_held_run(run=run)
     assert run.state == Run.State.REJECTED and run.upload == ""
     assert run.reason == (
         "rejected by the organizers: most of its keys match no item of the task and look "
@@ -233,7 +233,7 @@ def test_a_rejected_held_run_uses_no_quota(febrl, team, participant, organizer, 
     assert len(run.errors) == 10  # the examples stay for the team
     assert quota_for(task=febrl, team=team).used_total == 0
     assert not default_storage.exists(stored) and sent_jobs == []
-    reject_held_run(run=run, user=organizer)  # again: nothing changes
+    reject_held_run(run=run)  # again: nothing changes
     assert RunEvent.objects.filter(run=run, state="rejected").count() == 1
     # The team may now send the file again (it is held again, as it is the same junk).
     again = submitted(febrl, team, participant, JUNK)
