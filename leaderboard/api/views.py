@@ -73,7 +73,7 @@ class ApiView(APIView):
         # address is not verified is refused every request (403 unverified_email), so a token
         # it holds from before does not work either. Anonymous callers read as before.
         if request.user.is_authenticated:
-            check_verified_email(request.user)
+            check_verified_email(request.user, for_request=True)
 
     def finalize_response(self, request, response, *args, **kwargs):
         # Error bodies are JSON even when CSV was asked for (``?format=csv``).
