@@ -24,7 +24,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -141,14 +140,7 @@ def main(argv=None) -> int:
         f"a participant joining the task records {result['rows_recorded_when_a_participant_joins']}"
         f" rows in {result['join_seconds']} s"
     )
-    out = args.json or os.path.join(
-        BENCH_DIR,
-        "results",
-        f"conflict_rows-{result['machine'].get('commit') or 'dev'}-{database}.json",
-    )
-    with open(out, "w") as fh:
-        json.dump(result, fh, indent=2)
-    print(f"written to {out}")
+    _util.write_result(result, args.json, benchmark="conflict_rows", tail=database)
     return 0
 
 
