@@ -353,14 +353,14 @@ def record_judgment(
     as they can be: every other answer of the task waits for the task row until this one
     commits, so the reads come before it. An answer that may count takes the next judgment-set
     version first (the version's ``UPDATE`` is its task-row lock), then counts itself on the
-    request in one conditional ``UPDATE`` (its row lock): 5 statements from the task row to the
-    commit, where locking both rows first and then writing took 7 (9 on a resolution).
+    request in one conditional ``UPDATE`` (its row lock): 4 or 5 statements from the task row to
+    the commit, where locking both rows first and then writing took 7 (9 on a resolution).
     """
     now = timezone.now()
     version = count = None
-    pending = False
+    pending = estimating = False
     if not late and submitted.answer in COUNTED_ANSWERS:
-        version = next_judgments_version(request.task_id)
+        version, estimating = take_judgments_version(request.task_id)
         count = _count_on_request(request.pk, now)
         if count is None:  # every judgment asked is in (or it was cancelled) meanwhile
             _give_back_version(request.task_id)
@@ -389,8 +389,9 @@ def record_judgment(
         Item.objects.filter(pk=request.item_id, verified_at=None).update(verified_at=now)
     if resolved:
         request.state, request.resolved_at = VerificationRequest.State.RESOLVED, now
-        # Its runs may now move on.
-        enqueue_estimate(request.task_id)
+        if not estimating:  # else the estimation already asked for will see this answer
+            # Its runs may now move on.
+            enqueue_estimate(request.task_id)
     return JudgmentOutcome(judgment, created=True, resolved=resolved)
 
 
@@ -504,14 +505,22 @@ def next_judgments_version(task_id: int) -> int:
     and SQLite >= 3.35 both support ``RETURNING``); the row stays locked until commit, so
     versions are handed out in commit order: a reader that sees version ``v`` sees every answer
     up to ``v``."""
+    return take_judgments_version(task_id)[0]
+
+
+def take_judgments_version(task_id: int) -> tuple[int, bool]:
+    """:func:`next_judgments_version`, and whether an estimation is pending already (the
+    debounce flag of ``leaderboard.jobs.enqueue_estimate``). The flag stays as read until
+    commit: the worker clears it with an ``UPDATE`` of the row this one holds."""
     table = Task._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {table} SET labels_version = labels_version + 1 "
-            "WHERE id = %s RETURNING labels_version",
+            "WHERE id = %s RETURNING labels_version, estimate_pending",
             [task_id],
         )
-        return int(cursor.fetchone()[0])
+        version, pending = cursor.fetchone()
+    return int(version), bool(pending)
 
 
 def _give_back_version(task_id: int) -> None:

@@ -58,3 +58,18 @@ def test_an_answer_holds_the_task_row_for_five_statements_resolving_or_not(sent_
     assert request.resolved_at is not None
     assert sorted(Judgment.objects.values_list("seq", flat=True)) == [1, 2]
     assert Task.objects.get(pk=task.pk).labels_version == 2
+
+
+def test_a_resolution_asks_for_an_estimation_unless_one_is_pending(sent_messages):
+    """The version's statement reads the debounce flag too: with an estimation already asked
+    for (which will see the answer), a resolution writes nothing more to the task row."""
+    task, _items = requested_queue(n=2, judgments=2)
+    first, second = annotator(task, "a"), annotator(task, "b")
+    _held(first, task)
+    _held(second, task)  # resolves the first item, asks for an estimation
+    assert VerificationRequest.objects.filter(state="resolved").count() == 1
+    assert Task.objects.get(pk=task.pk).estimate_pending
+    _held(first, task)
+    resolving = _held(second, task)
+    assert VerificationRequest.objects.filter(state="resolved").count() == 2
+    assert len(resolving) == 4, resolving  # version, request, judgment, lease
