@@ -353,8 +353,9 @@ def record_judgment(
     as they can be: every other answer of the task waits for the task row until this one
     commits, so the reads come before it. An answer that may count takes the next judgment-set
     version first (the version's ``UPDATE`` is its task-row lock), then counts itself on the
-    request in one conditional ``UPDATE`` (its row lock): 4 or 5 statements from the task row to
-    the commit, where locking both rows first and then writing took 7 (9 on a resolution).
+    request in one conditional ``UPDATE`` (its row lock): 4 to 6 statements from the task row to
+    the commit (docs/ANNOTATION.md), where locking both rows first and then writing took 7 (9 on
+    a resolution).
     """
     now = timezone.now()
     version = count = None
