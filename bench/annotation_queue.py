@@ -296,11 +296,11 @@ def main(argv=None) -> int:
         "API_THROTTLE_USER": "1000000/minute",
     }
     os.environ.update(env)
+    from _util import machine  # before Django starts: sets a throwaway DJANGO_SECRET_KEY
+
     load_before = os.getloadavg()
     recreate_database(args.db)
     slug, tokens, truth = prepare(args.items, args.judgments, args.clients)
-    from _util import machine
-
     server = start_server(args.port, args.workers, args.threads, env)
     try:
         barrier = threading.Barrier(args.clients + 1)
