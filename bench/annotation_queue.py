@@ -289,6 +289,10 @@ def main(argv=None) -> int:
     if args.runs > 1:
         return repeat(args, list(argv if argv is not None else sys.argv[1:]))
 
+    # Before Django starts and before the server's environment is made: sets a throwaway
+    # DJANGO_SECRET_KEY.
+    from _util import machine
+
     env = {
         **os.environ,
         "DATABASE_URL": args.db,
@@ -296,7 +300,6 @@ def main(argv=None) -> int:
         "API_THROTTLE_USER": "1000000/minute",
     }
     os.environ.update(env)
-    from _util import machine  # before Django starts: sets a throwaway DJANGO_SECRET_KEY
 
     load_before = os.getloadavg()
     recreate_database(args.db)
