@@ -12,6 +12,7 @@ class AnnotationConfig(AppConfig):
 
         from .signals import (
             Membership,
+            record_conflicts_of_new_annotators,
             revoke_leases_of_removed_annotators,
             revoke_leases_on_joining,
         )
@@ -25,4 +26,9 @@ class AnnotationConfig(AppConfig):
             revoke_leases_of_removed_annotators,
             sender=Membership,
             dispatch_uid="annotation.revoke_leases_of_removed_annotators",
+        )
+        m2m_changed.connect(
+            record_conflicts_of_new_annotators,
+            sender=Membership,
+            dispatch_uid="annotation.record_conflicts_of_new_annotators",
         )

@@ -10,7 +10,19 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TypedDict
 
 from django.contrib.auth import get_user_model
-from django.db.models import BooleanField, Count, Exists, F, OuterRef, Q, QuerySet, Value
+from django.db.models import (
+    BooleanField,
+    Count,
+    Exists,
+    F,
+    Func,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+)
 from django.utils import timezone
 
 from leaderboard.models import LabelModelFit, Task
@@ -110,13 +122,25 @@ def remaining_items(*, task: Task, annotator) -> int:
     with no request left nothing remains, and never at a gold rate of 0.
     """
     requests = open_requests_for(task=task, annotator=annotator)
-    real = requests.count()
-    if not real or task.gold_rate <= 0:
-        return real
+    if task.gold_rate <= 0:
+        return requests.count()
     gold = open_gold_for(task=task, annotator=annotator).exclude(
         item_id__in=requests.values("item_id")
     )
-    return real + gold.count()
+    # Both counts in one statement (one round trip fewer for every claim and answer).
+    real, gold_left = (
+        Task.objects.filter(pk=task.pk).values_list(_count_of(requests), _count_of(gold)).get()
+    )
+    return real + gold_left if real else 0
+
+
+def _count_of(rows: QuerySet) -> Subquery:
+    """``COUNT(*)`` of ``rows`` as a scalar subquery, to read several counts in one statement
+    (``COUNT`` through ``Func``: an aggregate would make Django group the rows)."""
+    return Subquery(
+        rows.order_by().annotate(n=Func(Value(1), function="COUNT")).values("n"),
+        output_field=IntegerField(),
+    )
 
 
 def annotator_progress(*, task: Task, annotator) -> dict:
@@ -125,21 +149,30 @@ def annotator_progress(*, task: Task, annotator) -> dict:
     ``remaining`` is the exact number of items this annotator could still be given
     (:func:`remaining_items`: pending requests not answered or skipped by them, with no conflict
     of interest, and the gold items they have not answered); items whose slots others hold right
-    now are included, since their leases may expire.
+    now are included, since their leases may expire. Two statements (every claim and answer
+    response carries it): the answers and the pause in one, what remains in the other.
     """
     since = start_of_day(timezone.now())
-    total = today = 0
-    for qs in _answers(task, annotator):
-        counts = qs.aggregate(total=Count("pk"), today=Count("pk", filter=Q(created_at__gte=since)))
-        total, today = total + counts["total"], today + counts["today"]
-    pause = AnnotatorPause.objects.filter(task=task, annotator=annotator, lifted_at=None).first()
+    judgments, gold = _answers(task, annotator)
+    pause = AnnotatorPause.objects.filter(task=task, annotator=annotator, lifted_at=None)
+    judged, judged_today, gold_total, gold_today, paused_reason = (
+        Task.objects.filter(pk=task.pk)
+        .values_list(
+            _count_of(judgments),
+            _count_of(judgments.filter(created_at__gte=since)),
+            _count_of(gold),
+            _count_of(gold.filter(created_at__gte=since)),
+            Subquery(pause.order_by("pk").values("reason")[:1]),
+        )
+        .get()
+    )
     return {
-        "answered_today": today,
-        "answered_total": total,
+        "answered_today": judged_today + gold_today,
+        "answered_total": judged + gold_total,
         "daily_cap": task.annotator_daily_cap,
         "remaining": remaining_items(task=task, annotator=annotator),
-        "paused": pause is not None,
-        "paused_reason": pause.reason if pause is not None else "",
+        "paused": paused_reason is not None,  # a pause always has a reason
+        "paused_reason": paused_reason or "",
     }
 
 

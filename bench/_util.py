@@ -145,3 +145,18 @@ def open_for_benchmark(task):
     Task.objects.filter(pk=task.pk).update(state=Task.State.OPEN)
     task.state = Task.State.OPEN
     return task
+
+
+def write_result(result: dict, path: str | None, *, benchmark: str, tail: str) -> str:
+    """Write ``result`` as JSON to ``path``, or by default to
+    ``bench/results/<benchmark>-<commit>-<tail>.json``; prints and returns where."""
+    import json
+
+    if path is None:
+        commit = result.get("machine", {}).get("commit") or "dev"
+        results = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+        path = os.path.join(results, f"{benchmark}-{commit}-{tail}.json")
+    with open(path, "w") as fh:
+        json.dump(result, fh, indent=2)
+    print(f"written to {path}")
+    return path

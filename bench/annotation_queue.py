@@ -23,10 +23,16 @@ Printed: p50/p95/p99/max latency of claims and answers (and of the claim + answe
 per second over the whole run, empty claims, and that no request is left unresolved. Written to
 ``bench/results/annotation_queue-<commit>-postgresql.json`` (or ``--json``).
 
+``--runs N`` repeats the whole benchmark N times (each run its own process, its own fresh
+database and server, one after the other) and prints each run's answers/s and their spread:
+min, median, max and the share of runs below 0.8x the median (issue 32's "no collapse": one run
+in four once fell to half speed). Each run's JSON is written beside the summary
+(``...-runs<N>.json``, its ``runs`` list), ``-run<k>`` added to the name.
+
 Usage::
 
     .venv/bin/python bench/annotation_queue.py [--clients 32] [--items 2000] [--judgments 2]
-        [--workers 4] [--threads 8] [--port 8765]
+        [--workers 4] [--threads 8] [--port 8765] [--runs 1]
         [--db postgres://leaderboard:leaderboard@127.0.0.1:54329/leaderboard_bench_annq]
 """
 
@@ -276,7 +282,16 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--db", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_DB))
     parser.add_argument("--json", default=None, help="where to write the results")
+    parser.add_argument(
+        "--runs", type=int, default=1, help="repeat the benchmark this many times (the spread)"
+    )
     args = parser.parse_args(argv)
+    if args.runs > 1:
+        return repeat(args, list(argv if argv is not None else sys.argv[1:]))
+
+    # Before Django starts and before the server's environment is made: sets a throwaway
+    # DJANGO_SECRET_KEY.
+    from _util import machine
 
     env = {
         **os.environ,
@@ -285,11 +300,10 @@ def main(argv=None) -> int:
         "API_THROTTLE_USER": "1000000/minute",
     }
     os.environ.update(env)
+
     load_before = os.getloadavg()
     recreate_database(args.db)
     slug, tokens, truth = prepare(args.items, args.judgments, args.clients)
-    from _util import machine
-
     server = start_server(args.port, args.workers, args.threads, env)
     try:
         barrier = threading.Barrier(args.clients + 1)
@@ -359,6 +373,79 @@ def main(argv=None) -> int:
         json.dump(result, fh, indent=2)
     print(f"written to {out}")
     return 1 if errors else 0
+
+
+def spread(rates: list[float]) -> dict:
+    """Min, median and max of the runs' answers/s, and the share of runs below 0.8x the median."""
+    median = statistics.median(rates)
+    below = [r for r in rates if r < COLLAPSE_SHARE * median]
+    return {
+        "answers_per_second": rates,
+        "min": min(rates),
+        "median": median,
+        "max": max(rates),
+        "min_over_median": round(min(rates) / median, 3) if median else None,
+        "runs_below_0.8x_median": len(below),
+        "share_below_0.8x_median": round(len(below) / len(rates), 3),
+    }
+
+
+COLLAPSE_SHARE = 0.8
+
+
+def repeat(args, argv: list[str]) -> int:
+    """Run the benchmark ``args.runs`` times, each in its own process, and summarise the spread."""
+    from _util import machine
+
+    commit = machine().get("commit") or "dev"
+    summary_path = args.json or os.path.join(
+        BENCH_DIR,
+        "results",
+        f"annotation_queue-{commit}-postgresql-think{args.think_ms:g}-runs{args.runs}.json",
+    )
+    stem = summary_path.removesuffix(".json")
+    once = _without_options(argv, ("--runs", "--json"))
+    runs, failed = [], 0
+    for k in range(1, args.runs + 1):
+        out = f"{stem}-run{k}.json"
+        print(f"--- run {k} of {args.runs}", flush=True)
+        code = subprocess.call([sys.executable, os.path.abspath(__file__), *once, "--json", out])
+        failed += code != 0
+        with open(out) as fh:
+            runs.append(json.load(fh))
+    rates = [r["answers_per_second"] for r in runs]
+    result = {
+        "benchmark": "annotation_queue --runs",
+        "runs": [os.path.basename(f"{stem}-run{k}.json") for k in range(1, args.runs + 1)],
+        "spread": spread(rates),
+        "answer_p50_ms": [r["answer_ms"]["p50"] for r in runs],
+        "claim_plus_answer_p95_ms": [r["claim_plus_answer_ms"]["p95"] for r in runs],
+        "load_average_before_after": [r["load_average_before_after"] for r in runs],
+        "failed_runs": failed,
+    }
+    s = result["spread"]
+    print(
+        f"answers/s over {args.runs} runs: {', '.join(f'{r:g}' for r in rates)}; min {s['min']:g}, "
+        f"median {s['median']:g}, max {s['max']:g}; min/median {s['min_over_median']}; "
+        f"below 0.8x median: {s['runs_below_0.8x_median']} of {args.runs}"
+    )
+    with open(summary_path, "w") as fh:
+        json.dump(result, fh, indent=2)
+    print(f"written to {summary_path}")
+    return 1 if failed else 0
+
+
+def _without_options(argv: list[str], names: tuple[str, ...]) -> list[str]:
+    """``argv`` without the options ``names`` (``--name value`` or ``--name=value``)."""
+    kept, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in names:
+            skip = True
+        elif not arg.startswith(tuple(f"{n}=" for n in names)):
+            kept.append(arg)
+    return kept
 
 
 if __name__ == "__main__":

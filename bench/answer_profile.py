@@ -250,14 +250,7 @@ def main(argv=None) -> int:
                 f"    {c['part']:20} {c['class']:55} {c['per_request']:>6} "
                 f"{c['ms_per_request']:>8.3f} ms"
             )
-    out = args.json or os.path.join(
-        BENCH_DIR,
-        "results",
-        f"answer_profile-{result['machine'].get('commit') or 'dev'}-{database}.json",
-    )
-    with open(out, "w") as fh:
-        json.dump(result, fh, indent=2)
-    print(f"written to {out}")
+    _util.write_result(result, args.json, benchmark="answer_profile", tail=database)
     return 0
 
 

@@ -98,7 +98,7 @@ def answer_assignment(
     )
     (token,) = parse_tokens([token])
     lease = (
-        Assignment.objects.select_related("task", "gold")
+        Assignment.objects.select_related("task", "gold", "request")
         .filter(token=token, annotator=annotator)
         .first()
     )
@@ -143,9 +143,8 @@ def _answer(lease: Assignment, submitted: SubmittedAnswer) -> AnswerResult:
     if lease.gold_id is not None:
         return _answer_gold(lease, submitted, late)
     # A second answer on the item by the same annotator hits the partial unique index.
-    assert lease.request_id is not None  # a lease is on a request or on a gold item
-    request = lock_request(lease.request_id)
-    assert request is not None  # a lease keeps its request
+    request = lease.request
+    assert request is not None  # a lease is on a request or on a gold item
     request.task = task
     outcome = record_judgment(request, submitted, lease, late=late)
     return AnswerResult(outcome.judgment, created=True, resolved=outcome.resolved)
@@ -164,12 +163,14 @@ def _answer_gold(lease: Assignment, submitted: SubmittedAnswer, late: bool) -> A
     answer = submitted.answer
     correct = None if answer == Answer.CANNOT_TELL else (answer == Answer.CORRECT) == gold.answer
     measures = correct is not None and not late
-    # Locked (its task row first, as on every path) before the version is taken.
-    drawn = lock_request_of_item(gold.item_id) if measures else None
+    # The version taken first (its UPDATE locks the task row), then the item's request locked
+    # if the planner drew it: the one lock order.
+    seq = next_judgments_version(lease.task_id) if measures else None
+    drawn = lock_request_of_item(gold.item_id, task_locked=True) if measures else None
     record = GoldAnswer.objects.create(
         gold=gold,
         correct=correct,
-        seq=next_judgments_version(lease.task_id) if measures else None,
+        seq=seq,
         **submitted.row_fields(lease=lease, late=late),
     )
     close_lease(lease, late=late)

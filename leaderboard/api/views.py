@@ -63,7 +63,7 @@ class ApiView(JsonApiView):
         # address is not verified is refused every request (403 unverified_email), so a token
         # it holds from before does not work either. Anonymous callers read as before.
         if request.user.is_authenticated:
-            check_verified_email(request.user)
+            check_verified_email(request.user, for_request=True)
 
     def run(self, run_id: int) -> Run:
         """The run if the user may see it, else 404 (not 403: run ids do not tell what exists)."""

@@ -44,8 +44,17 @@ def has_verified_email(user: AnyUser) -> bool:
     (``leaderboard.views.account_stages``)."""
     if not signed_in(user):
         return False
+    if getattr(user, VERIFIED_THIS_REQUEST, False):
+        return True
     verified = list(EmailAddress.objects.filter(user=user).values_list("verified", flat=True))
     return any(verified) if verified else not user.email
+
+
+# Set on an API request's user once its address was found verified (``check_verified_email``
+# with ``for_request``): the services the view calls check again, and would read the address a
+# second time in the same request. Only the API sets it, on the user object its authentication
+# loaded for this one request.
+VERIFIED_THIS_REQUEST = "_verified_this_request"
 
 
 class UnverifiedEmail(ServiceError, PermissionDenied):
@@ -63,10 +72,15 @@ class UnverifiedEmail(ServiceError, PermissionDenied):
         )
 
 
-def check_verified_email(user: AnyUser) -> None:
-    """Raise :class:`UnverifiedEmail` unless ``user`` may act (:func:`has_verified_email`)."""
+def check_verified_email(user: AnyUser, *, for_request: bool = False) -> None:
+    """Raise :class:`UnverifiedEmail` unless ``user`` may act (:func:`has_verified_email`).
+
+    ``for_request``: ``user`` is the object an API request authenticated, which lives as long
+    as the request; the answer is remembered on it for the rest of the request."""
     if not has_verified_email(user):
         raise UnverifiedEmail(user)
+    if for_request:
+        setattr(user, VERIFIED_THIS_REQUEST, True)
 
 
 def organized_tasks(user: AnyUser) -> QuerySet[Task]:

@@ -204,3 +204,21 @@ def test_every_annotator_skipping_leaves_the_request_pending_and_stuck():
     assert health.pending_requests == 1 and health.stuck == 1
     annotator(task, "fresh")  # a new annotator can take it: no longer stuck
     assert queue_health(task=task).stuck == 0
+
+
+def test_a_client_id_is_looked_up_in_both_tables_in_one_statement():
+    """Every answer checks its client id against the judgments and the gold answers: a new one
+    (the usual case) costs one statement; a stored one is found whichever its kind."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotation.services.judgments import client_id_in_use
+
+    task, _ = requested_queue(1)
+    user = annotator(task)
+    stored = answer(user, lease_for(task, user)).record
+    with CaptureQueriesContext(connection) as captured:
+        assert client_id_in_use(uuid.uuid4()) is None
+    assert len(captured.captured_queries) == 1
+    for lease_is_gold in (False, True):
+        assert client_id_in_use(stored.client_id, lease_is_gold=lease_is_gold) == stored

@@ -6,7 +6,9 @@ from datetime import timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation.models import Assignment, Judgment
@@ -259,3 +261,21 @@ def test_a_member_who_left_her_team_is_never_served_its_items(task):
         Assignment.objects.filter(token__in=tokens).values_list("request__item_id", flat=True)
     )
     assert served == {items[2].pk, items[3].pk}
+
+
+def test_a_claim_and_an_answer_read_the_annotators_address_once_each(task):
+    """The API checks the address before the view, and the queue's services check it again:
+    the second check uses the first's answer (the request's own user object)."""
+    c = client_for(annotator(task, "ann"))
+    with CaptureQueriesContext(connection) as claim_queries:
+        claimed = post(c, "/tasks/tk/claim", {"count": 1})
+    assert claimed.status_code == 200, claimed.json()
+    token = claimed.json()["assignments"][0]["token"]
+    with CaptureQueriesContext(connection) as answer_queries:
+        answered = post(
+            c, "/answers", {"token": token, "client_id": str(uuid.uuid4()), "answer": "correct"}
+        )
+    assert answered.status_code == 201, answered.json()
+    for captured in (claim_queries, answer_queries):
+        reads = [q for q in captured.captured_queries if '"account_emailaddress"' in q["sql"]]
+        assert len(reads) == 1, reads

@@ -6,6 +6,8 @@ from io import StringIO
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from annotation.models import AnnotatorPause, GoldAnswer, GoldItem, Judgment, VerificationRequest
 from annotation.selectors import annotator_progress, working_annotators
@@ -120,11 +122,12 @@ def test_low_gold_accuracy_pauses_and_an_organizer_unpauses():
         n_items=30, n_gold=10, gold_rate=1.0, gold_min_answers=3, gold_min_accuracy=0.7
     )
     user = annotator(task)
-    wrong = 0
+    wrong = skipped = 0
     while wrong < 3:
         lease = claim_assignments(task=task, annotator=user).assignments[0]
         if lease.gold_id is None:
             answer(user, lease, "cannot_tell")
+            skipped += 1
             continue
         truth = GoldItem.objects.get(pk=lease.gold_id).answer
         answer(user, lease, "incorrect" if truth else "correct")
@@ -133,8 +136,16 @@ def test_low_gold_accuracy_pauses_and_an_organizer_unpauses():
     assert "0.00 over 3 gold answers" in pause.reason
     got = claim_assignments(task=task, annotator=user)
     assert got.status == "paused" and got.assignments == []
-    progress = annotator_progress(task=task, annotator=user)
+    with CaptureQueriesContext(connection) as captured:
+        progress = annotator_progress(task=task, annotator=user)
     assert progress["paused"] and progress["paused_reason"] == pause.reason
+    answered = 3 + skipped
+    assert (progress["answered_total"], progress["answered_today"]) == (answered, answered)
+    # The 30 pending requests less those skipped, and the 10 - 3 gold items not answered.
+    assert progress["remaining"] == 30 - skipped + 7
+    # Every claim and answer response carries it: the answers and the pause in one statement,
+    # what remains in another.
+    assert len(captured.captured_queries) == 2
 
     stranger = get_user_model().objects.create(username="stranger")
     with pytest.raises(JudgmentError):

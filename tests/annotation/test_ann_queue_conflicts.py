@@ -49,6 +49,7 @@ def test_members_never_get_items_any_run_of_their_team_predicted(sent_messages):
     add_run(task, make_team("B"), [3, 4, 5], name="not-theirs")
     request_verification(task=task, item_ids=[it.pk for it in items])
     assert RequestConflict.objects.filter(team=team).count() == 3
+    assert not RequestConflict.objects.exclude(team=team).exists()  # B: no member annotates
     assert claim_all(task, member) == {3, 4, 5}
     assert annotator_progress(task=task, annotator=member)["remaining"] == 3
     assert claim_all(task, other) == {0, 1, 2}  # 3, 4, 5 are leased to the member
@@ -146,26 +147,40 @@ def test_a_skip_sends_the_item_to_others_never_back_to_the_skipper(sent_messages
 
 
 def test_planning_records_every_predicting_team_from_the_engine_state(sent_messages):
-    """The planner passes its in-memory runs instead of re-reading them: same conflicts."""
-    task = make_task(judgments_per_item=1, gold_rate=0.0, target_half_width=0.3)
+    """The planner passes its in-memory runs instead of re-reading them: same conflicts, for
+    the teams that can conflict (with a member who annotates the task), and none for a team
+    whose members do not annotate, until one of them joins the task."""
+    task = make_task(
+        judgments_per_item=1, gold_rate=0.0, target_half_width=0.3, annotators_may_compete=True
+    )
     items = add_items(task, 40)
-    a, b, c = make_team("A"), make_team("B"), make_team("C")
+    a = make_team("A", annotator(task, "a"))
+    b = make_team("B", annotator(task, "b"))
+    c_member = get_user_model().objects.create_user("c")
+    c = make_team("C", c_member)
     first = add_run(task, a, range(0, 30), name="a-run")
     add_run(task, b, range(10, 40), name="b-run")
     add_run(task, c, [39], name="c-run")
     assert plan_run(first.pk) == "sample"
     requested = dict(VerificationRequest.objects.filter(task=task).values_list("pk", "item__index"))
     assert requested
-    expected = {
-        (pk, team.pk)
-        for pk, index in requested.items()
-        for team, predicted in ((a, range(0, 30)), (b, range(10, 40)), (c, [39]))
-        if index in predicted
-    }
-    got = set(
-        RequestConflict.objects.filter(request__task=task).values_list("request_id", "team_id")
-    )
-    assert got == expected
+
+    def expected(teams):
+        return {
+            (pk, team.pk)
+            for pk, index in requested.items()
+            for team, predicted in teams
+            if index in predicted
+        }
+
+    def got():
+        return set(
+            RequestConflict.objects.filter(request__task=task).values_list("request_id", "team_id")
+        )
+
+    assert got() == expected(((a, range(0, 30)), (b, range(10, 40))))
+    task.annotators.add(c_member)
+    assert got() == expected(((a, range(0, 30)), (b, range(10, 40)), (c, [39])))
     assert len(items) == 40
 
 
@@ -234,3 +249,38 @@ def test_joining_a_team_revokes_ones_leases_on_its_items(sent_messages):
     )
     assert not out.counted
     assert VerificationRequest.objects.get(item=items[0]).judgments_counted == 0
+
+
+def test_an_annotator_who_joins_a_team_after_its_requests_opened_never_gets_its_items(
+    sent_messages,
+):
+    """A team with no annotator has no conflict rows; an annotator who joins it (any way: the
+    admin's member list here) records them at once, on requests of every state."""
+    task = make_task(judgments_per_item=1, gold_rate=0.0, annotators_may_compete=True)
+    items = add_items(task, 4)
+    team = make_team("Outsiders")
+    add_run(task, team, [0, 1, 2], name="theirs")
+    request_verification(task=task, item_ids=[it.pk for it in items])
+    VerificationRequest.objects.filter(item=items[2]).update(state="resolved")
+    assert not RequestConflict.objects.exists()
+    joiner = annotator(task, "joiner")
+    team.members.add(joiner)
+    conflicted = RequestConflict.objects.filter(team=team)
+    assert sorted(conflicted.values_list("request__item__index", flat=True)) == [0, 1, 2]
+    assert claim_all(task, joiner) == {3}
+    assert annotator_progress(task=task, annotator=joiner)["remaining"] == 1
+    # A further look on the resolved item: still never theirs.
+    ask_again(task=task, item_ids=[items[2].pk], seen_version=0)
+    assert claim_all(task, joiner) == {3}
+
+
+def test_a_member_who_joins_the_task_as_an_annotator_never_gets_the_teams_items(sent_messages):
+    task = make_task(judgments_per_item=1, gold_rate=0.0, annotators_may_compete=True)
+    items = add_items(task, 3)
+    member = get_user_model().objects.create_user("member")
+    team = make_team("A", member)
+    add_run(task, team, [1], name="theirs")
+    request_verification(task=task, item_ids=[it.pk for it in items])
+    assert not RequestConflict.objects.exists()
+    member.annotated_tasks.add(task)  # the reverse side of the membership works alike
+    assert claim_all(task, member) == {0, 2}

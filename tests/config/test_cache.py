@@ -83,3 +83,34 @@ def test_incr_loses_no_count_when_processes_count_at_once():
     with ThreadPoolExecutor(4) as pool:
         list(pool.map(count, range(4)))
     assert caches["throttle"].get("shared") == 60
+
+
+@pytest.mark.django_db
+def test_a_set_is_one_statement_and_the_table_is_still_culled():
+    """A throttle's ``set`` on every API request is one upsert; the table is counted (and culled
+    past ``MAX_ENTRIES``) on the first set and every ``COUNT_EVERY`` after."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    cache = CountingDatabaseCache("throttle_cache", {"OPTIONS": {"MAX_ENTRIES": 3}})
+    cache.COUNT_EVERY = 4
+    with CaptureQueriesContext(connection) as captured:
+        for i in range(4):
+            cache.set(f"k{i}", [i], timeout=60)
+        cache.set("k1", ["again"], timeout=60)
+    statements = [
+        q["sql"]
+        for q in captured.captured_queries
+        if not q["sql"].startswith(("SAVEPOINT", "RELEASE"))  # the test's own transaction
+    ]
+    counts = [i for i, sql in enumerate(statements) if "COUNT(*)" in sql]
+    upserts = [i for i, sql in enumerate(statements) if "ON CONFLICT" in sql]
+    assert len(counts) == 2 and counts[0] == 0, statements  # before sets 1 and 5
+    assert len(upserts) == 5 and upserts[:4] == [1, 2, 3, 4], statements
+    # At the second count 4 entries > MAX_ENTRIES 3: a third (Django's default) is culled, the
+    # first key, before k1 is written again.
+    assert cache.get("k0") is None
+    assert cache.get("k1") == ["again"] and cache.get("k3") == [3]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT COUNT(*) FROM throttle_cache")
+        assert cursor.fetchone()[0] == 3

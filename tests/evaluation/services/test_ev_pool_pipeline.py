@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from annotation.models import VerificationRequest
+from annotation.models import RequestConflict, VerificationRequest
 from annotation.services import load_gold
 from evaluation.core.closed_pool import AdaptivePoolDesign, PoolSampling, PoolState
 from evaluation.core.state import TaskState
@@ -149,6 +149,11 @@ def test_annotators_get_the_pool_payload_and_teams_never_verify_their_positives(
     driver.drain()
     requests = VerificationRequest.objects.filter(task=world.task).select_related("item")
     assert requests.exists()
+    # Conflicts are recorded for teams with a member who annotates the task: none yet, then
+    # every predicting team's once its participant joins the task as an annotator.
+    assert not RequestConflict.objects.exists()
+    for run in world.runs:
+        world.task.annotators.add(*run.team.members.all())
     for request in requests:
         assert request.item.payload == {"text": f"pair {request.item.index}"}
         conflicting = set(request.conflicts.values_list("team__name", flat=True))
@@ -166,6 +171,7 @@ def test_a_run_arriving_while_a_round_is_out_gets_its_conflicts(driver):
     driver.drain()
     assert Run.objects.get(pk=first.pk).state == Run.State.AWAITING_LABELS
     late = submit_pool_run(world.task, "b-broad", world.systems["b-broad"])
+    world.task.annotators.add(*late.team.members.all())  # a team that can conflict
     driver.drain()
     late.refresh_from_db()
     assert late.state == Run.State.AWAITING_LABELS and "waiting for answers" in late.reason

@@ -145,7 +145,8 @@ def test_a_new_run_reopens_the_cancelled_requests_of_its_items(world):
     )
     assert cancelled
     back = sorted(cancelled)[: max(1, len(cancelled) // 2)]
-    newcomer = add_run(task, make_team("N"), [*back, 399], name="newcomer")
+    # A team with a member who annotates the task: one whose conflicts are recorded.
+    newcomer = add_run(task, make_team("N", annotator(task, "n")), [*back, 399], name="newcomer")
     world["driver"].drain()
     assert plan_run(newcomer.pk) in ("sample", "waiting", "estimating")
     states = dict(
