@@ -73,7 +73,7 @@ class QueueAPIView(ApiView):
         except TaskForbidden as refused:
             if not check_annotator:  # the service refuses it, after the body is checked
                 return refused.task
-            raise JudgmentError(str(refused), "not_annotator") from refused
+            raise JudgmentError(str(refused), code="not_annotator") from refused
 
 
 class ClaimView(QueueAPIView):

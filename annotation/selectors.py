@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.contrib.auth import get_user_model
 from django.db.models import (
@@ -23,6 +23,7 @@ from django.db.models import (
     Subquery,
     Value,
 )
+from django.db.models.expressions import Combinable
 from django.utils import timezone
 
 from leaderboard.models import LabelModelFit, Task
@@ -39,6 +40,9 @@ from .models import (
     VerificationRequest,
 )
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
 
 def start_of_day(now: datetime) -> datetime:
     """Midnight UTC of ``now``'s day: daily caps count answers per UTC day."""
@@ -46,7 +50,9 @@ def start_of_day(now: datetime) -> datetime:
     return datetime(day.year, day.month, day.day, tzinfo=UTC)
 
 
-def _answers(task: Task, annotator=None):
+def _answers(
+    task: Task, annotator: User | None = None
+) -> tuple[QuerySet[Judgment], QuerySet[GoldAnswer]]:
     judgments = Judgment.objects.filter(request__task=task, withdrawn_at=None)
     gold = GoldAnswer.objects.filter(gold__task=task, withdrawn_at=None)
     if annotator is not None:
@@ -54,7 +60,7 @@ def _answers(task: Task, annotator=None):
     return judgments, gold
 
 
-def answers_today(*, task: Task, annotator, now: datetime | None = None) -> int:
+def answers_today(*, task: Task, annotator: User, now: datetime | None = None) -> int:
     """Answers (skips and gold answers included, undone ones not) since midnight UTC."""
     since = start_of_day(now or timezone.now())
     judgments, gold = _answers(task, annotator)
@@ -79,7 +85,7 @@ def _active_annotators(task: Task) -> set[int]:
     return set(task.annotators.exclude(pk__in=paused).values_list("pk", flat=True))
 
 
-def open_requests_for(*, task: Task, annotator) -> QuerySet[VerificationRequest]:
+def open_requests_for(*, task: Task, annotator: User) -> QuerySet[VerificationRequest]:
     """Pending requests ``annotator`` has not answered (nor answered as gold) and may see
     (conflicts excluded)."""
     return (
@@ -96,7 +102,7 @@ def open_requests_for(*, task: Task, annotator) -> QuerySet[VerificationRequest]
     )
 
 
-def open_gold_for(*, task: Task, annotator) -> QuerySet[GoldItem]:
+def open_gold_for(*, task: Task, annotator: User) -> QuerySet[GoldItem]:
     """Gold items of ``task`` the queue may still mix into ``annotator``'s work: not answered
     by them, nor judged by them as a request."""
     return (
@@ -106,13 +112,15 @@ def open_gold_for(*, task: Task, annotator) -> QuerySet[GoldItem]:
     )
 
 
-def _not_answered_by(annotator, answers: type[Judgment] | type[GoldAnswer], **outer):
+def _not_answered_by(
+    annotator: User, answers: type[Judgment] | type[GoldAnswer], **outer: Any
+) -> Combinable:
     """A condition: ``annotator`` has no live (not withdrawn) answer among ``answers`` matching
     ``outer`` (lookups of the outer row)."""
     return ~Exists(answers.objects.filter(annotator=annotator, withdrawn_at=None, **outer))
 
 
-def remaining_items(*, task: Task, annotator) -> int:
+def remaining_items(*, task: Task, annotator: User) -> int:
     """The items ``annotator`` could still be given: pending requests (:func:`open_requests_for`)
     and gold items (:func:`open_gold_for`), each item once.
 
@@ -134,7 +142,7 @@ def remaining_items(*, task: Task, annotator) -> int:
     return real + gold_left if real else 0
 
 
-def _count_of(rows: QuerySet) -> Subquery:
+def _count_of(rows: QuerySet[Any]) -> Subquery:
     """``COUNT(*)`` of ``rows`` as a scalar subquery, to read several counts in one statement
     (``COUNT`` through ``Func``: an aggregate would make Django group the rows)."""
     return Subquery(
@@ -143,7 +151,7 @@ def _count_of(rows: QuerySet) -> Subquery:
     )
 
 
-def annotator_progress(*, task: Task, annotator) -> dict:
+def annotator_progress(*, task: Task, annotator: User) -> dict[str, Any]:
     """What the annotator page shows: answers today and in all, the cap, what is left, pause.
 
     ``remaining`` is the exact number of items this annotator could still be given
@@ -176,7 +184,7 @@ def annotator_progress(*, task: Task, annotator) -> dict:
     }
 
 
-def queue_counts(*, task: Task) -> dict:
+def queue_counts(*, task: Task) -> dict[str, int]:
     """Request counts of a task by state (pending, resolved, cancelled)."""
     counts = dict(
         VerificationRequest.objects.filter(task=task)
@@ -201,8 +209,8 @@ class AnnotatorRow:
     median_seconds: float | None
     paused: bool
     paused_reason: str
-    sensitivity: tuple | None = None
-    specificity: tuple | None = None
+    sensitivity: tuple[float, float, float] | None = None
+    specificity: tuple[float, float, float] | None = None
     weight: float | None = None
 
 
@@ -215,8 +223,8 @@ class QueueHealth:
     resolved: int
     answers_last_hour: int
     answers_last_day: int
-    agreement: dict = field(default_factory=dict)
-    annotators: list = field(default_factory=list)  # AnnotatorRow, by username
+    agreement: dict[str, Any] = field(default_factory=dict)
+    annotators: list[AnnotatorRow] = field(default_factory=list)  # by username
     # The annotator model behind ``model_snapshot`` (the latest stored; ``None`` before any
     # estimation with judgments): its method and the level of the annotators' intervals.
     model_method: str = ""
@@ -238,7 +246,7 @@ def queue_health(*, task: Task) -> QueueHealth:
     )
     judgments, gold = _answers(task)
 
-    def answered_since(moment):
+    def answered_since(moment: datetime) -> int:
         return (
             judgments.filter(created_at__gte=moment).count()
             + gold.filter(created_at__gte=moment).count()
@@ -440,7 +448,7 @@ ANSWER_EXPORT_HEADER = (
 )
 
 
-def answers_export_rows(*, task: Task) -> Iterator[tuple]:
+def answers_export_rows(*, task: Task) -> Iterator[tuple[Any, ...]]:
     """Every answer given on ``task`` (judgments, then gold answers), header first, streamed.
 
     For organizers: kept, late, skipped and withdrawn answers are all listed (``counted``,
@@ -458,7 +466,9 @@ def answers_export_rows(*, task: Task) -> Iterator[tuple]:
     yield from _export_rows("gold", gold, item_key="gold__item__key")
 
 
-def _export_rows(kind: str, answers, *, item_key: str) -> Iterator[tuple]:
+def _export_rows(
+    kind: str, answers: QuerySet[Judgment] | QuerySet[GoldAnswer], *, item_key: str
+) -> Iterator[tuple[Any, ...]]:
     """``answers`` (annotated with ``export_counted`` and ``export_correct``: a gold answer
     never counts as a judgment, a judgment has no known answer) as rows of the answers export,
     oldest first, streamed."""

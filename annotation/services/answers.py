@@ -103,13 +103,13 @@ def answer_assignment(
         .first()
     )
     if lease is None:
-        raise JudgmentError("no such assignment of yours", "unknown_assignment")
+        raise JudgmentError("no such assignment of yours", code="unknown_assignment")
     for attempt in range(2):
         previous = client_id_in_use(submitted.client_id, lease_is_gold=lease.gold_id is not None)
         if previous is not None:
             if previous.withdrawn_at is not None or not submitted.repeats(previous, lease.pk):
                 raise JudgmentError(
-                    "this client_id was already used for another answer", "client_id_reused"
+                    "this client_id was already used for another answer", code="client_id_reused"
                 )
             return AnswerResult(previous, created=False)
         if attempt:
@@ -119,7 +119,7 @@ def answer_assignment(
                 return _answer(lease, submitted)
         except IntegrityError:
             continue  # a concurrent retry stored it first (or the pair is taken): look again
-    raise JudgmentError("you have already answered this item", "already_answered")
+    raise JudgmentError("you have already answered this item", code="already_answered")
 
 
 def _answer(lease: Assignment, submitted: SubmittedAnswer) -> AnswerResult:
@@ -129,10 +129,10 @@ def _answer(lease: Assignment, submitted: SubmittedAnswer) -> AnswerResult:
         raise JudgmentError(
             "this task is not open for annotation yet: while it is a draft, only its reference "
             "sample's candidates and gold items are answered",
-            "task_closed",
+            code="task_closed",
         )
     if not lock_annotator(task.pk, annotator.pk):
-        raise JudgmentError("you are not an annotator of this task", "not_annotator")
+        raise JudgmentError("you are not an annotator of this task", code="not_annotator")
     # Read again with the annotator locked: a pause (which revokes) is either before or after.
     lease.refresh_from_db(fields=["state", "expires_at"])
     late = (
@@ -207,62 +207,78 @@ def undo_answer(*, annotator: User, client_id: object) -> Undo:
     client_uuid = parse_client_id(client_id)
     record = client_id_in_use(client_uuid)
     if record is None or record.annotator_id != annotator.pk:
-        raise JudgmentError("no such answer of yours", "not_found")
+        raise JudgmentError("no such answer of yours", code="not_found")
     now = timezone.now()
     if record.withdrawn_at is not None:
         again = _lease_after_undo(record, annotator, now)
         if again is None:
-            raise JudgmentError("this answer was already taken back", "undo_expired")
+            raise JudgmentError("this answer was already taken back", code="undo_expired")
         return Undo(record, again)
     if now > record.created_at + timedelta(seconds=settings.ANNOTATION_UNDO_SECONDS):
-        raise JudgmentError("too late to take this answer back", "undo_expired")
+        raise JudgmentError("too late to take this answer back", code="undo_expired")
     task_id = record.request.task_id if isinstance(record, Judgment) else record.gold.task_id
     if _last_answer(task_id, annotator) != (type(record), record.pk):
-        raise JudgmentError("only your last answer can be taken back", "not_last_answer")
+        raise JudgmentError("only your last answer can be taken back", code="not_last_answer")
     with transaction.atomic():
         if not lock_annotator(task_id, annotator.pk):
             # Removed from the task: their answers stay as they were, and no lease is made.
-            raise JudgmentError("you are not an annotator of this task", "not_annotator")
-        if isinstance(record, GoldAnswer):
-            drawn = lock_request_of_item(record.gold.item_id)
-            withdrawn_seq = next_judgments_version(task_id) if record.seq is not None else None
-            updated = GoldAnswer.objects.filter(pk=record.pk, withdrawn_at=None).update(
-                withdrawn_at=now, withdrawn_seq=withdrawn_seq
-            )
-            if updated and drawn is not None and record.seq is not None:
-                recount(drawn)
-            target = {"gold_id": record.gold_id}
-        else:
-            request = lock_request(record.request_id)
-            assert request is not None  # the judgment's own request
-            record.refresh_from_db()
-            withdrawn_seq = next_judgments_version(task_id) if record.counted else None
-            updated = Judgment.objects.filter(pk=record.pk, withdrawn_at=None).update(
-                withdrawn_at=now, withdrawn_seq=withdrawn_seq, counted=False
-            )
-            if updated and record.counted:
-                recount(request)
-            target = {"request_id": record.request_id}
+            raise JudgmentError("you are not an annotator of this task", code="not_annotator")
+        updated, withdrawn_seq = _withdraw(record, task_id, now)
         if not updated:
-            raise JudgmentError("this answer was already taken back", "undo_expired")
+            raise JudgmentError("this answer was already taken back", code="undo_expired")
         if withdrawn_seq is not None:
             enqueue_estimate(task_id)
         if record.late or open_pause(task=record_task(record), annotator=annotator):
             lease = None
         else:
-            Assignment.objects.filter(
-                annotator=annotator, state=Assignment.State.ACTIVE, expires_at__lte=now, **target
-            ).update(state=Assignment.State.EXPIRED)
-            lease = Assignment.objects.create(
-                task_id=task_id,
-                annotator=annotator,
-                expires_at=lease_expiry(now, now),
-                created_at=now,
-                beat_at=now,  # the undoing page holds it: never adopted by another tab
-                **target,
-            )
+            lease = _lease_on_same_item(record, annotator, task_id, now)
     record.refresh_from_db()
     return Undo(record, _loaded(lease) if lease is not None else None)
+
+
+def _withdraw(record: Judgment | GoldAnswer, task_id: int, now: datetime) -> tuple[int, int | None]:
+    """Mark ``record`` withdrawn (under its request's lock) and restore the counts it made:
+    how many rows changed (0: another undo came first) and the version its withdrawal took."""
+    if isinstance(record, GoldAnswer):
+        drawn = lock_request_of_item(record.gold.item_id)
+        withdrawn_seq = next_judgments_version(task_id) if record.seq is not None else None
+        updated = GoldAnswer.objects.filter(pk=record.pk, withdrawn_at=None).update(
+            withdrawn_at=now, withdrawn_seq=withdrawn_seq
+        )
+        if updated and drawn is not None and record.seq is not None:
+            recount(drawn)
+        return updated, withdrawn_seq
+    request = lock_request(record.request_id)
+    assert request is not None  # the judgment's own request
+    record.refresh_from_db()
+    withdrawn_seq = next_judgments_version(task_id) if record.counted else None
+    updated = Judgment.objects.filter(pk=record.pk, withdrawn_at=None).update(
+        withdrawn_at=now, withdrawn_seq=withdrawn_seq, counted=False
+    )
+    if updated and record.counted:
+        recount(request)
+    return updated, withdrawn_seq
+
+
+def _lease_on_same_item(
+    record: Judgment | GoldAnswer, annotator: User, task_id: int, now: datetime
+) -> Assignment:
+    target: dict[str, int] = (
+        {"gold_id": record.gold_id}
+        if isinstance(record, GoldAnswer)
+        else {"request_id": record.request_id}
+    )
+    Assignment.objects.filter(
+        annotator=annotator, state=Assignment.State.ACTIVE, expires_at__lte=now, **target
+    ).update(state=Assignment.State.EXPIRED)
+    return Assignment.objects.create(
+        task_id=task_id,
+        annotator=annotator,
+        expires_at=lease_expiry(now, now),
+        created_at=now,
+        beat_at=now,  # the undoing page holds it: never adopted by another tab
+        **target,
+    )
 
 
 def record_task(record: Judgment | GoldAnswer) -> Task:

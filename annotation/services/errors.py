@@ -25,5 +25,5 @@ class JudgmentError(ServiceError):
         "already_answered": 409,
     }
 
-    def __init__(self, message: str, code: str = "invalid"):
+    def __init__(self, message: str, *, code: str = "invalid"):
         super().__init__(message, code=code)

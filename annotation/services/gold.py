@@ -302,7 +302,7 @@ def unpause_annotator(*, task: Task, annotator: User, by: User | None = None) ->
     Their accuracy is judged afresh on gold answers given after this moment.
     """
     if by is not None and not is_organizer(task=task, user=by):
-        raise JudgmentError("only an organizer of the task may lift a pause", "not_organizer")
+        raise JudgmentError("only an organizer of the task may lift a pause", code="not_organizer")
     lifted = bool(
         AnnotatorPause.objects.filter(task=task, annotator=annotator, lifted_at=None).update(
             lifted_at=timezone.now(), lifted_by=by

@@ -317,20 +317,20 @@ def submit_judgment(
             or previous.annotator_id != annotator.pk
         ):
             raise JudgmentError(
-                "this client_id was already used for another answer", "client_id_reused"
+                "this client_id was already used for another answer", code="client_id_reused"
             )
         return JudgmentOutcome(previous, created=False, resolved=False)
     try:
         with transaction.atomic():
             request = VerificationRequest.objects.filter(pk=request_id).first()
             if request is None:
-                raise JudgmentError(f"no verification request {request_id}", "not_found")
+                raise JudgmentError(f"no verification request {request_id}", code="not_found")
             if not lock_annotator(request.task_id, annotator.pk):
-                raise JudgmentError("you are not an annotator of this task", "not_annotator")
+                raise JudgmentError("you are not an annotator of this task", code="not_annotator")
             if Judgment.objects.filter(
                 request=request, annotator=annotator, withdrawn_at=None
             ).exists():
-                raise JudgmentError("you have already answered this item", "already_answered")
+                raise JudgmentError("you have already answered this item", code="already_answered")
             lease = Assignment.objects.filter(
                 request=request, annotator=annotator, state=Assignment.State.ACTIVE
             ).first()
@@ -339,7 +339,9 @@ def submit_judgment(
         again = Judgment.objects.filter(client_id=client_uuid).first()
         if again is not None and again.annotator_id == annotator.pk:
             return JudgmentOutcome(again, created=False, resolved=False)
-        raise JudgmentError("you have already answered this item", "already_answered") from None
+        raise JudgmentError(
+            "you have already answered this item", code="already_answered"
+        ) from None
 
 
 def record_judgment(

@@ -113,7 +113,7 @@ def claim_assignments(
     """
     check_verified_email(annotator)
     if not is_annotator(task=task, user=annotator):
-        raise JudgmentError("you are not an annotator of this task", "not_annotator")
+        raise JudgmentError("you are not an annotator of this task", code="not_annotator")
     count = max(1, min(int(count), settings.ANNOTATION_MAX_CLAIM))
     holding = parse_tokens(holding)
     attempts = 3
@@ -128,34 +128,9 @@ def claim_assignments(
                 raise
 
 
-def _claim_locked(
-    task: Task, annotator: User, count: int, holding: list[uuid.UUID], now: datetime
-) -> Claim:
-    # One claim (or answer, undo, pause) of this annotator on this task at a time, so their
-    # live leases are counted once and a pause cannot slip between the check and the lease; nor
-    # a removal (which deletes the membership this locks, then revokes their leases).
-    if not lock_annotator(task.pk, annotator.pk):
-        raise JudgmentError("you are not an annotator of this task", "not_annotator")
-    pause = open_pause(task=task, annotator=annotator)
-    if pause is not None:
-        return Claim(
-            "paused",
-            f"Your work on this task is paused for review ({pause.reason}). "
-            "An organizer will get back to you.",
-        )
-    mine = Assignment.objects.filter(task=task, annotator=annotator, state=ACTIVE)
-    mine.filter(expires_at__lte=now).update(state=Assignment.State.EXPIRED)
-    live = mine.filter(expires_at__gt=now).count()
-    held = mine.filter(expires_at__gt=now, token__in=holding).count() if holding else 0
-    # Leases claimed by a page that left before the reply came (never heartbeated, held by no
-    # page): this page gets them back, so a reload never finds the annotator's items stranded.
-    adopted = _adopt_unbeaten(mine, holding, count - held, now)
-    if adopted:
-        more = _claim_locked(task, annotator, count, [*holding, *(a.token for a in adopted)], now)
-        status = "ok" if more.status in ("ok", "empty") else more.status
-        message = "" if status == "ok" else more.message
-        return Claim(status, message, [*adopted, *more.assignments])
-    wanted = count - held
+def _how_many(task: Task, annotator: User, wanted: int, live: int, now: datetime) -> int | Claim:
+    """How many new items a claim may lease (``wanted`` asked for, ``live`` held), within the
+    page's and the day's limits; or the claim's answer when it may lease none."""
     if wanted <= 0:
         return Claim("ok", "")
     cap = task.annotator_daily_cap
@@ -177,6 +152,14 @@ def _claim_locked(
         wanted = min(wanted, cap - today - live)
         if wanted <= 0:
             return Claim("ok", "You hold as many items as today's limit allows.")
+    return wanted
+
+
+def _new_leases(
+    task: Task, annotator: User, wanted: int, held: int, now: datetime
+) -> list[Assignment]:
+    """Up to ``wanted`` new leases (unsaved), gold items drawn in at the task's rate and placed
+    at random among the real ones."""
     n_gold, rng = 0, None
     if task.gold_rate > 0:
         served = Assignment.objects.filter(task=task, annotator=annotator).count()
@@ -201,6 +184,40 @@ def _claim_locked(
                 task=task, annotator=annotator, gold_id=pk, expires_at=expires, created_at=now
             ),
         )
+    return rows
+
+
+def _claim_locked(
+    task: Task, annotator: User, count: int, holding: list[uuid.UUID], now: datetime
+) -> Claim:
+    # One claim (or answer, undo, pause) of this annotator on this task at a time, so their
+    # live leases are counted once and a pause cannot slip between the check and the lease; nor
+    # a removal (which deletes the membership this locks, then revokes their leases).
+    if not lock_annotator(task.pk, annotator.pk):
+        raise JudgmentError("you are not an annotator of this task", code="not_annotator")
+    pause = open_pause(task=task, annotator=annotator)
+    if pause is not None:
+        return Claim(
+            "paused",
+            f"Your work on this task is paused for review ({pause.reason}). "
+            "An organizer will get back to you.",
+        )
+    mine = Assignment.objects.filter(task=task, annotator=annotator, state=ACTIVE)
+    mine.filter(expires_at__lte=now).update(state=Assignment.State.EXPIRED)
+    live = mine.filter(expires_at__gt=now).count()
+    held = mine.filter(expires_at__gt=now, token__in=holding).count() if holding else 0
+    # Leases claimed by a page that left before the reply came (never heartbeated, held by no
+    # page): this page gets them back, so a reload never finds the annotator's items stranded.
+    adopted = _adopt_unbeaten(mine, holding, count - held, now)
+    if adopted:
+        more = _claim_locked(task, annotator, count, [*holding, *(a.token for a in adopted)], now)
+        status = "ok" if more.status in ("ok", "empty") else more.status
+        message = "" if status == "ok" else more.message
+        return Claim(status, message, [*adopted, *more.assignments])
+    wanted = _how_many(task, annotator, count - held, live, now)
+    if isinstance(wanted, Claim):
+        return wanted
+    rows = _new_leases(task, annotator, wanted, held, now)
     if not rows:
         if task.state == Task.State.DRAFT:
             return Claim(

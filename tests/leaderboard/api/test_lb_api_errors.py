@@ -83,7 +83,7 @@ def test_submission_errors_carry_their_status(code, status):
     ],
 )
 def test_judgment_errors_carry_their_status(code, status):
-    body = error_of(handled(JudgmentError("no", code), QueueAPIView()), status, code)
+    body = error_of(handled(JudgmentError("no", code=code), QueueAPIView()), status, code)
     assert body == {"code": code, "message": "no", "problems": [], "total": 0, "run": None}
 
 
