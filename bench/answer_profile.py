@@ -32,8 +32,10 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
 import os
+import pstats
 import re
 import statistics
 import sys
@@ -132,12 +134,19 @@ def profile(args) -> dict:
     records: dict[str, list[dict]] = defaultdict(list)
     samples: dict[str, list[str]] = {}
 
+    profiler = cProfile.Profile() if args.cprofile else None
+
     def timed(kind: str, client, path: str, body: dict, index: int):
         log.take()
+        profiling = profiler is not None and index >= args.warmup
         with connection.execute_wrapper(log):
+            if profiling:
+                profiler.enable()
             cpu, wall = time.process_time(), time.perf_counter()
             response = client.post(path, json.dumps(body), content_type="application/json")
             wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            if profiling:
+                profiler.disable()
         assert response.status_code in (200, 201), (path, response.status_code, response.content)
         statements = log.take()
         if index >= args.warmup:
@@ -166,6 +175,13 @@ def profile(args) -> dict:
             "seconds_spent": 5.0,
         }
         timed("answer", client, "/annotate/api/answers", body, i)
+    if profiler is not None:
+        profiler.dump_stats(args.cprofile)
+        stats = pstats.Stats(profiler)
+        stats.sort_stats("cumulative").print_stats(
+            r"(annotation|leaderboard|site_platform|config)/", 40
+        )
+        stats.sort_stats("tottime").print_stats(25)
     return summarise(records, samples)
 
 
@@ -220,6 +236,13 @@ def main(argv=None) -> int:
     parser.add_argument("--pairs", type=int, default=400)
     parser.add_argument("--warmup", type=int, default=40)
     parser.add_argument("--json", default=None)
+    parser.add_argument(
+        "--cprofile",
+        default=None,
+        metavar="PATH",
+        help="also profile the measured requests' Python with cProfile: stats written to PATH, "
+        "the top functions printed (cumulative, project code; then own time, all code)",
+    )
     args = parser.parse_args(argv)
     os.environ.update(
         {
