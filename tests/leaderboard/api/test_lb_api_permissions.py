@@ -703,7 +703,7 @@ def test_the_annotators_quality_control_is_read_and_set_by_organizers_only(api, 
     and change through the API (as on the Settings section), nobody else's to see."""
     organizer = api(lb_world.users["org"])
     assert set(QUALITY_CONTROL) <= set(organizer.get("/api/tasks/main/").json())
-    for role in ("pa", "annotator", "other_org"):
+    for role in ("pa", "pb", "annotator", "other_org", "staff_org", "creator"):
         seen = api(lb_world.users[role]).get("/api/tasks/main/").json()
         assert not set(QUALITY_CONTROL) & set(seen), role
     changed = organizer.patch(
@@ -715,6 +715,10 @@ def test_the_annotators_quality_control_is_read_and_set_by_organizers_only(api, 
     assert refused.status_code == 400 and "gold_rate" in refused.json()["error"]["message"]
     lb_world.task.refresh_from_db()
     assert lb_world.task.gold_rate == 0.2
-    assert api(lb_world.users["pa"]).patch(
-        "/api/tasks/main/", {"gold_rate": 0}, format="json"
-    ).status_code in (403, 404)
+    for role in ("pa", "annotator", "staff_org"):
+        refused = api(lb_world.users[role]).patch(
+            "/api/tasks/main/", {"gold_rate": 0}, format="json"
+        )
+        assert refused.status_code in (403, 404), role
+    lb_world.task.refresh_from_db()
+    assert lb_world.task.gold_rate == 0.2
