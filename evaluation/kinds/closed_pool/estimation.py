@@ -35,9 +35,8 @@ from ..progress import final_state, move_runs_on
 from ..snapshots import (
     label_details,
     listed_indices,
-    rank_entry,
+    listed_rows,
     ranked_indices,
-    snapshot_row,
     store_label_fit,
     store_snapshot,
     unchanged,
@@ -156,22 +155,17 @@ def _store_snapshot(
     measures = list(task.measures)
     listed = listed_indices(loaded.runs)
     ranks, ranking = _ranks(loaded, results, ranked_indices(loaded.runs), measures)
-    estimates = [(loaded.runs[i], {m: results[i][m] for m in measures}) for i in listed]
-    rows = [
-        snapshot_row(run, by_metric, rank_entry(ranks, i))
-        for i, (run, by_metric) in zip(listed, estimates, strict=True)
-    ]
-    if unchanged(task, rows, labels_version=loaded.labels_version):
+    estimates, rows = listed_rows(
+        loaded.runs, listed, ranks, lambda i: {m: results[i][m] for m in measures}
+    )
+    if unchanged(loaded, rows):
         return None
     labels = loaded.design.labels(loaded.state)
     snapshot = store_snapshot(
-        task,
+        loaded,
         rows=rows,
         estimates=estimates,
-        design=loaded.design.name,
-        labels_version=loaded.labels_version,
         reference_version=task.reference_version,
-        n_labels=loaded.state.n_labelled,
         n_reference=0,
         n_reference_documents=0,
         details={

@@ -26,9 +26,8 @@ from ..progress import final_state, move_runs_on
 from ..snapshots import (
     label_details,
     listed_indices,
-    rank_entry,
+    listed_rows,
     ranked_indices,
-    snapshot_row,
     store_label_fit,
     store_snapshot,
     unchanged,
@@ -158,33 +157,25 @@ def _move_runs_on(loaded: LoadedTask, results: list[RunEstimate]) -> None:
 def _store_snapshot(
     task: Task, loaded: LoadedTask, results: list[RunEstimate], ranking: _Ranking
 ) -> LeaderboardSnapshot | None:
-    listed = [(i, loaded.runs[i]) for i in listed_indices(loaded.runs)]
     ranked = tuple(ranked_indices(loaded.runs))
     if ranked != ranking.indices:
         # A run failed or was withdrawn (or marked a baseline) while the engine ran: rank the
         # runs the snapshot ranks.
         ranking = _rank_runs(loaded, results, ranked)
-    estimates = [(run, {m: getattr(results[i], m) for m in OPEN_MEASURES}) for i, run in listed]
-    rows = [
-        snapshot_row(run, by_metric, rank_entry(ranking.ranks, i))
-        for (i, _), (run, by_metric) in zip(listed, estimates, strict=True)
-    ]
-    if unchanged(
-        task,
-        rows,
-        labels_version=loaded.labels_version,
-        reference_version=loaded.reference_version,
-    ):
+    estimates, rows = listed_rows(
+        loaded.runs,
+        listed_indices(loaded.runs),
+        ranking.ranks,
+        lambda i: {m: getattr(results[i], m) for m in OPEN_MEASURES},
+    )
+    if unchanged(loaded, rows, reference_version=loaded.reference_version):
         return None
     labels = loaded.design.labels(loaded.state)
     snapshot = store_snapshot(
-        task,
+        loaded,
         rows=rows,
         estimates=estimates,
-        design=loaded.design.name,
-        labels_version=loaded.labels_version,
         reference_version=loaded.reference_version,
-        n_labels=loaded.state.n_labelled,
         n_reference=loaded.state.reference.size,
         n_reference_documents=loaded.state.reference.n_groups,
         details={
