@@ -22,7 +22,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .dataset_files import DatasetError, ProblemCollector, read_bytes, show_key, split_lines
+from .dataset_files import (
+    DatasetError,
+    ProblemCollector,
+    first_time,
+    read_bytes,
+    show_key,
+    split_lines,
+)
 from .datasets import SYSTEMS_DIR, TRUTH_FILE
 
 __all__ = ["POOL_FILE", "ClosedPoolData", "PoolSystem", "is_closed_pool", "load_closed_pool"]
@@ -89,10 +96,8 @@ def _read_pool(path: str, col: ProblemCollector) -> list[str]:
             continue
         if "\t" in key:
             col.add(POOL_FILE, lineno, "a pool line holds one key and no tab")
-        elif key in seen:
-            col.add(POOL_FILE, lineno, f"duplicate key {show_key(key)} (first on line {seen[key]})")
         else:
-            seen[key] = lineno
+            first_time(key, POOL_FILE, lineno, seen, col)
     return [k if k is not None else "" for k in lines]
 
 

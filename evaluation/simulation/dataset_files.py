@@ -137,6 +137,28 @@ def show_key(key: str) -> str:
     return repr(key)
 
 
+def first_time(
+    key: str, rel: str, lineno: int, seen: dict[str, int], col: ProblemCollector
+) -> bool:
+    """Whether ``key`` first stands on line ``lineno`` of file ``rel`` (``seen`` maps each key
+    to its first line); a repeated key is a problem of its line."""
+    first = seen.setdefault(key, lineno)
+    if first != lineno:
+        col.add(rel, lineno, f"duplicate key {show_key(key)} (first on line {first})")
+        return False
+    return True
+
+
+def usable_key(
+    key: str, rel: str, lineno: int, seen: dict[str, int], col: ProblemCollector
+) -> bool:
+    """Whether ``key`` is neither empty (nor white space) nor repeated (:func:`first_time`)."""
+    if not key or key.isspace():
+        col.add(rel, lineno, "empty key")
+        return False
+    return first_time(key, rel, lineno, seen, col)
+
+
 def read_bytes(path: str, rel: str) -> bytes:
     try:
         with open(path, "rb") as f:

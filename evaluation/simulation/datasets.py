@@ -48,10 +48,12 @@ from .dataset_files import (
     DatasetError,
     Problem,
     ProblemCollector,
+    first_time,
     plural,
     read_bytes,
     show_key,
     split_lines,
+    usable_key,
 )
 
 __all__ = ["Dataset", "DatasetError", "Problem", "System", "load_dataset"]
@@ -138,9 +140,7 @@ def _read_truth(path: str, col: ProblemCollector, ids: dict[str, int]) -> list[i
                 "and keys cannot contain tabs",
             )
             continue
-        first = seen.setdefault(key, lineno)
-        if first != lineno:
-            col.add(rel, lineno, f"duplicate key {show_key(key)} (first on line {first})")
+        if not first_time(key, rel, lineno, seen, col):
             continue
         out.append(ids.setdefault(key, len(ids)))
     return out
@@ -187,12 +187,7 @@ def _read_system(
                 f"expected 'key<TAB>score', found {n_fields} tab-separated fields",
             )
             continue
-        if not key or key.isspace():
-            col.add(rel, lineno, "empty key")
-            continue
-        first = seen.setdefault(key, lineno)
-        if first != lineno:
-            col.add(rel, lineno, f"duplicate key {show_key(key)} (first on line {first})")
+        if not usable_key(key, rel, lineno, seen, col):
             continue
         items.append(ids.setdefault(key, len(ids)))
         scores.append(score)
@@ -245,12 +240,7 @@ def _scan_items(f: Iterable[bytes], col: ProblemCollector) -> dict[str, int]:
             else:
                 col.add(rel, lineno, f'"key" is a JSON {_json_type(key)}, not a string')
             continue
-        if not key or key.isspace():
-            col.add(rel, lineno, "empty key")
-            continue
-        first = seen.setdefault(key, lineno)
-        if first != lineno:
-            col.add(rel, lineno, f"duplicate key {show_key(key)} (first on line {first})")
+        usable_key(key, rel, lineno, seen, col)
     return seen
 
 
