@@ -22,14 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .dataset_files import (
-    DatasetError,
-    ProblemCollector,
-    first_time,
-    read_bytes,
-    show_key,
-    split_lines,
-)
+from .dataset_files import DatasetError, ProblemCollector, read_bytes, show_key, split_lines
 from .datasets import SYSTEMS_DIR, TRUTH_FILE
 
 __all__ = ["POOL_FILE", "ClosedPoolData", "PoolSystem", "is_closed_pool", "load_closed_pool"]
@@ -97,7 +90,7 @@ def _read_pool(path: str, col: ProblemCollector) -> list[str]:
         if "\t" in key:
             col.add(POOL_FILE, lineno, "a pool line holds one key and no tab")
         else:
-            first_time(key, POOL_FILE, lineno, seen, col)
+            col.first_time(POOL_FILE, lineno, key, seen)
     return [k if k is not None else "" for k in lines]
 
 

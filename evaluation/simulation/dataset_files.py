@@ -98,6 +98,22 @@ class ProblemCollector:
         if count < self.limit:
             self.shown.append(Problem(file, line, message))
 
+    def first_time(self, file: str, line: int, key: str, seen: dict[str, int]) -> bool:
+        """Whether ``key`` first stands on ``line`` of ``file`` (``seen`` maps each key to its
+        first line); a repeated key is a problem of its line."""
+        first = seen.setdefault(key, line)
+        if first != line:
+            self.add(file, line, f"duplicate key {show_key(key)} (first on line {first})")
+            return False
+        return True
+
+    def usable_key(self, file: str, line: int, key: str, seen: dict[str, int]) -> bool:
+        """Whether ``key`` is neither empty (nor white space) nor repeated (:meth:`first_time`)."""
+        if not key or key.isspace():
+            self.add(file, line, "empty key")
+            return False
+        return self.first_time(file, line, key, seen)
+
     def count(self, file: str) -> int:
         return self.counts.get(file, 0)
 
@@ -135,28 +151,6 @@ def show_key(key: str) -> str:
     if len(key) > _MAX_KEY_IN_MESSAGE:
         key = key[: _MAX_KEY_IN_MESSAGE - 3] + "..."
     return repr(key)
-
-
-def first_time(
-    key: str, rel: str, lineno: int, seen: dict[str, int], col: ProblemCollector
-) -> bool:
-    """Whether ``key`` first stands on line ``lineno`` of file ``rel`` (``seen`` maps each key
-    to its first line); a repeated key is a problem of its line."""
-    first = seen.setdefault(key, lineno)
-    if first != lineno:
-        col.add(rel, lineno, f"duplicate key {show_key(key)} (first on line {first})")
-        return False
-    return True
-
-
-def usable_key(
-    key: str, rel: str, lineno: int, seen: dict[str, int], col: ProblemCollector
-) -> bool:
-    """Whether ``key`` is neither empty (nor white space) nor repeated (:func:`first_time`)."""
-    if not key or key.isspace():
-        col.add(rel, lineno, "empty key")
-        return False
-    return first_time(key, rel, lineno, seen, col)
 
 
 def read_bytes(path: str, rel: str) -> bytes:

@@ -48,12 +48,10 @@ from .dataset_files import (
     DatasetError,
     Problem,
     ProblemCollector,
-    first_time,
     plural,
     read_bytes,
     show_key,
     split_lines,
-    usable_key,
 )
 
 __all__ = ["Dataset", "DatasetError", "Problem", "System", "load_dataset"]
@@ -140,7 +138,7 @@ def _read_truth(path: str, col: ProblemCollector, ids: dict[str, int]) -> list[i
                 "and keys cannot contain tabs",
             )
             continue
-        if not first_time(key, rel, lineno, seen, col):
+        if not col.first_time(rel, lineno, key, seen):
             continue
         out.append(ids.setdefault(key, len(ids)))
     return out
@@ -187,7 +185,7 @@ def _read_system(
                 f"expected 'key<TAB>score', found {n_fields} tab-separated fields",
             )
             continue
-        if not usable_key(key, rel, lineno, seen, col):
+        if not col.usable_key(rel, lineno, key, seen):
             continue
         items.append(ids.setdefault(key, len(ids)))
         scores.append(score)
@@ -240,7 +238,7 @@ def _scan_items(f: Iterable[bytes], col: ProblemCollector) -> dict[str, int]:
             else:
                 col.add(rel, lineno, f'"key" is a JSON {_json_type(key)}, not a string')
             continue
-        usable_key(key, rel, lineno, seen, col)
+        col.usable_key(rel, lineno, key, seen)
     return seen
 
 
