@@ -94,12 +94,13 @@ def snapshot_row(
 
 def listed_rows(
     runs: Sequence[Run],
-    listed: Sequence[int],
     ranks: Mapping[str, RankIntervals],
     estimates_of: Callable[[int], Mapping[str, IntervalEstimate]],
 ) -> tuple[RunEstimates, list[dict[str, Any]]]:
-    """The runs at positions ``listed`` of ``runs`` with their estimates (``estimates_of`` their
-    position), and their rows (:func:`snapshot_row`, ranked by ``ranks``)."""
+    """The listed runs of ``runs`` (:func:`listed_indices`) with their estimates
+    (``estimates_of`` their position), and their rows (:func:`snapshot_row`, ranked by
+    ``ranks``)."""
+    listed = listed_indices(runs)
     estimates = [(runs[i], estimates_of(i)) for i in listed]
     rows = [
         snapshot_row(run, by_metric, rank_entry(ranks, i))
@@ -135,9 +136,13 @@ def store_snapshot(
     n_reference: int,
     n_reference_documents: int,
     details: dict[str, Any],
+    labels: ItemLabels | None,
+    fit_level: float,
 ) -> LeaderboardSnapshot:
     """Store the task's next snapshot with ``rows`` and an ``Estimate`` per run and metric, by
-    ``loaded``'s design on its judgment set.
+    ``loaded``'s design on its judgment set, and with ``labels`` (the design's, ``None`` when it
+    takes verified labels as they are) the organizers' view of their fit
+    (:func:`store_label_fit`, at ``fit_level``).
 
     The details also keep the task's target half-width, so that what a run's state says was
     met is read against the target it was decided on. Call with the engine lock held
@@ -181,6 +186,8 @@ def store_snapshot(
         ],
         batch_size=2000,
     )
+    if labels is not None:
+        store_label_fit(task, snapshot, labels, level=fit_level)
     return snapshot
 
 

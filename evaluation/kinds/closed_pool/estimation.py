@@ -37,7 +37,6 @@ from ..snapshots import (
     listed_indices,
     listed_rows,
     ranked_indices,
-    store_label_fit,
     store_snapshot,
     unchanged,
 )
@@ -153,10 +152,9 @@ def _store_snapshot(
     task: Task, loaded: LoadedPool, results: list[MeasureEstimates]
 ) -> LeaderboardSnapshot | None:
     measures = list(task.measures)
-    listed = listed_indices(loaded.runs)
     ranks, ranking = _ranks(loaded, results, ranked_indices(loaded.runs), measures)
     estimates, rows = listed_rows(
-        loaded.runs, listed, ranks, lambda i: {m: results[i][m] for m in measures}
+        loaded.runs, ranks, lambda i: {m: results[i][m] for m in measures}
     )
     if unchanged(loaded, rows):
         return None
@@ -173,10 +171,10 @@ def _store_snapshot(
             "closed_pool": {"measures": measures, "f_beta": task.f_beta},
             **_label_details(labels.view if labels else None, _judgments(loaded)),
         },
+        labels=labels.view if labels else None,
+        fit_level=float(task.confidence),
     )
-    if labels is not None:
-        store_label_fit(task, snapshot, labels.view, level=float(task.confidence))
-    _store_curves(snapshot, loaded, listed, level=float(task.confidence))
+    _store_curves(snapshot, loaded, listed_indices(loaded.runs), level=float(task.confidence))
     return snapshot
 
 
