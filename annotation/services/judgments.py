@@ -271,18 +271,7 @@ def lock_annotator(task_id: int, user_id: int) -> bool:
 def lock_request(request_id: int) -> VerificationRequest | None:
     """The request, its row locked until the transaction ends (PostgreSQL; SQLite is serial),
     its task's row locked first (:func:`lock_judgment_set`)."""
-    task_id = (
-        VerificationRequest.objects.filter(pk=request_id).values_list("task_id", flat=True).first()
-    )
-    if task_id is None:
-        return None
-    lock_judgment_set(task_id)
-    return (
-        VerificationRequest.objects.select_for_update(of=("self",))
-        .select_related("task")
-        .filter(pk=request_id)
-        .first()
-    )
+    return _lock_request_where(pk=request_id)
 
 
 def submit_judgment(
@@ -446,11 +435,15 @@ def revoke_leases(leases: QuerySet[Assignment]) -> int:
 def lock_request_of_item(item_id: int, *, task_locked: bool = False) -> VerificationRequest | None:
     """The request on ``item_id``, if the planner drew it, its row locked (as
     :func:`lock_request`, its task's row first, unless the caller holds it: ``task_locked``)."""
+    return _lock_request_where(task_locked=task_locked, item_id=item_id)
+
+
+def _lock_request_where(*, task_locked: bool = False, **where: int) -> VerificationRequest | None:
+    """The request ``where`` selects, its row locked, its task's row locked first unless the
+    caller holds it (a task's lock is always taken before its requests' rows)."""
     if not task_locked:
         task_id = (
-            VerificationRequest.objects.filter(item_id=item_id)
-            .values_list("task_id", flat=True)
-            .first()
+            VerificationRequest.objects.filter(**where).values_list("task_id", flat=True).first()
         )
         if task_id is None:
             return None
@@ -458,7 +451,7 @@ def lock_request_of_item(item_id: int, *, task_locked: bool = False) -> Verifica
     return (
         VerificationRequest.objects.select_for_update(of=("self",))
         .select_related("task")
-        .filter(item_id=item_id)
+        .filter(**where)
         .first()
     )
 

@@ -4,10 +4,14 @@ task's judgment set at one version.
 A task's state is rebuilt from the database by every job (the database is the only source of
 truth): the open world's (:mod:`.open_world.state`) and the closed pool's
 (:mod:`.closed_pool.state`) take their runs in submission order and their answers from here, so
-both read one run list and one judgment set the same way.
+both read one run list and one judgment set the same way, and load into one frame
+(:class:`LoadedEngine`).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
 from django.db.models import QuerySet
 
@@ -29,6 +33,34 @@ ENGINE_STATES = (
     Run.State.FAILED,
     Run.State.WITHDRAWN,
 )
+
+
+class _EngineState(Protocol):
+    @property
+    def n_labelled(self) -> int: ...
+
+
+class _Design(Protocol):
+    @property
+    def name(self) -> str: ...
+
+
+StateT = TypeVar("StateT", bound=_EngineState)
+DesignT = TypeVar("DesignT", bound=_Design)
+
+
+@dataclass
+class LoadedEngine(Generic[StateT, DesignT]):
+    """A task's engine state with the mapping between engine indices and database rows: what
+    every kind loads (its loader adds its own records), and what a snapshot is stored from
+    (:func:`.snapshots.store_snapshot`)."""
+
+    task: Task
+    state: StateT
+    design: DesignT
+    runs: list[Run]  # engine run index -> Run
+    run_index: dict[int, int]  # Run.pk -> engine run index
+    labels_version: int  # the state holds exactly the judgment set of this version
 
 
 def engine_runs(task: Task) -> QuerySet[Run]:

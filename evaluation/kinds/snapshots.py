@@ -9,7 +9,7 @@ organizers' view).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,6 +23,7 @@ from evaluation.core.results import IntervalEstimate
 from leaderboard.models import Estimate, LabelModelFit, LeaderboardSnapshot, Run, Task
 from leaderboard.services.board import snapshot_publication
 
+from .engine_rows import LoadedEngine
 from .values import stored_value
 
 # Per listed run: the run and its estimates by metric name.
@@ -91,43 +92,63 @@ def snapshot_row(
     return row
 
 
+def listed_rows(
+    runs: Sequence[Run],
+    ranks: Mapping[str, RankIntervals],
+    estimates_of: Callable[[int], Mapping[str, IntervalEstimate]],
+) -> tuple[RunEstimates, list[dict[str, Any]]]:
+    """The listed runs of ``runs`` (:func:`listed_indices`) with their estimates
+    (``estimates_of`` their position), and their rows (:func:`snapshot_row`, ranked by
+    ``ranks``)."""
+    listed = listed_indices(runs)
+    estimates = [(runs[i], estimates_of(i)) for i in listed]
+    rows = [
+        snapshot_row(run, by_metric, rank_entry(ranks, i))
+        for i, (run, by_metric) in zip(listed, estimates, strict=True)
+    ]
+    return estimates, rows
+
+
 def unchanged(
-    task: Task,
+    loaded: LoadedEngine[Any, Any],
     rows: list[dict[str, Any]],
     *,
-    labels_version: int,
     reference_version: int | None = None,
 ) -> bool:
-    """Whether ``task``'s latest snapshot already holds ``rows`` on the same judgment set (and
-    reference sample, when ``reference_version`` is given): then no new one is written."""
-    latest = task.snapshots.order_by("-version").first()
+    """Whether the task's latest snapshot already holds ``rows`` on the judgment set ``loaded``
+    rests on (and reference sample, when ``reference_version`` is given): then no new one is
+    written."""
+    latest = loaded.task.snapshots.order_by("-version").first()
     return (
         latest is not None
-        and latest.labels_version == labels_version
+        and latest.labels_version == loaded.labels_version
         and (reference_version is None or latest.reference_version == reference_version)
         and latest.rows == rows
     )
 
 
 def store_snapshot(
-    task: Task,
+    loaded: LoadedEngine[Any, Any],
     *,
     rows: list[dict[str, Any]],
     estimates: RunEstimates,
-    design: str,
-    labels_version: int,
     reference_version: int,
-    n_labels: int,
     n_reference: int,
     n_reference_documents: int,
     details: dict[str, Any],
+    labels: ItemLabels | None,
+    fit_level: float,
 ) -> LeaderboardSnapshot:
-    """Store the task's next snapshot with ``rows`` and an ``Estimate`` per run and metric.
+    """Store the task's next snapshot with ``rows`` and an ``Estimate`` per run and metric, by
+    ``loaded``'s design on its judgment set, and with ``labels`` (the design's, ``None`` when it
+    takes verified labels as they are) the organizers' view of their fit
+    (:func:`store_label_fit`, at ``fit_level``).
 
     The details also keep the task's target half-width, so that what a run's state says was
     met is read against the target it was decided on. Call with the engine lock held
     (versions are numbered under it).
     """
+    task = loaded.task
     version = (task.snapshots.aggregate(v=Max("version"))["v"] or 0) + 1
     now = timezone.now()
     snapshot = LeaderboardSnapshot.objects.create(
@@ -135,10 +156,10 @@ def store_snapshot(
         version=version,
         created_at=now,
         engine_version=ENGINE_VERSION,
-        design=design,
-        labels_version=labels_version,
+        design=loaded.design.name,
+        labels_version=loaded.labels_version,
         reference_version=reference_version,
-        n_labels=n_labels,
+        n_labels=loaded.state.n_labelled,
         n_reference=n_reference,
         n_reference_documents=n_reference_documents,
         confidence=task.confidence,
@@ -165,6 +186,8 @@ def store_snapshot(
         ],
         batch_size=2000,
     )
+    if labels is not None:
+        store_label_fit(task, snapshot, labels, level=fit_level)
     return snapshot
 
 

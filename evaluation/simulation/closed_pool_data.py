@@ -89,10 +89,8 @@ def _read_pool(path: str, col: ProblemCollector) -> list[str]:
             continue
         if "\t" in key:
             col.add(POOL_FILE, lineno, "a pool line holds one key and no tab")
-        elif key in seen:
-            col.add(POOL_FILE, lineno, f"duplicate key {show_key(key)} (first on line {seen[key]})")
         else:
-            seen[key] = lineno
+            col.first_time(POOL_FILE, lineno, key, seen)
     return [k if k is not None else "" for k in lines]
 
 

@@ -98,6 +98,22 @@ class ProblemCollector:
         if count < self.limit:
             self.shown.append(Problem(file, line, message))
 
+    def first_time(self, file: str, line: int, key: str, seen: dict[str, int]) -> bool:
+        """Whether ``key`` first stands on ``line`` of ``file`` (``seen`` maps each key to its
+        first line); a repeated key is a problem of its line."""
+        first = seen.setdefault(key, line)
+        if first != line:
+            self.add(file, line, f"duplicate key {show_key(key)} (first on line {first})")
+            return False
+        return True
+
+    def usable_key(self, file: str, line: int, key: str, seen: dict[str, int]) -> bool:
+        """Whether ``key`` is neither empty (nor white space) nor repeated (:meth:`first_time`)."""
+        if not key or key.isspace():
+            self.add(file, line, "empty key")
+            return False
+        return self.first_time(file, line, key, seen)
+
     def count(self, file: str) -> int:
         return self.counts.get(file, 0)
 

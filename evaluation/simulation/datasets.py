@@ -138,9 +138,7 @@ def _read_truth(path: str, col: ProblemCollector, ids: dict[str, int]) -> list[i
                 "and keys cannot contain tabs",
             )
             continue
-        first = seen.setdefault(key, lineno)
-        if first != lineno:
-            col.add(rel, lineno, f"duplicate key {show_key(key)} (first on line {first})")
+        if not col.first_time(rel, lineno, key, seen):
             continue
         out.append(ids.setdefault(key, len(ids)))
     return out
@@ -187,12 +185,7 @@ def _read_system(
                 f"expected 'key<TAB>score', found {n_fields} tab-separated fields",
             )
             continue
-        if not key or key.isspace():
-            col.add(rel, lineno, "empty key")
-            continue
-        first = seen.setdefault(key, lineno)
-        if first != lineno:
-            col.add(rel, lineno, f"duplicate key {show_key(key)} (first on line {first})")
+        if not col.usable_key(rel, lineno, key, seen):
             continue
         items.append(ids.setdefault(key, len(ids)))
         scores.append(score)
@@ -245,12 +238,7 @@ def _scan_items(f: Iterable[bytes], col: ProblemCollector) -> dict[str, int]:
             else:
                 col.add(rel, lineno, f'"key" is a JSON {_json_type(key)}, not a string')
             continue
-        if not key or key.isspace():
-            col.add(rel, lineno, "empty key")
-            continue
-        first = seen.setdefault(key, lineno)
-        if first != lineno:
-            col.add(rel, lineno, f"duplicate key {show_key(key)} (first on line {first})")
+        col.usable_key(rel, lineno, key, seen)
     return seen
 
 

@@ -14,12 +14,9 @@ A round takes exactly its size: the smallest scaling of the proposal at which th
 fall under it (sequential Poisson sampling, an order sampling; Ohlsson 1998), so ``pi`` is the
 probability the design aimed at, up to that rounding.
 
-Estimation (:mod:`.totals`). A run's true positives and false negatives are its verified
-positives plus, per cell, the unverified items times the cell's posterior rate, with the
-Beta-binomial variance of those. Every measure is a smooth function of ``(tp, fn)``
-(:mod:`.measures`); its interval is the Beta-type interval of the delta-method variance on its
-effective number of trials (:func:`..intervals.effective_binomial_interval`; MCC on
-``(mcc + 1) / 2``), which keeps its coverage near 0 and 1.
+Estimation (:mod:`.totals`, where it is described). A run's true positives and false negatives
+are its verified positives plus, per cell, the unverified items times the cell's posterior rate;
+every measure (:mod:`.measures`) is a function of them, with a delta-method interval.
 
 References
 ----------

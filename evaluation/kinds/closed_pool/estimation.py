@@ -35,10 +35,8 @@ from ..progress import final_state, move_runs_on
 from ..snapshots import (
     label_details,
     listed_indices,
-    rank_entry,
+    listed_rows,
     ranked_indices,
-    snapshot_row,
-    store_label_fit,
     store_snapshot,
     unchanged,
 )
@@ -154,24 +152,18 @@ def _store_snapshot(
     task: Task, loaded: LoadedPool, results: list[MeasureEstimates]
 ) -> LeaderboardSnapshot | None:
     measures = list(task.measures)
-    listed = listed_indices(loaded.runs)
     ranks, ranking = _ranks(loaded, results, ranked_indices(loaded.runs), measures)
-    estimates = [(loaded.runs[i], {m: results[i][m] for m in measures}) for i in listed]
-    rows = [
-        snapshot_row(run, by_metric, rank_entry(ranks, i))
-        for i, (run, by_metric) in zip(listed, estimates, strict=True)
-    ]
-    if unchanged(task, rows, labels_version=loaded.labels_version):
+    estimates, rows = listed_rows(
+        loaded.runs, ranks, lambda i: {m: results[i][m] for m in measures}
+    )
+    if unchanged(loaded, rows):
         return None
     labels = loaded.design.labels(loaded.state)
     snapshot = store_snapshot(
-        task,
+        loaded,
         rows=rows,
         estimates=estimates,
-        design=loaded.design.name,
-        labels_version=loaded.labels_version,
         reference_version=task.reference_version,
-        n_labels=loaded.state.n_labelled,
         n_reference=0,
         n_reference_documents=0,
         details={
@@ -179,10 +171,10 @@ def _store_snapshot(
             "closed_pool": {"measures": measures, "f_beta": task.f_beta},
             **_label_details(labels.view if labels else None, _judgments(loaded)),
         },
+        labels=labels.view if labels else None,
+        fit_level=float(task.confidence),
     )
-    if labels is not None:
-        store_label_fit(task, snapshot, labels.view, level=float(task.confidence))
-    _store_curves(snapshot, loaded, listed, level=float(task.confidence))
+    _store_curves(snapshot, loaded, listed_indices(loaded.runs), level=float(task.confidence))
     return snapshot
 
 

@@ -24,10 +24,10 @@ from evaluation.core.closed_pool import PoolDesign, PoolSampling, PoolState
 from evaluation.core.labels import item_labels
 from evaluation.core.state import TaskState
 from evaluation.core.task_design import closed_pool_design
-from leaderboard.models import PoolRunOutputs, Run, Task
+from leaderboard.models import PoolRunOutputs, Task
 
 from ...models import Draw, PlanRound, PoolSamplingRecord
-from ..engine_rows import engine_runs, load_answers
+from ..engine_rows import LoadedEngine, engine_runs, load_answers
 
 # The seed stream of a closed pool's permanent numbers, beside the task's seed.
 POOL_STREAM = 15
@@ -39,15 +39,9 @@ def permanent_numbers(task: Task, n_items: int) -> np.ndarray:
 
 
 @dataclass
-class LoadedPool:
+class LoadedPool(LoadedEngine[PoolState, PoolDesign]):
     """A closed-pool task's engine state with the mapping to database rows."""
 
-    task: Task
-    state: PoolState
-    design: PoolDesign
-    runs: list[Run]  # engine run index -> Run
-    run_index: dict[int, int]  # Run.pk -> engine run index
-    labels_version: int
     drawn: np.ndarray  # sorted indices of every item drawn so far
     rounds: int  # rounds stored for the task
     inclusion: np.ndarray  # after the latest round

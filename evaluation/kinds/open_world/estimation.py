@@ -23,16 +23,7 @@ from leaderboard.models import LeaderboardSnapshot, Run, Task
 
 from ...locks import assert_lock_held
 from ..progress import final_state, move_runs_on
-from ..snapshots import (
-    label_details,
-    listed_indices,
-    rank_entry,
-    ranked_indices,
-    snapshot_row,
-    store_label_fit,
-    store_snapshot,
-    unchanged,
-)
+from ..snapshots import label_details, listed_rows, ranked_indices, store_snapshot, unchanged
 from .reference_sample import update_reference_sample
 from .state import LoadedTask, load_task_state
 from .withdrawals import cancel_withdrawn_requests
@@ -69,7 +60,7 @@ def estimate_locked(task: Task, token: str) -> LeaderboardSnapshot | None:
     with transaction.atomic():
         task = assert_lock_held(task.pk, token)
         _move_runs_on(loaded, results)
-        snapshot = _store_snapshot(task, loaded, results, ranking)
+        snapshot = _store_snapshot(loaded, results, ranking)
     # A reference sample being verified: its progress, looks at its doubtful candidates,
     # and the sample once it is complete.
     update_reference_sample(loaded, token)
@@ -156,44 +147,33 @@ def _move_runs_on(loaded: LoadedTask, results: list[RunEstimate]) -> None:
 
 
 def _store_snapshot(
-    task: Task, loaded: LoadedTask, results: list[RunEstimate], ranking: _Ranking
+    loaded: LoadedTask, results: list[RunEstimate], ranking: _Ranking
 ) -> LeaderboardSnapshot | None:
-    listed = [(i, loaded.runs[i]) for i in listed_indices(loaded.runs)]
     ranked = tuple(ranked_indices(loaded.runs))
     if ranked != ranking.indices:
         # A run failed or was withdrawn (or marked a baseline) while the engine ran: rank the
         # runs the snapshot ranks.
         ranking = _rank_runs(loaded, results, ranked)
-    estimates = [(run, {m: getattr(results[i], m) for m in OPEN_MEASURES}) for i, run in listed]
-    rows = [
-        snapshot_row(run, by_metric, rank_entry(ranking.ranks, i))
-        for (i, _), (run, by_metric) in zip(listed, estimates, strict=True)
-    ]
-    if unchanged(
-        task,
-        rows,
-        labels_version=loaded.labels_version,
-        reference_version=loaded.reference_version,
-    ):
+    estimates, rows = listed_rows(
+        loaded.runs, ranking.ranks, lambda i: {m: getattr(results[i], m) for m in OPEN_MEASURES}
+    )
+    if unchanged(loaded, rows, reference_version=loaded.reference_version):
         return None
     labels = loaded.design.labels(loaded.state)
-    snapshot = store_snapshot(
-        task,
+    return store_snapshot(
+        loaded,
         rows=rows,
         estimates=estimates,
-        design=loaded.design.name,
-        labels_version=loaded.labels_version,
         reference_version=loaded.reference_version,
-        n_labels=loaded.state.n_labelled,
         n_reference=loaded.state.reference.size,
         n_reference_documents=loaded.state.reference.n_groups,
         details={
             "ranking": _ranking_details(ranking, loaded),
             **label_details(labels, loaded.state.n_judgments),
         },
+        labels=labels,
+        fit_level=float(loaded.design.confidence),
     )
-    store_label_fit(task, snapshot, labels, level=float(loaded.design.confidence))
-    return snapshot
 
 
 def _ranking_details(ranking: _Ranking, loaded: LoadedTask) -> dict[str, Any]:

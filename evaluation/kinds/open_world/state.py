@@ -38,21 +38,16 @@ from evaluation.core.task_design import open_world_design
 from leaderboard.models import ReferenceItem, Run, RunPredictions, Task
 
 from ...models import Draw, Look, PlanRound
-from ..engine_rows import engine_runs, load_answers
+from ..engine_rows import LoadedEngine, engine_runs, load_answers
 
 
 @dataclass
-class LoadedTask:
-    """A task's engine state with the mapping between engine indices and database rows."""
+class LoadedTask(LoadedEngine[TaskState, ServiceDesign]):
+    """An open-world task's engine state with the mapping between engine indices and database
+    rows."""
 
-    task: Task
-    state: TaskState
-    design: ServiceDesign
-    runs: list[Run]  # engine run index -> Run
-    run_index: dict[int, int]  # Run.pk -> engine run index
     rounds: list[RoundRecord]  # in planning order
     round_runs: list[int]  # Run.pk of each entry of ``rounds``
-    labels_version: int  # the state holds exactly the judgment set of this version
     reference_version: int  # the reference sample's version when loading began
     annotators_at_work: int  # who answered on the task and is not paused
     stuck: np.ndarray | None = None  # items no annotator can be given now, read when needed
@@ -130,11 +125,11 @@ def load_task_state(task: Task) -> LoadedTask:
         design,
         runs,
         run_index,
-        list(cached.rounds),
-        list(cached.round_runs),
         labels_version,
-        reference_version,
-        at_work,
+        rounds=list(cached.rounds),
+        round_runs=list(cached.round_runs),
+        reference_version=reference_version,
+        annotators_at_work=at_work,
     )
 
 
