@@ -12,116 +12,128 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from site_platform.api.views import UnknownEndpointView
 from site_platform.urls import routes
 
-from . import (
-    account_views,
-    board_views,
-    held_run_views,
-    organizer_views,
-    pool_views,
-    reference_sample_views,
-    run_views,
-    task_page_views,
-    task_role_views,
-    team_views,
-    upload_views,
-    views,
+from .account_views import MailPreferencesView, MeView, TokenRotateView, TokenView
+from .board_views import BoardView, RunHistoryView, SnapshotDetailView, SnapshotListView
+from .held_run_views import RunRejectView, RunReleaseView
+from .organizer_views import (
+    HoldBoardView,
+    PublishBoardView,
+    QuotaView,
+    ReadinessView,
+    SpendView,
+    VerifiedItemsExportView,
 )
+from .pool_views import TaskPoolView
+from .reference_sample_views import ReferenceCandidatesView, ReferenceSampleView
+from .run_views import RunBaselineView, RunWithdrawView
+from .task_page_views import (
+    TaskFileDetailView,
+    TaskFileDownloadView,
+    TaskFileListView,
+    TaskTermsView,
+    TermsAcceptancesView,
+)
+from .task_role_views import (
+    TaskAnnotatorView,
+    TaskInvitationAcceptView,
+    TaskInvitationDetailView,
+    TaskInvitationListView,
+    TaskInvitationMailView,
+    TaskOrganizerView,
+    TaskPeopleView,
+)
+from .team_views import (
+    TaskTeamsView,
+    TeamApproveView,
+    TeamDetailView,
+    TeamInvitationDetailView,
+    TeamInvitationMailView,
+    TeamInvitationView,
+    TeamJoinView,
+    TeamLeaveView,
+    TeamListView,
+    TeamMemberView,
+    TeamRequestView,
+)
+from .upload_views import TaskReferenceView, TaskUploadsView, TaskUploadView
+from .views import RunDetailView, TaskDetailView, TaskListView, TaskRunsView
 
 app_name = "api"
 
+# Under tasks/<slug>/.
+TASK_ROUTES = [
+    ("", TaskDetailView, "task-detail"),
+    ("runs/", TaskRunsView, "task-runs"),
+    ("reference/", TaskReferenceView, "task-reference"),
+    ("reference-sample/", ReferenceSampleView, "task-reference-sample"),
+    ("reference-sample/candidates/", ReferenceCandidatesView, "task-reference-sample-candidates"),
+    ("pool/", TaskPoolView, "task-pool"),
+    ("uploads/", TaskUploadsView, "task-uploads"),
+    ("uploads/<int:upload_id>/", TaskUploadView, "task-upload"),
+    # The task page: its terms and data files (task_page_views).
+    ("terms/", TaskTermsView, "task-terms"),
+    ("terms/acceptances/", TermsAcceptancesView, "task-terms-acceptances"),
+    ("files/", TaskFileListView, "task-files"),
+    ("files/<int:file_id>/", TaskFileDetailView, "task-file"),
+    ("files/<int:file_id>/download/", TaskFileDownloadView, "task-file-download"),
+    ("board/", BoardView, "board"),
+    ("snapshots/", SnapshotListView, "snapshot-list"),
+    ("snapshots/<int:version>/", SnapshotDetailView, "snapshot-detail"),
+    ("quota/", QuotaView, "quota"),
+    ("readiness/", ReadinessView, "task-readiness"),
+    ("hold/", HoldBoardView, "hold"),
+    ("publish/", PublishBoardView, "publish"),
+    ("spend/", SpendView, "spend"),
+    ("export/items/", VerifiedItemsExportView, "export-items"),
+    ("teams/", TaskTeamsView, "task-teams"),
+    ("teams/<int:team_id>/request/", TeamRequestView, "task-team-request"),
+    ("teams/<int:team_id>/approve/", TeamApproveView, "task-team-approve"),
+    # A task's people and invitations (task_role_views).
+    ("people/", TaskPeopleView, "task-people"),
+    ("invitations/", TaskInvitationListView, "task-invitations"),
+    ("invitations/mail/", TaskInvitationMailView, "task-invitations-mail"),
+    ("invitations/<int:invitation_id>/", TaskInvitationDetailView, "task-invitation"),
+    ("annotators/<int:user_id>/", TaskAnnotatorView, "task-annotator"),
+    ("organizers/<int:user_id>/", TaskOrganizerView, "task-organizer"),
+]
+
+# Under runs/<id>/.
+RUN_ROUTES = [
+    ("", RunDetailView, "run-detail"),
+    ("history/", RunHistoryView, "run-history"),
+    ("release/", RunReleaseView, "run-release"),
+    ("reject/", RunRejectView, "run-reject"),
+    ("withdraw/", RunWithdrawView, "run-withdraw"),
+    ("baseline/", RunBaselineView, "run-baseline"),
+]
+
+# Under teams/<id>/.
+TEAM_ROUTES = [
+    ("", TeamDetailView, "team-detail"),
+    ("invitations/", TeamInvitationView, "team-invitations"),
+    ("invitations/mail/", TeamInvitationMailView, "team-invitations-mail"),
+    ("invitations/<int:invitation_id>/", TeamInvitationDetailView, "team-invitation"),
+    ("members/<int:user_id>/", TeamMemberView, "team-member"),
+    ("leave/", TeamLeaveView, "team-leave"),
+]
+
+# The rest, from the API's root.
+OTHER_ROUTES = [
+    ("tasks/", TaskListView, "task-list"),
+    ("invitations/accept/", TaskInvitationAcceptView, "invitation-accept"),
+    ("token/", TokenView, "token"),
+    ("token/rotate/", TokenRotateView, "token-rotate"),
+    ("me/", MeView, "me"),
+    ("me/notifications/", MailPreferencesView, "me-notifications"),
+    ("teams/", TeamListView, "team-list"),
+    ("teams/join/", TeamJoinView, "team-join"),
+]
+
 urlpatterns = [
-    path("tasks/", views.TaskListView.as_view(), name="task-list"),
-    *routes(
-        "tasks/<slug:slug>/",
-        [
-            ("", views.TaskDetailView, "task-detail"),
-            ("runs/", views.TaskRunsView, "task-runs"),
-            ("reference/", upload_views.TaskReferenceView, "task-reference"),
-            (
-                "reference-sample/",
-                reference_sample_views.ReferenceSampleView,
-                "task-reference-sample",
-            ),
-            (
-                "reference-sample/candidates/",
-                reference_sample_views.ReferenceCandidatesView,
-                "task-reference-sample-candidates",
-            ),
-            ("pool/", pool_views.TaskPoolView, "task-pool"),
-            ("uploads/", upload_views.TaskUploadsView, "task-uploads"),
-            ("uploads/<int:upload_id>/", upload_views.TaskUploadView, "task-upload"),
-            # The task page: its terms and data files (task_page_views).
-            ("terms/", task_page_views.TaskTermsView, "task-terms"),
-            ("terms/acceptances/", task_page_views.TermsAcceptancesView, "task-terms-acceptances"),
-            ("files/", task_page_views.TaskFileListView, "task-files"),
-            ("files/<int:file_id>/", task_page_views.TaskFileDetailView, "task-file"),
-            (
-                "files/<int:file_id>/download/",
-                task_page_views.TaskFileDownloadView,
-                "task-file-download",
-            ),
-            ("board/", board_views.BoardView, "board"),
-            ("snapshots/", board_views.SnapshotListView, "snapshot-list"),
-            ("snapshots/<int:version>/", board_views.SnapshotDetailView, "snapshot-detail"),
-            ("quota/", organizer_views.QuotaView, "quota"),
-            ("readiness/", organizer_views.ReadinessView, "task-readiness"),
-            ("hold/", organizer_views.HoldBoardView, "hold"),
-            ("publish/", organizer_views.PublishBoardView, "publish"),
-            ("teams/", team_views.TaskTeamsView, "task-teams"),
-            ("teams/<int:team_id>/request/", team_views.TeamRequestView, "task-team-request"),
-            ("teams/<int:team_id>/approve/", team_views.TeamApproveView, "task-team-approve"),
-            # A task's people and invitations (task_role_views).
-            ("people/", task_role_views.TaskPeopleView, "task-people"),
-            ("invitations/", task_role_views.TaskInvitationListView, "task-invitations"),
-            ("invitations/mail/", task_role_views.TaskInvitationMailView, "task-invitations-mail"),
-            (
-                "invitations/<int:invitation_id>/",
-                task_role_views.TaskInvitationDetailView,
-                "task-invitation",
-            ),
-            ("annotators/<int:user_id>/", task_role_views.TaskAnnotatorView, "task-annotator"),
-            ("organizers/<int:user_id>/", task_role_views.TaskOrganizerView, "task-organizer"),
-            ("spend/", organizer_views.SpendView, "spend"),
-            ("export/items/", organizer_views.VerifiedItemsExportView, "export-items"),
-        ],
-    ),
-    path(
-        "invitations/accept/",
-        task_role_views.TaskInvitationAcceptView.as_view(),
-        name="invitation-accept",
-    ),
-    *routes(
-        "runs/<int:run_id>/",
-        [
-            ("", views.RunDetailView, "run-detail"),
-            ("history/", board_views.RunHistoryView, "run-history"),
-            ("release/", held_run_views.RunReleaseView, "run-release"),
-            ("reject/", held_run_views.RunRejectView, "run-reject"),
-            ("withdraw/", run_views.RunWithdrawView, "run-withdraw"),
-            ("baseline/", run_views.RunBaselineView, "run-baseline"),
-        ],
-    ),
-    path("token/", account_views.TokenView.as_view(), name="token"),
-    path("token/rotate/", account_views.TokenRotateView.as_view(), name="token-rotate"),
-    path("me/", account_views.MeView.as_view(), name="me"),
-    path("me/notifications/", account_views.MailPreferencesView.as_view(), name="me-notifications"),
-    path("teams/", team_views.TeamListView.as_view(), name="team-list"),
-    path("teams/join/", team_views.TeamJoinView.as_view(), name="team-join"),
-    *routes(
-        "teams/<int:team_id>/",
-        [
-            ("", team_views.TeamDetailView, "team-detail"),
-            ("invitations/", team_views.TeamInvitationView, "team-invitations"),
-            ("invitations/mail/", team_views.TeamInvitationMailView, "team-invitations-mail"),
-            (
-                "invitations/<int:invitation_id>/",
-                team_views.TeamInvitationDetailView,
-                "team-invitation",
-            ),
-            ("members/<int:user_id>/", team_views.TeamMemberView, "team-member"),
-            ("leave/", team_views.TeamLeaveView, "team-leave"),
-        ],
-    ),
+    *routes("tasks/<slug:slug>/", TASK_ROUTES),
+    *routes("runs/<int:run_id>/", RUN_ROUTES),
+    *routes("teams/<int:team_id>/", TEAM_ROUTES),
+    *routes("", OTHER_ROUTES),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     # Swagger UI draws its icons from data: URLs (images only; no script can run from them).
     path(
