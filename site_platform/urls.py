@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.urls import URLPattern, path
+from django.views import View
 
 Route = tuple[str, Any, str]
 
@@ -18,4 +19,6 @@ def routes(prefix: str, table: Iterable[Route]) -> list[URLPattern]:
 
 
 def _view(view: Any) -> Callable[..., Any]:
-    return view.as_view() if isinstance(view, type) else view
+    if isinstance(view, type) and issubclass(view, View):
+        return view.as_view()
+    return view

@@ -11,8 +11,7 @@ from __future__ import annotations
 from django.core.management.base import CommandError
 
 from annotation.services import GoldFileError, upload_gold
-from leaderboard.management.commands._helpers import TaskFileCommand, task_named
-from site_platform.commands import existing_file
+from leaderboard.management.commands._helpers import TaskFileCommand
 
 
 class Command(TaskFileCommand):
@@ -21,10 +20,9 @@ class Command(TaskFileCommand):
         "item (blank lines and '#' comments are skipped)."
     )
     file_help = "the gold file (UTF-8)"
+    file_what = "gold file"
 
-    def handle(self, *args, slug, file, **options):
-        task = task_named(slug)
-        existing_file(file, "gold file")
+    def load(self, task, file, **options):
         try:
             with file.open("rb") as f:
                 loaded = upload_gold(task=task, upload=f)

@@ -8,7 +8,7 @@ from pathlib import Path
 from django.core.files import File
 from django.core.management.base import CommandError
 
-from leaderboard.management.commands._helpers import TaskFileCommand, task_named
+from leaderboard.management.commands._helpers import TaskFileCommand
 from leaderboard.services.pool import upload_pool
 from site_platform.commands import existing_file, report_problems
 from site_platform.errors import ServiceError
@@ -26,11 +26,9 @@ class Command(TaskFileCommand):
         super().add_arguments(parser)
         parser.add_argument("--payloads", type=Path, help="JSON Lines: {key, payload} per line")
 
-    def handle(self, *args, slug, file, payloads, **options):
-        task = task_named(slug)
-        for path in (file, payloads):
-            if path is not None:
-                existing_file(path)
+    def load(self, task, file, *, payloads, **options):
+        if payloads is not None:
+            existing_file(payloads)
         try:
             with ExitStack() as stack:
                 f = stack.enter_context(file.open("rb"))

@@ -5,11 +5,11 @@ from __future__ import annotations
 from django.core.files import File
 from django.core.management.base import CommandError
 
-from leaderboard.management.commands._helpers import TaskFileCommand, task_named
+from leaderboard.management.commands._helpers import TaskFileCommand
 from leaderboard.selectors import reference_size
 from leaderboard.services.reference import upload_reference
 from leaderboard.services.runs import SubmissionError
-from site_platform.commands import existing_file, report_problems
+from site_platform.commands import report_problems
 from site_platform.errors import ServiceError
 
 
@@ -20,9 +20,7 @@ class Command(TaskFileCommand):
     )
     file_help = "the reference sample: TSV or JSON Lines, gzip is fine"
 
-    def handle(self, *args, slug, file, **options):
-        task = task_named(slug)
-        existing_file(file)
+    def load(self, task, file, **options):
         try:
             with file.open("rb") as f:
                 upload_reference(

@@ -6,11 +6,11 @@ from django.contrib.auth import get_user_model
 from django.core.files import File
 from django.core.management.base import CommandError
 
-from leaderboard.management.commands._helpers import TaskFileCommand, task_named
+from leaderboard.management.commands._helpers import TaskFileCommand
 from leaderboard.models import Run, Team
 from leaderboard.services.ingest import submit_and_ingest
 from leaderboard.services.runs import SubmissionError
-from site_platform.commands import existing_file, report_problems
+from site_platform.commands import report_problems
 
 
 class Command(TaskFileCommand):
@@ -28,8 +28,7 @@ class Command(TaskFileCommand):
         parser.add_argument("--name", default="", help="run name (default: run-N)")
         parser.add_argument("--description", default="")
 
-    def handle(self, *args, slug, file, team, user, name, description, **options):
-        task = task_named(slug)
+    def load(self, task, file, *, team, user, name, description, **options):
         team_obj = Team.objects.filter(name=team).first()
         if team_obj is None:
             raise CommandError(f"no team named {team!r}")
@@ -37,7 +36,6 @@ class Command(TaskFileCommand):
         user_obj = User.objects.filter(**{User.USERNAME_FIELD: user}).first()
         if user_obj is None:
             raise CommandError(f"no user named {user!r}")
-        existing_file(file)
         try:
             with file.open("rb") as f:
                 run = submit_and_ingest(
