@@ -2,34 +2,29 @@
 
 from django.urls import include, path
 
+from site_platform.urls import routes
+
 from . import views
 
 app_name = "annotation"
+
+# Under <slug>/, a task's.
+TASK_ROUTES = [
+    ("", views.annotate, "task"),
+    ("queue/", views.queue, "queue"),
+    ("queue/unpause", views.unpause, "unpause"),
+    ("queue/answers.csv", views.answers_csv, "answers_csv"),
+    # The organize page's gold upload (gold items are this app's).
+    ("gold/", views.upload_gold, "upload_gold"),
+    # The organize page's reference sample draw (it queues the candidates for verification).
+    ("reference-sample/draw/", views.draw_reference_sample_page, "draw_reference_sample"),
+    ("reference-sample/cancel/", views.cancel_reference_sample_page, "cancel_reference_sample"),
+    ("reference-sample/settle/", views.settle_reference_sample_page, "settle_reference_sample"),
+]
 
 urlpatterns = [
     path("", views.home, name="home"),
     # The API's URL names (``api_*``) live in this app's namespace: ``annotation:api_claim``.
     path("api/", include("annotation.api_urls")),
-    path("<slug:slug>/", views.annotate, name="task"),
-    path("<slug:slug>/queue/", views.queue, name="queue"),
-    path("<slug:slug>/queue/unpause", views.unpause, name="unpause"),
-    # The organize page's gold upload (gold items are this app's).
-    path("<slug:slug>/gold/", views.upload_gold, name="upload_gold"),
-    # The organize page's reference sample draw (it queues the candidates for verification).
-    path(
-        "<slug:slug>/reference-sample/draw/",
-        views.draw_reference_sample_page,
-        name="draw_reference_sample",
-    ),
-    path(
-        "<slug:slug>/reference-sample/cancel/",
-        views.cancel_reference_sample_page,
-        name="cancel_reference_sample",
-    ),
-    path(
-        "<slug:slug>/reference-sample/settle/",
-        views.settle_reference_sample_page,
-        name="settle_reference_sample",
-    ),
-    path("<slug:slug>/queue/answers.csv", views.answers_csv, name="answers_csv"),
+    *routes("<slug:slug>/", TASK_ROUTES),
 ]

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from leaderboard import selectors as leaderboard_selectors
 from leaderboard.forms import ReferenceSampleDrawForm
-from leaderboard.views.organize import receive_from_page, upload_to_task
+from leaderboard.views.organize import organizer_file_page
 from leaderboard.views.organize_sections import refused, to_section
 from site_platform.downloads import csv_download
 from site_platform.errors import ServiceError
@@ -105,11 +105,7 @@ def unpause(request, slug: str):
 def upload_gold(request, slug: str):
     """Gold items from the organize pages' Data section (its upload guards), received for a
     worker to load."""
-
-    def load(task, form):
-        return receive_from_page(request, task, "gold", form.cleaned_data["file"])
-
-    return upload_to_task(request, slug, load, what="gold")
+    return organizer_file_page(request, slug, "gold")
 
 
 @login_required

@@ -7,7 +7,7 @@ from django.contrib import admin
 from django.db.models import Count
 
 from leaderboard.admin import OrganizerScopedAdmin
-from site_platform.admin import ViewOnly
+from site_platform.admin import PackedSizes, ViewOnly, annotated_column
 
 from .models import Draw, Look, PlanRound, PoolSamplingRecord
 
@@ -50,13 +50,8 @@ class PlanRoundAdmin(ReadOnlyAdmin):
             .annotate(_draws=Count("draws", distinct=True), _looks=Count("looks", distinct=True))
         )
 
-    @admin.display(description="draws", ordering="_draws")
-    def draw_count(self, obj):
-        return obj._draws
-
-    @admin.display(description="looks", ordering="_looks")
-    def look_count(self, obj):
-        return obj._looks
+    draw_count = annotated_column("_draws", "draws")
+    look_count = annotated_column("_looks", "looks")
 
 
 @admin.register(Draw)
@@ -76,15 +71,11 @@ class LookAdmin(ReadOnlyAdmin):
 
 
 @admin.register(PoolSamplingRecord)
-class PoolSamplingRecordAdmin(ReadOnlyAdmin):
+class PoolSamplingRecordAdmin(PackedSizes, ReadOnlyAdmin):
     """A closed pool's inclusion vector: its size and the rounds it reflects, not its bytes."""
 
     task_path = "task"
+    packed = ("inclusion",)
     list_display = ("task", "rounds", "inclusion_size", "updated_at")
     list_select_related = ("task",)
-    exclude = ("inclusion",)
     readonly_fields = ("task", "rounds", "inclusion_size", "updated_at")
-
-    @admin.display(description="inclusion (bytes)")
-    def inclusion_size(self, obj):
-        return len(bytes(obj.inclusion))

@@ -1,142 +1,117 @@
-"""Server-rendered pages of the leaderboard app (mounted at the site root)."""
+"""Server-rendered pages of the leaderboard app (mounted at the site root), one table of
+``(route, view, name)`` rows for each prefix the routes share."""
 
 from django.urls import path
 
+from site_platform.urls import routes
+
 from . import views
 
-urlpatterns = [
-    path("", views.home, name="home"),
-    # Before tasks/<slug>/: "new" is no task's slug (create_task refuses it).
-    path("tasks/new/", views.new_task, name="task_new"),
-    path("tasks/new/preview/", views.display_preview, name="display_preview"),
-    path("tasks/new/page-preview/", views.page_text_preview, name="page_text_preview"),
-    path("tasks/<slug:slug>/", views.board, name="task_board"),
+# Under tasks/new/, listed before tasks/<slug>/: "new" is no task's slug (create_task refuses it).
+NEW_TASK_ROUTES = [
+    ("", views.new_task, "task_new"),
+    ("preview/", views.display_preview, "display_preview"),
+    ("page-preview/", views.page_text_preview, "page_text_preview"),
+]
+
+# Under tasks/<slug>/.
+TASK_ROUTES = [
+    ("", views.board, "task_board"),
     # The task page: overview, rules, terms (accepted by a team), data files (task_page.py).
-    path("tasks/<slug:slug>/overview/", views.task_overview, name="task_overview"),
-    path("tasks/<slug:slug>/terms/accept/", views.terms_accept, name="terms_accept"),
-    path(
-        "tasks/<slug:slug>/files/<int:file_id>/",
-        views.task_file_download,
-        name="task_file_download",
-    ),
-    # The organize pages' Task page section (a POST saves the page's text).
-    path("tasks/<slug:slug>/organize/page/", views.organize_page_text, name="organize_page_text"),
-    path("tasks/<slug:slug>/organize/files/", views.organize_file_add, name="organize_file_add"),
-    path(
-        "tasks/<slug:slug>/organize/files/<int:file_id>/",
-        views.organize_file_change,
-        name="organize_file_change",
-    ),
-    path(
-        "tasks/<slug:slug>/organize/files/<int:file_id>/delete/",
-        views.organize_file_delete,
-        name="organize_file_delete",
-    ),
-    path("tasks/<slug:slug>/snapshots/", views.snapshots, name="task_snapshots"),
-    path(
-        "tasks/<slug:slug>/snapshots/<int:version>/", views.snapshot_detail, name="snapshot_detail"
-    ),
-    path("tasks/<slug:slug>/snapshots/<int:version>.csv", views.snapshot_csv, name="snapshot_csv"),
-    path(
-        "tasks/<slug:slug>/snapshots/<int:version>.json", views.snapshot_json, name="snapshot_json"
-    ),
-    path("tasks/<slug:slug>/board/hold/", views.hold, name="board_hold"),
-    path("tasks/<slug:slug>/board/publish/", views.publish, name="board_publish"),
-    # A task's organize pages, one per section (views/organize_sections.py); the overview's
-    # POST is the whole settings form, as when the organize page was one page.
-    path("tasks/<slug:slug>/organize/", views.organize, name="task_organize"),
-    path("tasks/<slug:slug>/organize/settings/", views.organize_settings, name="organize_settings"),
-    path("tasks/<slug:slug>/organize/phases/", views.organize_phases, name="organize_phases"),
-    path(
-        "tasks/<slug:slug>/organize/data/",
-        views.organize_section,
-        {"section": "data"},
-        name="organize_data",
-    ),
-    path(
-        "tasks/<slug:slug>/organize/people/",
-        views.organize_section,
-        {"section": "people"},
-        name="organize_people",
-    ),
-    path(
-        "tasks/<slug:slug>/organize/board/",
-        views.organize_section,
-        {"section": "board"},
-        name="organize_board",
-    ),
-    path("tasks/<slug:slug>/organize/state/", views.set_state_page, name="organize_state"),
-    path(
-        "tasks/<slug:slug>/organize/reference/",
-        views.upload_reference_page,
-        name="organize_reference",
-    ),
-    path(
-        "tasks/<slug:slug>/organize/reference-candidates/",
-        views.upload_candidates_page,
-        name="organize_reference_candidates",
-    ),
-    path("tasks/<slug:slug>/organize/pool/", views.upload_pool_page, name="organize_pool"),
-    path(
-        "tasks/<slug:slug>/organize/verified-items.csv",
-        views.verified_items_csv,
-        name="verified_items_csv",
-    ),
+    ("overview/", views.task_overview, "task_overview"),
+    ("terms/accept/", views.terms_accept, "terms_accept"),
+    ("files/<int:file_id>/", views.task_file_download, "task_file_download"),
+    ("snapshots/", views.snapshots, "task_snapshots"),
+    ("snapshots/<int:version>/", views.snapshot_detail, "snapshot_detail"),
+    ("snapshots/<int:version>.csv", views.snapshot_csv, "snapshot_csv"),
+    ("snapshots/<int:version>.json", views.snapshot_json, "snapshot_json"),
+    ("board/hold/", views.hold, "board_hold"),
+    ("board/publish/", views.publish, "board_publish"),
+    ("submit/", views.submit, "submit_run"),
+    ("runs/", views.task_runs, "task_runs"),
+    ("teams/<int:team_id>/request/", views.team_request, "team_request"),
+    ("teams/<int:team_id>/approve/", views.team_approve, "team_approve"),
+]
+
+# Under tasks/<slug>/organize/: a task's organize pages, one per section
+# (views/organize_sections.py; the overview's POST is the whole settings form, as when the
+# organize page was one page), and what their forms post to.
+ORGANIZE_ROUTES = [
+    ("", views.organize, "task_organize"),
+    ("settings/", views.organize_settings, "organize_settings"),
+    ("phases/", views.organize_phases, "organize_phases"),
+    ("state/", views.set_state_page, "organize_state"),
+    # The Task page section (a POST saves the page's text) and its data files.
+    ("page/", views.organize_page_text, "organize_page_text"),
+    ("files/", views.organize_file_add, "organize_file_add"),
+    ("files/<int:file_id>/", views.organize_file_change, "organize_file_change"),
+    ("files/<int:file_id>/delete/", views.organize_file_delete, "organize_file_delete"),
+    # The Data section's uploads and export.
+    ("reference/", views.upload_reference_page, "organize_reference"),
+    ("reference-candidates/", views.upload_candidates_page, "organize_reference_candidates"),
+    ("pool/", views.upload_pool_page, "organize_pool"),
+    ("verified-items.csv", views.verified_items_csv, "verified_items_csv"),
     # A run held for the organizers (its keys look like junk): release or reject it.
-    path(
-        "tasks/<slug:slug>/organize/runs/<int:run_id>/release/",
-        views.release_held_run_page,
-        name="held_run_release",
-    ),
-    path(
-        "tasks/<slug:slug>/organize/runs/<int:run_id>/reject/",
-        views.reject_held_run_page,
-        name="held_run_reject",
-    ),
-    path("tasks/<slug:slug>/submit/", views.submit, name="submit_run"),
-    path("tasks/<slug:slug>/runs/", views.task_runs, name="task_runs"),
-    path("tasks/<slug:slug>/teams/<int:team_id>/request/", views.team_request, name="team_request"),
-    path("tasks/<slug:slug>/teams/<int:team_id>/approve/", views.team_approve, name="team_approve"),
+    ("runs/<int:run_id>/release/", views.release_held_run_page, "held_run_release"),
+    ("runs/<int:run_id>/reject/", views.reject_held_run_page, "held_run_reject"),
     # A task's people: invitations by link, removing annotators and organizers (task_roles.py).
-    path("tasks/<slug:slug>/organize/invite/", views.task_invite, name="task_invite"),
-    path(
-        "tasks/<slug:slug>/organize/invite/mail/", views.task_invite_mail, name="task_invite_mail"
-    ),
-    path(
-        "tasks/<slug:slug>/organize/invitations/<int:invitation_id>/revoke/",
+    ("invite/", views.task_invite, "task_invite"),
+    ("invite/mail/", views.task_invite_mail, "task_invite_mail"),
+    ("annotators/<int:user_id>/remove/", views.task_annotator_remove, "task_annotator_remove"),
+    ("organizers/<int:user_id>/remove/", views.task_organizer_remove, "task_organizer_remove"),
+    (
+        "invitations/<int:invitation_id>/revoke/",
         views.task_invitation_revoke,
-        name="task_invitation_revoke",
+        "task_invitation_revoke",
     ),
-    path(
-        "tasks/<slug:slug>/organize/annotators/<int:user_id>/remove/",
-        views.task_annotator_remove,
-        name="task_annotator_remove",
-    ),
-    path(
-        "tasks/<slug:slug>/organize/organizers/<int:user_id>/remove/",
-        views.task_organizer_remove,
-        name="task_organizer_remove",
-    ),
-    path("invitations/<str:key>/", views.task_join, name="task_join"),
-    path("runs/<int:run_id>/", views.run_detail, name="run_detail"),
-    path("runs/<int:run_id>/withdraw/", views.run_withdraw, name="run_withdraw"),
-    path("runs/<int:run_id>/baseline/", views.run_baseline, name="run_baseline"),
-    path("teams/", views.teams, name="teams"),
-    path("teams/<int:team_id>/", views.team_detail, name="team_detail"),
-    path("teams/<int:team_id>/invite/", views.team_invite, name="team_invite"),
-    path("teams/<int:team_id>/invite/mail/", views.team_invite_mail, name="team_invite_mail"),
-    path("teams/<int:team_id>/leave/", views.team_leave, name="team_leave"),
-    path(
-        "teams/<int:team_id>/invitations/<int:invitation_id>/revoke/",
+]
+
+# Under runs/<id>/.
+RUN_ROUTES = [
+    ("", views.run_detail, "run_detail"),
+    ("withdraw/", views.run_withdraw, "run_withdraw"),
+    ("baseline/", views.run_baseline, "run_baseline"),
+]
+
+# Under teams/<id>/.
+TEAM_ROUTES = [
+    ("", views.team_detail, "team_detail"),
+    ("invite/", views.team_invite, "team_invite"),
+    (
+        "invitations/<int:invitation_id>/revoke/",
         views.team_invitation_revoke,
-        name="team_invitation_revoke",
+        "team_invitation_revoke",
     ),
-    path(
-        "teams/<int:team_id>/members/<int:user_id>/remove/",
-        views.team_member_remove,
-        name="team_member_remove",
-    ),
-    path("teams/join/<str:key>/", views.team_join, name="team_join"),
+    ("invite/mail/", views.team_invite_mail, "team_invite_mail"),
+    ("leave/", views.team_leave, "team_leave"),
+    ("members/<int:user_id>/remove/", views.team_member_remove, "team_member_remove"),
+]
+
+# The rest, from the site's root.
+OTHER_ROUTES = [
+    ("", views.home, "home"),
+    ("invitations/<str:key>/", views.task_join, "task_join"),
+    ("teams/", views.teams, "teams"),
+    ("teams/join/<str:key>/", views.team_join, "team_join"),
     # Next to allauth's account pages (config/urls.py), which have no such path.
-    path("accounts/notifications/", views.mail_settings, name="mail_settings"),
+    ("accounts/notifications/", views.mail_settings, "mail_settings"),
+]
+
+urlpatterns = [
+    *routes("tasks/new/", NEW_TASK_ROUTES),
+    *routes("tasks/<slug:slug>/", TASK_ROUTES),
+    *routes("tasks/<slug:slug>/organize/", ORGANIZE_ROUTES),
+    # The data, people and board sections share one view.
+    *(
+        path(
+            f"tasks/<slug:slug>/organize/{section}/",
+            views.organize_section,
+            {"section": section},
+            name=f"organize_{section}",
+        )
+        for section in ("data", "people", "board")
+    ),
+    *routes("runs/<int:run_id>/", RUN_ROUTES),
+    *routes("teams/<int:team_id>/", TEAM_ROUTES),
+    *routes("", OTHER_ROUTES),
 ]

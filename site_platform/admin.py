@@ -1,5 +1,6 @@
 """Admin bases of every app: what only superusers see, rows shown but never added or changed
-here, read-only inlines, and list columns of annotated values."""
+here, read-only inlines, list columns of annotated values, and packed arrays shown by their
+size."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.contrib import admin
+from django.db.models.functions import Length
 
 
 class SuperusersOnly:
@@ -64,3 +66,22 @@ def annotated_column(annotation: str, description: str) -> Callable[[Any, Any], 
         return getattr(obj, annotation)
 
     return column
+
+
+class PackedSizes:
+    """A model admin mixin for binary fields that hold packed arrays (``packed``): never loaded
+    nor shown, each is a column of its size in bytes, ``<field>_size``, to name in
+    ``list_display`` and ``readonly_fields``."""
+
+    packed: tuple[str, ...] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.exclude = cls.packed  # type: ignore[attr-defined]  # a ModelAdmin's, in the subclass
+        for field in cls.packed:
+            setattr(cls, f"{field}_size", annotated_column(f"_{field}_bytes", f"{field} (bytes)"))
+
+    def get_queryset(self, request):
+        rows = super().get_queryset(request)  # type: ignore[misc]
+        sizes = {f"_{field}_bytes": Length(field) for field in self.packed}
+        return rows.defer(*self.packed).annotate(**sizes)

@@ -19,6 +19,9 @@ from ..models import (
 from ..selectors import organized_tasks
 from .base import OrganizerScopedAdmin
 
+# An invitation link's life, after what it is to (a team, or a role on a task).
+INVITATION_COLUMNS = ("created_by", "created_at", "expires_at", "used_by", "used_at", "revoked_at")
+
 
 @admin.register(Team)
 class TeamAdmin(admin.ModelAdmin):
@@ -61,15 +64,7 @@ class TeamInvitationAdmin(SuperusersOnly, ViewOnly, admin.ModelAdmin):
     is stored, and not shown. A team's invitations are its members' business: superusers only
     (an organizer sees the teams with runs on their tasks, not who invited whom)."""
 
-    list_display = (
-        "team",
-        "created_by",
-        "created_at",
-        "expires_at",
-        "used_by",
-        "used_at",
-        "revoked_at",
-    )
+    list_display = ("team", *INVITATION_COLUMNS)
     list_select_related = ("team", "created_by", "used_by")
     fields = list_display
     readonly_fields = fields
@@ -100,16 +95,7 @@ class TaskInvitationAdmin(ViewOnly, OrganizerScopedAdmin):
     when, who used them (made and revoked on the organize page or through the API). Only the
     key's digest is stored, and not shown."""
 
-    list_display = (
-        "task",
-        "role",
-        "created_by",
-        "created_at",
-        "expires_at",
-        "used_by",
-        "used_at",
-        "revoked_at",
-    )
+    list_display = ("task", "role", *INVITATION_COLUMNS)
     list_select_related = ("task", "created_by", "used_by")
     list_filter = ("role",)
     fields = list_display

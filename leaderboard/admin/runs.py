@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.db import models
-from django.db.models.functions import Length
 from django.utils import timezone
 
-from site_platform.admin import ReadOnlyInline, ViewOnly, annotated_column
+from site_platform.admin import PackedSizes, ReadOnlyInline, ViewOnly
 
 from ..models import (
     Estimate,
@@ -88,53 +87,31 @@ class RunEventAdmin(RecordAdmin):
 
 
 @admin.register(RunPredictions)
-class RunPredictionsAdmin(RecordAdmin):
+class RunPredictionsAdmin(PackedSizes, RecordAdmin):
     """Shows the sizes of the packed arrays, never their bytes."""
 
     task_path = "run__task"
+    packed = ("items", "scores")
     list_display = ("run", "prediction_count", "items_size", "scores_size")
     search_fields = ("run__name",)
     list_select_related = ("run",)
-    exclude = ("items", "scores")
     readonly_fields = ("run", "prediction_count", "items_size", "scores_size")
-
-    def get_queryset(self, request):
-        return (
-            super()
-            .get_queryset(request)
-            .defer("items", "scores")
-            .annotate(_items_bytes=Length("items"), _scores_bytes=Length("scores"))
-        )
 
     @admin.display(description="predictions")
     def prediction_count(self, obj):
         return obj.run.n_predictions
 
-    items_size = annotated_column("_items_bytes", "items (bytes)")
-    scores_size = annotated_column("_scores_bytes", "scores (bytes)")
-
 
 @admin.register(PoolRunOutputs)
-class PoolRunOutputsAdmin(RecordAdmin):
+class PoolRunOutputsAdmin(PackedSizes, RecordAdmin):
     """A closed-pool run's packed scores and labels: their sizes, never their bytes."""
 
     task_path = "run__task"
+    packed = ("scores", "labels")
     list_display = ("run", "scores_size", "labels_size")
     search_fields = ("run__name",)
     list_select_related = ("run",)
-    exclude = ("scores", "labels")
     readonly_fields = ("run", "scores_size", "labels_size")
-
-    def get_queryset(self, request):
-        return (
-            super()
-            .get_queryset(request)
-            .defer("scores", "labels")
-            .annotate(_scores_bytes=Length("scores"), _labels_bytes=Length("labels"))
-        )
-
-    scores_size = annotated_column("_scores_bytes", "scores (bytes)")
-    labels_size = annotated_column("_labels_bytes", "labels (bytes)")
 
 
 class EstimateInline(ReadOnlyInline):

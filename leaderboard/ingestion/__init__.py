@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from itertools import chain
-from typing import IO, Any
+from typing import IO, Any, Required, TypedDict, Unpack
 
 import numpy as np
 
@@ -62,6 +62,7 @@ __all__ = [
     "MAX_PROBLEMS",
     "READ_SIZE",
     "SNIFF_BYTES",
+    "FileLimits",
     "ParsedPool",
     "ParsedPoolRun",
     "ParsedReference",
@@ -82,10 +83,31 @@ __all__ = [
 MAX_PROBLEMS = 50
 
 
-def _parsed(stream: IO[bytes], kind, **limits: Any) -> _Parser:
+class FileLimits(TypedDict, total=False):
+    """What every parse is given besides the stream and its most records (``max_predictions``
+    or ``max_items``): the name the file was sent under (its extension may tell the format;
+    default none), the most bytes it may have once decompressed, the most problems listed (all
+    are counted; default :data:`MAX_PROBLEMS`), and ``progress(raw_bytes_read, lines_read)``,
+    called after every block if given."""
+
+    file_name: str
+    max_bytes: Required[int]
+    max_problems: int
+    progress: Callable[[int, int], None] | None
+
+
+def _parsed(stream: IO[bytes], kind, max_records: int, **limits: Unpack[FileLimits]) -> _Parser:
     """``stream`` read through the one parser with ``kind``'s line rules; raises
     :class:`UploadRejected` listing its problems."""
-    p = _Parser(stream, kind, **limits)
+    p = _Parser(
+        stream,
+        kind,
+        file_name=limits.get("file_name", ""),
+        max_bytes=limits["max_bytes"],
+        max_records=max_records,
+        max_problems=limits.get("max_problems", MAX_PROBLEMS),
+        progress=limits.get("progress"),
+    )
     p.parse()
     return p
 
@@ -101,27 +123,10 @@ def _file_facts(p: _Parser) -> dict[str, Any]:
 
 
 def parse_run_file(
-    stream: IO[bytes],
-    *,
-    file_name: str = "",
-    max_bytes: int,
-    max_predictions: int,
-    max_problems: int = MAX_PROBLEMS,
-    progress: Callable[[int, int], None] | None = None,
+    stream: IO[bytes], *, max_predictions: int, **limits: Unpack[FileLimits]
 ) -> ParsedRun:
-    """Parse and validate a run file; raise :class:`UploadRejected` listing its problems.
-
-    ``progress(raw_bytes_read, lines_read)`` is called after every block, if given.
-    """
-    p = _parsed(
-        stream,
-        _RUN,
-        file_name=file_name,
-        max_bytes=max_bytes,
-        max_records=max_predictions,
-        max_problems=max_problems,
-        progress=progress,
-    )
+    """Parse and validate a run file; raise :class:`UploadRejected` listing its problems."""
+    p = _parsed(stream, _RUN, max_predictions, **limits)
     scores = (
         np.concatenate([np.asarray(c, dtype=np.float64) for c in p.value_chunks])
         if p.keys
@@ -136,41 +141,23 @@ def parse_run_file(
 
 
 def parse_reference_file(
-    stream: IO[bytes],
-    *,
-    file_name: str = "",
-    max_bytes: int,
-    max_items: int,
-    max_problems: int = MAX_PROBLEMS,
+    stream: IO[bytes], *, max_items: int, **limits: Unpack[FileLimits]
 ) -> ParsedReference:
     """Parse and validate a reference sample file; raise :class:`UploadRejected` on problems."""
-    return _grouped_items(stream, _REFERENCE, file_name, max_bytes, max_items, max_problems)
+    return _grouped_items(_parsed(stream, _REFERENCE, max_items, **limits))
 
 
 def parse_candidate_file(
-    stream: IO[bytes],
-    *,
-    file_name: str = "",
-    max_bytes: int,
-    max_items: int,
-    max_problems: int = MAX_PROBLEMS,
+    stream: IO[bytes], *, max_items: int, **limits: Unpack[FileLimits]
 ) -> ParsedReference:
     """Parse reference candidates (``key<TAB>document`` or JSON Lines with ``key``,
     ``document`` and an optional ``payload``): the items with their documents as ``groups``;
     raise :class:`UploadRejected` on problems."""
-    return _grouped_items(stream, _CANDIDATES, file_name, max_bytes, max_items, max_problems)
+    return _grouped_items(_parsed(stream, _CANDIDATES, max_items, **limits))
 
 
-def _grouped_items(stream, spec, file_name, max_bytes, max_items, max_problems) -> ParsedReference:
+def _grouped_items(p: _Parser) -> ParsedReference:
     """Items with one group each (the reference sample's groups, the candidates' documents)."""
-    p = _parsed(
-        stream,
-        spec,
-        file_name=file_name,
-        max_bytes=max_bytes,
-        max_records=max_items,
-        max_problems=max_problems,
-    )
     return ParsedReference(
         keys=p.keys,
         groups=list(chain.from_iterable(p.value_chunks)),
@@ -180,22 +167,10 @@ def _grouped_items(stream, spec, file_name, max_bytes, max_items, max_problems) 
 
 
 def parse_pool_file(
-    stream: IO[bytes],
-    *,
-    file_name: str = "",
-    max_bytes: int,
-    max_items: int,
-    max_problems: int = MAX_PROBLEMS,
+    stream: IO[bytes], *, max_items: int, **limits: Unpack[FileLimits]
 ) -> ParsedPool:
     """Parse a closed pool's keys (with payloads, in JSON Lines); raise :class:`UploadRejected`."""
-    p = _parsed(
-        stream,
-        _KEYS,
-        file_name=file_name,
-        max_bytes=max_bytes,
-        max_records=max_items,
-        max_problems=max_problems,
-    )
+    p = _parsed(stream, _KEYS, max_items, **limits)
     return ParsedPool(
         keys=p.keys,
         payloads=p.payloads,
@@ -204,27 +179,13 @@ def parse_pool_file(
 
 
 def parse_pool_run_file(
-    stream: IO[bytes],
-    *,
-    file_name: str = "",
-    max_bytes: int,
-    max_items: int,
-    max_problems: int = MAX_PROBLEMS,
-    progress: Callable[[int, int], None] | None = None,
+    stream: IO[bytes], *, max_items: int, **limits: Unpack[FileLimits]
 ) -> ParsedPoolRun:
     """Parse a closed-pool run (a score and a label per line); raise :class:`UploadRejected`.
 
     Whether the keys are exactly the pool's is the caller's check (it knows the pool).
     """
-    p = _parsed(
-        stream,
-        _POOL_RUN,
-        file_name=file_name,
-        max_bytes=max_bytes,
-        max_records=max_items,
-        max_problems=max_problems,
-        progress=progress,
-    )
+    p = _parsed(stream, _POOL_RUN, max_items, **limits)
     values = (
         np.concatenate([np.asarray(c, dtype=np.float64).reshape(-1, 2) for c in p.value_chunks])
         if p.keys

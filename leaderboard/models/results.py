@@ -3,11 +3,10 @@ run's precision-recall curve, and the annotator model as last fitted."""
 
 from __future__ import annotations
 
-import numpy as np
 from django.db import models
 from django.utils import timezone
 
-from .runs import Run
+from .runs import PackedArrays, Run
 from .tasks import Task
 
 
@@ -93,7 +92,7 @@ class RunCurve(models.Model):
         ]
 
 
-class LabelModelFit(models.Model):
+class LabelModelFit(PackedArrays, models.Model):
     """What the latest estimation of a task inferred about its labels and its annotators: each
     verified item's probability of being correct, and each annotator's estimated error rates.
 
@@ -113,12 +112,5 @@ class LabelModelFit(models.Model):
     # [...], "judgments", "gold_judgments", "weight"}, intervals at ``level``.
     annotators = models.JSONField(default=list)
     level = models.FloatField(default=0.95)
-
-    def arrays(self):
-        """``(item indices, posteriors, judgments, says correct)`` as numpy arrays."""
-        return (
-            np.frombuffer(bytes(self.indices), dtype="<i8"),
-            np.frombuffer(bytes(self.values), dtype="<f8"),
-            np.frombuffer(bytes(self.judgments), dtype="<i4"),
-            np.frombuffer(bytes(self.says_correct), dtype="<i4"),
-        )
+    # ``arrays()``: (item indices, posteriors, judgments, says correct).
+    packed = {"indices": "<i8", "values": "<f8", "judgments": "<i4", "says_correct": "<i4"}

@@ -3,10 +3,13 @@ pools), packed for the engine."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+from numpy.typing import DTypeLike
 
 from .people import Team
 from .tasks import Task
@@ -120,7 +123,20 @@ class RunEvent(models.Model):
         ordering = ["id"]
 
 
-class RunPredictions(models.Model):
+class PackedArrays:
+    """A model mixin for a row of packed NumPy arrays: one binary field for each, named in
+    ``packed`` with its dtype, in the order :meth:`arrays` returns them."""
+
+    packed: ClassVar[dict[str, DTypeLike]]
+
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        return tuple(
+            np.frombuffer(bytes(getattr(self, field)), dtype=dtype)
+            for field, dtype in self.packed.items()
+        )
+
+
+class RunPredictions(PackedArrays, models.Model):
     """A run's predictions as packed arrays: sorted ``int64`` item indices, ``float64`` scores."""
 
     run = models.OneToOneField(
@@ -128,15 +144,10 @@ class RunPredictions(models.Model):
     )
     items = models.BinaryField()
     scores = models.BinaryField()
-
-    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        return (
-            np.frombuffer(bytes(self.items), dtype=np.int64),
-            np.frombuffer(bytes(self.scores), dtype=np.float64),
-        )
+    packed = {"items": np.int64, "scores": np.float64}
 
 
-class PoolRunOutputs(models.Model):
+class PoolRunOutputs(PackedArrays, models.Model):
     """A closed-pool run's output on every pool item, packed in item index order: ``float64``
     scores and ``uint8`` 0/1 labels. Its predicted positives are also its
     :class:`RunPredictions` (what the annotation queue's conflict rules read)."""
@@ -146,9 +157,4 @@ class PoolRunOutputs(models.Model):
     )
     scores = models.BinaryField()
     labels = models.BinaryField()
-
-    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        return (
-            np.frombuffer(bytes(self.scores), dtype="<f8"),
-            np.frombuffer(bytes(self.labels), dtype=np.uint8),
-        )
+    packed = {"scores": "<f8", "labels": np.uint8}

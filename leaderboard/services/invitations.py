@@ -13,7 +13,7 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar
 
 from django.utils import timezone
 
@@ -66,6 +66,16 @@ def issue_invitation(
         **fields,
     )
     return IssuedInvitation(key=key, invitation=invitation)
+
+
+class InvitationLookup(TypedDict, total=False):
+    """Which invitation :func:`find_invitation` looks for and how: by its ``key`` (or the key's
+    ``digest``), as of ``now``, its row locked or not (``lock``)."""
+
+    key: str
+    digest: str
+    now: datetime | None
+    lock: bool
 
 
 def find_invitation(

@@ -13,7 +13,7 @@ and changes nothing.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
 from django.conf import settings
 from django.db import transaction
@@ -23,6 +23,7 @@ from ..models import Task, TaskInvitation
 from ..selectors import annotator_conflicts, check_verified_email
 from .invitations import (
     InvitationError,
+    InvitationLookup,
     IssuedInvitation,
     find_invitation,
     issue_invitation,
@@ -77,25 +78,18 @@ def invite_to_task(
 
 
 def check_task_invitation(
-    *,
-    key: str = "",
-    digest: str = "",
-    user: User | AnonymousUser | None = None,
-    now: datetime | None = None,
-    lock: bool = False,
+    *, user: User | AnonymousUser | None = None, **lookup: Unpack[InvitationLookup]
 ) -> TaskInvitation:
-    """The invitation of ``key`` (or of its ``digest``) if ``user`` (anyone, if ``None`` or
-    signed out) could accept it now; else :class:`TaskRoleError` says why (unknown, used,
-    revoked, expired, the role already held, an annotator in a team with runs on the task)."""
+    """The invitation ``lookup`` finds (by its key, see :class:`.invitations.InvitationLookup`)
+    if ``user`` (anyone, if ``None`` or signed out) could accept it now; else
+    :class:`TaskRoleError` says why (unknown, used, revoked, expired, the role already held, an
+    annotator in a team with runs on the task)."""
     invitation = find_invitation(
         TaskInvitation,
-        key=key,
-        digest=digest,
-        now=now,
         error=TaskRoleError,
         expired_hint="ask the task's organizers for a new one",
-        lock=lock,
         related=("task",),
+        **lookup,
     )
     if user is None or not user.is_authenticated:
         return invitation

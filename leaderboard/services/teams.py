@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Unpack, cast
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -26,6 +26,7 @@ from ..models import Task, Team, TeamApproval, TeamDeparture, TeamInvitation
 from ..selectors import annotator_conflicts, check_verified_email
 from .invitations import (
     InvitationError,
+    InvitationLookup,
     IssuedInvitation,
     find_invitation,
     issue_invitation,
@@ -139,25 +140,18 @@ def invite_to_team(
 
 
 def check_invitation(
-    *,
-    key: str = "",
-    digest: str = "",
-    user: User | AnonymousUser | None = None,
-    now: datetime | None = None,
-    lock: bool = False,
+    *, user: User | AnonymousUser | None = None, **lookup: Unpack[InvitationLookup]
 ) -> TeamInvitation:
-    """The invitation of ``key`` (or of its ``digest``) if ``user`` (anyone, if ``None`` or
-    signed out) could join by it now; else :class:`TeamError` says why (unknown, used, revoked,
-    expired, already a member, full, an annotator of a task the team has runs on)."""
+    """The invitation ``lookup`` finds (by its key, see :class:`.invitations.InvitationLookup`)
+    if ``user`` (anyone, if ``None`` or signed out) could join by it now; else
+    :class:`TeamError` says why (unknown, used, revoked, expired, already a member, full, an
+    annotator of a task the team has runs on)."""
     invitation = find_invitation(
         TeamInvitation,
-        key=key,
-        digest=digest,
-        now=now,
         error=TeamError,
         expired_hint="ask the team for a new one",
-        lock=lock,
         related=("team",),
+        **lookup,
     )
     team = invitation.team
     if user is not None and user.is_authenticated and team.members.filter(pk=user.pk).exists():

@@ -209,23 +209,34 @@ def receive_from_page(request, task: Task, kind: str, upload, **fields) -> str:
     )
 
 
+def organizer_file_page(request, slug: str, kind: str, *, form_class=None, fields=None, keep=""):
+    """The Data section's upload of an organizer file of ``kind`` (gold, pool, reference,
+    candidates) through :func:`upload_to_task`, received for a worker to load
+    (:func:`receive_from_page`); ``fields(form)``: what else the upload takes from the form."""
+
+    def load(task, form):
+        extra = fields(form) if fields else {}
+        return receive_from_page(request, task, kind, form.cleaned_data["file"], **extra)
+
+    return upload_to_task(request, slug, load, what=kind, form_class=form_class, keep=keep)
+
+
 @login_required
 @require_POST
 def upload_reference_page(request, slug: str):
-    def load(task, form):
-        return receive_from_page(request, task, "reference", form.cleaned_data["file"])
-
-    return upload_to_task(request, slug, load, what="reference")
+    return organizer_file_page(request, slug, "reference")
 
 
 @login_required
 @require_POST
 def upload_pool_page(request, slug: str):
-    def load(task, form):
-        upload, payloads = form.cleaned_data["file"], form.cleaned_data["payloads"]
-        return receive_from_page(request, task, "pool", upload, payloads=payloads)
-
-    return upload_to_task(request, slug, load, what="pool", form_class=PoolUploadForm)
+    return organizer_file_page(
+        request,
+        slug,
+        "pool",
+        form_class=PoolUploadForm,
+        fields=lambda form: {"payloads": form.cleaned_data["payloads"]},
+    )
 
 
 @login_required

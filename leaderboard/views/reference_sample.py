@@ -9,26 +9,17 @@ from django.contrib.auth.decorators import login_required
 from django.views.decorators.http import require_POST
 
 from ..forms import CandidatesUploadForm
-from .organize import receive_from_page, upload_to_task
+from .organize import organizer_file_page
 
 
 @login_required
 @require_POST
 def upload_candidates_page(request, slug: str):
-    def load(task, form):
-        return receive_from_page(
-            request,
-            task,
-            "candidates",
-            form.cleaned_data["file"],
-            options={"confirm": form.cleaned_data["confirm"]},
-        )
-
-    return upload_to_task(
+    return organizer_file_page(
         request,
         slug,
-        load,
-        what="candidates",
+        "candidates",
         form_class=CandidatesUploadForm,
+        fields=lambda form: {"options": {"confirm": form.cleaned_data["confirm"]}},
         keep="candidates_form",
     )

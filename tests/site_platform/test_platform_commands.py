@@ -7,7 +7,7 @@ from io import StringIO
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.management import CommandError
+from django.core.management import CommandError, get_commands, load_command_class
 
 from leaderboard.ingestion import Problem
 from leaderboard.management.commands._helpers import task_named
@@ -59,3 +59,27 @@ def test_task_named_finds_the_task_or_says_there_is_none():
     assert task_named("febrl") == task
     with pytest.raises(CommandError, match=r"^no task with slug 'febr'$"):
         task_named("febr")
+
+
+@pytest.mark.parametrize(
+    ("command", "file_help"),
+    [
+        ("load_gold", "the gold file (UTF-8)"),
+        ("load_pool", "the pool's keys"),
+        ("load_reference", "the reference sample"),
+        ("submit_run", "the run"),
+    ],
+)
+def test_a_command_that_reads_a_file_into_a_task_takes_the_slug_then_the_file(command, file_help):
+    parser = load_command_class(get_commands()[command], command).create_parser(
+        "manage.py", command
+    )
+    slug, file = (a for a in parser._actions if a.dest in ("slug", "file"))
+    assert (slug.dest, slug.help) == ("slug", "the task's slug")
+    assert file.dest == "file" and file.help.startswith(file_help)
+    assert (
+        parser.parse_args(
+            ["ner", "run.tsv"] + (["--team", "t", "--user", "u"] if command == "submit_run" else [])
+        ).file.name
+        == "run.tsv"
+    )

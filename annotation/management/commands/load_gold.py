@@ -8,28 +8,21 @@ changes nothing. The organize page and ``POST /api/tasks/<slug>/gold/`` load the
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotation.services import GoldFileError, upload_gold
-from leaderboard.management.commands._helpers import task_named
-from site_platform.commands import existing_file
+from leaderboard.management.commands._helpers import TaskFileCommand
 
 
-class Command(BaseCommand):
+class Command(TaskFileCommand):
     help = (
         "Load gold items of task SLUG from FILE: one 'key<TAB>correct|incorrect' line per "
         "item (blank lines and '#' comments are skipped)."
     )
+    file_help = "the gold file (UTF-8)"
+    file_what = "gold file"
 
-    def add_arguments(self, parser):
-        parser.add_argument("slug", help="the task's slug")
-        parser.add_argument("file", type=Path, help="the gold file (UTF-8)")
-
-    def handle(self, *args, slug, file, **options):
-        task = task_named(slug)
-        existing_file(file, "gold file")
+    def load(self, task, file, **options):
         try:
             with file.open("rb") as f:
                 loaded = upload_gold(task=task, upload=f)

@@ -6,31 +6,29 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from django.core.files import File
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
-from leaderboard.management.commands._helpers import task_named
+from leaderboard.management.commands._helpers import TaskFileCommand
 from leaderboard.services.pool import upload_pool
 from site_platform.commands import existing_file, report_problems
 from site_platform.errors import ServiceError
 
 
-class Command(BaseCommand):
+class Command(TaskFileCommand):
     help = (
         "Create the pool of closed-pool task SLUG from FILE: one key per line (TSV) or "
         '{"key", "payload"} (JSONL); --payloads adds a JSONL file of {"key", "payload"}. '
         "Once; runs are refused until it is uploaded; gzip is fine."
     )
+    file_help = "the pool's keys: TSV or JSON Lines, gzip is fine"
 
     def add_arguments(self, parser):
-        parser.add_argument("slug")
-        parser.add_argument("file", type=Path)
+        super().add_arguments(parser)
         parser.add_argument("--payloads", type=Path, help="JSON Lines: {key, payload} per line")
 
-    def handle(self, *args, slug, file, payloads, **options):
-        task = task_named(slug)
-        for path in (file, payloads):
-            if path is not None:
-                existing_file(path)
+    def load(self, task, file, *, payloads, **options):
+        if payloads is not None:
+            existing_file(payloads)
         try:
             with ExitStack() as stack:
                 f = stack.enter_context(file.open("rb"))

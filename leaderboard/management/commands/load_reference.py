@@ -2,32 +2,25 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from django.core.files import File
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
-from leaderboard.management.commands._helpers import task_named
+from leaderboard.management.commands._helpers import TaskFileCommand
 from leaderboard.selectors import reference_size
 from leaderboard.services.reference import upload_reference
 from leaderboard.services.runs import SubmissionError
-from site_platform.commands import existing_file, report_problems
+from site_platform.commands import report_problems
 from site_platform.errors import ServiceError
 
 
-class Command(BaseCommand):
+class Command(TaskFileCommand):
     help = (
         "Replace the reference sample of task SLUG with FILE: one true item per line, "
         '`key<TAB>group` (TSV) or {"key", "group", "payload"} (JSONL); gzip is fine.'
     )
+    file_help = "the reference sample: TSV or JSON Lines, gzip is fine"
 
-    def add_arguments(self, parser):
-        parser.add_argument("slug")
-        parser.add_argument("file", type=Path)
-
-    def handle(self, *args, slug, file, **options):
-        task = task_named(slug)
-        existing_file(file)
+    def load(self, task, file, **options):
         try:
             with file.open("rb") as f:
                 upload_reference(

@@ -3,10 +3,10 @@ when nothing on it is missing (as the organize page's button and ``PATCH state``
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from leaderboard.kinds import kind_for
-from leaderboard.management.commands._helpers import task_named
+from leaderboard.management.commands._helpers import TaskCommand
 from leaderboard.models import Task
 from leaderboard.selectors import Readiness
 from leaderboard.services.tasks import TaskNotReady, set_task_state
@@ -22,20 +22,19 @@ def checklist_lines(readiness: Readiness) -> list[str]:
     return lines
 
 
-class Command(BaseCommand):
+class Command(TaskCommand):
     help = (
         "Open task SLUG (a draft, or a closed task again) if its readiness checklist has nothing "
         "missing; --check only prints the checklist."
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("slug")
+        super().add_arguments(parser)
         parser.add_argument(
             "--check", action="store_true", help="print the checklist and change nothing"
         )
 
-    def handle(self, *args, slug, check, **options):
-        task = task_named(slug)
+    def handle_task(self, task, *, check, **options):
         readiness = kind_for(task).readiness(task)
         verdict = "ready to open" if readiness.ready else "not ready to open"
         self.stdout.write(f"task {task.slug!r} ({task.state}): {verdict}")

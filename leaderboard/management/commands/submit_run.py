@@ -2,36 +2,33 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from django.contrib.auth import get_user_model
 from django.core.files import File
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
-from leaderboard.management.commands._helpers import task_named
+from leaderboard.management.commands._helpers import TaskFileCommand
 from leaderboard.models import Run, Team
 from leaderboard.services.ingest import submit_and_ingest
 from leaderboard.services.runs import SubmissionError
-from site_platform.commands import existing_file, report_problems
+from site_platform.commands import report_problems
 
 
-class Command(BaseCommand):
+class Command(TaskFileCommand):
     help = (
         "Submit FILE as a run of team NAME to task SLUG, as USERNAME (a member of the "
         "team): validated like a web upload, then queued for planning (or held for the "
         "organizers when most of its keys match no item and look malformed)."
     )
+    file_help = "the run: TSV or JSON Lines, gzip is fine"
 
     def add_arguments(self, parser):
-        parser.add_argument("slug")
-        parser.add_argument("file", type=Path)
+        super().add_arguments(parser)
         parser.add_argument("--team", required=True, help="the team's name")
         parser.add_argument("--user", required=True, help="a member of the team")
         parser.add_argument("--name", default="", help="run name (default: run-N)")
         parser.add_argument("--description", default="")
 
-    def handle(self, *args, slug, file, team, user, name, description, **options):
-        task = task_named(slug)
+    def load(self, task, file, *, team, user, name, description, **options):
         team_obj = Team.objects.filter(name=team).first()
         if team_obj is None:
             raise CommandError(f"no team named {team!r}")
@@ -39,7 +36,6 @@ class Command(BaseCommand):
         user_obj = User.objects.filter(**{User.USERNAME_FIELD: user}).first()
         if user_obj is None:
             raise CommandError(f"no user named {user!r}")
-        existing_file(file)
         try:
             with file.open("rb") as f:
                 run = submit_and_ingest(

@@ -11,6 +11,7 @@ from django.apps import apps
 from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
+from django.test import RequestFactory
 from django.urls import reverse
 from django.utils import timezone
 
@@ -417,3 +418,18 @@ def test_task_admin_creates_a_task_as_a_draft_as_the_service_does(client, data):
     response = client.post(reverse("admin:leaderboard_task_add"), {**form, "state": "draft"})
     assert response.status_code == 302, response.content.decode()[:3000]
     assert Task.objects.get(slug="fresh").state == Task.State.DRAFT
+
+
+def test_packed_arrays_are_shown_by_their_size_and_never_loaded(client, data):
+    root = get_user_model().objects.create_superuser("root", password="x")
+    client.force_login(root)
+    record = PoolSamplingRecord.objects.get()
+    html = client.get(
+        reverse("admin:evaluation_poolsamplingrecord_change", args=[record.pk])
+    ).content.decode()
+    assert ">32<" in html  # 4 float64 inclusion probabilities
+    assert 'name="inclusion"' not in html
+    request = RequestFactory().get("/")
+    request.user = root
+    rows = admin.site._registry[PoolSamplingRecord].get_queryset(request)
+    assert rows.query.deferred_loading == ({"inclusion"}, True)
