@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboard.models import Estimate, Run, Task
+from leaderboard.models import Estimate, Run
 
-from pipeline_support import add_items, add_run, make_task, make_team
-from worlds import stored_snapshot
+from worlds import stored_snapshot, two_team_board
 
 pytestmark = pytest.mark.django_db
 
@@ -20,16 +19,7 @@ def world(django_user_model):
     people = {
         n: django_user_model.objects.create_user(n, password="pw") for n in ("alice", "bob", "org")
     }
-    task = make_task(slug="ner", title="Entity linking", state=Task.State.OPEN)
-    task.organizers.add(people["org"])
-    add_items(task, 6)
-    team_a, team_b = make_team("Team A", people["alice"]), make_team("Team B", people["bob"])
-    runs = {
-        "a1": add_run(task, team_a, [0, 1, 2], name="a-one"),
-        "a2": add_run(task, team_a, [2, 3], name="a-two"),
-        "b1": add_run(task, team_b, [1, 2, 3, 4], name="b-one"),
-    }
-    return {"task": task, "runs": runs, **people}
+    return two_team_board(people)
 
 
 def snapshot(world, *, version, gap, published=True):
@@ -47,7 +37,7 @@ def snapshot(world, *, version, gap, published=True):
             "team": runs[k].team.name,
             "state": "scored",
             "provisional": False,
-            **{m: cell[k] for m in ("precision", "recall", "f1")},
+            **dict.fromkeys(("precision", "recall", "f1"), cell[k]),
             "rank": {m: {"best": 1, "worst": 3} for m in ("precision", "recall", "f1")},
         }
         for k in ("a1", "a2", "b1")
