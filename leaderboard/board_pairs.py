@@ -125,7 +125,7 @@ def _between(
     return None
 
 
-def _ranked(rows: Iterable[Mapping[str, Any]], metric: str) -> list[Mapping[str, Any]]:
+def _ranked(rows: Iterable[Mapping[str, Any]], metric: str) -> list[dict[str, Any]]:
     """The rows ranked on ``metric``, in the board's order (baselines and runs without a value
     have no rank)."""
     ranked = [

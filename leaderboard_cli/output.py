@@ -214,8 +214,9 @@ def format_board(board: dict, sort: str | None = None) -> str:
 
 def _pairs_note(board: dict, measure: str) -> str:
     """The server's pair view of neighbouring runs by ``measure`` (its words), if it sent one."""
-    pairs = board.get("pairs") if isinstance(board.get("pairs"), dict) else {}
-    texts = [p["text"] for p in pairs.get(measure) or [] if isinstance(p, dict) and p.get("text")]
+    pairs = board.get("pairs")
+    listed = pairs.get(measure) if isinstance(pairs, dict) else None
+    texts = [p["text"] for p in listed or [] if isinstance(p, dict) and p.get("text")]
     if not texts:
         return ""
     return f"\nneighbours by {measure}:\n" + "\n".join(f"  {t}" for t in texts)

@@ -18,7 +18,7 @@ from evaluation.simulate import main
 from evaluation.simulation.annotators import AnnotatorPanel
 from evaluation.simulation.datasets import load_dataset
 from evaluation.simulation.open_world.campaigns import simulate
-from evaluation.simulation.rank_report import OpenWorldRanks
+from evaluation.simulation.open_world.rank_report import OpenWorldRanks
 
 SLICE = Path(__file__).resolve().parents[1] / "data" / "febrl4_slice"
 SYSTEM_NAMES = sorted(p.stem for p in (SLICE / "systems").glob("*.tsv"))

@@ -50,7 +50,7 @@ from ...core.state import TaskState
 from ..annotators import AnnotatorPanel, choose_gold
 from ..campaigns import Annotators, Progress, repeat_campaigns, sample_sd
 from ..closed_pool_data import ClosedPoolData
-from ..rank_report import bonferroni_pool_scores, summarise_ranks
+from ..open_world.rank_report import bonferroni_pool_scores, summarise_ranks
 
 __all__ = [
     "CLOSED_POOL_DESIGNS",
@@ -259,7 +259,8 @@ class ClosedPoolSummary:
     annotators: str | None = None
     gold_rate: float | None = None
     judgments_mean: float | None = None
-    # With ``rank=True`` (multi-system designs): the ``rank`` key (:mod:`..rank_report`).
+    # With ``rank=True`` (multi-system designs): the ``rank`` key
+    # (:mod:`..open_world.rank_report`).
     rank: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:

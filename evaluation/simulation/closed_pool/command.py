@@ -18,7 +18,7 @@ from ..annotators import parse_annotators
 from ..campaigns import Annotators
 from ..closed_pool_data import ClosedPoolData, is_closed_pool, load_closed_pool
 from ..command import check_common, load, number_text, refuse, simulate_and_report
-from ..rank_report import format_rank_lines
+from ..open_world.rank_report import format_rank_lines
 from .campaigns import (
     CLOSED_POOL_DESIGNS,
     PER_RUN_BUDGET_DESIGNS,

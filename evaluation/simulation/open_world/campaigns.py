@@ -56,7 +56,7 @@ class RepeatOutcome:
 
 class Ranker(Protocol):
     """Scores a finished campaign's rank intervals and summarises them over the repeats
-    (:class:`..rank_report.OpenWorldRanks`)."""
+    (:class:`.rank_report.OpenWorldRanks`)."""
 
     def score(self, state: TaskState, design: Any, order: np.ndarray, truth: np.ndarray) -> Any: ...
 

@@ -19,8 +19,8 @@ from ..campaigns import Annotators
 from ..closed_pool_data import is_closed_pool
 from ..command import check_common, load, number_text, refuse, simulate_and_report
 from ..datasets import load_dataset
-from ..rank_report import OpenWorldRanks, format_rank_lines
 from .campaigns import SimulationSummary, simulate
+from .rank_report import OpenWorldRanks, format_rank_lines
 
 __all__ = ["OPEN_WORLD_COMMAND", "OpenWorldCommand", "check_options", "format_table"]
 

@@ -1,7 +1,7 @@
 """The ``rank`` part of ``python -m evaluation.simulate`` (``--ranking``): how each repeat's rank
 intervals fared against the truth, from the repeat's finished campaign state, and their summary.
 
-Per measure, over the repeats (definitions in :mod:`.open_world.rank_campaigns`):
+Per measure, over the repeats (definitions in :mod:`.rank_campaigns`):
 
 * ``family_coverage``: share of repeats in which every run's true rank range
   ``[1 + #truly better, K - #truly worse]`` lies inside its rank interval;
@@ -14,7 +14,8 @@ Per measure, over the repeats (definitions in :mod:`.open_world.rank_campaigns`)
 ``paired`` ranks from every pairwise difference at once (max-t over the joint normal of
 :mod:`evaluation.core.paired`), ``bonferroni`` from each run's interval at the level
 ``1 - alpha / K``. Paired differences need a design that gives each run's precision pieces
-(the open-world ``default`` design); the other designs, and closed pools, rank by Bonferroni.
+(the open-world ``default`` design); the other designs, and closed pools, rank by Bonferroni
+(:mod:`..closed_pool.campaigns` scores theirs here too).
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from ..core.ranking import RankIntervals, bonferroni_level, rank_estimates, rank_intervals
-from ..core.state import TaskState
-from .command import number_text
-from .open_world.rank_campaigns import RankCampaign, RankScores, campaign_ranks, score_ranks
+from ...core.ranking import RankIntervals, bonferroni_level, rank_estimates, rank_intervals
+from ...core.state import TaskState
+from ..command import number_text
+from .rank_campaigns import RankCampaign, RankScores, campaign_ranks, score_ranks
 
 __all__ = [
     "RANKINGS",
