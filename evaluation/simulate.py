@@ -119,6 +119,15 @@ def _parser() -> argparse.ArgumentParser:
         "only with this probability (correlated errors, which the annotator "
         "model assumes away), e.g. 0.1:0.7",
     )
+    p.add_argument(
+        "--ranking",
+        choices=("paired", "bonferroni"),
+        default=None,
+        help="how the rank intervals reported under rank are obtained: from every pairwise "
+        "difference at once (paired, the default for the open-world default design) or from "
+        "each run's interval at the Bonferroni level (bonferroni, the only one for the "
+        "published design and closed pools)",
+    )
     p.add_argument("--per-system", action="store_true", help="also print a row per system")
     p.add_argument("--json", action="store_true", help="print one line of JSON")
     return p

@@ -209,7 +209,17 @@ def format_board(board: dict, sort: str | None = None) -> str:
         table += _flag_note(flagged, str(reference.get("text") or "too small a reference sample"))
     elif reference.get("text"):
         table += f"\n{reference['text']}"
-    return title + "\n" + table
+    return title + "\n" + table + _pairs_note(board, ranked)
+
+
+def _pairs_note(board: dict, measure: str) -> str:
+    """The server's pair view of neighbouring runs by ``measure`` (its words), if it sent one."""
+    pairs = board.get("pairs")
+    listed = pairs.get(measure) if isinstance(pairs, dict) else None
+    texts = [p["text"] for p in listed or [] if isinstance(p, dict) and p.get("text")]
+    if not texts:
+        return ""
+    return f"\nneighbours by {measure}:\n" + "\n".join(f"  {t}" for t in texts)
 
 
 def format_runs(runs: list[dict]) -> str:

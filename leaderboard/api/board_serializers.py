@@ -62,6 +62,30 @@ class ReferenceSupportSerializer(serializers.Serializer):
     text = serializers.CharField(help_text="What recall rests on, in words.")
 
 
+class PairSerializer(serializers.Serializer):
+    """Two runs next to each other on a board sorted by ``metric`` (the pair view): ``above``
+    minus ``below`` with its interval at the level the rank intervals tested each pair at."""
+
+    metric = serializers.CharField()
+    above = serializers.IntegerField(help_text="The run placed higher (run id).")
+    below = serializers.IntegerField()
+    above_name = serializers.CharField()
+    below_name = serializers.CharField()
+    difference = serializers.FloatField()
+    low = serializers.FloatField()
+    high = serializers.FloatField()
+    confidence = serializers.FloatField(
+        help_text="The board's family level: every pair's statement holds at once with it."
+    )
+    separated = serializers.BooleanField(
+        help_text="The interval excludes 0: the ranks order the two runs."
+    )
+    text = serializers.CharField(
+        help_text='"A above B with 95% confidence; difference 0.031 [0.012, 0.050]", or '
+        '"A and B not separated at 95% confidence; ...".'
+    )
+
+
 class SnapshotSerializer(_SnapshotProvenanceSerializer):
     """A whole snapshot (see :func:`leaderboard.exports.snapshot_json`): rows as stored, with
     the board's words: each row's ``state_text``, each rank's ``text`` (``"2\u20135"``, an en
@@ -77,6 +101,12 @@ class SnapshotSerializer(_SnapshotProvenanceSerializer):
     methods = serializers.DictField(child=serializers.ListField(child=serializers.CharField()))
     details = serializers.DictField()
     rows = serializers.ListField(child=serializers.DictField())
+    pairs = serializers.DictField(
+        child=PairSerializer(many=True),
+        help_text="Per measure whose ranks come from paired differences: every two ranked runs "
+        "next to each other on the board sorted by it (of the rows shown). Empty for a board "
+        "ranked otherwise (closed pools: Bonferroni).",
+    )
 
 
 class EstimateSerializer(serializers.Serializer):
@@ -102,6 +132,11 @@ class EstimateSerializer(serializers.Serializer):
 class RunHistorySerializer(serializers.Serializer):
     run = serializers.IntegerField()
     metrics = serializers.DictField(child=EstimateSerializer(many=True))
+    neighbours = serializers.DictField(
+        child=PairSerializer(many=True),
+        help_text="Per measure with paired differences, the run against the ranked runs just "
+        "above and below it on the board of the newest snapshot the viewer may see.",
+    )
 
 
 # -- quotas, spend, organizer actions -----------------------------------------------------------

@@ -17,6 +17,7 @@ from evaluation.core.measures import OPEN_MEASURES
 from site_platform.api.openapi import FORMAT, PAGE, errors, page_of, with_errors
 from site_platform.api.views import CsvExportMixin
 
+from ..board_pairs import snapshot_neighbours
 from ..exports import snapshot_csv_rows, snapshot_json, snapshot_metrics
 from ..models import LeaderboardSnapshot
 from ..selectors import (
@@ -95,6 +96,13 @@ class SnapshotResponseMixin(CsvExportMixin):
             order=self.request.query_params.get("order"),
             metrics=snapshot_metrics(snapshot),
         )
+        # The pair view of the rows shown (a board leaves out the runs withdrawn since).
+        data["pairs"] = {
+            metric: [pair.as_dict() for pair in pairs]
+            for metric, pairs in snapshot_neighbours(
+                snapshot, snapshot_metrics(snapshot), rows=data["rows"]
+            ).items()
+        }
         return Response(data)
 
 
@@ -155,8 +163,22 @@ class RunHistoryView(ApiView):
         run = self.run(run_id)
         metrics: dict[str, list] = {metric: [] for metric in OPEN_MEASURES}
         context = {"task": run.task}
+        newest = None
         for estimate in run_estimates_visible_to(run=run, user=request.user):
             metrics.setdefault(estimate.metric, []).append(
                 EstimateSerializer(estimate, context=context).data
             )
-        return Response({"run": run.pk, "metrics": metrics})
+            newest = estimate.snapshot
+        neighbours = (
+            {} if newest is None else snapshot_neighbours(newest, snapshot_metrics(newest), run.pk)
+        )
+        return Response(
+            {
+                "run": run.pk,
+                "metrics": metrics,
+                "neighbours": {
+                    metric: [pair.as_dict() for pair in pairs]
+                    for metric, pairs in neighbours.items()
+                },
+            }
+        )

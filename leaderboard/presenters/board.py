@@ -18,6 +18,7 @@ from django.db.models import Count, Max, Q
 from evaluation.core.measures import OPEN_MEASURES
 
 from .. import phases, selectors
+from ..board_pairs import PairComparison, board_neighbours
 from ..board_text import ReferenceSupport, SnapshotTerms
 from ..kinds import kind_for
 from ..models import LeaderboardSnapshot, Run, Task
@@ -153,6 +154,17 @@ class Board:
         return self.body.ranks_computed
 
     @property
+    def pairs(self) -> list[PairComparison]:
+        """Neighbouring ranked runs compared (the pair view), in the board's order."""
+        return self.body.pairs
+
+    @property
+    def ranked_by_pairs(self) -> bool:
+        """The ranks come from paired differences (else from each run's interval, Bonferroni:
+        closed pools and snapshots from before)."""
+        return str(self.ranking.get("method", "")).startswith("paired-differences")
+
+    @property
     def plot_svg(self) -> str:
         return self.body.plot_svg
 
@@ -279,6 +291,7 @@ class BoardBody:
     too_few_annotators: bool = False
     look_annotators: int | None = None
     n_withdrawn: int = 0  # rows left out: their runs were withdrawn after the snapshot
+    pairs: list[PairComparison] = field(default_factory=list)  # neighbours on the board
 
 
 def _body(
@@ -336,6 +349,18 @@ def _body(
     # The plot's axis is [0, 1]: MCC (in [-1, 1]) would be clamped there, so it gets none.
     plotted = rows and sort not in WIDER_THAN_UNIT
     plot = interval_plot(rows, sort=sort, metric_label=labels[sort]) if plotted else ""
+    family = ranking.get("family_level")
+    pairs = (
+        board_neighbours(
+            shown,
+            details,
+            sort,
+            confidence=float(family),
+            names={r["run"]: live[r["run"]][0] for r in shown if r.get("run") in live},
+        )
+        if isinstance(family, (int, float))
+        else []
+    )
     return BoardBody(
         rows=rows,
         methods=_methods(rows, metrics, labels),
@@ -347,6 +372,7 @@ def _body(
         too_few_annotators=isinstance(model, dict) and model.get("too_few_annotators") is True,
         look_annotators=model.get("look_annotators") if isinstance(model, dict) else None,
         n_withdrawn=len(listed) - len(shown),
+        pairs=pairs,
     )
 
 

@@ -18,6 +18,7 @@ from datetime import datetime
 from evaluation.core.measures import OPEN_MEASURES
 
 from .. import selectors
+from ..board_pairs import PairComparison, snapshot_neighbours
 from ..board_text import ReferenceSupport, RunWords, SnapshotTerms
 from ..ingestion import human_bytes
 from ..kinds import kind_for
@@ -45,6 +46,9 @@ class MetricLine:
     rank: RankInterval | None
     history_svg: str
     n_history: int
+    # The run against its neighbours on the board of ``RunPage.snapshot`` sorted by this metric
+    # (the pair view; empty when the snapshot stores no pairs).
+    neighbours: tuple[PairComparison, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,10 @@ class RunPage:
     @property
     def ranks_computed(self) -> bool:
         return any(line.rank is not None for line in self.lines)
+
+    @property
+    def has_neighbours(self) -> bool:
+        return any(line.neighbours for line in self.lines)
 
 
 def _row_of(snapshot: LeaderboardSnapshot, run_id: int) -> dict:
@@ -123,7 +131,9 @@ def run_page(*, run: Run, user, public: bool = False) -> RunPage:
             ranks = {}
         latest = {v["metric"]: v for v in values if v["snapshot_id"] == newest}
         labels = metric_labels(run.task)
-        for metric in kind_for(run.task).board_measures(run.task):
+        measures = kind_for(run.task).board_measures(run.task)
+        neighbours = snapshot_neighbours(snapshot, measures, run.pk)
+        for metric in measures:
             if metric not in latest:
                 continue
             lines.append(
@@ -134,6 +144,7 @@ def run_page(*, run: Run, user, public: bool = False) -> RunPage:
                     rank=RankInterval.from_row(ranks.get(metric)),
                     history_svg=history_chart(history[metric]),
                     n_history=len(history[metric]),
+                    neighbours=tuple(neighbours.get(metric, ())),
                 )
             )
     curve_svg, curve_points = "", 0

@@ -6,6 +6,7 @@ holding the board and publishing it."""
 import csv
 import json
 import re
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -226,3 +227,46 @@ def test_organizer_holds_then_publishes(live_server, browser, page, login, world
     finally:
         public.context.close()
     assert not Task.objects.get(pk=world["task"].pk).board_held
+
+
+def expected_pairs(snapshot, metric):
+    """The pair view's lines, worked out here from the stored pairs (issue 31)."""
+    ranking = snapshot.details["ranking"]
+    assert ranking["method"] == "paired-differences-max-t"
+    stored = {(a, b): (d, lo, hi) for a, b, d, lo, hi in ranking["pairs"][metric]}
+    by_name = {r["name"]: r for r in snapshot.rows}
+    ranked = [by_name[n] for n in expected_order(snapshot, metric) if by_name[n]["rank"][metric]]
+    lines = []
+    for upper, lower in pairwise(ranked):
+        key = (upper["run"], lower["run"])
+        if key in stored:
+            d, lo, hi = stored[key]
+        else:
+            d, lo, hi = stored[key[::-1]]
+            d, lo, hi = -d, -hi, -lo
+        if lo > 0 or hi < 0:
+            first, second = (upper, lower) if lo > 0 else (lower, upper)
+            claim = f"{first['name']} above {second['name']} with 95% confidence"
+        else:
+            claim = f"{upper['name']} and {lower['name']} not separated at 95% confidence"
+        lines.append(f"{claim}; difference {d:.3f} [{lo:.3f}, {hi:.3f}]")
+    return lines
+
+
+def test_neighbours_on_the_board_and_on_a_run_page(live_server, page, world):
+    snapshot = latest_published(world["task"])
+    page.goto(f"{live_server.url}/tasks/demo/")
+    expected = expected_pairs(snapshot, "f1")
+    assert expected  # at least two runs ranked on F1
+    assert page.locator("#pairs h2").inner_text() == "Neighbours by F1"
+    assert page.locator("#pairs li").all_inner_texts() == expected
+    assert "paired differences" in page.locator("#rank-method").inner_text()
+    page.locator("a.sort-link[data-metric=precision]").click()
+    page.wait_for_url("**/tasks/demo/?sort=precision")
+    assert page.locator("#pairs li").all_inner_texts() == expected_pairs(snapshot, "precision")
+    # The top run's page compares it with the run below it, per measure.
+    page.locator("table.board tbody td.run-name a").first.click()
+    lines = page.locator("#neighbours li").all_inner_texts()
+    assert lines and all(line.split(": ", 1)[0] in ("Precision", "Recall", "F1") for line in lines)
+    assert any(line.split(": ", 1)[1] == expected_pairs(snapshot, "precision")[0] for line in lines)
+    assert page.js_errors == []

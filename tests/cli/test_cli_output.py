@@ -171,3 +171,12 @@ def test_a_file_refused_for_its_content_exits_4_with_or_without_line_numbers():
     by_line = {"error": {"code": "invalid", "problems": [{"line": 2, "message": "x"}]}}
     assert exit_code(ApiError(400, by_line)) == 4
     assert exit_code(ApiError(400, {"error": {"code": "invalid"}})) == 1
+
+
+def test_the_board_ends_with_the_servers_pair_view_of_the_ranked_measure():
+    pair = "a-one above b-one with 95% confidence; difference 0.250 [0.180, 0.320]"
+    data = {**board({}), "pairs": {"f1": [{"text": pair}], "precision": []}}
+    lines = format_board(data).splitlines()
+    assert lines[-2:] == ["neighbours by f1:", f"  {pair}"]
+    assert "neighbours" not in format_board(data, "precision")
+    assert "neighbours" not in format_board(board({}))  # a server without pairs

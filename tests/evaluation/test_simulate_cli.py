@@ -18,6 +18,7 @@ from evaluation.simulate import main
 from evaluation.simulation.annotators import AnnotatorPanel
 from evaluation.simulation.datasets import load_dataset
 from evaluation.simulation.open_world.campaigns import simulate
+from evaluation.simulation.open_world.rank_report import OpenWorldRanks
 
 SLICE = Path(__file__).resolve().parents[1] / "data" / "febrl4_slice"
 SYSTEM_NAMES = sorted(p.stem for p in (SLICE / "systems").glob("*.tsv"))
@@ -148,6 +149,7 @@ def test_json_matches_the_library_summary(capsys):
         confidence=0.9,
         reference_size=120,
         design_options={"interval": "jeffreys"},
+        ranker=OpenWorldRanks("paired", 0.9),
     ).as_dict()
     summary.pop("per_system")
     summary.pop("seconds")

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from leaderboard.models import Item, LeaderboardSnapshot, ReferenceItem, Run, Task, Team
 
-from pipeline_support import add_items, add_run, make_task
+from pipeline_support import add_items, add_run, make_task, make_team
 
 
 @dataclass
@@ -114,3 +114,19 @@ def stored_snapshot(
     return LeaderboardSnapshot.objects.create(
         task=task, version=version, rows=rows or [], published=published, **stored
     )
+
+
+def two_team_board(people: dict) -> dict:
+    """Task ``ner`` (organizer ``people["org"]``), teams A (``alice``) and B (``bob``), runs
+    ``a1`` "a-one", ``a2`` "a-two" (team A) and ``b1`` "b-one" (team B): the board's pages' and
+    API tests' world, before any snapshot."""
+    task = make_task(slug="ner", title="Entity linking", state=Task.State.OPEN)
+    task.organizers.add(people["org"])
+    add_items(task, 6)
+    team_a, team_b = make_team("Team A", people["alice"]), make_team("Team B", people["bob"])
+    runs = {
+        "a1": add_run(task, team_a, [0, 1, 2], name="a-one"),
+        "a2": add_run(task, team_a, [2, 3], name="a-two"),
+        "b1": add_run(task, team_b, [1, 2, 3, 4], name="b-one"),
+    }
+    return {"task": task, "team_a": team_a, "team_b": team_b, "runs": runs, **people}

@@ -2,7 +2,9 @@
 
 Called by :func:`evaluation.services.estimate_task` with the engine lease held. The design
 estimates every run from the task's judgment set and reference sample (docs/STATISTICS.md); rank
-intervals per metric rest on intervals at the Bonferroni level for the runs ranked. Runs whose
+intervals per metric come from every pairwise difference at once (:mod:`.paired_ranks`), or, for
+a design without paired differences (``published``), from intervals at the Bonferroni level for
+the runs ranked. Runs whose
 answers are all in are planned again; runs in final estimation end ``scored`` or ``partial``
 (:mod:`..progress`); a run partial for the annotators' error rates becomes ``scored`` once its
 precision meets the target.
@@ -17,6 +19,7 @@ from typing import Any
 from django.db import transaction
 
 from evaluation.core.measures import OPEN_MEASURES
+from evaluation.core.paired import PairedDifferences
 from evaluation.core.ranking import RankIntervals, bonferroni_level, rank_estimates
 from evaluation.core.results import RunEstimate
 from leaderboard.models import LeaderboardSnapshot, Run, Task
@@ -24,6 +27,7 @@ from leaderboard.models import LeaderboardSnapshot, Run, Task
 from ...locks import assert_lock_held
 from ..progress import final_state, move_runs_on
 from ..snapshots import label_details, listed_rows, ranked_indices, store_snapshot, unchanged
+from .paired_ranks import board_pairs, paired_available, paired_ranks
 from .reference_sample import update_reference_sample
 from .state import LoadedTask, load_task_state
 from .withdrawals import cancel_withdrawn_requests
@@ -71,13 +75,15 @@ def estimate_locked(task: Task, token: str) -> LeaderboardSnapshot | None:
 
 @dataclass(frozen=True)
 class _Ranking:
-    """Rank intervals of the listed runs per metric, and the adjusted estimates behind them."""
+    """Rank intervals of the listed runs per metric, and what they rest on: the paired
+    differences (``paired``), or the adjusted estimates (Bonferroni, ``paired`` empty)."""
 
     indices: tuple[int, ...]  # positions in ``loaded.runs`` of the ranked (listed) runs
     family_level: float
     interval_level: float
     ranks: dict[str, RankIntervals]  # metric -> rank intervals over ``indices``
     adjusted: dict[int, RunEstimate]  # position -> estimate at ``interval_level``
+    paired: dict[str, PairedDifferences] | None = None  # metric -> over ``indices``
 
 
 def _rank_runs(
@@ -85,11 +91,17 @@ def _rank_runs(
 ) -> _Ranking:
     """Rank intervals of the runs at ``indices`` on every metric (docs/STATISTICS.md, ranks).
 
-    Every run is re-estimated at the Bonferroni level for the largest number ``K`` of runs with a
+    From paired differences when the design gives them (:mod:`.paired_ranks`). Otherwise every
+    run is re-estimated at the Bonferroni level for the largest number ``K`` of runs with a
     finite value on any metric, in one engine call; a metric with fewer ranked runs is then ranked
     conservatively (its intervals are at a higher level than it needs).
     """
     family = float(loaded.design.confidence)
+    if indices and paired_available(loaded.design):
+        ranks, paired = paired_ranks(
+            loaded.design, loaded.state, indices, results, family_level=family
+        )
+        return _Ranking(indices, family, ranks["precision"].level, ranks, {}, paired)
     k = max(
         (sum(math.isfinite(getattr(results[i], m).value) for i in indices) for m in OPEN_MEASURES),
         default=0,
@@ -168,7 +180,7 @@ def _store_snapshot(
         n_reference=loaded.state.reference.size,
         n_reference_documents=loaded.state.reference.n_groups,
         details={
-            "ranking": _ranking_details(ranking, loaded),
+            "ranking": _ranking_details(ranking, loaded, rows),
             **label_details(labels, loaded.state.n_judgments),
         },
         labels=labels,
@@ -176,8 +188,21 @@ def _store_snapshot(
     )
 
 
-def _ranking_details(ranking: _Ranking, loaded: LoadedTask) -> dict[str, Any]:
-    """How the ranks were obtained, and the adjusted intervals they rest on (per run pk)."""
+def _ranking_details(
+    ranking: _Ranking, loaded: LoadedTask, rows: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """How the ranks were obtained, and what they rest on: the differences of the pairs of runs
+    near each other on the board (:func:`.paired_ranks.board_pairs`) at each metric's level, or
+    the adjusted intervals (per run pk)."""
+    if ranking.paired is not None:
+        positions = {loaded.runs[i].pk: i for i in ranking.indices}
+        return {
+            "method": ranking.ranks["precision"].method,
+            "family_level": ranking.family_level,
+            "pair_levels": {m: ranking.ranks[m].level for m in OPEN_MEASURES},
+            "runs_ranked": {m: ranking.ranks[m].ranked for m in OPEN_MEASURES},
+            "pairs": board_pairs(rows, positions, ranking.ranks, ranking.paired),
+        }
     intervals = {}
     for i in ranking.indices:
         result = ranking.adjusted[i]

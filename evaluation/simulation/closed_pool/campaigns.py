@@ -45,10 +45,12 @@ from ...core.closed_pool.ais_published import ais_published
 from ...core.closed_pool.measures import CLOSED_POOL_MEASURES, measure_value
 from ...core.labels import item_labels
 from ...core.measures import OPEN_MEASURES
+from ...core.ranking import bonferroni_level
 from ...core.state import TaskState
 from ..annotators import AnnotatorPanel, choose_gold
 from ..campaigns import Annotators, Progress, repeat_campaigns, sample_sd
 from ..closed_pool_data import ClosedPoolData
+from ..open_world.rank_report import bonferroni_pool_scores, summarise_ranks
 
 __all__ = [
     "CLOSED_POOL_DESIGNS",
@@ -76,6 +78,9 @@ class PoolCampaign:
     low: np.ndarray
     high: np.ndarray
     judgments: int = 0  # every answer, gold included (0 with an oracle)
+    # With ``rank_level``: ``(values, low, high)`` at that level (the Bonferroni one), which the
+    # rank intervals rest on (multi-system designs only).
+    adjusted: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
 
 def true_measures(
@@ -113,9 +118,11 @@ def run_pool_campaign(
     repeat: int,
     design_options: Mapping[str, Any] | None = None,
     annotators: Annotators | None = None,
+    rank_level: float | None = None,
 ) -> PoolCampaign:
     """One campaign of ``design`` with ``systems`` (indices into ``data.systems``) in this order;
-    ``annotators``: a panel instead of the oracle (module docstring)."""
+    ``annotators``: a panel instead of the oracle (module docstring). ``rank_level``: estimate
+    the finished state again at that level too (:attr:`PoolCampaign.adjusted`)."""
     options = dict(design_options or {})
     truth = data.truth
     if design in PER_RUN_BUDGET_DESIGNS:
@@ -166,7 +173,12 @@ def run_pool_campaign(
         pool_design.estimate(state, level=level, measures=measures), measures
     )
     judgments = labeller.panel.judgments if labeller is not None else 0
-    return PoolCampaign(state.n_labelled, values, low, high, judgments)
+    adjusted = (
+        None
+        if rank_level is None
+        else _as_arrays(pool_design.estimate(state, level=rank_level, measures=measures), measures)
+    )
+    return PoolCampaign(state.n_labelled, values, low, high, judgments, adjusted)
 
 
 # The annotators' own random stream beside a campaign's: the design draws the same items from
@@ -247,6 +259,9 @@ class ClosedPoolSummary:
     annotators: str | None = None
     gold_rate: float | None = None
     judgments_mean: float | None = None
+    # With ``rank=True`` (multi-system designs): the ``rank`` key
+    # (:mod:`..open_world.rank_report`).
+    rank: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         extra = (
@@ -282,6 +297,7 @@ class ClosedPoolSummary:
             "seconds": self.seconds,
             **extra,
             "per_system": self.per_system,
+            **({"rank": self.rank} if self.rank else {}),
         }
 
 
@@ -298,12 +314,15 @@ def simulate_closed_pool(
     design_options: Mapping[str, Any] | None = None,
     annotators: Annotators | None = None,
     progress: Progress | None = None,
+    rank: bool = False,
 ) -> ClosedPoolSummary:
     """Run ``repeats`` campaigns of ``design`` and summarise them (module docstring).
 
     ``systems`` are indices into ``data.systems`` in arrival order (default: all, file order);
     ``budget`` is for the whole task, or per run for :data:`PER_RUN_BUDGET_DESIGNS`;
-    ``annotators``: a panel of fallible annotators instead of the oracle.
+    ``annotators``: a panel of fallible annotators instead of the oracle. ``rank``: score the
+    Bonferroni rank intervals of each finished campaign at family level ``confidence``
+    (multi-system designs; :attr:`ClosedPoolSummary.rank`).
     """
     if design not in CLOSED_POOL_DESIGNS:
         raise ValueError(f"unknown design {design!r}; choose one of {list(CLOSED_POOL_DESIGNS)}")
@@ -318,6 +337,11 @@ def simulate_closed_pool(
     if not order:
         raise ValueError("no system to simulate")
     truth = true_measures(data, order, measures)
+    rank_level = (
+        bonferroni_level(confidence, len(order))
+        if rank and design not in PER_RUN_BUDGET_DESIGNS
+        else None
+    )
     campaigns, seconds = repeat_campaigns(
         repeats,
         lambda r: run_pool_campaign(
@@ -331,6 +355,7 @@ def simulate_closed_pool(
             repeat=r,
             design_options=design_options,
             annotators=annotators,
+            rank_level=rank_level,
         ),
         progress,
     )
@@ -357,7 +382,30 @@ def simulate_closed_pool(
         if annotators is None
         else float(np.mean([c.judgments for c in campaigns])),
         **{key: figures[key]["all"] for key in _POOLED},
+        rank=_rank_summary(campaigns, truth, measures, confidence, rank_level),
     )
+
+
+def _rank_summary(
+    campaigns: Sequence[PoolCampaign],
+    truth: np.ndarray,
+    measures: Sequence[str],
+    family_level: float,
+    level: float | None,
+) -> dict[str, Any]:
+    """The ``rank`` object: Bonferroni's rank intervals of each campaign, scored."""
+    if level is None:
+        return {}
+    scored = []
+    for c in campaigns:
+        if c.adjusted is not None:
+            values, low, high = c.adjusted
+            scored.append(
+                bonferroni_pool_scores(
+                    values, low, high, truth, measures, family_level=family_level, level=level
+                )
+            )
+    return summarise_ranks(scored[0][0], family_level, [s[1] for s in scored])
 
 
 _POOLED = (

@@ -18,6 +18,7 @@ from ..annotators import parse_annotators
 from ..campaigns import Annotators
 from ..closed_pool_data import ClosedPoolData, is_closed_pool, load_closed_pool
 from ..command import check_common, load, number_text, refuse, simulate_and_report
+from ..open_world.rank_report import format_rank_lines
 from .campaigns import (
     CLOSED_POOL_DESIGNS,
     PER_RUN_BUDGET_DESIGNS,
@@ -67,6 +68,12 @@ class ClosedPoolCommand:
         data = load(load_closed_pool, args.dataset)
         if data is None:
             return 2
+        if args.ranking == "paired":
+            return refuse(
+                parser,
+                "--ranking paired needs paired differences, which closed pools do not have "
+                "yet; a closed pool ranks by --ranking bonferroni (the default here)",
+            )
         for attr in _OPEN_WORLD_ONLY:
             if getattr(args, attr) is not None:
                 flag = "--" + attr.replace("_", "-")
@@ -81,7 +88,7 @@ class ClosedPoolCommand:
             return refuse(parser, str(exc))
         return simulate_and_report(
             args,
-            lambda progress: simulate_closed_pool(data, **request, progress=progress),
+            lambda progress: simulate_closed_pool(data, **request, progress=progress, rank=True),
             format_closed_pool_table,
         )
 
@@ -220,4 +227,5 @@ def format_closed_pool_table(summary: ClosedPoolSummary, *, per_system: bool = F
                     f"{number_text(row['mse'][m], '.2e'):>9} "
                     f"{number_text(row['undefined_share'][m], '.3f'):>9}"
                 )
+    lines += format_rank_lines(s.rank)
     return "\n".join(lines)

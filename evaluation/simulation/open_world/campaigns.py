@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -50,6 +51,16 @@ class RepeatOutcome:
     judgments: int = 0
     gold_judgments: int = 0
     stop_estimates: np.ndarray | None = None
+    rank: Any = None  # the ranker's scores of the finished campaign's ranks (``--ranking``)
+
+
+class Ranker(Protocol):
+    """Scores a finished campaign's rank intervals and summarises them over the repeats
+    (:class:`.rank_report.OpenWorldRanks`)."""
+
+    def score(self, state: TaskState, design: Any, order: np.ndarray, truth: np.ndarray) -> Any: ...
+
+    def summary(self, repeats: list) -> dict: ...
 
 
 @dataclass(frozen=True)
@@ -82,6 +93,7 @@ class SimulationSummary:
     coverage_at_stop: dict = field(default_factory=dict)
     bias_at_stop: dict = field(default_factory=dict)
     hard_items: tuple | None = None  # (share, accuracy) of hard items, when simulated
+    rank: dict = field(default_factory=dict)  # with a ranker (``--ranking``): the ``rank`` key
 
     def as_dict(self) -> dict:
         out = {
@@ -117,6 +129,8 @@ class SimulationSummary:
             )
             if self.hard_items is not None:
                 out["hard_items"] = {"share": self.hard_items[0], "accuracy": self.hard_items[1]}
+        if self.rank:
+            out["rank"] = self.rank
         return out
 
 
@@ -142,12 +156,14 @@ def run_repeat(
     truth_scores: np.ndarray | None = None,
     annotators: Annotators | None = None,
     annotator_rng: np.random.Generator | None = None,
+    ranker: Ranker | None = None,
 ) -> RepeatOutcome:
     """One campaign with ``design`` (a design object) on a fresh task state.
 
     ``campaign_rng`` picks the systems, their order and the reference sample (``rng`` when
     omitted); ``rng`` drives the design's draws; ``annotator_rng`` the panel's choices and
-    answers (a perfect oracle answers when ``annotators`` is ``None``).
+    answers (a perfect oracle answers when ``annotators`` is ``None``). ``ranker`` scores the
+    finished campaign's rank intervals (:attr:`RepeatOutcome.rank`).
     """
     truth_scores = true_scores(dataset) if truth_scores is None else truth_scores
     campaign_rng = rng if campaign_rng is None else campaign_rng
@@ -165,6 +181,7 @@ def run_repeat(
         truth_scores,
         annotators,
         annotator_rng if annotator_rng is not None else rng,
+        ranker=ranker,
     )
 
 
@@ -181,13 +198,16 @@ def simulate(
     design_options: dict | None = None,
     annotators: Annotators | None = None,
     progress: Progress | None = None,
+    ranker: Ranker | None = None,
 ) -> SimulationSummary:
     """Run ``repeats`` campaigns and summarise labels, target attainment, coverage and bias.
 
     Repeat ``r`` uses the generator ``default_rng([seed, r])``: results are reproducible and
     repeats of the two designs see the same systems, orders and reference samples. With
     ``annotators``, a panel of fallible annotators answers (its own stream
-    ``default_rng([seed, r, 2])``), and judgments and coverage at stop are reported too.
+    ``default_rng([seed, r, 2])``), and judgments and coverage at stop are reported too. With
+    ``ranker``, each repeat's rank intervals are scored on its finished state and summarised
+    (:attr:`SimulationSummary.rank`).
     """
     if repeats < 1:
         raise ValueError("repeats must be >= 1")
@@ -214,6 +234,7 @@ def simulate(
             truth_scores=truth_scores,
             annotators=annotators,
             annotator_rng=np.random.default_rng([seed, r, 2]),
+            ranker=ranker,
         )
 
     outcomes, seconds = repeat_campaigns(repeats, campaign, progress)
@@ -228,6 +249,8 @@ def simulate(
         outcomes,
         seconds,
     )
+    if ranker is not None:
+        summary = replace(summary, rank=ranker.summary([o.rank for o in outcomes]))
     if annotators is None:
         return summary
     return _with_judgments(summary, annotators, outcomes)
@@ -274,6 +297,7 @@ def _campaign(
     annotators=None,
     annotator_rng=None,
     max_rounds: int = 200,
+    ranker: Ranker | None = None,
 ):
     state = TaskState(len(dataset.keys))
     state.set_reference(reference)
@@ -304,6 +328,9 @@ def _campaign(
         judgments=answerer.judgments,
         gold_judgments=getattr(answerer, "gold_judgments", 0),
         stop_estimates=np.array(at_stop) if at_stop else None,
+        rank=(
+            ranker.score(state, design, order, truth_scores[order]) if ranker is not None else None
+        ),
     )
 
 

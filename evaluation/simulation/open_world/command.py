@@ -20,6 +20,7 @@ from ..closed_pool_data import is_closed_pool
 from ..command import check_common, load, number_text, refuse, simulate_and_report
 from ..datasets import load_dataset
 from .campaigns import SimulationSummary, simulate
+from .rank_report import OpenWorldRanks, format_rank_lines
 
 __all__ = ["OPEN_WORLD_COMMAND", "OpenWorldCommand", "check_options", "format_table"]
 
@@ -44,6 +45,8 @@ class OpenWorldCommand:
         for key, value in _OPEN_WORLD_DEFAULTS.items():
             if getattr(args, key) is None:
                 setattr(args, key, value)
+        if args.ranking is None:
+            args.ranking = "paired" if args.design == "default" else "bonferroni"
         problem = check_options(args)
         if problem:
             return refuse(parser, problem)
@@ -83,6 +86,7 @@ class OpenWorldCommand:
                 design_options=options,
                 progress=progress,
                 annotators=annotators,
+                ranker=OpenWorldRanks(args.ranking, args.confidence),
             ),
             format_table,
         )
@@ -98,6 +102,11 @@ def check_options(args: argparse.Namespace) -> str | None:
         return f"--design {args.design} is for closed pools (a data set with items.tsv)"
     if args.measures is not None:
         return "--measures applies to closed pools only (a data set with items.tsv)"
+    if args.ranking == "paired" and args.design != "default":
+        return (
+            f"--ranking paired needs the default design's paired differences; the "
+            f"{args.design} design ranks by --ranking bonferroni"
+        )
     return (
         _check_systems(args)
         or check_common(args)
@@ -204,4 +213,5 @@ def format_table(summary: SimulationSummary, *, per_system: bool = False) -> str
                 f"{c['recall']:>6.2f} {c['f1']:>6.2f} {h['precision']:>7.4f} "
                 f"{number_text(b['precision']):>8} {number_text(b['recall']):>8}"
             )
+    lines += format_rank_lines(s.rank)
     return "\n".join(lines)

@@ -1,4 +1,5 @@
-"""Every snapshot stores rank intervals per run and metric, and the adjusted intervals behind them.
+"""Every snapshot stores rank intervals per run and metric from the runs' paired differences, and
+the differences of the pairs near each other on the board.
 
 Also checks the history shape the pages read: one ``Estimate`` row per (snapshot, listed run,
 metric), ordered by snapshot version.
@@ -6,11 +7,12 @@ metric), ordered by snapshot version.
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from annotation.models import VerificationRequest
 from evaluation.core import ENGINE_VERSION
 from evaluation.core.measures import OPEN_MEASURES
-from evaluation.core.ranking import bonferroni_level, rank_intervals
+from evaluation.kinds.open_world.paired_ranks import board_pairs, paired_ranks
 from evaluation.services import estimate_task, plan_run
 from leaderboard.models import Estimate, LeaderboardSnapshot, Run
 from leaderboard.services.lifecycle import fail_run
@@ -75,58 +77,68 @@ def latest(task):
     return LeaderboardSnapshot.objects.filter(task=task).order_by("-version").first()
 
 
-def check_ranks_match_stored_intervals(snapshot):
-    """Ranks recomputed from the stored adjusted intervals equal the stored ranks."""
+def check_ranks_match_the_replayed_state(task, snapshot):
+    """The stored ranks and pairs are what the paired differences of the snapshot's judgment
+    set give (replayed in the core), and each stored pair's interval excludes 0 exactly when
+    the difference passes the ranks' test."""
     ranking = snapshot.details["ranking"]
-    rows = snapshot.rows
-    for metric in OPEN_MEASURES:
-        values = [np.nan if r[metric]["value"] is None else r[metric]["value"] for r in rows]
-        ranked = [r for r in rows if str(r["run"]) in ranking["intervals"]]
-        assert len(ranked) == len(rows)
-        low = [ranking["intervals"][str(r["run"])][metric][0] for r in rows]
-        high = [ranking["intervals"][str(r["run"])][metric][1] for r in rows]
-        again = rank_intervals(
-            values,
-            low,
-            high,
-            family_level=ranking["family_level"],
-            level=ranking["interval_level"],
-            runs=[r["run"] for r in rows],
-        )
-        assert again.ranked == ranking["runs_ranked"][metric]
-        for r, best, worst in zip(rows, again.best, again.worst, strict=True):
+    assert ranking["method"] == "paired-differences-max-t"
+    assert set(ranking) == {"method", "family_level", "pair_levels", "runs_ranked", "pairs"}
+    runs, design, state = replay_task(task, snapshot.labels_version, until=snapshot.created_at)
+    listed = {r["run"] for r in snapshot.rows}
+    indices = [i for i, run in enumerate(runs) if run.pk in listed and not run.baseline]
+    positions = {runs[i].pk: i for i in indices}
+    ranks, paired = paired_ranks(
+        design, state, indices, design.estimate(state), family_level=ranking["family_level"]
+    )
+    for r in snapshot.rows:
+        for metric in OPEN_MEASURES:
+            best, worst = ranks[metric].of(positions[r["run"]])
             expected = None if best is None else {"best": best, "worst": worst}
             assert r["rank"][metric] == expected
             assert (r[metric]["value"] is None) == (expected is None)
-            # The adjusted interval contains the published one (it is at a higher level).
-            k = ranking["intervals"][str(r["run"])][metric]
-            assert k[0] <= r[metric]["low"] + 1e-12 and k[1] >= r[metric]["high"] - 1e-12
+    assert ranking["runs_ranked"] == {m: ranks[m].ranked for m in OPEN_MEASURES}
+    assert ranking["pair_levels"] == {m: ranks[m].level for m in OPEN_MEASURES}
+    again = board_pairs(snapshot.rows, positions, ranks, paired)
+    for metric in OPEN_MEASURES:
+        stored = ranking["pairs"][metric]
+        finite = sum(r[metric]["value"] is not None for r in snapshot.rows)
+        assert len(stored) == max(2 * finite - 3, 0)  # each run with its next two
+        assert np.allclose(
+            np.reshape(stored, (-1, 5)), np.reshape(again[metric], (-1, 5)), atol=1e-12
+        )
+        se = paired[metric].standard_errors
+        crit = stats.norm.ppf(0.5 + ranking["pair_levels"][metric] / 2)
+        for above, below, d, low, high in stored:
+            assert low <= d <= high
+            where = paired[metric].runs.index
+            s = se[where(positions[above]), where(positions[below])]
+            claimed = d != 0 and (s == 0 or abs(d) / s > crit)
+            assert (low > 0 or high < 0) == claimed
 
 
 @pytest.mark.slow
-def test_snapshots_carry_rank_intervals_consistent_with_the_adjusted_intervals(world):
+def test_snapshots_carry_rank_intervals_from_the_paired_differences(world):
     task = world["task"]
     settle(world)
     snapshot = latest(task)
     assert snapshot.engine_version == ENGINE_VERSION == "1.6"
     ranking = snapshot.details["ranking"]
-    assert ranking["method"] == "bonferroni-simultaneous-intervals"
     assert ranking["family_level"] == task.confidence
-    assert ranking["interval_level"] == pytest.approx(bonferroni_level(task.confidence, 3))
     assert ranking["runs_ranked"] == dict.fromkeys(OPEN_MEASURES, 3)
-    check_ranks_match_stored_intervals(snapshot)
+    check_ranks_match_the_replayed_state(task, snapshot)
     by_name = {r["name"]: r for r in snapshot.rows}
     # The two copies are tied; the strong runs are separated from the weak one on precision.
     assert by_name["good"]["rank"] == by_name["good-copy"]["rank"]
     assert by_name["good"]["rank"]["precision"] == {"best": 1, "worst": 2}
     assert by_name["weak"]["rank"]["precision"] == {"best": 3, "worst": 3}
-    # The stored adjusted intervals are what the core gives at that level on the replayed state.
-    runs, design, state = replay_task(task)
-    replayed = design.estimate(state, level=ranking["interval_level"])
-    for run, result in zip(runs, replayed, strict=True):
-        for metric in OPEN_MEASURES:
-            est = getattr(result, metric)
-            assert ranking["intervals"][str(run.pk)][metric] == [est.low, est.high]
+    pk = {name: row["run"] for name, row in by_name.items()}
+    pairs = {(a, b): (d, low, high) for a, b, d, low, high in ranking["pairs"]["precision"]}
+    # The copies' difference is exactly 0; each is above the weak run.
+    copies = pairs.get((pk["good"], pk["good-copy"])) or pairs[(pk["good-copy"], pk["good"])]
+    assert copies == (0.0, 0.0, 0.0)
+    lower = [v for (a, b), v in pairs.items() if b == pk["weak"]]
+    assert len(lower) == 2 and all(low > 0 for _, low, _ in lower)
     # Nothing changed: no new snapshot, even though the rows now hold ranks.
     count = LeaderboardSnapshot.objects.filter(task=task).count()
     assert estimate_task(task.pk) is None
@@ -145,7 +157,7 @@ def test_every_snapshot_has_estimates_for_every_listed_run_in_version_order(worl
         assert stored.count() == 3 * len(listed)
         assert set(stored.values_list("run_id", flat=True)) == listed
         assert "rank" in snapshot.rows[0] and "ranking" in snapshot.details
-        check_ranks_match_stored_intervals(snapshot)
+        check_ranks_match_the_replayed_state(task, snapshot)
     run = world["runs"][0]
     # The history query a page uses: one metric of one run, oldest snapshot first.
     history = list(
@@ -170,10 +182,9 @@ def test_failed_runs_are_not_ranked_and_not_counted(world):
     snapshot = latest(task)
     assert failed.pk not in {r["run"] for r in snapshot.rows}
     ranking = snapshot.details["ranking"]
-    assert str(failed.pk) not in ranking["intervals"]
+    assert failed.pk not in {pk for m in OPEN_MEASURES for p in ranking["pairs"][m] for pk in p[:2]}
     assert ranking["runs_ranked"] == dict.fromkeys(OPEN_MEASURES, 2)
-    assert ranking["interval_level"] == pytest.approx(bonferroni_level(task.confidence, 2))
-    check_ranks_match_stored_intervals(snapshot)
+    check_ranks_match_the_replayed_state(task, snapshot)
 
 
 def test_runs_without_an_estimate_are_unranked(world):
@@ -189,7 +200,7 @@ def test_runs_without_an_estimate_are_unranked(world):
         assert snapshot.details["ranking"]["runs_ranked"][metric] == len(finite)
         for r in rows:
             assert (r["rank"][metric] is None) == (r[metric]["value"] is None)
-    check_ranks_match_stored_intervals(snapshot)
+    check_ranks_match_the_replayed_state(task, snapshot)
 
 
 def test_a_run_failing_while_the_engine_runs_is_left_out_of_the_ranks(world, monkeypatch):
@@ -210,6 +221,7 @@ def test_a_run_failing_while_the_engine_runs_is_left_out_of_the_ranks(world, mon
     monkeypatch.setattr(estimation, "_move_runs_on", failing_meanwhile)
     snapshot = estimate_task(task.pk)
     assert victim.pk not in {r["run"] for r in snapshot.rows}
-    assert set(snapshot.details["ranking"]["intervals"]) == {str(r["run"]) for r in snapshot.rows}
+    paired_runs = {pk for p in snapshot.details["ranking"]["pairs"]["precision"] for pk in p[:2]}
+    assert paired_runs == {r["run"] for r in snapshot.rows}
     assert snapshot.details["ranking"]["runs_ranked"]["precision"] == 2
-    check_ranks_match_stored_intervals(snapshot)
+    check_ranks_match_the_replayed_state(task, snapshot)

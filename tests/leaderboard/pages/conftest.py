@@ -10,10 +10,9 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from evaluation.core.measures import OPEN_MEASURES
-from leaderboard.models import Estimate, Task
+from leaderboard.models import Estimate
 
-from pipeline_support import add_items, add_run, make_task, make_team
-from worlds import stored_snapshot
+from worlds import stored_snapshot, two_team_board
 
 
 def estimate(value, low, high, labels=40, method="wilson"):
@@ -110,16 +109,7 @@ def people(db):
 @pytest.fixture
 def board_world(people, sent_messages):
     """Task ``ner`` (organizer ``org``), teams A (alice) and B (bob), three runs."""
-    task = make_task(slug="ner", title="Entity linking", state=Task.State.OPEN)
-    task.organizers.add(people["org"])
-    add_items(task, 6)
-    team_a, team_b = make_team("Team A", people["alice"]), make_team("Team B", people["bob"])
-    runs = {
-        "a1": add_run(task, team_a, [0, 1, 2], name="a-one"),
-        "a2": add_run(task, team_a, [2, 3], name="a-two"),
-        "b1": add_run(task, team_b, [1, 2, 3, 4], name="b-one"),
-    }
-    return {"task": task, "team_a": team_a, "team_b": team_b, "runs": runs, **people}
+    return two_team_board(people)
 
 
 # Precision / recall / F1 orders differ on purpose, so sorting by each gives another order.
