@@ -1,0 +1,86 @@
+"""Queries built and compiled once per process, then run with new values.
+
+For the hottest reads only: the annotator's progress block rides on every claim and answer, and
+Django spent about four times longer building and compiling its query (``Exists`` conditions
+inside scalar subqueries: ``resolve_expression``, ``Query.clone``) than the database spent
+running it (docs/BENCHMARKS.md, "Where the Python time goes"). A :class:`PreparedQuery` keeps the
+ORM as the one definition of the query: it is built once with a :class:`Slot` wherever a value
+changes from call to call, compiled once per database connection's vendor, and each call only
+fills the slots and sends the same SQL text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
+
+from django.db import connections
+from django.db.models import Field, QuerySet
+from django.db.models.expressions import Expression
+
+__all__ = ["PreparedQuery", "Slot", "stand_in"]
+
+
+class Slot(Expression):
+    """A named value of a :class:`PreparedQuery`, filled in when the query runs.
+
+    Use it where the query takes a value (``filter(task_id=Slot("task", IntegerField()))``):
+    it compiles to one parameter, which :meth:`PreparedQuery.fetch_one` replaces by the value
+    given under ``name``, prepared for the database as ``output_field`` prepares its values.
+    """
+
+    def __init__(self, name: str, output_field: Field[Any, Any]) -> None:
+        super().__init__(output_field=output_field)
+        self.name = name
+
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:  # noqa: ARG002
+        return "%s", [self]
+
+    def __repr__(self) -> str:
+        return f"Slot({self.name!r})"
+
+
+def stand_in(**attributes: Any) -> Any:
+    """An object standing for a model instance while a query is built: the selectors read
+    ``task.pk`` or ``task.created_at``, and here those are :class:`Slot` objects."""
+    return SimpleNamespace(**attributes)
+
+
+class PreparedQuery:
+    """A query whose SQL text is compiled once (per database vendor) and reused.
+
+    ``build`` returns the queryset, with :class:`Slot` objects for the values that change; it is
+    called once per vendor, so it must not read the database or anything that changes.
+    """
+
+    def __init__(self, build: Callable[[], QuerySet[Any]]) -> None:
+        self._build = build
+        self._compiled: dict[tuple[str, str], tuple[str, tuple[Any, ...], frozenset[str]]] = {}
+
+    def fetch_one(self, **values: Any) -> tuple[Any, ...]:
+        """Run the query with ``values`` in its slots and return its first row."""
+        alias = "default"
+        connection = connections[alias]
+        key = (alias, connection.vendor)
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            queryset = self._build()
+            sql, params = queryset.query.get_compiler(using=alias).as_sql()
+            names = frozenset(p.name for p in params if isinstance(p, Slot))
+            compiled = self._compiled[key] = (sql, tuple(params), names)
+        sql, params, names = compiled
+        if names != values.keys():
+            raise TypeError(f"this query's slots are {sorted(names)}, given {sorted(values)}")
+        filled = [
+            p.output_field.get_db_prep_value(values[p.name], connection, prepared=False)
+            if isinstance(p, Slot)
+            else p
+            for p in params
+        ]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, filled)
+            row = cursor.fetchone()
+        if row is None:
+            raise LookupError("the prepared query returned no row")
+        return tuple(row)

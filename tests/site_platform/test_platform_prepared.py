@@ -1,0 +1,62 @@
+"""Queries compiled once and run with new values (``site_platform.prepared``)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.db.models import DateTimeField, IntegerField
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from leaderboard.models import Task
+from site_platform.prepared import PreparedQuery, Slot, stand_in
+
+from pipeline_support import make_task
+
+pytestmark = pytest.mark.django_db
+
+
+def _tasks_since(builds: list[int]) -> PreparedQuery:
+    def build():
+        builds.append(1)
+        owner = stand_in(pk=Slot("owner", IntegerField()))
+        return (
+            Task.objects.filter(
+                organizers__pk=owner.pk, created_at__gte=Slot("since", DateTimeField())
+            )
+            .order_by()
+            .values_list("pk")
+        )
+
+    return PreparedQuery(build)
+
+
+def test_built_once_and_run_with_each_calls_values():
+    User = get_user_model()
+    alice, bob = User.objects.create(username="alice"), User.objects.create(username="bob")
+    mine, theirs = make_task(slug="prepared-a"), make_task(slug="prepared-b")
+    mine.organizers.add(alice)
+    theirs.organizers.add(bob)
+    builds: list[int] = []
+    query = _tasks_since(builds)
+    past = timezone.now() - timedelta(days=1)
+    assert query.fetch_one(owner=alice.pk, since=past) == (mine.pk,)
+    assert query.fetch_one(owner=bob.pk, since=past) == (theirs.pk,)
+    with CaptureQueriesContext(connection) as captured:
+        with pytest.raises(LookupError):
+            query.fetch_one(owner=alice.pk, since=timezone.now() + timedelta(days=1))
+    assert builds == [1]  # compiled once, whatever the values
+    # The datetime went through the field's preparation (on SQLite a string, on PostgreSQL a
+    # timestamp), and the same SQL text was sent each time.
+    assert len(captured.captured_queries) == 1
+
+
+def test_the_values_must_match_the_slots():
+    query = _tasks_since([])
+    with pytest.raises(TypeError, match="slots are"):
+        query.fetch_one(owner=1)
+    with pytest.raises(TypeError, match="slots are"):
+        query.fetch_one(owner=1, since=timezone.now(), extra=2)
