@@ -163,14 +163,18 @@ def _progress_query() -> QuerySet[Any]:
     open_gold = open_gold_for(task=task, annotator=annotator).exclude(
         item_id__in=requests.values("item_id")
     )
-    return Task.objects.filter(pk=task.pk).order_by().values_list(
-        _count_of(judgments),
-        _count_of(judgments.filter(created_at__gte=since)),
-        _count_of(gold),
-        _count_of(gold.filter(created_at__gte=since)),
-        Subquery(pause.filter(lifted_at=None).order_by("pk").values("reason")[:1]),
-        _count_of(requests),
-        _count_of(open_gold),
+    return (
+        Task.objects.filter(pk=task.pk)
+        .order_by()
+        .values_list(
+            _count_of(judgments),
+            _count_of(judgments.filter(created_at__gte=since)),
+            _count_of(gold),
+            _count_of(gold.filter(created_at__gte=since)),
+            Subquery(pause.filter(lifted_at=None).order_by("pk").values("reason")[:1]),
+            _count_of(requests),
+            _count_of(open_gold),
+        )
     )
 
 

@@ -45,9 +45,8 @@ def test_built_once_and_run_with_each_calls_values():
     past = timezone.now() - timedelta(days=1)
     assert query.fetch_one(owner=alice.pk, since=past) == (mine.pk,)
     assert query.fetch_one(owner=bob.pk, since=past) == (theirs.pk,)
-    with CaptureQueriesContext(connection) as captured:
-        with pytest.raises(LookupError):
-            query.fetch_one(owner=alice.pk, since=timezone.now() + timedelta(days=1))
+    with CaptureQueriesContext(connection) as captured, pytest.raises(LookupError):
+        query.fetch_one(owner=alice.pk, since=timezone.now() + timedelta(days=1))
     assert builds == [1]  # compiled once, whatever the values
     # The datetime went through the field's preparation (on SQLite a string, on PostgreSQL a
     # timestamp), and the same SQL text was sent each time.
