@@ -34,8 +34,8 @@ class Slot(Expression):
         super().__init__(output_field=output_field)
         self.name = name
 
-    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:  # noqa: ARG002
-        return "%s", [self]
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, tuple[Any, ...]]:  # noqa: ARG002
+        return "%s", (self,)
 
     def __repr__(self) -> str:
         return f"Slot({self.name!r})"
