@@ -78,9 +78,43 @@ class PreparedQuery:
             else p
             for p in params
         ]
-        with connection.cursor() as cursor:
+        with _cursor(connection) as cursor:
             cursor.execute(sql, filled)
             row = cursor.fetchone()
         if row is None:
             raise LookupError("the prepared query returned no row")
         return tuple(row)
+
+
+def _cursor(connection: Any) -> Any:
+    """A cursor of ``connection`` (Django's wrapper: its query log and execute wrappers see the
+    statement). On PostgreSQL with psycopg 3 it binds parameters on the server and prepares the
+    statement there, once per connection: the planner's work on the progress block's query (about
+    as long as running it) is then done once, not on every request. Persistent connections
+    (``CONN_MAX_AGE``) keep the prepared statement; a connection pooler in transaction mode must
+    support protocol-level prepared statements (PgBouncer 1.21 or later)."""
+    if connection.vendor != "postgresql" or not _server_binding:
+        return connection.cursor()
+    connection.ensure_connection()
+    if connection.connection.prepare_threshold is None:
+        # Django turns psycopg's preparing off by default; this lets a statement that asks be
+        # prepared, and no other (Django's own cursors bind on the client and never prepare).
+        connection.connection.prepare_threshold = _ONLY_WHEN_ASKED
+    raw = _PreparingCursor(connection.connection)
+    if connection.queries_logged:
+        return connection.make_debug_cursor(raw)
+    return connection.make_cursor(raw)
+
+
+_ONLY_WHEN_ASKED = 2**31 - 1
+
+try:
+    from django.db.backends.postgresql.base import ServerBindingCursor
+except (ImportError, AttributeError):  # psycopg 2, or no PostgreSQL driver at all
+    _server_binding = False
+else:
+    _server_binding = True
+
+    class _PreparingCursor(ServerBindingCursor):  # type: ignore[misc,valid-type]
+        def execute(self, query: Any, params: Any = None, **options: Any) -> Any:
+            return super().execute(query, params, **{**options, "prepare": True})

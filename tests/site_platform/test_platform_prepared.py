@@ -59,3 +59,19 @@ def test_the_values_must_match_the_slots():
         query.fetch_one(owner=1)
     with pytest.raises(TypeError, match="slots are"):
         query.fetch_one(owner=1, since=timezone.now(), extra=2)
+
+
+@pytest.mark.postgres
+def test_on_postgres_the_statement_is_prepared_once_per_connection():
+    query = _tasks_since([])
+    user = get_user_model().objects.create(username="carol")
+    task = make_task(slug="prepared-c")
+    task.organizers.add(user)
+    since = timezone.now() - timedelta(days=1)
+    for _ in range(3):
+        assert query.fetch_one(owner=user.pk, since=since) == (task.pk,)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [row[0] for row in cursor.fetchall()]
+    # One statement, prepared on the first call and reused by the next two.
+    assert len([s for s in prepared if "leaderboard_task" in s]) == 1
