@@ -19,7 +19,7 @@ from django.db import connections
 from django.db.models import Field, QuerySet
 from django.db.models.expressions import Expression
 
-__all__ = ["PreparedQuery", "Slot", "stand_in"]
+__all__ = ["PreparedQuery", "Slot", "prepared_cursor", "stand_in"]
 
 
 class Slot(Expression):
@@ -78,7 +78,7 @@ class PreparedQuery:
             else p
             for p in params
         ]
-        with _cursor(connection) as cursor:
+        with prepared_cursor(connection) as cursor:
             cursor.execute(sql, filled)
             row = cursor.fetchone()
         if row is None:
@@ -86,24 +86,26 @@ class PreparedQuery:
         return tuple(row)
 
 
-def _cursor(connection: Any) -> Any:
-    """A cursor of ``connection`` (Django's wrapper: its query log and execute wrappers see the
-    statement). On PostgreSQL with psycopg 3 it binds parameters on the server and prepares the
-    statement there, once per connection: the planner's work on the progress block's query (about
-    as long as running it) is then done once, not on every request. Persistent connections
-    (``CONN_MAX_AGE``) keep the prepared statement; a connection pooler in transaction mode must
-    support protocol-level prepared statements (PgBouncer 1.21 or later)."""
-    if connection.vendor != "postgresql" or not _server_binding:
+def prepared_cursor(connection: Any) -> Any:
+    """A cursor of ``connection`` (Django's wrapper: its execute wrappers see the statement).
+
+    On PostgreSQL with psycopg 3 it binds parameters on the server and prepares each statement
+    there, once per connection: the planner's work on the queue's busiest statements (about as
+    long as running them) is then done once, not on every request. Parameters must then have
+    types PostgreSQL can tell (cast an empty array: ``%(ids)s::bigint[]``). Persistent
+    connections (``CONN_MAX_AGE``) keep the prepared statements; a connection pooler in
+    transaction mode must support protocol-level prepared statements (PgBouncer 1.21 or later).
+    """
+    if connection.vendor != "postgresql" or not _server_binding or connection.queries_logged:
+        # Django's query log (DEBUG, tests capturing queries) wants each statement's text with
+        # its values, which a statement bound on the server does not give back.
         return connection.cursor()
     connection.ensure_connection()
     if connection.connection.prepare_threshold is None:
         # Django turns psycopg's preparing off by default; this lets a statement that asks be
         # prepared, and no other (Django's own cursors bind on the client and never prepare).
         connection.connection.prepare_threshold = _ONLY_WHEN_ASKED
-    raw = _PreparingCursor(connection.connection)
-    if connection.queries_logged:
-        return connection.make_debug_cursor(raw)
-    return connection.make_cursor(raw)
+    return connection.make_cursor(_PreparingCursor(connection.connection))
 
 
 _ONLY_WHEN_ASKED = 2**31 - 1

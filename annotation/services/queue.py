@@ -31,6 +31,7 @@ from django.utils import timezone
 
 from leaderboard.models import ReferenceCandidate, Task
 from leaderboard.selectors import check_verified_email, conflicted_teams
+from site_platform.prepared import prepared_cursor
 
 from ..models import (
     AnnotatorPause,
@@ -296,7 +297,8 @@ def _take_requests(task: Task, annotator: User, n: int, now: datetime) -> list[i
 
 
 # The PostgreSQL claim in SQL: the same conditions as :func:`free_requests` (kept in step by
-# the tests, which run on both databases), compiled once instead of on every claim.
+# the tests, which run on both databases), compiled once instead of on every claim, and
+# prepared on the server once per connection (:func:`prepared_cursor`).
 _FREE_REQUESTS_SQL = """
 SELECT r.id FROM annotation_verificationrequest r
 WHERE r.task_id = %(task)s AND r.state = 'pending' {extra}
@@ -309,7 +311,7 @@ WHERE r.task_id = %(task)s AND r.state = 'pending' {extra}
                   WHERE g.item_id = r.item_id AND ga.annotator_id = %(user)s
                   AND ga.withdrawn_at IS NULL)
   AND NOT EXISTS (SELECT 1 FROM annotation_requestconflict c
-                  WHERE c.request_id = r.id AND c.team_id = ANY(%(teams)s))
+                  WHERE c.request_id = r.id AND c.team_id = ANY(%(teams)s::bigint[]))
   AND r.judgments_required > r.judgments_counted
       + (SELECT count(*) FROM annotation_assignment a WHERE a.request_id = r.id
          AND a.state = 'active' AND a.expires_at > %(now)s)
@@ -323,13 +325,13 @@ _DRAFT_SQL = (
 )
 _LOCK_SQL, _DRAFT_LOCK_SQL = (
     _FREE_REQUESTS_SQL.format(
-        extra="AND NOT (r.id = ANY(%(tried)s))" + draft,
+        extra="AND NOT (r.id = ANY(%(tried)s::bigint[]))" + draft,
         tail="LIMIT %(limit)s FOR UPDATE OF r SKIP LOCKED",
     )
     for draft in ("", _DRAFT_SQL)
 )
 _RECHECK_SQL, _DRAFT_RECHECK_SQL = (
-    _FREE_REQUESTS_SQL.format(extra="AND r.id = ANY(%(ids)s)" + draft, tail="")
+    _FREE_REQUESTS_SQL.format(extra="AND r.id = ANY(%(ids)s::bigint[])" + draft, tail="")
     for draft in ("", _DRAFT_SQL)
 )
 
@@ -343,7 +345,7 @@ def _take_with_row_locks(task: Task, annotator: User, n: int, now: datetime) -> 
     lock_sql, recheck_sql = (
         (_DRAFT_LOCK_SQL, _DRAFT_RECHECK_SQL) if draft else (_LOCK_SQL, _RECHECK_SQL)
     )
-    with connection.cursor() as cursor:
+    with prepared_cursor(connection) as cursor:
         for _ in range(4):
             need = n - len(chosen)
             if need <= 0:
