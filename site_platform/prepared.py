@@ -15,6 +15,7 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
 from django.db import connections
 from django.db.models import Field, QuerySet
 from django.db.models.expressions import Expression
@@ -96,7 +97,7 @@ def prepared_cursor(connection: Any) -> Any:
     connections (``CONN_MAX_AGE``) keep the prepared statements; a connection pooler in
     transaction mode must support protocol-level prepared statements (PgBouncer 1.21 or later).
     """
-    if connection.vendor != "postgresql" or not _server_binding or connection.queries_logged:
+    if connection.vendor != "postgresql" or _PreparingCursor is None or connection.queries_logged:
         # Django's query log (DEBUG, tests capturing queries) wants each statement's text with
         # its values, which a statement bound on the server does not give back.
         return connection.cursor()
@@ -110,13 +111,23 @@ def prepared_cursor(connection: Any) -> Any:
 
 _ONLY_WHEN_ASKED = 2**31 - 1
 
-try:
-    from django.db.backends.postgresql.base import ServerBindingCursor
-except (ImportError, AttributeError):  # psycopg 2, or no PostgreSQL driver at all
-    _server_binding = False
-else:
-    _server_binding = True
 
-    class _PreparingCursor(ServerBindingCursor):  # type: ignore[misc,valid-type]
+def _preparing_cursor_class() -> Any:
+    """psycopg 3's server-binding cursor of Django's PostgreSQL backend, made to prepare every
+    statement it runs (``None`` without psycopg 3)."""
+    try:
+        from django.db.backends.postgresql import base
+    except (ImportError, ImproperlyConfigured):  # no PostgreSQL driver installed
+        return None
+    server_binding: Any = getattr(base, "ServerBindingCursor", None)  # psycopg 3 only
+    if server_binding is None:
+        return None
+
+    class PreparingCursor(server_binding):
         def execute(self, query: Any, params: Any = None, **options: Any) -> Any:
             return super().execute(query, params, **{**options, "prepare": True})
+
+    return PreparingCursor
+
+
+_PreparingCursor = _preparing_cursor_class()

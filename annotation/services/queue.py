@@ -203,7 +203,7 @@ def _claim_locked(
         )
     # The annotator's active leases on the task, read once (a few rows: at most
     # ANNOTATION_MAX_CLAIM live ones, and those expired since their last claim).
-    leases = list(
+    leases: list[Any] = list(
         Assignment.objects.filter(task=task, annotator=annotator, state=ACTIVE).values_list(
             "pk", "token", "expires_at", "beat_at", "created_at", named=True
         )
