@@ -69,10 +69,8 @@ class QueueAPIView(ApiView):
 
     def task(self, slug: str, *, check_annotator: bool = True) -> Task:
         try:
-            return task_for(slug, self.request.user, role="annotator")
+            return task_for(slug, self.request.user, role="annotator", check_role=check_annotator)
         except TaskForbidden as refused:
-            if not check_annotator:  # the service refuses it, after the body is checked
-                return refused.task
             raise JudgmentError(str(refused), code="not_annotator") from refused
 
 

@@ -30,7 +30,8 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from leaderboard.models import ReferenceCandidate, Task
-from leaderboard.selectors import check_verified_email, conflicted_teams, is_annotator
+from leaderboard.selectors import check_verified_email, conflicted_teams
+from site_platform.prepared import prepared_cursor
 
 from ..models import (
     AnnotatorPause,
@@ -112,8 +113,6 @@ def claim_assignments(
     work: an empty queue serves no gold.
     """
     check_verified_email(annotator)
-    if not is_annotator(task=task, user=annotator):
-        raise JudgmentError("you are not an annotator of this task", code="not_annotator")
     count = max(1, min(int(count), settings.ANNOTATION_MAX_CLAIM))
     holding = parse_tokens(holding)
     attempts = 3
@@ -202,13 +201,24 @@ def _claim_locked(
             f"Your work on this task is paused for review ({pause.reason}). "
             "An organizer will get back to you.",
         )
-    mine = Assignment.objects.filter(task=task, annotator=annotator, state=ACTIVE)
-    mine.filter(expires_at__lte=now).update(state=Assignment.State.EXPIRED)
-    live = mine.filter(expires_at__gt=now).count()
-    held = mine.filter(expires_at__gt=now, token__in=holding).count() if holding else 0
+    # The annotator's active leases on the task, read once (a few rows: at most
+    # ANNOTATION_MAX_CLAIM live ones, and those expired since their last claim).
+    leases: list[Any] = list(
+        Assignment.objects.filter(task=task, annotator=annotator, state=ACTIVE).values_list(
+            "pk", "token", "expires_at", "beat_at", "created_at", named=True
+        )
+    )
+    expired = [lease.pk for lease in leases if lease.expires_at <= now]
+    if expired:
+        Assignment.objects.filter(pk__in=expired, state=ACTIVE).update(
+            state=Assignment.State.EXPIRED
+        )
+    current = [lease for lease in leases if lease.expires_at > now]
+    live = len(current)
+    held = sum(lease.token in holding for lease in current)
     # Leases claimed by a page that left before the reply came (never heartbeated, held by no
     # page): this page gets them back, so a reload never finds the annotator's items stranded.
-    adopted = _adopt_unbeaten(mine, holding, count - held, now)
+    adopted = _adopt_unbeaten(current, holding, count - held)
     if adopted:
         more = _claim_locked(task, annotator, count, [*holding, *(a.token for a in adopted)], now)
         status = "ok" if more.status in ("ok", "empty") else more.status
@@ -239,20 +249,21 @@ def _claim_locked(
     return Claim("ok", "", [loaded[t] for t in tokens])
 
 
-def _adopt_unbeaten(
-    mine: QuerySet[Assignment], holding: list[uuid.UUID], wanted: int, now: datetime
-) -> list[Assignment]:
-    """The annotator's live leases on the task that no page ever heartbeated nor holds: a page
-    that left before its claim's reply arrived. Handed to this claim rather than stranded."""
+def _adopt_unbeaten(current: list[Any], holding: list[uuid.UUID], wanted: int) -> list[Assignment]:
+    """Of the annotator's live leases on the task (``current``), those that no page ever
+    heartbeated nor holds, oldest first: a page that left before its claim's reply arrived.
+    Handed to this claim rather than stranded."""
     if wanted <= 0:
         return []
-    rows = list(
-        mine.filter(expires_at__gt=now, beat_at=None)
-        .exclude(token__in=holding)
+    unbeaten = [lease for lease in current if lease.beat_at is None and lease.token not in holding]
+    if not unbeaten:
+        return []
+    unbeaten.sort(key=lambda lease: (lease.created_at, lease.pk))
+    return list(
+        Assignment.objects.filter(pk__in=[lease.pk for lease in unbeaten[:wanted]], state=ACTIVE)
         .select_related("request__item", "gold__item", "task")
-        .order_by("created_at", "pk")[:wanted]
+        .order_by("created_at", "pk")
     )
-    return rows
 
 
 def _real_work_left(task: Task, annotator: User, now: datetime) -> bool:
@@ -286,7 +297,8 @@ def _take_requests(task: Task, annotator: User, n: int, now: datetime) -> list[i
 
 
 # The PostgreSQL claim in SQL: the same conditions as :func:`free_requests` (kept in step by
-# the tests, which run on both databases), compiled once instead of on every claim.
+# the tests, which run on both databases), compiled once instead of on every claim, and
+# prepared on the server once per connection (:func:`prepared_cursor`).
 _FREE_REQUESTS_SQL = """
 SELECT r.id FROM annotation_verificationrequest r
 WHERE r.task_id = %(task)s AND r.state = 'pending' {extra}
@@ -299,7 +311,7 @@ WHERE r.task_id = %(task)s AND r.state = 'pending' {extra}
                   WHERE g.item_id = r.item_id AND ga.annotator_id = %(user)s
                   AND ga.withdrawn_at IS NULL)
   AND NOT EXISTS (SELECT 1 FROM annotation_requestconflict c
-                  WHERE c.request_id = r.id AND c.team_id = ANY(%(teams)s))
+                  WHERE c.request_id = r.id AND c.team_id = ANY(%(teams)s::bigint[]))
   AND r.judgments_required > r.judgments_counted
       + (SELECT count(*) FROM annotation_assignment a WHERE a.request_id = r.id
          AND a.state = 'active' AND a.expires_at > %(now)s)
@@ -313,13 +325,13 @@ _DRAFT_SQL = (
 )
 _LOCK_SQL, _DRAFT_LOCK_SQL = (
     _FREE_REQUESTS_SQL.format(
-        extra="AND NOT (r.id = ANY(%(tried)s))" + draft,
+        extra="AND NOT (r.id = ANY(%(tried)s::bigint[]))" + draft,
         tail="LIMIT %(limit)s FOR UPDATE OF r SKIP LOCKED",
     )
     for draft in ("", _DRAFT_SQL)
 )
 _RECHECK_SQL, _DRAFT_RECHECK_SQL = (
-    _FREE_REQUESTS_SQL.format(extra="AND r.id = ANY(%(ids)s)" + draft, tail="")
+    _FREE_REQUESTS_SQL.format(extra="AND r.id = ANY(%(ids)s::bigint[])" + draft, tail="")
     for draft in ("", _DRAFT_SQL)
 )
 
@@ -333,7 +345,7 @@ def _take_with_row_locks(task: Task, annotator: User, n: int, now: datetime) -> 
     lock_sql, recheck_sql = (
         (_DRAFT_LOCK_SQL, _DRAFT_RECHECK_SQL) if draft else (_LOCK_SQL, _RECHECK_SQL)
     )
-    with connection.cursor() as cursor:
+    with prepared_cursor(connection) as cursor:
         for _ in range(4):
             need = n - len(chosen)
             if need <= 0:

@@ -198,8 +198,8 @@ def conflicted_teams(*, task: Task, user: User) -> QuerySet[Team]:
     """The teams whose items ``user`` never verifies on ``task``: those they are a member of,
     and those they were a member of at any time since the task was created. Conflicts follow
     membership history, so leaving (or being removed from) a team does not open its items."""
-    past = _departed_during(task).filter(user=user).values("team_id")
-    return Team.objects.filter(Q(members=user) | Q(pk__in=past))
+    past = _departed_during(task).filter(user_id=user.pk).values("team_id")
+    return Team.objects.filter(Q(members__pk=user.pk) | Q(pk__in=past))
 
 
 def conflicted_memberships(*, task: Task, user_ids: Iterable[int]) -> set[tuple[int, int]]:

@@ -68,7 +68,7 @@ class TaskForbidden(PermissionDenied):
         self.task, self.role = task, role
 
 
-def task_for(slug: str, user: AnyUser, *, role: Role = "viewer") -> Task:
+def task_for(slug: str, user: AnyUser, *, role: Role = "viewer", check_role: bool = True) -> Task:
     """The task called ``slug`` as ``user`` reaches it in ``role``; every task-by-slug lookup
     of the pages, both APIs and the annotation app is this one.
 
@@ -77,6 +77,10 @@ def task_for(slug: str, user: AnyUser, *, role: Role = "viewer") -> Task:
       (:func:`organized_tasks`; else :class:`TaskForbidden`).
     - ``annotator``: a task the user may see or annotates (else :class:`TaskNotFound`: a draft
       is no-one else's business) and annotates (else :class:`TaskForbidden`).
+
+    ``check_role=False`` finds the task as ``role`` would reach it but leaves the role to the
+    caller's service, which checks it under the lock it takes anyway (the annotation queue's
+    claim): one statement fewer on the busiest request.
     """
     reachable = _visible(user)
     if role == "annotator":
@@ -85,7 +89,7 @@ def task_for(slug: str, user: AnyUser, *, role: Role = "viewer") -> Task:
     if task is None:
         raise TaskNotFound(slug)
     holds_role = {"viewer": None, "organizer": is_organizer, "annotator": is_annotator}[role]
-    if holds_role is not None and not holds_role(task=task, user=user):
+    if check_role and holds_role is not None and not holds_role(task=task, user=user):
         raise TaskForbidden(task, role)
     return task
 

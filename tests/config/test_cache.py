@@ -114,3 +114,18 @@ def test_a_set_is_one_statement_and_the_table_is_still_culled():
     with connection.cursor() as cursor:
         cursor.execute("SELECT COUNT(*) FROM throttle_cache")
         assert cursor.fetchone()[0] == 3
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_the_counters_table_is_unlogged_on_postgres():
+    # Every API request writes a counter: without WAL its commit waits for no disk flush.
+    from django.conf import settings
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT relpersistence FROM pg_class WHERE relname = %s",
+            [settings.THROTTLE_CACHE_TABLE],
+        )
+        assert cursor.fetchone() == ("u",)

@@ -1,0 +1,77 @@
+"""Queries compiled once and run with new values (``site_platform.prepared``)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.db.models import DateTimeField, IntegerField
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from leaderboard.models import Task
+from site_platform.prepared import PreparedQuery, Slot, stand_in
+
+from pipeline_support import make_task
+
+pytestmark = pytest.mark.django_db
+
+
+def _tasks_since(builds: list[int]) -> PreparedQuery:
+    def build():
+        builds.append(1)
+        owner = stand_in(pk=Slot("owner", IntegerField()))
+        return (
+            Task.objects.filter(
+                organizers__pk=owner.pk, created_at__gte=Slot("since", DateTimeField())
+            )
+            .order_by()
+            .values_list("pk")
+        )
+
+    return PreparedQuery(build)
+
+
+def test_built_once_and_run_with_each_calls_values():
+    User = get_user_model()
+    alice, bob = User.objects.create(username="alice"), User.objects.create(username="bob")
+    mine, theirs = make_task(slug="prepared-a"), make_task(slug="prepared-b")
+    mine.organizers.add(alice)
+    theirs.organizers.add(bob)
+    builds: list[int] = []
+    query = _tasks_since(builds)
+    past = timezone.now() - timedelta(days=1)
+    assert query.fetch_one(owner=alice.pk, since=past) == (mine.pk,)
+    assert query.fetch_one(owner=bob.pk, since=past) == (theirs.pk,)
+    with CaptureQueriesContext(connection) as captured, pytest.raises(LookupError):
+        query.fetch_one(owner=alice.pk, since=timezone.now() + timedelta(days=1))
+    assert builds == [1]  # compiled once, whatever the values
+    # The datetime went through the field's preparation (on SQLite a string, on PostgreSQL a
+    # timestamp), and the same SQL text was sent each time.
+    assert len(captured.captured_queries) == 1
+
+
+def test_the_values_must_match_the_slots():
+    query = _tasks_since([])
+    with pytest.raises(TypeError, match="slots are"):
+        query.fetch_one(owner=1)
+    with pytest.raises(TypeError, match="slots are"):
+        query.fetch_one(owner=1, since=timezone.now(), extra=2)
+
+
+@pytest.mark.postgres
+def test_on_postgres_the_statement_is_prepared_once_per_connection():
+    query = _tasks_since([])
+    user = get_user_model().objects.create(username="carol")
+    task = make_task(slug="prepared-c")
+    task.organizers.add(user)
+    since = timezone.now() - timedelta(days=1)
+    for _ in range(3):
+        assert query.fetch_one(owner=user.pk, since=since) == (task.pk,)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [row[0] for row in cursor.fetchall()]
+    # One statement, prepared on the first call and reused by the next two.
+    assert len([s for s in prepared if "leaderboard_task" in s]) == 1
