@@ -17,9 +17,12 @@ What runs
    item (``POST /annotate/api/tasks/<slug>/claim``), answer it (``POST /annotate/api/answers``,
    the item's true label 93 % of the time, "can't tell" 2 %), optionally pausing ``--think-ms``
    (uniform 0 to twice that) as a person reading the next item would, until the queue is empty. Each
-   request's latency is measured from send to complete response.
+   request's latency is measured from send to complete response. All clients send their first
+   claim at the same instant unless ``--stagger`` delays each first claim like a pause between
+   items.
 
-Printed: p50/p95/p99/max latency of claims and answers (and of the claim + answer pair), answers
+Printed: p50/p95/p99/max latency of claims and answers (and of the claim + answer pair, also
+without each client's first item: its first claim opens a server thread's connection), answers
 per second over the whole run, empty claims, and that no request is left unresolved. Written to
 ``bench/results/annotation_queue-<commit>-postgresql.json`` (or ``--json``).
 
@@ -32,7 +35,7 @@ in four once fell to half speed). Each run's JSON is written beside the summary
 Usage::
 
     .venv/bin/python bench/annotation_queue.py [--clients 32] [--items 2000] [--judgments 2]
-        [--workers 4] [--threads 8] [--port 8765] [--runs 1]
+        [--workers 4] [--threads 8] [--port 8765] [--runs 1] [--think-ms 0] [--stagger]
         [--db postgres://leaderboard:leaderboard@127.0.0.1:54329/leaderboard_bench_annq]
 """
 
@@ -170,9 +173,10 @@ def start_server(port: int, workers: int, threads: int, env: dict) -> subprocess
 
 
 class Client(threading.Thread):
-    def __init__(self, port, slug, token, truth, seed, start_barrier, think_ms):
+    def __init__(self, port, slug, token, truth, seed, start_barrier, think_ms, stagger=False):
         super().__init__(daemon=True)
         self.think = think_ms / 1000.0
+        self.stagger = stagger
         self.port, self.slug, self.token, self.truth = port, slug, token, truth
         self.rng = random.Random(seed)
         self.barrier = start_barrier
@@ -205,6 +209,10 @@ class Client(threading.Thread):
     def run(self):
         self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
         self.barrier.wait()
+        if self.stagger and self.think:
+            # Annotators do not all open the page in the same millisecond: each first claim
+            # comes after a pause drawn like the pauses between items.
+            time.sleep(self.rng.uniform(0, 2 * self.think))
         idle = 0
         while not self.errors:
             status, claim, t_claim = self.call(
@@ -280,6 +288,12 @@ def main(argv=None) -> int:
         help="mean pause between an answer and the next claim (uniform 0 to "
         "twice this); 0: clients hammer the server back to back",
     )
+    parser.add_argument(
+        "--stagger",
+        action="store_true",
+        help="with --think-ms: each client's first claim after a pause drawn like the others "
+        "(not all 32 at the same instant)",
+    )
     parser.add_argument("--db", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_DB))
     parser.add_argument("--json", default=None, help="where to write the results")
     parser.add_argument(
@@ -308,7 +322,7 @@ def main(argv=None) -> int:
     try:
         barrier = threading.Barrier(args.clients + 1)
         clients = [
-            Client(args.port, slug, tokens[i], truth, i, barrier, args.think_ms)
+            Client(args.port, slug, tokens[i], truth, i, barrier, args.think_ms, args.stagger)
             for i in range(args.clients)
         ]
         for c in clients:
@@ -342,6 +356,10 @@ def main(argv=None) -> int:
         "claim_ms": percentiles([t for c in clients for t in c.claims]),
         "answer_ms": percentiles(answers),
         "claim_plus_answer_ms": percentiles([t for c in clients for t in c.pairs]),
+        # Without each client's first item (its first claim opens the server thread's database
+        # connection, and without --stagger all clients send it at the same instant).
+        "claim_plus_answer_after_first_ms": percentiles([t for c in clients for t in c.pairs[1:]]),
+        "stagger": args.stagger,
         "stored_judgments": Judgment.objects.count(),
         "stored_gold_answers": GoldAnswer.objects.count(),
         "unresolved_requests": VerificationRequest.objects.filter(state="pending").count(),
@@ -355,7 +373,12 @@ def main(argv=None) -> int:
         f"{args.judgments} judgments, {result['server']}, PostgreSQL on loopback"
     )
     print(f"{'':22}{'n':>7}{'p50':>9}{'p95':>9}{'p99':>9}{'max':>9}  (ms)")
-    for name in ("claim_ms", "answer_ms", "claim_plus_answer_ms"):
+    for name in (
+        "claim_ms",
+        "answer_ms",
+        "claim_plus_answer_ms",
+        "claim_plus_answer_after_first_ms",
+    ):
         row = result[name]
         print(f"{name:22}{row['n']:>7}{row['p50']:>9}{row['p95']:>9}{row['p99']:>9}{row['max']:>9}")
     print(
