@@ -1,15 +1,13 @@
-"""Speed of the max-t quantile behind the paired rank intervals, and a drop-in that is faster.
+"""Speed of the max-t quantile behind the paired rank intervals, before and after.
 
 ``evaluation.core.ranking._max_t_quantile`` simulates ``max |Z_a - Z_b| / se_ab`` over every
 testable pair from the joint normal of the runs' estimates (20,000 draws). At ``K = 100`` runs
 (4,950 pairs) it dominates what the estimation job adds for the board's ranks (issue 31;
-``bench/engine_scale.py``'s ``paired_ranks``). It gathers the two columns of each pair from a
-``draws x K`` array in blocks of 2,048 pairs (a ``draws x 2048`` temporary of 328 MB per step).
-:func:`row_sliced` draws the same numbers with the same generator and computes the same
-maximum, one run at a time against the runs after it, on contiguous rows of the transposed
-draws (a ``(K - 1) x draws`` temporary at most): the quantile comes out bit for bit the same.
-It is here, not in the core, because ``ranking.py`` belongs to another change of issue 31: the
-core can take it as it is.
+``bench/engine_scale.py``'s ``paired_ranks``). :func:`blocked_pairs` is how it was computed
+before: both columns of each pair gathered from a ``draws x K`` array in blocks of 2,048 pairs
+(a ``draws x 2048`` temporary of 328 MB per step). The core now takes one run against its
+partners at a time, on contiguous rows of the transposed draws: the same numbers from the same
+generator, so the quantile comes out bit for bit the same (printed).
 
 Usage::
 
@@ -28,32 +26,27 @@ from _util import machine
 from evaluation.core.ranking import _max_t_quantile
 
 
-def row_sliced(
+def blocked_pairs(
     cov: np.ndarray,
     testable: np.ndarray,
     family_level: float,
     rng: np.random.Generator | None,
     draws: int,
 ) -> float:
-    """:func:`evaluation.core.ranking._max_t_quantile`, one run against the later runs at a time."""
-    a, _ = np.nonzero(testable)
-    if a.size == 0:
-        from evaluation.core.intervals import normal_quantile
-
-        return normal_quantile(family_level)
+    """The quantile as the core computed it before: both columns of each pair gathered from the
+    ``draws x K`` draws, in blocks of 2,048 pairs."""
+    a, b = np.nonzero(testable)
     rng = np.random.default_rng(0) if rng is None else rng
     vals, vecs = np.linalg.eigh(cov)
     root = vecs * np.sqrt(np.clip(vals, 0.0, None))
-    z = np.ascontiguousarray((rng.standard_normal((draws, cov.shape[0])) @ root.T).T)
+    z = rng.standard_normal((draws, cov.shape[0])) @ root.T
     var = np.diag(cov)
+    se = np.sqrt(np.maximum(var[a] + var[b] - 2.0 * cov[a, b], 0.0))
     biggest = np.zeros(draws)
-    for i in np.unique(a):
-        later = np.flatnonzero(testable[i])
-        se = np.sqrt(np.maximum(var[i] + var[later] - 2.0 * cov[i, later], 0.0))
-        t = z[later] - z[i]
-        np.abs(t, out=t)
-        t /= se[:, None]
-        np.maximum(biggest, t.max(axis=0), out=biggest)
+    for start in range(0, a.size, 2048):
+        s = slice(start, start + 2048)
+        t = np.abs(z[:, a[s]] - z[:, b[s]]) / se[s]
+        np.maximum(biggest, t.max(axis=1), out=biggest)
     return float(np.quantile(biggest, family_level))
 
 
@@ -70,7 +63,7 @@ def main(argv=None) -> int:
     cov = shared @ shared.T / 300 + np.eye(k) * 1e-6
     testable = np.triu(np.ones((k, k), dtype=bool), 1)
     print(f"{machine()['commit']}: K = {k} runs, {testable.sum():,} pairs, {args.draws:,} draws")
-    for f in (_max_t_quantile, row_sliced):
+    for f in (blocked_pairs, _max_t_quantile):
         times, cpu, quantiles = [], [], set()
         for _ in range(args.repeats):
             t, c = time.perf_counter(), time.process_time()
