@@ -79,6 +79,7 @@ def order_round(
     family_level: float = 0.95,
     min_gap: float = 0.01,
     measures: Sequence[str] = OPEN_MEASURES,
+    items: str = "disagreements",
 ) -> Plan:
     """One round of the order option: draw new items where unresolved neighbours disagree.
 
@@ -96,6 +97,10 @@ def order_round(
         Pairs estimated closer than this on a measure are not pursued on it.
     measures : sequence of str
         Measures whose unresolved neighbours count (default: precision, recall and F1).
+    items : str
+        ``"disagreements"`` (default): the items exactly one run of an open pair predicts;
+        ``"runs"``: every item of the runs of an open pair (their own variances, which the
+        items both predict carry too, shrink as well).
 
     Returns
     -------
@@ -124,15 +129,17 @@ def order_round(
             for pair in unresolved_neighbours(paired[m], family_level=family_level, min_gap=min_gap)
         }
     )
-    items = _disagreements(state, pairs)  # every run: positions are run indices
-    pi = rec.inclusion[items]
-    unrequested = ~rec.requested[items] & (pi < 1.0)
+    if items not in ("disagreements", "runs"):
+        raise ValueError(f"unknown items {items!r}; choose 'disagreements' or 'runs'")
+    chosen = _disagreements(state, pairs) if items == "disagreements" else _items_of(state, pairs)
+    pi = rec.inclusion[chosen]
+    unrequested = ~rec.requested[chosen] & (pi < 1.0)
     if not unrequested.any():
         return Plan(ORDER_RUN, 0, empty, "met", details={"pairs": pairs})
     level = _level_for(pi[unrequested], affordable / per_item)
     new_pi = np.where(unrequested, np.maximum(pi, level), pi)
-    drawn = _draw_items(items, pi, new_pi, unrequested, affordable=affordable // per_item, rng=rng)
-    rec.apply_levels(items[unrequested], np.full(int(unrequested.sum()), level), drawn.fraction)
+    drawn = _draw_items(chosen, pi, new_pi, unrequested, affordable=affordable // per_item, rng=rng)
+    rec.apply_levels(chosen[unrequested], np.full(int(unrequested.sum()), level), drawn.fraction)
     rec.request(drawn.chosen, per_item)
     details = {"level": level, "fraction": drawn.fraction, "pairs": pairs}
     rec.log.append({"run": ORDER_RUN, "seed": drawn.seed, "n": int(drawn.chosen.size), **details})
@@ -154,6 +161,14 @@ def _disagreements(state: TaskState, pairs: Sequence[tuple[int, int]]) -> np.nda
     return np.unique(
         np.concatenate([np.setxor1d(state.runs[a].items, state.runs[b].items) for a, b in pairs])
     )
+
+
+def _items_of(state: TaskState, pairs: Sequence[tuple[int, int]]) -> np.ndarray:
+    """Every item of a run of some pair (sorted, unique)."""
+    runs = sorted({r for pair in pairs for r in pair})
+    if not runs:
+        return np.empty(0, np.int64)
+    return np.unique(np.concatenate([state.runs[r].items for r in runs]))
 
 
 def _level_for(pi: np.ndarray, draws: float) -> float:

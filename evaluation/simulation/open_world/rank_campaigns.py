@@ -74,6 +74,7 @@ def rank_campaign(
     max_rounds: int = 200,
     order_share: float = 0.0,
     order_rounds: int = 3,
+    order_options: dict | None = None,
 ) -> RankCampaign:
     """Play one campaign of the ``default`` design with the streams of
     :func:`.campaigns.simulate`'s repeat ``seed = [seed, r]``: the same systems, order,
@@ -107,16 +108,20 @@ def rank_campaign(
             if plan.done:
                 break
     if order_share > 0:
-        _order_rounds(state, design, answerer, annotators, order_share, order_rounds, rng)
+        _order_rounds(
+            state, design, answerer, annotators, order_share, order_rounds, rng, order_options
+        )
     judgments = answerer.judgments if annotators is not None else state.n_labelled
     return RankCampaign(state, design, order, int(judgments))
 
 
-def _order_rounds(state, design, answerer, annotators, share, rounds, rng) -> None:
+def _order_rounds(state, design, answerer, annotators, share, rounds, rng, options) -> None:
     spent = answerer.judgments if annotators is not None else state.n_labelled
     budget = share * spent
     for r in range(rounds):
-        plan = order_round(design, state, judgments=budget / (rounds - r), rng=rng)
+        plan = order_round(
+            design, state, judgments=budget / (rounds - r), rng=rng, **(options or {})
+        )
         answerer.answer(state, plan)
         budget -= plan.expected_labels
         if plan.done:

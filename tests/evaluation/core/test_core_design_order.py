@@ -67,3 +67,19 @@ def test_unresolved_neighbours_skip_identical_and_close_runs():
     assert unresolved_neighbours(paired, family_level=0.95, min_gap=1.0) == []
     with pytest.raises(ValueError):
         unresolved_neighbours(paired, family_level=1.5, min_gap=0.01)
+
+
+def test_the_runs_option_draws_from_every_item_of_the_open_pairs():
+    design, state, _ = neighbours_world()
+    plan = order_round(
+        design,
+        state,
+        judgments=60,
+        rng=np.random.default_rng(1),
+        measures=("precision",),
+        items="runs",
+    )
+    both = np.union1d(state.runs[0].items, state.runs[1].items)
+    assert plan.items.size and np.isin(plan.items, both).all()
+    with pytest.raises(ValueError, match="unknown items"):
+        order_round(design, state, judgments=60, rng=np.random.default_rng(1), items="all")
