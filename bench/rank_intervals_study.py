@@ -18,7 +18,7 @@ Usage::
         [--annotators 0.95x5] [--seed 31] [--method max-t] [--target-half-width 0.05]
         [--order-share 0.1] [--json]
 
-``--order-share`` switches on the planner's order option (:mod:`evaluation.core.designs.order`):
+``--order-share`` switches on the planner's order option (:mod:`evaluation.core.order_rounds`):
 once every run is planned, that share of the judgments more goes, in three rounds, to the items
 where adjacent runs whose order is open disagree. Compare it with the option off at a tighter
 ``--target-half-width`` for the same judgments.

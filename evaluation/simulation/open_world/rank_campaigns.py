@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...core.designs import CoordinatedPoissonDesign
-from ...core.designs.order import order_round
 from ...core.measures import OPEN_MEASURES
+from ...core.order_rounds import order_round
 from ...core.paired import PairedDifferences, paired_differences
 from ...core.ranking import (
     RankIntervals,
@@ -81,7 +81,7 @@ def rank_campaign(
     reference sample and draws.
 
     ``order_share > 0``: once every run is planned, the planner's order option
-    (:func:`...core.designs.order.order_round`) spends that share of the judgments taken so
+    (:func:`...core.order_rounds.order_round`) spends that share of the judgments taken so
     far more, in ``order_rounds`` rounds, on the items where unresolved neighbours disagree."""
     options = dict(design_options or {})
     if annotators is not None:

@@ -1,10 +1,10 @@
-"""The planner's order option (``evaluation.core.designs.order``): which items a round draws."""
+"""The planner's order option (``evaluation.core.order_rounds``): which items a round draws."""
 
 import numpy as np
 import pytest
 
 from evaluation.core.designs import make_design
-from evaluation.core.designs.order import ORDER_RUN, order_round, unresolved_neighbours
+from evaluation.core.order_rounds import ORDER_RUN, order_round, unresolved_neighbours
 from evaluation.core.paired import paired_differences
 from evaluation.core.state import TaskState
 

@@ -2,7 +2,7 @@
 
 Besides each run's precision target, :func:`order_round` spends a given number of judgments on
 the board's order: it ranks the runs by their current estimates, takes the adjacent pairs whose
-order the paired rank intervals (:func:`..ranking.paired_rank_intervals`) do not yet claim on
+order the paired rank intervals (:func:`.ranking.paired_rank_intervals`) do not yet claim on
 some measure, and raises the inclusion probability of the items only one run of such a pair
 predicts. Those items are all that a pair's difference rests on (the items both runs predict
 cancel out of it, the reference sample is the same for both), so they are the labels that
@@ -12,7 +12,7 @@ Why it stays valid
 ------------------
 It is one more round of the coordinated Poisson design: each chosen item's level rises from
 ``pi`` to ``L`` and the item is drawn with probability ``(L - pi) / (1 - pi)`` (its permanent
-uniform number, :mod:`.coordinated`), so every verified item keeps a known inclusion
+uniform number, :mod:`.designs.coordinated`), so every verified item keeps a known inclusion
 probability and every estimate of the design, weighted ``1 / pi``, stays as it was
 (post-stratified Hajek within each run's strata). Which items get a higher level depends on
 earlier labels, as every round of the design does; the simulations measure the effect
@@ -24,8 +24,11 @@ left alone: their order would cost far more labels than it is worth, and pairs t
 tied can never be ordered.
 
 Not yet in the service: a round here raises item levels, not a run's stratum levels, so it is
-not a :class:`..results.RoundRecord` that :meth:`.coordinated.CoordinatedPoissonDesign.replay`
-can rebuild (it would need the round's pairs and ``L``, which rebuild the levels exactly).
+not a :class:`.results.RoundRecord` that
+:meth:`.designs.coordinated.CoordinatedPoissonDesign.replay` can rebuild (it would need the
+round's pairs and ``L``, which rebuild the levels exactly).
+It sits beside :mod:`.designs`, not in it, because it ranks with :mod:`.paired`, which reads
+the designs' precision parts.
 """
 
 from __future__ import annotations
@@ -36,14 +39,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..intervals import normal_quantile
-from ..measures import OPEN_MEASURES
-from ..paired import PairedDifferences, paired_differences
-from ..ranking import paired_rank_intervals
-from ..results import Plan
-from ..state import TaskState
-from .coordinated import CoordinatedPoissonDesign
-from .rounds import _draw_items
+from .designs.coordinated import CoordinatedPoissonDesign
+from .designs.rounds import _draw_items
+from .intervals import normal_quantile
+from .measures import OPEN_MEASURES
+from .paired import PairedDifferences, paired_differences
+from .ranking import paired_rank_intervals
+from .results import Plan
+from .state import TaskState
 
 __all__ = ["ORDER_RUN", "order_round", "unresolved_neighbours"]
 
