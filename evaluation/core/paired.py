@@ -4,8 +4,8 @@ Two runs of one task are estimated from one sample: the items they share are ver
 weigh in both estimates, and their recall rests on one reference sample. The difference of two
 runs' measures therefore has far less variance than the sum of their two variances when they
 share most of their items. This module gives, per measure, the joint covariance of the ``K``
-runs' estimates (their values: the design's precision, the reference sample's share for
-recall, F1 of the two), from which the estimate and interval of every difference follow
+runs' estimates (their values: the design's precision, ``n P / T`` for recall, F1 of the
+two), from which the estimate and interval of every difference follow
 (:meth:`PairedDifferences.difference`) and the simultaneous rank intervals of
 :func:`.ranking.paired_rank_intervals`.
 
@@ -19,22 +19,27 @@ Method
   ``sum_x c_ax c_bx v_x`` for the labels' own uncertainty (``v_x`` the posterior variance of an
   item judged by fallible annotators, 0 for exact labels): the same linearisation the marginal
   variance rests on, with the runs' own strata, weights and the design's inclusion
-  probabilities. Each run's variance is its marginal one, ``((high - low) / 2z)^2`` at its
-  interval's level, with every term the marginal estimator carries (the floors of pure strata,
-  the borrowed rate of an unsampled stratum, the annotators' parameters), but at least its
-  linearised part; what is not in the linearised covariance counts as independent between
-  runs, which can only widen a difference's interval.
-* **recall**: the difference of two runs' recall is estimated by the difference of their shares
-  of the reference sample (a uniform sample of true items, exact): ``R_a - R_b`` is the share of
-  the sample in ``a`` and not in ``b`` minus the reverse, so only the reference items the runs
-  disagree on count, with the cluster-robust variance over the sample's groups (documents), plus
-  half a reference item of doubt per run (so that two runs no sampled item separates, or a run
-  of a few items that holds none of the sample, keep a variance). This ignores the verified
-  items' evidence on recall (which the board's value uses), and is unbiased and free of the
-  annotators' errors whatever the design did.
-* **F1**: ``F(P_a, R_a)`` with ``R_a`` the reference share, by the delta method on the joint
-  influence: ``dF/dP`` through the precision covariance and ``dF/dR`` through the recall one.
-  The reference sample is drawn apart from the verified sample, so the two are independent.
+  probabilities. Each run's variance is the larger of the estimator's own
+  (``PrecisionParts.variance``, with every term it carries: the floors of pure strata, the
+  borrowed rate of an unsampled stratum, the annotators' parameters) and its interval's normal
+  equivalent ``((high - low) / 2z)^2``, but at least its linearised part; what is not in the
+  linearised covariance counts as independent between runs, which can only widen a
+  difference's interval.
+* **recall** (``recall_model="verified"``, the default): ``R_a = n_a P_a / T``, with one
+  estimate ``T`` of the true items (from the run whose recall and precision are the most
+  precise), so that ``R_a - R_b = (n_a P_a - n_b P_b) / T`` rests on the verified items where
+  the runs differ (the items both predict cancel), through precision's covariance, plus ``T``'s
+  relative variance times ``R_a R_b`` and half a correct item of doubt per run. On febrl4 its
+  differences err 5x less than the reference shares' (docs/STATISTICS.md).
+  ``recall_model="reference"``: the difference of the runs' shares of the reference sample (a
+  uniform sample of true items, exact): only the reference items the runs disagree on count,
+  with the cluster-robust variance over the sample's groups (documents), plus half a reference
+  item of doubt per run. Unbiased and free of the annotators' errors, but as wide as the
+  reference sample is small.
+* **F1**: with the verified recall ``F_a = 2 n_a P_a / (T + n_a)``, linear in ``P_a``; with the
+  reference shares ``F(P_a, R_a)`` by the delta method (``dF/dP`` through the precision
+  covariance, ``dF/dR`` through the recall one; the reference sample is drawn apart from the
+  verified sample, so the two are independent).
 
 The covariance of the ``K`` estimates is positive semi-definite (linearised Gram matrices plus a
 non-negative diagonal), so every pair's difference, and every set of differences at once
@@ -43,9 +48,10 @@ sets have identical true measures: their difference is exactly 0.
 
 What it rests on
 ----------------
-The marginal precision intervals' validity under the adaptive design (docs/STATISTICS.md: the
-stopping rule's effect is measured, not proven zero), a normal approximation for each
-difference, and the reference sample being a uniform sample of the true items. Checked by
+The marginal precision and recall estimates' validity under the adaptive design
+(docs/STATISTICS.md: the stopping rule's effect is measured, not proven zero), a normal
+approximation for each difference, and the reference sample being a uniform sample of the true
+items. Checked by
 simulation (``tests/evaluation/core/test_core_paired.py``; docs/STATISTICS.md "Rank intervals
 from paired differences").
 """
@@ -95,7 +101,8 @@ class PairedDifferences:
         ``"precision"``, ``"recall"`` or ``"f1"``.
     values : numpy.ndarray
         Point estimate per run (``nan``: undefined, the run takes part in no difference).
-        Precision is the design's; recall the run's share of the reference sample; F1 of the two.
+        Precision is the design's; recall ``n P / T`` (or the run's share of the reference
+        sample); F1 of the two.
     covariance : numpy.ndarray
         ``K x K`` covariance of the estimates (positive semi-definite).
     identical : numpy.ndarray of bool
