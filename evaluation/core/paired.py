@@ -4,8 +4,8 @@ Two runs of one task are estimated from one sample: the items they share are ver
 weigh in both estimates, and their recall rests on one reference sample. The difference of two
 runs' measures therefore has far less variance than the sum of their two variances when they
 share most of their items. This module gives, per measure, the joint covariance of the ``K``
-runs' estimates (their values: the design's precision, the reference sample's share for
-recall, F1 of the two), from which the estimate and interval of every difference follow
+runs' estimates (their values: the design's precision, ``n P / T`` for recall, F1 of the
+two), from which the estimate and interval of every difference follow
 (:meth:`PairedDifferences.difference`) and the simultaneous rank intervals of
 :func:`.ranking.paired_rank_intervals`.
 
@@ -19,22 +19,27 @@ Method
   ``sum_x c_ax c_bx v_x`` for the labels' own uncertainty (``v_x`` the posterior variance of an
   item judged by fallible annotators, 0 for exact labels): the same linearisation the marginal
   variance rests on, with the runs' own strata, weights and the design's inclusion
-  probabilities. Each run's variance is its marginal one, ``((high - low) / 2z)^2`` at its
-  interval's level, with every term the marginal estimator carries (the floors of pure strata,
-  the borrowed rate of an unsampled stratum, the annotators' parameters), but at least its
-  linearised part; what is not in the linearised covariance counts as independent between
-  runs, which can only widen a difference's interval.
-* **recall**: the difference of two runs' recall is estimated by the difference of their shares
-  of the reference sample (a uniform sample of true items, exact): ``R_a - R_b`` is the share of
-  the sample in ``a`` and not in ``b`` minus the reverse, so only the reference items the runs
-  disagree on count, with the cluster-robust variance over the sample's groups (documents), plus
-  half a reference item of doubt per run (so that two runs no sampled item separates, or a run
-  of a few items that holds none of the sample, keep a variance). This ignores the verified
-  items' evidence on recall (which the board's value uses), and is unbiased and free of the
-  annotators' errors whatever the design did.
-* **F1**: ``F(P_a, R_a)`` with ``R_a`` the reference share, by the delta method on the joint
-  influence: ``dF/dP`` through the precision covariance and ``dF/dR`` through the recall one.
-  The reference sample is drawn apart from the verified sample, so the two are independent.
+  probabilities. Each run's variance is the larger of the estimator's own
+  (``PrecisionParts.variance``, with every term it carries: the floors of pure strata, the
+  borrowed rate of an unsampled stratum, the annotators' parameters) and its interval's normal
+  equivalent ``((high - low) / 2z)^2``, but at least its linearised part; what is not in the
+  linearised covariance counts as independent between runs, which can only widen a
+  difference's interval.
+* **recall** (``recall_model="verified"``, the default): ``R_a = n_a P_a / T``, with one
+  estimate ``T`` of the true items (from the run whose recall and precision are the most
+  precise), so that ``R_a - R_b = (n_a P_a - n_b P_b) / T`` rests on the verified items where
+  the runs differ (the items both predict cancel), through precision's covariance, plus ``T``'s
+  relative variance times ``R_a R_b`` and half a correct item of doubt per run. On febrl4 its
+  differences err 5x less than the reference shares' (docs/STATISTICS.md).
+  ``recall_model="reference"``: the difference of the runs' shares of the reference sample (a
+  uniform sample of true items, exact): only the reference items the runs disagree on count,
+  with the cluster-robust variance over the sample's groups (documents), plus half a reference
+  item of doubt per run. Unbiased and free of the annotators' errors, but as wide as the
+  reference sample is small.
+* **F1**: with the verified recall ``F_a = 2 n_a P_a / (T + n_a)``, linear in ``P_a``; with the
+  reference shares ``F(P_a, R_a)`` by the delta method (``dF/dP`` through the precision
+  covariance, ``dF/dR`` through the recall one; the reference sample is drawn apart from the
+  verified sample, so the two are independent).
 
 The covariance of the ``K`` estimates is positive semi-definite (linearised Gram matrices plus a
 non-negative diagonal), so every pair's difference, and every set of differences at once
@@ -43,9 +48,10 @@ sets have identical true measures: their difference is exactly 0.
 
 What it rests on
 ----------------
-The marginal precision intervals' validity under the adaptive design (docs/STATISTICS.md: the
-stopping rule's effect is measured, not proven zero), a normal approximation for each
-difference, and the reference sample being a uniform sample of the true items. Checked by
+The marginal precision and recall estimates' validity under the adaptive design
+(docs/STATISTICS.md: the stopping rule's effect is measured, not proven zero), a normal
+approximation for each difference, and the reference sample being a uniform sample of the true
+items. Checked by
 simulation (``tests/evaluation/core/test_core_paired.py``; docs/STATISTICS.md "Rank intervals
 from paired differences").
 """
@@ -69,6 +75,8 @@ from .state import TaskState
 __all__ = ["PairedDifferences", "joint_covariance", "paired_differences"]
 
 METHOD = "paired-normal"
+PRECISION_VARIANCES = ("larger", "estimator", "interval")
+RECALL_MODELS = ("verified", "reference")
 
 
 class _Design(Protocol):
@@ -93,7 +101,8 @@ class PairedDifferences:
         ``"precision"``, ``"recall"`` or ``"f1"``.
     values : numpy.ndarray
         Point estimate per run (``nan``: undefined, the run takes part in no difference).
-        Precision is the design's; recall the run's share of the reference sample; F1 of the two.
+        Precision is the design's; recall ``n P / T`` (or the run's share of the reference
+        sample); F1 of the two.
     covariance : numpy.ndarray
         ``K x K`` covariance of the estimates (positive semi-definite).
     identical : numpy.ndarray of bool
@@ -164,6 +173,8 @@ def paired_differences(
     runs: Sequence[int] | None = None,
     *,
     estimates: Sequence[RunEstimate] | None = None,
+    precision_variance: str = "larger",
+    recall_model: str = "verified",
 ) -> dict[str, PairedDifferences]:
     """The joint normal of ``runs``' precision, recall and F1 under ``design``.
 
@@ -177,6 +188,21 @@ def paired_differences(
         Run indices (default: every run).
     estimates : sequence of RunEstimate, optional
         ``design.estimate(state, runs)`` when already computed (any level).
+    precision_variance : str
+        Each run's precision variance on the covariance's diagonal: ``"estimator"`` the
+        design's own variance of the estimate (``PrecisionParts.variance``); ``"interval"``
+        the normal equivalent of its interval, ``((high - low) / 2z)^2``, at the estimates'
+        level (engine 1.x: it keeps a Beta-type interval's width near 0 and 1, where a normal
+        one on the estimator's variance is too narrow, but is 0 for a run whose interval
+        collapsed while its labels are uncertain); ``"larger"`` (default) the larger of the
+        two.
+    recall_model : str
+        ``"verified"`` (default): each run's recall as its estimated true items over one
+        estimate of the true items, ``n_a P_a / T`` (:func:`_verified_recall`), so that a
+        recall difference rests on the verified items where two runs differ; ``"reference"``:
+        the runs' shares of the reference sample (free of the annotators' errors, but as
+        wide as the reference sample is small). Without a reference sample recall is ``nan``
+        either way.
 
     Returns
     -------
@@ -189,6 +215,13 @@ def paired_differences(
     sections 5.10 (the covariance of two estimators from one sample) and 7.6 (post-strata).
     Agresti, A. (2013). Categorical Data Analysis, 3rd ed., section 11.1 (paired proportions).
     """
+    if precision_variance not in PRECISION_VARIANCES:
+        raise ValueError(
+            f"unknown precision variance {precision_variance!r}; "
+            f"choose one of {PRECISION_VARIANCES}"
+        )
+    if recall_model not in RECALL_MODELS:
+        raise ValueError(f"unknown recall model {recall_model!r}; choose one of {RECALL_MODELS}")
     runs = list(range(state.n_runs)) if runs is None else [int(r) for r in runs]
     if estimates is None:
         estimates = design.estimate(state, runs)
@@ -198,15 +231,70 @@ def paired_differences(
     identical = _identical(items)
     ids = tuple(runs)
     p_values = np.array([e.precision.value for e in estimates], dtype=float)
-    p_var = np.array([_variance(e.precision) for e in estimates])
-    p_cov = joint_covariance(p_var, _precision_gram(design.precision_parts(state, runs), state))
-    r_values, r_cov = _reference_shares(items, state)
-    f_values, f_cov = _f1_joint(p_values, p_cov, r_values, r_cov)
+    parts = design.precision_parts(state, runs)
+    own = np.array([_parts_variance(part) for part in parts])
+    read_off = np.array([_variance(e.precision) for e in estimates])
+    if precision_variance == "larger":
+        p_var = np.fmax(own, read_off)
+    else:
+        p_var = own if precision_variance == "estimator" else read_off
+    p_cov = joint_covariance(p_var, _precision_gram(parts, state))
+    verified = None
+    if recall_model == "verified" and state.reference.size:
+        sizes = np.array([run.size for run in items], dtype=float)
+        verified = _verified_recall(p_values, p_cov, sizes, estimates)
+    if verified is None:
+        r_values, r_cov = _reference_shares(items, state)
+        f_values, f_cov = _f1_joint(p_values, p_cov, r_values, r_cov)
+    else:
+        r_values, r_cov, slope, rel, total = verified
+        f_values, f_cov = _f1_through_precision(p_values, p_cov, slope, rel)
+        # Half a correct item of doubt on each run's own count (Jeffreys' half count, as the
+        # reference shares had half a reference item): a run of a few items whose precision
+        # the annotators' errors bias (the known weak spot of tiny runs) would otherwise have
+        # a recall, and a recall difference with another tiny run, known to within 1e-5.
+        r_cov[np.diag_indices_from(r_cov)] += (0.5 / total) ** 2
+        f_cov[np.diag_indices_from(f_cov)] += (1.0 / (total + sizes)) ** 2
     return {
         "precision": PairedDifferences(ids, "precision", p_values, p_cov, identical),
         "recall": PairedDifferences(ids, "recall", r_values, r_cov, identical),
         "f1": PairedDifferences(ids, "f1", f_values, f_cov, identical),
     }
+
+
+def _parts_variance(part: PrecisionParts) -> float:
+    """The estimator's own variance of a run's precision (``nan`` when it has no value)."""
+    if not math.isfinite(part.estimate.value) or not math.isfinite(part.variance):
+        return math.nan
+    return float(part.variance)
+
+
+def _verified_recall(
+    p: np.ndarray, p_cov: np.ndarray, sizes: np.ndarray, estimates: Sequence[RunEstimate]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float] | None:
+    """Recall as each run's estimated true items over one estimate of the true items.
+
+    ``R_a = n_a P_a / T`` with ``T = n_c P_c / R_c`` from the run ``c`` whose recall and
+    precision are the most precise (relative variance ``rel``). Returns the values, their
+    covariance ``n_a n_b Cov(P_a, P_b) / T^2 + R_a R_b rel``, ``n / T`` (the derivative of
+    ``R_a`` with respect to ``P_a``), ``rel`` and ``T``; ``None`` when no run has a recall.
+    """
+    r = np.array([e.recall.value for e in estimates], dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rel = np.array([_variance(e.recall) for e in estimates]) / (r * r) + np.array(
+            [_variance(e.precision) for e in estimates]
+        ) / (p * p)
+    ok = np.isfinite(rel) & (r > 0) & (p > 0)
+    if not ok.any():
+        return None
+    c = int(np.flatnonzero(ok)[np.argmin(rel[ok])])
+    total = float(sizes[c] * p[c] / r[c])
+    slope = sizes / total
+    values = slope * p
+    cov = np.outer(slope, slope) * np.nan_to_num(p_cov) + np.outer(
+        np.nan_to_num(values), np.nan_to_num(values)
+    ) * float(rel[c])
+    return values, cov, slope, float(rel[c]), total
 
 
 def _variance(estimate: IntervalEstimate) -> float:
@@ -273,12 +361,34 @@ def _f1_joint(
     total = p + r
     with np.errstate(invalid="ignore", divide="ignore"):
         value = np.where(total > 0, 2.0 * p * r / total, 0.0)
-        dp = np.where(total > 0, 2.0 * r * r / (total * total), 0.0)
-        dr = np.where(total > 0, 2.0 * p * p / (total * total), 0.0)
     value = np.where(np.isfinite(total), value, math.nan)
-    dp, dr = np.nan_to_num(dp), np.nan_to_num(dr)
+    dp, dr = _f1_precision_slope(p, r), _f1_precision_slope(r, p)
     cov: np.ndarray = np.outer(dp, dp) * p_cov + np.outer(dr, dr) * r_cov
     return value, cov
+
+
+def _f1_through_precision(
+    p: np.ndarray, p_cov: np.ndarray, slope: np.ndarray, rel: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """F1 of each run and its joint covariance when recall is ``R_a = slope_a P_a`` with
+    ``slope_a = n_a / T``: then ``F1_a = 2 n_a P_a / (T + n_a)`` exactly, linear in ``P_a``
+    (so a run whose estimated precision is 0 keeps its variance), and
+    ``dF_a = 2 s_a / (1 + s_a) dP_a - F_a / (1 + s_a) dT / T``."""
+    value = 2.0 * slope * p / (1.0 + slope)
+    through = np.nan_to_num(2.0 * slope / (1.0 + slope))
+    common = np.nan_to_num(value / (1.0 + slope))
+    cov: np.ndarray = (
+        np.outer(through, through) * np.nan_to_num(p_cov) + np.outer(common, common) * rel
+    )
+    return value, cov
+
+
+def _f1_precision_slope(p: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """``dF1/dP`` per run (0 where undefined); ``dF1/dR`` with the arguments swapped."""
+    total = p + r
+    with np.errstate(invalid="ignore", divide="ignore"):
+        slope = np.where(total > 0, 2.0 * r * r / (total * total), 0.0)
+    return np.nan_to_num(slope)
 
 
 def _identical(items: Sequence[np.ndarray]) -> np.ndarray:

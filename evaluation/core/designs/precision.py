@@ -40,7 +40,9 @@ class PrecisionParts:
     items sampled with certainty: the estimate's error is, to first order, the sum of
     ``coefficients * residuals``, which :mod:`..paired` correlates across runs).
     ``variance`` is the total; ``parameter_variance`` its part due to the annotators' estimated
-    error rates (0 with exact labels), which more items do not reduce.
+    error rates (0 with exact labels), which more items do not reduce, and
+    ``borrowed_variance`` its part due to post-strata with items but no sample, which take a
+    neighbour's rate (rests on the run's unsampled items alone, not on any verified one).
     """
 
     estimate: IntervalEstimate
@@ -60,6 +62,7 @@ class PrecisionParts:
     inflation: np.ndarray = field(default_factory=lambda: np.empty(0))
     parameter_variance: float = 0.0
     residuals: np.ndarray = field(default_factory=lambda: np.empty(0))
+    borrowed_variance: float = 0.0
 
     @property
     def sampled(self) -> int:
@@ -305,6 +308,7 @@ def _poststratified(
         coefficients=coefficients,
         parameter_variance=param_var,
         residuals=_residuals(view, fit),
+        borrowed_variance=fit.borrowed / (n * n),
     )
 
 
@@ -371,6 +375,7 @@ def _parts(
     unsampled: bool = False,
     parameter_variance: float = 0.0,
     residuals: np.ndarray | None = None,
+    borrowed_variance: float = 0.0,
 ) -> PrecisionParts:
     """The run's precision with the per-item pieces of ``view`` the planner reads."""
     return PrecisionParts(
@@ -388,6 +393,7 @@ def _parts(
         inflation=view.item_inflation(),
         parameter_variance=parameter_variance,
         residuals=np.zeros(view.items.size) if residuals is None else residuals,
+        borrowed_variance=borrowed_variance,
     )
 
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from ...core.designs import CoordinatedPoissonDesign
 from ...core.measures import OPEN_MEASURES
+from ...core.order_rounds import order_round
 from ...core.paired import PairedDifferences, paired_differences
 from ...core.ranking import (
     RankIntervals,
@@ -71,10 +72,17 @@ def rank_campaign(
     annotators: Annotators | None = None,
     design_options: dict | None = None,
     max_rounds: int = 200,
+    order_share: float = 0.0,
+    order_rounds: int = 3,
+    order_options: dict | None = None,
 ) -> RankCampaign:
     """Play one campaign of the ``default`` design with the streams of
     :func:`.campaigns.simulate`'s repeat ``seed = [seed, r]``: the same systems, order,
-    reference sample and draws."""
+    reference sample and draws.
+
+    ``order_share > 0``: once every run is planned, the planner's order option
+    (:func:`...core.order_rounds.order_round`) spends that share of the judgments taken so
+    far more, in ``order_rounds`` rounds, on the items where unresolved neighbours disagree."""
     options = dict(design_options or {})
     if annotators is not None:
         options.setdefault("max_judgments_per_item", len(annotators.profiles))
@@ -99,8 +107,25 @@ def rank_campaign(
             answerer.answer(state, plan)
             if plan.done:
                 break
+    if order_share > 0:
+        _order_rounds(
+            state, design, answerer, annotators, order_share, order_rounds, rng, order_options
+        )
     judgments = answerer.judgments if annotators is not None else state.n_labelled
     return RankCampaign(state, design, order, int(judgments))
+
+
+def _order_rounds(state, design, answerer, annotators, share, rounds, rng, options) -> None:
+    spent = answerer.judgments if annotators is not None else state.n_labelled
+    budget = share * spent
+    for r in range(rounds):
+        plan = order_round(
+            design, state, judgments=budget / (rounds - r), rng=rng, **(options or {})
+        )
+        answerer.answer(state, plan)
+        budget -= plan.expected_labels
+        if plan.done:
+            break
 
 
 def _answerer(dataset, order, annotators, design, rng):
