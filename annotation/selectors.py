@@ -123,20 +123,15 @@ def _not_answered_by(
     return ~Exists(answers.objects.filter(annotator_id=annotator.pk, withdrawn_at=None, **outer))
 
 
-def remaining_items(*, task: Task, annotator: User) -> int:
-    """The items ``annotator`` could still be given: pending requests (:func:`open_requests_for`)
-    and gold items (:func:`open_gold_for`), each item once.
+def _remaining(task: Task, requests: int, gold: int) -> int:
+    """The items an annotator could still be given, from the counts of their open requests
+    (:func:`open_requests_for`) and open gold items (:func:`open_gold_for`), each item once.
 
     Gold items count like the others, so that any answer (or undo) moves the count by exactly
     one whether its item was gold or not: a count of requests alone drops after a real item and
     stays after a gold one, which tells gold apart. Gold is only served alongside real work, so
     with no request left nothing remains, and never at a gold rate of 0.
     """
-    return int(annotator_progress(task=task, annotator=annotator)["remaining"])
-
-
-def _remaining(task: Task, requests: int, gold: int) -> int:
-    """:func:`remaining_items` from the counts of open requests and open gold items."""
     if task.gold_rate <= 0:
         return requests
     return requests + gold if requests else 0
@@ -188,7 +183,7 @@ def annotator_progress(*, task: Task, annotator: User) -> dict[str, Any]:
     """What the annotator page shows: answers today and in all, the cap, what is left, pause.
 
     ``remaining`` is the exact number of items this annotator could still be given
-    (:func:`remaining_items`: pending requests not answered or skipped by them, with no conflict
+    (:func:`_remaining`: pending requests not answered or skipped by them, with no conflict
     of interest, and the gold items they have not answered); items whose slots others hold right
     now are included, since their leases may expire. One statement (every claim and answer
     response carries it), whose SQL text is compiled once per process.
