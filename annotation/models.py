@@ -166,8 +166,9 @@ class AnswerRecord(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     # Set when the annotator took the answer back (undo); the row stays as the audit trail.
     withdrawn_at = models.DateTimeField(null=True, blank=True)
-    # The task's judgments version this counted answer made, and the one its withdrawal made: a
-    # reader of version ``v`` sees exactly the answers with ``seq <= v < withdrawn_seq``.
+    # The task's judgments version this counted answer is in, and the one its withdrawal made: a
+    # reader of version ``v`` sees exactly the answers with ``seq <= v < withdrawn_seq``. A counted
+    # judgment is stored without one and numbered by the next reader (``number_judgments``).
     seq = models.PositiveBigIntegerField(null=True, blank=True)
     withdrawn_seq = models.PositiveBigIntegerField(null=True, blank=True)
 
@@ -199,7 +200,15 @@ class Judgment(AnswerRecord):
                 name="judgment_unique_pair",
             ),
         ]
-        indexes = [models.Index(fields=["annotator", "created_at"], name="judgment_by_annotator")]
+        indexes = [
+            models.Index(fields=["annotator", "created_at"], name="judgment_by_annotator"),
+            # The counted judgments no reader has numbered yet: few at any time.
+            models.Index(
+                fields=["request"],
+                condition=Q(counted=True, seq__isnull=True),
+                name="judgment_unnumbered",
+            ),
+        ]
 
 
 class GoldAnswer(AnswerRecord):

@@ -313,10 +313,11 @@ def pending_items(*, task: Task) -> set[int]:
 def items_answered_since(*, task: Task, item_ids: list[int], version: int) -> set[int]:
     """Of ``item_ids`` (``Item`` pks), those whose answers changed after judgment-set ``version``:
     a judgment or gold answer given, or withdrawn, since. A decision that read their answers at
-    ``version`` read a count that is out of date."""
+    ``version`` read a count that is out of date. A counted judgment not numbered yet is one
+    given since (every reader numbers the ones committed before it reads)."""
     since = Q(seq__gt=version) | Q(withdrawn_seq__gt=version)
     judged = Judgment.objects.filter(
-        since, request__task=task, request__item_id__in=item_ids
+        since | Q(counted=True, seq=None), request__task=task, request__item_id__in=item_ids
     ).values_list("request__item_id", flat=True)
     gold = GoldAnswer.objects.filter(
         since, gold__task=task, gold__item_id__in=item_ids

@@ -1,9 +1,12 @@
 """Open verification requests, ask further looks, record judgments, resolve complete requests.
 
 A request is resolved once every judgment asked of it is in; it has no label of its own: the
-engine weighs each judgment with its annotator's estimated error rates. Every counted answer (and
-every withdrawal) takes the next number of the task's judgment set (``Task.labels_version``),
-so a reader of version ``v`` knows exactly which answers it rests on.
+engine weighs each judgment with its annotator's estimated error rates. The task's judgment set
+has a version (``Task.labels_version``), so a reader of version ``v`` knows exactly which answers
+it rests on. A counted judgment is stored unnumbered, without touching the task row (so a task's
+answers do not queue behind each other); the engine numbers every committed one when it starts
+reading (:func:`number_judgments`). Gold answers and withdrawals, rarer, take the next version
+themselves.
 
 Every write of a request's counts happens with the request row locked (``SELECT ... FOR UPDATE``
 on PostgreSQL; SQLite transactions take the write lock when they start), so counts, leases and
@@ -144,13 +147,16 @@ def ask_again(
     item_ids = list(item_ids)
     if not item_ids:
         return []
-    stale = items_answered_since(task=task, item_ids=item_ids, version=seen_version)
-    rows = list(
+    # Locked before the answers are looked at: an answer counts itself under its request's
+    # lock without the task row, so one that commits after this check must wait for the lock.
+    locked = list(
         VerificationRequest.objects.select_for_update(of=("self",))
-        .filter(task=task, item_id__in=[i for i in item_ids if i not in stale])
+        .filter(task=task, item_id__in=item_ids)
         .order_by("pk")
         .values_list("pk", "item_id")
     )
+    stale = items_answered_since(task=task, item_ids=item_ids, version=seen_version)
+    rows = [(pk, item) for pk, item in locked if item not in stale]
     VerificationRequest.objects.filter(pk__in=[pk for pk, _ in rows]).update(
         judgments_required=F("judgments_required") + 1,
         state=VerificationRequest.State.PENDING,
@@ -345,22 +351,18 @@ def record_judgment(
     ``late`` answer (on a lease its annotator no longer held) is kept and never counted: its
     slot may be someone else's by now.
 
-    The locks are taken here, in the one order (the task row, then the request row), and as late
-    as they can be: every other answer of the task waits for the task row until this one
-    commits, so the reads come before it. An answer that may count takes the next judgment-set
-    version first (the version's ``UPDATE`` is its task-row lock), then counts itself on the
-    request in one conditional ``UPDATE`` (its row lock): 4 to 6 statements from the task row to
-    the commit (docs/ANNOTATION.md), where locking both rows first and then writing took 7 (9 on
-    a resolution).
+    The locks are taken here, in the one order, and as late as they can be. A counted answer
+    never takes the task row: it counts itself on the request in one conditional ``UPDATE`` (its
+    row lock) and is stored unnumbered, for the engine's next read to number
+    (:func:`number_judgments`); a resolution asks for an estimation once it has committed. An
+    answer that does not count locks the task row and then the request (:func:`lock_request`),
+    as before.
     """
     now = timezone.now()
-    version = count = None
-    pending = estimating = False
+    count = None
+    pending = False
     if not late and submitted.answer in COUNTED_ANSWERS:
-        version, estimating = take_judgments_version(request.task_id)
         count = _count_on_request(request.pk, now)
-        if count is None:  # every judgment asked is in (or it was cancelled) meanwhile
-            _give_back_version(request.task_id)
     else:
         locked = lock_request(request.pk)
         assert locked is not None  # a request is never deleted while its task lives
@@ -368,7 +370,6 @@ def record_judgment(
     judgment = Judgment.objects.create(
         request=request,
         counted=count is not None,
-        seq=version if count is not None else None,
         created_at=now,
         **submitted.row_fields(lease=lease, late=late),
     )
@@ -386,9 +387,12 @@ def record_judgment(
         Item.objects.filter(pk=request.item_id, verified_at=None).update(verified_at=now)
     if resolved:
         request.state, request.resolved_at = VerificationRequest.State.RESOLVED, now
-        if not estimating:  # else the estimation already asked for will see this answer
-            # Its runs may now move on.
-            enqueue_estimate(request.task_id)
+        # Its runs may now move on. After the commit: asking writes the task row, which a
+        # transaction holding a request row must not wait for (the engine takes them the other
+        # way round). A worker that dies in between leaves the judgment unnumbered, which the
+        # watchdog answers with an estimation.
+        task_id = request.task_id
+        transaction.on_commit(lambda: enqueue_estimate(task_id))
     return JudgmentOutcome(judgment, created=True, resolved=resolved)
 
 
@@ -506,25 +510,35 @@ def next_judgments_version(task_id: int) -> int:
     and SQLite >= 3.35 both support ``RETURNING``); the row stays locked until commit, so
     versions are handed out in commit order: a reader that sees version ``v`` sees every answer
     up to ``v``."""
-    return take_judgments_version(task_id)[0]
-
-
-def take_judgments_version(task_id: int) -> tuple[int, bool]:
-    """:func:`next_judgments_version`, and whether an estimation is pending already (the
-    debounce flag of ``leaderboard.jobs.enqueue_estimate``). The flag stays as read until
-    commit: the worker clears it with an ``UPDATE`` of the row this one holds."""
     table = Task._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {table} SET labels_version = labels_version + 1 "
-            "WHERE id = %s RETURNING labels_version, estimate_pending",
+            "WHERE id = %s RETURNING labels_version",
             [task_id],
         )
-        version, pending = cursor.fetchone()
-    return int(version), bool(pending)
+        (version,) = cursor.fetchone()
+    return int(version)
 
 
-def _give_back_version(task_id: int) -> None:
-    """Undo :func:`next_judgments_version` for an answer that turned out not to count. Safe: the
-    task row has stayed locked since, so nobody took a later version."""
-    Task.objects.filter(pk=task_id).update(labels_version=F("labels_version") - 1)
+def number_judgments(task_id: int) -> int:
+    """Number the task's counted judgments stored since the last reader, as one new version of
+    the judgment set, and return the version a reader should read (the current one if there
+    were none).
+
+    Every engine job calls it before it reads the answers: each counted judgment committed by
+    then is in the version it returns, one committed later gets a later one. Run in its own
+    short transaction, with the task row locked, so versions stay in commit order. Judgments
+    numbered together share their number; the engine's order among them is fixed by item and
+    annotator (:func:`evaluation.kinds.engine_rows.load_answers`)."""
+    with transaction.atomic():
+        (version,) = (
+            Task.objects.select_for_update(no_key=True)
+            .filter(pk=task_id)
+            .values_list("labels_version", flat=True)
+        )
+        unnumbered = Judgment.objects.filter(request__task_id=task_id, counted=True, seq=None)
+        if unnumbered.update(seq=version + 1):
+            Task.objects.filter(pk=task_id).update(labels_version=version + 1)
+            return int(version) + 1
+    return int(version)

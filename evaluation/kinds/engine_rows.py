@@ -87,8 +87,9 @@ def load_answers(state: TaskState, task: Task, version: int) -> None:
         .exclude(withdrawn_seq__lte=version)
         .values_list("seq", "gold__item__index", "annotator_id", "answer")
     )
-    # In the order they were given: the same set always gives the same state, bit for bit. An
-    # annotator counts once per item (a gold item can also have been drawn): the first answer.
+    # By version, then item and annotator (the answers one reader numbered share a version): the
+    # same set always gives the same state, bit for bit. An annotator counts once per item (a
+    # gold item can also have been drawn): the first answer.
     rows, seen = [], set()
     for _, index, annotator, answer in sorted(judged + gold_answers):
         if (index, annotator) not in seen:

@@ -10,7 +10,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotation.models import VerificationRequest
+from annotation.models import Judgment, VerificationRequest
 from leaderboard.jobs import enqueue_estimate, enqueue_ingest, enqueue_plan
 from leaderboard.models import Run, Task
 from leaderboard.services.lifecycle import fail_run
@@ -28,9 +28,9 @@ def watchdog(*, now: datetime | None = None) -> dict[str, int]:
     killed); after ``PIPELINE_MAX_ATTEMPTS`` it fails with the reason and its quota is
     refunded. A run awaiting labels is waiting for people, not for the platform, unless none of
     its items is still pending: then it is planned again. A task whose requested estimation never
-    ran gets one; mail still pending (its message lost, or refused by the mail server) is sent
-    again, and so is an organizer's upload still waiting to be loaded. Returns counts of what it
-    did.
+    ran gets one, and so does a task with counted answers no engine job has read since; mail
+    still pending (its message lost, or refused by the mail server) is sent again, and so is an
+    organizer's upload still waiting to be loaded. Returns counts of what it did.
     """
     now = now or timezone.now()
     deadline = now - timedelta(seconds=settings.PIPELINE_STUCK_SECONDS)
@@ -87,6 +87,11 @@ def watchdog(*, now: datetime | None = None) -> dict[str, int]:
     ).values_list("pk", flat=True):
         enqueue_estimate(task_id, force=True)
         done["estimates"] += 1
+    # A resolution asks for its estimation after its commit: a web worker that died in between
+    # left counted judgments that no engine job has read (numbered) since.
+    unread = Judgment.objects.filter(counted=True, seq=None, created_at__lt=deadline)
+    for task_id in set(unread.values_list("request__task_id", flat=True)):
+        done["estimates"] += enqueue_estimate(task_id)
     done["mail"] = resend_stuck_notifications(now=now)
     done["uploads"], done["uploads_failed"] = resend_stuck_uploads(now=now)
     if any(done.values()):

@@ -15,6 +15,7 @@ from annotation.services import (
     pause_annotator,
     undo_answer,
 )
+from annotation.services.judgments import number_judgments
 from leaderboard.models import Item
 
 from pipeline_support import annotator, requested_queue
@@ -100,6 +101,7 @@ def test_an_answer_that_completed_the_item_is_undone_like_any_other():
     user = annotator(task)
     out = answer(user, lease_for(task, user))
     assert out.resolved
+    assert number_judgments(task.pk) == 1  # an engine job read it
     undo = undo_answer(annotator=user, client_id=out.record.client_id)
     task.refresh_from_db()
     withdrawn = Judgment.objects.get()
@@ -119,7 +121,8 @@ def test_undoing_one_of_two_judgments_keeps_the_other_and_asks_for_one_again():
     first = answer(a, lease_for(task, a), "correct")
     second = answer(b, lease_for(task, b), "incorrect")
     assert second.resolved
-    undo_answer(annotator=b, client_id=second.record.client_id)
+    assert number_judgments(task.pk) == 1
+    undo_answer(annotator=b, client_id=second.record.client_id)  # version 2
     request = VerificationRequest.objects.get()
     assert (request.state, request.judgments_counted, request.judgments_required) == (
         "pending",
@@ -131,8 +134,9 @@ def test_undoing_one_of_two_judgments_keeps_the_other_and_asks_for_one_again():
     assert claim_assignments(task=task, annotator=c).status == "empty"
     Assignment.objects.filter(annotator=b, state="active").update(state="released")
     assert answer(c, lease_for(task, c), "correct").resolved
+    assert number_judgments(task.pk) == 3
     live = Judgment.objects.filter(withdrawn_at=None, counted=True).order_by("seq")
-    assert [(j.annotator.username, j.seq) for j in live] == [("a", 1), ("c", 4)]
+    assert [(j.annotator.username, j.seq) for j in live] == [("a", 1), ("c", 3)]
 
 
 def test_undoing_a_skip_lets_the_annotator_answer_the_item():

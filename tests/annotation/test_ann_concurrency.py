@@ -26,6 +26,7 @@ from annotation.services import (
     release,
     request_verification,
 )
+from annotation.services.judgments import number_judgments
 from leaderboard.models import Item, Task
 
 from pipeline_support import add_items, annotator, make_task
@@ -143,9 +144,10 @@ def check(task, acked):
     assert all(r.state == "resolved" for r in requests)
     resolved_items = Item.objects.filter(task=task, verification_request__isnull=False)
     assert not resolved_items.filter(verified_at=None).exists()
-    # Every counted answer (judgment or gold answer) has its own number, in one sequence with
-    # no gap: the task's judgment set of any version is well defined.
-    task.refresh_from_db()
+    # Once an engine job has read them, every counted answer has a number: a gold answer its
+    # own, the judgments the version that reader made. The judgment set of any version is well
+    # defined.
+    version = number_judgments(task.pk)
     seqs = sorted(
         [
             *Judgment.objects.filter(request__task=task, counted=True).values_list(
@@ -156,7 +158,9 @@ def check(task, acked):
             ),
         ]
     )
-    assert seqs == list(range(1, task.labels_version + 1))
+    assert None not in seqs and max(seqs) == version
+    gold_seqs = GoldAnswer.objects.filter(gold__task=task, correct__isnull=False)
+    assert len(set(gold_seqs.values_list("seq", flat=True))) == gold_seqs.count()
     return len(stored)
 
 

@@ -1,10 +1,13 @@
 """One lock order for a task's requests and its judgment set: the task row first.
 
 The planner's write transaction locks the task row (checking its lease) and then asks requests
-again (locking their rows); an answer locks its request and takes the next judgment-set version
-(an update of the task row). Taken in opposite orders, the two deadlock on PostgreSQL, which an
-integration run on CI hit. Here the planner holds the task row while the answer starts, so the
-answer must wait for it rather than lock its request first.
+again (locking their rows). An answer once locked its request and then took the next
+judgment-set version (an update of the task row): taken in opposite orders, the two deadlocked on
+PostgreSQL, which an integration run on CI hit. A counted answer now never takes the task row
+(the engine numbers answers when it reads), so it does not wait for the planner at all; the
+planner looks at the answers only once it holds the request's row, so a look is asked on an
+item either before the answer (which then counts towards it) or not at all (the answer came
+after the version the look was chosen from).
 """
 
 from __future__ import annotations
@@ -55,9 +58,11 @@ def _race(task, item, answer):
     planner.join()
     assert errors == []
     request = VerificationRequest.objects.get(item=item)
-    assert (request.judgments_required, request.judgments_counted) == (2, 1)
-    assert request.state == VerificationRequest.State.PENDING
     assert Judgment.objects.filter(request=request, counted=True).count() == 1
+    assert (request.judgments_required, request.judgments_counted, request.state) in (
+        (2, 1, VerificationRequest.State.PENDING),  # asked again first; the answer counts to it
+        (1, 1, VerificationRequest.State.RESOLVED),  # answered first: the look was out of date
+    )
 
 
 def test_an_answer_waits_for_a_planning_round_that_asks_its_item_again(sent_messages):

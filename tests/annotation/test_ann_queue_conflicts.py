@@ -19,8 +19,9 @@ from annotation.services import (
     request_verification,
     undo_answer,
 )
+from annotation.services.judgments import number_judgments
 from evaluation.services import plan_run
-from leaderboard.models import Task, TeamDeparture
+from leaderboard.models import TeamDeparture
 from leaderboard.services.teams import leave_team
 
 from pipeline_support import PipelineDriver, add_items, add_run, annotator, make_task, make_team
@@ -91,7 +92,7 @@ def test_a_request_opened_again_covers_the_teams_of_runs_that_came_while_it_was_
     ask_again(
         task=task,
         item_ids=[answered_first],
-        seen_version=Task.objects.get(pk=task.pk).labels_version,
+        seen_version=number_judgments(task.pk),
         run_items=[(run.team_id, run.predictions.arrays()[0])],
     )
     # ... and an undone answer on the last re-open them: still never for the late team.

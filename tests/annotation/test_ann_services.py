@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 
 from annotation.models import Judgment, VerificationRequest
 from annotation.services import JudgmentError, request_verification, submit_judgment
+from annotation.services.judgments import number_judgments
 
 from pipeline_support import PipelineDriver, add_items, annotator, make_task
 
@@ -26,7 +27,7 @@ def _req(item):
     return VerificationRequest.objects.get(item=item)
 
 
-def test_first_counted_answer_resolves_and_numbers_the_judgment(
+def test_first_counted_answer_resolves_and_the_next_reader_numbers_it(
     setup, django_capture_on_commit_callbacks
 ):
     task, items, driver = setup
@@ -36,9 +37,12 @@ def test_first_counted_answer_resolves_and_numbers_the_judgment(
     assert out.created and out.resolved
     items[0].refresh_from_db()
     task.refresh_from_db()
-    assert out.judgment.seq == 1 and items[0].verified_at is not None
-    assert task.labels_version == 1 and task.estimate_pending
+    assert out.judgment.seq is None and items[0].verified_at is not None
+    assert task.labels_version == 0 and task.estimate_pending
     assert driver.sent == [("evaluation.estimate_task", [task.pk])]
+    assert number_judgments(task.pk) == 1
+    out.judgment.refresh_from_db()
+    assert out.judgment.seq == 1
 
 
 def test_retry_with_the_same_client_id_stores_once(setup):
@@ -53,8 +57,7 @@ def test_retry_with_the_same_client_id_stores_once(setup):
     )
     assert first.created and not again.created
     assert again.judgment.pk == first.judgment.pk and Judgment.objects.count() == 1
-    task.refresh_from_db()
-    assert task.labels_version == 1
+    assert number_judgments(task.pk) == 1
 
 
 def test_a_second_answer_on_the_same_item_is_refused(setup):
@@ -127,8 +130,9 @@ def test_late_answer_after_resolution_is_kept_uncounted(setup):
     late = submit_judgment(request_id=req.pk, annotator=annotator(task, "b"), answer="incorrect")
     assert late.created and not late.judgment.counted and not late.resolved
     assert late.judgment.seq is None
-    task.refresh_from_db()
-    assert task.labels_version == 1
+    assert number_judgments(task.pk) == 1
+    late.judgment.refresh_from_db()
+    assert late.judgment.seq is None  # never counted, never numbered
 
 
 def test_request_verification_skips_items_already_requested(setup):

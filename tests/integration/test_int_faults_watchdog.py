@@ -184,8 +184,9 @@ def test_an_estimation_requested_but_never_run_is_resent(
         timeout=40,
         message="the re-sent estimation's snapshot",
     )
-    # It rests on every answer given while its first message was lost.
-    assert snapshot.labels_version == labels_version
+    # It rests on every answer given while its first message was lost: the estimation
+    # numbered them all as one new version of the judgment set.
+    assert snapshot.labels_version == labels_version + 1
     assert (
         Judgment.objects.filter(
             request__task=task, counted=True, seq__lte=snapshot.labels_version

@@ -54,7 +54,8 @@ def _state_at(task, runs, answers, gold, version) -> TaskState:
     if gold:
         state.set_gold([g[0] for g in gold], [g[1] for g in gold])
     live = answers[(answers[:, 3] <= version) & (answers[:, 4] > version)]
-    live = live[np.argsort(live[:, 3], kind="stable")]
+    # By version, then item and annotator (answers numbered by one reader share a version).
+    live = live[np.lexsort((live[:, 1], live[:, 0], live[:, 3]))]
     # An annotator counts once per item (a gold item may also have been drawn): the first answer.
     _, first = np.unique(live[:, :2], axis=0, return_index=True)
     live = live[np.sort(first)]

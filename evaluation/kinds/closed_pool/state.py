@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from annotation.selectors import pending_items, stuck_items, working_annotators
+from annotation.services.judgments import number_judgments
 from evaluation.core.closed_pool import PoolDesign, PoolSampling, PoolState
 from evaluation.core.labels import item_labels
 from evaluation.core.state import TaskState
@@ -72,9 +73,8 @@ def load_pool_state(task: Task) -> LoadedPool:
 
     Raises ``ValueError`` when the stored record does not match the stored rounds or items.
     """
-    labels_version, n_items = (
-        Task.objects.filter(pk=task.pk).values_list("labels_version", "n_items").get()
-    )
+    labels_version = number_judgments(task.pk)
+    n_items = Task.objects.filter(pk=task.pk).values_list("n_items", flat=True).get()
     runs = list(engine_runs(task))
     state = PoolState(int(n_items))
     outputs = {o.run_id: o for o in PoolRunOutputs.objects.filter(run_id__in=[r.pk for r in runs])}

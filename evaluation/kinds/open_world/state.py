@@ -30,6 +30,7 @@ import numpy.typing as npt
 from django.conf import settings
 
 from annotation.selectors import stuck_items, working_annotators
+from annotation.services.judgments import number_judgments
 from evaluation.core.designs import ServiceDesign
 from evaluation.core.designs.interface import ServiceRecord
 from evaluation.core.results import RoundRecord
@@ -91,12 +92,13 @@ class LoadedTask(LoadedEngine[TaskState, ServiceDesign]):
 
 def load_task_state(task: Task) -> LoadedTask:
     """Load ``task``'s runs, judgments, gold, reference sample and replayed sampling record."""
-    # Read the version first: answers up to it are committed, later ones are left out, so the
-    # state rests on exactly the judgment set ``labels_version`` names, however busy the queue.
-    # The item count is read after the runs and the reference sample, so it covers every item
-    # they name even if an upload commits meanwhile.
-    labels_version, reference_version = (
-        Task.objects.filter(pk=task.pk).values_list("labels_version", "reference_version").get()
+    # The version first (numbering the answers committed so far): later ones are left out, so
+    # the state rests on exactly the judgment set ``labels_version`` names, however busy the
+    # queue. The item count is read after the runs and the reference sample, so it covers every
+    # item they name even if an upload commits meanwhile.
+    labels_version = number_judgments(task.pk)
+    reference_version = (
+        Task.objects.filter(pk=task.pk).values_list("reference_version", flat=True).get()
     )
     runs = list(engine_runs(task))
     reference = list(
