@@ -36,7 +36,10 @@ the campaign, ``estimate(state)`` (``--estimate-repeats`` times: min/median), th
 differences of every pair of runs and their max-t rank intervals on the three measures (what the
 estimation job adds for the board's ranks, issue 31: estimate + ranks <= 2 s), and for one NEW run
 (5% of its items never seen before, so it is not fully covered and the planner takes its full
-path): ``add_items`` + ``add_run`` and ``plan`` round 1.
+path): ``add_items`` + ``add_run`` and ``plan`` round 1. Each phase's CPU time is kept beside
+its wall clock (on a shared machine the wall clock measures the queue), and ``digest`` hashes
+every number the ranks rest on, so that two versions of the engine can be compared bit for bit
+on this task (run this script from a checkout of each).
 
 Usage::
 
@@ -49,6 +52,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import statistics
@@ -353,12 +357,13 @@ def main(argv=None) -> int:
     # 3b. what the estimation job adds for the board's ranks: the paired differences of every
     # run (all K (K - 1) / 2 pairs) and the max-t rank intervals of the three measures
     # (evaluation/kinds/open_world/paired_ranks.py), on the estimate's results
-    rank_times, rank_cpu, paired_times = [], [], []
+    rank_times, rank_cpu, paired_times, paired_cpu = [], [], [], []
     for _ in range(args.estimate_repeats):
         state.design_state[est_design.name].labels_cache = None
         t, c = time.perf_counter(), time.process_time()
         paired = paired_differences(est_design, state, estimates=estimates)
         paired_times.append(time.perf_counter() - t)
+        paired_cpu.append(time.process_time() - c)
         ranks = {
             m: paired_rank_intervals(
                 paired[m], family_level=est_design.confidence, rng=np.random.default_rng(0)
@@ -436,7 +441,12 @@ def main(argv=None) -> int:
             "min_s": min(rank_times),
             "median_s": statistics.median(rank_times),
             "paired_differences_median_s": statistics.median(paired_times),
+            "paired_differences_cpu_median_s": statistics.median(paired_cpu),
             "cpu_median_s": statistics.median(rank_cpu),
+            # The job's engine part in CPU seconds: estimate, paired differences, ranks.
+            "estimate_and_ranks_cpu_median_s": statistics.median(est_cpu)
+            + statistics.median(rank_cpu),
+            "digest": _paired_digest(paired, ranks),
             "estimate_and_ranks_median_s": statistics.median(est_times)
             + statistics.median(rank_times),
             "target_s": TARGET_ESTIMATE_S,
@@ -476,6 +486,19 @@ def main(argv=None) -> int:
         return 0
     _print_report(out, args)
     return 0
+
+
+def _paired_digest(paired: dict, ranks: dict) -> str:
+    """A hash of every number the snapshot's ranks rest on (the paired differences' values,
+    covariances and identical runs; the rank intervals and their levels), to compare two
+    versions of the engine bit for bit on this task."""
+    h = hashlib.sha256()
+    for m in OPEN_MEASURES:
+        for array in (paired[m].values, paired[m].covariance, paired[m].identical):
+            h.update(np.ascontiguousarray(array).tobytes())
+        r = ranks[m]
+        h.update(repr((r.best, r.worst, r.ranked, r.level)).encode())
+    return h.hexdigest()[:16]
 
 
 def _snapshot(state: TaskState, name: str):
@@ -542,6 +565,12 @@ def _print_report(out: dict, args) -> None:
             out["paired_ranks"]["estimate_and_ranks_median_s"],
             f"target <= {e['target_s']:.0f} s: "
             f"{'ok' if out['paired_ranks']['meets_target'] else 'MISSED'}",
+        ),
+        (
+            "estimate + paired ranks: CPU medians summed",
+            out["paired_ranks"]["estimate_and_ranks_cpu_median_s"],
+            f"paired differences {out['paired_ranks']['paired_differences_cpu_median_s']:.3f} s;"
+            f" digest {out['paired_ranks']['digest']}",
         ),
         ("new run: add_items + add_run", sec["new_add"], ""),
         (

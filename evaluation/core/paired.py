@@ -58,6 +58,7 @@ from paired differences").
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -77,6 +78,8 @@ __all__ = ["PairedDifferences", "joint_covariance", "paired_differences"]
 METHOD = "paired-normal"
 PRECISION_VARIANCES = ("larger", "estimator", "interval")
 RECALL_MODELS = ("verified", "reference")
+# Items of a run compared before two runs of one size are compared in full (:func:`_identical`).
+_SPREAD_POSITIONS = 64
 
 
 class _Design(Protocol):
@@ -187,7 +190,9 @@ def paired_differences(
     runs : sequence of int, optional
         Run indices (default: every run).
     estimates : sequence of RunEstimate, optional
-        ``design.estimate(state, runs)`` when already computed (any level).
+        ``design.estimate(state, runs)`` when already computed (any level). Their
+        ``precision_parts``, when every one carries them, are the runs' precision pieces;
+        otherwise the design computes them again.
     precision_variance : str
         Each run's precision variance on the covariance's diagonal: ``"estimator"`` the
         design's own variance of the estimate (``PrecisionParts.variance``); ``"interval"``
@@ -231,7 +236,7 @@ def paired_differences(
     identical = _identical(items)
     ids = tuple(runs)
     p_values = np.array([e.precision.value for e in estimates], dtype=float)
-    parts = design.precision_parts(state, runs)
+    parts = _estimated_parts(design, state, runs, estimates)
     own = np.array([_parts_variance(part) for part in parts])
     read_off = np.array([_variance(e.precision) for e in estimates])
     if precision_variance == "larger":
@@ -260,6 +265,17 @@ def paired_differences(
         "recall": PairedDifferences(ids, "recall", r_values, r_cov, identical),
         "f1": PairedDifferences(ids, "f1", f_values, f_cov, identical),
     }
+
+
+def _estimated_parts(
+    design: _Design, state: TaskState, runs: Sequence[int], estimates: Sequence[RunEstimate]
+) -> list[PrecisionParts]:
+    """Each run's precision pieces: those its estimate carries (``RunEstimate.precision_parts``:
+    the estimate has just computed every run's post-strata, the largest cost of a pass), else
+    the design's. What is read here does not depend on the estimate's level."""
+    carried = [e.precision_parts for e in estimates]
+    parts = [part for part in carried if isinstance(part, PrecisionParts)]
+    return parts if len(parts) == len(carried) else design.precision_parts(state, runs)
 
 
 def _parts_variance(part: PrecisionParts) -> float:
@@ -297,33 +313,53 @@ def _verified_recall(
     return values, cov, slope, float(rel[c]), total
 
 
+# The estimates share one level or two: each quantile once (scipy's ppf took 0.05 s for the 300
+# look-ups of 100 runs).
+_quantile = functools.lru_cache(maxsize=16)(normal_quantile)
+
+
 def _variance(estimate: IntervalEstimate) -> float:
     """The normal-equivalent variance of a marginal interval, ``((high - low) / 2z)^2``."""
     if not math.isfinite(estimate.value):
         return math.nan
-    return ((estimate.high - estimate.low) / (2.0 * normal_quantile(estimate.level))) ** 2
+    return ((estimate.high - estimate.low) / (2.0 * _quantile(estimate.level))) ** 2
 
 
 def _precision_gram(parts: Sequence[PrecisionParts], state: TaskState) -> np.ndarray:
     """Gram matrix of the runs' linearised precision errors: design part (sampled items, each
-    ``sqrt(1 - pi) c e``) and label part (every verified item, ``c sqrt(v)``)."""
-    n = state.n_items
-    rows, cols, data = [], [], []
-    for a, part in enumerate(parts):
+    ``sqrt(1 - pi) c e``) and label part (every verified item, ``c sqrt(v)``).
+
+    One column per item with a non-zero piece in some run, in item order, the design parts
+    before the label parts: the sparse product sums every entry over the shared items in that
+    order, as it did with a column for every item of the task (twice), so the matrix is the same
+    bit for bit at a third of the cost (docs/BENCHMARKS.md, the paired ranks at 100 runs x 1 M
+    predictions: most of those columns were empty).
+    """
+    k = len(parts)
+    if not k:
+        return np.zeros((0, 0))
+    pieces = []
+    for part in parts:
         pi = part.inclusion
         design = np.sqrt(np.clip(1.0 - pi, 0.0, 1.0)) * part.coefficients * part.residuals
         label = part.coefficients * np.sqrt(np.maximum(part.variances, 0.0))
-        for offset, values in ((0, design), (n, label)):
-            keep = values != 0.0
-            rows.append(np.full(int(keep.sum()), a))
-            cols.append(part.items[keep] + offset)
-            data.append(values[keep])
-    k = len(parts)
-    if not rows:
-        return np.zeros((k, k))
+        pieces.append([(part.items[v != 0.0], v[v != 0.0]) for v in (design, label)])
+    held = np.zeros(state.n_items, dtype=bool)
+    for run_pieces in pieces:
+        for items, _ in run_pieces:
+            held[items] = True
+    column = np.cumsum(held) - 1
+    width = int(np.count_nonzero(held))
+    indices, data, ends = [], [], [0]
+    for run_pieces in pieces:
+        for offset, (items, values) in zip((0, width), run_pieces, strict=True):
+            indices.append(column[items] + offset)
+            data.append(values)
+        ends.append(ends[-1] + sum(v.size for _, v in run_pieces))
     m = sparse.csr_matrix(
-        (np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))), shape=(k, 2 * n)
+        (np.concatenate(data), np.concatenate(indices), np.array(ends)), shape=(k, 2 * width)
     )
+    m.sort_indices()  # a no-op when each run's items are sorted, as a task state keeps them
     gram: np.ndarray = np.asarray((m @ m.T).todense())
     return gram
 
@@ -392,12 +428,20 @@ def _f1_precision_slope(p: np.ndarray, r: np.ndarray) -> np.ndarray:
 
 
 def _identical(items: Sequence[np.ndarray]) -> np.ndarray:
-    """``K x K``: the runs predict the same item sets."""
+    """``K x K``: the runs predict the same item sets.
+
+    Only runs of one size with the same items at a few spread positions are compared in full
+    (hashing every run's items took 0.3 s at 100 runs x 1 M predictions)."""
     k = len(items)
     same = np.eye(k, dtype=bool)
-    keys = [(a.size, hash(a.tobytes())) for a in items]
-    for i in range(k):
-        for j in range(i + 1, k):
-            if keys[i] == keys[j] and np.array_equal(items[i], items[j]):
-                same[i, j] = same[j, i] = True
+    alike: dict[tuple[int, bytes], list[int]] = {}
+    for i, run_items in enumerate(items):
+        step = max(1, run_items.size // _SPREAD_POSITIONS)
+        key = (run_items.size, run_items[::step].tobytes() + run_items[-1:].tobytes())
+        alike.setdefault(key, []).append(i)
+    for group in alike.values():
+        for n, i in enumerate(group):
+            for j in group[n + 1 :]:
+                if np.array_equal(items[i], items[j]):
+                    same[i, j] = same[j, i] = True
     return same

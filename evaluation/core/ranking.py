@@ -319,8 +319,10 @@ def _max_t_quantile(
     """The ``family_level`` quantile of ``max |Z_a - Z_b| / se_ab`` over the testable pairs.
 
     One run against its testable partners at a time, on contiguous rows of the transposed
-    draws (a ``partners x draws`` temporary): at 100 runs (4,950 pairs, 20,000 draws) 6x less
-    CPU than gathering both columns of every pair, and the same numbers bit for bit."""
+    draws: at 100 runs (4,950 pairs, 20,000 draws) 6x less CPU than gathering both columns of
+    every pair, and the same numbers bit for bit. The partners are usually every later run, a
+    slice of the draws rather than a gathered copy, and their differences go to one buffer
+    (another third less, bit for bit again)."""
     a, _ = np.nonzero(testable)
     if a.size == 0:
         return normal_quantile(family_level)
@@ -331,14 +333,22 @@ def _max_t_quantile(
     z = np.ascontiguousarray((rng.standard_normal((draws, cov.shape[0])) @ root.T).T)
     var = np.diag(cov)
     biggest = np.zeros(draws)
+    buffer = np.empty_like(z)
     for i in np.unique(a):
         partners = np.flatnonzero(testable[i])
         se = np.sqrt(np.maximum(var[i] + var[partners] - 2.0 * cov[i, partners], 0.0))
-        t = z[partners] - z[i]
+        t = buffer[: partners.size]
+        np.subtract(z[_as_slice(partners)], z[i], out=t)
         np.abs(t, out=t)
         t /= se[:, None]
         np.maximum(biggest, t.max(axis=0), out=biggest)
     return float(np.quantile(biggest, family_level))
+
+
+def _as_slice(indices: np.ndarray) -> slice | np.ndarray:
+    """``indices`` (sorted, not empty) as a slice when they are consecutive."""
+    first, last = int(indices[0]), int(indices[-1])
+    return slice(first, last + 1) if last - first + 1 == indices.size else indices
 
 
 def _holm(t: np.ndarray, testable: np.ndarray, alpha: float) -> tuple[np.ndarray, float]:

@@ -68,12 +68,20 @@ class IntervalEstimate:
 
 @dataclass(frozen=True)
 class RunEstimate:
-    """Precision, recall and F1 of one run, estimated jointly."""
+    """Precision, recall and F1 of one run, estimated jointly.
+
+    ``precision_parts`` are the per-item pieces the precision was computed from, when the design
+    has them (the ``default`` design's :class:`.designs.precision.PrecisionParts`, not named
+    here: the designs import this module; ``None`` otherwise): :func:`.paired.paired_differences`
+    correlates them across runs instead of computing every run's post-strata again. They take
+    no part in comparisons or the ``repr``.
+    """
 
     run: int
     precision: IntervalEstimate
     recall: IntervalEstimate
     f1: IntervalEstimate
+    precision_parts: object | None = field(default=None, compare=False, repr=False)
 
     def metric(self, name: str) -> IntervalEstimate:
         """The estimate named ``"precision"``, ``"recall"`` or ``"f1"``."""

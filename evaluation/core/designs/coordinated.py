@@ -460,8 +460,8 @@ class CoordinatedPoissonDesign:
         self, state: TaskState, runs: Sequence[int] | None = None
     ) -> list[PrecisionParts]:
         """Each run's precision with its per-item pieces (verified items, coefficients,
-        residuals, inclusion probabilities), as :meth:`estimate` computes it: what
-        :mod:`..paired` correlates across runs."""
+        residuals, inclusion probabilities), as :meth:`estimate` computes it (and keeps in each
+        ``RunEstimate.precision_parts``): what :mod:`..paired` correlates across runs."""
         rec = self.record(state)
         labels = self.labels(state, rec)
         known = rec.known(labels)
@@ -526,5 +526,5 @@ class CoordinatedPoissonDesign:
             f1 = f1_estimate(
                 parts.estimate, parts.variance, recall, level=level, method=self.interval
             )
-            out.append(RunEstimate(i, parts.estimate, recall.estimate, f1))
+            out.append(RunEstimate(i, parts.estimate, recall.estimate, f1, parts))
         return out

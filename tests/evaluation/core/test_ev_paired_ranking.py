@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 
+from evaluation.core import ranking as paired_ranking
 from evaluation.core.measures import OPEN_MEASURES
 from evaluation.core.paired import PairedDifferences
 from evaluation.core.ranking import PAIRED_METHODS, RankIntervals, paired_rank_intervals
@@ -92,6 +93,45 @@ def test_max_t_is_reproducible_and_reports_its_pairwise_level():
     assert a == b
     # Six pairs: the max-t quantile lies between the single pair's and Bonferroni's.
     assert 0.95 < a.level < 1 - 0.05 / 6 + 1e-3
+
+
+def previous_max_t_quantile(cov, testable, family_level, rng, draws):
+    """The max-t quantile as the core computed it before: every run's partners gathered."""
+    a, _ = np.nonzero(testable)
+    vals, vecs = np.linalg.eigh(cov)
+    root = vecs * np.sqrt(np.clip(vals, 0.0, None))
+    z = np.ascontiguousarray((rng.standard_normal((draws, cov.shape[0])) @ root.T).T)
+    var = np.diag(cov)
+    biggest = np.zeros(draws)
+    for i in np.unique(a):
+        partners = np.flatnonzero(testable[i])
+        se = np.sqrt(np.maximum(var[i] + var[partners] - 2.0 * cov[i, partners], 0.0))
+        t = z[partners] - z[i]
+        np.abs(t, out=t)
+        t /= se[:, None]
+        np.maximum(biggest, t.max(axis=0), out=biggest)
+    return float(np.quantile(biggest, family_level))
+
+
+@pytest.mark.parametrize("k", [2, 3, 5, 12, 40])
+def test_max_t_quantile_is_the_previous_one_bit_for_bit(k):
+    rng = np.random.default_rng(k)
+    for trial in range(3):
+        factor = rng.normal(size=(k, max(1, k // 2 + trial))) * rng.uniform(0.001, 0.05, (k, 1))
+        cov = factor @ factor.T + np.diag(rng.uniform(0.0, 1e-4, k))
+        if k > 2:  # a copy of a run (semi-definite), and pairs left out (not consecutive)
+            cov[-1], cov[:, -1] = cov[0], cov[0]
+            cov[-1, -1] = cov[0, 0]
+        testable = np.triu(rng.random((k, k)) < (0.7 if trial else 1.0), 1)
+        if k > 2:
+            testable[0, -1] = False
+        if not testable.any():
+            testable[0, 1] = True
+        new = paired_ranking._max_t_quantile(
+            cov, testable, 0.95, np.random.default_rng([k, trial]), 2000
+        )
+        old = previous_max_t_quantile(cov, testable, 0.95, np.random.default_rng([k, trial]), 2000)
+        assert repr(new) == repr(old), (k, trial)
 
 
 def test_refusals():
