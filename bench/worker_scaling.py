@@ -13,9 +13,9 @@ task builds that task's engine state) unless ``--warm``.
 One task (issue 32): ``--tasks 1 --warm`` plans one task's ``--runs`` new runs, each worker's
 engine state cache warmed by one estimation of the task first (as ``bench/service_scale.py``'s
 speed-up did). ``--repeats`` measures every worker count that many times, alternating. Where a
-plan job's time goes is read from the workers' logs: ``plan timing`` lines (state load, planning,
-storing the round, waiting for the lease) and Celery's ``Retry in Ns`` lines (the back-off a busy
-job sleeps).
+plan job's time goes is read from the workers' logs: ``plan lease`` and ``plan timing`` lines
+(the state loaded before the lease, waiting for it, catching up or loading under it, planning,
+storing the round) and Celery's ``Retry in Ns`` lines (the back-off a busy job sleeps).
 
 Usage::
 
@@ -53,7 +53,7 @@ from service_scale import (
     with_database,
 )
 
-PLAN_TIMING = re.compile(r"plan timing run \d+ round \d+: (.*)$")
+PLAN_TIMING = re.compile(r"plan (?:timing|lease) run \d+[^:]*: (.*)$")
 PHASE = re.compile(r"(\w+) ([0-9.]+) s")
 RETRY = re.compile(r"evaluation\.plan_run\[[^\]]+\] retry: Retry in (\d+)s")
 
