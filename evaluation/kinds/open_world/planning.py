@@ -37,8 +37,16 @@ log = logging.getLogger(__name__)
 
 
 def prepare_plan(run: Run) -> LoadedTask:
-    """``run``'s task state, loaded before the engine lease is taken (see :func:`plan_locked`)."""
-    return load_task_state(run.task)
+    """``run``'s task state, loaded before the engine lease is taken (see :func:`plan_locked`),
+    with its label view fitted.
+
+    The label view (the annotator model fitted to the judgments, about 40% of a first round's
+    planning at 10 runs x 1,000,000 predictions) rests on the judgments and the runs, not on the
+    rounds: the design caches it on the record, and :func:`.state.catch_up`'s replay keeps it.
+    """
+    loaded = load_task_state(run.task)
+    loaded.design.labels(loaded.state)
+    return loaded
 
 
 def plan_locked(run: Run, token: str, prepared: LoadedTask | None = None) -> str:

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from django.db import transaction
 
+from evaluation.core.designs import coordinated
 from evaluation.kinds.open_world import state as engine_state
 from evaluation.kinds.open_world.planning import plan_locked, prepare_plan
 from evaluation.kinds.open_world.state import catch_up, forget_cached_states, load_task_state
@@ -19,7 +20,15 @@ from evaluation.models import Draw, PlanRound
 from evaluation.services import plan_run
 from leaderboard.models import Run, Task
 
-from pipeline_support import PipelineDriver, add_items, add_run, make_task, make_team
+from pipeline_support import (
+    PipelineDriver,
+    add_items,
+    add_run,
+    annotator,
+    answer_all,
+    make_task,
+    make_team,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -88,6 +97,9 @@ def test_a_snapshot_caught_up_equals_a_load_under_the_lease(monkeypatch):
 def test_a_round_planned_on_a_caught_up_snapshot_is_the_round_a_load_plans(monkeypatch):
     task, runs = _task_with_runs(monkeypatch)
     assert plan_run(runs[0].pk) == "sample"
+    # Answers, so that the label view the snapshot fits before the lease is not a trivial one.
+    truth = {i: i % 3 != 0 for i in range(3000)}
+    assert answer_all(task, truth, annotator(task)) > 0
     checkpoint = transaction.savepoint()
     snapshot = prepare_plan(Run.objects.select_related("task").get(pk=runs[1].pk))
     assert plan_run(runs[2].pk) == "sample"
@@ -126,3 +138,16 @@ def test_a_snapshot_whose_rounds_vanished_loads_the_task_again(monkeypatch):
     engine_state.forget_cached_states()
     caught = catch_up(snapshot)
     assert caught is not snapshot and caught.rounds == []
+
+
+def test_the_label_view_is_fitted_before_the_lease(monkeypatch):
+    task, runs = _task_with_runs(monkeypatch)
+    assert plan_run(runs[0].pk) == "sample"
+    assert answer_all(task, {i: i % 3 != 0 for i in range(3000)}, annotator(task)) > 0
+    snapshot = prepare_plan(Run.objects.select_related("task").get(pk=runs[1].pk))
+    assert plan_run(runs[2].pk) == "sample"
+    fits = []
+    fit = coordinated.item_labels
+    monkeypatch.setattr(coordinated, "item_labels", lambda *a, **k: fits.append(1) or fit(*a, **k))
+    assert _plan_with(runs[1], snapshot) == "sample"
+    assert fits == []  # under the lease: the snapshot's fit, kept through the catch-up
