@@ -193,6 +193,9 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--warm", action="store_true", help="warm every worker's cache first")
     ap.add_argument("--repeats", type=int, default=1, help="alternating, per worker count")
+    ap.add_argument(
+        "--reuse", action="store_true", help="measure on the database a previous run built"
+    )
     ap.add_argument("--json", metavar="PATH")
     args = ap.parse_args(argv)
     base_url = os.environ.get("DATABASE_URL", "")
@@ -205,9 +208,19 @@ def main(argv=None) -> int:
     args.tmp = tempfile.mkdtemp(prefix="worker-scaling-")
     redis, redis_url = start_redis(args.tmp)
     try:
-        recreate_database(base_url)
+        if not args.reuse:
+            recreate_database(base_url)
         setup_django(base_url, redis_url)
-        task_ids = build(args)
+        if args.reuse:
+            from leaderboard.models import Task
+
+            task_ids = list(
+                Task.objects.filter(slug__startswith="scaling-")
+                .order_by("pk")
+                .values_list("pk", flat=True)
+            )
+        else:
+            task_ids = build(args)
         from django.db import connections
 
         connections.close_all()
