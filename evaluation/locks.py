@@ -10,7 +10,7 @@ its own (:func:`assert_lock_held`), so a job that outlived its lease writes noth
 A job that finds the lease taken waits for it a little (``wait``: polls a few times a tenth of a
 second apart) before giving up with :class:`EngineBusy`: a plan job holds the lease for well under
 a second, and Celery's retry back-off counts in whole seconds, so a second worker on one task lost
-more to sleeping than it gained (docs/BENCHMARKS.md, "Two workers on one task").
+more to sleeping than it gained (docs/BENCHMARKS.md, "2 workers on one task").
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""A job that finds its task's engine lease taken waits for it a little (``ENGINE_LOCK_WAIT_SECONDS``)
-instead of going back to Celery's back-off at once, which sleeps whole seconds against plan jobs
-of a fraction of one (docs/BENCHMARKS.md, "Two workers on one task"); past the wait it is busy as
-before, and writes nothing."""
+"""A job that finds its task's engine lease taken waits for it a little
+(``ENGINE_LOCK_WAIT_SECONDS``) instead of going back to Celery's back-off at once, which sleeps
+whole seconds against plan jobs of a fraction of one (docs/BENCHMARKS.md, "2 workers on one
+task"); past the wait it is busy as before, and writes nothing."""
 
 from __future__ import annotations
 
