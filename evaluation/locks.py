@@ -7,9 +7,9 @@ blocks annotators' writes, and a worker killed mid-job frees the task when its l
 write of a job re-checks, in its own transaction with the task row locked, that the lease is still
 its own (:func:`assert_lock_held`), so a job that outlived its lease writes nothing.
 
-A job that finds the lease taken waits for it a little (``wait``: polls a few times a tenth of a
-second apart) before giving up with :class:`EngineBusy`: a plan job holds the lease for well under
-a second, and Celery's retry back-off counts in whole seconds, so a second worker on one task lost
+A job that finds the lease taken waits for it a little (``wait`` seconds, polling 10-100 ms
+apart) before giving up with :class:`EngineBusy`: a plan job holds the lease for well under a
+second, and Celery's retry back-off counts in whole seconds, so a second worker on one task lost
 more to sleeping than it gained (docs/BENCHMARKS.md, "2 workers on one task").
 """
 

@@ -2,9 +2,9 @@
 those judgments.
 
 Called by :func:`evaluation.services.plan_run` with the engine lease held, on the task's state
-it loaded before taking the lease. Each round is the
-run's own: the design (:class:`~evaluation.core.designs.ServiceDesign`) draws new items from the
-run's predictions and asks further looks at items already judged; the round is stored as a
+it loaded before taking the lease. Each round is the run's own: the design
+(:class:`~evaluation.core.designs.ServiceDesign`) draws new items from the run's predictions and
+asks further looks at items already judged; the round is stored as a
 :class:`PlanRound` with its levels (what the replay needs), a :class:`Draw` per item and a
 :class:`Look` per further look, and the run awaits their answers. The estimation moves it on
 (:mod:`.estimation`).

@@ -20,7 +20,7 @@ other design settings, a re-created database) rebuilds the task from scratch.
 A plan job loads its state before it takes the task's engine lease, so that two workers on one
 task load in parallel; under the lease :func:`catch_up` replays on it the rounds other jobs stored
 meanwhile, the only part of the state the next round depends on that a job of another worker
-writes (docs/ARCHITECTURE.md, "The engine lease").
+writes (docs/ARCHITECTURE.md, "One job per task at a time").
 """
 
 from __future__ import annotations
