@@ -1,8 +1,8 @@
 """Speed-up from adding Celery workers, across tasks and within one task.
 
-``bench/service_scale.py`` measures 1 -> 2 workers on ONE task: planning and estimation of a task
-hold its engine lease, so a second worker there only waits. This script measures what a second
-worker buys across tasks: ``--tasks`` tasks, each with ``--runs`` synthetic runs of
+Planning and estimation of a task hold its engine lease, and each round depends on the earlier
+ones, so within one task a second worker can only load in parallel (docs/BENCHMARKS.md). This
+script measures what a second worker buys: ``--tasks`` tasks, each with ``--runs`` synthetic runs of
 ``--predictions`` predictions (the generator of ``bench/engine_scale.py``), are ingested with no
 message sent; the database is copied once per worker count, and N workers (``--pool=solo``, the
 production shape of one process per core) plan every run's first round. Wall time from the
