@@ -1,19 +1,29 @@
-"""Speed-up from adding Celery workers when several tasks are busy at once.
+"""Speed-up from adding Celery workers, across tasks and within one task.
 
-``bench/service_scale.py`` measures 1 -> 2 workers on ONE task: planning and estimation of a task
-hold its engine lease, so a second worker there only waits. This script measures what a second
-worker buys across tasks: ``--tasks`` tasks, each with ``--runs`` synthetic runs of
+Planning and estimation of a task hold its engine lease, and each round depends on the earlier
+ones, so within one task a second worker can only load in parallel (docs/BENCHMARKS.md). This
+script measures what a second worker buys: ``--tasks`` tasks, each with ``--runs`` synthetic runs of
 ``--predictions`` predictions (the generator of ``bench/engine_scale.py``), are ingested with no
 message sent; the database is copied once per worker count, and N workers (``--pool=solo``, the
 production shape of one process per core) plan every run's first round. Wall time from the
 first message to the moment no run is ``queued`` or ``planning``; the messages interleave the
 tasks (the k-th run of every task, then the next); every worker starts cold (its first job on a
-task builds that task's engine state).
+task builds that task's engine state) unless ``--warm``.
+
+One task (issue 32): ``--tasks 1 --warm`` plans one task's ``--runs`` new runs, each worker's
+engine state cache warmed by one estimation of the task first (as ``bench/service_scale.py``'s
+speed-up did). ``--repeats`` measures every worker count that many times, alternating. Where a
+plan job's time goes is read from the workers' logs: ``plan lease`` and ``plan timing`` lines
+(the state loaded before the lease, waiting for it, catching up or loading under it, planning,
+storing the round) and Celery's ``Retry in Ns`` lines (the back-off a busy job sleeps).
 
 Usage::
 
     DATABASE_URL=postgres://leaderboard:leaderboard@127.0.0.1:54329/bench_workers \\
         .venv/bin/python bench/worker_scaling.py --json bench/results/worker_scaling.json
+    # one task
+    DATABASE_URL=... .venv/bin/python bench/worker_scaling.py --tasks 1 --warm --repeats 3 \\
+        --json bench/results/worker_scaling-one-task.json
 """
 
 from __future__ import annotations
@@ -21,8 +31,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
+import time
 from types import SimpleNamespace
 from urllib.parse import urlparse
 
@@ -40,6 +52,10 @@ from service_scale import (
     summary,
     with_database,
 )
+
+PLAN_TIMING = re.compile(r"plan (?:timing|lease) run \d+[^:]*: (.*)$")
+PHASE = re.compile(r"(\w+) ([0-9.]+) s")
+RETRY = re.compile(r"evaluation\.plan_run\[[^\]]+\] retry: Retry in (\d+)s")
 
 
 def build(args) -> list[int]:
@@ -79,7 +95,48 @@ def build(args) -> list[int]:
     return task_ids
 
 
-def measure(args, database_url: str, n_workers: int) -> dict:
+def warm(workers: list[Worker], task_ids: list[int]) -> None:
+    """One estimation of every task on every worker's own queue: each builds its state cache."""
+    from celery import current_app
+
+    before = [len(w.task_times()) for w in workers]
+    for w in workers:
+        for pk in task_ids:
+            current_app.send_task("evaluation.estimate_task", args=[pk], queue=w.name)
+    deadline = time.monotonic() + 1800
+    while any(
+        len(w.task_times()) < b + len(task_ids) for w, b in zip(workers, before, strict=True)
+    ):
+        if time.monotonic() > deadline:
+            raise RuntimeError("warm-up did not finish")
+        time.sleep(0.3)
+
+
+def breakdown(workers: list[Worker], skip: list[int]) -> dict:
+    """Per phase of the plan jobs logged after line ``skip[k]`` of worker ``k``: their
+    ``plan timing`` figures, and the back-off slept by retried jobs."""
+    phases: dict[str, list[float]] = {}
+    retries: list[int] = []
+    for w, start in zip(workers, skip, strict=True):
+        with open(w.log_path, errors="replace") as fh:
+            lines = fh.readlines()[start:]
+        for line in lines:
+            if m := PLAN_TIMING.search(line):
+                for name, seconds in PHASE.findall(m[1]):
+                    phases.setdefault(name, []).append(float(seconds))
+            elif m := RETRY.search(line):
+                retries.append(int(m[1]))
+    out = {name: summary(values) for name, values in phases.items()}
+    out["retries"] = {"n": len(retries), "backoff_total_s": sum(retries)}
+    return out
+
+
+def log_lines(w: Worker) -> int:
+    with open(w.log_path, errors="replace") as fh:
+        return sum(1 for _ in fh)
+
+
+def measure(args, database_url: str, n_workers: int, task_ids: list[int], tag: str) -> dict:
     import psycopg
 
     db = psycopg.connect(database_url, autocommit=True)
@@ -87,13 +144,17 @@ def measure(args, database_url: str, n_workers: int) -> dict:
         Worker(
             f"s{n_workers}w{k}",
             database_url,
-            os.path.join(args.tmp, f"scaling{n_workers}-w{k}.log"),
+            os.path.join(args.tmp, f"scaling{tag}-w{k}.log"),
         )
         for k in range(n_workers)
     ]
     try:
         for w in workers:
             w.wait_ready()
+        if args.warm:
+            warm(workers, task_ids)
+        marks = [len(w.task_times()) for w in workers]
+        skip = [log_lines(w) for w in workers]
         # Submissions to different tasks interleave, as when several shared tasks are open at
         # once: the k-th run of every task, then the (k+1)-th.
         queued = [
@@ -104,13 +165,17 @@ def measure(args, database_url: str, n_workers: int) -> dict:
             )
         ]
         wall = plan_and_wait(db, queued)
-        jobs = [t for w in workers for t in w.task_times()]
+        jobs = [t for w, m in zip(workers, marks, strict=True) for t in w.task_times()[m:]]
         return {
             "workers": n_workers,
             "runs": len(queued),
-            "wall_seconds": round(wall, 1),
+            "wall_seconds": round(wall, 2),
             "plan_jobs_s": summary(s for name, s, _ in jobs if name == "evaluation.plan_run"),
-            "jobs_per_worker": [len(w.task_times()) for w in workers],
+            "plan_results": sorted(r for name, _, r in jobs if name == "evaluation.plan_run"),
+            "plan_phases_s": breakdown(workers, skip),
+            "jobs_per_worker": [
+                len(w.task_times()) - m for w, m in zip(workers, marks, strict=True)
+            ],
             "peak_worker_rss_mib": [round(w.peak_rss_mib()) for w in workers],
         }
     finally:
@@ -126,6 +191,11 @@ def main(argv=None) -> int:
     ap.add_argument("--predictions", type=int, default=200_000)
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--warm", action="store_true", help="warm every worker's cache first")
+    ap.add_argument("--repeats", type=int, default=1, help="alternating, per worker count")
+    ap.add_argument(
+        "--reuse", action="store_true", help="measure on the database a previous run built"
+    )
     ap.add_argument("--json", metavar="PATH")
     args = ap.parse_args(argv)
     base_url = os.environ.get("DATABASE_URL", "")
@@ -138,22 +208,39 @@ def main(argv=None) -> int:
     args.tmp = tempfile.mkdtemp(prefix="worker-scaling-")
     redis, redis_url = start_redis(args.tmp)
     try:
-        recreate_database(base_url)
+        if not args.reuse:
+            recreate_database(base_url)
         setup_django(base_url, redis_url)
-        build(args)
+        if args.reuse:
+            from leaderboard.models import Task
+
+            task_ids = list(
+                Task.objects.filter(slug__startswith="scaling-")
+                .order_by("pk")
+                .values_list("pk", flat=True)
+            )
+        else:
+            task_ids = build(args)
         from django.db import connections
 
         connections.close_all()
         name = urlparse(base_url).path.lstrip("/")
         results = []
-        for n in args.workers:
-            copy = with_database(base_url, f"{name}_{n}w")
-            recreate_database(copy, template=name)
-            log(f"{n} worker(s)")
-            results.append(measure(args, copy, n))
+        for repeat in range(args.repeats):
+            for n in args.workers:
+                copy = with_database(base_url, f"{name}_{n}w")
+                recreate_database(copy, template=name)
+                log(f"{n} worker(s), repeat {repeat + 1}")
+                results.append(measure(args, copy, n, task_ids, f"{n}r{repeat}"))
+                log(f"  {results[-1]['wall_seconds']} s")
         out["results"] = results
-        base = results[0]["wall_seconds"]
-        out["speedup"] = {str(r["workers"]): round(base / r["wall_seconds"], 2) for r in results}
+        walls = {
+            n: float(np.median([r["wall_seconds"] for r in results if r["workers"] == n]))
+            for n in args.workers
+        }
+        base = walls[args.workers[0]]
+        out["median_wall_seconds"] = {str(n): w for n, w in walls.items()}
+        out["speedup"] = {str(n): round(base / w, 2) for n, w in walls.items()}
     finally:
         redis.terminate()
         out["logs"] = args.tmp

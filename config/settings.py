@@ -432,6 +432,9 @@ PIPELINE_STUCK_SECONDS = float(os.environ.get("PIPELINE_STUCK_SECONDS", "600"))
 PIPELINE_MAX_ATTEMPTS = int(os.environ.get("PIPELINE_MAX_ATTEMPTS", "3"))
 # How long one worker may hold a task's engine lock (plan and estimate run one at a time per task).
 ENGINE_LOCK_SECONDS = float(os.environ.get("ENGINE_LOCK_SECONDS", "900"))
+# How long a plan or estimation job waits for a task's engine lease another job holds before it
+# is retried with Celery's back-off (evaluation/locks.py).
+ENGINE_LOCK_WAIT_SECONDS = float(os.environ.get("ENGINE_LOCK_WAIT_SECONDS", "3"))
 # Memory (MiB) each worker process may keep for the run-and-round part of its tasks' engine states
 # (evaluation.kinds.open_world.state): about 16 bytes per prediction plus 50 per item, least
 # recently used task evicted first, the current one always kept. 0 rebuilds the state for every job.

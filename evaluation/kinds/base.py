@@ -12,9 +12,9 @@ class KindEngine(Protocol):
 
     The frame (:func:`evaluation.services.plan_run`, :func:`evaluation.services.estimate_task`)
     takes the task's engine lease, re-reads the run or task and handles failures; the wing does
-    the rest under that lease. Every write it makes re-checks the lease
-    (:func:`evaluation.locks.assert_lock_held`) in its own transaction, so a job that outlived
-    its lease writes nothing.
+    the rest under that lease (a plan job reads what it can before: :meth:`prepare`). Every
+    write it makes re-checks the lease (:func:`evaluation.locks.assert_lock_held`) in its own
+    transaction, so a job that outlived its lease writes nothing.
 
     Attributes
     ----------
@@ -24,8 +24,14 @@ class KindEngine(Protocol):
 
     kind: str
 
-    def plan(self, run: Run, token: str) -> str:
-        """Plan ``run``'s next round (a run in a plannable state; the lease ``token`` held).
+    def prepare(self, run: Run) -> object | None:
+        """What planning ``run`` can read before the lease is taken (the task's state, loaded
+        while another job holds the lease), handed to :meth:`plan`; ``None`` when nothing."""
+        ...
+
+    def plan(self, run: Run, token: str, prepared: object | None = None) -> str:
+        """Plan ``run``'s next round (a run in a plannable state; the lease ``token`` held), from
+        what :meth:`prepare` read, brought up to date under the lease.
 
         Returns what happened: ``"waiting"`` (answers are still out), ``"sample"`` (items were
         sent for verification, or it is planned again), ``"estimating"`` (no further round:

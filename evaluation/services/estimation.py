@@ -7,6 +7,8 @@ estimated and stored is the kind's (:func:`evaluation.kinds.registry.engine_for`
 
 from __future__ import annotations
 
+from django.conf import settings
+
 from leaderboard.models import LeaderboardSnapshot, Task
 
 from ..kinds.registry import engine_for
@@ -25,7 +27,7 @@ def estimate_task(task_id: int) -> LeaderboardSnapshot | None:
     """
     if not Task.objects.filter(pk=task_id).exists():
         return None
-    with engine_lock(task_id) as token:
+    with engine_lock(task_id, wait=settings.ENGINE_LOCK_WAIT_SECONDS) as token:
         Task.objects.filter(pk=task_id).update(estimate_pending=False)
         task = Task.objects.get(pk=task_id)
         return engine_for(task).estimate(task, token)

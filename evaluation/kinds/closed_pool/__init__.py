@@ -22,7 +22,11 @@ class ClosedPoolEngine:
 
     kind = CLOSED_POOL
 
-    def plan(self, run: Run, token: str) -> str:
+    def prepare(self, run: Run) -> None:  # noqa: ARG002 - the protocol's signature
+        # One round serves the whole pool: nothing of it is worth reading before the lease.
+        return None
+
+    def plan(self, run: Run, token: str, prepared: object | None = None) -> str:  # noqa: ARG002
         return plan_locked(run, token)
 
     def estimate(self, task: Task, token: str) -> LeaderboardSnapshot | None:

@@ -13,7 +13,8 @@ from evaluation.core.task_design import OPEN_WORLD
 from leaderboard.models import LeaderboardSnapshot, Run, Task
 
 from .estimation import estimate_locked
-from .planning import plan_locked
+from .planning import plan_locked, prepare_plan
+from .state import LoadedTask
 
 __all__ = ["OpenWorldEngine"]
 
@@ -23,8 +24,12 @@ class OpenWorldEngine:
 
     kind = OPEN_WORLD
 
-    def plan(self, run: Run, token: str) -> str:
-        return plan_locked(run, token)
+    def prepare(self, run: Run) -> LoadedTask:
+        return prepare_plan(run)
+
+    def plan(self, run: Run, token: str, prepared: object | None = None) -> str:
+        assert prepared is None or isinstance(prepared, LoadedTask)
+        return plan_locked(run, token, prepared)
 
     def estimate(self, task: Task, token: str) -> LeaderboardSnapshot | None:
         return estimate_locked(task, token)

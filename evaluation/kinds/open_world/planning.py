@@ -1,9 +1,10 @@
 """Planning an open-world run's rounds: ask the engine for the run's next round and queue exactly
 those judgments.
 
-Called by :func:`evaluation.services.plan_run` with the engine lease held. Each round is the
-run's own: the design (:class:`~evaluation.core.designs.ServiceDesign`) draws new items from the
-run's predictions and asks further looks at items already judged; the round is stored as a
+Called by :func:`evaluation.services.plan_run` with the engine lease held, on the task's state
+it loaded before taking the lease. Each round is the run's own: the design
+(:class:`~evaluation.core.designs.ServiceDesign`) draws new items from the run's predictions and
+asks further looks at items already judged; the round is stored as a
 :class:`PlanRound` with its levels (what the replay needs), a :class:`Draw` per item and a
 :class:`Look` per further look, and the run awaits their answers. The estimation moves it on
 (:mod:`.estimation`).
@@ -12,6 +13,7 @@ run's predictions and asks further looks at items already judged; the round is s
 from __future__ import annotations
 
 import logging
+import time
 
 import numpy as np
 from django.conf import settings
@@ -28,20 +30,38 @@ from ...locks import assert_lock_held
 from ...models import Look, PlanRound
 from ..rounds import item_pks, queue_drawn_items
 from ..values import half_width_text, jsonable, stored_value
-from .state import LoadedTask, load_task_state
+from .state import LoadedTask, catch_up, load_task_state
 from .withdrawals import reopen_for_run
 
 log = logging.getLogger(__name__)
 
 
-def plan_locked(run: Run, token: str) -> str:
+def prepare_plan(run: Run) -> LoadedTask:
+    """``run``'s task state, loaded before the engine lease is taken (see :func:`plan_locked`),
+    with its label view fitted.
+
+    The label view (the annotator model fitted to the judgments, about 40% of a first round's
+    planning at 10 runs x 1,000,000 predictions) rests on the judgments and the runs, not on the
+    rounds: the design caches it on the record, and :func:`.state.catch_up`'s replay keeps it.
+    """
+    loaded = load_task_state(run.task)
+    loaded.design.labels(loaded.state)
+    return loaded
+
+
+def plan_locked(run: Run, token: str, prepared: LoadedTask | None = None) -> str:
     """Plan the next round for ``run`` of an open-world task (the caller holds the engine lease).
 
-    Returns ``"waiting"``, ``"sample"``, ``"estimating"`` or ``"skipped"`` (see
+    ``prepared`` is the task's state loaded before the lease was taken (:func:`prepare_plan`):
+    the rounds stored since are replayed on it first (:func:`.state.catch_up`), so the round is
+    planned on the whole record, as if the state had been loaded under the lease. Returns
+    ``"waiting"``, ``"sample"``, ``"estimating"`` or ``"skipped"`` (see
     :func:`evaluation.services.plan_run`).
     """
     task = run.task
-    loaded = load_task_state(task)
+    started = time.perf_counter()
+    loaded = load_task_state(task) if prepared is None else catch_up(prepared)
+    loaded_at = time.perf_counter()
     index = loaded.run_index[run.pk]
     if run.state == Run.State.AWAITING_LABELS and loaded.pending_in_run(index) > 0:
         return "waiting"
@@ -58,11 +78,22 @@ def plan_locked(run: Run, token: str) -> str:
     rng = np.random.default_rng([task.seed, run.pk, round_no])
     plan = loaded.design.plan(loaded.state, index, rng=rng)
     inclusion = rec.inclusion[plan.items]
+    planned_at = time.perf_counter()
     try:
         with transaction.atomic():
             assert_lock_held(task.pk, token)
             _store_round(run, plan, inclusion, loaded)
-            return _advance(run, plan, loaded, index)
+            outcome = _advance(run, plan, loaded, index)
+        log.info(
+            "plan timing run %s round %s: %s %.3f s, plan %.3f s, store %.3f s",
+            run.pk,
+            round_no,
+            "load" if prepared is None else "catch_up",
+            loaded_at - started,
+            planned_at - loaded_at,
+            time.perf_counter() - planned_at,
+        )
+        return outcome
     except IntegrityError:
         # Another worker stored this round first (a redelivered message): nothing to do.
         log.info("round %s of run %s already stored", round_no, run.pk)

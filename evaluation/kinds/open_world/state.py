@@ -16,6 +16,11 @@ reference sample are re-read every time, and every job works on a fork of the ca
 nothing a job does (a plan that is never stored) can leak into the next one. Anything that does
 not extend what was cached (a run or round that disappeared or changed, a smaller item count,
 other design settings, a re-created database) rebuilds the task from scratch.
+
+A plan job loads its state before it takes the task's engine lease, so that two workers on one
+task load in parallel; under the lease :func:`catch_up` replays on it the rounds other jobs stored
+meanwhile, the only part of the state the next round depends on that a job of another worker
+writes (docs/ARCHITECTURE.md, "One job per task at a time").
 """
 
 from __future__ import annotations
@@ -51,6 +56,8 @@ class LoadedTask(LoadedEngine[TaskState, ServiceDesign]):
     round_runs: list[int]  # Run.pk of each entry of ``rounds``
     reference_version: int  # the reference sample's version when loading began
     annotators_at_work: int  # who answered on the task and is not paused
+    # (PlanRound pk, created_at) of every round replayed in ``state``, planning order
+    round_keys: list[tuple[int, datetime]] = field(default_factory=list)
     stuck: np.ndarray | None = None  # items no annotator can be given now, read when needed
 
     def record(self) -> ServiceRecord:
@@ -132,7 +139,39 @@ def load_task_state(task: Task) -> LoadedTask:
         round_runs=list(cached.round_runs),
         reference_version=reference_version,
         annotators_at_work=at_work,
+        round_keys=list(cached.round_keys),
     )
+
+
+def catch_up(loaded: LoadedTask) -> LoadedTask:
+    """``loaded``, read before the caller took the engine lease, brought up to the sampling
+    record stored now: the rounds stored since are replayed on its state (the same replay, bit
+    for bit, as a load would do). Anything else that changed what the state rests on (a run
+    added, withdrawn or gone, new items, a new reference sample, other design settings, a round
+    that vanished) loads the task again. Answers that came in meanwhile are not read: like any
+    plan, the round rests on the judgment set of ``loaded.labels_version``, which it records.
+    """
+    task = Task.objects.get(pk=loaded.task.pk)
+    runs = list(engine_runs(task))
+    if (
+        _run_marks(runs) != _run_marks(loaded.runs)
+        or task.n_items != loaded.state.n_items
+        or task.reference_version != loaded.reference_version
+        or _config(task) != _config(loaded.task)
+    ):
+        return load_task_state(task)
+    replayed = _CachedTask(
+        (), loaded.state, [], list(loaded.round_keys), loaded.rounds, loaded.round_runs
+    )
+    if not _replay_new_rounds(replayed, task, loaded.design, loaded.run_index):
+        return load_task_state(task)
+    loaded.round_keys = replayed.round_keys
+    loaded.stuck = None
+    return loaded
+
+
+def _run_marks(runs: list[Run]) -> list[tuple[int, datetime, bool]]:
+    return [(run.pk, run.created_at, run.state == Run.State.WITHDRAWN) for run in runs]
 
 
 @dataclass

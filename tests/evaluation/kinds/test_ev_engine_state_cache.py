@@ -31,15 +31,7 @@ from pipeline_support import (
     make_team,
 )
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def empty_cache(settings):
-    settings.ENGINE_STATE_CACHE_MB = 64
-    forget_cached_states()
-    yield
-    forget_cached_states()
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("empty_state_cache")]
 
 
 def _fresh(task):

@@ -230,7 +230,8 @@ def test_estimate_writes_no_new_snapshot_when_nothing_changed(world):
     assert LeaderboardSnapshot.objects.filter(task=task).count() == count
 
 
-def test_engine_lock_is_exclusive(world):
+def test_engine_lock_is_exclusive(world, settings):
+    settings.ENGINE_LOCK_WAIT_SECONDS = 0
     task = world["task"]
     with engine_lock(task.pk):
         with pytest.raises(EngineBusy):
