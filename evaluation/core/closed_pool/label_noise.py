@@ -26,6 +26,15 @@ by the same rule and ``z`` stays consistent (:mod:`..labels`, "looks must follow
 both, 0.95-accurate annotators cost a quarter to a half more judgments than items, and the
 intervals cover again; the error stays well above a perfect oracle's (docs/STATISTICS.md).
 
+The prior of a domain's rate. Each domain's rate has a weak prior (:mod:`..labels`); in an
+unvoted cell it is centred on the cell's rank prior (:mod:`.cells`), the prior its rate has
+with exact labels, not on the model's one class prior, which the voted items set near one half.
+With the class prior a negative whose false "yes" survived its looks (3 "yes", 2 "no") kept a
+share of 0.06 to 1 of a positive, and its cell of thousands of unverified items as many times
+that (dblp-acm at 250 labels: 12 to 93 phantom positives in 5 campaigns of 100, recall biased
+by -0.02 to -0.04); with the rank prior it keeps about 0.001, while five "yes" still make a
+positive.
+
 What the labels add to a domain's positives: the verified items' own doubt, ``sum z (1 - z)``
 divided by ``1 - gamma`` (``gamma`` the share of the domain's information the labels'
 uncertainty takes: a domain's rate is the prior of every ``z`` in it, and this is a census
@@ -178,11 +187,7 @@ class PoolLabels:
         shape = self.view.typical_annotator()
         if items.size == 0:
             return RunLabelValues(value, None, items, domain, weights, self.cells.n_cells, shape)
-        # An unvoted cell's items are a pool of tens of thousands with a positive or two: the
-        # weak prior of its rate is centred on the cell's rank prior (:mod:`.cells`), not on the
-        # model's class prior, which the voted items set (dblp-acm at 250 labels: a false "yes"
-        # that survived its looks took a share of 0.06 of a positive, and its cell of 16,000
-        # items 30 phantom positives; recall biased by -0.025).
+        # An unvoted cell's rate: its weak prior centred on the cell's rank prior (module notes).
         per_cell = n_domains // self.cells.n_cells
         cell = np.arange(n_domains) // per_cell
         centre = np.where(self.cells.voted[cell], np.nan, self.cells.prior_mean[cell])
