@@ -21,8 +21,8 @@ References
 ----------
 N. G. Marchant and B. I. P. Rubinstein, "Needle in a haystack: label-efficient evaluation under
 extreme class imbalance", KDD 2021 (paper 000), §3.
-W. J. Rogan and B. Gladen, "Estimating prevalence from the results of a screening test",
-American Journal of Epidemiology 107(1):71-76, 1978.
+C. J. Clopper and E. S. Pearson, "The use of confidence or fiducial limits illustrated in the
+case of the binomial", Biometrika 26(4):404-413, 1934 (bounds as equal-tailed quantiles).
 """
 
 from __future__ import annotations
