@@ -1,4 +1,4 @@
-"""A closed pool's labels corrected for annotator error (:mod:`evaluation.core.closed_pool.label_noise`)."""
+"""A closed pool's labels corrected for annotator error (:mod:`.closed_pool.label_noise`)."""
 
 from __future__ import annotations
 
