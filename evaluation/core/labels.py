@@ -104,8 +104,9 @@ class ItemLabels:
 
         ``weights`` are the design weights (``1 / pi`` for a Poisson sample), ``domains`` each
         item's domain and ``inclusion`` its ``pi`` (1 for a census). ``prior_centre``: per
-        domain, the centre of its rate's weak prior where the caller knows better than the
-        model's class prior (``nan``: the default, what the answers say under it).
+        domain, a rate the centre of its rate's weak prior is lowered to where the caller
+        knows the domain is rarer than the answers say under the model's class prior (``nan``:
+        the default, never raised).
         """
         return _solve_domains(self, items, weights, domains, n_domains, inclusion, prior_centre)
 
@@ -314,7 +315,7 @@ def _solve_domains(
             0.5,
         )
     if prior_centre is not None:
-        centre = np.where(np.isnan(prior_centre), centre, prior_centre)
+        centre = np.where(np.isnan(prior_centre), centre, np.minimum(centre, prior_centre))
     rows = labels.row[items]
     posteriors = _Posteriors.of(labels, rows, lam, free, domains, n_domains)
     log_odds = _fixed_points(

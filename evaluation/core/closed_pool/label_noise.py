@@ -27,8 +27,12 @@ both, 0.95-accurate annotators cost a quarter to a half more judgments than item
 intervals cover again; the error stays well above a perfect oracle's (docs/STATISTICS.md).
 
 The prior of a domain's rate. Each domain's rate has a weak prior (:mod:`..labels`); in an
-unvoted cell it is centred on the cell's rank prior (:mod:`.cells`), the prior its rate has
-with exact labels, not on the model's one class prior, which the voted items set near one half.
+unvoted cell its centre is lowered to the cell's rank prior (:mod:`.cells`, the prior its rate
+has with exact labels) where that is smaller than what the answers say under the model's one
+class prior, which the voted items set near one half. Only lowered: in the unvoted group's top
+cells the rank prior is the larger, and centring there on it put phantoms in those cells
+instead (dblp-acm, five 0.9-accurate annotators, 1,000 labels, 50 campaigns: recall bias
+-0.107 -> -0.149; with the minimum -0.105).
 With the class prior a negative whose false "yes" survived its looks (3 "yes", 2 "no") kept a
 share of 0.06 to 1 of a positive, and its cell of thousands of unverified items as many times
 that (dblp-acm at 250 labels: 12 to 93 phantom positives in 5 campaigns of 100, recall biased
@@ -187,7 +191,8 @@ class PoolLabels:
         shape = self.view.typical_annotator()
         if items.size == 0:
             return RunLabelValues(value, None, items, domain, weights, self.cells.n_cells, shape)
-        # An unvoted cell's rate: its weak prior centred on the cell's rank prior (module notes).
+        # An unvoted cell's rate: its weak prior's centre at most the cell's rank prior (module
+        # notes).
         per_cell = n_domains // self.cells.n_cells
         cell = np.arange(n_domains) // per_cell
         centre = np.where(self.cells.voted[cell], np.nan, self.cells.prior_mean[cell])
