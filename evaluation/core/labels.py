@@ -98,13 +98,17 @@ class ItemLabels:
         n_domains: int,
         *,
         inclusion: np.ndarray,
+        prior_centre: np.ndarray | None = None,
     ) -> DomainLabels:
         """Posterior labels of ``items`` with each domain's own rate as the prior.
 
         ``weights`` are the design weights (``1 / pi`` for a Poisson sample), ``domains`` each
-        item's domain and ``inclusion`` its ``pi`` (1 for a census).
+        item's domain and ``inclusion`` its ``pi`` (1 for a census). ``prior_centre``: per
+        domain, a rate the centre of its rate's weak prior is lowered to where the caller
+        knows the domain is rarer than the answers say under the model's class prior (``nan``:
+        the default, never raised).
         """
-        return _solve_domains(self, items, weights, domains, n_domains, inclusion)
+        return _solve_domains(self, items, weights, domains, n_domains, inclusion, prior_centre)
 
     def favoured(self, items: np.ndarray) -> np.ndarray:
         """Per item of ``items``: whether its answers favour "correct" (``lambda_x > 0``, the
@@ -281,6 +285,7 @@ def _solve_domains(
     domains: np.ndarray,
     n_domains: int,
     inclusion: np.ndarray,
+    prior_centre: np.ndarray | None = None,
 ) -> DomainLabels:
     lam = labels.evidence[items]
     exact = ~np.isfinite(lam)
@@ -309,6 +314,8 @@ def _solve_domains(
             / free_total,
             0.5,
         )
+    if prior_centre is not None:
+        centre = np.where(np.isnan(prior_centre), centre, np.minimum(centre, prior_centre))
     rows = labels.row[items]
     posteriors = _Posteriors.of(labels, rows, lam, free, domains, n_domains)
     log_odds = _fixed_points(

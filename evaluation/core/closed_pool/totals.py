@@ -21,13 +21,12 @@ American Journal of Epidemiology 107(1):71-76, 1978.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special, stats
+from scipy import special
 
 from .cells import CellRates, RankCells
 from .label_noise import PoolLabels, RunLabelValues
@@ -38,7 +37,6 @@ __all__ = [
     "PoolTotals",
     "domain_rates",
     "domain_total",
-    "exact_precision_bounds",
     "pool_totals",
     "prediction_totals",
     "totals_of",
@@ -70,6 +68,9 @@ class PoolTotals:
     # The typical annotator's (sensitivity, specificity): precision's interval is drawn on the
     # scale of the answers (:func:`..intervals.misclassified_interval`). (1, 1) when exact.
     answer_shape: tuple[float, float] = (1.0, 1.0)
+    # The part of ``tp``'s variance its verified items' labels carry (their doubt and the
+    # annotator parameters'; :mod:`.label_noise`): 0 with exact labels. ``None``: all 0.
+    tp_label_variance: npt.NDArray[np.float64] | None = None
 
 
 def pool_totals(
@@ -154,6 +155,7 @@ class DomainTotal:
     rate_variance: npt.NDArray[np.float64]
     upper_mean: npt.NDArray[np.float64]
     upper_variance: npt.NDArray[np.float64]
+    label_variance: float = 0.0
 
 
 # The first shape of Jeffreys' prior: below it, a rate's posterior rules out a positive among a
@@ -220,6 +222,7 @@ def domain_total(
         var,
         upper_mean,
         upper_var,
+        float(extra),
     )
 
 
@@ -270,6 +273,7 @@ def totals_of(
         tuple((d.upper_mean, d.upper_variance) for d in tp),
         exact_labels,
         answer_shape,
+        np.array([d.label_variance for d in tp]),
     )
 
 
@@ -344,52 +348,6 @@ def domain_rates(
 
 
 RUN_SHIFT_SD = 2.0
-# Up to this many unverified predicted items, a run's precision gets the exact bounds of its
-# posterior (:func:`exact_precision_bounds`): the Beta-type interval treats the count of
-# positives among them as continuous and cannot reach 1 while one is unverified. Beyond it the
-# Beta-type interval holds better (measured: a run of 300 random predictions of precision 0.01
-# on a 3,000-item pool covered 0.74 with exact bounds from the cells' model, 0.95 without).
-EXACT_UP_TO = 30
-
-
-def exact_precision_bounds(t: PoolTotals, r: int, level: float) -> tuple[float, float]:
-    """Equal-tailed bounds of a run's precision from the posterior of the positives among its
-    unverified predicted items: per cell a beta-binomial with the cell's own rate's mean and
-    variance, convolved over cells. Exact under the model, where the Beta-type interval of a
-    few unverified items (two, say, each positive with odds near even) cannot reach 1."""
-    counts, means, variances = t.tp_rates[r]
-    upper_means, upper_variances = t.tp_upper_rates[r]
-    tail = (1.0 - level) / 2.0
-    low_cdf = _positives_cdf(counts, means, variances)
-    high_cdf = _positives_cdf(counts, upper_means, upper_variances)
-    low = int(np.searchsorted(low_cdf, tail - 1e-12))
-    high = min(int(np.searchsorted(high_cdf, 1.0 - tail - 1e-12)), high_cdf.size - 1)
-    pp = t.pp[r]
-    return (t.tp_verified[r] + low) / pp, (t.tp_verified[r] + high) / pp
-
-
-def _positives_cdf(
-    counts: npt.NDArray[np.float64],
-    means: npt.NDArray[np.float64],
-    variances: npt.NDArray[np.float64],
-) -> npt.NDArray[np.float64]:
-    """CDF of the positives among ``counts`` unverified items per cell, each cell a
-    beta-binomial of its rate's mean and variance."""
-    pmf = np.ones(1)
-    for u, m, v in zip(counts, means, variances, strict=True):
-        if u < 1:
-            continue
-        m = min(max(float(m), 1e-9), 1.0 - 1e-9)
-        strength = m * (1.0 - m) / v - 1.0 if v > 0 else math.inf
-        k = np.arange(int(u) + 1)
-        if strength > 1e9:
-            cell = stats.binom.pmf(k, int(u), m)
-        else:
-            strength = max(strength, 1e-6)
-            cell = stats.betabinom.pmf(k, int(u), m * strength, (1.0 - m) * strength)
-        pmf = np.convolve(pmf, cell)
-    cdf: npt.NDArray[np.float64] = np.cumsum(pmf) / pmf.sum()
-    return cdf
 
 
 def _logit_shift(

@@ -7,11 +7,13 @@ predicts nearly everything, one that predicts nothing and one that ignores the t
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 from closed_pools import pool_state, synthetic_pool
+from scipy import stats
 
 from evaluation.core.closed_pool import (
     CLOSED_POOL_MEASURES,
@@ -23,11 +25,8 @@ from evaluation.core.closed_pool import (
     make_pool_design,
     measure_value,
 )
-from evaluation.core.closed_pool.totals import (
-    PoolTotals,
-    _floored_first_shape,
-    exact_precision_bounds,
-)
+from evaluation.core.closed_pool.precision_bounds import exact_precision_bounds
+from evaluation.core.closed_pool.totals import PoolTotals, _floored_first_shape
 
 
 def _true(truth, f):
@@ -429,3 +428,36 @@ def test_precision_from_fallible_answers_keeps_one_inside_its_interval():
     # just below 1: what every run answered by fallible annotators got before.
     exact = design._interval("precision", totals((1.0, 1.0)), 0, 1000, 0.95, 100)
     assert exact.high < 1.0
+
+
+def test_precision_from_fallible_answers_keeps_room_for_its_last_unverified_predictions():
+    # Measured on abt-buy at 250 labels with 0.95x5 annotators (run logreg-c1, precision 27/37):
+    # 27 verified positives, two unverified predictions in cells whose rates are near 0.8, both
+    # negative. The delta-method interval of 28.6 +- 0.6 positives left 27 out (the run's
+    # precision covered 0.90); the posterior of the two items' count puts 4% on "none", so the
+    # exact bounds, which fallible answers now get too, reach 27 / 37.
+    one = lambda x: np.array([x])  # noqa: E731
+    mean, variance = np.array([0.8, 0.8]), np.array([0.03, 0.03])
+    totals = PoolTotals(
+        *(one(x) for x in (28.6, 0.0, 0.36, 0.0, 37.0, 0.36, 27.0, 2.0)),
+        tp_rates=((np.array([1.0, 1.0]), mean, variance),),
+        tp_upper_rates=((mean, variance),),
+        exact_labels=False,
+        answer_shape=(0.95, 0.95),
+        tp_label_variance=one(1e-6),
+    )
+    estimate = AdaptivePoolDesign()._interval("precision", totals, 0, 1000, 0.95, 250)
+    assert estimate.low == pytest.approx(27 / 37, abs=1e-4) and estimate.value > 28 / 37
+    assert estimate.method.endswith("+exact-answers")
+    # The bounds are those of the count (0 to 2 positives) when the labels are nearly sure...
+    low, high = exact_precision_bounds(totals, 0, 0.95)
+    assert low == pytest.approx(27 / 37, abs=1e-3) and high == pytest.approx(29 / 37, abs=1e-3)
+    # ... and the labels' own doubt widens them: the count plus a normal of that variance.
+    doubtful = dataclasses.replace(totals, tp_label_variance=one(4.0))
+    low, high = exact_precision_bounds(doubtful, 0, 0.95)
+    single = stats.betabinom.pmf([0, 1], 1, 0.8 * 13 / 3, 0.2 * 13 / 3)  # strength 0.16/0.03 - 1
+    count = np.convolve(single, single)
+    for bound, tail in ((low, 0.025), (high, 0.975)):
+        below = count @ stats.norm.cdf((bound * 37 - 27 - np.arange(3)) / 2.0)
+        assert below == pytest.approx(tail, abs=1e-6)
+    assert low < 25 / 37 and high > 31 / 37
