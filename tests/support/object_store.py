@@ -59,6 +59,7 @@ class S3Server:
         self.workdir = workdir
         self.log_path = workdir / "weed.log"
         self.ports = {name: (free_port(), free_port()) for name in _PORTS}
+        self.data_dir = workdir / "data"
         self.proc: subprocess.Popen | None = None
 
     @property
@@ -95,17 +96,34 @@ class S3Server:
         }
         config = self.workdir / "s3.json"
         config.write_text(json.dumps(identities))
-        (self.workdir / "data").mkdir(exist_ok=True)
+        self.data_dir.mkdir(exist_ok=True)
         ports = []
         for name, (http, grpc) in self.ports.items():
             ports += [f"-{name}.port={http}", f"-{name}.port.grpc={grpc}"]
         return [
-            self.binary, "server", f"-dir={self.workdir / 'data'}",
+            self.binary, "server", f"-dir={self.data_dir}",
             "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-filer", "-s3", f"-s3.config={config}",
             "-metricsPort=0", "-master.volumeSizeLimitMB=64", "-volume.max=20", *ports,
         ]  # fmt: skip
 
-    def start(self, timeout: float = 60.0) -> None:
+    def start(self, timeout: float = 60.0, attempts: int = 3) -> None:
+        """Start the server; on other ports again if one of its ports was taken meanwhile.
+
+        The ports were free when chosen, but they come from the kernel's ephemeral range, and the
+        server's own parts connect to each other before its last listener starts: once in CI a
+        connection took the S3 gateway's gRPC port first ("bind: address already in use")."""
+        for attempt in range(attempts):
+            try:
+                return self._start(timeout)
+            except RuntimeError as exc:
+                if "address already in use" not in str(exc) or attempt == attempts - 1:
+                    raise
+                self.stop()
+                # Other ports, and a fresh data directory: the master records its address there.
+                self.ports = {name: (free_port(), free_port()) for name in _PORTS}
+                self.data_dir = self.workdir / f"data-{attempt + 1}"
+
+    def _start(self, timeout: float) -> None:
         with self.log_path.open("ab") as log:
             self.proc = spawn(self.command(), cwd=self.workdir, log=log)
         # Ready once an object can be written (the volume server has joined the master), not
