@@ -1,13 +1,14 @@
 """Queries built and compiled once per process, then run with new values.
 
-For the hottest reads only: the annotator's progress block rides on every claim and answer, and
-Django spent about four times longer building and compiling its query (``Exists`` conditions
-inside scalar subqueries: ``resolve_expression``, ``Query.clone``) than the database spent
-running it (docs/BENCHMARKS.md, "Where the Python time goes"). A :class:`PreparedQuery` keeps the
-ORM as the one definition of the query: it is built once with a :class:`Slot` wherever a value
-changes from call to call, compiled once per database connection's vendor, and each call only
-fills the slots and sends the same SQL text.
-"""
+For the hottest reads only: the statements of every API request (the token and its user), of
+every claim and answer (the annotator's membership lock, lease, pause, conflicts, the progress
+block) and every task lookup by slug. Django spends longer building and compiling such a query
+(``resolve_expression``, ``Query.clone``, the compiler: about 0.5 ms a statement on this
+machine) than the database spends running it (docs/BENCHMARKS.md, "Where the Python time
+goes"). A :class:`PreparedQuery` keeps the ORM as the one definition of the query: it is built
+once with a :class:`Slot` wherever a value changes from call to call, compiled once per
+database connection's vendor, and each call only fills the slots, sends the same SQL text and
+turns the rows into what the queryset would give."""
 
 from __future__ import annotations
 
@@ -16,9 +17,11 @@ from types import SimpleNamespace
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
-from django.db import connections
-from django.db.models import Field, QuerySet
+from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.models import Field, Model, QuerySet
 from django.db.models.expressions import Expression
+from django.db.models.query import get_related_populators
+from django.db.transaction import TransactionManagementError
 
 __all__ = ["PreparedQuery", "Slot", "prepared_cursor", "stand_in"]
 
@@ -52,39 +55,100 @@ class PreparedQuery:
     """A query whose SQL text is compiled once (per database vendor) and reused.
 
     ``build`` returns the queryset, with :class:`Slot` objects for the values that change; it is
-    called once per vendor, so it must not read the database or anything that changes.
+    called once per vendor, so it must not read the database or anything that changes. Its
+    rows come back as the queryset would give them: :meth:`rows` for a ``values_list``
+    queryset (the fields' conversions applied), :meth:`instances` for a model queryset (with
+    its ``select_related`` objects and annotations), :meth:`fetch_one` for a single row that
+    must exist.
     """
 
     def __init__(self, build: Callable[[], QuerySet[Any]]) -> None:
         self._build = build
-        self._compiled: dict[tuple[str, str], tuple[str, tuple[Any, ...], frozenset[str]]] = {}
+        self._compiled: dict[tuple[str, str], _Compiled] = {}
 
     def fetch_one(self, **values: Any) -> tuple[Any, ...]:
         """Run the query with ``values`` in its slots and return its first row."""
-        alias = "default"
-        connection = connections[alias]
-        key = (alias, connection.vendor)
+        rows = self.rows(**values)
+        if not rows:
+            raise LookupError("the prepared query returned no row")
+        return rows[0]
+
+    def rows(self, **values: Any) -> list[tuple[Any, ...]]:
+        """Run the query with ``values`` in its slots; its rows, converted as Django would."""
+        compiled, connection = self._run_args(values)
+        return [tuple(row) for row in compiled.convert(self._execute(compiled, connection, values))]
+
+    def instances(self, **values: Any) -> list[Model]:
+        """Run a model queryset's query with ``values`` in its slots; its model instances."""
+        compiled, connection = self._run_args(values)
+        rows = compiled.convert(self._execute(compiled, connection, values))
+        return [compiled.instance(row) for row in rows]
+
+    def _run_args(self, values: dict[str, Any]) -> tuple[_Compiled, Any]:
+        connection = connections[DEFAULT_DB_ALIAS]
+        key = (DEFAULT_DB_ALIAS, connection.vendor)
         compiled = self._compiled.get(key)
         if compiled is None:
-            queryset = self._build()
-            sql, params = queryset.query.get_compiler(using=alias).as_sql()
-            names = frozenset(p.name for p in params if isinstance(p, Slot))
-            compiled = self._compiled[key] = (sql, tuple(params), names)
-        sql, params, names = compiled
-        if names != values.keys():
-            raise TypeError(f"this query's slots are {sorted(names)}, given {sorted(values)}")
+            compiled = self._compiled[key] = _Compiled(self._build(), DEFAULT_DB_ALIAS)
+        if compiled.locks and connection.get_autocommit():
+            # As Django refuses it: a row lock outside a transaction would be let go at once.
+            raise TransactionManagementError(
+                "select_for_update cannot be used outside of a transaction."
+            )
+        if compiled.names != values.keys():
+            raise TypeError(
+                f"this query's slots are {sorted(compiled.names)}, given {sorted(values)}"
+            )
+        return compiled, connection
+
+    @staticmethod
+    def _execute(compiled: _Compiled, connection: Any, values: dict[str, Any]) -> list[Any]:
         filled = [
             p.output_field.get_db_prep_value(values[p.name], connection, prepared=False)
             if isinstance(p, Slot)
             else p
-            for p in params
+            for p in compiled.params
         ]
         with prepared_cursor(connection) as cursor:
-            cursor.execute(sql, filled)
-            row = cursor.fetchone()
-        if row is None:
-            raise LookupError("the prepared query returned no row")
-        return tuple(row)
+            cursor.execute(compiled.sql, filled)
+            return list(cursor.fetchall())
+
+
+class _Compiled:
+    """One queryset compiled: its SQL text and parameters, and what turns its rows into what
+    the queryset gives (the steps of Django's ``results_iter`` and ``ModelIterable``, kept from
+    the one compilation instead of redone on every call)."""
+
+    def __init__(self, queryset: QuerySet[Any], alias: str) -> None:
+        self.compiler = queryset.query.get_compiler(using=alias)
+        sql, params = self.compiler.as_sql()
+        self.sql, self.params = sql, tuple(params)
+        self.names = frozenset(p.name for p in params if isinstance(p, Slot))
+        columns = [s[0] for s in self.compiler.select[: self.compiler.col_count]]
+        self.converters = self.compiler.get_converters(columns)
+        self.alias = alias
+        self.locks = bool(queryset.query.select_for_update) and (
+            self.compiler.connection.features.has_select_for_update
+        )
+        klass_info = self.compiler.klass_info
+        if klass_info is not None:
+            select, fields = self.compiler.select, klass_info["select_fields"]
+            self.model = klass_info["model"]
+            self.fields = slice(fields[0], fields[-1] + 1)
+            self.attnames = [column[0].target.attname for column in select[self.fields]]
+            self.related = get_related_populators(klass_info, select, alias)  # type: ignore[call-arg]
+            self.annotations = dict(self.compiler.annotation_col_map or {})
+
+    def convert(self, rows: list[Any]) -> Any:
+        return self.compiler.apply_converters(rows, self.converters) if self.converters else rows
+
+    def instance(self, row: Any) -> Model:
+        obj = self.model.from_db(self.alias, self.attnames, row[self.fields])
+        for populator in self.related:
+            populator.populate(row, obj)
+        for name, position in self.annotations.items():
+            setattr(obj, name, row[position])
+        return obj
 
 
 def prepared_cursor(connection: Any) -> Any:

@@ -12,15 +12,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import IntegerField, UUIDField
 from django.utils import timezone
 
 from leaderboard.jobs import enqueue_estimate
 from leaderboard.models import Task
 from leaderboard.selectors import check_verified_email
+from site_platform.prepared import PreparedQuery, Slot
 
 from ..models import Answer, Assignment, GoldAnswer, Judgment
 from .errors import JudgmentError
@@ -97,13 +99,10 @@ def answer_assignment(
         seconds_spent=seconds_spent,
     )
     (token,) = parse_tokens([token])
-    lease = (
-        Assignment.objects.select_related("task", "gold", "request")
-        .filter(token=token, annotator=annotator)
-        .first()
-    )
-    if lease is None:
+    found = _LEASE_OF.instances(token=token, annotator=annotator.pk)
+    if not found:
         raise JudgmentError("no such assignment of yours", code="unknown_assignment")
+    lease = cast(Assignment, found[0])
     for attempt in range(2):
         previous = client_id_in_use(submitted.client_id, lease_is_gold=lease.gold_id is not None)
         if previous is not None:
@@ -122,6 +121,21 @@ def answer_assignment(
     raise JudgmentError("you have already answered this item", code="already_answered")
 
 
+# An answer's reads of its lease, compiled once per process (site_platform.prepared).
+_LEASE_OF = PreparedQuery(
+    lambda: (
+        Assignment.objects.select_related("task", "gold", "request")
+        .filter(token=Slot("token", UUIDField()), annotator_id=Slot("annotator", IntegerField()))
+        .order_by("pk")[:1]
+    )
+)
+_LEASE_STATE = PreparedQuery(
+    lambda: Assignment.objects.filter(pk=Slot("lease", IntegerField())).values_list(
+        "state", "expires_at"
+    )
+)
+
+
 def _answer(lease: Assignment, submitted: SubmittedAnswer) -> AnswerResult:
     task = lease.task
     annotator = submitted.annotator
@@ -134,7 +148,7 @@ def _answer(lease: Assignment, submitted: SubmittedAnswer) -> AnswerResult:
     if not lock_annotator(task.pk, annotator.pk):
         raise JudgmentError("you are not an annotator of this task", code="not_annotator")
     # Read again with the annotator locked: a pause (which revokes) is either before or after.
-    lease.refresh_from_db(fields=["state", "expires_at"])
+    ((lease.state, lease.expires_at),) = _LEASE_STATE.rows(lease=lease.pk)
     late = (
         lease.state != Assignment.State.ACTIVE
         or lease.expires_at <= timezone.now()

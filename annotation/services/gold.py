@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, cast
 
 from django.db import IntegrityError, transaction
+from django.db.models import IntegerField
 from django.utils import timezone
 
 from leaderboard.ingestion import SNIFF_BYTES, Problem, sniff_head
@@ -28,6 +29,7 @@ from leaderboard.selectors import is_organizer
 from leaderboard.services.reference_candidates import recheck_reference_sample
 from leaderboard.services.runs import check_size
 from site_platform.errors import ServiceError
+from site_platform.prepared import PreparedQuery, Slot
 
 from ..models import AnnotatorPause, Assignment, GoldAnswer, GoldItem
 from .errors import JudgmentError
@@ -241,7 +243,18 @@ def _text_lines(upload: IO[bytes]) -> Iterator[str]:
 
 
 def open_pause(*, task: Task, annotator: User) -> AnnotatorPause | None:
-    return AnnotatorPause.objects.filter(task=task, annotator=annotator, lifted_at=None).first()
+    """The annotator's open pause on the task (every claim and answer asks: compiled once)."""
+    found = _OPEN_PAUSE.instances(task=task.pk, annotator=annotator.pk)
+    return cast(AnnotatorPause, found[0]) if found else None
+
+
+_OPEN_PAUSE = PreparedQuery(
+    lambda: AnnotatorPause.objects.filter(
+        task_id=Slot("task", IntegerField()),
+        annotator_id=Slot("annotator", IntegerField()),
+        lifted_at=None,
+    ).order_by("pk")[:1]
+)
 
 
 def gold_record(*, task: Task, annotator: User) -> tuple[int, int]:

@@ -20,15 +20,16 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F, Min, QuerySet, Value
+from django.db.models import F, IntegerField, Min, QuerySet, UUIDField, Value
 from django.utils import timezone
 
 from leaderboard.jobs import enqueue_estimate
 from leaderboard.models import Item, Task
+from site_platform.prepared import PreparedQuery, Slot
 
 from ..models import Answer, Assignment, GoldAnswer, Judgment, RequestConflict, VerificationRequest
 from ..selectors import items_answered_since
@@ -251,9 +252,9 @@ def client_id_in_use(
     One statement asks both tables (``UNION ALL`` of their ids): a new answer, the usual case,
     finds nothing there; a replay then loads the row it found (the kind the caller most likely
     replays first)."""
-    judgments = Judgment.objects.filter(client_id=client_uuid).values_list("pk", Value(0))
-    gold = GoldAnswer.objects.filter(client_id=client_uuid).values_list("pk", Value(1))
-    found = sorted(judgments.union(gold, all=True), key=lambda row: row[1] != int(lease_is_gold))
+    found = sorted(
+        _CLIENT_ID_ROWS.rows(client_id=client_uuid), key=lambda row: row[1] != int(lease_is_gold)
+    )
     if not found:
         return None
     pk, kind = found[0]
@@ -261,17 +262,32 @@ def client_id_in_use(
     return model.objects.filter(pk=pk).first()
 
 
+def _client_id_rows() -> QuerySet[Any]:
+    client_id = Slot("client_id", UUIDField())
+    judgments = Judgment.objects.filter(client_id=client_id).values_list("pk", Value(0))
+    gold = GoldAnswer.objects.filter(client_id=client_id).values_list("pk", Value(1))
+    return judgments.union(gold, all=True)
+
+
+# The hottest statements of an answer, compiled once per process (site_platform.prepared).
+_CLIENT_ID_ROWS = PreparedQuery(_client_id_rows)
+
+
 def lock_annotator(task_id: int, user_id: int) -> bool:
     """Lock the annotator's membership of the task until the transaction ends; False if they
     are not an annotator of it. Every claim, answer, undo and pause of one annotator on one task
     takes it first, so they happen one at a time (a pause never slips between a check and a
     lease or an answer), while other annotators are not held up."""
-    membership = (
+    return bool(_MEMBERSHIP_LOCK.rows(task=task_id, user=user_id))
+
+
+_MEMBERSHIP_LOCK = PreparedQuery(
+    lambda: (
         Task.annotators.through.objects.select_for_update()
-        .filter(task_id=task_id, user_id=user_id)
-        .values_list("pk", flat=True)
+        .filter(task_id=Slot("task", IntegerField()), user_id=Slot("user", IntegerField()))
+        .values_list("pk")
     )
-    return bool(list(membership))
+)
 
 
 def lock_request(request_id: int) -> VerificationRequest | None:

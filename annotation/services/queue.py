@@ -21,17 +21,28 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Count, Exists, F, OuterRef, QuerySet, Subquery
+from django.db.models import (
+    Count,
+    DateTimeField,
+    Exists,
+    F,
+    Func,
+    IntegerField,
+    OuterRef,
+    QuerySet,
+    Subquery,
+    Value,
+)
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from leaderboard.models import ReferenceCandidate, Task
 from leaderboard.selectors import check_verified_email, conflicted_teams
-from site_platform.prepared import prepared_cursor
+from site_platform.prepared import PreparedQuery, Slot, prepared_cursor, stand_in
 
 from ..models import (
     AnnotatorPause,
@@ -161,7 +172,7 @@ def _new_leases(
     at random among the real ones."""
     n_gold, rng = 0, None
     if task.gold_rate > 0:
-        served = Assignment.objects.filter(task=task, annotator=annotator).count()
+        (served,) = _LEASES_EVER.fetch_one(task=task.pk, annotator=annotator.pk)
         rng = random.Random(f"{task.seed}:{annotator.pk}:{served}")
         n_gold = sum(rng.random() < task.gold_rate for _ in range(wanted))
     gold_ids = _pick_gold(task, annotator, now, n_gold, rng) if n_gold and rng is not None else []
@@ -186,6 +197,29 @@ def _new_leases(
     return rows
 
 
+class _Lease(NamedTuple):
+    pk: int
+    token: uuid.UUID
+    expires_at: datetime
+    beat_at: datetime | None
+    created_at: datetime
+
+
+def _of_annotator() -> QuerySet[Assignment]:
+    return Assignment.objects.filter(
+        task_id=Slot("task", IntegerField()), annotator_id=Slot("annotator", IntegerField())
+    )
+
+
+# A claim's reads of the annotator's leases, compiled once per process (site_platform.prepared).
+_LEASES_EVER = PreparedQuery(
+    lambda: _of_annotator().order_by().values_list(Func(Value(1), function="COUNT"))
+)
+_ACTIVE_LEASES = PreparedQuery(
+    lambda: _of_annotator().filter(state=ACTIVE).values_list(*_Lease._fields)
+)
+
+
 def _claim_locked(
     task: Task, annotator: User, count: int, holding: list[uuid.UUID], now: datetime
 ) -> Claim:
@@ -203,11 +237,7 @@ def _claim_locked(
         )
     # The annotator's active leases on the task, read once (a few rows: at most
     # ANNOTATION_MAX_CLAIM live ones, and those expired since their last claim).
-    leases: list[Any] = list(
-        Assignment.objects.filter(task=task, annotator=annotator, state=ACTIVE).values_list(
-            "pk", "token", "expires_at", "beat_at", "created_at", named=True
-        )
-    )
+    leases = [_Lease(*row) for row in _ACTIVE_LEASES.rows(task=task.pk, annotator=annotator.pk)]
     expired = [lease.pk for lease in leases if lease.expires_at <= now]
     if expired:
         Assignment.objects.filter(pk__in=expired, state=ACTIVE).update(
@@ -336,10 +366,20 @@ _RECHECK_SQL, _DRAFT_RECHECK_SQL = (
 )
 
 
+_CONFLICTED_TEAMS = PreparedQuery(
+    lambda: conflicted_teams(
+        task=stand_in(created_at=Slot("task_created", DateTimeField())),
+        user=stand_in(pk=Slot("user", IntegerField())),
+    ).values_list("pk")
+)
+
+
 def _take_with_row_locks(task: Task, annotator: User, n: int, now: datetime) -> list[int]:
     chosen: list[int] = []
     tried: list[int] = []
-    teams = list(conflicted_teams(task=task, user=annotator).values_list("pk", flat=True))
+    teams = [
+        row[0] for row in _CONFLICTED_TEAMS.rows(task_created=task.created_at, user=annotator.pk)
+    ]
     params: dict[str, Any] = {"task": task.pk, "user": annotator.pk, "now": now, "teams": teams}
     draft = task.state == Task.State.DRAFT
     lock_sql, recheck_sql = (

@@ -5,15 +5,16 @@ verified) is :func:`has_verified_email`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeAlias, TypedDict, TypeGuard
+from typing import TYPE_CHECKING, TypeAlias, TypedDict, TypeGuard, cast
 
 from allauth.account.models import EmailAddress
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
+from django.db.models import CharField, Exists, OuterRef, QuerySet
 from django.urls import reverse
 
 from site_platform.errors import ServiceError
+from site_platform.prepared import PreparedQuery, Slot
 
 from ..models import (
     ApiToken,
@@ -47,13 +48,17 @@ def has_verified_email(user: AnyUser) -> bool:
     if getattr(user, VERIFIED_THIS_REQUEST, False):
         return True
     verified = list(EmailAddress.objects.filter(user=user).values_list("verified", flat=True))
-    return any(verified) if verified else not user.email
+    return _may_act(has_addresses=bool(verified), has_verified=any(verified), email=user.email)
 
 
-# Set on an API request's user once its address was found verified (``check_verified_email``
-# with ``for_request``): the services the view calls check again, and would read the address a
-# second time in the same request. Only the API sets it, on the user object its authentication
-# loaded for this one request.
+def _may_act(*, has_addresses: bool, has_verified: bool, email: str) -> bool:
+    return has_verified if has_addresses else not email
+
+
+# Set on an API request's user once its address was found verified (by the token lookup,
+# :func:`api_token_for_key`, or ``check_verified_email`` with ``for_request``): the services the
+# view calls check again, and would read the address a second time in the same request. Only
+# the API sets it, on the user object its authentication loaded for this one request.
 VERIFIED_THIS_REQUEST = "_verified_this_request"
 
 
@@ -91,7 +96,7 @@ def organized_tasks(user: AnyUser) -> QuerySet[Task]:
         return Task.objects.none()
     if user.is_superuser:
         return Task.objects.all()
-    return Task.objects.filter(organizers=user)
+    return Task.objects.filter(organizers=user.pk)
 
 
 def is_organizer(*, task: Task, user: AnyUser) -> bool:
@@ -127,7 +132,7 @@ def annotated_tasks(user: AnyUser) -> QuerySet[Task]:
     verify; an annotator of a draft sees it in the annotation app only)."""
     if not signed_in(user):
         return Task.objects.none()
-    return Task.objects.filter(annotators=user)
+    return Task.objects.filter(annotators=user.pk)
 
 
 def is_annotator(*, task: Task, user: AnyUser) -> bool:
@@ -170,8 +175,38 @@ def api_token_of(user: User) -> ApiToken | None:
 
 
 def api_token_for_key(key: str) -> ApiToken | None:
-    """The token whose key is ``key`` (looked up by the key's digest), with its user."""
-    return ApiToken.objects.select_related("user").filter(digest=ApiToken.digest_of(key)).first()
+    """The token whose key is ``key`` (looked up by the key's digest), with its user.
+
+    Every API request reads it, then checks the user's address (:func:`check_verified_email`):
+    one statement, compiled once per process, answers both, and a user found verified is marked
+    so for the rest of the request (:data:`VERIFIED_THIS_REQUEST`)."""
+    found = _TOKEN_BY_DIGEST.instances(digest=ApiToken.digest_of(key))
+    if not found:
+        return None
+    token = cast(ApiToken, found[0])
+    if _may_act(
+        has_addresses=token.user_has_addresses,  # type: ignore[attr-defined]
+        has_verified=token.user_has_verified,  # type: ignore[attr-defined]
+        email=token.user.email,
+    ):
+        setattr(token.user, VERIFIED_THIS_REQUEST, True)
+    return token
+
+
+def _token_by_digest() -> QuerySet[ApiToken]:
+    addresses = EmailAddress.objects.filter(user_id=OuterRef("user_id"))
+    return (
+        ApiToken.objects.select_related("user")
+        .filter(digest=Slot("digest", CharField()))
+        .annotate(
+            user_has_addresses=Exists(addresses),
+            user_has_verified=Exists(addresses.filter(verified=True)),
+        )
+        .order_by("pk")[:1]
+    )
+
+
+_TOKEN_BY_DIGEST = PreparedQuery(_token_by_digest)
 
 
 def teams_of(user: AnyUser) -> QuerySet[Team]:

@@ -11,11 +11,14 @@ import copy
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from functools import partial
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from django.core.exceptions import PermissionDenied
-from django.db.models import Q, QuerySet
+from django.db.models import CharField, IntegerField, Q, QuerySet
 from django.http import Http404
+
+from site_platform.prepared import PreparedQuery, Slot, stand_in
 
 from .. import phases
 from ..models import (
@@ -82,16 +85,39 @@ def task_for(slug: str, user: AnyUser, *, role: Role = "viewer", check_role: boo
     caller's service, which checks it under the lock it takes anyway (the annotation queue's
     claim): one statement fewer on the busiest request.
     """
-    reachable = _visible(user)
-    if role == "annotator":
-        reachable |= Q(pk__in=annotated_tasks(user).values("pk"))
-    task = Task.objects.filter(reachable, slug=slug).first()
+    task = _reachable_task(slug, user, role)
     if task is None:
         raise TaskNotFound(slug)
     holds_role = {"viewer": None, "organizer": is_organizer, "annotator": is_annotator}[role]
     if check_role and holds_role is not None and not holds_role(task=task, user=user):
         raise TaskForbidden(task, role)
     return task
+
+
+def _reachable_task(slug: str, user: AnyUser, role: Role) -> Task | None:
+    if signed_in(user) and not user.is_superuser:
+        # Every page and API request of a signed-in user finds its task here: compiled once.
+        found = _REACHABLE_BY_SLUG[role].instances(slug=slug, user=user.pk)
+        return cast(Task, found[0]) if found else None
+    return _reachable_by_slug(slug, user, role).first()
+
+
+def _reachable_by_slug(slug: str | Slot, user: AnyUser, role: Role) -> QuerySet[Task]:
+    reachable = _visible(user)
+    if role == "annotator":
+        reachable |= Q(pk__in=annotated_tasks(user).values("pk"))
+    return Task.objects.filter(reachable, slug=slug).order_by("pk")
+
+
+def _signed_in_reachable(role: Role) -> QuerySet[Task]:
+    user = stand_in(pk=Slot("user", IntegerField()), is_authenticated=True, is_superuser=False)
+    return _reachable_by_slug(Slot("slug", CharField()), user, role)[:1]
+
+
+_REACHABLE_BY_SLUG = {
+    role: PreparedQuery(partial(_signed_in_reachable, role))
+    for role in ("viewer", "organizer", "annotator")
+}
 
 
 def runs_visible_to(*, task: Task, user: AnyUser) -> QuerySet[Run]:
