@@ -12,6 +12,8 @@ by mail than one person may send for now 429.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import serializers, status
@@ -180,7 +182,7 @@ class TaskMemberView(ApiView):
     """Removes the task's annotator or organizer (``role``) named by the URL."""
 
     permission_classes = [IsAuthenticated]
-    role = ""
+    role: Literal["annotator", "organizer"]
 
     def delete(self, request, slug: str, user_id: int):
         task = self.organized_task(slug)

@@ -5,6 +5,8 @@ refused action shows the section again with the refusal at its top and its statu
 
 from __future__ import annotations
 
+from typing import Literal
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect
@@ -88,7 +90,7 @@ def task_organizer_remove(request, slug: str, user_id: int):
     return _remove_member(request, slug, user_id, role="organizer")
 
 
-def _remove_member(request, slug: str, user_id: int, *, role: str):
+def _remove_member(request, slug: str, user_id: int, *, role: Literal["annotator", "organizer"]):
     task = selectors.task_for(slug, request.user, role="organizer")
     person = selectors.task_member_for(task=task, role=role, user_id=user_id)
     try:
