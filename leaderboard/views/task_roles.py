@@ -78,18 +78,16 @@ def task_invitation_revoke(request, slug: str, invitation_id: int):
     return organize_sections.to_section(task, "people")
 
 
-@login_required
-@require_POST
 def task_annotator_remove(request, slug: str, user_id: int):
     return _remove_member(request, slug, user_id, role="annotator")
 
 
-@login_required
-@require_POST
 def task_organizer_remove(request, slug: str, user_id: int):
     return _remove_member(request, slug, user_id, role="organizer")
 
 
+@login_required
+@require_POST
 def _remove_member(request, slug: str, user_id: int, *, role: Literal["annotator", "organizer"]):
     task = selectors.task_for(slug, request.user, role="organizer")
     person = selectors.task_member_for(task=task, role=role, user_id=user_id)
