@@ -108,7 +108,92 @@ class ItemLabels:
         knows the domain is rarer than the answers say under the model's class prior (``nan``:
         the default, never raised).
         """
-        return _solve_domains(self, items, weights, domains, n_domains, inclusion, prior_centre)
+        lam = self.evidence[items]
+        exact = ~np.isfinite(lam)
+        free = ~exact
+        free_domains, free_weights = domains[free], weights[free]
+        total = np.bincount(domains, weights=weights, minlength=n_domains)
+        # Items with exact labels (gold items, above all) are often chosen by their answer, so
+        # the uncertain items of a domain are not a sample of the same population: their prior
+        # is the rate of the uncertain items alone (with exact items in the fixed point, 40 gold
+        # items of which half incorrect pulled a 3-run task's precision down by 0.015, coverage
+        # 0.85).
+        free_total = np.bincount(free_domains, weights=free_weights, minlength=n_domains)
+        # A weak prior on each domain's rate, worth DOMAIN_PRIOR_ITEMS of its items, centred on
+        # what the annotator model says of them: a domain of one or two items has no
+        # maximum-likelihood rate (it sits on 0 or 1 and takes every doubt away); a large one
+        # does not notice.
+        count = np.bincount(free_domains, minlength=n_domains).astype(float)
+        mean_weight = np.where(count > 0, free_total / np.maximum(count, 1.0), 0.0)
+        prior_weight = DOMAIN_PRIOR_ITEMS * mean_weight
+        with np.errstate(invalid="ignore", divide="ignore"):
+            centre = np.where(
+                free_total > 0,
+                np.bincount(
+                    free_domains,
+                    weights=free_weights * self.value[items[free]],
+                    minlength=n_domains,
+                )
+                / free_total,
+                0.5,
+            )
+        if prior_centre is not None:
+            centre = np.where(np.isnan(prior_centre), centre, np.minimum(centre, prior_centre))
+        rows = self.row[items]
+        posteriors = _Posteriors.of(self, rows, lam, free, domains, n_domains)
+        log_odds = _fixed_points(
+            posteriors.of_free(free),
+            free_weights,
+            prior_weight * centre,
+            free_total + prior_weight,
+            np.zeros(n_domains),
+            n_domains,
+        )
+        with np.errstate(invalid="ignore"):
+            # An exact label stays what it is when the uncertain items' rate is 0 or 1 (inf - inf).
+            z = np.where(exact, lam > 0, posteriors(log_odds))
+        v = z * (1 - z)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate = np.where(
+                total > 0,
+                np.bincount(domains, weights=weights * z, minlength=n_domains) / total,
+                np.nan,
+            )
+            free_rate = np.where(
+                free_total > 0,
+                np.bincount(free_domains, weights=free_weights * z[free], minlength=n_domains)
+                / free_total,
+                np.nan,
+            )
+        # gamma at the Jeffreys-smoothed rate where the root is on the boundary.
+        r_eval = np.where(
+            np.isfinite(log_odds),
+            free_rate,
+            (np.nan_to_num(free_rate) * count + 0.5) / (count + 1.0),
+        )
+        with np.errstate(invalid="ignore"):
+            e = posteriors(special.logit(r_eval))
+        slope = np.where(exact, 0.0, e * (1 - e))
+        base = np.nan_to_num((free_total + prior_weight) * r_eval * (1 - r_eval))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            missing = np.where(
+                base > 0,
+                np.clip(
+                    np.bincount(domains, weights=weights * slope, minlength=n_domains) / base,
+                    0.0,
+                    0.98,
+                ),
+                0.0,
+            )
+            measured = (
+                np.bincount(domains, weights=weights**2 * inclusion * v, minlength=n_domains)
+                * (1.0 - missing)
+                / np.where(total > 0, total**2, 1.0)
+            )
+        denominator = np.where(np.isfinite(log_odds), base * (1 - missing), 0.0)
+        return DomainLabels(
+            z, v, rate, missing, measured, self, rows, weights, domains, denominator
+        )
 
     def favoured(self, items: np.ndarray) -> np.ndarray:
         """Per item of ``items``: whether its answers favour "correct" (``lambda_x > 0``, the
@@ -278,97 +363,8 @@ class DomainLabels:
         return variance
 
 
-def _solve_domains(
-    labels: ItemLabels,
-    items: np.ndarray,
-    weights: np.ndarray,
-    domains: np.ndarray,
-    n_domains: int,
-    inclusion: np.ndarray,
-    prior_centre: np.ndarray | None = None,
-) -> DomainLabels:
-    lam = labels.evidence[items]
-    exact = ~np.isfinite(lam)
-    free = ~exact
-    free_domains, free_weights = domains[free], weights[free]
-    total = np.bincount(domains, weights=weights, minlength=n_domains)
-    # Items with exact labels (gold items, above all) are often chosen by their answer, so the
-    # uncertain items of a domain are not a sample of the same population: their prior is the
-    # rate of the uncertain items alone (with exact items in the fixed point, 40 gold items of
-    # which half incorrect pulled a 3-run task's precision down by 0.015, coverage 0.85).
-    free_total = np.bincount(free_domains, weights=free_weights, minlength=n_domains)
-    # A weak prior on each domain's rate, worth DOMAIN_PRIOR_ITEMS of its items, centred on what
-    # the annotator model says of them: a domain of one or two items has no maximum-likelihood
-    # rate (it sits on 0 or 1 and takes every doubt away); a large one does not notice.
-    count = np.bincount(free_domains, minlength=n_domains).astype(float)
-    mean_weight = np.where(count > 0, free_total / np.maximum(count, 1.0), 0.0)
-    prior_weight = DOMAIN_PRIOR_ITEMS * mean_weight
-    with np.errstate(invalid="ignore", divide="ignore"):
-        centre = np.where(
-            free_total > 0,
-            np.bincount(
-                free_domains,
-                weights=free_weights * labels.value[items[free]],
-                minlength=n_domains,
-            )
-            / free_total,
-            0.5,
-        )
-    if prior_centre is not None:
-        centre = np.where(np.isnan(prior_centre), centre, np.minimum(centre, prior_centre))
-    rows = labels.row[items]
-    posteriors = _Posteriors.of(labels, rows, lam, free, domains, n_domains)
-    log_odds = _fixed_points(
-        posteriors.of_free(free),
-        free_weights,
-        prior_weight * centre,
-        free_total + prior_weight,
-        np.zeros(n_domains),
-        n_domains,
-    )
-    with np.errstate(invalid="ignore"):
-        # An exact label stays what it is when the uncertain items' rate is 0 or 1 (inf - inf).
-        z = np.where(exact, lam > 0, posteriors(log_odds))
-    v = z * (1 - z)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rate = np.where(
-            total > 0,
-            np.bincount(domains, weights=weights * z, minlength=n_domains) / total,
-            np.nan,
-        )
-        free_rate = np.where(
-            free_total > 0,
-            np.bincount(free_domains, weights=free_weights * z[free], minlength=n_domains)
-            / free_total,
-            np.nan,
-        )
-    # gamma at the Jeffreys-smoothed rate where the root is on the boundary.
-    r_eval = np.where(
-        np.isfinite(log_odds), free_rate, (np.nan_to_num(free_rate) * count + 0.5) / (count + 1.0)
-    )
-    with np.errstate(invalid="ignore"):
-        e = posteriors(special.logit(r_eval))
-    slope = np.where(exact, 0.0, e * (1 - e))
-    base = np.nan_to_num((free_total + prior_weight) * r_eval * (1 - r_eval))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        missing = np.where(
-            base > 0,
-            np.clip(
-                np.bincount(domains, weights=weights * slope, minlength=n_domains) / base, 0.0, 0.98
-            ),
-            0.0,
-        )
-        measured = (
-            np.bincount(domains, weights=weights**2 * inclusion * v, minlength=n_domains)
-            * (1.0 - missing)
-            / np.where(total > 0, total**2, 1.0)
-        )
-    denominator = np.where(np.isfinite(log_odds), base * (1 - missing), 0.0)
-    return DomainLabels(z, v, rate, missing, measured, labels, rows, weights, domains, denominator)
-
-
 _LOGIT_BOUND = 40.0
-# Items' worth of prior each domain rate gets (see ``_solve_domains``).
+# Items' worth of prior each domain rate gets (see ``ItemLabels.in_domains``).
 DOMAIN_PRIOR_ITEMS = 2.0
 
 

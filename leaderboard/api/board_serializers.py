@@ -141,7 +141,7 @@ class RunHistorySerializer(serializers.Serializer):
 
 # -- quotas, spend, organizer actions -----------------------------------------------------------
 class TeamQuotaSerializer(serializers.Serializer):
-    team = serializers.CharField()
+    team = serializers.CharField(source="team.name")
     used_total = serializers.IntegerField()
     limit_total = serializers.IntegerField()
     remaining_total = serializers.IntegerField()
@@ -151,8 +151,9 @@ class TeamQuotaSerializer(serializers.Serializer):
     remaining = serializers.IntegerField()
     next_slot_at = serializers.DateTimeField(allow_null=True)
     refunded = serializers.IntegerField(
+        source="n_refunded",
         help_text="Runs whose slot was given back (failed for platform reasons, or withdrawn "
-        "before anything was asked of annotators for them)."
+        "before anything was asked of annotators for them).",
     )
 
 

@@ -150,22 +150,6 @@ class QuotaView(ApiView):
     @extend_schema(responses=with_errors({200: QuotaSerializer}, 401, 404))
     def get(self, request, slug: str):
         task = self.task(slug)
-        teams = []
-        for team, quota, refunded in quotas_for_user(task=task, user=request.user):
-            teams.append(
-                {
-                    "team": team.name,
-                    "used_total": quota.used_total,
-                    "limit_total": quota.limit_total,
-                    "remaining_total": max(0, quota.limit_total - quota.used_total),
-                    "used_today": quota.used_today,
-                    "limit_today": quota.limit_today,
-                    "remaining_today": max(0, quota.limit_today - quota.used_today),
-                    "remaining": quota.remaining,
-                    "next_slot_at": quota.next_slot_at,
-                    "refunded": refunded,
-                }
-            )
         limits = upload_limits(task)
         return Response(
             QuotaSerializer(
@@ -173,7 +157,7 @@ class QuotaView(ApiView):
                     "task": task.slug,
                     "max_upload_bytes": limits.max_bytes,
                     "max_predictions_per_run": limits.max_predictions,
-                    "teams": teams,
+                    "teams": quotas_for_user(task=task, user=request.user),
                 }
             ).data
         )

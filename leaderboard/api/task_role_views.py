@@ -12,8 +12,10 @@ by mail than one person may send for now 429.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
@@ -33,8 +35,7 @@ from ..services.task_roles import (
     ROLES,
     accept_task_invitation,
     invite_to_task,
-    remove_annotator,
-    remove_organizer,
+    remove_from_task,
     revoke_task_invitation,
 )
 from .team_views import MailInvitationsSerializer, mailed_data
@@ -177,30 +178,35 @@ class TaskInvitationDetailView(ApiView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class TaskAnnotatorView(ApiView):
+class TaskMemberView(ApiView):
+    """Removes the task's annotator or organizer (``role``) named by the URL."""
+
+    permission_classes = [IsAuthenticated]
+    role: Literal["annotator", "organizer"]
+
+    def delete(self, request, slug: str, user_id: int):
+        task = self.organized_task(slug)
+        person = task_member_for(task=task, role=self.role, user_id=user_id)
+        remove_from_task(task=task, user=person, role=self.role)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+@extend_schema_view(
+    delete=extend_schema(request=None, responses=with_errors({204: None}, 401, 403, 404))
+)
+class TaskAnnotatorView(TaskMemberView):
     """Remove an annotator of a task you organize (their judgments stay)."""
 
-    permission_classes = [IsAuthenticated]
-
-    @extend_schema(request=None, responses=with_errors({204: None}, 401, 403, 404))
-    def delete(self, request, slug: str, user_id: int):
-        task = self.organized_task(slug)
-        person = task_member_for(task=task, role="annotator", user_id=user_id)
-        remove_annotator(task=task, user=person)
-        return Response(status=status.HTTP_204_NO_CONTENT)
+    role = "annotator"
 
 
-class TaskOrganizerView(ApiView):
+@extend_schema_view(
+    delete=extend_schema(request=None, responses=with_errors({204: None}, 401, 403, 404, 409))
+)
+class TaskOrganizerView(TaskMemberView):
     """Remove an organizer of a task you organize (never its last one: 409)."""
 
-    permission_classes = [IsAuthenticated]
-
-    @extend_schema(request=None, responses=with_errors({204: None}, 401, 403, 404, 409))
-    def delete(self, request, slug: str, user_id: int):
-        task = self.organized_task(slug)
-        person = task_member_for(task=task, role="organizer", user_id=user_id)
-        remove_organizer(task=task, user=person)
-        return Response(status=status.HTTP_204_NO_CONTENT)
+    role = "organizer"
 
 
 class TaskInvitationAcceptView(ApiView):

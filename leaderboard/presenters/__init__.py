@@ -15,7 +15,7 @@ from .board import (
 from .cells import METRIC_LABELS, MetricCell, RankInterval
 from .common import TaskPhases, task_list, task_phases
 from .organize import BudgetSummary, budget_summary
-from .runs import RunListRow, RunPage, SubmitLimits, TeamQuota, my_runs, run_page, submit_limits
+from .runs import RunListRow, RunPage, SubmitLimits, my_runs, run_page, submit_limits
 
 __all__ = [
     "METRIC_LABELS",
@@ -29,7 +29,6 @@ __all__ = [
     "RunPage",
     "SubmitLimits",
     "TaskPhases",
-    "TeamQuota",
     "board_for",
     "budget_summary",
     "hold_status",

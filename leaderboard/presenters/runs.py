@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from evaluation.core.measures import OPEN_MEASURES
 
@@ -22,7 +21,7 @@ from ..board_pairs import PairComparison, snapshot_neighbours
 from ..board_text import ReferenceSupport, RunWords, SnapshotTerms
 from ..ingestion import human_bytes
 from ..kinds import kind_for
-from ..models import LeaderboardSnapshot, Run, RunEvent, Task, Team
+from ..models import LeaderboardSnapshot, Run, RunEvent, Task
 from .board import STATE_LABELS, parse_sort, safe_link
 from .cells import MetricCell, RankInterval, metric_labels
 from .plots import history_chart, pr_curve_chart
@@ -212,28 +211,9 @@ class RunListRow:
 
 
 @dataclass(frozen=True)
-class TeamQuota:
-    team: Team
-    used_total: int
-    limit_total: int
-    used_today: int
-    limit_today: int
-    next_slot_at: datetime | None
-    n_refunded: int
-
-    @property
-    def remaining_total(self) -> int:
-        return max(0, self.limit_total - self.used_total)
-
-    @property
-    def remaining_today(self) -> int:
-        return max(0, min(self.limit_today - self.used_today, self.remaining_total))
-
-
-@dataclass(frozen=True)
 class MyRuns:
     rows: list[RunListRow]
-    quotas: list[TeamQuota]
+    quotas: list[selectors.TeamQuota]
     snapshot_version: int | None
     metrics: tuple[str, ...] = OPEN_MEASURES  # the task's measures
     labels: dict = field(default_factory=dict)  # metric -> its name
@@ -286,29 +266,13 @@ def my_runs(*, task: Task, user, sort: str | None = None) -> MyRuns:
         )
     return MyRuns(
         rows=rows,
-        quotas=team_quotas(task=task, user=user),
+        quotas=selectors.quotas_for_user(task=task, user=user),
         snapshot_version=snapshot.version if snapshot else None,
         metrics=metrics,
         labels=metric_labels(task),
         sort=sort,
         reference=terms.reference,
     )
-
-
-def team_quotas(*, task: Task, user) -> list[TeamQuota]:
-    """Each of the user's teams' quota on the task, and its refunds."""
-    return [
-        TeamQuota(
-            team=team,
-            used_total=quota.used_total,
-            limit_total=quota.limit_total,
-            used_today=quota.used_today,
-            limit_today=quota.limit_today,
-            next_slot_at=quota.next_slot_at,
-            n_refunded=refunded,
-        )
-        for team, quota, refunded in selectors.quotas_for_user(task=task, user=user)
-    ]
 
 
 @dataclass(frozen=True)
@@ -318,7 +282,7 @@ class SubmitLimits:
 
     max_bytes: int
     max_predictions: int
-    quotas: list[TeamQuota]
+    quotas: list[selectors.TeamQuota]
 
     @property
     def max_bytes_text(self) -> str:
@@ -330,5 +294,5 @@ def submit_limits(*, task: Task, user) -> SubmitLimits:
     return SubmitLimits(
         max_bytes=limits.max_bytes,
         max_predictions=limits.max_predictions,
-        quotas=team_quotas(task=task, user=user),
+        quotas=selectors.quotas_for_user(task=task, user=user),
     )

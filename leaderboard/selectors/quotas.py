@@ -3,7 +3,7 @@ budget's spend, and the progress of a reference sample built in the product."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -56,8 +56,26 @@ class Quota:
         return self.total_exhausted or self.daily_exhausted
 
     @property
+    def remaining_total(self) -> int:
+        return max(0, self.limit_total - self.used_total)
+
+    @property
+    def remaining_today(self) -> int:
+        """Runs the daily limit still allows, whatever remains of the total."""
+        return max(0, self.limit_today - self.used_today)
+
+    @property
     def remaining(self) -> int:
+        """Runs the team may submit now: what both limits still allow."""
         return max(0, min(self.limit_total - self.used_total, self.limit_today - self.used_today))
+
+
+@dataclass(frozen=True)
+class TeamQuota(Quota):
+    """One of a user's teams' quota on a task, and how many of its runs were refunded."""
+
+    team: Team
+    n_refunded: int
 
 
 @dataclass(frozen=True)
@@ -128,10 +146,14 @@ def refunded_runs(*, task: Task, team: Team) -> QuerySet[Run]:
     return Run.objects.filter(task=task, team=team, quota_refunded=True)
 
 
-def quotas_for_user(*, task: Task, user: AnyUser) -> list[tuple[Team, Quota, int]]:
-    """For each of the user's teams: its quota on the task and how many runs were refunded."""
+def quotas_for_user(*, task: Task, user: AnyUser) -> list[TeamQuota]:
+    """Each of the user's teams' quota on the task, and how many of its runs were refunded."""
     return [
-        (team, quota_for(task=task, team=team), refunded_runs(task=task, team=team).count())
+        TeamQuota(
+            **asdict(quota_for(task=task, team=team)),
+            team=team,
+            n_refunded=refunded_runs(task=task, team=team).count(),
+        )
         for team in teams_of(user)
     ]
 

@@ -155,3 +155,11 @@ def remove_organizer(*, task: Task, user: User) -> None:
                 code="last_organizer",
             )
         task.organizers.remove(user)
+
+
+def remove_from_task(*, task: Task, user: User, role: str) -> None:
+    """``user`` no longer holds ``role`` on ``task``: :func:`remove_annotator` or
+    :func:`remove_organizer` (the callers name the role, as the URLs do)."""
+    check_role(role)
+    remove = remove_annotator if role == TaskInvitation.Role.ANNOTATOR else remove_organizer
+    remove(task=task, user=user)

@@ -5,6 +5,8 @@ refused action shows the section again with the refusal at its top and its statu
 
 from __future__ import annotations
 
+from typing import Literal
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect
@@ -21,8 +23,7 @@ from ..services.task_roles import (
     accept_task_invitation,
     check_task_invitation,
     invite_to_task,
-    remove_annotator,
-    remove_organizer,
+    remove_from_task,
     revoke_task_invitation,
 )
 from . import organize_sections
@@ -77,26 +78,25 @@ def task_invitation_revoke(request, slug: str, invitation_id: int):
     return organize_sections.to_section(task, "people")
 
 
-@login_required
-@require_POST
 def task_annotator_remove(request, slug: str, user_id: int):
-    task = selectors.task_for(slug, request.user, role="organizer")
-    person = selectors.task_member_for(task=task, role="annotator", user_id=user_id)
-    remove_annotator(task=task, user=person)
-    messages.success(request, f"{person.get_username()} no longer annotates {task.slug}.")
-    return organize_sections.to_section(task, "people")
+    return _remove_member(request, slug, user_id, role="annotator")
+
+
+def task_organizer_remove(request, slug: str, user_id: int):
+    return _remove_member(request, slug, user_id, role="organizer")
 
 
 @login_required
 @require_POST
-def task_organizer_remove(request, slug: str, user_id: int):
+def _remove_member(request, slug: str, user_id: int, *, role: Literal["annotator", "organizer"]):
     task = selectors.task_for(slug, request.user, role="organizer")
-    person = selectors.task_member_for(task=task, role="organizer", user_id=user_id)
+    person = selectors.task_member_for(task=task, role=role, user_id=user_id)
     try:
-        remove_organizer(task=task, user=person)
-    except TaskRoleError as exc:
-        return organize_sections.refused(request, task, "remove_organizer", exc)
-    messages.success(request, f"{person.get_username()} no longer organizes {task.slug}.")
+        remove_from_task(task=task, user=person, role=role)
+    except TaskRoleError as exc:  # the last organizer
+        return organize_sections.refused(request, task, f"remove_{role}", exc)
+    held = "annotates" if role == "annotator" else "organizes"
+    messages.success(request, f"{person.get_username()} no longer {held} {task.slug}.")
     if person == request.user and not selectors.is_organizer(task=task, user=request.user):
         return redirect("task_board", slug=task.slug)
     return organize_sections.to_section(task, "people")

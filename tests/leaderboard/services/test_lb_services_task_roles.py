@@ -23,6 +23,7 @@ from leaderboard.services.task_roles import (
     check_task_invitation,
     invite_to_task,
     remove_annotator,
+    remove_from_task,
     remove_organizer,
     revoke_task_invitation,
 )
@@ -187,6 +188,20 @@ def test_the_last_organizer_cannot_be_removed(people, task):
     task.organizers.add(people["cat"])
     remove_organizer(task=task, user=people["org"])
     assert list(task.organizers.all()) == [people["cat"]]
+
+
+def test_removing_by_role(people, task):
+    task.annotators.add(people["ann"])
+    task.organizers.add(people["cat"])
+    remove_from_task(task=task, user=people["ann"], role="annotator")
+    assert not task.annotators.exists() and task.organizers.count() == 2
+    remove_from_task(task=task, user=people["cat"], role="organizer")
+    assert list(task.organizers.all()) == [people["org"]]
+    refused(
+        "last_organizer", 409, remove_from_task, task=task, user=people["org"], role="organizer"
+    )
+    refused("invalid", 400, remove_from_task, task=task, user=people["org"], role="admin")
+    assert list(task.organizers.all()) == [people["org"]]
 
 
 # -- the annotator-vs-team-member rule, in its three places ------------------------------------
