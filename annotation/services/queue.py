@@ -21,6 +21,7 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from django.conf import settings
@@ -35,6 +36,7 @@ from django.db.models import (
     OuterRef,
     QuerySet,
     Subquery,
+    UUIDField,
     Value,
 )
 from django.db.models.functions import Coalesce
@@ -270,13 +272,25 @@ def _claim_locked(
     tokens = [a.token for a in rows]
     loaded = {
         a.token: a
-        for a in Assignment.objects.filter(token__in=tokens).select_related(
-            "request__item", "gold__item"
+        for a in _leases_with_items(len(tokens)).instances(
+            **{f"token{i}": token for i, token in enumerate(tokens)}
         )
     }
     for lease in loaded.values():
         lease.task = task
     return Claim("ok", "", [loaded[t] for t in tokens])
+
+
+@cache
+def _leases_with_items(n: int) -> PreparedQuery:
+    """The leases of ``n`` tokens (slots ``token0``...) with their items, as a claim returns
+    them: one prepared query per number of leases claimed at once."""
+    tokens = [Slot(f"token{i}", UUIDField()) for i in range(n)]
+    return PreparedQuery(
+        lambda: Assignment.objects.filter(token__in=tokens).select_related(
+            "request__item", "gold__item"
+        )
+    )
 
 
 def _adopt_unbeaten(current: list[Any], holding: list[uuid.UUID], wanted: int) -> list[Assignment]:
