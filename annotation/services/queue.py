@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cache
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
@@ -270,12 +270,10 @@ def _claim_locked(
         return Claim("empty", "No item is waiting for you right now.")
     Assignment.objects.bulk_create(rows)
     tokens = [a.token for a in rows]
-    loaded = {
-        a.token: a
-        for a in _leases_with_items(len(tokens)).instances(
-            **{f"token{i}": token for i, token in enumerate(tokens)}
-        )
-    }
+    claimed = _leases_with_items(len(tokens)).instances(
+        **{f"token{i}": token for i, token in enumerate(tokens)}
+    )
+    loaded = {a.token: a for a in cast("list[Assignment]", claimed)}
     for lease in loaded.values():
         lease.task = task
     return Claim("ok", "", [loaded[t] for t in tokens])
@@ -285,7 +283,7 @@ def _claim_locked(
 def _leases_with_items(n: int) -> PreparedQuery:
     """The leases of ``n`` tokens (slots ``token0``...) with their items, as a claim returns
     them: one prepared query per number of leases claimed at once."""
-    tokens = [Slot(f"token{i}", UUIDField()) for i in range(n)]
+    tokens: list[Any] = [Slot(f"token{i}", UUIDField()) for i in range(n)]
     return PreparedQuery(
         lambda: Assignment.objects.filter(token__in=tokens).select_related(
             "request__item", "gold__item"
