@@ -13,9 +13,16 @@ convolved over cells.
 With fallible annotators the verified positives are not known either: they are the sum of the
 verified items' labels ``z`` (:mod:`.label_noise`), whose uncertainty (the labels' own doubt and
 the annotator parameters') is the run's ``tp_label_variance``. It is a sum over many items and a
-few shared parameters, so it is taken as normal, and the bounds are the quantiles of the count's
-posterior convolved with that normal (a mixture of normals, one per count). With exact labels
-the normal has no width and the bounds are those of the count alone.
+few shared parameters, so it is taken as normal; but what it counts is an integer, so the normal
+is put on the integers (each integer ``v`` gets its mass within ``v +- 1/2``), convolved with the
+unverified count's posterior, and the bounds are that integer count's equal-tailed quantiles, as
+with exact labels. With sure labels the normal is one integer and the bounds are the count's own;
+with doubtful ones they widen by about its standard deviation. The continuous mixture of normals
+this replaces put a bound inside the atom the truth sits on, a hair past it (abt-buy at 250
+labels with 0.95x5 annotators: 5 of ``logreg-c1``'s 9 misses in 100 campaigns were missed by
+0.00002 to 0.004 of an item, at label standard deviations of 0.0002 to 0.003; its precision
+covered 0.91, with a perfect oracle 0.97). With exact labels the verified count is exact and the
+bounds are those of the unverified count alone.
 
 References
 ----------
@@ -31,7 +38,7 @@ import math
 
 import numpy as np
 import numpy.typing as npt
-from scipy import optimize, special, stats
+from scipy import special, stats
 
 from .totals import PoolTotals
 
@@ -43,6 +50,9 @@ __all__ = ["EXACT_UP_TO", "exact_precision_bounds"]
 # Beta-type interval holds better (measured: a run of 300 random predictions of precision 0.01
 # on a 3,000-item pool covered 0.74 with exact bounds from the cells' model, 0.95 without).
 EXACT_UP_TO = 30
+# Standard deviations of the verified positives' normal kept on either side (its mass beyond
+# them goes to the outermost integers).
+SPREAD_REACH = 8.0
 
 
 def exact_precision_bounds(t: PoolTotals, r: int, level: float) -> tuple[float, float]:
@@ -58,33 +68,32 @@ def exact_precision_bounds(t: PoolTotals, r: int, level: float) -> tuple[float, 
     low_pmf = _positives_pmf(counts, means, variances)
     high_pmf = _positives_pmf(counts, upper_means, upper_variances)
     spread = 0.0 if t.tp_label_variance is None else math.sqrt(max(t.tp_label_variance[r], 0.0))
+    verified = float(t.tp_verified[r])
     if spread > 0.0:
-        low = _mixture_quantile(low_pmf, spread, tail)
-        high = _mixture_quantile(high_pmf, spread, 1.0 - tail)
-        pp = t.pp[r]
-        return (
-            min(max((t.tp_verified[r] + low) / pp, 0.0), 1.0),
-            min(max((t.tp_verified[r] + high) / pp, 0.0), 1.0),
-        )
+        verified, verified_pmf = _verified_positives_pmf(verified, spread)
+        low_pmf = np.convolve(verified_pmf, low_pmf)
+        high_pmf = np.convolve(verified_pmf, high_pmf)
     low_cdf = np.cumsum(low_pmf) / low_pmf.sum()
     high_cdf = np.cumsum(high_pmf) / high_pmf.sum()
     low_count = int(np.searchsorted(low_cdf, tail - 1e-12))
     high_count = min(int(np.searchsorted(high_cdf, 1.0 - tail - 1e-12)), high_cdf.size - 1)
     pp = t.pp[r]
-    return (t.tp_verified[r] + low_count) / pp, (t.tp_verified[r] + high_count) / pp
+    return (
+        min(max((verified + low_count) / pp, 0.0), 1.0),
+        min(max((verified + high_count) / pp, 0.0), 1.0),
+    )
 
 
-def _mixture_quantile(pmf: npt.NDArray[np.float64], spread: float, q: float) -> float:
-    """The ``q`` quantile of ``K + N(0, spread^2)``, ``K`` an integer count with weights
-    ``pmf`` (its values 0, 1, ...)."""
-    weights = pmf / pmf.sum()
-    counts = np.arange(weights.size)
-
-    def below(x: float) -> float:
-        return float(weights @ special.ndtr((x - counts) / spread)) - q
-
-    reach = 10.0 * spread
-    return float(optimize.brentq(below, -reach, weights.size - 1 + reach, xtol=1e-9))
+def _verified_positives_pmf(centre: float, spread: float) -> tuple[float, npt.NDArray[np.float64]]:
+    """A normal of mean ``centre`` and standard deviation ``spread`` put on the integers: the
+    first integer and, from it up, each integer's mass within ``+- 1/2`` of it (the outermost
+    take the tails), the integers no lower than 0."""
+    first = max(math.floor(centre - SPREAD_REACH * spread - 0.5), 0)
+    last = max(math.ceil(centre + SPREAD_REACH * spread + 0.5), first)
+    edges = (np.arange(first, last) + 0.5 - centre) / spread
+    cdf = np.concatenate([special.ndtr(edges), [1.0]])
+    pmf: npt.NDArray[np.float64] = np.diff(cdf, prepend=0.0)
+    return float(first), pmf
 
 
 def _positives_pmf(
