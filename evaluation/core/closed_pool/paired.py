@@ -1,0 +1,252 @@
+"""Paired differences of a closed pool's runs: the joint normal of every run's measures.
+
+Every run of a closed pool is estimated from one set of labels on one pool: a run's true
+positives ``tp`` and false negatives ``fn`` are its verified positives plus, per cell
+(:mod:`.cells`), its unverified items there times the rate of its domain (its predicted
+positives, or negatives, in the cell; :mod:`.totals`). Two runs that predict the same item
+estimate that item's label with the same evidence, so the difference of their measures rests on
+the items where they disagree, and its variance is far below the sum of their variances. This
+module gives, per measure, the ``K x K`` covariance of the runs' estimates as
+:class:`..paired.PairedDifferences`, which :func:`..ranking.paired_rank_intervals` ranks as it
+ranks an open task's.
+
+Method
+------
+Each measure is a smooth function ``g(tp, fn)`` (:mod:`.measures`); to first order a run's error
+is ``sum_x g_x (yhat_x - y_x)`` over the pool, ``g_x`` its gradient for ``tp`` where the run
+predicts item ``x`` and for ``fn`` where it does not, ``yhat_x`` the label the run's estimate
+gives the item. The covariance of two runs is the sum over items of the products of their
+pieces, so items they both count cancel in a difference. Per item (a Gram matrix of per-item
+columns, hence positive semi-definite):
+
+* an unverified item's own label: ``g sqrt(m (1 - m))``, ``m`` the rate of the run's domain in
+  the item's cell (the Bernoulli part of the totals' Beta-binomial variance);
+* the doubt of that rate, ``g sqrt(u) sd``, with ``u`` the domain's unverified items in the cell
+  and ``sd`` its rate's posterior standard deviation: over a domain's ``u`` items these add up to
+  ``g^2 u^2 var``, the totals' own term, and two runs' rate errors in a cell correlate as their
+  unverified items there overlap (the same items: the same rate; disjoint: taken as
+  independent, which can only widen a difference's interval, since both rates share the cell's
+  other labels and prior);
+* with fallible annotators, a verified item's label doubt ``g sqrt(z (1 - z))`` (``z`` the
+  item's label under the run's domain), scaled per run and side so that it adds up to the
+  labels' variance of that side's total (their doubt and the annotator parameters',
+  :meth:`.label_noise.RunLabelValues.extra_variance`): counted once per item, shared by every
+  run that counts it. With exact labels a verified item has no doubt.
+
+Each run's own variance is then raised to its interval's normal equivalent
+``((high - low) / 2z)^2`` where that is larger (:func:`..paired.joint_covariance`: the floors of
+:mod:`.totals`, the exact bounds of :mod:`.precision_bounds`, the intervals drawn on the
+answers' scale); the excess counts as independent between runs. Runs with the same predictions
+have the same estimates: their difference is exactly 0.
+
+What it rests on
+----------------
+The marginal intervals' validity under the adaptive design and the annotator model
+(docs/STATISTICS.md, "Closed pools"), the delta method, and the rates of different cells being
+estimated from different labels (their common logit shift per run, :func:`.totals.domain_rates`,
+is not carried across cells). Checked by simulation
+(``tests/evaluation/core/closed_pool/test_pool_paired.py``; docs/STATISTICS.md, "Rank intervals
+from paired differences").
+
+References
+----------
+C.-E. Sarndal, B. Swensson and J. Wretman, *Model Assisted Survey Sampling*, Springer, 1992,
+section 5.10 (the covariance of two estimators from one sample).
+N. G. Marchant and B. I. P. Rubinstein, "Needle in a haystack: label-efficient evaluation under
+extreme class imbalance", KDD 2021, section 3 (the measures as functions of ``tp`` and ``fn``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from ..paired import PairedDifferences, _variance, joint_covariance
+from .cells import CellRates, RankCells
+from .interface import MeasureEstimates
+from .label_noise import PoolLabels
+from .measures import measure_beta, measure_gradient
+from .state import PoolState
+from .totals import PoolTotals, prediction_totals
+
+__all__ = ["PoolModelDesign", "pool_paired_differences"]
+
+
+@runtime_checkable
+class PoolModelDesign(Protocol):
+    """A closed-pool design whose estimates rest on cells' rates (``adaptive``)."""
+
+    beta: float
+
+    def fitted(
+        self, state: PoolState
+    ) -> tuple[RankCells, CellRates, PoolLabels | None, npt.NDArray[np.float64]]: ...
+
+
+def pool_paired_differences(
+    design: PoolModelDesign,
+    state: PoolState,
+    estimates: Sequence[MeasureEstimates],
+    *,
+    measures: Sequence[str],
+    runs: Sequence[int] | None = None,
+) -> dict[str, PairedDifferences]:
+    """The joint normal of ``runs``' estimates of each of ``measures`` (module docstring).
+
+    Parameters
+    ----------
+    design
+        The design that sampled ``state`` (``adaptive``: it offers :meth:`fitted`).
+    state : PoolState
+    estimates : sequence of MeasureEstimates
+        ``design.estimate(state, ...)`` of every run of ``state`` (any level): each run's value
+        and its interval's normal-equivalent variance.
+    measures : sequence of str
+        Measures of the estimates to pair.
+    runs : sequence of int, optional
+        Run indices (default: every run); the differences' ``runs`` are these.
+
+    Returns
+    -------
+    dict
+        Measure name to :class:`..paired.PairedDifferences`.
+    """
+    runs = list(range(state.n_runs)) if runs is None else [int(r) for r in runs]
+    if len(estimates) != state.n_runs:
+        raise ValueError("one estimate per run of the state is needed")
+    masks = np.array([state.runs[r].predictions for r in runs], dtype=bool).reshape(
+        len(runs), state.n_items
+    )
+    cells, rates, labels, inclusion = design.fitted(state)
+    sides = _Sides(state, cells, rates, inclusion, labels, masks)
+    identical = _identical(masks)
+    out = {}
+    for m in measures:
+        values = np.array([estimates[r][m].value for r in runs], dtype=float)
+        variances = np.array([_variance(estimates[r][m]) for r in runs])
+        gram = sides.gram(m, measure_beta(m, design.beta))
+        out[m] = PairedDifferences(
+            tuple(runs), m, values, joint_covariance(variances, gram), identical
+        )
+    return out
+
+
+class _Sides:
+    """Every run's two domains (predicted positives, side 1; negatives, side 0) per cell: the
+    unverified items, their rate's mean and variance, and the verified items' labels."""
+
+    def __init__(
+        self,
+        state: PoolState,
+        cells: RankCells,
+        rates: CellRates,
+        inclusion: npt.NDArray[np.float64],
+        labels: PoolLabels | None,
+        masks: npt.NDArray[np.bool_],
+    ) -> None:
+        self.n_items = state.n_items
+        self.masks = masks
+        # Side 1 is the run's predictions as the design estimates them; side 0 the same
+        # estimate of the complement (its ``tp`` is the run's ``fn``, its domains the run's).
+        self.totals: tuple[PoolTotals, PoolTotals] = (
+            prediction_totals(state, cells, rates, inclusion, ~masks, labels),
+            prediction_totals(state, cells, rates, inclusion, masks, labels),
+        )
+        self.tp = self.totals[1].tp
+        self.fn = self.totals[0].tp
+        self.pp = self.totals[1].pp
+        unverified = ~state.labelled
+        self.cell = cells.of_item
+        voted = cells.voted[cells.of_item]
+        self.voted_open = np.flatnonzero(unverified & voted)
+        # An unvoted cell is every run's predicted negatives (no run predicts its items).
+        self.unvoted_cells = np.flatnonzero(~cells.voted)
+        self.verified = np.flatnonzero(state.labelled)
+        self.label_values = (
+            None
+            if labels is None
+            else np.array([labels.for_run(mask).value[self.verified] for mask in masks])
+        )
+
+    def gram(self, measure: str, beta: float) -> npt.NDArray[np.float64]:
+        """``K x K`` linearised covariance of the runs' estimates of ``measure``."""
+        gradient = measure_gradient(
+            measure, self.tp, self.fn, pp=self.pp, n=self.n_items, beta=beta
+        )
+        d_tp, d_fn = (np.nan_to_num(d) for d in gradient)
+        k = self.masks.shape[0]
+        gram = np.zeros((k, k))
+        # Voted cells: one column per unverified item, each run on its own side.
+        items = self.voted_open
+        cell = self.cell[items]
+        side = self.masks[:, items]
+        slope = np.where(side, d_tp[:, None], d_fn[:, None])
+        mean, var, unv = self._rates(cell, side)
+        own = slope * np.sqrt(mean * (1.0 - mean))
+        rate = slope * np.sqrt(unv * var)
+        gram += own @ own.T + rate @ rate.T
+        # Unvoted cells: every run counts every item as a predicted negative; per cell, ``u``
+        # items alike.
+        u, m, v = (
+            np.array([self.totals[0].tp_rates[r][q] for r in range(k)])[:, self.unvoted_cells]
+            for q in range(3)
+        )
+        own_c = d_fn[:, None] * np.sqrt(u * m * (1.0 - m))
+        rate_c = d_fn[:, None] * u * np.sqrt(v)
+        gram += own_c @ own_c.T + rate_c @ rate_c.T
+        if self.label_values is not None:
+            gram += self._label_gram(d_tp, d_fn)
+        return gram
+
+    def _rates(
+        self, cell: npt.NDArray[np.int64], side: npt.NDArray[np.bool_]
+    ) -> tuple[npt.NDArray[np.float64], ...]:
+        """Per run and item (``K x items``): its domain's rate mean and variance, and the
+        domain's unverified items in the item's cell."""
+        mean, var, unverified = (np.empty(side.shape) for _ in range(3))
+        for r in range(side.shape[0]):
+            neg, pos = self.totals[0].tp_rates[r], self.totals[1].tp_rates[r]
+            unverified[r] = np.where(side[r], pos[0][cell], neg[0][cell])
+            mean[r] = np.where(side[r], pos[1][cell], neg[1][cell])
+            var[r] = np.where(side[r], pos[2][cell], neg[2][cell])
+        return mean, var, unverified
+
+    def _label_gram(
+        self, d_tp: npt.NDArray[np.float64], d_fn: npt.NDArray[np.float64]
+    ) -> npt.NDArray[np.float64]:
+        """The verified items' label doubt, per run and side scaled to the labels' variance."""
+        assert self.label_values is not None
+        z = self.label_values
+        side = self.masks[:, self.verified]
+        doubt = z * (1.0 - z)
+        scale = np.zeros(side.shape)
+        for s, totals in ((1, self.totals[1]), (0, self.totals[0])):
+            on = side == bool(s)
+            total = np.where(on, doubt, 0.0).sum(axis=1)
+            label_var = (
+                totals.tp_label_variance
+                if totals.tp_label_variance is not None
+                else np.zeros(total.size)
+            )
+            with np.errstate(invalid="ignore", divide="ignore"):
+                per_doubt = np.where(total > 0, label_var / total, 0.0)
+            scale = np.where(on, per_doubt[:, None], scale)
+        slope = np.where(side, d_tp[:, None], d_fn[:, None])
+        pieces = slope * np.sqrt(doubt * scale)
+        gram: npt.NDArray[np.float64] = pieces @ pieces.T
+        return gram
+
+
+def _identical(masks: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+    """``K x K``: the runs predict the same items."""
+    packed = [np.packbits(mask).tobytes() for mask in masks]
+    k = len(packed)
+    same = np.eye(k, dtype=bool)
+    for i in range(k):
+        for j in range(i + 1, k):
+            if packed[i] == packed[j]:
+                same[i, j] = same[j, i] = True
+    return same
