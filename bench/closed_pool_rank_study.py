@@ -10,7 +10,9 @@ standard error), mean excess width, mean width and pairs resolved, as in the ``r
 Usage::
 
     nice -n 10 .venv/bin/python bench/closed_pool_rank_study.py POOL_DIR [--budget 500]
-        [--repeats 100] [--annotators 0.95x5] [--seed 2026] [--json]
+        [--repeats 100] [--annotators 0.95x5] [--seed 2026]
+
+prints the figures as JSON (``bench/results/closed_pool_rank_study-*.json`` keep them).
 """
 
 from __future__ import annotations
@@ -86,27 +88,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=100)
     parser.add_argument("--annotators", default="", help="panel, e.g. 0.95x5 (default: oracle)")
     parser.add_argument("--seed", type=int, default=2026)
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
-    out = study(args)
-    if args.json:
-        print(json.dumps(out, indent=2))
-        return
-    print(
-        f"{out['data']} K={out['systems']} budget {out['budget']} repeats={out['repeats']} "
-        f"{out['annotators']} judgments {out['judgments_mean']:.0f} ({out['seconds']} s)"
-    )
-    head = f"{'method':<11} {'measure':<10} {'family cov.':>15} {'excess':>7} {'width':>6}"
-    print(f"{head} {'resolved':>9}")
-    for ranking, summary in out["rank"].items():
-        for m in OPEN_MEASURES:
-            row = summary[m]
-            print(
-                f"{ranking:<11} {m:<10} {row['family_coverage']:>8.3f} "
-                f"±{row['family_coverage_se']:.3f}"
-                f" {row['excess_width_mean']:>7.2f} {row['width_mean']:>6.2f} "
-                f"{row['pairs_resolved']:>9.3f}"
-            )
+    parser.add_argument("--json", action="store_true", help="accepted; the output is JSON")
+    print(json.dumps(study(parser.parse_args()), indent=2))
 
 
 if __name__ == "__main__":
