@@ -58,13 +58,17 @@ extreme class imbalance", KDD 2021, section 3 (the measures as functions of ``tp
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
+from ..intervals import normal_quantile
 from ..paired import PairedDifferences, _variance, joint_covariance
+from ..results import IntervalEstimate
 from .cells import CellRates, RankCells
 from .interface import MeasureEstimates
 from .label_noise import PoolLabels
@@ -72,7 +76,7 @@ from .measures import measure_beta, measure_gradient
 from .state import PoolState
 from .totals import PoolTotals, prediction_totals
 
-__all__ = ["PoolModelDesign", "pool_paired_differences"]
+__all__ = ["PoolModelDesign", "PositivesShareDifferences", "pool_paired_differences"]
 
 
 @runtime_checkable
@@ -123,15 +127,52 @@ def pool_paired_differences(
     cells, rates, labels, inclusion = design.fitted(state)
     sides = _Sides(state, cells, rates, inclusion, labels, masks)
     identical = _identical(masks)
-    out = {}
+    out: dict[str, PairedDifferences] = {}
     for m in measures:
         values = np.array([estimates[r][m].value for r in runs], dtype=float)
+        if m == "recall":
+            out[m] = sides.recall_differences(tuple(runs), values, identical)
+            continue
         variances = np.array([_variance(estimates[r][m]) for r in runs])
-        gram = sides.gram(m, measure_beta(m, design.beta))
+        gram = sides.gram(*sides.gradients(m, measure_beta(m, design.beta)))
         out[m] = PairedDifferences(
             tuple(runs), m, values, joint_covariance(variances, gram), identical
         )
     return out
+
+
+@dataclass(frozen=True)
+class PositivesShareDifferences(PairedDifferences):
+    """Recall's joint normal as the runs' true positives over one number ``total`` of the
+    pool's positives (``values`` are ``tp / total``, the covariance that of ``tp`` over
+    ``total^2``), whose order is the runs' recall order whatever the pool's positives are.
+
+    :meth:`difference` gives the interval of the difference of two runs' recalls: that of
+    their true positives' difference, at ``level``, over the interval of the pool's
+    positives at ``level`` (``total`` with standard error ``total_se``, at least
+    ``total_floor``), so that it excludes 0 exactly when the difference of true positives
+    does (a union of the two intervals' errors: its coverage is at least ``2 level - 1``).
+    """
+
+    total: float = math.nan
+    total_se: float = 0.0
+    total_floor: float = 0.0
+
+    def difference(self, a: object, b: object, *, level: float) -> IntervalEstimate:
+        on_tp = super().difference(a, b, level=level)
+        if not math.isfinite(on_tp.value) or not self.total > 0:
+            return on_tp
+        half = normal_quantile(level) * self.total_se
+        high_total = self.total + half
+        low_total = max(self.total - half, self.total_floor)
+        # In true positives over ``total``: the difference's bounds, each divided by the end
+        # of the positives' interval that moves it furthest from 0.
+        low_tp, high_tp = on_tp.low * self.total, on_tp.high * self.total
+        lows = [low_tp / t for t in (low_total, high_total) if t > 0]
+        highs = [high_tp / t for t in (low_total, high_total) if t > 0]
+        low = min(lows) if len(lows) == 2 else -1.0
+        high = max(highs) if len(highs) == 2 else 1.0
+        return IntervalEstimate(on_tp.value, max(low, -1.0), min(high, 1.0), level, self.method, 0)
 
 
 class _Sides:
@@ -165,18 +206,70 @@ class _Sides:
         # An unvoted cell is every run's predicted negatives (no run predicts its items).
         self.unvoted_cells = np.flatnonzero(~cells.voted)
         self.verified = np.flatnonzero(state.labelled)
+        # With exact labels the pool holds at least the positives among its verified items.
+        exact = labels is None
+        self.verified_positives = float(np.count_nonzero(state.labels == 1)) if exact else 0.0
         self.label_values = (
             None
             if labels is None
             else np.array([labels.for_run(mask).value[self.verified] for mask in masks])
         )
 
-    def gram(self, measure: str, beta: float) -> npt.NDArray[np.float64]:
-        """``K x K`` linearised covariance of the runs' estimates of ``measure``."""
+    def gradients(
+        self, measure: str, beta: float
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Per run, the derivatives of ``measure`` with respect to ``tp`` and ``fn`` (0 where
+        undefined)."""
         gradient = measure_gradient(
             measure, self.tp, self.fn, pp=self.pp, n=self.n_items, beta=beta
         )
         d_tp, d_fn = (np.nan_to_num(d) for d in gradient)
+        return d_tp, d_fn
+
+    def recall_differences(
+        self,
+        runs: tuple[object, ...],
+        values: npt.NDArray[np.float64],
+        identical: npt.NDArray[np.bool_],
+    ) -> PositivesShareDifferences:
+        """Recall as each run's true positives over one estimate of the pool's positives,
+        ``tp_a / T``, with the covariance of ``tp`` over ``T^2``
+        (:class:`PositivesShareDifferences`).
+
+        Every run's true recall is its true positives over the pool's one number of positives,
+        so the runs' recall order is their true positives' order, which the items where they
+        differ decide: ``T``'s doubt scales every difference alike and cannot reverse one
+        (with each run's own ``tp / (tp + fn)`` it entered every difference, and the recall
+        ranks of abt-buy at 500 labels ordered almost no pair). ``T`` is the mean of the runs'
+        estimated positives (its variance that of the mean of their linearised errors, each
+        run's own raised to its totals' interval variances), at least the positives verified
+        (:attr:`PositivesShareDifferences.total_floor`); ``nan`` where ``values`` are."""
+        total = float(np.mean(self.tp + self.fn))
+        scale = 1.0 / total if total > 0 else 0.0
+        shares = np.where(np.isfinite(values), self.tp * scale, np.nan)
+        on_tp = self.totals[1].tp_interval_variance * scale * scale
+        zero = np.zeros_like(self.tp)
+        cov = joint_covariance(on_tp, self.gram(np.full_like(self.tp, scale), zero))
+        ones = np.ones_like(self.tp)
+        own = self.totals[1].tp_interval_variance + self.totals[0].tp_interval_variance
+        positives = joint_covariance(own, self.gram(ones, ones))
+        total_se = math.sqrt(max(float(positives.mean()), 0.0))
+        return PositivesShareDifferences(
+            runs,
+            "recall",
+            shares,
+            cov,
+            identical,
+            total=total,
+            total_se=total_se,
+            total_floor=self.verified_positives,
+        )
+
+    def gram(
+        self, d_tp: npt.NDArray[np.float64], d_fn: npt.NDArray[np.float64]
+    ) -> npt.NDArray[np.float64]:
+        """``K x K`` linearised covariance of the runs' estimates of a measure whose derivatives
+        with respect to ``tp`` and ``fn`` are ``d_tp`` and ``d_fn`` (per run)."""
         k = self.masks.shape[0]
         gram = np.zeros((k, k))
         # Voted cells: one column per unverified item, each run on its own side.
