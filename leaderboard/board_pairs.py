@@ -8,8 +8,8 @@ board's order, with its interval at the level its rank intervals tested each pai
 intervals order the two runs, so the words are "A above B with 95% confidence" (the board's
 family level: every such statement on the board holds at once with that confidence) or "not
 separated". Snapshots ranked otherwise (Bonferroni: the published and passive designs, older
-snapshots) store no pairs: nothing is shown. The board, the run pages and the API read pairs here; no statistics
-happen (docs/STATISTICS.md, "Rank intervals from paired differences").
+snapshots) store no pairs: nothing is shown. The board, the run pages and the API read pairs
+here; no statistics happen (docs/STATISTICS.md, "Rank intervals from paired differences").
 """
 
 from __future__ import annotations

@@ -33,6 +33,12 @@ columns, hence positive semi-definite):
   :meth:`.label_noise.RunLabelValues.extra_variance`): counted once per item, shared by every
   run that counts it. With exact labels a verified item has no doubt.
 
+Recall is ranked as each run's true positives over one estimate ``T`` of the pool's positives
+(:class:`PositivesShareDifferences`): every run's true recall has the same denominator, so the
+order of recalls is the order of true positives, and ``T``'s doubt, which scales every
+difference alike, is left out of the differences' covariance; the interval of one difference
+divides that of the true positives' difference by ``T``'s interval.
+
 Each run's own variance is then raised to its interval's normal equivalent
 ``((high - low) / 2z)^2`` where that is larger (:func:`..paired.joint_covariance`: the floors of
 :mod:`.totals`, the exact bounds of :mod:`.precision_bounds`, the intervals drawn on the
