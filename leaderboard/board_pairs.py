@@ -7,8 +7,8 @@ board's order, with its interval at the level its rank intervals tested each pai
 ``evaluation/kinds/board_pairs.py``). The interval excludes 0 exactly when the rank
 intervals order the two runs, so the words are "A above B with 95% confidence" (the board's
 family level: every such statement on the board holds at once with that confidence) or "not
-separated". Snapshots ranked otherwise (Bonferroni: the published and passive designs, older
-snapshots) store no pairs: nothing is shown. The board, the run pages and the API read pairs
+separated". Snapshots ranked otherwise (Bonferroni: the published design, older snapshots)
+store no pairs: nothing is shown. The board, the run pages and the API read pairs
 here; no statistics happen (docs/STATISTICS.md, "Rank intervals from paired differences").
 """
 

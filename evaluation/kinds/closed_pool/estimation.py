@@ -4,8 +4,9 @@ Called by :func:`evaluation.services.estimate_task` with the engine lease held. 
 estimates each of the task's measures for every run from the shared labels (docs/STATISTICS.md,
 "Closed pools"); rank intervals per measure come from every pairwise difference at once
 (:mod:`evaluation.core.closed_pool.paired`, max-t), as an open task's do, with the differences
-of the pairs near each other on the board stored for the pair view; the ``passive`` design's
-rest on intervals at the Bonferroni level for the runs ranked. Runs whose answers are all in are
+of the pairs near each other on the board stored for the pair view (a design whose estimates
+give none, which the product offers no closed pool today, would rank on intervals at the
+Bonferroni level for the runs ranked). Runs whose answers are all in are
 planned again; runs in final estimation end ``scored`` (every measure within the target, or the
 pool exhausted) or ``partial`` (the budget or the round limit stopped them first).
 
