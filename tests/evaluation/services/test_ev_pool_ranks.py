@@ -72,4 +72,3 @@ def test_the_board_ranks_from_paired_differences_and_stores_its_pairs(driver):
     assert len(neighbours["f1"]) == len(ranked_f1) - 1
     assert all(" confidence; difference " in pair.text for pair in neighbours["f1"])
     assert {r.state for r in Run.objects.filter(task=world.task)} == {Run.State.SCORED}
-
