@@ -124,9 +124,9 @@ def _parser() -> argparse.ArgumentParser:
         choices=("paired", "bonferroni"),
         default=None,
         help="how the rank intervals reported under rank are obtained: from every pairwise "
-        "difference at once (paired, the default for the open-world default design) or from "
-        "each run's interval at the Bonferroni level (bonferroni, the only one for the "
-        "published design and closed pools)",
+        "difference at once (paired, the default for the open-world default design and the "
+        "closed pools' adaptive design) or from each run's interval at the Bonferroni level "
+        "(bonferroni, the only one for the published and passive designs)",
     )
     p.add_argument("--per-system", action="store_true", help="also print a row per system")
     p.add_argument("--json", action="store_true", help="print one line of JSON")

@@ -1,14 +1,15 @@
 """The pair view: how two neighbouring runs on a board compare, from what the worker stored.
 
-An open task's snapshot stores, per measure, the difference of every pair of ranked runs at most
-two apart in the board's order, with its interval at the level its rank intervals tested each
-pair at (``details["ranking"]["pairs"]``: ``[above, below, difference, low, high]``, written by
-``evaluation/kinds/open_world/paired_ranks.py``). The interval excludes 0 exactly when the rank
+A snapshot ranked by paired differences (an open task's, a closed pool's on the adaptive design)
+stores, per measure, the difference of every pair of ranked runs at most two apart in the
+board's order, with its interval at the level its rank intervals tested each pair at
+(``details["ranking"]["pairs"]``: ``[above, below, difference, low, high]``, written by
+``evaluation/kinds/board_pairs.py``). The interval excludes 0 exactly when the rank
 intervals order the two runs, so the words are "A above B with 95% confidence" (the board's
 family level: every such statement on the board holds at once with that confidence) or "not
-separated". Snapshots ranked otherwise (closed pools, Bonferroni; older snapshots) store no
-pairs: nothing is shown. The board, the run pages and the API read pairs here; no statistics
-happen (docs/STATISTICS.md, "Rank intervals from paired differences").
+separated". Snapshots ranked otherwise (Bonferroni: the published design, older snapshots)
+store no pairs: nothing is shown. The board, the run pages and the API read pairs
+here; no statistics happen (docs/STATISTICS.md, "Rank intervals from paired differences").
 """
 
 from __future__ import annotations

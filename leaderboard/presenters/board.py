@@ -161,7 +161,7 @@ class Board:
     @property
     def ranked_by_pairs(self) -> bool:
         """The ranks come from paired differences (else from each run's interval, Bonferroni:
-        closed pools and snapshots from before)."""
+        the ``published`` design, and snapshots from before)."""
         return str(self.ranking.get("method", "")).startswith("paired-differences")
 
     @property

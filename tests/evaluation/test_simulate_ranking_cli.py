@@ -130,15 +130,31 @@ def pool(tmp_path) -> Path:
     return write_closed_pool(tmp_path / "tiny", truth, systems)
 
 
-@pytest.mark.parametrize("ranking", [[], ["--ranking", "bonferroni"]])
-def test_closed_pool_reports_bonferroni_ranks(capsys, pool, ranking):
+@pytest.mark.parametrize("ranking", [[], ["--ranking", "paired"]])
+def test_closed_pool_ranks_by_paired_differences_by_default(capsys, pool, ranking):
     out = run_json(capsys, pool, "--repeats", "3", "--budget", "200", *ranking)
-    _check_rank(out["rank"], BONFERRONI, OPEN_MEASURES, repeats=3, runs=4)
+    _check_rank(out["rank"], PAIRED, OPEN_MEASURES, repeats=3, runs=4)
 
 
-def test_closed_pool_refuses_paired_ranking(capsys, pool):
-    err = run_error(capsys, pool, "--ranking", "paired")
-    assert "closed pools do not have yet" in err and "--ranking bonferroni" in err
+def test_closed_pool_ranking_bonferroni_changes_the_rank_key_only(capsys, pool):
+    """The same campaigns (same streams) ranked the other way: everything else is the same."""
+    args = (pool, "--repeats", "3", "--budget", "200")
+    paired = run_json(capsys, *args)
+    bonferroni = run_json(capsys, *args, "--ranking", "bonferroni")
+    _check_rank(bonferroni["rank"], BONFERRONI, OPEN_MEASURES, repeats=3, runs=4)
+    assert paired.pop("rank")["method"] == PAIRED
+    bonferroni.pop("rank")
+    for out in (paired, bonferroni):
+        out.pop("seconds")
+    assert paired == bonferroni
+
+
+def test_closed_pool_passive_design_ranks_by_bonferroni_and_refuses_paired(capsys, pool):
+    args = (pool, "--repeats", "2", "--budget", "200", "--design", "passive")
+    _check_rank(run_json(capsys, *args)["rank"], BONFERRONI, OPEN_MEASURES, repeats=2, runs=4)
+    err = run_error(capsys, *args, "--ranking", "paired")
+    assert "--ranking paired needs the adaptive design's paired differences" in err
+    assert "the passive design ranks by --ranking bonferroni" in err
 
 
 def test_closed_pool_ais_published_has_no_rank(capsys, pool):

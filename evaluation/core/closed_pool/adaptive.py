@@ -198,6 +198,15 @@ class AdaptivePoolDesign:
         rates = cell_rates(cells, values, record.inclusion, prior_strength=self.prior_strength)
         return cells, rates, labels
 
+    def fitted(
+        self, state: PoolState
+    ) -> tuple[RankCells, CellRates, PoolLabels | None, npt.NDArray[np.float64]]:
+        """The model the estimates rest on: the cells, their rates, the annotator model's labels
+        (``None`` with exact labels) and every item's inclusion probability
+        (:mod:`.paired` builds the runs' joint covariance from them)."""
+        record = self._record(state, None)
+        return (*self._model(state, record), record.inclusion)
+
     def _totals(
         self,
         state: PoolState,

@@ -2,10 +2,13 @@
 
 Called by :func:`evaluation.services.estimate_task` with the engine lease held. The adaptive design
 estimates each of the task's measures for every run from the shared labels (docs/STATISTICS.md,
-"Closed pools"); rank intervals per measure rest on intervals at the Bonferroni level for the runs
-ranked, as an open task's do. Runs whose answers are all in are planned again; runs in final
-estimation end ``scored`` (every measure within the target, or the pool exhausted) or ``partial``
-(the budget or the round limit stopped them first).
+"Closed pools"); rank intervals per measure come from every pairwise difference at once
+(:mod:`evaluation.core.closed_pool.paired`, max-t), as an open task's do, with the differences
+of the pairs near each other on the board stored for the pair view (a design whose estimates
+give none, which the product offers no closed pool today, would rank on intervals at the
+Bonferroni level for the runs ranked). Runs whose answers are all in are
+planned again; runs in final estimation end ``scored`` (every measure within the target, or the
+pool exhausted) or ``partial`` (the budget or the round limit stopped them first).
 
 With every new snapshot each listed run's estimated precision-recall curve
 (:meth:`evaluation.core.closed_pool.PoolDesign.curve`, pointwise intervals at the task's
@@ -18,6 +21,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -25,12 +29,21 @@ from django.db import transaction
 
 from evaluation.core.closed_pool import MeasureEstimates
 from evaluation.core.closed_pool.label_noise import LOOK_ANNOTATORS
+from evaluation.core.closed_pool.paired import PoolModelDesign, pool_paired_differences
 from evaluation.core.labels import ItemLabels
-from evaluation.core.ranking import RankIntervals, bonferroni_level, rank_intervals
+from evaluation.core.paired import PairedDifferences
+from evaluation.core.ranking import (
+    METHOD,
+    RankIntervals,
+    bonferroni_level,
+    paired_rank_intervals,
+    rank_intervals,
+)
 from leaderboard.models import LeaderboardSnapshot, RunCurve, Task
 
 from ...locks import assert_lock_held
 from ...models import Draw
+from ..board_pairs import board_pairs
 from ..progress import final_state, move_runs_on
 from ..snapshots import (
     label_details,
@@ -111,18 +124,42 @@ def _move_runs_on(
     )
 
 
+@dataclass(frozen=True)
+class _Ranking:
+    """Rank intervals of the listed runs per measure, and what they rest on: the paired
+    differences (``paired``), or the estimates at the Bonferroni level (``adjusted``)."""
+
+    listed: tuple[int, ...]  # positions in ``loaded.runs`` of the ranked (listed) runs
+    family_level: float
+    ranks: dict[str, RankIntervals]  # measure -> rank intervals over ``listed``
+    paired: dict[str, PairedDifferences] | None = None  # measure -> over ``listed``
+    interval_level: float = math.nan
+    adjusted: Sequence[MeasureEstimates] = ()  # per run of the state, at ``interval_level``
+
+
 def _ranks(
     loaded: LoadedPool, results: list[MeasureEstimates], listed: Sequence[int], measures: list[str]
-) -> tuple[dict[str, RankIntervals], dict[str, Any]]:
-    """Rank intervals of the listed runs per measure, and how they were made (per run pk, the
-    adjusted intervals)."""
+) -> _Ranking:
+    """Rank intervals of the listed runs per measure: from every pairwise difference at once
+    when the design's estimates give them (:mod:`evaluation.core.closed_pool.paired`, the
+    ``adaptive`` design), otherwise from every run's intervals at the Bonferroni level."""
     family = float(loaded.task.confidence)
+    design = loaded.design
+    if listed and isinstance(design, PoolModelDesign):
+        paired = pool_paired_differences(
+            design, loaded.state, results, measures=measures, runs=listed
+        )
+        ranks = {
+            m: paired_rank_intervals(paired[m], family_level=family, rng=np.random.default_rng(0))
+            for m in measures
+        }
+        return _Ranking(tuple(listed), family, ranks, paired)
     k = max((sum(math.isfinite(results[i][m].value) for i in listed) for m in measures), default=0)
     level = bonferroni_level(family, k)
     adjusted = (
         results
         if level == family or not listed
-        else loaded.design.estimate(loaded.state, level=level, measures=measures)
+        else design.estimate(loaded.state, level=level, measures=measures)
     )
     ranks = {
         m: rank_intervals(
@@ -135,26 +172,46 @@ def _ranks(
         )
         for m in measures
     }
-    details = {
-        "method": "bonferroni-simultaneous-intervals",
-        "family_level": family,
-        "interval_level": level,
-        "runs_ranked": {m: ranks[m].ranked for m in measures},
+    return _Ranking(tuple(listed), family, ranks, None, level, adjusted)
+
+
+def _ranking_details(
+    ranking: _Ranking, loaded: LoadedPool, rows: list[dict[str, Any]], measures: list[str]
+) -> dict[str, Any]:
+    """How the ranks were obtained, and what they rest on: the differences of the pairs of runs
+    near each other on the board (:func:`..board_pairs.board_pairs`) at each measure's level, or
+    the adjusted intervals (per run pk), as an open task's snapshot stores them."""
+    runs_ranked = {m: ranking.ranks[m].ranked for m in measures}
+    method = ranking.ranks[measures[0]].method if measures else METHOD
+    if ranking.paired is not None:
+        positions = {loaded.runs[i].pk: i for i in ranking.listed}
+        return {
+            "method": method,
+            "family_level": ranking.family_level,
+            "pair_levels": {m: ranking.ranks[m].level for m in measures},
+            "runs_ranked": runs_ranked,
+            "pairs": board_pairs(rows, positions, ranking.ranks, ranking.paired, measures),
+        }
+    adjusted = ranking.adjusted
+    return {
+        "method": method,
+        "family_level": ranking.family_level,
+        "interval_level": ranking.interval_level,
+        "runs_ranked": runs_ranked,
         "intervals": {
             str(loaded.runs[i].pk): {m: [adjusted[i][m].low, adjusted[i][m].high] for m in measures}
-            for i in listed
+            for i in ranking.listed
         },
     }
-    return ranks, details
 
 
 def _store_snapshot(
     task: Task, loaded: LoadedPool, results: list[MeasureEstimates]
 ) -> LeaderboardSnapshot | None:
     measures = list(task.measures)
-    ranks, ranking = _ranks(loaded, results, ranked_indices(loaded.runs), measures)
+    ranking = _ranks(loaded, results, ranked_indices(loaded.runs), measures)
     estimates, rows = listed_rows(
-        loaded.runs, ranks, lambda i: {m: results[i][m] for m in measures}
+        loaded.runs, ranking.ranks, lambda i: {m: results[i][m] for m in measures}
     )
     if unchanged(loaded, rows):
         return None
@@ -167,7 +224,7 @@ def _store_snapshot(
         n_reference=0,
         n_reference_documents=0,
         details={
-            "ranking": ranking,
+            "ranking": _ranking_details(ranking, loaded, rows, measures),
             "closed_pool": {"measures": measures, "f_beta": task.f_beta},
             **_label_details(labels.view if labels else None, _judgments(loaded)),
         },

@@ -40,17 +40,30 @@ from typing import Any
 
 import numpy as np
 
-from ...core.closed_pool import POOL_DESIGNS, MeasureEstimates, PoolState, make_pool_design
+from ...core.closed_pool import (
+    POOL_DESIGNS,
+    MeasureEstimates,
+    PoolDesign,
+    PoolState,
+    make_pool_design,
+)
 from ...core.closed_pool.ais_published import ais_published
 from ...core.closed_pool.measures import CLOSED_POOL_MEASURES, measure_value
+from ...core.closed_pool.paired import PoolModelDesign, pool_paired_differences
 from ...core.labels import item_labels
 from ...core.measures import OPEN_MEASURES
-from ...core.ranking import bonferroni_level
+from ...core.ranking import (
+    RankIntervals,
+    bonferroni_level,
+    paired_rank_intervals,
+    rank_intervals,
+)
 from ...core.state import TaskState
 from ..annotators import AnnotatorPanel, choose_gold
 from ..campaigns import Annotators, Progress, repeat_campaigns, sample_sd
 from ..closed_pool_data import ClosedPoolData
-from ..open_world.rank_report import bonferroni_pool_scores, summarise_ranks
+from ..open_world.rank_campaigns import score_ranks
+from ..open_world.rank_report import RANKINGS, summarise_ranks
 
 __all__ = [
     "CLOSED_POOL_DESIGNS",
@@ -58,6 +71,8 @@ __all__ = [
     "ClosedPoolSummary",
     "PoolCampaign",
     "arrival_caps",
+    "pool_rank_intervals",
+    "rank_summary",
     "run_pool_campaign",
     "simulate_closed_pool",
     "true_measures",
@@ -78,9 +93,9 @@ class PoolCampaign:
     low: np.ndarray
     high: np.ndarray
     judgments: int = 0  # every answer, gold included (0 with an oracle)
-    # With ``rank_level``: ``(values, low, high)`` at that level (the Bonferroni one), which the
-    # rank intervals rest on (multi-system designs only).
-    adjusted: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    # With ``rankings`` (multi-system designs only): per ranking, the finished campaign's rank
+    # intervals per measure (:func:`pool_rank_intervals`).
+    ranks: dict[str, dict[str, RankIntervals]] = field(default_factory=dict)
 
 
 def true_measures(
@@ -118,11 +133,12 @@ def run_pool_campaign(
     repeat: int,
     design_options: Mapping[str, Any] | None = None,
     annotators: Annotators | None = None,
-    rank_level: float | None = None,
+    rankings: Sequence[str] = (),
 ) -> PoolCampaign:
     """One campaign of ``design`` with ``systems`` (indices into ``data.systems``) in this order;
-    ``annotators``: a panel instead of the oracle (module docstring). ``rank_level``: estimate
-    the finished state again at that level too (:attr:`PoolCampaign.adjusted`)."""
+    ``annotators``: a panel instead of the oracle (module docstring). ``rankings``
+    (of :data:`..open_world.rank_report.RANKINGS`): rank the finished campaign's runs by
+    each, from the same state (:attr:`PoolCampaign.ranks`)."""
     options = dict(design_options or {})
     truth = data.truth
     if design in PER_RUN_BUDGET_DESIGNS:
@@ -169,16 +185,52 @@ def run_pool_campaign(
                 state.set_labels(items, truth[items])
             else:
                 labeller.label(state, items, pool_design)
-    values, low, high = _as_arrays(
-        pool_design.estimate(state, level=level, measures=measures), measures
-    )
+    estimates = pool_design.estimate(state, level=level, measures=measures)
+    values, low, high = _as_arrays(estimates, measures)
     judgments = labeller.panel.judgments if labeller is not None else 0
-    adjusted = (
-        None
-        if rank_level is None
-        else _as_arrays(pool_design.estimate(state, level=rank_level, measures=measures), measures)
-    )
-    return PoolCampaign(state.n_labelled, values, low, high, judgments, adjusted)
+    ranks = {
+        ranking: pool_rank_intervals(
+            pool_design, state, estimates, measures, ranking=ranking, family_level=level
+        )
+        for ranking in rankings
+    }
+    return PoolCampaign(state.n_labelled, values, low, high, judgments, ranks)
+
+
+def pool_rank_intervals(
+    design: PoolDesign,
+    state: PoolState,
+    estimates: Sequence[MeasureEstimates],
+    measures: Sequence[str],
+    *,
+    ranking: str,
+    family_level: float,
+) -> dict[str, RankIntervals]:
+    """Per measure, the rank intervals of every run of a finished campaign: ``"paired"`` from
+    every pairwise difference at once (max-t over :mod:`...core.closed_pool.paired`'s joint
+    normal, as an open task's), ``"bonferroni"`` from each run's interval at the level
+    ``1 - alpha / K`` (the state estimated again at that level). ``estimates`` are the state's,
+    at ``family_level``."""
+    if ranking == "paired":
+        if not isinstance(design, PoolModelDesign):
+            raise ValueError(f"--ranking paired needs the adaptive design, not {design.name!r}")
+        paired = pool_paired_differences(design, state, estimates, measures=measures)
+        return {
+            m: paired_rank_intervals(
+                paired[m], family_level=family_level, rng=np.random.default_rng(0)
+            )
+            for m in measures
+        }
+    if ranking != "bonferroni":
+        raise ValueError(f"unknown ranking {ranking!r}; choose one of {RANKINGS}")
+    level = bonferroni_level(family_level, state.n_runs)
+    values, low, high = _as_arrays(design.estimate(state, level=level, measures=measures), measures)
+    return {
+        m: rank_intervals(
+            values[:, k], low[:, k], high[:, k], family_level=family_level, level=level
+        )
+        for k, m in enumerate(measures)
+    }
 
 
 # The annotators' own random stream beside a campaign's: the design draws the same items from
@@ -314,15 +366,15 @@ def simulate_closed_pool(
     design_options: Mapping[str, Any] | None = None,
     annotators: Annotators | None = None,
     progress: Progress | None = None,
-    rank: bool = False,
+    ranking: str | None = None,
 ) -> ClosedPoolSummary:
     """Run ``repeats`` campaigns of ``design`` and summarise them (module docstring).
 
     ``systems`` are indices into ``data.systems`` in arrival order (default: all, file order);
     ``budget`` is for the whole task, or per run for :data:`PER_RUN_BUDGET_DESIGNS`;
-    ``annotators``: a panel of fallible annotators instead of the oracle. ``rank``: score the
-    Bonferroni rank intervals of each finished campaign at family level ``confidence``
-    (multi-system designs; :attr:`ClosedPoolSummary.rank`).
+    ``annotators``: a panel of fallible annotators instead of the oracle. ``ranking``
+    (``"paired"`` or ``"bonferroni"``, multi-system designs): score the rank intervals of each
+    finished campaign at family level ``confidence`` (:attr:`ClosedPoolSummary.rank`).
     """
     if design not in CLOSED_POOL_DESIGNS:
         raise ValueError(f"unknown design {design!r}; choose one of {list(CLOSED_POOL_DESIGNS)}")
@@ -337,11 +389,9 @@ def simulate_closed_pool(
     if not order:
         raise ValueError("no system to simulate")
     truth = true_measures(data, order, measures)
-    rank_level = (
-        bonferroni_level(confidence, len(order))
-        if rank and design not in PER_RUN_BUDGET_DESIGNS
-        else None
-    )
+    if design in PER_RUN_BUDGET_DESIGNS:
+        ranking = None
+    rankings = () if ranking is None else (ranking,)
     campaigns, seconds = repeat_campaigns(
         repeats,
         lambda r: run_pool_campaign(
@@ -355,7 +405,7 @@ def simulate_closed_pool(
             repeat=r,
             design_options=design_options,
             annotators=annotators,
-            rank_level=rank_level,
+            rankings=rankings,
         ),
         progress,
     )
@@ -382,30 +432,25 @@ def simulate_closed_pool(
         if annotators is None
         else float(np.mean([c.judgments for c in campaigns])),
         **{key: figures[key]["all"] for key in _POOLED},
-        rank=_rank_summary(campaigns, truth, measures, confidence, rank_level),
+        rank=rank_summary(campaigns, truth, measures, confidence, ranking) if ranking else {},
     )
 
 
-def _rank_summary(
+def rank_summary(
     campaigns: Sequence[PoolCampaign],
     truth: np.ndarray,
     measures: Sequence[str],
     family_level: float,
-    level: float | None,
+    ranking: str,
 ) -> dict[str, Any]:
-    """The ``rank`` object: Bonferroni's rank intervals of each campaign, scored."""
-    if level is None:
-        return {}
-    scored = []
-    for c in campaigns:
-        if c.adjusted is not None:
-            values, low, high = c.adjusted
-            scored.append(
-                bonferroni_pool_scores(
-                    values, low, high, truth, measures, family_level=family_level, level=level
-                )
-            )
-    return summarise_ranks(scored[0][0], family_level, [s[1] for s in scored])
+    """The ``rank`` object: each campaign's rank intervals by ``ranking``, scored against
+    ``truth`` (``(runs, measures)``, :func:`true_measures`)."""
+    scored = [
+        {m: score_ranks(c.ranks[ranking][m], truth[:, k]) for k, m in enumerate(measures)}
+        for c in campaigns
+    ]
+    method = campaigns[0].ranks[ranking][measures[0]].method
+    return summarise_ranks(method, family_level, scored)
 
 
 _POOLED = (

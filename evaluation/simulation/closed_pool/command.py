@@ -35,6 +35,8 @@ __all__ = [
 ]
 
 DEFAULT_BUDGET = 2000
+# The designs whose estimates give paired differences (:mod:`...core.closed_pool.paired`).
+PAIRED_DESIGNS = ("adaptive",)
 # The options of open-world campaigns, which a closed pool refuses.
 _OPEN_WORLD_ONLY = ("target_half_width", "reference_size", "interval", "hard_items")
 # The options a closed pool's campaigns take.
@@ -68,11 +70,14 @@ class ClosedPoolCommand:
         data = load(load_closed_pool, args.dataset)
         if data is None:
             return 2
-        if args.ranking == "paired":
+        design = args.design or self.default_design
+        if args.ranking is None:
+            args.ranking = "paired" if design in PAIRED_DESIGNS else "bonferroni"
+        if args.ranking == "paired" and design not in PAIRED_DESIGNS:
             return refuse(
                 parser,
-                "--ranking paired needs paired differences, which closed pools do not have "
-                "yet; a closed pool ranks by --ranking bonferroni (the default here)",
+                f"--ranking paired needs the adaptive design's paired differences; the "
+                f"{design} design ranks by --ranking bonferroni",
             )
         for attr in _OPEN_WORLD_ONLY:
             if getattr(args, attr) is not None:
@@ -88,7 +93,9 @@ class ClosedPoolCommand:
             return refuse(parser, str(exc))
         return simulate_and_report(
             args,
-            lambda progress: simulate_closed_pool(data, **request, progress=progress, rank=True),
+            lambda progress: simulate_closed_pool(
+                data, **request, progress=progress, ranking=args.ranking
+            ),
             format_closed_pool_table,
         )
 

@@ -14,8 +14,9 @@ Per measure, over the repeats (definitions in :mod:`.rank_campaigns`):
 ``paired`` ranks from every pairwise difference at once (max-t over the joint normal of
 :mod:`evaluation.core.paired`), ``bonferroni`` from each run's interval at the level
 ``1 - alpha / K``. Paired differences need a design that gives each run's precision pieces
-(the open-world ``default`` design); the other designs, and closed pools, rank by Bonferroni
-(:mod:`..closed_pool.campaigns` scores theirs here too).
+(the open-world ``default`` design); the other designs rank by Bonferroni. A closed pool's
+campaigns rank theirs in :mod:`..closed_pool.campaigns` (paired differences with the adaptive
+design, :mod:`evaluation.core.closed_pool.paired`) and are summarised here too.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.ranking import RankIntervals, bonferroni_level, rank_estimates, rank_intervals
+from ...core.ranking import RankIntervals, bonferroni_level, rank_estimates
 from ...core.state import TaskState
 from ..command import number_text
 from .rank_campaigns import RankCampaign, RankScores, campaign_ranks, score_ranks
@@ -34,7 +35,6 @@ from .rank_campaigns import RankCampaign, RankScores, campaign_ranks, score_rank
 __all__ = [
     "RANKINGS",
     "OpenWorldRanks",
-    "bonferroni_pool_scores",
     "format_rank_lines",
     "open_world_rank_scores",
     "paired_available",
@@ -93,29 +93,6 @@ class OpenWorldRanks:
 
     def summary(self, repeats: Sequence[tuple[str, dict[str, RankScores]]]) -> dict[str, Any]:
         return summarise_ranks(repeats[0][0], self.family_level, [r[1] for r in repeats])
-
-
-def bonferroni_pool_scores(
-    values: np.ndarray,
-    low: np.ndarray,
-    high: np.ndarray,
-    truth: np.ndarray,
-    measures: Sequence[str],
-    *,
-    family_level: float,
-    level: float,
-) -> tuple[str, dict[str, RankScores]]:
-    """The Bonferroni ranks' scores of a closed pool's runs: ``values``, ``low``, ``high`` and
-    ``truth`` of shape ``(runs, measures)``, the intervals at ``level``."""
-    scores = {}
-    method = ""
-    for k, m in enumerate(measures):
-        ranks = rank_intervals(
-            values[:, k], low[:, k], high[:, k], family_level=family_level, level=level
-        )
-        method = ranks.method
-        scores[m] = score_ranks(ranks, truth[:, k])
-    return method, scores
 
 
 def summarise_ranks(

@@ -20,11 +20,13 @@ from evaluation.core.closed_pool import (
 from evaluation.simulation.closed_pool.campaigns import (
     CLOSED_POOL_DESIGNS,
     arrival_caps,
+    rank_summary,
     run_pool_campaign,
     simulate_closed_pool,
     true_measures,
 )
 from evaluation.simulation.closed_pool_data import load_closed_pool
+from evaluation.simulation.open_world.rank_report import RANKINGS
 
 CLOSED_POOL = Path(os.environ.get("CLOSED_POOL_DATA", "/work/shared/data/closed-pool"))
 
@@ -219,3 +221,50 @@ def test_passive_f1_is_undefined_as_often_as_the_readme_computes():
         data, design="passive", systems=[names.index("svm-paper")], repeats=400, measures=("f1",)
     )
     assert abs(s.undefined_share["f1"] - 0.47) < 4 * 0.025
+
+
+def test_a_campaign_ranked_both_ways_ranks_as_each_alone(pool):
+    """Ranking is read off the finished state: both rankings from one campaign are those of a
+    campaign ranked one way (the same streams), and the paired ranks are the max-t ones."""
+    kw = {"budget": 150, "measures": ("precision", "recall", "f1"), "level": 0.95, "seed": 5}
+    both = run_pool_campaign(pool, [0, 1, 2, 3], "adaptive", repeat=0, rankings=RANKINGS, **kw)
+    for ranking in RANKINGS:
+        alone = run_pool_campaign(
+            pool, [0, 1, 2, 3], "adaptive", repeat=0, rankings=(ranking,), **kw
+        )
+        assert alone.ranks == {ranking: both.ranks[ranking]}
+    assert {r.method for r in both.ranks["paired"].values()} == {"paired-differences-max-t"}
+    assert run_pool_campaign(pool, [0, 1], "adaptive", repeat=0, **kw).ranks == {}
+
+
+def test_paired_ranks_need_the_adaptive_design_and_a_known_ranking(pool):
+    kw = {"budget": 50, "measures": ("f1",), "level": 0.95, "seed": 5, "repeat": 0}
+    with pytest.raises(ValueError, match="needs the adaptive design, not 'passive'"):
+        run_pool_campaign(pool, [0, 1], "passive", rankings=("paired",), **kw)
+    with pytest.raises(ValueError, match="unknown ranking 'holm'"):
+        run_pool_campaign(pool, [0, 1], "adaptive", rankings=("holm",), **kw)
+
+
+def test_the_rank_key_scores_the_campaigns_ranks_against_the_truth(pool):
+    summary = simulate_closed_pool(
+        pool, design="adaptive", budget=150, repeats=2, seed=3, ranking="paired"
+    )
+    truth = true_measures(pool, range(4), ("precision", "recall", "f1"))
+    campaigns = [
+        run_pool_campaign(
+            pool,
+            range(4),
+            "adaptive",
+            budget=150,
+            measures=("precision", "recall", "f1"),
+            level=0.95,
+            seed=3,
+            repeat=r,
+            rankings=("paired",),
+        )
+        for r in range(2)
+    ]
+    assert summary.rank == rank_summary(
+        campaigns, truth, ("precision", "recall", "f1"), 0.95, "paired"
+    )
+    assert summary.rank["method"] == "paired-differences-max-t"
