@@ -1,0 +1,21 @@
+#!/bin/bash
+# Ten runs of bench/annotation_queue.py one after the other (--items 1000, each its own fresh
+# database and server), and per run what the machine spent: the CPU time of all processes in
+# user mode and stolen by the host (jiffies, from /proc/stat), and a fixed Python loop's CPU ms
+# before and after the run (a probe of the machine's speed). Tells a run slowed by lost CPU
+# (steal), by slower CPU (the probe) or by more work (user time for the same answers).
+#
+#   bench/ten_runs_cpu.sh [RUNS] [PORT_BASE]       results: bench/results/ten_runs_cpu-run<i>.json
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-10}; port=${2:-8890}
+py=.venv/bin/python
+probe() { "$py" -c 'import time; t=time.process_time(); s=sum(i*i%7 for i in range(3_000_000)); print(round((time.process_time()-t)*1000))'; }
+for i in $(seq 1 "$runs"); do
+  p1=$(probe); a=($(head -1 /proc/stat))
+  "$py" bench/annotation_queue.py --items 1000 --port $((port + i)) \
+      --json "bench/results/ten_runs_cpu-run$i.json" > "/tmp/ten_runs_cpu-run$i.log" 2>&1
+  b=($(head -1 /proc/stat)); p2=$(probe)
+  user=$(( (b[1] + b[2]) - (a[1] + a[2]) )); steal=$(( b[8] - a[8] ))
+  echo "run$i $(grep -o 'answers/s: [0-9.]*' "/tmp/ten_runs_cpu-run$i.log") user $user steal $steal probe_ms $p1 $p2"
+done
