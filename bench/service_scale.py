@@ -362,10 +362,10 @@ def worker_times(workers: list[Worker]) -> dict:
     }
 
 
-def plan_and_wait(db, runs: list[int], timeout: float = 3600.0) -> float:
+def plan_and_wait(db, runs: list[int], timeout: float = 3600.0, poll: float = 0.2) -> float:
     """Send a plan message for every run of ``runs`` (in that order); return the seconds until
     none of them is ``queued`` or ``planning`` (``db``: a psycopg connection to the workers'
-    database)."""
+    database), looked at every ``poll`` seconds (the figure's resolution)."""
     from celery import current_app
 
     started = time.perf_counter()
@@ -378,7 +378,7 @@ def plan_and_wait(db, runs: list[int], timeout: float = 3600.0) -> float:
     ).fetchone()[0]:
         if time.perf_counter() - started > timeout:
             raise RuntimeError(f"{len(runs)} runs were not planned within {timeout:.0f} s")
-        time.sleep(0.2)
+        time.sleep(poll)
     return time.perf_counter() - started
 
 

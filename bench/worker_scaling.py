@@ -164,7 +164,8 @@ def measure(args, database_url: str, n_workers: int, task_ids: list[int], tag: s
                 "row_number() OVER (PARTITION BY task_id ORDER BY id), task_id"
             )
         ]
-        wall = plan_and_wait(db, queued)
+        # Jobs of 0.1-0.3 s: look every 10 ms, not every 200 ms (the campaign's interval).
+        wall = plan_and_wait(db, queued, poll=0.01)
         jobs = [t for w, m in zip(workers, marks, strict=True) for t in w.task_times()[m:]]
         return {
             "workers": n_workers,
