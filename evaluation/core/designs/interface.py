@@ -63,6 +63,11 @@ class ServiceDesign(Protocol):
     def labels(self, state: TaskState) -> ItemLabels:
         """Every item's label view (exact labels or the annotator model's posteriors)."""
 
+    def prepare(self, state: TaskState, run: int) -> None:
+        """Compute ahead what planning ``run`` reads that answers and runs fix and rounds seldom
+        change (the label view; caches on the record): a service calls it before the task's
+        engine lease. Planning returns the same round with or without it."""
+
     def estimate(
         self, state: TaskState, runs: Sequence[int] | None = None, *, level: float | None = None
     ) -> list[RunEstimate]:

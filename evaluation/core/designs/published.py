@@ -106,6 +106,11 @@ class PublishedDesign:
             )
         return rec.labels_cache[1]
 
+    def prepare(self, state: TaskState, run: int) -> None:
+        """The label view (the draw itself needs the newest record)."""
+        del run
+        self.labels(state)
+
     # -- planning ---------------------------------------------------------------------------
     def required_draws(self, state: TaskState, run: int) -> int:
         """Smallest ``n >= 1`` whose conservative variance meets the target (bisection)."""

@@ -38,14 +38,19 @@ log = logging.getLogger(__name__)
 
 def prepare_plan(run: Run) -> LoadedTask:
     """``run``'s task state, loaded before the engine lease is taken (see :func:`plan_locked`),
-    with its label view fitted.
+    with what its planning reads that the rounds seldom change computed ahead.
 
     The label view (the annotator model fitted to the judgments, about 40% of a first round's
     planning at 10 runs x 1,000,000 predictions) rests on the judgments and the runs, not on the
-    rounds: the design caches it on the record, and :func:`.state.catch_up`'s replay keeps it.
+    rounds, and so do the run's post-strata once the cells' bands are set: the design caches
+    them on the record (``prepare``), and :func:`.state.catch_up`'s replay keeps them.
     """
     loaded = load_task_state(run.task)
-    loaded.design.labels(loaded.state)
+    index = loaded.run_index.get(run.pk)
+    if index is None:
+        loaded.design.labels(loaded.state)
+    else:
+        loaded.design.prepare(loaded.state, index)
     return loaded
 
 

@@ -2,7 +2,12 @@
 
 import numpy as np
 
-from evaluation.core.designs.record import AGREEMENT_LEVELS, SamplingRecord
+from evaluation.core.designs.record import (
+    AGREEMENT_LEVELS,
+    SamplingRecord,
+    agreement_level,
+    level_groups,
+)
 
 
 def _record() -> SamplingRecord:
@@ -57,3 +62,27 @@ def test_the_merge_follows_the_inclusion_probabilities_while_the_pieces_stay():
     rec.inclusion[[0, 1, 2, 3]] = 0.1  # level 1 of stratum 0 now expects 0.4: no level has one
     _, merge, sizes = rec.post_strata(0, items, banded=False)
     assert merge[0] == 0 and merge[1] == 0 and sizes[0] == 6.0
+
+
+def test_agreement_level_is_the_capped_logarithm_of_the_votes():
+    votes = np.arange(0, 200, dtype=np.int32)
+    expected = np.minimum(np.floor(np.log2(np.maximum(votes, 1))), AGREEMENT_LEVELS - 1)
+    assert agreement_level(votes).tolist() == expected.astype(int).tolist()
+    assert agreement_level(votes).dtype == np.int64
+
+
+def test_level_groups_match_the_sorted_distinct_levels():
+    rng = np.random.default_rng(5)
+    levels = np.sort(rng.random(12))
+    pi = np.where(rng.random(5000) < 0.3, 0.0, levels[rng.integers(0, 12, 5000)])
+    strata = rng.integers(0, 4, 5000)
+    unrequested = rng.random(5000) < 0.5
+    distinct, index = np.unique(pi, return_inverse=True)
+    key = (index * 4 + strata) * 2 + unrequested
+    counts = np.bincount(key)
+    present = np.flatnonzero(counts)
+    g_pi, g_stratum, g_unreq, g_count = level_groups(pi, strata, unrequested, 4)
+    assert np.array_equal(g_pi, distinct[present // 8])
+    assert np.array_equal(g_stratum, (present // 2) % 4)
+    assert np.array_equal(g_unreq, present % 2 == 1)
+    assert np.array_equal(g_count, counts[present].astype(float))

@@ -208,3 +208,31 @@ def test_replay_with_fallible_annotators_reproduces_looks_bands_and_estimates():
     assert original.look_patterns == replayed.look_patterns
     assert original.judgments_asked == replayed.judgments_asked
     assert design.estimate(state) == other.estimate(fresh)
+
+
+@pytest.mark.parametrize("fallible", [False, True])
+def test_preparing_a_run_before_other_rounds_plans_the_same_round(fallible):
+    """What ``prepare`` computes ahead (a service does it before the engine lease) is still
+    right after other runs' rounds moved the record on."""
+    design = CoordinatedPoissonDesign()
+    state, rounds = _campaign(design, n_runs=2)
+    if fallible:
+        judged = np.flatnonzero(state.labels >= 0)
+        state.add_judgments(judged, np.zeros(judged.size, np.int64), state.labels[judged] == 1)
+    fresh = _rebuild(state, CoordinatedPoissonDesign(), rounds)
+    if fallible:
+        fresh.add_judgments(judged, np.zeros(judged.size, np.int64), fresh.labels[judged] == 1)
+    items = np.arange(0, 4000, 3)
+    for s in (state, fresh):
+        s.add_run(items, np.linspace(0, 1, items.size))
+        s.add_run(items[::2], np.linspace(0, 1, items[::2].size))
+    other = CoordinatedPoissonDesign()
+    design.prepare(state, 2)
+    assert design.record(state).piece_cache.get(2) is not None
+    # Another run's round is planned after the preparation, before run 2's.
+    design.plan(state, 3, rng=np.random.default_rng(4))
+    other.plan(fresh, 3, rng=np.random.default_rng(4))
+    a = design.plan(state, 2, rng=np.random.default_rng(9))
+    b = other.plan(fresh, 2, rng=np.random.default_rng(9))
+    assert np.array_equal(a.items, b.items) and np.array_equal(a.again, b.again)
+    assert a.details == b.details and a.current_half_width == b.current_half_width
