@@ -306,6 +306,7 @@ def main(argv=None) -> int:
     # Before Django starts and before the server's environment is made: sets a throwaway
     # DJANGO_SECRET_KEY.
     from _util import machine
+    from cpu_split import CpuWindow
 
     env = {
         **os.environ,
@@ -327,11 +328,14 @@ def main(argv=None) -> int:
         ]
         for c in clients:
             c.start()
+        cpu = CpuWindow(server.pid)
         barrier.wait()
         started = time.perf_counter()
+        cpu.start()
         for c in clients:
             c.join()
         wall = time.perf_counter() - started
+        cpu_seconds = cpu.stop()
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
@@ -360,6 +364,9 @@ def main(argv=None) -> int:
         # connection, and without --stagger all clients send it at the same instant).
         "claim_plus_answer_after_first_ms": percentiles([t for c in clients for t in c.pairs[1:]]),
         "stagger": args.stagger,
+        # CPU seconds over the timed window: this client, the server's processes, PostgreSQL
+        # (all its databases), the machine's busy and stolen time (bench/cpu_split.py).
+        "cpu_seconds": cpu_seconds,
         "stored_judgments": Judgment.objects.count(),
         "stored_gold_answers": GoldAnswer.objects.count(),
         "unresolved_requests": VerificationRequest.objects.filter(state="pending").count(),
@@ -386,6 +393,7 @@ def main(argv=None) -> int:
         f"{result['wall_seconds']} s); unresolved requests: "
         f"{result['unresolved_requests']}; errors: {len(errors)}"
     )
+    print("cpu s: " + ", ".join(f"{k} {v}" for k, v in cpu_seconds.items() if k != "wall"))
     out = args.json or os.path.join(
         BENCH_DIR,
         "results",

@@ -17,5 +17,5 @@ for i in $(seq 1 "$runs"); do
       --json "bench/results/ten_runs_cpu-run$i.json" > "/tmp/ten_runs_cpu-run$i.log" 2>&1
   b=($(head -1 /proc/stat)); p2=$(probe)
   user=$(( (b[1] + b[2]) - (a[1] + a[2]) )); steal=$(( b[8] - a[8] ))
-  echo "run$i $(grep -o 'answers/s: [0-9.]*' "/tmp/ten_runs_cpu-run$i.log") user $user steal $steal probe_ms $p1 $p2"
+  echo "run$i $(grep -o 'answers/s: [0-9.]*' "/tmp/ten_runs_cpu-run$i.log") user $user steal $steal probe_ms $p1 $p2 $(grep -o 'cpu s: .*' "/tmp/ten_runs_cpu-run$i.log")"
 done
