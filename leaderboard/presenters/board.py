@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Generic, TypeVar
 
 from django.core.cache import cache
 from django.db.models import Count, Max, Q
@@ -29,6 +30,7 @@ DEFAULT_SORT = "f1"
 WIDER_THAN_UNIT = frozenset({"mcc"})  # measures whose values reach below 0
 STATE_LABELS = dict(Run.State.choices)
 BOARD_CACHE_SECONDS = 3600
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,19 @@ class SortLink:
     active: bool
 
 
+class _FromBody(Generic[T]):
+    """An attribute of a :class:`Board` that is its body's (:class:`BoardBody`, read from the
+    snapshot's rows on first use), under the same name."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, board: Board | None, owner: type | None = None) -> T:
+        if board is None:  # the class's own attribute
+            return self  # type: ignore[return-value]  # read on the class, not a board
+        return getattr(board.body, self.name)
+
+
 @dataclass(frozen=True)
 class Board:
     """One snapshot as shown on a page (the latest published one, or a permalink).
@@ -120,57 +135,24 @@ class Board:
             cache.set(self.cache_key, body, BOARD_CACHE_SECONDS)
         return body
 
-    @property
-    def rows(self) -> list[BoardRow]:
-        return self.body.rows
-
-    @property
-    def n_withdrawn(self) -> int:
-        """Runs of the snapshot left out because they were withdrawn since."""
-        return self.body.n_withdrawn
-
-    @property
-    def methods(self) -> dict[str, str]:
-        return self.body.methods
-
-    @property
-    def ranking(self) -> dict:
-        return self.body.ranking
-
-    @property
-    def labels_corrected(self) -> bool:
-        return self.body.labels_corrected
-
-    @property
-    def too_few_annotators(self) -> bool:
-        return self.body.too_few_annotators
-
-    @property
-    def look_annotators(self) -> int | None:
-        return self.body.look_annotators
-
-    @property
-    def ranks_computed(self) -> bool:
-        return self.body.ranks_computed
-
-    @property
-    def pairs(self) -> list[PairComparison]:
-        """Neighbouring ranked runs compared (the pair view), in the board's order."""
-        return self.body.pairs
+    rows = _FromBody[list[BoardRow]]()
+    n_withdrawn = _FromBody[int]()  # runs of the snapshot left out: withdrawn since
+    methods = _FromBody[dict[str, str]]()
+    ranking = _FromBody[dict]()
+    labels_corrected = _FromBody[bool]()
+    too_few_annotators = _FromBody[bool]()
+    look_annotators = _FromBody[int | None]()
+    ranks_computed = _FromBody[bool]()
+    # Neighbouring ranked runs compared (the pair view), in the board's order.
+    pairs = _FromBody[list[PairComparison]]()
+    plot_svg = _FromBody[str]()
+    terms = _FromBody[SnapshotTerms]()
 
     @property
     def ranked_by_pairs(self) -> bool:
         """The ranks come from paired differences (else from each run's interval, Bonferroni:
         the ``published`` design, and snapshots from before)."""
         return str(self.ranking.get("method", "")).startswith("paired-differences")
-
-    @property
-    def plot_svg(self) -> str:
-        return self.body.plot_svg
-
-    @property
-    def terms(self) -> SnapshotTerms:
-        return self.body.terms
 
     @property
     def reference(self) -> ReferenceSupport | None:

@@ -4,22 +4,27 @@ A team's invitations (``services.teams``) and a role on a task's (``services.tas
 are kinds of :class:`~leaderboard.models.Invitation`: a link that works once, until it expires or
 an organizer revokes it. Its key is 256 random bits shown once, when made; only its digest is
 stored (``models.key_digest``, as for API tokens). What a kind adds (who may issue, what using it
-grants, who may not use it) is its own service's; the key and its states are here. Every refusal
-is an :class:`InvitationError` (or the caller's subclass of it) naming the problem.
+grants, who may not use it) is its own service's; the key and its states are here, and each kind
+declares once what tells it apart here (:class:`InvitationKind`). Every refusal is an
+:class:`InvitationError` (or the caller's subclass of it) naming the problem.
 """
 
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, Unpack
 
+from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 
 from site_platform.errors import ServiceError
 
 from ..models import Invitation, key_digest
+from ..selectors import check_verified_email
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -121,3 +126,63 @@ def revoke_invitation(invitation: Invitation, *, now: datetime | None = None) ->
     if invitation.revoked_at is None and invitation.used_at is None:
         invitation.revoked_at = now or timezone.now()
         invitation.save(update_fields=["revoked_at"])
+
+
+@dataclass(frozen=True)
+class InvitationKind(Generic[InvitationT]):
+    """What tells one kind of invitation apart: its ``model``, the setting that says how many
+    hours its links last (``hours_setting``, read when one is made), the ``error`` its refusals
+    are, what an expired link's refusal advises (``expired_hint``) and the relations fetched
+    with an invitation (``related``: what it invites to)."""
+
+    model: type[InvitationT]
+    hours_setting: str
+    error: type[InvitationError]
+    expired_hint: str
+    related: tuple[str, ...]
+
+    def issue(
+        self, *, by: User, now: datetime | None = None, **fields: Any
+    ) -> IssuedInvitation[InvitationT]:
+        """:func:`issue_invitation` of this kind, valid for its setting's hours."""
+        hours = getattr(settings, self.hours_setting)
+        return issue_invitation(self.model, by=by, hours=hours, now=now, **fields)
+
+    def find(self, **lookup: Unpack[InvitationLookup]) -> InvitationT:
+        """:func:`find_invitation` of this kind (refused with its error and hint)."""
+        return find_invitation(
+            self.model,
+            error=self.error,
+            expired_hint=self.expired_hint,
+            related=self.related,
+            **lookup,
+        )
+
+    def accept(
+        self,
+        check: Callable[..., InvitationT],
+        *,
+        key: str,
+        user: User,
+        grant: Callable[[InvitationT], None],
+        now: datetime | None = None,
+        lock: Callable[[InvitationT], None] | None = None,
+    ) -> InvitationT:
+        """Use up the invitation ``key`` for ``user`` (an account whose address is verified
+        only): ``check(key=..., user=..., now=..., lock=...)`` finds it if ``user`` may use it
+        (the kind's own refusals), ``grant(invitation)`` gives what it invites to.
+
+        ``check`` runs twice in one transaction, the second time with the invitation's row
+        locked (after ``lock(invitation)``, which locks any other row the check reads), so two
+        people racing for one link, or for the last place it grants, cannot both use it.
+        """
+        check_verified_email(user)
+        now = now or timezone.now()
+        with transaction.atomic():
+            invitation = check(key=key, user=user, now=now)
+            if lock is not None:
+                lock(invitation)
+            invitation = check(key=key, user=user, now=now, lock=True)
+            grant(invitation)
+            use_invitation(invitation, user=user, now=now)
+        return invitation

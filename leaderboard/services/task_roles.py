@@ -15,20 +15,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Unpack
 
-from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 
 from ..models import Task, TaskInvitation
-from ..selectors import annotator_conflicts, check_verified_email
+from ..selectors import annotator_conflicts
 from .invitations import (
     InvitationError,
+    InvitationKind,
     InvitationLookup,
     IssuedInvitation,
-    find_invitation,
-    issue_invitation,
     revoke_invitation,
-    use_invitation,
 )
 from .reference_candidates import recheck_reference_sample
 
@@ -50,6 +46,15 @@ class TaskRoleError(InvitationError):
     }
 
 
+TASK_INVITATIONS = InvitationKind(
+    TaskInvitation,
+    hours_setting="TASK_INVITATION_HOURS",
+    error=TaskRoleError,
+    expired_hint="ask the task's organizers for a new one",
+    related=("task",),
+)
+
+
 def check_role(role: str) -> None:
     """Refuse a role an invitation cannot be for."""
     if role not in ROLES:
@@ -66,15 +71,7 @@ def invite_to_task(
     ``TASK_INVITATION_HOURS``; ``by`` organizes the task (the caller checked). ``sent_to``: the
     address it is mailed to (``services.invitation_mail``)."""
     check_role(role)
-    return issue_invitation(
-        TaskInvitation,
-        by=by,
-        hours=settings.TASK_INVITATION_HOURS,
-        now=now,
-        task=task,
-        role=role,
-        sent_to=sent_to,
-    )
+    return TASK_INVITATIONS.issue(by=by, now=now, task=task, role=role, sent_to=sent_to)
 
 
 def check_task_invitation(
@@ -84,13 +81,7 @@ def check_task_invitation(
     if ``user`` (anyone, if ``None`` or signed out) could accept it now; else
     :class:`TaskRoleError` says why (unknown, used, revoked, expired, the role already held, an
     annotator in a team with runs on the task)."""
-    invitation = find_invitation(
-        TaskInvitation,
-        error=TaskRoleError,
-        expired_hint="ask the task's organizers for a new one",
-        related=("task",),
-        **lookup,
-    )
+    invitation = TASK_INVITATIONS.find(**lookup)
     if user is None or not user.is_authenticated:
         return invitation
     task, role = invitation.task, invitation.role
@@ -114,20 +105,16 @@ def check_task_invitation(
 def accept_task_invitation(*, key: str, user: User, now: datetime | None = None) -> TaskInvitation:
     """Take the role of the invitation ``key`` on its task, using the invitation up (an account
     whose address is verified only)."""
-    check_verified_email(user)
-    now = now or timezone.now()
-    with transaction.atomic():
-        check_task_invitation(key=key, user=user, now=now)
-        # Again with the invitation locked: two people racing for one link cannot both use it.
-        invitation = check_task_invitation(key=key, user=user, now=now, lock=True)
+
+    def grant(invitation: TaskInvitation) -> None:
         task = invitation.task
         if invitation.role == TaskInvitation.Role.ANNOTATOR:
             task.annotators.add(user)
             recheck_reference_sample(task)  # its doubtful candidates may get their looks now
         else:
             task.organizers.add(user)
-        use_invitation(invitation, user=user, now=now)
-    return invitation
+
+    return TASK_INVITATIONS.accept(check_task_invitation, key=key, user=user, grant=grant, now=now)
 
 
 def revoke_task_invitation(*, invitation: TaskInvitation, now: datetime | None = None) -> None:

@@ -26,12 +26,10 @@ from ..models import Task, Team, TeamApproval, TeamDeparture, TeamInvitation
 from ..selectors import annotator_conflicts, check_verified_email
 from .invitations import (
     InvitationError,
+    InvitationKind,
     InvitationLookup,
     IssuedInvitation,
-    find_invitation,
-    issue_invitation,
     revoke_invitation,
-    use_invitation,
 )
 from .notifications import owe_approval_notifications
 
@@ -53,6 +51,15 @@ class TeamError(InvitationError):
         "remove_yourself": 409,
         "no_approval_request": 404,
     }
+
+
+TEAM_INVITATIONS = InvitationKind(
+    TeamInvitation,
+    hours_setting="TEAM_INVITATION_HOURS",
+    error=TeamError,
+    expired_hint="ask the team for a new one",
+    related=("team",),
+)
 
 
 def create_team(*, name: str, members: Iterable[User] = ()) -> Team:
@@ -129,14 +136,7 @@ def invite_to_team(
     """Make a single-use link to ``team``, valid for ``TEAM_INVITATION_HOURS``; ``by`` must be
     a member. ``sent_to``: the address it is mailed to (``services.invitation_mail``)."""
     _require_member(team, by)
-    return issue_invitation(
-        TeamInvitation,
-        by=by,
-        hours=settings.TEAM_INVITATION_HOURS,
-        now=now,
-        team=team,
-        sent_to=sent_to,
-    )
+    return TEAM_INVITATIONS.issue(by=by, now=now, team=team, sent_to=sent_to)
 
 
 def check_invitation(
@@ -146,13 +146,7 @@ def check_invitation(
     if ``user`` (anyone, if ``None`` or signed out) could join by it now; else
     :class:`TeamError` says why (unknown, used, revoked, expired, already a member, full, an
     annotator of a task the team has runs on)."""
-    invitation = find_invitation(
-        TeamInvitation,
-        error=TeamError,
-        expired_hint="ask the team for a new one",
-        related=("team",),
-        **lookup,
-    )
+    invitation = TEAM_INVITATIONS.find(**lookup)
     team = invitation.team
     if user is not None and user.is_authenticated and team.members.filter(pk=user.pk).exists():
         raise TeamError(f"you are already a member of {team.name!r}", code="already_member")
@@ -175,16 +169,17 @@ def check_invitation(
 def join_team(*, key: str, user: User, now: datetime | None = None) -> Team:
     """Join the team of the invitation ``key``, using the invitation up (an account whose
     address is verified only)."""
-    check_verified_email(user)
-    now = now or timezone.now()
-    with transaction.atomic():
-        invitation = check_invitation(key=key, user=user, now=now)
-        # Lock the team and the invitation, then check again: two people racing for the last
-        # place, or for one link, cannot both get in.
+
+    def lock_team(invitation: TeamInvitation) -> None:
+        # Two people racing for the team's last place cannot both get in.
         Team.objects.select_for_update().filter(pk=invitation.team_id).first()
-        invitation = check_invitation(key=key, user=user, now=now, lock=True)
+
+    def grant(invitation: TeamInvitation) -> None:
         invitation.team.members.add(user)
-        use_invitation(invitation, user=user, now=now)
+
+    invitation = TEAM_INVITATIONS.accept(
+        check_invitation, key=key, user=user, grant=grant, now=now, lock=lock_team
+    )
     return invitation.team
 
 

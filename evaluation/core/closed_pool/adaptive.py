@@ -42,7 +42,7 @@ from ..intervals import effective_binomial_interval, misclassified_interval
 from ..measures import OPEN_MEASURES
 from ..results import IntervalEstimate
 from .cells import CellRates, RankCells, cell_rates, rank_cells
-from .curve import PrecisionRecallCurve, assemble_curve, curve_points, score_threshold_totals
+from .curve import ThresholdCurves, score_threshold_totals
 from .interface import MeasureEstimates, PoolSampling
 from .label_noise import PoolLabels, looks_due, pool_labels
 from .measures import (
@@ -71,7 +71,7 @@ class _Sampling:
     cells_for_runs: int = 0
 
 
-class AdaptivePoolDesign:
+class AdaptivePoolDesign(ThresholdCurves):
     """Adaptive coordinated Poisson sampling of a closed pool for all of its runs at once.
 
     Parameters
@@ -328,39 +328,36 @@ class AdaptivePoolDesign:
         new item. Empty with exact labels."""
         return looks_due(state.answers, state.labelled)
 
-    def curve(
-        self,
-        state: PoolState,
-        run: int,
-        *,
-        level: float,
-        points: int = 30,
-        thresholds: npt.ArrayLike | None = None,
-    ) -> PrecisionRecallCurve:
-        """Run ``run``'s estimated precision-recall curve (:mod:`.curve`): each threshold's
-        predictions estimated as a run is, from the cells' rates (and, with fallible annotators,
-        the run's labels), pointwise at ``level``.
+    def threshold_estimates(
+        self, state: PoolState, run: int, thresholds: npt.NDArray[np.float64], *, level: float
+    ) -> list[tuple[IntervalEstimate, IntervalEstimate]]:
+        """Each threshold's predictions estimated as a run is, from the cells' rates (and, with
+        fallible annotators, the run's labels), for :meth:`curve` (:mod:`.curve`).
 
         Costs a pass over the pool and ``O(points * cells)`` (about 0.1 s a run on 700,000
-        items): compute it where the estimation runs (the worker), and store it.
+        items): compute the curve where the estimation runs (the worker), and store it.
         """
-        t, own = curve_points(state, run, level=level, points=points, thresholds=thresholds)
         record = self._record(state, None)
         cells, rates, labels = self._model(state, record)
         predictions = state.runs[run].predictions
         run_labels = labels.for_run(predictions) if labels is not None else None
         totals = score_threshold_totals(
-            state, cells, rates, record.inclusion, state.runs[run].scores, t, labels=run_labels
+            state,
+            cells,
+            rates,
+            record.inclusion,
+            state.runs[run].scores,
+            thresholds,
+            labels=run_labels,
         )
         used = state.n_labelled
-        estimates = [
+        return [
             (
                 self._interval("precision", totals, k, state.n_items, level, used),
                 self._interval("recall", totals, k, state.n_items, level, used),
             )
-            for k in range(t.size)
+            for k in range(thresholds.size)
         ]
-        return assemble_curve(t, own, estimates, level=level, labels_used=used)
 
     def _gradient_scale(self, state: PoolState, totals: PoolTotals) -> npt.NDArray[np.float64]:
         """Per item: the root of every run's weighted squared gradients of its targets there."""

@@ -2,9 +2,10 @@
 
 The run's scores ``s`` define, for every threshold ``t``, the predictions ``s >= t``; each is a run
 of its own as far as the estimator is concerned. A design draws the curve with its own estimator
-(:meth:`.interface.PoolDesign.curve`); the passive design's is its simple random sample's counts
-at each threshold (:meth:`.passive.PassiveDesign.curve`). The adaptive design's: its true
-positives ``tp(t)`` (positives with
+at each threshold (:meth:`.interface.PoolDesign.curve`, :class:`ThresholdCurves`); the passive
+design's is its simple random sample's counts at each threshold
+(:meth:`.passive.PassiveDesign.threshold_estimates`). The adaptive design's: its true positives
+``tp(t)`` (positives with
 ``s >= t``) and false negatives ``fn(t)`` (positives with ``s < t``) are estimated exactly as the
 adaptive design estimates a run's totals (:func:`.adaptive.prediction_totals`: verified positives
 plus, per cell, the unverified items times the rate of the domain's items there, from the
@@ -26,6 +27,7 @@ J. Davis and M. Goadrich, "The relationship between precision-recall and ROC cur
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,8 +43,8 @@ from .totals import PoolTotals, domain_total, totals_of, verified_weights, weigh
 
 __all__ = [
     "PrecisionRecallCurve",
+    "ThresholdCurves",
     "assemble_curve",
-    "curve_points",
     "curve_thresholds",
     "operating_threshold",
     "score_threshold_totals",
@@ -227,32 +229,50 @@ def score_threshold_totals(
     )
 
 
-def curve_points(
-    state: PoolState,
-    run: int,
-    *,
-    level: float,
-    points: int = 30,
-    thresholds: npt.ArrayLike | None = None,
-) -> tuple[npt.NDArray[np.float64], float | None]:
-    """The thresholds of run ``run``'s curve and its own operating threshold (or ``None``), for
-    a design's ``curve`` (:meth:`.interface.PoolDesign.curve`, whose parameters these are).
+class ThresholdCurves(ABC):
+    """A design's :meth:`.interface.PoolDesign.curve` from its estimates at each threshold.
 
-    Raises ``IndexError`` for a run ``state`` does not hold and ``ValueError`` for a ``level``
-    outside (0, 1).
+    Every design draws the curve the same way: the thresholds (quantiles of the run's scores,
+    with its own operating threshold, or the caller's), each threshold's precision and recall
+    estimated by the design's own estimator (:meth:`threshold_estimates`), and the curve put
+    together from them.
     """
-    if not 0 <= run < state.n_runs:
-        raise IndexError(f"no run {run} in a state of {state.n_runs} runs")
-    if not 0.0 < level < 1.0:
-        raise ValueError("level must lie strictly between 0 and 1")
-    scores = state.runs[run].scores
-    own = operating_threshold(scores, state.runs[run].predictions)
-    t: npt.NDArray[np.float64] = (
-        curve_thresholds(scores, points=points, include=own)
-        if thresholds is None
-        else np.unique(np.asarray(thresholds, dtype=float))
-    )
-    return t, own
+
+    def curve(
+        self,
+        state: PoolState,
+        run: int,
+        *,
+        level: float,
+        points: int = 30,
+        thresholds: npt.ArrayLike | None = None,
+    ) -> PrecisionRecallCurve:
+        """Run ``run``'s estimated precision-recall curve with pointwise intervals at ``level``
+        (:meth:`.interface.PoolDesign.curve`, whose parameters these are).
+
+        Raises ``IndexError`` for a run ``state`` does not hold and ``ValueError`` for a
+        ``level`` outside (0, 1).
+        """
+        if not 0 <= run < state.n_runs:
+            raise IndexError(f"no run {run} in a state of {state.n_runs} runs")
+        if not 0.0 < level < 1.0:
+            raise ValueError("level must lie strictly between 0 and 1")
+        scores = state.runs[run].scores
+        own = operating_threshold(scores, state.runs[run].predictions)
+        t: npt.NDArray[np.float64] = (
+            curve_thresholds(scores, points=points, include=own)
+            if thresholds is None
+            else np.unique(np.asarray(thresholds, dtype=float))
+        )
+        estimates = self.threshold_estimates(state, run, t, level=level)
+        return assemble_curve(t, own, estimates, level=level, labels_used=state.n_labelled)
+
+    @abstractmethod
+    def threshold_estimates(
+        self, state: PoolState, run: int, thresholds: npt.NDArray[np.float64], *, level: float
+    ) -> Sequence[tuple[IntervalEstimate, IntervalEstimate]]:
+        """Per threshold ``t`` of ``thresholds``, the precision and recall estimates (at
+        ``level``) of the predictions ``scores >= t`` of run ``run``."""
 
 
 def assemble_curve(

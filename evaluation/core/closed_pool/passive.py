@@ -52,7 +52,7 @@ import numpy.typing as npt
 from ..intervals import binomial_interval
 from ..measures import OPEN_MEASURES
 from ..results import IntervalEstimate
-from .curve import PrecisionRecallCurve, assemble_curve, curve_points
+from .curve import ThresholdCurves
 from .interface import MeasureEstimates, PoolSampling
 from .label_noise import PoolLabels
 from .measures import CLOSED_POOL_MEASURES, measure_range, measure_value
@@ -191,7 +191,7 @@ def passive_estimates(
     return [MappingProxyType(row) for row in out]
 
 
-class PassiveDesign:
+class PassiveDesign(ThresholdCurves):
     """Uniform sampling without replacement of the pool; every label serves every run.
 
     At each call of :meth:`plan` it draws ``budget`` unverified items uniformly (all that are
@@ -261,26 +261,17 @@ class PassiveDesign:
         if np.shape(sampling.permanent) != (n,) or np.shape(sampling.inclusion) != (n,):
             raise ValueError(f"a sampling record of the pool's {n} items is needed")
 
-    def curve(
-        self,
-        state: PoolState,
-        run: int,
-        *,
-        level: float,
-        points: int = 30,
-        thresholds: npt.ArrayLike | None = None,
-    ) -> PrecisionRecallCurve:
-        """Run ``run``'s precision-recall curve: each threshold's predictions ``scores >= t``
-        estimated as a run is (:func:`passive_estimates` of their counts on the sample),
-        pointwise at ``level``."""
-        t, own = curve_points(state, run, level=level, points=points, thresholds=thresholds)
+    def threshold_estimates(
+        self, state: PoolState, run: int, thresholds: npt.NDArray[np.float64], *, level: float
+    ) -> list[tuple[IntervalEstimate, IntervalEstimate]]:
+        """Each threshold's predictions ``scores >= t`` estimated as a run is
+        (:func:`passive_estimates` of their counts on the sample), for :meth:`curve`."""
         verified = state.labelled
         scores = state.runs[run].scores[verified]
         counts = sample_counts(
             state.labels[verified] == 1,
-            (scores[np.newaxis, :] >= t[:, np.newaxis]).reshape(t.size, -1),
+            (scores[np.newaxis, :] >= thresholds[:, np.newaxis]).reshape(thresholds.size, -1),
             n_items=state.n_items,
         )
         rows = passive_estimates(counts, level=level, measures=("precision", "recall"))
-        estimates = [(row["precision"], row["recall"]) for row in rows]
-        return assemble_curve(t, own, estimates, level=level, labels_used=state.n_labelled)
+        return [(row["precision"], row["recall"]) for row in rows]
