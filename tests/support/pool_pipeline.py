@@ -21,7 +21,7 @@ from leaderboard.services.pool import upload_pool
 from leaderboard.services.tasks import create_task
 from leaderboard.services.teams import create_team
 
-from pipeline_support import annotator, open_unchecked
+from pipeline_support import PipelineDriver, annotator, answer_all, open_unchecked
 
 RUNS = ("a-good", "b-broad", "d-random")
 
@@ -119,3 +119,19 @@ def submit_pool_run(task: Task, name: str, system: tuple[np.ndarray, np.ndarray]
         file_name=f"{name}.tsv",
         name=name,
     )
+
+
+FINAL = {Run.State.SCORED, Run.State.PARTIAL, Run.State.FAILED}
+
+
+def settle(driver: PipelineDriver, world, limit: int = 300) -> int:
+    """Run the pipeline and answer what it asks until every run is final; returns answers."""
+    answered = 0
+    for _ in range(limit):
+        driver.drain()
+        if {r.state for r in Run.objects.filter(task=world.task)} <= FINAL:
+            return answered
+        n = answer_all(world.task, world.answers, world.annotator)
+        assert n, "runs are not final and nothing is asked"
+        answered += n
+    raise AssertionError("the pipeline did not settle")

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_ev_pool_pipeline import settle
 
 from evaluation.core.closed_pool import measure_value
 from evaluation.kinds.closed_pool.estimation import CURVE_POINTS
 from leaderboard.models import Estimate, LeaderboardSnapshot, Run, RunCurve
 
 from pipeline_support import PipelineDriver
-from pool_pipeline import pool_world
+from pool_pipeline import pool_world, settle
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -20,24 +20,9 @@ from leaderboard.board_text import SnapshotTerms
 from leaderboard.models import Estimate, LeaderboardSnapshot, PoolRunOutputs, Run
 
 from pipeline_support import PipelineDriver, answer_all, answer_what_is_served
-from pool_pipeline import pool_world, submit_pool_run
+from pool_pipeline import FINAL, pool_world, settle, submit_pool_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-FINAL = {Run.State.SCORED, Run.State.PARTIAL, Run.State.FAILED}
-
-
-def settle(driver: PipelineDriver, world, limit: int = 300) -> int:
-    """Run the pipeline and answer what it asks until every run is final; returns answers."""
-    answered = 0
-    for _ in range(limit):
-        driver.drain()
-        if {r.state for r in Run.objects.filter(task=world.task)} <= FINAL:
-            return answered
-        n = answer_all(world.task, world.answers, world.annotator)
-        assert n, "runs are not final and nothing is asked"
-        answered += n
-    raise AssertionError("the pipeline did not settle")
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_ev_pool_pipeline import settle
 
 from evaluation.core.closed_pool.paired import pool_paired_differences
 from evaluation.core.ranking import paired_rank_intervals
@@ -15,7 +14,7 @@ from leaderboard.board_pairs import snapshot_neighbours
 from leaderboard.models import LeaderboardSnapshot, Run
 
 from pipeline_support import PipelineDriver
-from pool_pipeline import pool_world
+from pool_pipeline import pool_world, settle
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
