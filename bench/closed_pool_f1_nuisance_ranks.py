@@ -24,6 +24,9 @@ Usage::
 ``--posterior-unvoted`` takes ``U``'s interval from the cells' own posterior (Monte-Carlo,
 20,000 draws, seed 0) instead of the Beta-type interval of its mean and variance.
 
+``--hide N`` makes ``N`` more of the pool's unvoted items positive (drawn uniformly, seed 0):
+a pool hiding more positives than the rank prior expects, where ``U``'s interval may miss.
+
 ``--known-unvoted`` is a diagnostic, not an interval: ``U`` taken as known at its estimate
 (grid of one, ranks at ``1 - alpha``), to show how much of the width is ``U``'s doubt.
 
@@ -38,6 +41,7 @@ parameter", Journal of the American Statistical Association 89(427):1012-1016, 1
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 
 import numpy as np
@@ -143,8 +147,14 @@ def main() -> None:
     parser.add_argument("--grid", type=int, default=9)
     parser.add_argument("--known-unvoted", action="store_true")
     parser.add_argument("--posterior-unvoted", action="store_true")
+    parser.add_argument("--hide", type=int, default=0)
     args = parser.parse_args()
     data = load_closed_pool(args.data)
+    if args.hide:
+        unvoted = np.flatnonzero(~np.array([s.predictions for s in data.systems]).any(axis=0))
+        truth = data.truth.copy()
+        truth[np.random.default_rng(0).choice(unvoted[~truth[unvoted]], args.hide, False)] = True
+        data = dataclasses.replace(data, truth=truth)
     truth = true_measures(data, range(len(data.systems)), F1)[:, 0]
     scored: dict[str, list] = {"nuisance": [], "paired": [], "bonferroni": []}
     for r in range(args.repeats):
@@ -171,6 +181,7 @@ def main() -> None:
         "seed": args.seed,
         "grid": args.grid,
         "known_unvoted": args.known_unvoted,
+        "hidden_positives": args.hide,
         "posterior_unvoted": args.posterior_unvoted,
         "code": code_version(),
         "unvoted_interval_median": np.median(INTERVALS, axis=0).tolist(),
