@@ -3,6 +3,8 @@ the studies that need the finished state (``bench/closed_pool_*.py``)."""
 
 from __future__ import annotations
 
+import argparse
+
 import _util  # noqa: F401  (puts the repository on the path)
 import numpy as np
 
@@ -37,3 +39,13 @@ def play_oracle_campaign(data, *, budget: int, seed: int, repeat: int, watched=N
                 rounds.append((before, after, np.isin(watched, items), verified))
             state.set_labels(items, data.truth[items])
     return design, state, rounds
+
+
+def study_parser(doc: str, *, repeats: int) -> argparse.ArgumentParser:
+    """The studies' common arguments: the pool, ``--budget``, ``--repeats``, ``--seed``."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("data")
+    parser.add_argument("--budget", type=int, default=500)
+    parser.add_argument("--repeats", type=int, default=repeats)
+    parser.add_argument("--seed", type=int, default=2026)
+    return parser

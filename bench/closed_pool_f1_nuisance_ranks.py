@@ -40,12 +40,11 @@ parameter", Journal of the American Statistical Association 89(427):1012-1016, 1
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 
 import numpy as np
-from _closed_pool import play_oracle_campaign
+from _closed_pool import play_oracle_campaign, study_parser
 from _util import code_version
 
 from evaluation.core.closed_pool import paired as pool_paired
@@ -139,11 +138,7 @@ def nuisance_ranks(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("data")
-    parser.add_argument("--budget", type=int, default=500)
-    parser.add_argument("--repeats", type=int, default=50)
-    parser.add_argument("--seed", type=int, default=2026)
+    parser = study_parser(__doc__, repeats=50)
     parser.add_argument("--grid", type=int, default=9)
     parser.add_argument("--known-unvoted", action="store_true")
     parser.add_argument("--posterior-unvoted", action="store_true")

@@ -24,11 +24,10 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import json
 
 import numpy as np
-from _closed_pool import play_oracle_campaign
+from _closed_pool import play_oracle_campaign, study_parser
 from _util import code_version
 from scipy import special
 
@@ -46,11 +45,7 @@ def campaign(data, budget: int, seed: int, repeat: int) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("data")
-    parser.add_argument("--budget", type=int, default=500)
-    parser.add_argument("--repeats", type=int, default=50)
-    parser.add_argument("--seed", type=int, default=2026)
+    parser = study_parser(__doc__, repeats=50)
     parser.add_argument("--covariance", choices=("joint", "linearised"), default="joint")
     args = parser.parse_args()
     if args.covariance == "linearised":

@@ -26,11 +26,10 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import json
 
 import numpy as np
-from _closed_pool import play_oracle_campaign
+from _closed_pool import play_oracle_campaign, study_parser
 from _util import code_version
 
 from evaluation.core.closed_pool.totals import pool_totals
@@ -66,11 +65,7 @@ def campaign(data, unvoted_positives, budget: int, seed: int, repeat: int) -> di
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("data")
-    parser.add_argument("--budget", type=int, default=500)
-    parser.add_argument("--repeats", type=int, default=100)
-    parser.add_argument("--seed", type=int, default=2026)
+    parser = study_parser(__doc__, repeats=100)
     args = parser.parse_args()
     data = load_closed_pool(args.data)
     predictions = np.array([s.predictions for s in data.systems])
