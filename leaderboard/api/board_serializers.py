@@ -3,7 +3,6 @@ teams' quotas and the label budget's spend; the publication of a held board."""
 
 from __future__ import annotations
 
-from django.urls import reverse
 from rest_framework import serializers
 
 from site_platform.api.serializers import RefuseUnknownFields
@@ -44,10 +43,7 @@ class SnapshotSummarySerializer(_SnapshotProvenanceSerializer):
         return len(snapshot.rows or [])
 
     def get_url(self, snapshot) -> str:
-        return _absolute(
-            self.context.get("request"),
-            reverse("api:snapshot-detail", args=[snapshot.task.slug, snapshot.version]),
-        )
+        return _absolute(self, "api:snapshot-detail", snapshot.task.slug, snapshot.version)
 
 
 class ReferenceSupportSerializer(serializers.Serializer):

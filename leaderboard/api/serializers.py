@@ -16,7 +16,11 @@ from ..models import Run, RunEvent, Task, Team
 MAX_ERRORS_SHOWN = 50
 
 
-def _absolute(request, url: str) -> str:
+def _absolute(serializer: serializers.BaseSerializer, route: str, *args: object) -> str:
+    """The URL of the API route ``route`` with ``args``: absolute for the request in
+    ``serializer``'s context, relative without one."""
+    url = reverse(route, args=args)
+    request = serializer.context.get("request")
     return request.build_absolute_uri(url) if request is not None else url
 
 
@@ -93,7 +97,7 @@ class RunSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_url(self, run: Run) -> str:
-        return _absolute(self.context.get("request"), reverse("api:run-detail", args=[run.pk]))
+        return _absolute(self, "api:run-detail", run.pk)
 
     def get_state_text(self, run: Run) -> str:
         words = self.context.get("words")

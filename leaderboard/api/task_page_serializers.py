@@ -3,7 +3,6 @@ files."""
 
 from __future__ import annotations
 
-from django.urls import reverse
 from rest_framework import serializers
 
 from site_platform.api.serializers import RefuseUnknownFields
@@ -96,15 +95,11 @@ class TaskFileSerializer(serializers.ModelSerializer):
         )
         read_only_fields = fields
 
-    def _url(self, name: str, task_file: TaskFile) -> str:
-        url = reverse(name, args=[task_file.task.slug, task_file.pk])
-        return _absolute(self.context.get("request"), url)
-
     def get_url(self, task_file: TaskFile) -> str:
-        return self._url("api:task-file", task_file)
+        return _absolute(self, "api:task-file", task_file.task.slug, task_file.pk)
 
     def get_download_url(self, task_file: TaskFile) -> str:
-        return self._url("api:task-file-download", task_file)
+        return _absolute(self, "api:task-file-download", task_file.task.slug, task_file.pk)
 
 
 class TaskFilesSerializer(serializers.Serializer):

@@ -3,7 +3,6 @@ checklist and its reference sample's size, and what a task's organizers may writ
 
 from __future__ import annotations
 
-from django.urls import reverse
 from rest_framework import serializers
 
 from site_platform.api.serializers import RefuseUnknownFields
@@ -87,19 +86,19 @@ class TaskSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_url(self, task: Task) -> str:
-        return _absolute(self.context.get("request"), reverse("api:task-detail", args=[task.slug]))
+        return _absolute(self, "api:task-detail", task.slug)
 
     def get_runs_url(self, task: Task) -> str:
-        return _absolute(self.context.get("request"), reverse("api:task-runs", args=[task.slug]))
+        return _absolute(self, "api:task-runs", task.slug)
 
     def get_terms_digest(self, task: Task) -> str:
         return text_digest(task.terms)
 
     def get_terms_url(self, task: Task) -> str:
-        return _absolute(self.context.get("request"), reverse("api:task-terms", args=[task.slug]))
+        return _absolute(self, "api:task-terms", task.slug)
 
     def get_files_url(self, task: Task) -> str:
-        return _absolute(self.context.get("request"), reverse("api:task-files", args=[task.slug]))
+        return _absolute(self, "api:task-files", task.slug)
 
     def get_submission_phase(self, task: Task) -> str:
         return phases.submission_phase(task)

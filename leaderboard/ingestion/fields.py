@@ -92,15 +92,21 @@ def _payload_problem(payload: object) -> str | None:
     return None
 
 
+def _check_text(what: str, text: str, max_length: int) -> None:
+    """Raise :class:`_Bad` if ``text`` (a key, a group) is longer than ``max_length`` or holds a
+    forbidden character."""
+    if len(text) > max_length:
+        raise _Bad(f"{what} is longer than {max_length} characters ({len(text):,})")
+    problem = _forbidden_problem(what, text)
+    if problem:
+        raise _Bad(problem)
+
+
 def _check_key(key: str) -> None:
     """Raise :class:`_Bad` if ``key`` is empty, too long or holds a forbidden character."""
     if not key or key.isspace():
         raise _Bad("empty key")
-    if len(key) > MAX_KEY_LENGTH:
-        raise _Bad(f"key is longer than {MAX_KEY_LENGTH} characters ({len(key):,})")
-    problem = _forbidden_problem("key", key)
-    if problem:
-        raise _Bad(problem)
+    _check_text("key", key, MAX_KEY_LENGTH)
 
 
 class _Scores:
@@ -168,11 +174,7 @@ class _Groups:
     missing: object = ""
 
     def from_text(self, text: str) -> str:
-        if len(text) > MAX_GROUP_LENGTH:
-            raise _Bad(f"group is longer than {MAX_GROUP_LENGTH} characters ({len(text):,})")
-        problem = _forbidden_problem("group", text)
-        if problem:
-            raise _Bad(problem)
+        _check_text("group", text, MAX_GROUP_LENGTH)
         return text
 
     def from_json(self, value: object) -> str:

@@ -47,6 +47,7 @@ from .interface import MeasureEstimates, PoolSampling
 from .label_noise import PoolLabels, looks_due, pool_labels
 from .measures import (
     CLOSED_POOL_MEASURES,
+    check_measures,
     measure_beta,
     measure_gradient,
     measure_range,
@@ -223,11 +224,7 @@ class AdaptivePoolDesign(ThresholdCurves):
         self, state: PoolState, *, level: float, measures: Sequence[str]
     ) -> list[MeasureEstimates]:
         """Per run, per measure of ``measures``, its value and interval (module docstring)."""
-        unknown = [m for m in measures if m not in CLOSED_POOL_MEASURES]
-        if unknown:
-            raise ValueError(
-                f"unknown measures {unknown}; known: {', '.join(CLOSED_POOL_MEASURES)}"
-            )
+        check_measures(measures)
         if not state.n_runs:
             return []
         record = self._record(state, None)

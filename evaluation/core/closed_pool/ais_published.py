@@ -62,7 +62,7 @@ from ..intervals import normal_quantile
 from ..measures import OPEN_MEASURES
 from ..results import IntervalEstimate
 from .dirichlet_tree import em_fit, tree_model
-from .measures import CLOSED_POOL_MEASURES, measure_gradient, measure_range, measure_value
+from .measures import check_measures, measure_gradient, measure_range, measure_value
 
 __all__ = ["AISResult", "ais_published"]
 
@@ -278,9 +278,7 @@ def ais_published(  # noqa: C901 (the published algorithm step by step, as its p
         raise ValueError("scores and predictions must be 1-d arrays of the pool size")
     if not np.all((scores >= 0.0) & (scores <= 1.0)):
         raise ValueError("scores must lie in [0, 1]")
-    unknown = [m for m in measures if m not in CLOSED_POOL_MEASURES]
-    if unknown:
-        raise ValueError(f"unknown measures {unknown}; known: {', '.join(CLOSED_POOL_MEASURES)}")
+    check_measures(measures)
     if budget < 1 or stage_size < 1 or em_max_iter < 1 or epsilon0 <= 0 or beta < 0:
         raise ValueError("budget, stage_size and em_max_iter must be >= 1, epsilon0 > 0, beta >= 0")
     if bin_transform == "logit":

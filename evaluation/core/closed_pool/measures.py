@@ -9,6 +9,8 @@ parts of ``R`` substituted), which is what the estimators need: a value and a gr
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import numpy.typing as npt
 
@@ -16,11 +18,13 @@ from ..measures import CLOSED_POOL_MEASURES
 
 __all__ = [
     "CLOSED_POOL_MEASURES",
+    "check_measures",
     "f_beta_label",
     "measure_beta",
     "measure_gradient",
     "measure_range",
     "measure_value",
+    "unknown_measure",
 ]
 
 
@@ -38,8 +42,21 @@ def f_beta_label(beta: float) -> str:
 def measure_range(name: str) -> tuple[float, float]:
     """The values measure ``name`` can take: ``(-1, 1)`` for MCC, ``(0, 1)`` for the others."""
     if name not in CLOSED_POOL_MEASURES:
-        raise KeyError(f"unknown measure {name!r}; known: {', '.join(CLOSED_POOL_MEASURES)}")
+        raise unknown_measure(name)
     return (-1.0, 1.0) if name == "mcc" else (0.0, 1.0)
+
+
+def unknown_measure(name: str) -> KeyError:
+    """The error for a measure ``name`` that is not one of :data:`CLOSED_POOL_MEASURES`."""
+    return KeyError(f"unknown measure {name!r}; known: {', '.join(CLOSED_POOL_MEASURES)}")
+
+
+def check_measures(measures: Sequence[str]) -> None:
+    """Raise ``ValueError`` naming the names of ``measures`` that are not closed-pool measures
+    (what a design's ``estimate`` is asked for)."""
+    unknown = [m for m in measures if m not in CLOSED_POOL_MEASURES]
+    if unknown:
+        raise ValueError(f"unknown measures {unknown}; known: {', '.join(CLOSED_POOL_MEASURES)}")
 
 
 def measure_value(
@@ -91,7 +108,7 @@ def measure_value(
         elif name == "mcc":
             out = (tp * tn - fp * fn) / np.sqrt(pp * (n - pp) * positives * (n - positives))
         else:
-            raise KeyError(f"unknown measure {name!r}; known: {', '.join(CLOSED_POOL_MEASURES)}")
+            raise unknown_measure(name)
     return out
 
 

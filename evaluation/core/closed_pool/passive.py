@@ -55,7 +55,7 @@ from ..results import IntervalEstimate
 from .curve import ThresholdCurves
 from .interface import MeasureEstimates, PoolSampling
 from .label_noise import PoolLabels
-from .measures import CLOSED_POOL_MEASURES, measure_range, measure_value
+from .measures import check_measures, measure_range, measure_value, unknown_measure
 from .state import PoolState
 
 __all__ = ["PassiveDesign", "SampleCounts", "passive_estimates", "sample_counts"]
@@ -148,7 +148,7 @@ def _intervals(name: str, s: SampleCounts, level: float) -> tuple[np.ndarray, np
     if name == "mcc":
         lo, hi = _rate_bounds([a, a, d, d], [a + b, a + c, b + d, c + d], level)
         return _mcc_of_rates(lo), _mcc_of_rates(hi), f"{METHOD}/bonferroni-clopper-pearson"
-    raise KeyError(f"unknown measure {name!r}; known: {', '.join(CLOSED_POOL_MEASURES)}")
+    raise unknown_measure(name)
 
 
 def passive_estimates(
@@ -170,9 +170,7 @@ def passive_estimates(
     list of Mapping[str, IntervalEstimate]
         Per run, read-only; a 0/0 value is ``nan`` with the interval the counts still give.
     """
-    unknown = [m for m in measures if m not in CLOSED_POOL_MEASURES]
-    if unknown:
-        raise ValueError(f"unknown measures {unknown}; known: {', '.join(CLOSED_POOL_MEASURES)}")
+    check_measures(measures)
     tp, fn, pp = counts.totals()
     m = counts.size
     census = m == counts.n_items

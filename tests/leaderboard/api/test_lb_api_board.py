@@ -132,6 +132,7 @@ def test_snapshot_list_is_paginated(api, lb_world, monkeypatch):
     first = organizer.get("/api/tasks/main/snapshots/").json()
     assert first["count"] == 2 and len(first["results"]) == 1 and first["next"]
     assert first["results"][0]["version"] == 2 and first["results"][0]["published"] is False
+    assert first["results"][0]["url"] == "http://testserver/api/tasks/main/snapshots/2/"
     error(organizer.get("/api/tasks/main/snapshots/?page=9"), 404)
 
 

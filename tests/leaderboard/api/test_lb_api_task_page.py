@@ -43,6 +43,8 @@ def test_organizers_write_the_page_and_everyone_reads_it(api, task, organizer):
     assert data["data_access"] == "public" and data["terms_digest"] == text_digest(TERMS)
     assert data["terms_url"].endswith(f"/api/tasks/{task.slug}/terms/")
     assert data["files_url"].endswith(f"/api/tasks/{task.slug}/files/")
+    assert data["url"] == f"http://testserver/api/tasks/{task.slug}/"
+    assert data["runs_url"] == f"http://testserver/api/tasks/{task.slug}/runs/"
 
 
 @pytest.mark.parametrize(
