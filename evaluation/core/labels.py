@@ -307,6 +307,11 @@ class DomainLabels:
     _domains: np.ndarray
     _denominator: np.ndarray  # W r (1 - r) (1 - gamma) per domain (0 on the boundary)
 
+    def evidence_of(self, items: np.ndarray) -> np.ndarray:
+        """``lambda_x`` of ``items``' answers (``+-inf`` for exact labels)."""
+        evidence: np.ndarray = self._labels.evidence[items]
+        return evidence
+
     def rate_variance(self, design: np.ndarray) -> np.ndarray:
         """Per domain, the sandwich variance of ``r_d`` from its design variance (computed on
         ``z`` as if it were exact): ``(design + measured) / (1 - gamma)^2``."""

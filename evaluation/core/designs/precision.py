@@ -23,9 +23,13 @@ from ..intervals import (
 )
 from ..labels import DomainLabels, ItemLabels
 from ..results import IntervalEstimate
+from .census_bounds import SMALL_CENSUS, small_census_bounds
 from .run_labels import CENSUS_DOMAINS, RunLabels
 
-__all__ = ["PrecisionParts", "predicted_half_width", "stratified_precision"]
+__all__ = ["CENSUS_METHOD", "PrecisionParts", "predicted_half_width", "stratified_precision"]
+
+# The method name of a census's precision (every item of the run verified).
+CENSUS_METHOD = "exact-items"
 
 
 @dataclass(frozen=True)
@@ -415,8 +419,13 @@ def _census(
         low, high = misclassified_interval(
             value, variance, shape=view.shape, level=level, method=interval
         )
+        if dl is not None and n <= SMALL_CENSUS:
+            # A few items, mostly one answer each: the count is an integer the labels' variance
+            # does not reach the edges of (:mod:`.census_bounds`).
+            exact_low, exact_high = small_census_bounds(dl.evidence_of(view.items), level=level)
+            low, high = min(low, exact_low), max(high, exact_high)
         est = IntervalEstimate(
-            value, low, high, level, f"exact-items/{interval}{view.suffix}", used
+            value, low, high, level, f"{CENSUS_METHOD}/{interval}{view.suffix}", used
         )
     else:
         est = IntervalEstimate(value, value, value, level, "exact", used)

@@ -17,6 +17,7 @@ from evaluation.core.intervals import normal_quantile
 from evaluation.core.measures import OPEN_MEASURES
 from evaluation.core.paired import PairedDifferences, joint_covariance, paired_differences
 from evaluation.core.state import TaskState
+from evaluation.simulation.campaigns import Annotators
 from evaluation.simulation.open_world.rank_campaigns import campaign_truth, rank_campaign
 
 from design_campaigns import plan_until_done, synthetic_dataset
@@ -226,3 +227,19 @@ def test_difference_intervals_cover_in_every_edge_case():
     mean = error.mean(axis=0)
     se = error.std(axis=0, ddof=1) / math.sqrt(REPEATS)
     assert (np.abs(mean) <= 5 * se + 0.005).all(), np.abs(mean).max()
+
+
+@pytest.mark.slow
+def test_difference_intervals_cover_in_every_edge_case_with_fallible_annotators():
+    """Five 95%-accurate annotators with gold items. Measured (seed 2031, 200 repeats): every
+    pair >= 0.940 on precision, >= 0.970 on recall, >= 0.965 on F1 (means 0.979 / 0.990 /
+    0.990). Before the small censuses' exact bounds the pairs of the runs of 3 and 5 items
+    covered 0.83-0.89 on precision (every other pair and measure as now). The floors and their
+    failure rates are those of the perfect oracle's test above."""
+    dataset, covered, _ = pair_campaigns(REPEATS, seed=2031, annotators=Annotators("0.95x5"))
+    k = len(dataset.systems)
+    off = ~np.eye(k, dtype=bool)
+    rate = covered.mean(axis=0)
+    for m, measure in enumerate(OPEN_MEASURES):
+        assert rate[m][off].min() >= PAIR_FLOOR, (measure, rate[m][off].min())
+        assert rate[m][off].mean() >= MEAN_FLOOR, measure
